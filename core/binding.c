@@ -1,0 +1,262 @@
+/*
+ * The binding cycle (upstream bindingCycle): WaitOnPermit, PreBind, Bind, PostBind, on a pool of
+ * binding threads so the scheduling thread never waits on the network. Also the Permit
+ * waiting-pod map behind ks_permit_allow / ks_permit_reject.
+ *
+ * Threads: ks__binding_submit is called by the scheduling thread; jobs run on binding threads;
+ * the waiting map and the job list are guarded by s->bind_mu.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "intern.h"
+#include "log.h"
+#include "scheduler_int.h"
+
+struct ks_binding_job {
+    ks_binding_job *next;
+    ks_framework *fw;
+    ks_cycle *cycle;
+    ks_queued_pod *qp;
+    ks_pod *assumed;
+    uint64_t seq;
+    uint64_t waiting;   /* permit plugins still to allow */
+    int64_t deadline_ns;
+    int64_t timeout_ms;
+    int rejected;
+    char reject_plugin[64];
+    char reject_msg[KS_STATUS_BUF];
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* WaitOnPermit. Under bind_mu. 0 = allowed. */
+static int wait_on_permit(ks_scheduler *s, ks_binding_job *j)
+{
+    struct timespec until;
+    if (!j->waiting)
+        return 0;
+    while (j->waiting && !j->rejected) {
+        int64_t left = j->deadline_ns - mono_ns();
+        if (left <= 0) {
+            /* upstream: "rejected due to timeout after waiting %v at plugin %v" */
+            size_t bit = (size_t)__builtin_ctzll(j->waiting);
+            const char *plugin = j->fw->pt[KS_PT_PERMIT][bit].inst->name;
+            snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %.0fs at plugin %s",
+                     (double)j->timeout_ms / 1000.0, plugin);
+            snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+            j->rejected = 1;
+            break;
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        int64_t ns = until.tv_nsec + (left < 100000000 ? left : 100000000);
+        until.tv_sec += ns / 1000000000;
+        until.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until);
+    }
+    ks__strmap_remove(&s->waiting, j->assumed->uid);
+    return j->rejected ? -1 : 0;
+}
+
+int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg)
+{
+    ks_scheduler *s = ctx;
+    int rc = KS_ENOTFOUND;
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
+    if (j) {
+        for (size_t i = 0; i < j->fw->n[KS_PT_PERMIT] && i < 64; i++) {
+            if (!(j->waiting & (1ull << i)) || strcmp(j->fw->pt[KS_PT_PERMIT][i].inst->name, plugin) != 0)
+                continue;
+            rc = 0;
+            if (allow) {
+                j->waiting &= ~(1ull << i);
+            } else {
+                j->rejected = 1;
+                snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+                snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg ? msg : "rejected");
+            }
+        }
+        pthread_cond_broadcast(&s->bind_cv);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return rc;
+}
+
+static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, ks_sym node,
+                        const char *msg)
+{
+    if (s->observer.bind_done)
+        s->observer.bind_done(s->observer.ctx, j->seq, j->qp->pod, j->fw->profile_name, result, node, msg);
+}
+
+/* handleBindingCycleError: Unreserve in reverse, forget the assumed pod, wake pods that an
+ * assigned-pod deletion may help, and requeue this one. */
+static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, const char *msg,
+                           uint64_t rejectors)
+{
+    ks_sym node = j->assumed->node_name;
+    ks__fw_run_unreserve(j->fw, j->cycle, j->assumed, node);
+    ks__cache_forget_pod(s->cache, j->assumed->uid);
+    ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+    ks__queue_move_on_event(s->queue, &ev);
+    report_bind(s, j, code == KS_ERROR ? "Error" : "Unschedulable", KS_SYM_ABSENT, msg);
+    ks__handle_failure(s, j->fw, j->qp, code, msg, rejectors, 0, KS_SYM_ABSENT);
+}
+
+static void run_job(ks_scheduler *s, ks_binding_job *j)
+{
+    ks_status st;
+    ks_sym node = j->assumed->node_name;
+    ks_code code;
+
+    pthread_mutex_lock(&s->bind_mu);
+    int permit = wait_on_permit(s, j);
+    pthread_mutex_unlock(&s->bind_mu);
+    if (permit != 0) {
+        char *m = NULL;
+        size_t len = strlen(j->reject_msg) + 64;
+        m = malloc(len);
+        if (m)
+            snprintf(m, len, "0/1 nodes are available: %s.", j->reject_msg);
+        binding_failed(s, j, KS_UNSCHEDULABLE, m ? m : j->reject_msg, ks__plugin_bit(j->fw, j->reject_plugin));
+        free(m);
+        return;
+    }
+    code = ks__fw_run_pre_bind(j->fw, j->cycle, j->assumed, node, &st);
+    if (code == KS_SUCCESS) {
+        code = ks__fw_run_bind(j->fw, j->cycle, j->assumed, node, &st);
+        if (code == KS_SKIP) {
+            ks__status_add(&st, "no bind plugin bound the pod (every Bind plugin returned Skip)");
+            code = KS_ERROR;
+        }
+    }
+    if (code != KS_SUCCESS) {
+        char msg[KS_STATUS_BUF + 64];
+        ks__status_message(&st, msg, sizeof(msg));
+        binding_failed(s, j, code == KS_ERROR ? KS_ERROR : code, msg,
+                       code == KS_ERROR ? 0 : ks__plugin_bit(j->fw, st.plugin ? st.plugin : ""));
+        return;
+    }
+    ks__cache_finish_binding(s->cache, j->assumed->uid);
+    if (s->source.scheduled)
+        s->source.scheduled(s->source.ctx, j->assumed, node, j->fw->profile_name);
+    report_bind(s, j, "Scheduled", node, NULL);
+    ks__fw_run_post_bind(j->fw, j->cycle, j->assumed, node);
+    ks__queue_done(s->queue, j->qp);
+    j->qp = NULL;
+}
+
+static void *binder_main(void *arg)
+{
+    ks_scheduler *s = arg;
+    pthread_mutex_lock(&s->bind_mu);
+    for (;;) {
+        while (!s->jobs_head && !s->bind_quit)
+            pthread_cond_wait(&s->bind_cv, &s->bind_mu);
+        if (!s->jobs_head && s->bind_quit)
+            break;
+        ks_binding_job *j = s->jobs_head;
+        if (!j)
+            continue;
+        s->jobs_head = j->next;
+        if (!s->jobs_head)
+            s->jobs_tail = NULL;
+        pthread_mutex_unlock(&s->bind_mu);
+
+        run_job(s, j);
+        ks__cycle_free(j->cycle);
+        ks__pod_unref(j->assumed);
+        free(j);
+
+        pthread_mutex_lock(&s->bind_mu);
+        if (--s->inflight_bindings == 0)
+            pthread_cond_broadcast(&s->bind_idle);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return NULL;
+}
+
+int ks__binding_start(ks_scheduler *s, int workers)
+{
+    pthread_mutex_init(&s->bind_mu, NULL);
+    pthread_cond_init(&s->bind_cv, NULL);
+    pthread_cond_init(&s->bind_idle, NULL);
+    ks__strmap_init(&s->waiting);
+    s->binders = calloc((size_t)workers, sizeof(pthread_t));
+    if (!s->binders)
+        return KS_ENOMEM;
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&s->binders[i], NULL, binder_main, s) != 0)
+            return KS_ENOMEM;
+        s->nbinders++;
+    }
+    return 0;
+}
+
+void ks__binding_stop(ks_scheduler *s)
+{
+    if (!s->binders)
+        return;
+    pthread_mutex_lock(&s->bind_mu);
+    s->bind_quit = 1;
+    pthread_cond_broadcast(&s->bind_cv);
+    pthread_mutex_unlock(&s->bind_mu);
+    for (int i = 0; i < s->nbinders; i++)
+        pthread_join(s->binders[i], NULL);
+    free(s->binders);
+    s->binders = NULL;
+    ks__strmap_destroy(&s->waiting);
+    pthread_mutex_destroy(&s->bind_mu);
+    pthread_cond_destroy(&s->bind_cv);
+    pthread_cond_destroy(&s->bind_idle);
+}
+
+void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_queued_pod *qp,
+                        ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms)
+{
+    ks_binding_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        ks__fw_run_unreserve(fw, cycle, assumed, assumed->node_name);
+        ks__cache_forget_pod(s->cache, assumed->uid);
+        ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory starting the binding cycle", 0, 0, KS_SYM_ABSENT);
+        ks__cycle_free(cycle);
+        ks__pod_unref(assumed);
+        return;
+    }
+    j->fw = fw;
+    j->cycle = cycle;
+    j->qp = qp;
+    j->assumed = assumed;
+    j->seq = seq;
+    j->waiting = waiting;
+    j->deadline_ns = mono_ns() + timeout_ms * 1000000;
+    j->timeout_ms = timeout_ms;
+    pthread_mutex_lock(&s->bind_mu);
+    if (waiting)
+        ks__strmap_put(&s->waiting, assumed->uid, j, NULL);
+    if (s->jobs_tail)
+        s->jobs_tail->next = j;
+    else
+        s->jobs_head = j;
+    s->jobs_tail = j;
+    s->inflight_bindings++;
+    pthread_cond_broadcast(&s->bind_cv);
+    pthread_mutex_unlock(&s->bind_mu);
+}
+
+void ks__scheduler_wait_bindings(ks_scheduler *s)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    while (s->inflight_bindings > 0)
+        pthread_cond_wait(&s->bind_idle, &s->bind_mu);
+    pthread_mutex_unlock(&s->bind_mu);
+}

@@ -1,0 +1,580 @@
+/*
+ * Scheduler cache and snapshot; see cache.h.
+ *
+ * Node entries sit in a doubly linked list ordered by generation, most recently changed first,
+ * so the snapshot update walks only the changed prefix (upstream cache.UpdateSnapshot).
+ */
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+#include "strmap.h"
+
+typedef struct cnode {
+    ks_node_info info;
+    struct cnode *prev, *next; /* generation list, head = newest */
+    uint64_t seq;              /* insertion order, for the node list */
+} cnode;
+
+typedef struct cpod {
+    ks_pod *pod;
+    ks_sym node;
+    int assumed;
+    int binding_finished;
+} cpod;
+
+struct ks_cache {
+    pthread_mutex_t mu;
+    ks_strmap nodes; /* name -> cnode */
+    ks_strmap pods;  /* uid -> cpod */
+    cnode *head;
+    uint64_t generation;
+    uint64_t list_generation; /* bumped when nodes are added or removed */
+    uint64_t next_seq;
+    size_t nassumed;
+};
+
+/* ---- NodeInfo ------------------------------------------------------------------------------ */
+
+int ks__node_info_add_pod(ks_node_info *ni, ks_pod *pod)
+{
+    if (ni->npods == ni->cap) {
+        size_t cap = ni->cap ? ni->cap * 2 : 8;
+        ks_pod **p = realloc(ni->pods, cap * sizeof(*p));
+        if (!p)
+            return KS_ENOMEM;
+        ni->pods = p;
+        ni->cap = cap;
+    }
+    ni->pods[ni->npods++] = ks__pod_ref(pod);
+    ks__resources_add(&ni->requested, &pod->requests.pub);
+    ks__resources_add(&ni->nonzero_requested, &pod->nonzero_requests.pub);
+    return 0;
+}
+
+int ks__node_info_remove_pod(ks_node_info *ni, const char *uid)
+{
+    for (size_t i = 0; i < ni->npods; i++) {
+        ks_pod *p = ni->pods[i];
+        if (strcmp(p->uid, uid) != 0)
+            continue;
+        ks__resources_sub(&ni->requested, &p->requests.pub);
+        ks__resources_sub(&ni->nonzero_requested, &p->nonzero_requests.pub);
+        /* Keep the order of the remaining pods (plugins may iterate them). */
+        memmove(&ni->pods[i], &ni->pods[i + 1], (ni->npods - i - 1) * sizeof(ks_pod *));
+        ni->npods--;
+        ks__pod_unref(p);
+        return 0;
+    }
+    return KS_ENOTFOUND;
+}
+
+static void node_info_clear(ks_node_info *ni)
+{
+    for (size_t i = 0; i < ni->npods; i++)
+        ks__pod_unref(ni->pods[i]);
+    free(ni->pods);
+    ks__node_unref(ni->node);
+    ks__resources_free(&ni->requested);
+    ks__resources_free(&ni->nonzero_requested);
+    memset(ni, 0, sizeof(*ni));
+}
+
+/* dst (already cleared or fresh) becomes a copy of src. */
+static int node_info_copy(ks_node_info *dst, const ks_node_info *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->node = ks__node_ref(src->node);
+    dst->name = src->name;
+    dst->generation = src->generation;
+    if (src->npods) {
+        dst->pods = malloc(src->npods * sizeof(ks_pod *));
+        if (!dst->pods)
+            return KS_ENOMEM;
+        for (size_t i = 0; i < src->npods; i++)
+            dst->pods[i] = ks__pod_ref(src->pods[i]);
+        dst->npods = dst->cap = src->npods;
+    }
+    if (ks__resources_copy(&dst->requested, &src->requested.pub) != 0 ||
+        ks__resources_copy(&dst->nonzero_requested, &src->nonzero_requested.pub) != 0)
+        return KS_ENOMEM;
+    return 0;
+}
+
+ks_node_info *ks__node_info_clone(const ks_node_info *ni)
+{
+    ks_node_info *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    if (node_info_copy(c, ni) != 0) {
+        ks__node_info_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void ks__node_info_free(ks_node_info *ni)
+{
+    if (!ni)
+        return;
+    node_info_clear(ni);
+    free(ni);
+}
+
+/* ---- cache --------------------------------------------------------------------------------- */
+
+ks_cache *ks__cache_new(void)
+{
+    ks_cache *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->mu, NULL);
+    ks__strmap_init(&c->nodes);
+    ks__strmap_init(&c->pods);
+    return c;
+}
+
+void ks__cache_free(ks_cache *c)
+{
+    const char *k;
+    void *v;
+    if (!c)
+        return;
+    for (size_t it = 0; ks__strmap_next(&c->pods, &it, &k, &v);) {
+        cpod *p = v;
+        ks__pod_unref(p->pod);
+        free(p);
+    }
+    for (size_t it = 0; ks__strmap_next(&c->nodes, &it, &k, &v);) {
+        cnode *n = v;
+        node_info_clear(&n->info);
+        free(n);
+    }
+    ks__strmap_destroy(&c->pods);
+    ks__strmap_destroy(&c->nodes);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static void list_unlink(ks_cache *c, cnode *n)
+{
+    if (n->prev)
+        n->prev->next = n->next;
+    else if (c->head == n)
+        c->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    n->prev = n->next = NULL;
+}
+
+/* Marks n changed: new generation, moved to the head. Under lock. */
+static void touch(ks_cache *c, cnode *n)
+{
+    n->info.generation = ++c->generation;
+    list_unlink(c, n);
+    n->next = c->head;
+    if (c->head)
+        c->head->prev = n;
+    c->head = n;
+}
+
+static cnode *node_entry(ks_cache *c, ks_sym name, int create)
+{
+    const char *key = ks__sym_str(name);
+    cnode *n = ks__strmap_get(&c->nodes, key);
+    if (n || !create)
+        return n;
+    n = calloc(1, sizeof(*n));
+    if (!n)
+        return NULL;
+    n->info.name = name;
+    n->seq = ++c->next_seq;
+    if (ks__strmap_put(&c->nodes, key, n, NULL) != 0) {
+        free(n);
+        return NULL;
+    }
+    touch(c, n);
+    return n;
+}
+
+int ks__cache_add_node(ks_cache *c, ks_node *node)
+{
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    cnode *n = node_entry(c, node->name, 1);
+    if (!n) {
+        rc = KS_ENOMEM;
+        goto out;
+    }
+    if (!n->info.node)
+        c->list_generation++;
+    ks__node_unref(n->info.node);
+    n->info.node = ks__node_ref(node);
+    touch(c, n);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+static void drop_entry_if_empty(ks_cache *c, cnode *n)
+{
+    if (n->info.node || n->info.npods)
+        return;
+    list_unlink(c, n);
+    ks__strmap_remove(&c->nodes, ks__sym_str(n->info.name));
+    node_info_clear(&n->info);
+    free(n);
+}
+
+int ks__cache_remove_node(ks_cache *c, ks_sym name)
+{
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    cnode *n = node_entry(c, name, 0);
+    if (!n || !n->info.node) {
+        rc = KS_ENOTFOUND;
+        goto out;
+    }
+    /* Pods still bound there keep the entry alive (upstream keeps a NodeInfo without a node). */
+    ks__node_unref(n->info.node);
+    n->info.node = NULL;
+    c->list_generation++;
+    touch(c, n);
+    drop_entry_if_empty(c, n);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* Adds pod to its node's NodeInfo. Under lock. */
+static int place(ks_cache *c, ks_pod *pod)
+{
+    cnode *n = node_entry(c, pod->node_name, 1);
+    int rc;
+    if (!n)
+        return KS_ENOMEM;
+    if ((rc = ks__node_info_add_pod(&n->info, pod)) != 0)
+        return rc;
+    touch(c, n);
+    return 0;
+}
+
+static void unplace(ks_cache *c, ks_pod *pod, ks_sym node)
+{
+    cnode *n = node_entry(c, node, 0);
+    if (!n)
+        return;
+    ks__node_info_remove_pod(&n->info, pod->uid);
+    touch(c, n);
+    drop_entry_if_empty(c, n);
+}
+
+int ks__cache_add_pod(ks_cache *c, ks_pod *pod)
+{
+    int rc = 0;
+    if (pod->node_name == KS_SYM_EMPTY)
+        return KS_EINVAL;
+    pthread_mutex_lock(&c->mu);
+    cpod *p = ks__strmap_get(&c->pods, pod->uid);
+    if (p) {
+        /* Confirms an assumed pod (or a duplicate add): replace the object in place. */
+        if (p->assumed) {
+            p->assumed = 0;
+            c->nassumed--;
+        }
+        unplace(c, p->pod, p->node);
+        ks__pod_unref(p->pod);
+    } else {
+        p = calloc(1, sizeof(*p));
+        if (!p || ks__strmap_put(&c->pods, pod->uid, p, NULL) != 0) {
+            free(p);
+            rc = KS_ENOMEM;
+            goto out;
+        }
+    }
+    p->pod = ks__pod_ref(pod);
+    p->node = pod->node_name;
+    rc = place(c, pod);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ks__cache_update_pod(ks_cache *c, ks_pod *pod) { return ks__cache_add_pod(c, pod); }
+
+static int remove_locked(ks_cache *c, const char *uid, int only_assumed)
+{
+    cpod *p = ks__strmap_get(&c->pods, uid);
+    if (!p || (only_assumed && !p->assumed))
+        return KS_ENOTFOUND;
+    ks__strmap_remove(&c->pods, uid);
+    if (p->assumed)
+        c->nassumed--;
+    unplace(c, p->pod, p->node);
+    ks__pod_unref(p->pod);
+    free(p);
+    return 0;
+}
+
+int ks__cache_remove_pod(ks_cache *c, const char *uid)
+{
+    pthread_mutex_lock(&c->mu);
+    int rc = remove_locked(c, uid, 0);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ks__cache_assume_pod(ks_cache *c, ks_pod *assumed)
+{
+    int rc;
+    pthread_mutex_lock(&c->mu);
+    if (ks__strmap_get(&c->pods, assumed->uid)) {
+        rc = KS_EEXIST;
+        goto out;
+    }
+    cpod *p = calloc(1, sizeof(*p));
+    if (!p || ks__strmap_put(&c->pods, assumed->uid, p, NULL) != 0) {
+        free(p);
+        rc = KS_ENOMEM;
+        goto out;
+    }
+    p->pod = ks__pod_ref(assumed);
+    p->node = assumed->node_name;
+    p->assumed = 1;
+    c->nassumed++;
+    rc = place(c, assumed);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ks__cache_forget_pod(ks_cache *c, const char *uid)
+{
+    pthread_mutex_lock(&c->mu);
+    int rc = remove_locked(c, uid, 1);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ks__cache_finish_binding(ks_cache *c, const char *uid)
+{
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    cpod *p = ks__strmap_get(&c->pods, uid);
+    if (p)
+        p->binding_finished = 1;
+    else
+        rc = KS_ENOTFOUND;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ks__cache_is_assumed(ks_cache *c, const char *uid)
+{
+    pthread_mutex_lock(&c->mu);
+    cpod *p = ks__strmap_get(&c->pods, uid);
+    int r = p && p->assumed;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
+void ks__cache_counts(ks_cache *c, ks_cache_counts *out)
+{
+    pthread_mutex_lock(&c->mu);
+    out->nodes = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; ks__strmap_next(&c->nodes, &it, &k, &v);)
+        out->nodes += ((cnode *)v)->info.node != NULL;
+    out->pods = c->pods.len;
+    out->assumed = c->nassumed;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- snapshot ------------------------------------------------------------------------------ */
+
+ks_snapshot *ks__snapshot_new(void) { return calloc(1, sizeof(ks_snapshot)); }
+
+void ks__snapshot_free(ks_snapshot *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nnodes; i++)
+        ks__node_info_free(s->nodes[i]);
+    free(s->nodes);
+    free(s->index);
+    free(s);
+}
+
+static size_t sym_slot(ks_sym sym, size_t cap) { return ((uint64_t)sym * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1); }
+
+const ks_node_info *ks__snapshot_find(const ks_snapshot *s, ks_sym name)
+{
+    if (!s->index_cap)
+        return NULL;
+    for (size_t i = sym_slot(name, s->index_cap);; i = (i + 1) & (s->index_cap - 1)) {
+        uint32_t v = s->index[i];
+        if (!v)
+            return NULL;
+        if (s->nodes[v - 1]->name == name)
+            return s->nodes[v - 1];
+    }
+}
+
+static int rebuild_index(ks_snapshot *s)
+{
+    size_t cap = 64;
+    while (cap < s->nnodes * 2)
+        cap *= 2;
+    uint32_t *idx = calloc(cap, sizeof(uint32_t));
+    if (!idx)
+        return KS_ENOMEM;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        size_t i = sym_slot(s->nodes[n]->name, cap);
+        while (idx[i])
+            i = (i + 1) & (cap - 1);
+        idx[i] = (uint32_t)n + 1;
+    }
+    free(s->index);
+    s->index = idx;
+    s->index_cap = cap;
+    return 0;
+}
+
+typedef struct {
+    ks_sym zone;
+    cnode *n;
+    size_t order;
+} zone_item;
+
+static ks_sym zone_key(const ks_node *node)
+{
+    /* upstream utilnode.GetZoneKey: region + ":\x00:" + zone from the topology labels. */
+    static ks_sym region_label = KS_SYM_ABSENT, zone_label;
+    if (region_label == KS_SYM_ABSENT) {
+        zone_label = ks__intern("topology.kubernetes.io/zone");
+        region_label = ks__intern("topology.kubernetes.io/region");
+    }
+    ks_sym z = ks__labels_get(node->labels, node->nlabels, zone_label);
+    ks_sym r = ks__labels_get(node->labels, node->nlabels, region_label);
+    if (z == KS_SYM_ABSENT && r == KS_SYM_ABSENT)
+        return KS_SYM_EMPTY;
+    char buf[512];
+    const char *rs = r == KS_SYM_ABSENT ? "" : ks__sym_str(r);
+    const char *zs = z == KS_SYM_ABSENT ? "" : ks__sym_str(z);
+    int len = snprintf(buf, sizeof(buf), "%s:%c:%s", rs, 0, zs);
+    return ks__intern_n(buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1);
+}
+
+static int cmp_zone_item(const void *a, const void *b)
+{
+    const zone_item *x = a, *y = b;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Rebuilds the whole node list: zones in order of first appearance, round-robin across zones
+ * (upstream nodeTree). Under the cache lock. */
+static int rebuild_list(ks_cache *c, ks_snapshot *s)
+{
+    size_t n = 0, cap = c->nodes.len;
+    zone_item *items = calloc(cap ? cap : 1, sizeof(*items));
+    const char *k;
+    void *v;
+    int rc = 0;
+    if (!items)
+        return KS_ENOMEM;
+    for (size_t it = 0; ks__strmap_next(&c->nodes, &it, &k, &v);) {
+        cnode *e = v;
+        if (e->info.node)
+            items[n++] = (zone_item){zone_key(e->info.node), e, e->seq};
+    }
+    /* Insertion order, then dealt round-robin over zones. */
+    qsort(items, n, sizeof(*items), cmp_zone_item);
+    ks_sym *zones = calloc(n ? n : 1, sizeof(ks_sym));
+    size_t nz = 0;
+    size_t *zone_of = calloc(n ? n : 1, sizeof(size_t));
+    if (!zones || !zone_of) {
+        rc = KS_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t z;
+        for (z = 0; z < nz && zones[z] != items[i].zone; z++)
+            ;
+        if (z == nz)
+            zones[nz++] = items[i].zone;
+        zone_of[i] = z;
+    }
+    /* Free old snapshot entries and build new ones. */
+    for (size_t i = 0; i < s->nnodes; i++)
+        ks__node_info_free(s->nodes[i]);
+    s->nnodes = 0;
+    if (s->cap < n) {
+        ks_node_info **nn = realloc(s->nodes, n * sizeof(*nn));
+        if (!nn) {
+            rc = KS_ENOMEM;
+            goto out;
+        }
+        s->nodes = nn;
+        s->cap = n;
+    }
+    {
+        size_t *cursor = calloc(nz ? nz : 1, sizeof(size_t));
+        size_t placed = 0;
+        if (!cursor) {
+            rc = KS_ENOMEM;
+            goto out;
+        }
+        while (placed < n) {
+            for (size_t z = 0; z < nz; z++) {
+                while (cursor[z] < n && zone_of[cursor[z]] != z)
+                    cursor[z]++;
+                if (cursor[z] >= n)
+                    continue;
+                ks_node_info *copy = ks__node_info_clone(&items[cursor[z]].n->info);
+                if (!copy) {
+                    free(cursor);
+                    rc = KS_ENOMEM;
+                    goto out;
+                }
+                s->nodes[s->nnodes++] = copy;
+                cursor[z]++;
+                placed++;
+            }
+        }
+        free(cursor);
+    }
+    rc = rebuild_index(s);
+out:
+    free(items);
+    free(zones);
+    free(zone_of);
+    return rc;
+}
+
+int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
+{
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    if (s->list_dirty || s->index_cap == 0 || c->list_generation != s->list_generation) {
+        rc = rebuild_list(c, s);
+        s->list_generation = c->list_generation;
+    } else {
+        for (cnode *e = c->head; e && e->info.generation > s->generation; e = e->next) {
+            ks_node_info *dst = (ks_node_info *)ks__snapshot_find(s, e->info.name);
+            if (!dst || !e->info.node)
+                continue;
+            node_info_clear(dst);
+            if ((rc = node_info_copy(dst, &e->info)) != 0)
+                break;
+        }
+    }
+    s->list_dirty = rc != 0;
+    s->generation = c->generation;
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}

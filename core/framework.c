@@ -1,0 +1,651 @@
+/*
+ * Framework runtime: plugin instances per profile and the run functions of each extension point,
+ * with upstream's ordering and status semantics (framework/runtime/framework.go). See
+ * framework.h for the threads each function runs on.
+ */
+#include "framework.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+
+/* ---- statuses ------------------------------------------------------------------------------ */
+
+void ks__status_reset(ks_status *st)
+{
+    st->code = KS_SUCCESS;
+    st->plugin = NULL;
+    st->nreasons = 0;
+    st->used = 0;
+}
+
+void ks__status_add(ks_status *st, const char *reason)
+{
+    size_t len = strlen(reason);
+    if (st->used + len + 1 > KS_STATUS_BUF) {
+        if (st->used + 4 > KS_STATUS_BUF)
+            return;
+        len = KS_STATUS_BUF - st->used - 1; /* truncated, still NUL-terminated */
+    }
+    memcpy(st->buf + st->used, reason, len);
+    st->buf[st->used + len] = '\0';
+    st->used = (uint16_t)(st->used + len + 1);
+    st->nreasons++;
+}
+
+const char *ks__status_next(const ks_status *st, const char *prev)
+{
+    const char *p = prev ? prev + strlen(prev) + 1 : st->buf;
+    return p < st->buf + st->used ? p : NULL;
+}
+
+void ks__status_message(const ks_status *st, char *out, size_t len)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    for (const char *r = NULL; (r = ks__status_next(st, r));) {
+        int n = snprintf(out + off, len - off, "%s%s", off ? ", " : "", r);
+        if (n < 0 || (size_t)n >= len - off)
+            break;
+        off += (size_t)n;
+    }
+}
+
+/* ---- cycle state --------------------------------------------------------------------------- */
+
+struct ks_arena_block {
+    struct ks_arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+ks_cycle *ks__cycle_new(const ks_snapshot *snap, ks_pod *pod)
+{
+    ks_cycle *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->snap = snap;
+    c->pod = pod;
+    return c;
+}
+
+void ks__cycle_free(ks_cycle *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].ops && c->entries[i].ops->cleanup)
+            c->entries[i].ops->cleanup(c->entries[i].data);
+    free(c->entries);
+    for (struct ks_arena_block *b = c->arena, *n; b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    free(c);
+}
+
+void *ks__cycle_alloc_impl(ks_cycle *c, size_t n)
+{
+    size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    struct ks_arena_block *b = c->arena;
+    if (!b || b->used + need > b->cap) {
+        size_t cap = need > 16384 ? need : 16384;
+        b = malloc(sizeof(*b) + cap);
+        if (!b)
+            return NULL;
+        b->next = c->arena;
+        b->used = 0;
+        b->cap = cap;
+        c->arena = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += need;
+    memset(p, 0, n);
+    return p;
+}
+
+int ks__cycle_write_impl(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops)
+{
+    for (size_t i = 0; i < c->nentries; i++) {
+        if (c->entries[i].key == key) {
+            if (c->entries[i].ops && c->entries[i].ops->cleanup && c->entries[i].data != data)
+                c->entries[i].ops->cleanup(c->entries[i].data);
+            c->entries[i].data = data;
+            c->entries[i].ops = ops;
+            return 0;
+        }
+    }
+    if (c->nentries == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        ks_cycle_entry *e = realloc(c->entries, cap * sizeof(*e));
+        if (!e)
+            return KS_ENOMEM;
+        c->entries = e;
+        c->cap = cap;
+    }
+    c->entries[c->nentries++] = (ks_cycle_entry){key, data, ops};
+    return 0;
+}
+
+void *ks__cycle_read_impl(ks_cycle *c, const void *key)
+{
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].key == key)
+            return c->entries[i].data;
+    return NULL;
+}
+
+ks_cycle *ks__cycle_clone(const ks_cycle *c)
+{
+    ks_cycle *n = ks__cycle_new(c->snap, c->pod);
+    if (!n)
+        return NULL;
+    n->skip_filter = c->skip_filter;
+    n->skip_score = c->skip_score;
+    for (size_t i = 0; i < c->nentries; i++) {
+        const ks_cycle_entry *e = &c->entries[i];
+        void *data = e->data;
+        const ks_state_ops *ops = e->ops;
+        if (ops && ops->clone)
+            data = ops->clone(n, e->data);
+        else
+            ops = NULL; /* shared pointer: the original owns the cleanup */
+        if (ks__cycle_write_impl(n, e->key, data, ops) != 0) {
+            ks__cycle_free(n);
+            return NULL;
+        }
+    }
+    return n;
+}
+
+/* ---- current plugin (log prefixes) -------------------------------------------------------- */
+
+static _Thread_local const char *current_plugin;
+const char *ks__fw_current_plugin(void) { return current_plugin; }
+void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
+
+#define CALL(inst, expr)                                                                           \
+    (current_plugin = (inst)->name, (expr))
+
+/* ---- construction -------------------------------------------------------------------------- */
+
+static ks_plugin_inst *find_inst(ks_framework *fw, const char *name)
+{
+    for (size_t i = 0; i < fw->ninst; i++)
+        if (strcmp(fw->inst[i].name, name) == 0)
+            return &fw->inst[i];
+    return NULL;
+}
+
+int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err, size_t errlen)
+{
+    ks_framework *fw = calloc(1, sizeof(*fw));
+    *out = NULL;
+    if (!fw)
+        return KS_ENOMEM;
+    fw->plan = plan;
+    fw->profile_name = plan->profile->scheduler_name;
+    fw->scheduler_name = ks__intern(plan->profile->scheduler_name);
+    fw->percentage_of_nodes_to_score = plan->profile->percentage_of_nodes_to_score;
+    if (plan->ninstances > 64) {
+        snprintf(err, errlen, "profile \"%s\": %zu plugins; kubesched supports at most 64 per profile",
+                 fw->profile_name, plan->ninstances);
+        free(fw);
+        return KS_ERANGE;
+    }
+    fw->inst = calloc(plan->ninstances ? plan->ninstances : 1, sizeof(ks_plugin_inst));
+    if (!fw->inst) {
+        free(fw);
+        return KS_ENOMEM;
+    }
+    for (size_t i = 0; i < plan->ninstances; i++) {
+        ks_plugin_inst *in = &fw->inst[i];
+        in->name = plan->instances[i].name;
+        in->desc = plan->instances[i].desc;
+        in->args.json = plan->instances[i].args;
+        in->index = (int)i;
+        fw->ninst = i + 1;
+        if (in->desc->create) {
+            struct ks_error e = {{0}};
+            current_plugin = in->name;
+            in->self = in->desc->create(&in->args, &e);
+            current_plugin = NULL;
+            if (!in->self) {
+                snprintf(err, errlen, "profile \"%s\": plugin %s could not be created: %s",
+                         fw->profile_name, in->name, e.msg[0] ? e.msg : "(no message)");
+                ks__framework_free(fw);
+                return KS_EINVAL;
+            }
+        }
+        if (in->desc->events_to_register) {
+            ks_cluster_event buf[64];
+            size_t n = in->desc->events_to_register(in->self, buf, 64);
+            if (n > 64)
+                n = 64;
+            in->events = calloc(n ? n : 1, sizeof(*in->events));
+            if (!in->events) {
+                ks__framework_free(fw);
+                return KS_ENOMEM;
+            }
+            memcpy(in->events, buf, n * sizeof(*buf));
+            in->nevents = n;
+        } else {
+            in->all_events = 1;
+        }
+    }
+    for (int p = 0; p < KS_PT_COUNT; p++) {
+        fw->n[p] = plan->npoint[p];
+        fw->pt[p] = calloc(plan->npoint[p] ? plan->npoint[p] : 1, sizeof(ks_point_entry));
+        if (!fw->pt[p]) {
+            ks__framework_free(fw);
+            return KS_ENOMEM;
+        }
+        for (size_t i = 0; i < plan->npoint[p]; i++) {
+            fw->pt[p][i].inst = find_inst(fw, plan->point[p][i].name);
+            fw->pt[p][i].weight = plan->point[p][i].weight > 0 ? plan->point[p][i].weight : 1;
+            if (!fw->pt[p][i].inst) {
+                snprintf(err, errlen, "profile \"%s\": plugin %s is planned at %s but was not instantiated",
+                         fw->profile_name, plan->point[p][i].name, ks__point_name((ks_point)p));
+                ks__framework_free(fw);
+                return KS_EINVAL;
+            }
+        }
+    }
+    *out = fw;
+    return 0;
+}
+
+void ks__framework_free(ks_framework *fw)
+{
+    if (!fw)
+        return;
+    for (size_t i = 0; i < fw->ninst; i++) {
+        ks_plugin_inst *in = &fw->inst[i];
+        if (in->self && in->desc->destroy)
+            in->desc->destroy(in->self);
+        free(in->events);
+        free(in->args.text);
+    }
+    for (int p = 0; p < KS_PT_COUNT; p++)
+        free(fw->pt[p]);
+    free(fw->inst);
+    free(fw);
+}
+
+/* ---- run functions ------------------------------------------------------------------------- */
+
+static void status_from(ks_status *st, ks_code code, const ks_plugin_inst *in)
+{
+    st->code = code;
+    st->plugin = in->name;
+}
+
+static int is_rejection(ks_code c)
+{
+    return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || c == KS_PENDING;
+}
+
+/* Turns a plugin's unexpected code into upstream's Error wrapping: `running X filter plugin: ..`. */
+static void as_error(ks_status *st, const char *fmt, const char *plugin)
+{
+    char msg[KS_STATUS_BUF], wrapped[KS_STATUS_BUF + 64];
+    ks__status_message(st, msg, sizeof(msg));
+    snprintf(wrapped, sizeof(wrapped), fmt, plugin, msg[0] ? msg : "error");
+    ks__status_reset(st);
+    st->code = KS_ERROR;
+    st->plugin = plugin;
+    ks__status_add(st, wrapped);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+    ks_sym x = *(const ks_sym *)a, y = *(const ks_sym *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* result := result ∩ r (both sorted & unique afterwards). */
+static void intersect(ks_prefilter_result *acc, int *restricted, ks_prefilter_result *r)
+{
+    qsort(r->nodes, r->n, sizeof(ks_sym), cmp_sym);
+    size_t u = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (u == 0 || r->nodes[u - 1] != r->nodes[i])
+            r->nodes[u++] = r->nodes[i];
+    r->n = u;
+    if (!*restricted) {
+        ks_sym *copy = malloc((r->n ? r->n : 1) * sizeof(ks_sym));
+        if (!copy)
+            return;
+        memcpy(copy, r->nodes, r->n * sizeof(ks_sym));
+        free(acc->nodes);
+        acc->nodes = copy;
+        acc->n = acc->cap = r->n;
+        *restricted = 1;
+        return;
+    }
+    size_t i = 0, j = 0, k = 0;
+    while (i < acc->n && j < r->n) {
+        if (acc->nodes[i] == r->nodes[j]) {
+            acc->nodes[k++] = acc->nodes[i];
+            i++;
+            j++;
+        } else if (acc->nodes[i] < r->nodes[j])
+            i++;
+        else
+            j++;
+    }
+    acc->n = k;
+}
+
+ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                              ks_prefilter_result *result, int *restricted, ks_status *st)
+{
+    ks_status s, first_unsched;
+    ks_prefilter_result r = {0};
+    const char *narrowing[64];
+    size_t nnarrowing = 0;
+    int have_unsched = 0;
+    *restricted = 0;
+    ks__status_reset(st);
+    ks__status_reset(&first_unsched);
+    cycle->skip_filter = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_FILTER][i].inst;
+        ks__status_reset(&s);
+        r.used = 0;
+        r.n = 0;
+        ks_code code = CALL(in, in->desc->pre_filter(in->self, cycle, pod, &r, &s));
+        current_plugin = NULL;
+        if (code == KS_SKIP) {
+            /* Its Filter (and AddPod/RemovePod) will not run. */
+            for (size_t f = 0; f < fw->n[KS_PT_FILTER] && f < 64; f++)
+                if (fw->pt[KS_PT_FILTER][f].inst == in)
+                    cycle->skip_filter |= 1ull << f;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            status_from(&s, code, in);
+            if (code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+                *st = s;
+                free(r.nodes);
+                return code;
+            }
+            if (code == KS_UNSCHEDULABLE || code == KS_PENDING) {
+                if (!have_unsched)
+                    first_unsched = s;
+                have_unsched = 1;
+                continue;
+            }
+            as_error(&s, "running PreFilter plugin %s: %s", in->name);
+            *st = s;
+            free(r.nodes);
+            return KS_ERROR;
+        }
+        if (r.used) {
+            intersect(result, restricted, &r);
+            if (nnarrowing < 64)
+                narrowing[nnarrowing++] = in->name;
+            if (result->n == 0) {
+                char msg[KS_STATUS_BUF], list[KS_STATUS_BUF] = "";
+                size_t off = 0;
+                for (size_t k = 0; k < nnarrowing; k++)
+                    off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "", narrowing[k]);
+                if (nnarrowing == 1)
+                    snprintf(msg, sizeof(msg), "node(s) didn't satisfy plugin %s", list);
+                else
+                    snprintf(msg, sizeof(msg), "node(s) didn't satisfy plugin(s) [%s] simultaneously", list);
+                ks__status_reset(st);
+                st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+                st->plugin = in->name;
+                ks__status_add(st, msg);
+                free(r.nodes);
+                return st->code;
+            }
+        }
+    }
+    free(r.nodes);
+    if (*restricted) {
+        char list[160] = "";
+        size_t off = 0;
+        for (size_t k = 0; k < nnarrowing; k++)
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "", narrowing[k]);
+        snprintf(result->excluded_msg, sizeof(result->excluded_msg), "node(s) didn't satisfy plugin(s) [%s]", list);
+    }
+    if (have_unsched) {
+        *st = first_unsched;
+        return st->code;
+    }
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                          ks_status *st, uint16_t *passed_count)
+{
+    uint16_t passed = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
+        if (cycle->skip_filter & (1ull << i))
+            continue;
+        ks_plugin_inst *in = fw->pt[KS_PT_FILTER][i].inst;
+        ks_code code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
+        if (code != KS_SUCCESS) {
+            current_plugin = NULL;
+            if (passed_count)
+                *passed_count = passed;
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running %s filter plugin: %s", in->name);
+                return KS_ERROR;
+            }
+            if (st->nreasons == 0)
+                ks__status_add(st, in->name);
+            return code;
+        }
+        passed++;
+    }
+    current_plugin = NULL;
+    if (passed_count)
+        *passed_count = passed;
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                               const ks_filter_outcome *o, ks_sym *nominated, ks_status *st)
+{
+    ks_status s;
+    char joined[KS_STATUS_BUF] = "";
+    size_t off = 0;
+    *nominated = KS_SYM_ABSENT;
+    ks__status_reset(st);
+    if (fw->n[KS_PT_POST_FILTER] == 0) {
+        st->code = KS_UNSCHEDULABLE;
+        return st->code;
+    }
+    for (size_t i = 0; i < fw->n[KS_PT_POST_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_POST_FILTER][i].inst;
+        struct ks_post_filter_result r = {KS_SYM_ABSENT};
+        ks__status_reset(&s);
+        ks_code code = CALL(in, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
+        current_plugin = NULL;
+        if (r.nominated != KS_SYM_ABSENT)
+            *nominated = r.nominated;
+        if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_ERROR) {
+            status_from(&s, code, in);
+            *st = s;
+            return code;
+        }
+        char msg[KS_STATUS_BUF];
+        ks__status_message(&s, msg, sizeof(msg));
+        if (msg[0])
+            off += (size_t)snprintf(joined + off, sizeof(joined) - (off < sizeof(joined) ? off : sizeof(joined)), "%s%s", off ? " " : "", msg);
+    }
+    st->code = KS_UNSCHEDULABLE;
+    if (joined[0])
+        ks__status_add(st, joined);
+    return st->code;
+}
+
+ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t n, ks_status *st)
+{
+    cycle->skip_score = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_SCORE]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_SCORE][i].inst;
+        ks__status_reset(st);
+        ks_code code = CALL(in, in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
+        current_plugin = NULL;
+        if (code == KS_SKIP) {
+            for (size_t s = 0; s < fw->n[KS_PT_SCORE] && s < 64; s++)
+                if (fw->pt[KS_PT_SCORE][s].inst == in)
+                    cycle->skip_score |= 1ull << s;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            as_error(st, "running PreScore plugin %s: %s", in->name);
+            return KS_ERROR;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                           ks_status *st)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_RESERVE]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
+        if (!in->desc->reserve)
+            continue;
+        ks__status_reset(st);
+        ks_code code = CALL(in, in->desc->reserve(in->self, cycle, pod, node, st));
+        current_plugin = NULL;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running Reserve plugin %s: %s", in->name);
+                return KS_ERROR;
+            }
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    for (size_t i = fw->n[KS_PT_RESERVE]; i-- > 0;) {
+        ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
+        if (in->desc->unreserve)
+            CALL(in, in->desc->unreserve(in->self, cycle, pod, node));
+    }
+    current_plugin = NULL;
+}
+
+#define MAX_PERMIT_TIMEOUT_MS (15LL * 60 * 1000)
+
+ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                          int64_t *timeout_ms, uint64_t *waiting, ks_status *st)
+{
+    *timeout_ms = 0;
+    *waiting = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PERMIT]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PERMIT][i].inst;
+        int64_t t = 0;
+        ks__status_reset(st);
+        ks_code code = CALL(in, in->desc->permit(in->self, cycle, pod, node, &t, st));
+        current_plugin = NULL;
+        if (code == KS_WAIT) {
+            if (t > MAX_PERMIT_TIMEOUT_MS || t <= 0)
+                t = MAX_PERMIT_TIMEOUT_MS;
+            if (t > *timeout_ms)
+                *timeout_ms = t;
+            *waiting |= 1ull << i;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running Permit plugin %s: %s", in->name);
+                return KS_ERROR;
+            }
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return *waiting ? KS_WAIT : KS_SUCCESS;
+}
+
+ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                            ks_status *st)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_BIND][i].inst;
+        ks__status_reset(st);
+        ks_code code = CALL(in, in->desc->pre_bind(in->self, cycle, pod, node, st));
+        current_plugin = NULL;
+        if (code == KS_SKIP)
+            continue;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running PreBind plugin %s: %s", in->name);
+                return KS_ERROR;
+            }
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                        ks_status *st)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_BIND][i].inst;
+        ks__status_reset(st);
+        ks_code code = CALL(in, in->desc->bind(in->self, cycle, pod, node, st));
+        current_plugin = NULL;
+        if (code == KS_SKIP)
+            continue;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            as_error(st, "running Bind plugin %s: %s", in->name);
+            return KS_ERROR;
+        }
+        return KS_SUCCESS;
+    }
+    ks__status_reset(st);
+    st->code = KS_SKIP;
+    return KS_SKIP;
+}
+
+void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_POST_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_POST_BIND][i].inst;
+        CALL(in, in->desc->post_bind(in->self, cycle, pod, node));
+    }
+    current_plugin = NULL;
+}
+
+ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index)
+{
+    *plugin_index = -1;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_ENQUEUE]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_ENQUEUE][i].inst;
+        ks__status_reset(st);
+        ks_code code = CALL(in, in->desc->pre_enqueue(in->self, pod, st));
+        current_plugin = NULL;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            *plugin_index = in->index;
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}

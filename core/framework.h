@@ -1,0 +1,157 @@
+/*
+ * The framework runtime: one instance per profile, holding the plugin instances of its plan and
+ * running them at each extension point with upstream's ordering and status semantics
+ * (framework/runtime/framework.go). The scheduling cycle that calls these lives in
+ * schedule_one.c.
+ *
+ * Also defines the host-side structs behind the SDK's opaque handles (ks_status, ks_cycle, ...).
+ *
+ * Threads: created and destroyed on the main thread. run_* functions are called by the scheduling
+ * thread, except filter/score which the worker pool calls concurrently for different nodes, and
+ * pre_bind/bind/post_bind/unreserve which run on binding threads.
+ */
+#ifndef KS_CORE_FRAMEWORK_H
+#define KS_CORE_FRAMEWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "cache.h"
+#include "config.h"
+#include "kubesched/plugin.h"
+
+#define KS_STATUS_BUF 232
+
+/* A verdict with its reasons (NUL-separated in buf). code KS_SUCCESS means no reasons. */
+struct ks_status {
+    ks_code code;
+    const char *plugin; /* the plugin that returned it (borrowed), NULL when none */
+    uint16_t nreasons;
+    uint16_t used;
+    char buf[KS_STATUS_BUF];
+};
+
+void ks__status_reset(ks_status *st);
+void ks__status_add(ks_status *st, const char *reason);
+/* Reasons joined with ", " (upstream Status.Message()). */
+void ks__status_message(const ks_status *st, char *out, size_t len);
+/* Iterates reasons: for (const char *r = NULL; (r = ks__status_next(st, r));) */
+const char *ks__status_next(const ks_status *st, const char *prev);
+
+struct ks_error {
+    char msg[512];
+};
+
+struct ks_args {
+    const cJSON *json; /* borrowed(config); may be NULL */
+    char *text;        /* lazily printed JSON, owned */
+};
+
+struct ks_prefilter_result {
+    int used; /* the plugin added at least one node: restrict to nodes[] */
+    ks_sym *nodes;
+    size_t n, cap;
+    /* Set by the framework: the status of nodes outside the subset,
+     * "node(s) didn't satisfy plugin(s) [A B]". */
+    char excluded_msg[192];
+};
+
+struct ks_post_filter_result {
+    ks_sym nominated; /* KS_SYM_ABSENT when the plugin nominated nothing */
+};
+
+struct ks_filter_outcome {
+    const ks_snapshot *snap;
+    const ks_status *by_index;  /* per snapshot index; code KS_SUCCESS = passed or not evaluated */
+    const uint8_t *evaluated;   /* per snapshot index */
+    const ks_status *all_nodes; /* non-NULL when PreFilter rejected every node with one status */
+};
+
+/* Per-cycle key/value state and arena. */
+typedef struct ks_cycle_entry {
+    const void *key;
+    void *data;
+    const ks_state_ops *ops;
+} ks_cycle_entry;
+
+struct ks_cycle {
+    const ks_snapshot *snap;
+    ks_pod *pod;
+    size_t nentries, cap;
+    ks_cycle_entry *entries;
+    struct ks_arena_block *arena;
+    uint64_t skip_filter;   /* bit i: filter plugin i skipped (PreFilter Skip) */
+    uint64_t skip_score;    /* bit i: score plugin i skipped (PreScore Skip) */
+};
+
+ks_cycle *ks__cycle_new(const ks_snapshot *snap, ks_pod *pod);
+void ks__cycle_free(ks_cycle *c); /* runs cleanups; NULL no-op */
+/* A copy for evaluating a node with nominated pods (clone ops applied). */
+ks_cycle *ks__cycle_clone(const ks_cycle *c);
+
+typedef struct ks_plugin_inst {
+    const char *name;
+    const ks_plugin_desc *desc;
+    void *self;
+    struct ks_args args;
+    int index; /* position in the profile's instance list (queue rejector bits) */
+    size_t nevents;
+    ks_cluster_event *events; /* NULL with nevents 0 and all_events 1: every event */
+    int all_events;
+} ks_plugin_inst;
+
+typedef struct ks_point_entry {
+    ks_plugin_inst *inst;
+    int32_t weight;
+} ks_point_entry;
+
+typedef struct ks_framework {
+    const ks_profile_plan *plan;
+    const char *profile_name;
+    ks_sym scheduler_name;
+    int32_t percentage_of_nodes_to_score; /* -1: global */
+    size_t ninst;
+    ks_plugin_inst *inst;
+    size_t n[KS_PT_COUNT];
+    ks_point_entry *pt[KS_PT_COUNT];
+} ks_framework;
+
+/* Instantiates every plugin of plan (create with its args). On failure, the plugins already
+ * created are destroyed and err says which plugin failed and why. */
+int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err, size_t errlen);
+void ks__framework_free(ks_framework *fw);
+
+/* Upstream RunPreFilterPlugins. On success *restricted says whether result limits the nodes;
+ * result->nodes then holds the intersection. On rejection st holds the status (plugin set) and
+ * for an empty intersection the upstream "node(s) didn't satisfy plugin(s) [...]" message. */
+ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                              ks_prefilter_result *result, int *restricted, ks_status *st);
+/* Upstream RunFilterPlugins on one node; stops at the first non-success. *passed_count gets the
+ * number of filter plugins that passed before (for --explain). */
+ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                          ks_status *st, uint16_t *passed_count);
+ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                               const ks_filter_outcome *o, ks_sym *nominated, ks_status *st);
+ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t n, ks_status *st);
+ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                           ks_status *st);
+void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
+/* Permit: KS_WAIT with the longest timeout in *timeout_ms and the waiting plugins' names in
+ * *waiting (bit i of the permit list). */
+ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                          int64_t *timeout_ms, uint64_t *waiting, ks_status *st);
+ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                            ks_status *st);
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                        ks_status *st);
+void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
+ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index);
+
+/* The thread-local name of the plugin currently called (for log prefixes). */
+const char *ks__fw_current_plugin(void);
+void ks__fw_set_current_plugin(const char *name);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * Kubernetes manifests from files: multi-document YAML, JSON, and `List` documents as
+ * `kubectl get ... -o yaml|json` prints them, turned into a flat array of cJSON objects.
+ *
+ * YAML scalars become JSON the way sigs.k8s.io/yaml does: quoted scalars are strings; plain
+ * scalars are null (~, null, empty), booleans (true/false), integers, floats, else strings.
+ *
+ * Threads: any; no shared state.
+ */
+#ifndef KS_CORE_MANIFEST_H
+#define KS_CORE_MANIFEST_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct ks_manifest_obj {
+    cJSON *obj;     /* owned */
+    char where[64]; /* "line 12" (YAML) or "item 3" for messages */
+} ks_manifest_obj;
+
+typedef struct ks_manifest {
+    size_t n, cap;
+    ks_manifest_obj *objs;
+} ks_manifest;
+
+/* Loads every object of the file (List items flattened). On error returns KS_EPARSE / KS_EIO with
+ * "FILE:LINE:COL: message" in err. */
+int ks__manifest_load(const char *path, ks_manifest *out, char *err, size_t errlen);
+void ks__manifest_free(ks_manifest *m);
+
+/* One YAML node tree to cJSON (used by the configuration loader too). */
+struct yaml_document_s;
+struct yaml_node_s;
+cJSON *ks__yaml_to_json(struct yaml_document_s *doc, struct yaml_node_s *node);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * Pods and Nodes as compact structs, converted once from their JSON (cJSON) form when they arrive.
+ *
+ * Everything the scheduler and the SDK accessors read is here pre-parsed: names and labels
+ * interned, quantities as integers (upstream PodRequests, with and without the 100m/200Mi
+ * defaults), taints, tolerations, node affinity. The original object is kept as compact JSON text
+ * for plugins that need a field the SDK has no accessor for.
+ *
+ * Ownership: a ks_pod / ks_node owns all its arrays (one malloc'd block per array); free with
+ * ks__pod_free / ks__node_free. Objects are immutable after parsing, so any thread may read them;
+ * an update replaces the object (refcount, see ks__pod_ref).
+ */
+#ifndef KS_CORE_OBJECTS_H
+#define KS_CORE_OBJECTS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "kubesched/plugin.h"
+
+/* A resource list that owns its scalar array. `pub` is what the SDK hands out. */
+typedef struct ks__resources {
+    ks_resources pub;
+    ks_scalar *scalar; /* == pub.scalar; owned; sorted by name id */
+} ks__resources;
+
+struct ks_pod {
+    atomic_int refs;
+    ks_sym name, ns, scheduler_name, node_name, nominated_node_name;
+    char *uid;                /* owned */
+    char *key;                /* "namespace/name", owned */
+    char *resource_version;   /* owned, may be "" */
+    int32_t priority;
+    int terminating;          /* metadata.deletionTimestamp set */
+    int64_t creation_ns;      /* metadata.creationTimestamp, 0 if absent */
+    ks_sym phase;             /* status.phase, KS_SYM_EMPTY if absent */
+
+    size_t nlabels;       ks_label *labels;        /* sorted by key id */
+    size_t nannotations;  ks_label *annotations;   /* sorted by key id */
+    size_t nselector;     ks_label *node_selector; /* spec.nodeSelector, sorted by key id */
+    size_t ntolerations;  ks_toleration *tolerations;
+    size_t nimages;       ks_sym *images;          /* init containers first, then containers */
+    size_t nports;        ks_host_port *host_ports;
+    size_t ngates;        ks_sym *gates;
+
+    ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
+    void *affinity_storage;          /* owned arrays behind node_affinity */
+
+    ks__resources requests;         /* upstream PodRequests */
+    ks__resources nonzero_requests; /* same with 100m / 200Mi for containers lacking cpu/memory */
+
+    char *json; /* compact JSON text of the whole object, owned */
+    /* Set on an assumed copy (ks__pod_with_node): every array above is borrowed from base, which
+     * the copy keeps a reference to; json still shows the original spec.nodeName. */
+    ks_pod *base;
+};
+
+struct ks_node {
+    atomic_int refs;
+    ks_sym name;
+    char *resource_version;
+    int unschedulable;
+    size_t nlabels;      ks_label *labels;      /* sorted by key id */
+    size_t nannotations; ks_label *annotations; /* sorted by key id */
+    size_t ntaints;      ks_taint *taints;      /* spec order */
+    size_t nimages;      ks_node_image *images;
+    void *image_names;   /* owned storage behind images[].names */
+    ks__resources allocatable;
+    char *json;
+};
+
+/* Parses a Pod (apiVersion v1, kind Pod) from its JSON object. On error returns KS_EPARSE (or
+ * KS_ENOMEM) and writes a message naming the field path to err, e.g.
+ * `spec.containers[0].resources.requests.cpu: invalid quantity "abc"`. */
+int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen);
+int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen);
+
+/* Reference counting: the cache, the queue and a running cycle may hold the same object. */
+ks_pod *ks__pod_ref(ks_pod *pod);
+void ks__pod_unref(ks_pod *pod); /* frees at zero; NULL is a no-op */
+ks_node *ks__node_ref(ks_node *node);
+void ks__node_unref(ks_node *node);
+
+/* A copy of pod with spec.nodeName set to node (what the scheduler "assumes"). refs = 1. */
+ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node);
+
+/* Lookup in a label array sorted by key id; KS_SYM_ABSENT when missing. */
+ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key);
+
+/* Resource helpers on owned lists. */
+void ks__resources_add(ks__resources *dst, const ks_resources *src);    /* dst += src */
+void ks__resources_sub(ks__resources *dst, const ks_resources *src);    /* dst -= src */
+int ks__resources_copy(ks__resources *dst, const ks_resources *src);    /* dst = src (alloc) */
+void ks__resources_free(ks__resources *r);
+
+/* Well-known symbols, interned at start-up (ks__objects_init). */
+extern ks_sym ks__sym_cpu, ks__sym_memory, ks__sym_ephemeral_storage, ks__sym_pods;
+void ks__objects_init(void);
+
+#endif

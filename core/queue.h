@@ -1,0 +1,154 @@
+/*
+ * The scheduling queue, as upstream's PriorityQueue (pkg/scheduler/backend/queue, v1.34):
+ *
+ *   activeQ            heap ordered by the QueueSort plugin's less();
+ *   backoffQ           heap ordered by backoff expiry (then less());
+ *   unschedulablePods  pods rejected by a plugin, waiting for an event that plugin registered
+ *                      (or the 5-minute flush); gated pods (PreEnqueue rejected) wait here too.
+ *
+ * Backoff (v1.34): d = 0 when the count is 0, else min(initial * 2^(n-1), max), with
+ * n = consecutiveErrorsCount if > 0 else unschedulableCount; expiry = timestamp + d.
+ *
+ * The queue is generic: QueueSort, PreEnqueue and "does this event concern this pod's rejector
+ * plugins" are callbacks supplied by the framework; time comes from a clock callback so that tests
+ * and `simulate` (a virtual clock) control it.
+ *
+ * Threads: every function may be called from any thread; one mutex guards everything, and
+ * ks__queue_pop blocks on a condition variable. Callbacks run under that mutex and must not call
+ * back into the queue.
+ */
+#ifndef KS_CORE_QUEUE_H
+#define KS_CORE_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kubesched/plugin.h"
+
+typedef struct ks_queue ks_queue;
+
+typedef enum ks_queue_where {
+    KS_Q_NONE = 0,      /* not queued (in flight, or removed) */
+    KS_Q_ACTIVE,
+    KS_Q_BACKOFF,
+    KS_Q_UNSCHEDULABLE,
+    KS_Q_GATED          /* in unschedulablePods because PreEnqueue rejected it */
+} ks_queue_where;
+
+/* One queued pod (upstream QueuedPodInfo). The queue owns it; the scheduling thread holds it
+ * between pop and done/add_unschedulable. */
+struct ks_queued_pod {
+    ks_pod *pod;                 /* one reference held */
+    int profile;                 /* index of the profile that schedules it (framework's choice) */
+    int64_t timestamp_ns;        /* last time it was (re)added */
+    int64_t initial_attempt_ns;  /* first pop, 0 before */
+    int32_t attempts;            /* pops so far */
+    int32_t unschedulable_count;
+    int32_t consecutive_errors;
+    uint64_t rejector_plugins;   /* bit i: plugin i of the profile returned Unschedulable/Pending */
+    uint64_t pending_plugins;    /* bit i: plugin i returned Pending */
+    uint64_t gating_plugin;      /* bit of the PreEnqueue plugin that gated it, 0 when not gated */
+    char gated_message[256];     /* PreEnqueue's reason, for reporting */
+    int64_t move_request_cycle_seen; /* internal */
+    ks_queue_where where;        /* internal */
+    size_t heap_index;           /* internal */
+};
+
+/* What worth_requeue returns (upstream QueueingHint, as isPodWorthRequeuing interprets it). Any
+ * other non-zero value reads as KS_QHINT_QUEUE. */
+enum {
+    KS_QHINT_SKIP = 0,              /* ev cannot make qp schedulable: it stays parked */
+    KS_QHINT_QUEUE = 1,             /* it may: backoffQ while backing off, else activeQ */
+    KS_QHINT_QUEUE_IMMEDIATELY = 2  /* a Pending plugin of qp said Queue: activeQ now */
+};
+
+typedef struct ks_queue_hooks {
+    void *ctx;
+    /* QueueSort: non-zero when a goes first. NULL: PrioritySort (higher spec.priority first,
+     * then the earlier timestamp_ns). */
+    int (*less)(void *ctx, const ks_queued_pod *a, const ks_queued_pod *b);
+    /* PreEnqueue: KS_SUCCESS admits the pod; otherwise set qp->gating_plugin and
+     * qp->gated_message and return the code. May be NULL (all admitted). */
+    ks_code (*pre_enqueue)(void *ctx, ks_queued_pod *qp);
+    /* Whether ev may make qp schedulable (a rejector plugin registered it): a KS_QHINT_ value.
+     * NULL: always KS_QHINT_QUEUE. For a gated pod (qp->gating_plugin != 0) it answers whether the
+     * gating plugin registered ev; non-zero then means "run PreEnqueue again". The queue itself
+     * answers KS_QHINT_QUEUE without asking for wildcard events and for pods with no rejector.
+     * When every rejector is a Pending plugin, KS_QHINT_QUEUE already means "immediately". */
+    int (*worth_requeue)(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev);
+    /* Which profile schedules pod (sets qp->profile); -1 when none (then ks__queue_add refuses). */
+    int (*profile_of)(void *ctx, const ks_pod *pod);
+    /* Monotonic time in ns. NULL: CLOCK_MONOTONIC. */
+    int64_t (*now_ns)(void *ctx);
+} ks_queue_hooks;
+
+typedef struct ks_queue_opts {
+    int64_t initial_backoff_ns;   /* podInitialBackoffSeconds */
+    int64_t max_backoff_ns;       /* podMaxBackoffSeconds */
+    int64_t max_unschedulable_ns; /* --pod-max-in-unschedulable-pods-duration, 5 min */
+} ks_queue_opts;
+
+/* opts NULL: 1 s, 10 s, 5 min; values are otherwise taken as given (0 backoff: none). hooks are
+ * copied. NULL when out of memory. */
+ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks);
+void ks__queue_free(ks_queue *q); /* drops every queued pod; NULL is a no-op */
+
+/* A new unscheduled pod. The queue takes its own reference (ks__pod_ref); the caller keeps
+ * its own. Runs PreEnqueue: activeQ, or gated. KS_EEXIST when a pod with that uid is known (in
+ * flight included); KS_EINVAL when no profile handles it (no reference taken on any error). */
+int ks__queue_add(ks_queue *q, ks_pod *pod);
+/* The pod changed (new replaces old by uid; the queue takes its own reference to new_pod). In
+ * flight: qp->pod stays as it is until the pod returns; requeue_failed then switches to the new
+ * object and sends the pod to backoffQ/activeQ rather than unschedulablePods. In activeQ/backoffQ:
+ * replaced in place. Unschedulable: any update counts as a change (upstream isPodUpdated), so it
+ * moves to backoffQ (still backing off) or activeQ after PreEnqueue. Gated: PreEnqueue again;
+ * admitted: backoffQ/activeQ likewise. Unknown: added as ks__queue_add. */
+int ks__queue_update(ks_queue *q, ks_pod *new_pod);
+/* The pod is gone (deleted, or bound by someone else). KS_ENOTFOUND when unknown. A pod in
+ * flight is forgotten by uid at once; its qp stays valid until done/requeue_failed, and
+ * requeue_failed then drops it (frees qp) instead of queueing it. */
+int ks__queue_delete(ks_queue *q, const char *uid);
+
+/* Pops the head of activeQ (attempts++, marks it in flight). Blocks while empty unless block is 0
+ * (then returns NULL). Returns NULL once the queue is closed. */
+ks_queued_pod *ks__queue_pop(ks_queue *q, int block);
+/* The scheduling attempt failed (upstream AddUnschedulableIfNotPresent with QueueingHints; the
+ * framework sets qp->rejector_plugins / pending_plugins first). err != 0, or no rejector plugin,
+ * counts as an error: consecutive_errors++, rejector bits cleared, backoffQ (activeQ once the
+ * backoff is over). Otherwise unschedulable_count++, errors reset, and the events received since
+ * the pop are replayed through worth_requeue: none says Queue => unschedulablePods; Queue from a
+ * Pending plugin => activeQ; Queue => backoffQ/activeQ. An update received in flight counts as
+ * Queue. PreEnqueue runs before activeQ/backoffQ (rejected: gated). timestamp_ns = now. Frees qp
+ * when the pod was deleted in flight. */
+void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err);
+/* The attempt succeeded (or the pod was dropped): forget it. Frees qp. */
+void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
+
+/* A cluster event: every unschedulable pod whose rejectors care (worth_requeue) moves to backoffQ
+ * (still backing off) or activeQ; every gated pod whose gating plugin cares gets PreEnqueue again
+ * and moves likewise once admitted. Also remembered for pods now in flight. Wakes pop. Returns the
+ * pods that reached activeQ or backoffQ. */
+size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev);
+/* Periodic work: backoffQ pods whose backoff expired (expiry <= now) go to activeQ (every 1 s
+ * upstream); parked pods whose timestamp_ns is more than max_unschedulable_ns old move with the
+ * wildcard UnschedulableTimeout (every 30 s): unschedulable ones to backoffQ/activeQ, gated ones
+ * through PreEnqueue again. Both return the pods moved and wake pop. */
+size_t ks__queue_flush_backoff(ks_queue *q);
+size_t ks__queue_flush_unschedulable(ks_queue *q);
+/* The earliest backoff expiry (ns) of backoffQ, or -1 when empty (simulate's virtual clock). */
+int64_t ks__queue_next_backoff_expiry(ks_queue *q);
+/* Backoff duration qp would get now (for tests and reporting). */
+int64_t ks__queue_backoff_duration_ns(const ks_queue *q, const ks_queued_pod *qp);
+
+typedef struct ks_queue_counts {
+    size_t active, backoff, unschedulable, gated, in_flight;
+} ks_queue_counts;
+void ks__queue_counts(ks_queue *q, ks_queue_counts *out);
+
+/* Visits every pod in unschedulablePods and gated (under the lock) e.g. to report them. */
+void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx);
+
+/* Wakes every pop() and makes them return NULL. */
+void ks__queue_close(ks_queue *q);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * The scheduler object: builds one framework per profile, the cache, the snapshot, the queue (with
+ * the framework's QueueSort, PreEnqueue and registered events as its hooks), the worker pool and
+ * the binding pool; routes object events (upstream eventhandlers.go); and handles failures
+ * (upstream handleSchedulingFailure).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host_api.h"
+#include "intern.h"
+#include "log.h"
+#include "scheduler_int.h"
+
+/* ---- queue hooks --------------------------------------------------------------------------- */
+
+static int hook_less(void *ctx, const ks_queued_pod *a, const ks_queued_pod *b)
+{
+    ks_scheduler *s = ctx;
+    ks_framework *fw = s->fw[0]; /* QueueSort is the same in every profile (validated) */
+    ks_plugin_inst *in = fw->pt[KS_PT_QUEUE_SORT][0].inst;
+    return in->desc->less(in->self, a, b);
+}
+
+static ks_code hook_pre_enqueue(void *ctx, ks_queued_pod *qp)
+{
+    ks_scheduler *s = ctx;
+    ks_framework *fw = s->fw[qp->profile];
+    ks_status st;
+    int idx;
+    ks_code code = ks__fw_run_pre_enqueue(fw, qp->pod, &st, &idx);
+    if (code != KS_SUCCESS) {
+        qp->gating_plugin = idx >= 0 ? 1ull << idx : 0;
+        ks__status_message(&st, qp->gated_message, sizeof(qp->gated_message));
+    } else {
+        qp->gating_plugin = 0;
+        qp->gated_message[0] = '\0';
+    }
+    return code;
+}
+
+static int event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev)
+{
+    int res = reg->resource == ev->resource || reg->resource == KS_RES_WILDCARD ||
+              ev->resource == KS_RES_WILDCARD ||
+              (reg->resource == KS_RES_POD &&
+               (ev->resource == KS_RES_ASSIGNED_POD || ev->resource == KS_RES_UNSCHEDULED_POD));
+    return res && (reg->actions & ev->actions) != 0;
+}
+
+/* Whether ev concerns one of the plugins that rejected qp (upstream isPodWorthRequeuing without
+ * queueing hints: a registered event means Queue). */
+static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev)
+{
+    ks_scheduler *s = ctx;
+    ks_framework *fw = s->fw[qp->profile];
+    uint64_t plugins = qp->gating_plugin ? qp->gating_plugin : qp->rejector_plugins;
+    if (!plugins || ev->resource == KS_RES_WILDCARD)
+        return 1;
+    for (size_t i = 0; i < fw->ninst; i++) {
+        if (!(plugins & (1ull << i)))
+            continue;
+        ks_plugin_inst *in = &fw->inst[i];
+        if (in->all_events)
+            return 1;
+        for (size_t e = 0; e < in->nevents; e++)
+            if (event_matches(&in->events[e], ev))
+                return 1;
+    }
+    return 0;
+}
+
+static int hook_profile_of(void *ctx, const ks_pod *pod)
+{
+    return ks__scheduler_profile_index(ctx, pod->scheduler_name);
+}
+
+static int64_t hook_now(void *ctx)
+{
+    ks_scheduler *s = ctx;
+    if (s->now_ns)
+        return s->now_ns(s->clock_ctx);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                   ks_status *st)
+{
+    ks_scheduler *s = ctx;
+    (void)cycle;
+    return s->source.bind(s->source.ctx, pod, node, st);
+}
+
+/* ---- construction -------------------------------------------------------------------------- */
+
+int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err, size_t errlen)
+{
+    ks_scheduler *s = calloc(1, sizeof(*s));
+    int rc = KS_ENOMEM;
+    *out = NULL;
+    if (!s)
+        return KS_ENOMEM;
+    s->cfg = o->cfg;
+    s->explain = o->explain;
+    s->rng = o->seed;
+    s->source = o->source;
+    s->observer = o->observer;
+    s->now_ns = o->now_ns;
+    s->clock_ctx = o->clock_ctx;
+    s->nprofiles = o->cfg->nprofiles;
+    s->fw = calloc(s->nprofiles, sizeof(*s->fw));
+    if (!s->fw)
+        goto fail;
+    for (size_t i = 0; i < s->nprofiles; i++)
+        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0)
+            goto fail;
+    rc = KS_ENOMEM;
+    if (s->nprofiles == 0 || s->fw[0]->n[KS_PT_QUEUE_SORT] != 1) {
+        snprintf(err, errlen, "the first profile has no QueueSort plugin");
+        rc = KS_EINVAL;
+        goto fail;
+    }
+    s->cache = ks__cache_new();
+    s->snap = ks__snapshot_new();
+    s->pool = ks__pool_new(o->cfg->parallelism);
+    if (!s->cache || !s->snap || !s->pool)
+        goto fail;
+    ks_queue_opts qo = {
+        .initial_backoff_ns = o->cfg->pod_initial_backoff_seconds * 1000000000LL,
+        .max_backoff_ns = o->cfg->pod_max_backoff_seconds * 1000000000LL,
+        .max_unschedulable_ns = 5LL * 60 * 1000000000LL,
+    };
+    ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now};
+    s->queue = ks__queue_new(&qo, &qh);
+    if (!s->queue)
+        goto fail;
+    if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
+        goto fail;
+    ks__host_set_bind_hook(bind_through_source, s);
+    ks__host_set_permit_hook(ks__permit_hook, s);
+    *out = s;
+    return 0;
+fail:
+    if (rc == KS_ENOMEM && (!err[0]))
+        snprintf(err, errlen, "out of memory creating the scheduler");
+    ks__scheduler_free(s);
+    return rc;
+}
+
+void ks__scheduler_free(ks_scheduler *s)
+{
+    if (!s)
+        return;
+    if (s->binders) {
+        ks__scheduler_wait_bindings(s);
+        ks__binding_stop(s);
+    }
+    ks__host_set_bind_hook(NULL, NULL);
+    ks__host_set_permit_hook(NULL, NULL);
+    ks__queue_free(s->queue);
+    ks__pool_free(s->pool);
+    ks__snapshot_free(s->snap);
+    ks__cache_free(s->cache);
+    for (size_t i = 0; s->fw && i < s->nprofiles; i++)
+        ks__framework_free(s->fw[i]);
+    free(s->fw);
+    ks__scratch_free(&s->scratch);
+    free(s);
+}
+
+ks_queue *ks__scheduler_queue(ks_scheduler *s) { return s->queue; }
+ks_cache *ks__scheduler_cache(ks_scheduler *s) { return s->cache; }
+ks_framework *ks__scheduler_framework(ks_scheduler *s, int i) { return s->fw[i]; }
+
+int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)
+{
+    for (size_t i = 0; i < s->nprofiles; i++)
+        if (s->fw[i]->scheduler_name == name)
+            return (int)i;
+    return -1;
+}
+
+uint64_t ks__plugin_bit(ks_framework *fw, const char *name)
+{
+    for (size_t i = 0; name && i < fw->ninst; i++)
+        if (strcmp(fw->inst[i].name, name) == 0)
+            return 1ull << i;
+    return 0;
+}
+
+/* ---- events -------------------------------------------------------------------------------- */
+
+int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
+{
+    if (pod->node_name != KS_SYM_EMPTY) {
+        int rc = ks__cache_add_pod(s->cache, pod);
+        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_ADD};
+        if (rc == 0)
+            ks__queue_move_on_event(s->queue, &ev);
+        return rc;
+    }
+    if (ks__scheduler_profile_index(s, pod->scheduler_name) < 0)
+        return KS_ENOTFOUND;
+    return ks__queue_add(s->queue, pod);
+}
+
+int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
+{
+    if (pod->node_name != KS_SYM_EMPTY) {
+        int rc = ks__cache_remove_pod(s->cache, pod->uid);
+        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+        if (rc == 0)
+            ks__queue_move_on_event(s->queue, &ev);
+        return rc;
+    }
+    return ks__queue_delete(s->queue, pod->uid);
+}
+
+int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node)
+{
+    int rc = ks__cache_add_node(s->cache, node);
+    ks_cluster_event ev = {KS_RES_NODE, KS_ACT_ADD};
+    if (rc == 0)
+        ks__queue_move_on_event(s->queue, &ev);
+    return rc;
+}
+
+int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node)
+{
+    return ks__cache_remove_node(s->cache, node->name);
+}
+
+/* ---- failures ------------------------------------------------------------------------------ */
+
+void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks_code code,
+                        const char *message, uint64_t rejectors, uint64_t pending,
+                        ks_sym nominated)
+{
+    int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
+    const char *reason = rejected ? "Unschedulable" : "SchedulerError";
+    if (s->source.failed)
+        s->source.failed(s->source.ctx, qp->pod, reason, message ? message : "", nominated, fw->profile_name);
+    if (ks__log_enabled(2))
+        ks__log('I', NULL, "Unable to schedule pod %s: %s", qp->pod->key, message ? message : "");
+    qp->rejector_plugins = rejected ? rejectors : 0;
+    qp->pending_plugins = pending;
+    ks__queue_requeue_failed(s->queue, qp, !rejected);
+}

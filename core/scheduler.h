@@ -1,0 +1,107 @@
+/*
+ * The scheduler: profiles (one framework each), cache, snapshot, queue, the scheduling cycle
+ * (schedule_one.c) and the asynchronous binding cycle (binding.c), wired to a cluster source.
+ *
+ * A cluster source feeds object events in (ks__scheduler_on_*) and performs the side effects the
+ * scheduler asks for (ks_source_ops): the file source of `simulate` binds in memory, the API
+ * source talks to a kube-apiserver. The scheduler does not know which one it runs with.
+ *
+ * Threads: on_* event functions may be called from any thread. ks__scheduler_schedule_one runs on
+ * the one scheduling thread; it uses the Filter/Score worker pool and hands each scheduled pod to
+ * the binding pool. Source and observer callbacks say which thread calls them.
+ */
+#ifndef KS_CORE_SCHEDULER_H
+#define KS_CORE_SCHEDULER_H
+
+#include <stdint.h>
+
+#include "cache.h"
+#include "config.h"
+#include "framework.h"
+#include "queue.h"
+
+/* Side effects, performed by the cluster source. */
+typedef struct ks_source_ops {
+    void *ctx;
+    /* Binding thread: make pod bound to node (POST pods/binding, or in memory). */
+    ks_code (*bind)(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st);
+    /* Binding thread: the pod is bound (the Scheduled event). May be NULL. */
+    void (*scheduled)(void *ctx, const ks_pod *pod, ks_sym node, const char *profile);
+    /* Scheduling or binding thread: the attempt failed; reason "Unschedulable" or
+     * "SchedulerError", message in upstream format (status patch + FailedScheduling event).
+     * nominated is KS_SYM_ABSENT unless PostFilter nominated a node. May be NULL. */
+    void (*failed)(void *ctx, const ks_pod *pod, const char *reason, const char *message,
+                   ks_sym nominated, const char *profile);
+} ks_source_ops;
+
+/* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */
+typedef struct ks_explain {
+    const ks_framework *fw;
+    uint64_t skip_filter, skip_score;
+    const ks_status *prefilter_status; /* non-NULL when PreFilter rejected every node */
+    size_t nevaluated;
+    const ks_node_info *const *evaluated;
+    const uint16_t *passed;      /* per evaluated node: filter plugins passed before the verdict */
+    const ks_status *statuses;   /* per evaluated node (code KS_SUCCESS: passed all) */
+    size_t nfeasible;
+    const ks_node_info *const *feasible;
+    int scored;                  /* 0 when one feasible node was taken without scoring */
+    const int64_t *scores;       /* [score plugin][feasible], after NormalizeScore */
+    const int64_t *totals;       /* [feasible] weighted sums */
+} ks_explain;
+
+/* Observes attempts (simulate's report, metrics). seq orders attempts as they were made. */
+typedef struct ks_observer {
+    void *ctx;
+    /* Scheduling thread, at the end of each scheduling cycle. result NULL: the pod was assumed on
+     * node and goes to binding (bind_done follows with the same seq). explain is NULL unless the
+     * scheduler was created with explain on. */
+    void (*cycle_done)(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                       const char *result, ks_sym node, const char *message,
+                       const ks_explain *explain);
+    /* Binding thread: result "Scheduled" or "Error" / "Unschedulable" with message. */
+    void (*bind_done)(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                      const char *result, ks_sym node, const char *message);
+} ks_observer;
+
+typedef struct ks_scheduler_opts {
+    const ks_config *cfg;
+    ks_profile_plan *plans; /* cfg->nprofiles entries, borrowed */
+    uint64_t seed;          /* tie-breaking among equal best nodes */
+    int explain;
+    int binding_workers;    /* 0: 16 */
+    int64_t (*now_ns)(void *ctx); /* queue clock; NULL: monotonic */
+    void *clock_ctx;
+    ks_source_ops source;
+    ks_observer observer;
+} ks_scheduler_opts;
+
+typedef struct ks_scheduler ks_scheduler;
+
+int ks__scheduler_new(const ks_scheduler_opts *opts, ks_scheduler **out, char *err, size_t errlen);
+/* Stops the binding pool (waits for in-flight bindings) and frees everything. */
+void ks__scheduler_free(ks_scheduler *s);
+
+/* Object events from the cluster source. Pods: assigned ones go to the cache, unassigned ones
+ * whose schedulerName is one of the profiles go to the queue (others are ignored: returns
+ * KS_ENOTFOUND so that the caller can report them). Takes references. */
+int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod);
+int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod);
+int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node);
+int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
+
+/* One scheduling cycle. Returns 1 when a pod was processed, 0 when the queue was empty
+ * (block == 0) or closed. */
+int ks__scheduler_schedule_one(ks_scheduler *s, int block);
+/* Waits until no binding cycle is in flight. */
+void ks__scheduler_wait_bindings(ks_scheduler *s);
+
+ks_queue *ks__scheduler_queue(ks_scheduler *s);
+ks_cache *ks__scheduler_cache(ks_scheduler *s);
+int ks__scheduler_profile_index(ks_scheduler *s, ks_sym scheduler_name); /* -1: none */
+ks_framework *ks__scheduler_framework(ks_scheduler *s, int profile);
+
+/* Upstream numFeasibleNodesToFind (exposed for tests). */
+int32_t ks__num_feasible_nodes_to_find(int32_t percentage, int32_t num_all_nodes);
+
+#endif

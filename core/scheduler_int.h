@@ -1,0 +1,81 @@
+/*
+ * Private state of the scheduler, shared by scheduler.c (construction, events, queue hooks),
+ * schedule_one.c (the scheduling cycle) and binding.c (the binding cycle, Permit waiting).
+ */
+#ifndef KS_CORE_SCHEDULER_INT_H
+#define KS_CORE_SCHEDULER_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "parallel.h"
+#include "scheduler.h"
+#include "strmap.h"
+
+/* Per-cycle scratch, reused across cycles (sized to the snapshot). */
+typedef struct ks_cycle_scratch {
+    size_t cap;                    /* nodes */
+    const ks_node_info **cand;     /* candidate nodes in evaluation order */
+    ks_status *statuses;           /* per candidate position */
+    uint16_t *passed;              /* per candidate position */
+    uint8_t *feasible_flag;        /* per candidate position */
+    const ks_node_info **feasible; /* compacted */
+    size_t score_cap;              /* plugins * nodes */
+    int64_t *scores;
+    int64_t *totals;
+    ks_node_score *norm;
+    /* For ks_filter_outcome: by snapshot index */
+    ks_status *by_index;
+    uint8_t *evaluated;
+} ks_cycle_scratch;
+
+typedef struct ks_binding_job ks_binding_job;
+
+struct ks_scheduler {
+    const ks_config *cfg;
+    size_t nprofiles;
+    ks_framework **fw;
+    ks_cache *cache;
+    ks_queue *queue;
+    ks_snapshot *snap;
+    ks_pool *pool;
+    int explain;
+    uint64_t rng;
+    size_t next_start_index;
+    uint64_t seq;
+    ks_source_ops source;
+    ks_observer observer;
+    int64_t (*now_ns)(void *ctx);
+    void *clock_ctx;
+    ks_cycle_scratch scratch;
+
+    /* Binding pool (binding.c). */
+    pthread_mutex_t bind_mu;
+    pthread_cond_t bind_cv, bind_idle;
+    ks_binding_job *jobs_head, *jobs_tail;
+    size_t inflight_bindings;
+    int bind_quit;
+    int nbinders;
+    pthread_t *binders;
+    ks_strmap waiting; /* uid -> waiting pod (Permit), guarded by bind_mu */
+};
+
+/* schedule_one.c */
+void ks__scratch_free(ks_cycle_scratch *sc);
+
+/* binding.c */
+int ks__binding_start(ks_scheduler *s, int workers);
+void ks__binding_stop(ks_scheduler *s);
+/* Hands an assumed pod to the binding pool (takes ownership of cycle, assumed, qp). waiting:
+ * Permit returned Wait for the plugins in that bit set of the permit list, for timeout_ms. */
+void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_queued_pod *qp,
+                        ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms);
+int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);
+
+/* scheduler.c: the failure path shared by both cycles. */
+void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks_code code,
+                        const char *message, uint64_t rejectors, uint64_t pending,
+                        ks_sym nominated);
+uint64_t ks__plugin_bit(ks_framework *fw, const char *plugin_name);
+
+#endif

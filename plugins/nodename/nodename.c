@@ -1,0 +1,42 @@
+/*
+ * NodeName: a pod that names a node in spec.nodeName fits only that node (upstream
+ * plugins/nodename/node_name.go, v1.34). A pod with nodeName set is normally never scheduled; the
+ * check matters for preemption dry runs and simulations that reuse the filters.
+ */
+#include "kubesched/plugin.h"
+
+#define ERR_REASON "node(s) didn't match the requested node name"
+
+/* filter: called concurrently for different nodes; reads only the pod and the node (two ks_sym
+ * ids), no cycle state. */
+static ks_code node_name_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                const ks_node_info *ni, ks_status *st)
+{
+    (void)self;
+    (void)cycle;
+    ks_sym want = ks_pod_node_name(pod);
+    if (want == KS_SYM_EMPTY || want == ks_node_name(ks_node_info_node(ni)))
+        return KS_SUCCESS;
+    ks_status_reason(st, ERR_REASON);
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* Upstream v1.34 with queueing hints on (the default): only a new node can turn a rejection into a
+ * fit, since a node's name never changes. kubesched has no preCheck that could swallow Node/Add, so
+ * the extra UpdateNodeTaint|UpdateNodeLabel registered without hints is not needed. Main thread. */
+static size_t node_name_events(void *self, ks_cluster_event *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event ev[] = {{KS_RES_NODE, KS_ACT_ADD}};
+    size_t n = sizeof(ev) / sizeof(ev[0]);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = ev[i];
+    return n;
+}
+
+const ks_plugin_desc ks_plugin_node_name = {
+    .size = sizeof(ks_plugin_desc),
+    .name = "NodeName",
+    .filter = node_name_filter,
+    .events_to_register = node_name_events,
+};

@@ -1,0 +1,92 @@
+/*
+ * NodeUnschedulable: keeps pods off cordoned nodes (spec.unschedulable: true) unless they tolerate
+ * the taint node.kubernetes.io/unschedulable:NoSchedule (upstream
+ * plugins/nodeunschedulable/node_unschedulable.go, v1.34).
+ */
+#include "kubesched/plugin.h"
+
+#define ERR_REASON_UNSCHEDULABLE "node(s) were unschedulable"
+#define ERR_REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
+#define TAINT_NODE_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
+
+typedef struct node_unschedulable {
+    ks_taint taint; /* {node.kubernetes.io/unschedulable, "", NoSchedule}, interned in create */
+} node_unschedulable;
+
+/* Upstream v1helper.ToleratesTaint: the effect (when set) and the key (when set) must match, then
+ * Exists matches any value and Equal needs the same value. */
+static int tolerates(const ks_toleration *t, const ks_taint *taint)
+{
+    if (t->effect != KS_EFFECT_ALL && t->effect != taint->effect)
+        return 0;
+    if (t->key != KS_SYM_EMPTY && t->key != taint->key)
+        return 0;
+    return t->op == KS_TOL_EXISTS || t->value == taint->value;
+}
+
+static void *node_unschedulable_create(const ks_args *args, ks_error *err)
+{
+    (void)args;
+    node_unschedulable *pl = ks_alloc(sizeof(*pl));
+    if (!pl) {
+        ks_error_set(err, "NodeUnschedulable: %s", ks_strerror(KS_ENOMEM));
+        return NULL;
+    }
+    pl->taint.key = ks_intern(TAINT_NODE_UNSCHEDULABLE);
+    pl->taint.value = KS_SYM_EMPTY;
+    pl->taint.effect = KS_EFFECT_NO_SCHEDULE;
+    return pl;
+}
+
+static void node_unschedulable_destroy(void *self)
+{
+    if (self)
+        ks_free(self);
+}
+
+/* filter: called concurrently for different nodes; reads only the pod, the node and the taint
+ * interned at create (read-only afterwards). */
+static ks_code node_unschedulable_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                         const ks_node_info *ni, ks_status *st)
+{
+    const node_unschedulable *pl = self;
+    const ks_node *node = ks_node_info_node(ni);
+    (void)cycle;
+    if (!node) {
+        ks_status_reason(st, ERR_REASON_UNKNOWN_CONDITION);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    if (!ks_node_unschedulable(node))
+        return KS_SUCCESS;
+    const ks_toleration *tols;
+    size_t n = ks_pod_tolerations(pod, &tols);
+    for (size_t i = 0; i < n; i++)
+        if (tolerates(&tols[i], &pl->taint))
+            return KS_SUCCESS;
+    ks_status_reason(st, ERR_REASON_UNSCHEDULABLE);
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* Upstream v1.34 with queueing hints on (the default): a node added or uncordoned (a change of
+ * spec.unschedulable is classified as UpdateNodeTaint), or the pod gaining a toleration. */
+static size_t node_unschedulable_events(void *self, ks_cluster_event *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event ev[] = {
+        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
+        {KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATIONS},
+    };
+    size_t n = sizeof(ev) / sizeof(ev[0]);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = ev[i];
+    return n;
+}
+
+const ks_plugin_desc ks_plugin_node_unschedulable = {
+    .size = sizeof(ks_plugin_desc),
+    .name = "NodeUnschedulable",
+    .create = node_unschedulable_create,
+    .destroy = node_unschedulable_destroy,
+    .filter = node_unschedulable_filter,
+    .events_to_register = node_unschedulable_events,
+};

@@ -1,0 +1,612 @@
+/*
+ * kubesched plugin SDK: the one public header a plugin includes.
+ *
+ * A plugin is a set of callbacks, one per upstream scheduling-framework extension point, in a
+ * size-prefixed descriptor (ks_plugin_desc). A shared object exports one ks_module (data symbol
+ * "ks_module_info", see KS_DEFINE_MODULE) listing its plugins; kubesched checks the module's ABI
+ * major version, struct size and pointer width before it touches anything else, then hands it the
+ * host function table (ks_host_api). In-tree plugins use exactly the same descriptor and API.
+ *
+ * Stability rules (the reason this file looks the way it does):
+ *   - ks_module, ks_plugin_desc and ks_host_api only ever grow at their end; each appended field
+ *     is marked with the ABI minor version that added it. A slot that is NULL is "not implemented"
+ *     (in a descriptor) or "not offered by this host" (in the host table; test with
+ *     KS_HOST_HAS(fn) before calling a function newer than KS_ABI_MINOR 0).
+ *   - The public data structs (ks_resources, ks_taint, ...) are frozen for a major version.
+ *   - Error and status codes are never renumbered.
+ *
+ * Ownership words used below:
+ *   borrowed(obj)  valid as long as obj is (pods and nodes: at least until the callback returns;
+ *                  snapshot objects: until the scheduling cycle ends);
+ *   borrowed(cycle) valid until the scheduling cycle of this pod ends (the binding cycle included);
+ *   caller frees   free with ks_free().
+ * Thread words: every callback says on which thread(s) it runs and what it may touch.
+ */
+#ifndef KUBESCHED_PLUGIN_H
+#define KUBESCHED_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KS_ABI_MAJOR 1
+#define KS_ABI_MINOR 0
+
+#if defined(__GNUC__)
+#define KS_EXPORT __attribute__((visibility("default")))
+#define KS_HIDDEN __attribute__((visibility("hidden")))
+#define KS_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KS_EXPORT
+#define KS_HIDDEN
+#define KS_PRINTF(f, a)
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Codes
+ * ------------------------------------------------------------------------------------------- */
+
+/* Scheduling verdicts, numbered exactly as upstream framework.Code. */
+typedef enum ks_code {
+    KS_SUCCESS = 0,
+    KS_ERROR = 1,
+    KS_UNSCHEDULABLE = 2,
+    KS_UNSCHEDULABLE_AND_UNRESOLVABLE = 3,
+    KS_WAIT = 4,
+    KS_SKIP = 5,
+    KS_PENDING = 6
+} ks_code;
+
+/* Infrastructure errors: 0 or a negative KS_E... value; ks_strerror() names them. */
+#define KS_ERRNO_MAP(X)                                                                         \
+    X(NOMEM, -1, "out of memory")                                                               \
+    X(INVAL, -2, "invalid argument")                                                            \
+    X(NOTFOUND, -3, "not found")                                                                \
+    X(EXIST, -4, "already exists")                                                              \
+    X(TYPE, -5, "wrong type")                                                                   \
+    X(RANGE, -6, "value out of range")                                                          \
+    X(PARSE, -7, "parse error")                                                                 \
+    X(IO, -8, "input/output error")                                                             \
+    X(ABI, -9, "ABI mismatch")
+
+enum {
+#define KS_ERRNO_ENUM(name, val, text) KS_E##name = (val),
+    KS_ERRNO_MAP(KS_ERRNO_ENUM)
+#undef KS_ERRNO_ENUM
+};
+
+/* Interned string. Every label key and value, node name, resource name, taint key ... that the host
+ * hands out is interned once, so plugins compare ids instead of strings in Filter and Score.
+ * KS_SYM_EMPTY is "", KS_SYM_ABSENT means "no such value" (a label that is not set). */
+typedef uint32_t ks_sym;
+#define KS_SYM_EMPTY ((ks_sym)0)
+#define KS_SYM_ABSENT ((ks_sym)0xFFFFFFFFu)
+
+#define KS_MAX_NODE_SCORE 100
+#define KS_MIN_NODE_SCORE 0
+
+/* ---------------------------------------------------------------------------------------------
+ * Opaque handles (all owned by the host)
+ * ------------------------------------------------------------------------------------------- */
+typedef struct ks_pod ks_pod;                   /* a Pod, parsed once when it arrived */
+typedef struct ks_node ks_node;                 /* a Node object */
+typedef struct ks_node_info ks_node_info;       /* a node plus what is placed on it (snapshot) */
+typedef struct ks_snapshot ks_snapshot;         /* the cluster as this cycle sees it */
+typedef struct ks_cycle ks_cycle;               /* per-pod scheduling-cycle state */
+typedef struct ks_status ks_status;             /* where a callback writes its reasons */
+typedef struct ks_args ks_args;                 /* the plugin's pluginConfig args */
+typedef struct ks_error ks_error;               /* where create() explains a failure */
+typedef struct ks_queued_pod ks_queued_pod;     /* a pod in the scheduling queue (QueueSort) */
+typedef struct ks_prefilter_result ks_prefilter_result; /* PreFilter's node subset */
+typedef struct ks_filter_outcome ks_filter_outcome;     /* per-node Filter verdicts (PostFilter) */
+typedef struct ks_post_filter_result ks_post_filter_result; /* PostFilter's nomination */
+
+/* ---------------------------------------------------------------------------------------------
+ * Plain data shared with the host (frozen for ABI major 1)
+ * ------------------------------------------------------------------------------------------- */
+
+/* One extended / hugepages / other scalar resource. */
+typedef struct ks_scalar {
+    ks_sym name;   /* e.g. "nvidia.com/gpu" */
+    int64_t value; /* units, as resource.Quantity.Value() (rounded up) */
+} ks_scalar;
+
+/* A resource list as integers, exactly as upstream's framework.Resource. */
+typedef struct ks_resources {
+    int64_t milli_cpu;         /* MilliValue() of cpu */
+    int64_t memory;            /* bytes */
+    int64_t ephemeral_storage; /* bytes */
+    int64_t allowed_pods;      /* "pods" (node allocatable only) */
+    uint32_t nscalar;
+    const ks_scalar *scalar; /* sorted by name id; borrowed(owner) */
+} ks_resources;
+
+typedef enum ks_taint_effect {
+    KS_EFFECT_ALL = 0, /* toleration only: empty effect matches every effect */
+    KS_EFFECT_NO_SCHEDULE = 1,
+    KS_EFFECT_PREFER_NO_SCHEDULE = 2,
+    KS_EFFECT_NO_EXECUTE = 3
+} ks_taint_effect;
+
+typedef struct ks_taint {
+    ks_sym key;
+    ks_sym value;
+    ks_taint_effect effect;
+} ks_taint;
+
+typedef enum ks_toleration_op { KS_TOL_EQUAL = 0, KS_TOL_EXISTS = 1 } ks_toleration_op;
+
+typedef struct ks_toleration {
+    ks_sym key; /* KS_SYM_EMPTY: any key (with Exists) */
+    ks_toleration_op op;
+    ks_sym value;
+    ks_taint_effect effect; /* KS_EFFECT_ALL: any effect */
+    int32_t has_seconds;
+    int64_t toleration_seconds;
+} ks_toleration;
+
+typedef struct ks_label {
+    ks_sym key;
+    ks_sym value;
+} ks_label;
+
+typedef enum ks_selector_op {
+    KS_OP_IN = 0,
+    KS_OP_NOT_IN = 1,
+    KS_OP_EXISTS = 2,
+    KS_OP_DOES_NOT_EXIST = 3,
+    KS_OP_GT = 4,
+    KS_OP_LT = 5
+} ks_selector_op;
+
+/* One matchExpressions / matchFields entry of a node selector term. */
+typedef struct ks_selector_req {
+    ks_sym key;
+    ks_selector_op op;
+    uint32_t nvalues;
+    const ks_sym *values;
+} ks_selector_req;
+
+typedef struct ks_node_selector_term {
+    uint32_t nexprs;
+    const ks_selector_req *exprs;
+    uint32_t nfields; /* matchFields: upstream supports only key metadata.name */
+    const ks_selector_req *fields;
+} ks_node_selector_term;
+
+typedef struct ks_preferred_term {
+    int32_t weight;
+    ks_node_selector_term term;
+} ks_preferred_term;
+
+/* spec.affinity.nodeAffinity, pre-parsed. */
+typedef struct ks_node_affinity {
+    int32_t has_required; /* requiredDuringSchedulingIgnoredDuringExecution present */
+    uint32_t nrequired;   /* nodeSelectorTerms: ORed */
+    const ks_node_selector_term *required;
+    uint32_t npreferred;
+    const ks_preferred_term *preferred;
+} ks_node_affinity;
+
+typedef struct ks_host_port {
+    ks_sym protocol; /* "TCP" when unset */
+    ks_sym host_ip;  /* "0.0.0.0" when unset */
+    int32_t port;
+} ks_host_port;
+
+typedef struct ks_node_image {
+    uint32_t nnames;
+    const ks_sym *names;
+    int64_t size_bytes;
+} ks_node_image;
+
+/* One entry for NormalizeScore. */
+typedef struct ks_node_score {
+    const ks_node_info *node;
+    int64_t score;
+} ks_node_score;
+
+/* Cluster events a rejected pod may become schedulable on (upstream fwk.ClusterEvent). */
+typedef enum ks_event_resource {
+    KS_RES_POD = 1,
+    KS_RES_ASSIGNED_POD = 2,
+    KS_RES_UNSCHEDULED_POD = 3,
+    KS_RES_NODE = 4,
+    KS_RES_NAMESPACE = 5,
+    KS_RES_SERVICE = 6,
+    KS_RES_PDB = 7,
+    KS_RES_REPLICASET = 8,
+    KS_RES_STATEFULSET = 9,
+    KS_RES_WILDCARD = 100
+} ks_event_resource;
+
+/* Action bits, same values as upstream fwk.ActionType. */
+enum {
+    KS_ACT_ADD = 1u << 0,
+    KS_ACT_DELETE = 1u << 1,
+    KS_ACT_UPDATE_NODE_ALLOCATABLE = 1u << 2,
+    KS_ACT_UPDATE_NODE_LABEL = 1u << 3,
+    KS_ACT_UPDATE_NODE_TAINT = 1u << 4,
+    KS_ACT_UPDATE_NODE_CONDITION = 1u << 5,
+    KS_ACT_UPDATE_NODE_ANNOTATION = 1u << 6,
+    KS_ACT_UPDATE_POD_LABEL = 1u << 7,
+    KS_ACT_UPDATE_POD_SCALE_DOWN = 1u << 8,
+    KS_ACT_UPDATE_POD_TOLERATIONS = 1u << 9,
+    KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1u << 10,
+    KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1u << 11,
+    KS_ACT_UPDATE = (1u << 12) - 4u, /* every update bit above */
+    KS_ACT_ALL = (1u << 12) - 1u
+};
+
+typedef struct ks_cluster_event {
+    ks_event_resource resource;
+    uint32_t actions; /* KS_ACT_... bits */
+} ks_cluster_event;
+
+/* Per-cycle data a plugin stores with ks_cycle_write(). clone is needed when the framework evaluates
+ * a node with nominated pods added (it copies the cycle state); NULL means "share the pointer".
+ * cleanup runs when the cycle ends; NULL means the data came from ks_cycle_alloc(). */
+typedef struct ks_state_ops {
+    void *(*clone)(ks_cycle *into, const void *data);
+    void (*cleanup)(void *data);
+} ks_state_ops;
+
+/* ---------------------------------------------------------------------------------------------
+ * The plugin descriptor
+ *
+ * `self` is what create() returned. Every callback may be NULL (the plugin does not implement that
+ * extension point). Statuses: return a ks_code, and add one or more reasons to `st` with
+ * ks_status_reason(); a rejection without a reason is reported with the plugin's name.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct ks_plugin_desc {
+    uint32_t size;    /* sizeof(ks_plugin_desc) as the plugin was compiled */
+    const char *name; /* upstream-style CamelCase name, unique in the scheduler */
+
+    /* Builds the plugin for one profile. args: borrowed, valid until destroy. On failure return NULL
+     * and explain with ks_error_set(err, ...). Main thread, before scheduling starts. */
+    void *(*create)(const ks_args *args, ks_error *err);
+    /* Frees what create() returned; destroy(NULL) is a no-op. Main thread, after scheduling stops. */
+    void (*destroy)(void *self);
+
+    /* PreEnqueue: before a pod enters the active queue. Non-success parks it as gated.
+     * Thread: the event thread that adds the pod; must not block. */
+    ks_code (*pre_enqueue)(void *self, const ks_pod *pod, ks_status *st);
+
+    /* QueueSort: non-zero when a must be popped before b. Under the queue lock; must be pure. */
+    int (*less)(void *self, const ks_queued_pod *a, const ks_queued_pod *b);
+
+    /* PreFilter: once per cycle, scheduling thread. May restrict the nodes to evaluate with
+     * ks_prefilter_result_add_node(); KS_SKIP skips this plugin's Filter and AddPod/RemovePod. */
+    ks_code (*pre_filter)(void *self, ks_cycle *cycle, const ks_pod *pod,
+                          ks_prefilter_result *result, ks_status *st);
+    /* PreFilter extensions: the framework tells the plugin's cycle state that `other` is (added) or
+     * is not (removed) on `node`, for nominated pods and preemption dry runs. Scheduling thread or
+     * Filter workers (on a cloned cycle state). */
+    ks_code (*pre_filter_add_pod)(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                  const ks_pod *other, const ks_node_info *node, ks_status *st);
+    ks_code (*pre_filter_remove_pod)(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                     const ks_pod *other, const ks_node_info *node, ks_status *st);
+
+    /* Filter: called concurrently for different nodes from `parallelism` workers; the cycle state
+     * is read-only here. Keep it to integer and ks_sym comparisons. */
+    ks_code (*filter)(void *self, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *node,
+                      ks_status *st);
+
+    /* PostFilter: after no node passed Filter, scheduling thread. A plugin that makes room may
+     * nominate a node with ks_post_filter_nominate(). */
+    ks_code (*post_filter)(void *self, ks_cycle *cycle, const ks_pod *pod,
+                           const ks_filter_outcome *outcome, ks_post_filter_result *result,
+                           ks_status *st);
+
+    /* PreScore: once per cycle with the feasible nodes (borrowed(cycle)); KS_SKIP skips Score. */
+    ks_code (*pre_score)(void *self, ks_cycle *cycle, const ks_pod *pod,
+                         const ks_node_info *const *nodes, size_t nnodes, ks_status *st);
+    /* Score: concurrently for different nodes; write the raw score to *score. */
+    ks_code (*score)(void *self, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *node,
+                     int64_t *score, ks_status *st);
+    /* NormalizeScore: once, scheduling thread; rewrite scores in place to [0, 100]. */
+    ks_code (*normalize_score)(void *self, ks_cycle *cycle, const ks_pod *pod,
+                               ks_node_score *scores, size_t nscores, ks_status *st);
+
+    /* Reserve / Unreserve: scheduling thread (Unreserve also on a binding thread after a failure).
+     * Unreserve must be idempotent and cannot fail. */
+    ks_code (*reserve)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
+    void (*unreserve)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node);
+
+    /* Permit: scheduling thread. KS_WAIT with *timeout_ms (capped at 15 minutes) parks the pod until
+     * ks_permit_allow()/ks_permit_reject() or the timeout. */
+    ks_code (*permit)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                      int64_t *timeout_ms, ks_status *st);
+
+    /* PreBind / Bind / PostBind: a binding thread; may block (network calls belong here). Bind
+     * returning KS_SKIP passes the pod to the next Bind plugin. PostBind is informational. */
+    ks_code (*pre_bind)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
+    ks_code (*bind)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
+    void (*post_bind)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node);
+
+    /* EnqueueExtensions: the events after which a pod this plugin rejected may fit. Fill at most
+     * `cap` entries of out and return how many there are. NULL: every event. Main thread. */
+    size_t (*events_to_register)(void *self, ks_cluster_event *out, size_t cap);
+} ks_plugin_desc;
+
+/* ---------------------------------------------------------------------------------------------
+ * The host function table. Plugins call the ks_... wrappers below, not the slots.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct ks_host_api {
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    uint32_t size; /* sizeof(ks_host_api) of the host */
+    uint32_t reserved;
+
+    /* --- ABI 1.0 --- */
+    /* Memory and strings. */
+    void *(*alloc)(size_t n);   /* caller frees with free_ */
+    void (*free_)(void *p);
+    const char *(*strerror)(int err);
+    ks_sym (*intern)(const char *s);        /* thread-safe; never fails for valid strings */
+    ks_sym (*sym_lookup)(const char *s);    /* KS_SYM_ABSENT when s was never interned */
+    const char *(*sym_str)(ks_sym sym);     /* borrowed forever; "" for EMPTY, NULL for ABSENT */
+
+    /* Logging: the host prefixes the calling plugin's name. Any thread. */
+    int (*log_enabled)(int verbosity);
+    void (*logv)(int verbosity, const char *fmt, va_list ap);
+
+    /* Errors and statuses. */
+    void (*error_setv)(ks_error *err, const char *fmt, va_list ap);
+    void (*status_reason)(ks_status *st, const char *reason); /* copies reason */
+    void (*status_reasonv)(ks_status *st, const char *fmt, va_list ap);
+
+    /* Plugin args (pluginConfig). Paths are dotted field names with [i] for array items, e.g.
+     * "scoringStrategy.resources[0].name". Each getter returns 0, KS_ENOTFOUND or KS_ETYPE. */
+    const char *(*args_json)(const ks_args *args); /* borrowed(args); "{}" when none */
+    int (*args_get_string)(const ks_args *args, const char *path, const char **out);
+    int (*args_get_int)(const ks_args *args, const char *path, int64_t *out);
+    int (*args_get_double)(const ks_args *args, const char *path, double *out);
+    int (*args_get_bool)(const ks_args *args, const char *path, int *out);
+    int (*args_count)(const ks_args *args, const char *path, size_t *out); /* array length */
+    int (*args_get_quantity)(const ks_args *args, const char *path, int milli, int64_t *out);
+
+    /* Pods (all results borrowed(pod)). */
+    ks_sym (*pod_name)(const ks_pod *pod);
+    ks_sym (*pod_namespace)(const ks_pod *pod);
+    const char *(*pod_uid)(const ks_pod *pod);
+    ks_sym (*pod_scheduler_name)(const ks_pod *pod);
+    ks_sym (*pod_node_name)(const ks_pod *pod);           /* KS_SYM_EMPTY when unassigned */
+    ks_sym (*pod_nominated_node_name)(const ks_pod *pod); /* KS_SYM_EMPTY when none */
+    int32_t (*pod_priority)(const ks_pod *pod);
+    int (*pod_is_terminating)(const ks_pod *pod);         /* deletionTimestamp set */
+    size_t (*pod_labels)(const ks_pod *pod, const ks_label **out);      /* sorted by key id */
+    ks_sym (*pod_label)(const ks_pod *pod, ks_sym key);                  /* KS_SYM_ABSENT if unset */
+    size_t (*pod_annotations)(const ks_pod *pod, const ks_label **out);
+    const ks_resources *(*pod_requests)(const ks_pod *pod);         /* upstream PodRequests */
+    const ks_resources *(*pod_nonzero_requests)(const ks_pod *pod); /* cpu/memory defaulted */
+    size_t (*pod_tolerations)(const ks_pod *pod, const ks_toleration **out);
+    size_t (*pod_node_selector)(const ks_pod *pod, const ks_label **out);
+    const ks_node_affinity *(*pod_node_affinity)(const ks_pod *pod); /* NULL when none */
+    size_t (*pod_images)(const ks_pod *pod, const ks_sym **out); /* init then regular containers */
+    size_t (*pod_host_ports)(const ks_pod *pod, const ks_host_port **out); /* hostPort > 0 only */
+    size_t (*pod_scheduling_gates)(const ks_pod *pod, const ks_sym **out);
+    const char *(*pod_json)(const ks_pod *pod); /* the whole object as compact JSON */
+
+    /* Nodes (results borrowed(node)). */
+    ks_sym (*node_name)(const ks_node *node);
+    size_t (*node_labels)(const ks_node *node, const ks_label **out); /* sorted by key id */
+    ks_sym (*node_label)(const ks_node *node, ks_sym key);
+    size_t (*node_annotations)(const ks_node *node, const ks_label **out);
+    int (*node_unschedulable)(const ks_node *node);
+    size_t (*node_taints)(const ks_node *node, const ks_taint **out); /* in spec order */
+    const ks_resources *(*node_allocatable)(const ks_node *node);
+    size_t (*node_images)(const ks_node *node, const ks_node_image **out);
+    const char *(*node_json)(const ks_node *node);
+
+    /* NodeInfo: a node and the pods placed on it in this cycle's snapshot (borrowed(cycle)). */
+    const ks_node *(*node_info_node)(const ks_node_info *ni);
+    size_t (*node_info_pod_count)(const ks_node_info *ni);
+    const ks_pod *(*node_info_pod_at)(const ks_node_info *ni, size_t i);
+    const ks_resources *(*node_info_requested)(const ks_node_info *ni);
+    const ks_resources *(*node_info_nonzero_requested)(const ks_node_info *ni);
+
+    /* Snapshot (borrowed(cycle)). The node order is the scheduler's, not sorted. */
+    const ks_snapshot *(*cycle_snapshot)(ks_cycle *cycle);
+    size_t (*snapshot_node_count)(const ks_snapshot *snap);
+    const ks_node_info *(*snapshot_node_at)(const ks_snapshot *snap, size_t i);
+    const ks_node_info *(*snapshot_node)(const ks_snapshot *snap, ks_sym name); /* NULL: none */
+
+    /* Cycle state: key is the address of something of the plugin's (compare by pointer). */
+    int (*cycle_write)(ks_cycle *cycle, const void *key, void *data, const ks_state_ops *ops);
+    void *(*cycle_read)(ks_cycle *cycle, const void *key); /* NULL when not written */
+    void *(*cycle_alloc)(ks_cycle *cycle, size_t n);        /* zeroed; freed with the cycle */
+
+    /* Queue entries (QueueSort). */
+    const ks_pod *(*queued_pod_pod)(const ks_queued_pod *qp);
+    int64_t (*queued_pod_timestamp_ns)(const ks_queued_pod *qp); /* last (re)enqueue time */
+    int32_t (*queued_pod_attempts)(const ks_queued_pod *qp);
+
+    /* PreFilter result and PostFilter inputs/outputs. */
+    void (*prefilter_result_add_node)(ks_prefilter_result *res, ks_sym node);
+    ks_code (*filter_outcome_code)(const ks_filter_outcome *o, const ks_node_info *node);
+    void (*post_filter_nominate)(ks_post_filter_result *res, ks_sym node);
+
+    /* Permit: release or reject a pod waiting on `plugin`. Any thread. 0 or KS_ENOTFOUND. */
+    int (*permit_allow)(const char *pod_uid, const char *plugin);
+    int (*permit_reject)(const char *pod_uid, const char *plugin, const char *message);
+
+    /* Binding through the cluster source (the API server, or memory in simulate). Binding thread. */
+    ks_code (*bind_pod)(ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
+} ks_host_api;
+
+/* ---------------------------------------------------------------------------------------------
+ * Modules (shared objects)
+ * ------------------------------------------------------------------------------------------- */
+typedef struct ks_module {
+    uint32_t abi_major;    /* KS_ABI_MAJOR the module was built with */
+    uint32_t abi_minor;    /* KS_ABI_MINOR the module was built with */
+    uint32_t size;         /* sizeof(ks_module) */
+    uint32_t pointer_size; /* sizeof(void *) */
+    /* Called once after the checks pass, before any create(). Return 0, or non-zero after writing
+     * a message to err (errlen bytes). Main thread. */
+    int (*init)(const ks_host_api *host, char *err, size_t errlen);
+    uint32_t nplugins;
+    const ks_plugin_desc *const *plugins;
+} ks_module;
+
+#define KS_MODULE_SYMBOL "ks_module_info"
+
+/* The host table every wrapper below calls through. A shared object gets its own copy (hidden
+ * visibility), set by KS_DEFINE_MODULE's init; in-tree plugins share the executable's. */
+extern KS_HIDDEN const ks_host_api *ks_host;
+
+/* Defines the module of a shared object: use once, in one source file, listing the descriptors.
+ *   KS_DEFINE_MODULE(&my_filter_plugin, &my_score_plugin)                                     */
+#define KS_DEFINE_MODULE(...)                                                                   \
+    KS_HIDDEN const ks_host_api *ks_host;                                                       \
+    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
+    {                                                                                           \
+        (void)err;                                                                              \
+        (void)errlen;                                                                           \
+        ks_host = host;                                                                         \
+        return 0;                                                                               \
+    }                                                                                           \
+    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
+    KS_EXPORT const ks_module ks_module_info = {                                                \
+        KS_ABI_MAJOR,                                                                           \
+        KS_ABI_MINOR,                                                                           \
+        (uint32_t)sizeof(ks_module),                                                            \
+        (uint32_t)sizeof(void *),                                                               \
+        ks_module_init_,                                                                        \
+        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                 \
+        ks_module_plugins_}
+
+/* True when the host offers `fn` (a slot name of ks_host_api). */
+#define KS_HOST_HAS(fn)                                                                         \
+    (ks_host != NULL &&                                                                         \
+     ks_host->size >= offsetof(ks_host_api, fn) + sizeof(ks_host->fn) && ks_host->fn != NULL)
+
+/* ---------------------------------------------------------------------------------------------
+ * Wrappers (what plugins call). Threads and ownership as on the slot above.
+ * ------------------------------------------------------------------------------------------- */
+static inline void *ks_alloc(size_t n) { return ks_host->alloc(n); }
+static inline void ks_free(void *p) { ks_host->free_(p); }
+static inline const char *ks_strerror(int err) { return ks_host->strerror(err); }
+static inline ks_sym ks_intern(const char *s) { return ks_host->intern(s); }
+static inline ks_sym ks_sym_lookup(const char *s) { return ks_host->sym_lookup(s); }
+static inline const char *ks_sym_str(ks_sym s) { return ks_host->sym_str(s); }
+
+static inline int ks_log_enabled(int v) { return ks_host->log_enabled(v); }
+static inline KS_PRINTF(2, 3) void ks_log(int v, const char *fmt, ...)
+{
+    va_list ap;
+    if (!ks_host->log_enabled(v))
+        return;
+    va_start(ap, fmt);
+    ks_host->logv(v, fmt, ap);
+    va_end(ap);
+}
+
+static inline KS_PRINTF(2, 3) void ks_error_set(ks_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ks_host->error_setv(err, fmt, ap);
+    va_end(ap);
+}
+static inline void ks_status_reason(ks_status *st, const char *r) { ks_host->status_reason(st, r); }
+static inline KS_PRINTF(2, 3) void ks_status_reasonf(ks_status *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ks_host->status_reasonv(st, fmt, ap);
+    va_end(ap);
+}
+
+static inline const char *ks_args_json(const ks_args *a) { return ks_host->args_json(a); }
+static inline int ks_args_get_string(const ks_args *a, const char *p, const char **o) { return ks_host->args_get_string(a, p, o); }
+static inline int ks_args_get_int(const ks_args *a, const char *p, int64_t *o) { return ks_host->args_get_int(a, p, o); }
+static inline int ks_args_get_double(const ks_args *a, const char *p, double *o) { return ks_host->args_get_double(a, p, o); }
+static inline int ks_args_get_bool(const ks_args *a, const char *p, int *o) { return ks_host->args_get_bool(a, p, o); }
+static inline int ks_args_count(const ks_args *a, const char *p, size_t *o) { return ks_host->args_count(a, p, o); }
+/* A quantity arg ("500m", "2Gi", 3): milli != 0 gives MilliValue(), else Value(). */
+static inline int ks_args_get_quantity(const ks_args *a, const char *p, int milli, int64_t *o) { return ks_host->args_get_quantity(a, p, milli, o); }
+
+static inline ks_sym ks_pod_name(const ks_pod *p) { return ks_host->pod_name(p); }
+static inline ks_sym ks_pod_namespace(const ks_pod *p) { return ks_host->pod_namespace(p); }
+static inline const char *ks_pod_uid(const ks_pod *p) { return ks_host->pod_uid(p); }
+static inline ks_sym ks_pod_scheduler_name(const ks_pod *p) { return ks_host->pod_scheduler_name(p); }
+static inline ks_sym ks_pod_node_name(const ks_pod *p) { return ks_host->pod_node_name(p); }
+static inline ks_sym ks_pod_nominated_node_name(const ks_pod *p) { return ks_host->pod_nominated_node_name(p); }
+static inline int32_t ks_pod_priority(const ks_pod *p) { return ks_host->pod_priority(p); }
+static inline int ks_pod_is_terminating(const ks_pod *p) { return ks_host->pod_is_terminating(p); }
+static inline size_t ks_pod_labels(const ks_pod *p, const ks_label **o) { return ks_host->pod_labels(p, o); }
+static inline ks_sym ks_pod_label(const ks_pod *p, ks_sym k) { return ks_host->pod_label(p, k); }
+static inline size_t ks_pod_annotations(const ks_pod *p, const ks_label **o) { return ks_host->pod_annotations(p, o); }
+static inline const ks_resources *ks_pod_requests(const ks_pod *p) { return ks_host->pod_requests(p); }
+static inline const ks_resources *ks_pod_nonzero_requests(const ks_pod *p) { return ks_host->pod_nonzero_requests(p); }
+static inline size_t ks_pod_tolerations(const ks_pod *p, const ks_toleration **o) { return ks_host->pod_tolerations(p, o); }
+static inline size_t ks_pod_node_selector(const ks_pod *p, const ks_label **o) { return ks_host->pod_node_selector(p, o); }
+static inline const ks_node_affinity *ks_pod_node_affinity(const ks_pod *p) { return ks_host->pod_node_affinity(p); }
+static inline size_t ks_pod_images(const ks_pod *p, const ks_sym **o) { return ks_host->pod_images(p, o); }
+static inline size_t ks_pod_host_ports(const ks_pod *p, const ks_host_port **o) { return ks_host->pod_host_ports(p, o); }
+static inline size_t ks_pod_scheduling_gates(const ks_pod *p, const ks_sym **o) { return ks_host->pod_scheduling_gates(p, o); }
+static inline const char *ks_pod_json(const ks_pod *p) { return ks_host->pod_json(p); }
+
+static inline ks_sym ks_node_name(const ks_node *n) { return ks_host->node_name(n); }
+static inline size_t ks_node_labels(const ks_node *n, const ks_label **o) { return ks_host->node_labels(n, o); }
+static inline ks_sym ks_node_label(const ks_node *n, ks_sym k) { return ks_host->node_label(n, k); }
+static inline size_t ks_node_annotations(const ks_node *n, const ks_label **o) { return ks_host->node_annotations(n, o); }
+static inline int ks_node_unschedulable(const ks_node *n) { return ks_host->node_unschedulable(n); }
+static inline size_t ks_node_taints(const ks_node *n, const ks_taint **o) { return ks_host->node_taints(n, o); }
+static inline const ks_resources *ks_node_allocatable(const ks_node *n) { return ks_host->node_allocatable(n); }
+static inline size_t ks_node_images(const ks_node *n, const ks_node_image **o) { return ks_host->node_images(n, o); }
+static inline const char *ks_node_json(const ks_node *n) { return ks_host->node_json(n); }
+
+static inline const ks_node *ks_node_info_node(const ks_node_info *ni) { return ks_host->node_info_node(ni); }
+static inline size_t ks_node_info_pod_count(const ks_node_info *ni) { return ks_host->node_info_pod_count(ni); }
+static inline const ks_pod *ks_node_info_pod_at(const ks_node_info *ni, size_t i) { return ks_host->node_info_pod_at(ni, i); }
+static inline const ks_resources *ks_node_info_requested(const ks_node_info *ni) { return ks_host->node_info_requested(ni); }
+static inline const ks_resources *ks_node_info_nonzero_requested(const ks_node_info *ni) { return ks_host->node_info_nonzero_requested(ni); }
+
+static inline const ks_snapshot *ks_cycle_snapshot(ks_cycle *c) { return ks_host->cycle_snapshot(c); }
+static inline size_t ks_snapshot_node_count(const ks_snapshot *s) { return ks_host->snapshot_node_count(s); }
+static inline const ks_node_info *ks_snapshot_node_at(const ks_snapshot *s, size_t i) { return ks_host->snapshot_node_at(s, i); }
+static inline const ks_node_info *ks_snapshot_node(const ks_snapshot *s, ks_sym name) { return ks_host->snapshot_node(s, name); }
+
+static inline int ks_cycle_write(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops) { return ks_host->cycle_write(c, key, data, ops); }
+static inline void *ks_cycle_read(ks_cycle *c, const void *key) { return ks_host->cycle_read(c, key); }
+static inline void *ks_cycle_alloc(ks_cycle *c, size_t n) { return ks_host->cycle_alloc(c, n); }
+
+static inline const ks_pod *ks_queued_pod_pod(const ks_queued_pod *q) { return ks_host->queued_pod_pod(q); }
+static inline int64_t ks_queued_pod_timestamp_ns(const ks_queued_pod *q) { return ks_host->queued_pod_timestamp_ns(q); }
+static inline int32_t ks_queued_pod_attempts(const ks_queued_pod *q) { return ks_host->queued_pod_attempts(q); }
+
+static inline void ks_prefilter_result_add_node(ks_prefilter_result *r, ks_sym n) { ks_host->prefilter_result_add_node(r, n); }
+static inline ks_code ks_filter_outcome_code(const ks_filter_outcome *o, const ks_node_info *n) { return ks_host->filter_outcome_code(o, n); }
+static inline void ks_post_filter_nominate(ks_post_filter_result *r, ks_sym n) { ks_host->post_filter_nominate(r, n); }
+
+static inline int ks_permit_allow(const char *uid, const char *plugin) { return ks_host->permit_allow(uid, plugin); }
+static inline int ks_permit_reject(const char *uid, const char *plugin, const char *msg) { return ks_host->permit_reject(uid, plugin, msg); }
+static inline ks_code ks_bind_pod(ks_cycle *c, const ks_pod *p, ks_sym node, ks_status *st) { return ks_host->bind_pod(c, p, node, st); }
+
+/* Pure helpers on plain data (no host call). */
+static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
+{
+    uint32_t lo = 0, hi = r->nscalar;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r->scalar[mid].name == name)
+            return r->scalar[mid].value;
+        if (r->scalar[mid].name < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KUBESCHED_PLUGIN_H */

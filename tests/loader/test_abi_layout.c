@@ -1,0 +1,201 @@
+/*
+ * The plugin ABI's layout, frozen: compile-time checks on LP64 (x86-64, aarch64 Linux) of every
+ * offset and size that crosses the .so boundary. If one of these fails, the change to
+ * sdk/kubesched/plugin.h broke plugins built against an earlier SDK: append fields at the end of
+ * ks_module / ks_plugin_desc / ks_host_api (marking the ABI minor that added them) and update the
+ * totals here, or bump KS_ABI_MAJOR. Never reorder, resize or renumber.
+ */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kubesched/plugin.h"
+
+#define SA(cond) _Static_assert(cond, #cond)
+#define AT(type, field, off) SA(offsetof(type, field) == (off))
+
+/* ---- Numbers that are part of the ABI (on every platform) ---------------------------------- */
+SA(KS_ABI_MAJOR == 1);
+SA(sizeof(ks_sym) == 4);
+SA(KS_SYM_EMPTY == 0u && KS_SYM_ABSENT == 0xFFFFFFFFu);
+SA(KS_SUCCESS == 0 && KS_ERROR == 1 && KS_UNSCHEDULABLE == 2);
+SA(KS_UNSCHEDULABLE_AND_UNRESOLVABLE == 3 && KS_WAIT == 4 && KS_SKIP == 5 && KS_PENDING == 6);
+SA(KS_ENOMEM == -1 && KS_EINVAL == -2 && KS_ENOTFOUND == -3 && KS_EEXIST == -4);
+SA(KS_ETYPE == -5 && KS_ERANGE == -6 && KS_EPARSE == -7 && KS_EIO == -8 && KS_EABI == -9);
+SA(KS_EFFECT_ALL == 0 && KS_EFFECT_NO_SCHEDULE == 1 && KS_EFFECT_PREFER_NO_SCHEDULE == 2);
+SA(KS_EFFECT_NO_EXECUTE == 3 && KS_TOL_EQUAL == 0 && KS_TOL_EXISTS == 1);
+SA(KS_OP_IN == 0 && KS_OP_NOT_IN == 1 && KS_OP_EXISTS == 2 && KS_OP_DOES_NOT_EXIST == 3);
+SA(KS_OP_GT == 4 && KS_OP_LT == 5);
+SA(KS_RES_POD == 1 && KS_RES_NODE == 4 && KS_RES_STATEFULSET == 9 && KS_RES_WILDCARD == 100);
+SA(KS_ACT_ADD == 1 && KS_ACT_DELETE == 2 && KS_ACT_UPDATE_NODE_ALLOCATABLE == 4);
+SA(KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM == 1u << 11);
+SA(KS_ACT_UPDATE == 0xFFCu && KS_ACT_ALL == 0xFFFu);
+SA(KS_MAX_NODE_SCORE == 100 && KS_MIN_NODE_SCORE == 0);
+SA(sizeof(ks_code) == 4 && sizeof(ks_taint_effect) == 4 && sizeof(ks_toleration_op) == 4);
+SA(sizeof(ks_selector_op) == 4 && sizeof(ks_event_resource) == 4);
+
+/* The module header is pointer-width independent: the loader reads it before knowing the width. */
+AT(ks_module, abi_major, 0);
+AT(ks_module, abi_minor, 4);
+AT(ks_module, size, 8);
+AT(ks_module, pointer_size, 12);
+AT(ks_module, init, 16);
+AT(ks_plugin_desc, size, 0);
+AT(ks_host_api, abi_major, 0);
+AT(ks_host_api, abi_minor, 4);
+AT(ks_host_api, size, 8);
+AT(ks_host_api, reserved, 12);
+
+#if UINTPTR_MAX == UINT64_MAX && defined(__LP64__)
+#define KS_LAYOUT_CHECKED 1
+/* ---- ks_module ------------------------------------------------------------------------------ */
+AT(ks_module, nplugins, 24);
+AT(ks_module, plugins, 32);
+SA(sizeof(ks_module) == 40);
+
+/* ---- ks_plugin_desc: size, name, then one pointer per slot in this exact order ------------- */
+#define KS_DESC_SLOTS(X) \
+    X(create) X(destroy) X(pre_enqueue) X(less) \
+    X(pre_filter) X(pre_filter_add_pod) X(pre_filter_remove_pod) X(filter) \
+    X(post_filter) X(pre_score) X(score) X(normalize_score) \
+    X(reserve) X(unreserve) X(permit) X(pre_bind) \
+    X(bind) X(post_bind) X(events_to_register) \
+/* (end of ABI 1.0 slots) */
+
+enum {
+#define X(f) DESC_SLOT_##f,
+    KS_DESC_SLOTS(X)
+#undef X
+    DESC_NSLOTS
+};
+AT(ks_plugin_desc, name, 8);
+#define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
+KS_DESC_SLOTS(X)
+#undef X
+SA(DESC_NSLOTS == 19);
+SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
+SA(sizeof(ks_plugin_desc) == 168);
+
+/* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
+#define KS_HOST_SLOTS(X) \
+    X(alloc) X(free_) X(strerror) X(intern) \
+    X(sym_lookup) X(sym_str) X(log_enabled) X(logv) \
+    X(error_setv) X(status_reason) X(status_reasonv) X(args_json) \
+    X(args_get_string) X(args_get_int) X(args_get_double) X(args_get_bool) \
+    X(args_count) X(args_get_quantity) X(pod_name) X(pod_namespace) \
+    X(pod_uid) X(pod_scheduler_name) X(pod_node_name) X(pod_nominated_node_name) \
+    X(pod_priority) X(pod_is_terminating) X(pod_labels) X(pod_label) \
+    X(pod_annotations) X(pod_requests) X(pod_nonzero_requests) X(pod_tolerations) \
+    X(pod_node_selector) X(pod_node_affinity) X(pod_images) X(pod_host_ports) \
+    X(pod_scheduling_gates) X(pod_json) X(node_name) X(node_labels) \
+    X(node_label) X(node_annotations) X(node_unschedulable) X(node_taints) \
+    X(node_allocatable) X(node_images) X(node_json) X(node_info_node) \
+    X(node_info_pod_count) X(node_info_pod_at) X(node_info_requested) X(node_info_nonzero_requested) \
+    X(cycle_snapshot) X(snapshot_node_count) X(snapshot_node_at) X(snapshot_node) \
+    X(cycle_write) X(cycle_read) X(cycle_alloc) X(queued_pod_pod) \
+    X(queued_pod_timestamp_ns) X(queued_pod_attempts) X(prefilter_result_add_node) X(filter_outcome_code) \
+    X(post_filter_nominate) X(permit_allow) X(permit_reject) X(bind_pod) \
+/* (end of ABI 1.0 slots) */
+
+enum {
+#define X(f) HOST_SLOT_##f,
+    KS_HOST_SLOTS(X)
+#undef X
+    HOST_NSLOTS
+};
+#define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
+KS_HOST_SLOTS(X)
+#undef X
+SA(HOST_NSLOTS == 68);
+AT(ks_host_api, alloc, 16);
+AT(ks_host_api, free_, 24);
+AT(ks_host_api, strerror, 32);
+SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
+SA(sizeof(ks_host_api) == 560);
+
+/* ---- Plain data ------------------------------------------------------------------------------ */
+AT(ks_scalar, name, 0);
+AT(ks_scalar, value, 8);
+SA(sizeof(ks_scalar) == 16);
+
+AT(ks_resources, milli_cpu, 0);
+AT(ks_resources, memory, 8);
+AT(ks_resources, ephemeral_storage, 16);
+AT(ks_resources, allowed_pods, 24);
+AT(ks_resources, nscalar, 32);
+AT(ks_resources, scalar, 40);
+SA(sizeof(ks_resources) == 48);
+
+AT(ks_taint, key, 0);
+AT(ks_taint, value, 4);
+AT(ks_taint, effect, 8);
+SA(sizeof(ks_taint) == 12);
+
+AT(ks_toleration, key, 0);
+AT(ks_toleration, op, 4);
+AT(ks_toleration, value, 8);
+AT(ks_toleration, effect, 12);
+AT(ks_toleration, has_seconds, 16);
+AT(ks_toleration, toleration_seconds, 24);
+SA(sizeof(ks_toleration) == 32);
+
+AT(ks_label, key, 0);
+AT(ks_label, value, 4);
+SA(sizeof(ks_label) == 8);
+
+AT(ks_selector_req, key, 0);
+AT(ks_selector_req, op, 4);
+AT(ks_selector_req, nvalues, 8);
+AT(ks_selector_req, values, 16);
+SA(sizeof(ks_selector_req) == 24);
+
+AT(ks_node_selector_term, nexprs, 0);
+AT(ks_node_selector_term, exprs, 8);
+AT(ks_node_selector_term, nfields, 16);
+AT(ks_node_selector_term, fields, 24);
+SA(sizeof(ks_node_selector_term) == 32);
+
+AT(ks_preferred_term, weight, 0);
+AT(ks_preferred_term, term, 8);
+SA(sizeof(ks_preferred_term) == 40);
+
+AT(ks_node_affinity, has_required, 0);
+AT(ks_node_affinity, nrequired, 4);
+AT(ks_node_affinity, required, 8);
+AT(ks_node_affinity, npreferred, 16);
+AT(ks_node_affinity, preferred, 24);
+SA(sizeof(ks_node_affinity) == 32);
+
+AT(ks_host_port, protocol, 0);
+AT(ks_host_port, host_ip, 4);
+AT(ks_host_port, port, 8);
+SA(sizeof(ks_host_port) == 12);
+
+AT(ks_node_image, nnames, 0);
+AT(ks_node_image, names, 8);
+AT(ks_node_image, size_bytes, 16);
+SA(sizeof(ks_node_image) == 24);
+
+AT(ks_node_score, node, 0);
+AT(ks_node_score, score, 8);
+SA(sizeof(ks_node_score) == 16);
+
+AT(ks_cluster_event, resource, 0);
+AT(ks_cluster_event, actions, 4);
+SA(sizeof(ks_cluster_event) == 8);
+
+AT(ks_state_ops, clone, 0);
+AT(ks_state_ops, cleanup, 8);
+SA(sizeof(ks_state_ops) == 16);
+#endif /* LP64 */
+
+/* A runtime trace of the checks above, so the test report shows that they were compiled in. */
+Test(abi_layout, frozen_on_this_platform)
+{
+#ifdef KS_LAYOUT_CHECKED
+    cr_assert_eq(sizeof(ks_plugin_desc), 168);
+    cr_assert_eq(sizeof(ks_module), 40);
+#else
+    cr_skip_test("layout assertions are written for LP64 only");
+#endif
+}

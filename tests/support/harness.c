@@ -1,0 +1,345 @@
+/*
+ * Plugin test harness; see harness.h. Runs one plugin's extension points against a small cluster
+ * built from JSON, through the real host table, cache and cycle state.
+ */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "framework.h"
+#include "host_api.h"
+#include "intern.h"
+#include "objects.h"
+#include "queue.h"
+#include "strmap.h"
+
+/* Everything to release at th_fini. */
+typedef struct cleanup {
+    void (*fn)(void *);
+    void *p;
+} cleanup;
+
+static cleanup *cleanups;
+static size_t ncleanups, cap_cleanups;
+static ks_strmap bound; /* pod uid -> node name (strdup) */
+
+static void defer(void (*fn)(void *), void *p)
+{
+    if (ncleanups == cap_cleanups) {
+        cap_cleanups = cap_cleanups ? cap_cleanups * 2 : 64;
+        cleanups = realloc(cleanups, cap_cleanups * sizeof(*cleanups));
+        cr_assert_not_null(cleanups);
+    }
+    cleanups[ncleanups++] = (cleanup){fn, p};
+}
+
+static ks_code harness_bind(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st)
+{
+    void *old = NULL;
+    (void)ctx;
+    (void)cycle;
+    (void)st;
+    ks__strmap_put(&bound, pod->uid, strdup(ks__sym_str(node)), &old);
+    free(old);
+    return KS_SUCCESS;
+}
+
+void th_init(void)
+{
+    ks__host_init();
+    ks__strmap_init(&bound);
+    ks__host_set_bind_hook(harness_bind, NULL);
+}
+
+void th_fini(void)
+{
+    for (size_t i = ncleanups; i-- > 0;)
+        cleanups[i].fn(cleanups[i].p);
+    free(cleanups);
+    cleanups = NULL;
+    ncleanups = cap_cleanups = 0;
+    const char *k;
+    void *v;
+    for (size_t it = 0; ks__strmap_next(&bound, &it, &k, &v);)
+        free(v);
+    ks__strmap_destroy(&bound);
+    ks__host_set_bind_hook(NULL, NULL);
+}
+
+static cJSON *parse_json(const char *text)
+{
+    char *copy = strdup(text);
+    cr_assert_not_null(copy);
+    for (char *p = copy; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    cJSON *obj = cJSON_Parse(copy);
+    cr_assert_not_null(obj, "harness: invalid JSON: %s", copy);
+    free(copy);
+    return obj;
+}
+
+static void pod_unref_v(void *p) { ks__pod_unref(p); }
+static void node_unref_v(void *p) { ks__node_unref(p); }
+
+ks_pod *th_pod(const char *json)
+{
+    char err[512];
+    ks_pod *pod;
+    cJSON *obj = parse_json(json);
+    int rc = ks__pod_from_json(obj, &pod, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, 0, "harness: pod: %s", err);
+    defer(pod_unref_v, pod);
+    return pod;
+}
+
+ks_node *th_node(const char *json)
+{
+    char err[512];
+    ks_node *node;
+    cJSON *obj = parse_json(json);
+    int rc = ks__node_from_json(obj, &node, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, 0, "harness: node: %s", err);
+    defer(node_unref_v, node);
+    return node;
+}
+
+struct th_cluster {
+    ks_cache *cache;
+    ks_snapshot *snap;
+    ks_sym order[256]; /* insertion order */
+    size_t n;
+};
+
+static void cluster_free(void *p)
+{
+    th_cluster *c = p;
+    ks__snapshot_free(c->snap);
+    ks__cache_free(c->cache);
+    free(c);
+}
+
+th_cluster *th_cluster_new(void)
+{
+    th_cluster *c = calloc(1, sizeof(*c));
+    cr_assert_not_null(c);
+    c->cache = ks__cache_new();
+    c->snap = ks__snapshot_new();
+    defer(cluster_free, c);
+    return c;
+}
+
+static void refresh(th_cluster *c) { cr_assert_eq(ks__cache_update_snapshot(c->cache, c->snap), 0); }
+
+const ks_node_info *th_cluster_add_node(th_cluster *c, const char *node_json)
+{
+    ks_node *node = th_node(node_json);
+    cr_assert_eq(ks__cache_add_node(c->cache, node), 0);
+    cr_assert_lt(c->n, 256);
+    c->order[c->n++] = node->name;
+    refresh(c);
+    return ks__snapshot_find(c->snap, node->name);
+}
+
+void th_cluster_add_pod(th_cluster *c, const char *pod_json)
+{
+    ks_pod *pod = th_pod(pod_json);
+    cr_assert_neq(pod->node_name, KS_SYM_EMPTY, "harness: th_cluster_add_pod needs spec.nodeName");
+    cr_assert_eq(ks__cache_add_pod(c->cache, pod), 0);
+    refresh(c);
+}
+
+const ks_node_info *th_cluster_node(th_cluster *c, const char *node_name)
+{
+    refresh(c);
+    return ks__snapshot_find(c->snap, ks__intern(node_name));
+}
+
+struct th_plugin {
+    const ks_plugin_desc *desc;
+    void *self;
+    struct ks_args args;
+    cJSON *json;
+};
+
+static void plugin_free(void *p)
+{
+    th_plugin *pl = p;
+    if (pl->desc->destroy && pl->self)
+        pl->desc->destroy(pl->self);
+    cJSON_Delete(pl->json);
+    free(pl->args.text);
+    free(pl);
+}
+
+th_plugin *th_plugin_try_new(const ks_plugin_desc *desc, const char *args_json, char *err,
+                             size_t errlen)
+{
+    th_plugin *p = calloc(1, sizeof(*p));
+    struct ks_error e = {{0}};
+    cr_assert_not_null(p);
+    p->desc = desc;
+    if (args_json)
+        p->json = parse_json(args_json);
+    p->args.json = p->json;
+    if (desc->create) {
+        p->self = desc->create(&p->args, &e);
+        if (!p->self) {
+            if (err)
+                snprintf(err, errlen, "%s", e.msg);
+            cJSON_Delete(p->json);
+            free(p);
+            return NULL;
+        }
+    }
+    defer(plugin_free, p);
+    return p;
+}
+
+th_plugin *th_plugin_new(const ks_plugin_desc *desc, const char *args_json)
+{
+    char err[512] = "";
+    th_plugin *p = th_plugin_try_new(desc, args_json, err, sizeof(err));
+    cr_assert_not_null(p, "harness: %s create failed: %s", desc->name, err);
+    return p;
+}
+
+static void copy_reasons(const ks_status *st, char *out, size_t len)
+{
+    if (out && len)
+        ks__status_message(st, out, len);
+}
+
+static void cycle_free_v(void *p) { ks__cycle_free(p); }
+
+ks_code th_filter(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name, char *reasons,
+                  size_t len)
+{
+    ks_status st;
+    refresh(c);
+    const ks_node_info *ni = ks__snapshot_find(c->snap, ks__intern(node_name));
+    cr_assert_not_null(ni, "harness: no node %s in the cluster", node_name);
+    ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    defer(cycle_free_v, cycle);
+    if (reasons && len)
+        reasons[0] = '\0';
+    if (p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        ks__status_reset(&st);
+        ks_code code = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
+        int excluded = r.used;
+        if (r.used) {
+            excluded = 1;
+            for (size_t i = 0; i < r.n; i++)
+                if (r.nodes[i] == ni->name)
+                    excluded = 0;
+        }
+        free(r.nodes);
+        if (code == KS_SKIP)
+            return KS_SUCCESS;
+        if (code != KS_SUCCESS) {
+            copy_reasons(&st, reasons, len);
+            return code;
+        }
+        if (excluded) {
+            if (reasons && len)
+                snprintf(reasons, len, "node(s) didn't satisfy plugin(s) [%s]", p->desc->name);
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+    }
+    if (!p->desc->filter)
+        return KS_SUCCESS;
+    ks__status_reset(&st);
+    ks_code code = p->desc->filter(p->self, cycle, pod, ni, &st);
+    copy_reasons(&st, reasons, len);
+    return code;
+}
+
+ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t *normalized)
+{
+    ks_status st;
+    const ks_node_info *nodes[256];
+    ks_node_score scores[256];
+    refresh(c);
+    for (size_t i = 0; i < c->n; i++)
+        nodes[i] = ks__snapshot_find(c->snap, c->order[i]);
+    ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    defer(cycle_free_v, cycle);
+    if (p->desc->pre_score) {
+        ks__status_reset(&st);
+        ks_code code = p->desc->pre_score(p->self, cycle, pod, nodes, c->n, &st);
+        if (code == KS_SKIP) {
+            for (size_t i = 0; i < c->n; i++) {
+                if (raw)
+                    raw[i] = 0;
+                if (normalized)
+                    normalized[i] = 0;
+            }
+            return KS_SUCCESS;
+        }
+        if (code != KS_SUCCESS)
+            return code;
+    }
+    cr_assert_not_null(p->desc->score, "harness: %s has no Score", p->desc->name);
+    for (size_t i = 0; i < c->n; i++) {
+        int64_t v = 0;
+        ks__status_reset(&st);
+        ks_code code = p->desc->score(p->self, cycle, pod, nodes[i], &v, &st);
+        if (code != KS_SUCCESS)
+            return code;
+        scores[i] = (ks_node_score){nodes[i], v};
+        if (raw)
+            raw[i] = v;
+    }
+    if (p->desc->normalize_score) {
+        ks__status_reset(&st);
+        ks_code code = p->desc->normalize_score(p->self, cycle, pod, scores, c->n, &st);
+        if (code != KS_SUCCESS)
+            return code;
+    }
+    for (size_t i = 0; normalized && i < c->n; i++)
+        normalized[i] = scores[i].score;
+    return KS_SUCCESS;
+}
+
+ks_code th_pre_enqueue(th_plugin *p, ks_pod *pod, char *reasons, size_t len)
+{
+    ks_status st;
+    ks__status_reset(&st);
+    cr_assert_not_null(p->desc->pre_enqueue, "harness: %s has no PreEnqueue", p->desc->name);
+    ks_code code = p->desc->pre_enqueue(p->self, pod, &st);
+    copy_reasons(&st, reasons, len);
+    return code;
+}
+
+int th_less(th_plugin *p, ks_pod *a, int64_t ts_a, ks_pod *b, int64_t ts_b)
+{
+    ks_queued_pod qa, qb;
+    memset(&qa, 0, sizeof(qa));
+    memset(&qb, 0, sizeof(qb));
+    qa.pod = a;
+    qa.timestamp_ns = ts_a;
+    qb.pod = b;
+    qb.timestamp_ns = ts_b;
+    cr_assert_not_null(p->desc->less, "harness: %s has no QueueSort", p->desc->name);
+    return p->desc->less(p->self, &qa, &qb);
+}
+
+ks_code th_bind(th_plugin *p, ks_pod *pod, const char *node_name, char *reasons, size_t len)
+{
+    ks_status st;
+    ks__status_reset(&st);
+    cr_assert_not_null(p->desc->bind, "harness: %s has no Bind", p->desc->name);
+    ks_cycle *cycle = ks__cycle_new(NULL, pod);
+    defer(cycle_free_v, cycle);
+    ks_code code = p->desc->bind(p->self, cycle, pod, ks__intern(node_name), &st);
+    copy_reasons(&st, reasons, len);
+    return code;
+}
+
+const char *th_bound_node(ks_pod *pod) { return ks__strmap_get(&bound, pod->uid); }

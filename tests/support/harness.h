@@ -1,0 +1,61 @@
+/*
+ * Test harness for plugin tests: builds pods, nodes and a small cluster from JSON, and runs one
+ * plugin's extension points the way the framework does (PreFilter then Filter; PreScore, Score,
+ * NormalizeScore), returning codes, reasons and scores.
+ *
+ * Everything a harness call creates lives until th_reset() (called by th_init()), so tests do not
+ * free anything. Parse failures abort the test with the parser's message.
+ */
+#ifndef KS_TESTS_HARNESS_H
+#define KS_TESTS_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kubesched/plugin.h"
+
+/* Sets up the host table and interning; call first in each test (use as .init of a TestSuite). */
+void th_init(void);
+/* Releases everything created since th_init (use as .fini). */
+void th_fini(void);
+
+/* A Pod / Node from JSON text (single quotes are accepted and turned into double quotes, so tests
+ * can write th_pod("{'metadata':{'name':'p'}}")). */
+ks_pod *th_pod(const char *json);
+ks_node *th_node(const char *json);
+
+typedef struct th_cluster th_cluster;
+th_cluster *th_cluster_new(void);
+/* Adds a node; returns its NodeInfo in the cluster's snapshot. */
+const ks_node_info *th_cluster_add_node(th_cluster *c, const char *node_json);
+/* Adds a pod that runs on the node named by its spec.nodeName (must exist). */
+void th_cluster_add_pod(th_cluster *c, const char *pod_json);
+const ks_node_info *th_cluster_node(th_cluster *c, const char *node_name);
+
+typedef struct th_plugin th_plugin;
+/* Creates the plugin with args (JSON text or NULL for none). Aborts the test when create fails. */
+th_plugin *th_plugin_new(const ks_plugin_desc *desc, const char *args_json);
+/* As th_plugin_new but returns NULL on failure and copies the create error into err. */
+th_plugin *th_plugin_try_new(const ks_plugin_desc *desc, const char *args_json, char *err,
+                             size_t errlen);
+
+/* Runs PreFilter (if any) then Filter on the named node. When PreFilter returns Skip the result is
+ * KS_SUCCESS (the framework would not run Filter); when PreFilter rejects, its code is returned.
+ * reasons receives the reasons joined with ", " ("" on success). */
+ks_code th_filter(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name, char *reasons,
+                  size_t len);
+
+/* Runs PreScore (if any), Score on every node of the cluster in insertion order, then
+ * NormalizeScore (if any). raw[i] and normalized[i] (either may be NULL) get node i's scores.
+ * A PreScore Skip gives 0 everywhere. Returns the first non-success code, or KS_SUCCESS. */
+ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t *normalized);
+
+/* Runs PreEnqueue. */
+ks_code th_pre_enqueue(th_plugin *p, ks_pod *pod, char *reasons, size_t len);
+/* QueueSort less(a, b) with the given enqueue timestamps. */
+int th_less(th_plugin *p, ks_pod *a, int64_t ts_a, ks_pod *b, int64_t ts_b);
+/* Runs Bind; the harness's bind_pod host call records the node, readable with th_bound_node. */
+ks_code th_bind(th_plugin *p, ks_pod *pod, const char *node_name, char *reasons, size_t len);
+const char *th_bound_node(ks_pod *pod); /* NULL when th_bind never bound it */
+
+#endif
