@@ -38,6 +38,20 @@ static int64_t mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A duration as Go's time.Duration prints it ("50ms", "1.5s", "15m0s"), for upstream's message. */
+static void go_duration(int64_t ms, char *out, size_t len)
+{
+    if (ms < 1000)
+        snprintf(out, len, "%lldms", (long long)ms);
+    else if (ms < 60000)
+        snprintf(out, len, "%gs", (double)ms / 1000.0);
+    else if (ms < 3600000)
+        snprintf(out, len, "%lldm%gs", (long long)(ms / 60000), (double)(ms % 60000) / 1000.0);
+    else
+        snprintf(out, len, "%lldh%lldm%gs", (long long)(ms / 3600000), (long long)(ms % 3600000 / 60000),
+                 (double)(ms % 60000) / 1000.0);
+}
+
 /* WaitOnPermit. Under bind_mu. 0 = allowed. */
 static int wait_on_permit(ks_scheduler *s, ks_binding_job *j)
 {
@@ -50,8 +64,9 @@ static int wait_on_permit(ks_scheduler *s, ks_binding_job *j)
             /* upstream: "rejected due to timeout after waiting %v at plugin %v" */
             size_t bit = (size_t)__builtin_ctzll(j->waiting);
             const char *plugin = j->fw->pt[KS_PT_PERMIT][bit].inst->name;
-            snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %.0fs at plugin %s",
-                     (double)j->timeout_ms / 1000.0, plugin);
+            char d[32];
+            go_duration(j->timeout_ms, d, sizeof(d));
+            snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %s at plugin %s", d, plugin);
             snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
             j->rejected = 1;
             break;
@@ -126,7 +141,7 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
         size_t len = strlen(j->reject_msg) + 64;
         m = malloc(len);
         if (m)
-            snprintf(m, len, "0/1 nodes are available: %s.", j->reject_msg);
+            snprintf(m, len, "0/1 nodes are available: 1 %s.", j->reject_msg); /* FitError, one node */
         binding_failed(s, j, KS_UNSCHEDULABLE, m ? m : j->reject_msg, ks__plugin_bit(j->fw, j->reject_plugin));
         free(m);
         return;

@@ -37,7 +37,7 @@ int ks__cfg_fail(cfg_load *L, int rc, const char *fmt, ...)
     char prefix[512];
     if (L->rc)
         return L->rc;
-    snprintf(prefix, sizeof(prefix), "%s: ", L->file);
+    ks__cfg_pathf(prefix, sizeof(prefix), "%s: ", L->file);
     va_start(ap, fmt);
     vfail(L, prefix, fmt, ap);
     va_end(ap);
@@ -51,7 +51,7 @@ int ks__cfg_fail_at(cfg_load *L, const yaml_node_t *node, int rc, const char *fm
     char prefix[512];
     if (L->rc)
         return L->rc;
-    snprintf(prefix, sizeof(prefix), "%s:%lu:%lu: ", L->file,
+    ks__cfg_pathf(prefix, sizeof(prefix), "%s:%lu:%lu: ", L->file,
              (unsigned long)node->start_mark.line + 1, (unsigned long)node->start_mark.column + 1);
     va_start(ap, fmt);
     vfail(L, prefix, fmt, ap);
@@ -230,7 +230,7 @@ static int default_profile(cfg_load *L, size_t i)
 
     for (size_t j = 0; j < p->nplugin_configs; j++) {
         char path[96];
-        snprintf(path, sizeof(path), "%s.args", p->plugin_configs[j].field);
+        ks__cfg_pathf(path, sizeof(path), "%s.args", p->plugin_configs[j].field);
         if ((rc = ks__cfg_args_prepare(L, p->plugin_configs[j].name, p->plugin_configs[j].args,
                                        path)) < 0)
             return rc;
@@ -265,7 +265,7 @@ static int default_profile(cfg_load *L, size_t i)
         e = &p->plugin_configs[p->nplugin_configs];
         memset(e, 0, sizeof(*e));
         p->nplugin_configs++;
-        snprintf(field, sizeof(field), "profiles[%zu].pluginConfig[%zu]", i,
+        ks__cfg_pathf(field, sizeof(field), "profiles[%zu].pluginConfig[%zu]", i,
                  p->nplugin_configs - 1);
         e->name = ks__cfg_strdup(names[j]);
         e->args = ks__cfg_args_new_default(names[j]);
@@ -383,7 +383,7 @@ static int is_extended_resource_name(const char *name)
     const char *why;
     if (!strchr(name, '/') || strstr(name, "kubernetes.io/") || strncmp(name, "requests.", 9) == 0)
         return 0;
-    snprintf(quota, sizeof(quota), "requests.%s", name);
+    ks__cfg_pathf(quota, sizeof(quota), "requests.%s", name);
     return ks__cfg_is_qualified_name(quota, &why);
 }
 
@@ -463,7 +463,7 @@ static int validate_plugin_config(cfg_load *L, size_t i)
                                 "\"" KS_CFG_API_VERSION "\" (KubeSchedulerConfiguration is "
                                 "version \"" KS_CFG_API_VERSION "\")",
                                 e->field, e->name);
-        snprintf(path, sizeof(path), "%s.args", e->field);
+        ks__cfg_pathf(path, sizeof(path), "%s.args", e->field);
         if (ks__cfg_args_validate(L, e->name, e->args, path) < 0)
             return L->rc;
     }
@@ -577,7 +577,7 @@ static int validate(cfg_load *L)
                                 c->nprofiles > 1 ? " (every profile needs a name when there are "
                                                    "several)"
                                                  : "");
-        if (p->percentage_of_nodes_to_score != -1 &&
+        if (L->in[i].has_percentage &&
             (p->percentage_of_nodes_to_score < 0 || p->percentage_of_nodes_to_score > 100))
             return ks__cfg_fail(L, KS_EINVAL,
                                 "profiles[%zu].percentageOfNodesToScore: Invalid value: %d: not "

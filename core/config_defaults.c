@@ -372,7 +372,7 @@ static int check_value(cfg_load *L, cJSON *v, const fdef *f, const char *path)
         {
             char p[512];
             int rc;
-            snprintf(p, sizeof(p), "%s[%zu]", path, i++);
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
             if (f->t == F_ARR_STR) {
                 if (!cJSON_IsString(it))
                     return type_err(L, p, it, "a string");
@@ -417,7 +417,7 @@ static int check_obj(cfg_load *L, cJSON *o, const sdef *s, const char *path, int
             return ks__cfg_fail(L, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)", path,
                                 v->string, valid);
         }
-        snprintf(p, sizeof(p), "%s.%s", path, v->string);
+        ks__cfg_pathf(p, sizeof(p), "%s.%s", path, v->string);
         /* A null leaves Go's pointer nil: the field is unset and gets its default. */
         if (cJSON_IsNull(v)) {
             cJSON_Delete(cJSON_DetachItemViaPointer(o, v));
@@ -580,8 +580,8 @@ static int validate_preemption(cfg_load *L, const cJSON *a, const char *path)
     int64_t pct = num(a, "minCandidateNodesPercentage", 0);
     int64_t abs_ = num(a, "minCandidateNodesAbsolute", 0);
     char p[300], q[300];
-    snprintf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
-    snprintf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
+    ks__cfg_pathf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
+    ks__cfg_pathf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
     if (pct < 0 || pct > 100)
         return invalid(L, p, get(a, "minCandidateNodesPercentage"), "not in valid range [0, 100]");
     if (abs_ < 0)
@@ -596,7 +596,7 @@ static int validate_ipa(cfg_load *L, const cJSON *a, const char *path)
 {
     int64_t w = num(a, "hardPodAffinityWeight", 0);
     char p[300];
-    snprintf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
+    ks__cfg_pathf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
     if (w < 0 || w > 100)
         return invalid(L, p, get(a, "hardPodAffinityWeight"), "not in valid range [0, 100]");
     return 0;
@@ -613,22 +613,22 @@ static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *pat
         const cJSON *values = get(r, "values");
         int nvalues = values ? cJSON_GetArraySize(values) : 0;
         char p[400], f[420];
-        snprintf(p, sizeof(p), "%s[%zu]", path, i++);
-        snprintf(f, sizeof(f), "%s.key", p);
+        ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
+        ks__cfg_pathf(f, sizeof(f), "%s.key", p);
         if (fields) {
             if (!key || strcmp(key, "metadata.name") != 0)
                 return ks__cfg_fail(L, KS_EINVAL,
                                     "%s: Invalid value: \"%s\": not a valid field selector key "
                                     "(valid: metadata.name)",
                                     f, key ? key : "");
-            snprintf(f, sizeof(f), "%s.operator", p);
+            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
             if (!op || (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0))
                 return ks__cfg_fail(L, KS_EINVAL,
                                     "%s: Unsupported value: \"%s\": supported values: \"In\", "
                                     "\"NotIn\"",
                                     f, op ? op : "");
             if (nvalues != 1) {
-                snprintf(f, sizeof(f), "%s.values", p);
+                ks__cfg_pathf(f, sizeof(f), "%s.values", p);
                 return ks__cfg_fail(L, KS_EINVAL,
                                     "%s: Required value: must be only one value when `operator` "
                                     "is 'In' or 'NotIn' for node field selector",
@@ -640,7 +640,7 @@ static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *pat
             return ks__cfg_fail(L, KS_EINVAL, "%s: Required value", f);
         if (validate_label_name(L, f, get(r, "key")) < 0)
             return L->rc;
-        snprintf(f, sizeof(f), "%s.values", p);
+        ks__cfg_pathf(f, sizeof(f), "%s.values", p);
         if (op && (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0)) {
             if (nvalues == 0)
                 return ks__cfg_fail(L, KS_EINVAL,
@@ -669,7 +669,7 @@ static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *pat
                                     "value must be an integer",
                                     f, v0);
         } else {
-            snprintf(f, sizeof(f), "%s.operator", p);
+            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
             return ks__cfg_fail(L, KS_EINVAL,
                                 "%s: Unsupported value: \"%s\": supported values: "
                                 "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
@@ -682,10 +682,10 @@ static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *pat
 static int validate_term(cfg_load *L, const cJSON *t, const char *path)
 {
     char p[360];
-    snprintf(p, sizeof(p), "%s.matchExpressions", path);
+    ks__cfg_pathf(p, sizeof(p), "%s.matchExpressions", path);
     if (validate_requirements(L, get(t, "matchExpressions"), p, 0) < 0)
         return L->rc;
-    snprintf(p, sizeof(p), "%s.matchFields", path);
+    ks__cfg_pathf(p, sizeof(p), "%s.matchFields", path);
     return validate_requirements(L, get(t, "matchFields"), p, 1);
 }
 
@@ -732,8 +732,8 @@ static int validate_resources(cfg_load *L, const cJSON *resources, const char *p
         if (w <= 0 || w > 100) {
             char p[360], msg[200];
             const char *name = str(r, "name");
-            snprintf(p, sizeof(p), "%s[%zu].weight", path, i);
-            snprintf(msg, sizeof(msg), "resource weight of %s not in valid range (0, 100]",
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu].weight", path, i);
+            ks__cfg_pathf(msg, sizeof(msg), "resource weight of %s not in valid range (0, 100]",
                      name ? name : "");
             return invalid(L, p, get(r, "weight"), msg);
         }
@@ -753,7 +753,7 @@ static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
     for (int i = 1; i < n; i++) {
         const cJSON *prev = cJSON_GetArrayItem(shape, i - 1), *cur = cJSON_GetArrayItem(shape, i);
         if (num(prev, "utilization", 0) >= num(cur, "utilization", 0)) {
-            snprintf(p, sizeof(p), "%s[%d].utilization", path, i);
+            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
             return ks__cfg_fail(L, KS_EINVAL,
                                 "%s: Invalid value: %" PRId64
                                 ": values must be sorted in increasing order",
@@ -764,13 +764,13 @@ static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
         const cJSON *pt = cJSON_GetArrayItem(shape, i);
         int64_t u = num(pt, "utilization", 0), s = num(pt, "score", 0);
         if (u < 0 || u > 100) {
-            snprintf(p, sizeof(p), "%s[%d].utilization", path, i);
+            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
             return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
                                               ": not in valid range [0, 100]",
                                 p, u);
         }
         if (s < 0 || s > 10) {
-            snprintf(p, sizeof(p), "%s[%d].score", path, i);
+            ks__cfg_pathf(p, sizeof(p), "%s[%d].score", path, i);
             return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
                                               ": not in valid range [0, 10]",
                                 p, s);
@@ -786,21 +786,21 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
     char p[360];
     cJSON_ArrayForEach(v, get(a, "ignoredResources"))
     {
-        snprintf(p, sizeof(p), "%s.ignoredResources[%zu]", path, i++);
+        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResources[%zu]", path, i++);
         if (validate_label_name(L, p, v) < 0)
             return L->rc;
     }
     i = 0;
     cJSON_ArrayForEach(v, get(a, "ignoredResourceGroups"))
     {
-        snprintf(p, sizeof(p), "%s.ignoredResourceGroups[%zu]", path, i++);
+        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResourceGroups[%zu]", path, i++);
         if (strchr(v->valuestring, '/'))
             return invalid(L, p, v, "resource group name can't contain '/'");
         if (validate_label_name(L, p, v) < 0)
             return L->rc;
     }
     s = get(a, "scoringStrategy");
-    snprintf(p, sizeof(p), "%s.scoringStrategy", path);
+    ks__cfg_pathf(p, sizeof(p), "%s.scoringStrategy", path);
     if (!s)
         return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: ScoringStrategy field is required",
                             p);
@@ -808,7 +808,7 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
         const char *type = str(s, "type");
         char q[400];
         int rtcr_type = type && strcmp(type, "RequestedToCapacityRatio") == 0;
-        snprintf(q, sizeof(q), "%s.type", p);
+        ks__cfg_pathf(q, sizeof(q), "%s.type", p);
         if (!type || (strcmp(type, "LeastAllocated") != 0 && strcmp(type, "MostAllocated") != 0 &&
                       !rtcr_type))
             return ks__cfg_fail(L, KS_EINVAL,
@@ -816,10 +816,10 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
                                 "\"LeastAllocated\", \"MostAllocated\", "
                                 "\"RequestedToCapacityRatio\"",
                                 q, type ? type : "");
-        snprintf(q, sizeof(q), "%s.resources", p);
+        ks__cfg_pathf(q, sizeof(q), "%s.resources", p);
         if (validate_resources(L, get(s, "resources"), q) < 0)
             return L->rc;
-        snprintf(q, sizeof(q), "%s.requestedToCapacityRatio", p);
+        ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio", p);
         if (rtcr_type) {
             const cJSON *r = get(s, "requestedToCapacityRatio");
             if (!r)
@@ -827,7 +827,7 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
                                     "%s: Required value: must be specified when type is "
                                     "RequestedToCapacityRatio",
                                     q);
-            snprintf(q, sizeof(q), "%s.requestedToCapacityRatio.shape", p);
+            ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio.shape", p);
             return validate_shape(L, get(r, "shape"), q);
         }
         if (get(s, "requestedToCapacityRatio"))
@@ -850,12 +850,12 @@ static int validate_balanced(cfg_load *L, const cJSON *a, const char *path)
         for (const cJSON *q = get(a, "resources")->child; q != r; q = q->next) {
             const char *other = str(q, "name");
             if (name && other && strcmp(name, other) == 0) {
-                snprintf(p, sizeof(p), "%s.resources[%zu].name", path, i);
+                ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].name", path, i);
                 return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"%s\"", p, name);
             }
         }
         if (num(r, "weight", 0) != 1) {
-            snprintf(p, sizeof(p), "%s.resources[%zu].weight", path, i);
+            ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].weight", path, i);
             return invalid(L, p, get(r, "weight"), "must be 1");
         }
         i++;
@@ -870,7 +870,7 @@ static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
     const cJSON *c;
     char p[360];
     size_t i = 0;
-    snprintf(p, sizeof(p), "%s.defaultingType", path);
+    ks__cfg_pathf(p, sizeof(p), "%s.defaultingType", path);
     if (!type || (strcmp(type, "System") != 0 && strcmp(type, "List") != 0))
         return ks__cfg_fail(L, KS_EINVAL,
                             "%s: Unsupported value: \"%s\": supported values: \"System\", "
@@ -886,19 +886,19 @@ static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
         const char *key = str(c, "topologyKey");
         const char *when = str(c, "whenUnsatisfiable");
         char q[400];
-        snprintf(p, sizeof(p), "%s.defaultConstraints[%zu]", path, i);
+        ks__cfg_pathf(p, sizeof(p), "%s.defaultConstraints[%zu]", path, i);
         if (num(c, "maxSkew", 0) <= 0) {
-            snprintf(q, sizeof(q), "%s.maxSkew", p);
+            ks__cfg_pathf(q, sizeof(q), "%s.maxSkew", p);
             return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
                                               ": not in valid range (0, inf)",
                                 q, num(c, "maxSkew", 0));
         }
-        snprintf(q, sizeof(q), "%s.topologyKey", p);
+        ks__cfg_pathf(q, sizeof(q), "%s.topologyKey", p);
         if (!key || !key[0])
             return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
         if (validate_label_name(L, q, get(c, "topologyKey")) < 0)
             return L->rc;
-        snprintf(q, sizeof(q), "%s.whenUnsatisfiable", p);
+        ks__cfg_pathf(q, sizeof(q), "%s.whenUnsatisfiable", p);
         if (!when || !when[0])
             return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
         if (strcmp(when, "DoNotSchedule") != 0 && strcmp(when, "ScheduleAnyway") != 0)
@@ -907,7 +907,7 @@ static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
                                 "\"DoNotSchedule\", \"ScheduleAnyway\"",
                                 q, when);
         if (get(c, "labelSelector")) {
-            snprintf(q, sizeof(q), "%s.labelSelector", p);
+            ks__cfg_pathf(q, sizeof(q), "%s.labelSelector", p);
             return ks__cfg_fail(L, KS_EINVAL,
                                 "%s: Forbidden: constraint must not define a selector, as they "
                                 "deduced for each pod",
@@ -928,12 +928,12 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
     char p[360];
     if (num(a, "bindTimeoutSeconds", 0) < 0) {
-        snprintf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
+        ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
         return invalid(L, p, get(a, "bindTimeoutSeconds"),
                        "invalid BindTimeoutSeconds, should not be a negative value");
     }
     if (get(a, "shape")) {
-        snprintf(p, sizeof(p), "%s.shape", path);
+        ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
         return ks__cfg_fail(L, KS_EINVAL,
                             "%s: Invalid value: [...]: unexpected field `shape`, remove it or "
                             "turn on the feature gate StorageCapacityScoring",
@@ -948,7 +948,7 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
     int64_t ns = 0;
     if (t && ks__cfg_parse_duration(t, &ns) == 0 && ns < 0) {
         char p[360];
-        snprintf(p, sizeof(p), "%s.filterTimeout", path);
+        ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
         return invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");
     }
     return 0;

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 #include <yaml.h>
@@ -40,6 +41,7 @@ enum {
 /* Per profile, what the decoder saw before defaulting. */
 typedef struct cfg_profile_in {
     int has_name;
+    int has_percentage;
     int has_plugins;
     ks_plugin_set user[KS_PT_COUNT + 1]; /* the user's sets, merged into the profile later */
 } cfg_profile_in;
@@ -103,6 +105,14 @@ cJSON *ks__cfg_args_new_default(const char *plugin);
 int ks__cfg_is_qualified_name(const char *s, const char **why);
 
 /* ---- small utilities (config.c) ---- */
+/* snprintf for field paths and messages: a long path is cut, which is fine in a message. */
+static inline KS_PRINTF(3, 4) void ks__cfg_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
 char *ks__cfg_strdup(const char *s);
 /* Writes the Go duration string of ns into buf ("1m30s", "100ms", "0s"). */
 void ks__cfg_format_duration(int64_t ns, char *buf, size_t len);

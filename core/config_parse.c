@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@ typedef struct rval {
     int64_t i;
     double f;
 } rval;
+
+#define pathf ks__cfg_pathf
 
 static const char *sval(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
 
@@ -452,7 +455,7 @@ static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path, int depth)
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
              it++, i++) {
             char p[512];
-            snprintf(p, sizeof(p), "%s[%zu]", path, i);
+            pathf(p, sizeof(p), "%s[%zu]", path, i);
             cJSON *c = to_json(d, node(d, *it), p, depth + 1);
             if (!c) {
                 cJSON_Delete(out);
@@ -482,7 +485,7 @@ static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path, int depth)
                 cJSON_Delete(out);
                 return NULL;
             }
-            snprintf(p, sizeof(p), "%s.%s", path, sval(k));
+            pathf(p, sizeof(p), "%s.%s", path, sval(k));
             cJSON *c = to_json(d, node(d, pair->value), p, depth + 1);
             if (!c) {
                 cJSON_Delete(out);
@@ -517,7 +520,7 @@ static int decode_leader_election(dec *d, const yaml_node_t *n)
         char path[64];
         if (i < 0)
             return i;
-        snprintf(path, sizeof(path), "leaderElection.%s", names[i]);
+        pathf(path, sizeof(path), "leaderElection.%s", names[i]);
         switch (i) {
         case 0:
             rc = get_bool(d, v, path, &c->leader_election.leader_elect);
@@ -565,7 +568,7 @@ static int decode_client_connection(dec *d, const yaml_node_t *n)
         char path[64];
         if (i < 0)
             return i;
-        snprintf(path, sizeof(path), "clientConnection.%s", names[i]);
+        pathf(path, sizeof(path), "clientConnection.%s", names[i]);
         switch (i) {
         case 0:
             rc = get_str(d, v, path, &c->client_connection.kubeconfig);
@@ -604,7 +607,7 @@ static int decode_plugin_ref(dec *d, const yaml_node_t *n, const char *path, ks_
             char p[160];
             if (i < 0)
                 return i;
-            snprintf(p, sizeof(p), "%s.%s", path, names[i]);
+            pathf(p, sizeof(p), "%s.%s", path, names[i]);
             rc = i == 0 ? get_str(d, v, p, &ref->name) : get_i32(d, v, p, &ref->weight);
             if (rc < 0)
                 return rc;
@@ -636,7 +639,7 @@ static int decode_plugin_list(dec *d, const yaml_node_t *n, const char *path,
         return ks__cfg_oom(d->L);
     for (size_t i = 0; i < len; i++) {
         char p[160];
-        snprintf(p, sizeof(p), "%s[%zu]", path, i);
+        pathf(p, sizeof(p), "%s[%zu]", path, i);
         (*nrefs)++;
         rc = decode_plugin_ref(d, node(d, n->data.sequence.items.start[i]), p, &(*refs)[i]);
         if (rc < 0)
@@ -659,7 +662,7 @@ static int decode_plugin_set(dec *d, const yaml_node_t *n, const char *path, ks_
         char p[128];
         if (i < 0)
             return i;
-        snprintf(p, sizeof(p), "%s.%s", path, names[i]);
+        pathf(p, sizeof(p), "%s.%s", path, names[i]);
         if (i == 0) {
             rc = decode_plugin_list(d, v, p, &set->enabled, &set->nenabled);
         } else {
@@ -704,7 +707,7 @@ static int decode_plugins(dec *d, const yaml_node_t *n, const char *path, cfg_pr
         char p[96];
         if (i < 0)
             return i;
-        snprintf(p, sizeof(p), "%s.%s", path, names[i]);
+        pathf(p, sizeof(p), "%s.%s", path, names[i]);
         rc = decode_plugin_set(d, node(d, pair->value), p, &in->user[i]);
         if (rc < 0)
             return rc;
@@ -718,7 +721,7 @@ static int decode_plugin_config(dec *d, const yaml_node_t *n, size_t prof, ks_pr
     char path[64];
     size_t len;
     int rc;
-    snprintf(path, sizeof(path), "profiles[%zu].pluginConfig", prof);
+    pathf(path, sizeof(path), "profiles[%zu].pluginConfig", prof);
     rc = expect_seq(d, n, path);
     if (rc <= 0)
         return rc;
@@ -733,7 +736,7 @@ static int decode_plugin_config(dec *d, const yaml_node_t *n, size_t prof, ks_pr
         ks_plugin_config *e = &pc->plugin_configs[pc->nplugin_configs++];
         uint64_t seen = 0;
         char ipath[96];
-        snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+        pathf(ipath, sizeof(ipath), "%s[%zu]", path, i);
         e->field = ks__cfg_strdup(ipath);
         if (!e->field)
             return ks__cfg_oom(d->L);
@@ -748,7 +751,7 @@ static int decode_plugin_config(dec *d, const yaml_node_t *n, size_t prof, ks_pr
                 char p[128];
                 if (f < 0)
                     return f;
-                snprintf(p, sizeof(p), "%s.%s", ipath, names[f]);
+                pathf(p, sizeof(p), "%s.%s", ipath, names[f]);
                 if (f == 0) {
                     rc = get_str(d, v, p, &e->name);
                     if (rc < 0)
@@ -786,7 +789,7 @@ static int decode_profile(dec *d, const yaml_node_t *n, size_t i)
     uint64_t seen = 0;
     char path[48];
     int rc;
-    snprintf(path, sizeof(path), "profiles[%zu]", i);
+    pathf(path, sizeof(path), "profiles[%zu]", i);
     rc = expect_map(d, n, path);
     if (rc <= 0)
         return rc;
@@ -797,7 +800,7 @@ static int decode_profile(dec *d, const yaml_node_t *n, size_t i)
         char p[96];
         if (f < 0)
             return f;
-        snprintf(p, sizeof(p), "%s.%s", path, names[f]);
+        pathf(p, sizeof(p), "%s.%s", path, names[f]);
         switch (f) {
         case 0:
             rc = get_str(d, v, p, &pc->scheduler_name);
@@ -806,6 +809,8 @@ static int decode_profile(dec *d, const yaml_node_t *n, size_t i)
             break;
         case 1:
             rc = get_i32(d, v, p, &pc->percentage_of_nodes_to_score);
+            if (rc == 1)
+                in->has_percentage = 1;
             break;
         case 2:
             rc = decode_plugins(d, v, p, in);
@@ -861,7 +866,7 @@ static int decode_tls(dec *d, const yaml_node_t *n, const char *path)
         int b;
         if (f < 0)
             return f;
-        snprintf(p, sizeof(p), "%s.%s", path, names[f]);
+        pathf(p, sizeof(p), "%s.%s", path, names[f]);
         rc = f == 0 ? get_bool(d, v, p, &b) : get_str(d, v, p, &s);
         free(s);
         if (rc < 0)
@@ -888,7 +893,7 @@ static int decode_managed_resources(dec *d, const yaml_node_t *n, const char *pa
         const yaml_node_t *item = node(d, n->data.sequence.items.start[i]);
         uint64_t seen = 0;
         char ipath[96];
-        snprintf(ipath, sizeof(ipath), "%s[%zu]", path, i);
+        pathf(ipath, sizeof(ipath), "%s[%zu]", path, i);
         e->nresources++;
         rc = expect_map(d, item, ipath);
         if (rc < 0)
@@ -903,7 +908,7 @@ static int decode_managed_resources(dec *d, const yaml_node_t *n, const char *pa
             int b;
             if (f < 0)
                 return f;
-            snprintf(p, sizeof(p), "%s.%s", ipath, names[f]);
+            pathf(p, sizeof(p), "%s.%s", ipath, names[f]);
             rc = f == 0 ? get_str(d, v, p, &e->resources[i]) : get_bool(d, v, p, &b);
             if (rc < 0)
                 return rc;
@@ -921,7 +926,7 @@ static int decode_extender(dec *d, const yaml_node_t *n, size_t i, cfg_extender_
     uint64_t seen = 0;
     char path[48];
     int rc;
-    snprintf(path, sizeof(path), "extenders[%zu]", i);
+    pathf(path, sizeof(path), "extenders[%zu]", i);
     rc = expect_map(d, n, path);
     if (rc <= 0)
         return rc;
@@ -935,7 +940,7 @@ static int decode_extender(dec *d, const yaml_node_t *n, size_t i, cfg_extender_
         int64_t ns;
         if (f < 0)
             return f;
-        snprintf(p, sizeof(p), "%s.%s", path, names[f]);
+        pathf(p, sizeof(p), "%s.%s", path, names[f]);
         switch (f) {
         case 4:
             rc = get_int(d, v, p, 64, &e->weight);
@@ -1115,18 +1120,17 @@ static int decode_root(dec *d, const yaml_node_t *root)
 
 static int syntax_error(cfg_load *L, const yaml_parser_t *p)
 {
+    yaml_node_t at;
     if (p->error == YAML_MEMORY_ERROR)
         return ks__cfg_oom(L);
+    memset(&at, 0, sizeof(at));
+    at.start_mark = p->problem_mark;
     if (p->context)
-        return ks__cfg_fail(L, KS_EPARSE, "%lu:%lu: YAML syntax error: %s (%s at line %lu)",
-                            (unsigned long)p->problem_mark.line + 1,
-                            (unsigned long)p->problem_mark.column + 1,
-                            p->problem ? p->problem : "invalid YAML", p->context,
-                            (unsigned long)p->context_mark.line + 1);
-    return ks__cfg_fail(L, KS_EPARSE, "%lu:%lu: YAML syntax error: %s",
-                        (unsigned long)p->problem_mark.line + 1,
-                        (unsigned long)p->problem_mark.column + 1,
-                        p->problem ? p->problem : "invalid YAML");
+        return ks__cfg_fail_at(L, &at, KS_EPARSE, "YAML syntax error: %s (%s at line %lu)",
+                               p->problem ? p->problem : "invalid YAML", p->context,
+                               (unsigned long)p->context_mark.line + 1);
+    return ks__cfg_fail_at(L, &at, KS_EPARSE, "YAML syntax error: %s",
+                           p->problem ? p->problem : "invalid YAML");
 }
 
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len)

@@ -118,8 +118,8 @@ static int add_object(ks_manifest *m, cJSON *obj, const char *where)
     if (cJSON_IsString(kind) && strlen(kind->valuestring) >= 4 &&
         strcmp(kind->valuestring + strlen(kind->valuestring) - 4, "List") == 0 && cJSON_IsArray(items)) {
         int i = 0;
-        while (cJSON_GetArraySize(items) > 0) {
-            cJSON *it = cJSON_DetachItemFromArray(items, 0);
+        while (items->child) {
+            cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
             char w[64];
             snprintf(w, sizeof(w), "%s, items[%d]", where, i++);
             int rc = add_object(m, it, w);
@@ -199,10 +199,10 @@ int ks__manifest_load(const char *path, ks_manifest *m, char *err, size_t errlen
         }
         if (cJSON_IsArray(root)) {
             int i = 0;
-            while (cJSON_GetArraySize(root) > 0 && rc == 0) {
+            while (root->child && rc == 0) {
                 char w[64];
                 snprintf(w, sizeof(w), "item %d", i++);
-                rc = add_object(m, cJSON_DetachItemFromArray(root, 0), w);
+                rc = add_object(m, cJSON_DetachItemViaPointer(root, root->child), w);
             }
             cJSON_Delete(root);
         } else {

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct ks_pool {
     int nthreads;
@@ -74,6 +75,10 @@ ks_pool *ks__pool_new(int workers)
     ks_pool *p = calloc(1, sizeof(*p));
     if (!p)
         return NULL;
+    /* More runnable threads than cores only adds wake-ups: `parallelism` is an upper bound. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu > 0 && workers > ncpu)
+        workers = (int)ncpu;
     if (workers < 1)
         workers = 1;
     pthread_mutex_init(&p->mu, NULL);

@@ -141,7 +141,7 @@ static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char
 {
     sim *s = ctx;
     pthread_mutex_lock(&s->mu);
-    record *r = rec_for(s, seq);
+    record *r = rec_new(s, seq);
     if (r) {
         r->ns = strdup(ks__sym_str(pod->ns));
         r->name = strdup(ks__sym_str(pod->name));

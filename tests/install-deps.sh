@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kubesched needs to build and test, when they are missing.
+# Safe to run again: it only calls apt-get when something is not installed.
+set -euo pipefail
+
+packages=(gcc make cmake ninja-build pkg-config python3 libcjson-dev libyaml-dev
+          libcurl4-openssl-dev libcriterion-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present (${packages[*]})"
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
