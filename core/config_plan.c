@@ -158,10 +158,11 @@ static int lookup(plan_ctx *c, ks_profile_plan *plan, const ks_plugin_ref *ref, 
     }
     registered_for(c->reg, p, valid, sizeof(valid));
     return ks__cfg_fail(&c->L, KS_ENOTFOUND,
-                        "profiles[%zu].plugins.%s: %s \"%s\" does not exist (registered %s "
+                        "profiles[%zu].plugins.%s: %s \"%s\" does not exist (registered %s%s"
                         "plugins: %s)",
                         c->prof, field, ks__point_name(p), ref->name,
-                        p == KS_PT_MULTI ? "" : ks__point_name(p), valid);
+                        p == KS_PT_MULTI ? "" : ks__point_name(p), p == KS_PT_MULTI ? "" : " ",
+                        valid);
 }
 
 static int in_names(char *const *names, size_t n, const char *name)

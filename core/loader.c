@@ -326,36 +326,41 @@ struct loaded {
     const ks_plugin_config *first;
 };
 
-/* Writes "<cfg>: <field>.args.kubeschedPluginPath: " into err; returns its length (<= errlen). */
-static size_t field_prefix(const ks_config *cfg, const ks_plugin_config *pc, size_t i, size_t j,
-                           char *err, size_t errlen)
-{
-    char field[64];
-    int n;
-    if (!err || !errlen)
-        return 0;
-    if (!pc->field)
-        snprintf(field, sizeof(field), "profiles[%zu].pluginConfig[%zu]", i, j);
-    n = snprintf(err, errlen, "%s: %s.args.kubeschedPluginPath: ",
-                 cfg->path ? cfg->path : "<config>", pc->field ? pc->field : field);
-    if (n < 0)
-        return 0;
-    return (size_t)n < errlen ? (size_t)n : errlen - 1;
-}
-
-/* The field path of a pluginConfig entry, for messages about a whole module. */
+/* The field path of a pluginConfig entry: its own (set by the config parser), or one made from its
+ * indices. */
 static const char *entry_field(const ks_config *cfg, const ks_plugin_config *pc, char *buf,
                                size_t len)
 {
+    if (pc->field)
+        return pc->field;
     for (size_t i = 0; i < cfg->nprofiles; i++)
         for (size_t j = 0; j < cfg->profiles[i].nplugin_configs; j++)
             if (&cfg->profiles[i].plugin_configs[j] == pc) {
-                if (pc->field)
-                    return pc->field;
                 snprintf(buf, len, "profiles[%zu].pluginConfig[%zu]", i, j);
                 return buf;
             }
     return "pluginConfig";
+}
+
+/* Writes "<cfg>: <field>.args.kubeschedPluginPath: " into err and points *rest / *restlen at what
+ * is left of it, for the rest of the sentence. */
+static void field_prefix(const ks_config *cfg, const ks_plugin_config *pc, char *err,
+                         size_t errlen, char **rest, size_t *restlen)
+{
+    char buf[64];
+    int n;
+    *rest = NULL;
+    *restlen = 0;
+    if (!err || !errlen)
+        return;
+    n = snprintf(err, errlen, "%s: %s.args.kubeschedPluginPath: ",
+                 cfg->path ? cfg->path : "<config>", entry_field(cfg, pc, buf, sizeof(buf)));
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= errlen)
+        n = (int)(errlen - 1);
+    *rest = err + n;
+    *restlen = errlen - (size_t)n;
 }
 
 /* Lists a module's plugin names, ", "-separated, into buf. */
@@ -377,6 +382,8 @@ int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const
     struct loaded *files = NULL;
     size_t nfiles = 0, cap = 0;
     ks_loaded_module **result = NULL;
+    char *rest;
+    size_t restlen;
     int rc = 0;
 
     if (err && errlen)
@@ -407,7 +414,6 @@ int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const
             if (f) {
                 free(real);
             } else {
-                size_t off;
                 if (nfiles == cap) {
                     size_t ncap = cap ? cap * 2 : 4;
                     struct loaded *nf = realloc(files, ncap * sizeof(*nf));
@@ -423,9 +429,8 @@ int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const
                 f->real = real;
                 f->first = pc;
                 f->mod = NULL;
-                off = field_prefix(cfg, pc, i, j, err, errlen);
-                rc = ks__loader_open(pc->so_path, host, &f->mod, err ? err + off : NULL,
-                                     errlen > off ? errlen - off : 0);
+                field_prefix(cfg, pc, err, errlen, &rest, &restlen);
+                rc = ks__loader_open(pc->so_path, host, &f->mod, rest, restlen);
                 if (rc != 0) {
                     free(real);
                     goto fail;
@@ -437,9 +442,9 @@ int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const
                     found = 1;
             if (!found) {
                 char names[512];
-                size_t off = field_prefix(cfg, pc, i, j, err, errlen);
+                field_prefix(cfg, pc, err, errlen, &rest, &restlen);
                 plugin_names(f->mod, names, sizeof(names));
-                rc = fail(err ? err + off : NULL, errlen > off ? errlen - off : 0, KS_ENOTFOUND,
+                rc = fail(rest, restlen, KS_ENOTFOUND,
                           "%s defines no plugin named \"%s\" (it defines %s); set "
                           "kubeschedPluginPath in the pluginConfig entry of a plugin that file "
                           "defines",
@@ -453,17 +458,12 @@ int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const
      * registry as it was (its entries borrow the descriptors of the modules closed below). */
     for (size_t a = 0; a < nfiles; a++) {
         const ks_loaded_module *ma = files[a].mod;
-        char fbuf[64];
         for (size_t k = 0; k < ma->nplugins; k++) {
             const char *name = ma->descs[k].name;
-            const char *field = entry_field(cfg, files[a].first, fbuf, sizeof(fbuf));
-            int n = snprintf(err, err ? errlen : 0, "%s: %s.args.kubeschedPluginPath: ",
-                             cfg->path ? cfg->path : "<config>", field);
-            size_t off = n < 0 ? 0 : ((size_t)n < errlen ? (size_t)n : (errlen ? errlen - 1 : 0));
+            field_prefix(cfg, files[a].first, err, errlen, &rest, &restlen);
             if (ks__registry_find(reg, name)) {
                 /* The registry words the clash (and does not add on EEXIST). */
-                rc = ks__registry_add(reg, &ma->descs[k], ma->path, err ? err + off : NULL,
-                                      errlen > off ? errlen - off : 0);
+                rc = ks__registry_add(reg, &ma->descs[k], ma->path, rest, restlen);
                 if (rc == 0) /* cannot happen: the name is taken */
                     rc = KS_EEXIST;
                 goto fail;
@@ -472,8 +472,7 @@ int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const
                 const ks_loaded_module *mb = files[b].mod;
                 for (size_t q = 0; q < mb->nplugins; q++)
                     if (strcmp(mb->descs[q].name, name) == 0) {
-                        rc = fail(err ? err + off : NULL, errlen > off ? errlen - off : 0,
-                                  KS_EEXIST,
+                        rc = fail(rest, restlen, KS_EEXIST,
                                   "%s: duplicate plugin name \"%s\" (already registered by %s)",
                                   ma->path, name, mb->path);
                         goto fail;

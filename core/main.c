@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "framework.h"
 #include "host_api.h"
 #include "loader.h"
 #include "log.h"
@@ -89,6 +90,17 @@ static int cmd_validate(int argc, char **argv)
     }
     if (load_config(path, &l) != 0)
         return 1;
+    /* Build every profile's plugins once, so that bad plugin args are reported here too. */
+    for (size_t i = 0; i < l.cfg->nprofiles; i++) {
+        char err[2048] = "";
+        ks_framework *fw;
+        if (ks__framework_new(&l.plans[i], &fw, err, sizeof(err)) != 0) {
+            fprintf(stderr, "kubesched: %s: %s\n", path, err);
+            loaded_free(&l);
+            return 1;
+        }
+        ks__framework_free(fw);
+    }
     ks__config_print(l.cfg, l.plans, stdout);
     loaded_free(&l);
     return 0;

@@ -15,7 +15,7 @@
 typedef struct {
     int negative;
     unsigned __int128 mant; /* significant digits, at most MAX_DIGITS */
-    int e10;                /* decimal exponent applied to mant */
+    int64_t e10;            /* decimal exponent applied to mant (e/E suffixes reach +-2^31) */
     int e2;                 /* binary exponent (Ki..Ei) */
     int sticky;             /* non-zero digits were dropped beyond MAX_DIGITS */
 } decimal;
@@ -40,13 +40,15 @@ static int parse_suffix(const char *s, decimal *d)
     /* Decimal exponent: e or E followed by an optionally signed integer. */
     if (s[0] == 'e' || s[0] == 'E') {
         const char *p = s + 1;
-        int neg = 0, exp = 0, ndig = 0;
+        int neg = 0, ndig = 0;
+        int64_t exp = 0;
         if (*p == '+' || *p == '-')
             neg = *p++ == '-';
+        /* Upstream keeps the exponent in an int32 scale: |exp| <= MaxInt32, else an error. */
         for (; *p >= '0' && *p <= '9'; p++, ndig++) {
-            if (exp > 100000)
-                return KS_EPARSE;
             exp = exp * 10 + (*p - '0');
+            if (exp > INT32_MAX)
+                return KS_EPARSE;
         }
         if (ndig == 0 || *p)
             return KS_EPARSE;
@@ -59,13 +61,12 @@ static int parse_suffix(const char *s, decimal *d)
 static int parse_decimal(const char *s, decimal *d)
 {
     const char *p = s;
-    int ndigits = 0, seen_dot = 0, seen_digit = 0;
+    int ndigits = 0, seen_dot = 0;
     memset(d, 0, sizeof(*d));
     if (*p == '+' || *p == '-')
         d->negative = *p++ == '-';
     for (;; p++) {
         if (*p >= '0' && *p <= '9') {
-            seen_digit = 1;
             if (d->mant == 0 && *p == '0') {
                 if (seen_dot)
                     d->e10--; /* leading fractional zeros shift the exponent only */
@@ -88,8 +89,8 @@ static int parse_decimal(const char *s, decimal *d)
             break;
         }
     }
-    if (!seen_digit)
-        return KS_EPARSE;
+    /* No digits at all is a zero, as upstream's scanner reads it: ".", "-", "+", "m", "Ki", "e3"
+     * are all valid quantities equal to 0 (an unknown suffix is still an error). */
     return parse_suffix(p, d);
 }
 
@@ -98,7 +99,8 @@ static int64_t scaled(const decimal *d, int scale)
 {
     unsigned __int128 v = d->mant;
     const unsigned __int128 limit = (unsigned __int128)INT64_MAX + (d->negative ? 1 : 0);
-    int e10 = d->e10 + scale, e2 = d->e2, inexact = d->sticky;
+    int64_t e10 = d->e10 + scale;
+    int e2 = d->e2, inexact = d->sticky;
 
     if (v == 0)
         return 0;

@@ -461,7 +461,14 @@ typedef struct ks_module {
 extern KS_HIDDEN const ks_host_api *ks_host;
 
 /* Defines the module of a shared object: use once, in one source file, listing the descriptors.
- *   KS_DEFINE_MODULE(&my_filter_plugin, &my_score_plugin)                                     */
+ *   KS_DEFINE_MODULE(&my_filter_plugin, &my_score_plugin);                                    */
+#ifdef __cplusplus
+#define KS_MODULE_DECLARE_ extern "C" KS_EXPORT const ks_module ks_module_info;
+#define KS_MODULE_EXPORT_
+#else
+#define KS_MODULE_DECLARE_
+#define KS_MODULE_EXPORT_ KS_EXPORT
+#endif
 #define KS_DEFINE_MODULE(...)                                                                   \
     KS_HIDDEN const ks_host_api *ks_host;                                                       \
     static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
@@ -472,7 +479,8 @@ extern KS_HIDDEN const ks_host_api *ks_host;
         return 0;                                                                               \
     }                                                                                           \
     static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
-    KS_EXPORT const ks_module ks_module_info = {                                                \
+    KS_MODULE_DECLARE_                                                                          \
+    KS_MODULE_EXPORT_ const ks_module ks_module_info = {                                        \
         KS_ABI_MAJOR,                                                                           \
         KS_ABI_MINOR,                                                                           \
         (uint32_t)sizeof(ks_module),                                                            \

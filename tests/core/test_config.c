@@ -1020,7 +1020,7 @@ static void assert_point(const ks_profile_plan *plan, ks_point p, const char *co
         cr_assert_str_eq(plan->point[p][i].name, names[i], "%s[%zu]", ks__point_name(p), i);
 }
 
-Test(config_plan, desc_implements_follows_the_slots_and_the_size)
+Test(config, plan_desc_implements_follows_the_slots_and_the_size)
 {
     ks_plugin_desc old = fake_multi;
     cr_assert(ks__desc_implements(&fake_multi, KS_PT_RESERVE), "unreserve alone counts");
@@ -1037,7 +1037,7 @@ Test(config_plan, desc_implements_follows_the_slots_and_the_size)
     cr_assert_str_eq(ks__point_name(KS_PT_MULTI), "MultiPoint");
 }
 
-Test(config_plan, multipoint_expands_to_each_implemented_point)
+Test(config, plan_multipoint_expands_to_each_implemented_point)
 {
     char err[1024];
     ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeMulti}, {name: FakeScore, "
@@ -1086,7 +1086,7 @@ Test(config_plan, multipoint_expands_to_each_implemented_point)
     ks__config_free(c);
 }
 
-Test(config_plan, point_specific_entries_override_multipoint_and_keep_upstream_order)
+Test(config, plan_point_specific_entries_override_multipoint_and_keep_upstream_order)
 {
     char err[1024];
     ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeMulti}, {name: FakeFilter}")
@@ -1116,7 +1116,7 @@ Test(config_plan, point_specific_entries_override_multipoint_and_keep_upstream_o
     ks__config_free(c);
 }
 
-Test(config_plan, args_of_instances_come_from_plugin_config)
+Test(config, plan_args_of_instances_come_from_plugin_config)
 {
     char err[1024];
     ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeFilter}")
@@ -1135,7 +1135,7 @@ Test(config_plan, args_of_instances_come_from_plugin_config)
     ks__config_free(c);
 }
 
-Test(config_plan, unknown_plugins_do_not_exist)
+Test(config, plan_unknown_plugins_do_not_exist)
 {
     const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
                                                                   "      enabled: [{name: Nope}]\n");
@@ -1145,7 +1145,7 @@ Test(config_plan, unknown_plugins_do_not_exist)
     assert_has(msg, "profiles[0].plugins.multiPoint: MultiPoint \"Nope\" does not exist");
 }
 
-Test(config_plan, plugin_at_a_point_it_does_not_implement_is_refused)
+Test(config, plan_plugin_at_a_point_it_does_not_implement_is_refused)
 {
     const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
                                                                   "      enabled: [{name: FakeBind}]\n");
@@ -1153,7 +1153,7 @@ Test(config_plan, plugin_at_a_point_it_does_not_implement_is_refused)
     assert_has(msg, "(it implements: Bind)");
 }
 
-Test(config_plan, duplicates_are_refused)
+Test(config, plan_duplicates_are_refused)
 {
     const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
                                                                   "      enabled: [{name: "
@@ -1165,7 +1165,7 @@ Test(config_plan, duplicates_are_refused)
                     "\"PreScore\"");
 }
 
-Test(config_plan, exactly_one_queue_sort_and_a_binder_are_required)
+Test(config, plan_exactly_one_queue_sort_and_a_binder_are_required)
 {
     const char *msg = plan_err(HDR "profiles:\n- schedulerName: p\n  plugins:\n    multiPoint:\n"
                                    "      disabled: [{name: '*'}]\n"
@@ -1181,7 +1181,7 @@ Test(config_plan, exactly_one_queue_sort_and_a_binder_are_required)
     assert_has(msg, "at least one bind plugin is needed for profile with scheduler name \"p\"");
 }
 
-Test(config_plan, explicitly_enabled_unavailable_default_is_refused)
+Test(config, plan_explicitly_enabled_unavailable_default_is_refused)
 {
     const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE(", {name: NodeAffinity, weight: "
                                                               "5}"));
@@ -1192,7 +1192,7 @@ Test(config_plan, explicitly_enabled_unavailable_default_is_refused)
                     "kubesched yet");
 }
 
-Test(config_plan, queue_sort_must_match_across_profiles)
+Test(config, plan_queue_sort_must_match_across_profiles)
 {
     const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("")
                                    "- schedulerName: b\n  plugins:\n    multiPoint:\n"
@@ -1208,7 +1208,7 @@ Test(config_plan, queue_sort_must_match_across_profiles)
     assert_has(msg, "different queue sort plugin args for profile \"b\"");
 }
 
-Test(config_plan, default_profile_plans_with_the_in_tree_plugins)
+Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
 {
     char err[1024];
     ks_config *c = NULL;
@@ -1233,7 +1233,7 @@ Test(config_plan, default_profile_plans_with_the_in_tree_plugins)
  * validate-config output
  * ------------------------------------------------------------------------------------------- */
 
-Test(config_print, prints_settings_points_weights_args_and_skipped_defaults)
+Test(config, print_prints_settings_points_weights_args_and_skipped_defaults)
 {
     char err[1024];
     char *buf = NULL;
@@ -1271,7 +1271,7 @@ Test(config_print, prints_settings_points_weights_args_and_skipped_defaults)
     ks__config_free(c);
 }
 
-Test(config_print, prints_merged_sets_without_a_plan)
+Test(config, print_prints_merged_sets_without_a_plan)
 {
     char *buf = NULL;
     size_t len = 0;

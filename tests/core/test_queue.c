@@ -554,6 +554,19 @@ QUEUE_TEST(flush_unschedulable_moves_pods_parked_too_long)
     expect_pop("new");
 }
 
+QUEUE_TEST(flush_unschedulable_keeps_pods_parked_exactly_the_limit)
+{
+    add("a", 0);
+    add("b", 0);
+    fail(pop_expect("a"), PL_FIT, 0, 0);
+    t.now += 1;
+    fail(pop_expect("b"), PL_FIT, 0, 0);
+    t.now += 300 * SEC; /* a: 300 s + 1 ns, b: 300 s */
+    cr_expect_eq(ks__queue_flush_unschedulable(t.q), 1);
+    expect_pop("a");
+    EXPECT_COUNTS(0, 0, 1, 0, 0);
+}
+
 /* ---- gated pods ---------------------------------------------------------------------------- */
 
 static ks_pod *gated_pod(const char *uid)
