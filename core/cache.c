@@ -18,6 +18,7 @@ typedef struct cnode {
     ks_node_info info;
     struct cnode *prev, *next; /* generation list, head = newest */
     uint64_t seq;              /* insertion order, for the node list */
+    ks_sym zone;               /* zone key while info.node is set (upstream nodeTree) */
 } cnode;
 
 typedef struct cpod {
@@ -36,6 +37,13 @@ struct ks_cache {
     uint64_t list_generation; /* bumped when nodes are added or removed */
     uint64_t next_seq;
     size_t nassumed;
+    /* Zones in the order they were created, each with its node count; a zone that empties is
+     * dropped and comes back at the end (upstream nodeTree.zones). */
+    struct czone {
+        ks_sym key;
+        size_t nodes;
+    } *zones;
+    size_t nzones, zones_cap;
 };
 
 /* ---- NodeInfo ------------------------------------------------------------------------------ */
@@ -156,6 +164,7 @@ void ks__cache_free(ks_cache *c)
     }
     ks__strmap_destroy(&c->pods);
     ks__strmap_destroy(&c->nodes);
+    free(c->zones);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -182,6 +191,41 @@ static void touch(ks_cache *c, cnode *n)
     c->head = n;
 }
 
+static ks_sym zone_key(const ks_node *node);
+
+static int zone_add(ks_cache *c, ks_sym key)
+{
+    size_t i;
+    for (i = 0; i < c->nzones && c->zones[i].key != key; i++)
+        ;
+    if (i == c->nzones) {
+        if (c->nzones == c->zones_cap) {
+            size_t cap = c->zones_cap ? c->zones_cap * 2 : 8;
+            struct czone *z = realloc(c->zones, cap * sizeof(*z));
+            if (!z)
+                return KS_ENOMEM;
+            c->zones = z;
+            c->zones_cap = cap;
+        }
+        c->zones[c->nzones++] = (struct czone){key, 0};
+    }
+    c->zones[i].nodes++;
+    return 0;
+}
+
+static void zone_remove(ks_cache *c, ks_sym key)
+{
+    for (size_t i = 0; i < c->nzones; i++) {
+        if (c->zones[i].key != key)
+            continue;
+        if (--c->zones[i].nodes == 0) {
+            memmove(&c->zones[i], &c->zones[i + 1], (c->nzones - i - 1) * sizeof(c->zones[0]));
+            c->nzones--;
+        }
+        return;
+    }
+}
+
 static cnode *node_entry(ks_cache *c, ks_sym name, int create)
 {
     const char *key = ks__sym_str(name);
@@ -192,7 +236,6 @@ static cnode *node_entry(ks_cache *c, ks_sym name, int create)
     if (!n)
         return NULL;
     n->info.name = name;
-    n->seq = ++c->next_seq;
     if (ks__strmap_put(&c->nodes, key, n, NULL) != 0) {
         free(n);
         return NULL;
@@ -210,8 +253,21 @@ int ks__cache_add_node(ks_cache *c, ks_node *node)
         rc = KS_ENOMEM;
         goto out;
     }
-    if (!n->info.node)
-        c->list_generation++;
+    /* The node list keeps the order Nodes were added in (upstream nodeTree), not the order their
+     * entries appeared (a pod may name a node before the Node arrives). A zone change moves the
+     * node to the end of its new zone, as nodeTree.updateNode does; like upstream, the snapshot's
+     * list picks that up at its next rebuild. */
+    ks_sym zone = zone_key(node);
+    if (!n->info.node || zone != n->zone) {
+        if ((rc = zone_add(c, zone)) != 0)
+            goto out;
+        if (n->info.node)
+            zone_remove(c, n->zone);
+        else
+            c->list_generation++;
+        n->zone = zone;
+        n->seq = ++c->next_seq;
+    }
     ks__node_unref(n->info.node);
     n->info.node = ks__node_ref(node);
     touch(c, n);
@@ -240,6 +296,7 @@ int ks__cache_remove_node(ks_cache *c, ks_sym name)
         goto out;
     }
     /* Pods still bound there keep the entry alive (upstream keeps a NodeInfo without a node). */
+    zone_remove(c, n->zone);
     ks__node_unref(n->info.node);
     n->info.node = NULL;
     c->list_generation++;
@@ -453,15 +510,22 @@ typedef struct {
 
 static ks_sym zone_key(const ks_node *node)
 {
-    /* upstream utilnode.GetZoneKey: region + ":\x00:" + zone from the topology labels. */
-    static ks_sym region_label = KS_SYM_ABSENT, zone_label;
+    /* upstream utilnode.GetZoneKey: region + ":\x00:" + zone, the deprecated failure-domain.beta
+     * labels taking precedence over the topology ones; "" when both are empty or absent. */
+    static ks_sym region_label = KS_SYM_ABSENT, zone_label, beta_region_label, beta_zone_label;
     if (region_label == KS_SYM_ABSENT) {
         zone_label = ks__intern("topology.kubernetes.io/zone");
         region_label = ks__intern("topology.kubernetes.io/region");
+        beta_zone_label = ks__intern("failure-domain.beta.kubernetes.io/zone");
+        beta_region_label = ks__intern("failure-domain.beta.kubernetes.io/region");
     }
-    ks_sym z = ks__labels_get(node->labels, node->nlabels, zone_label);
-    ks_sym r = ks__labels_get(node->labels, node->nlabels, region_label);
-    if (z == KS_SYM_ABSENT && r == KS_SYM_ABSENT)
+    ks_sym z = ks__labels_get(node->labels, node->nlabels, beta_zone_label);
+    ks_sym r = ks__labels_get(node->labels, node->nlabels, beta_region_label);
+    if (z == KS_SYM_ABSENT)
+        z = ks__labels_get(node->labels, node->nlabels, zone_label);
+    if (r == KS_SYM_ABSENT)
+        r = ks__labels_get(node->labels, node->nlabels, region_label);
+    if ((z == KS_SYM_ABSENT || z == KS_SYM_EMPTY) && (r == KS_SYM_ABSENT || r == KS_SYM_EMPTY))
         return KS_SYM_EMPTY;
     char buf[512];
     const char *rs = r == KS_SYM_ABSENT ? "" : ks__sym_str(r);
@@ -476,8 +540,8 @@ static int cmp_zone_item(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Rebuilds the whole node list: zones in order of first appearance, round-robin across zones
- * (upstream nodeTree). Under the cache lock. */
+/* Rebuilds the whole node list: nodes in insertion order within each zone, dealt round-robin
+ * across the zones in the order they were created (upstream nodeTree.list). Under the cache lock. */
 static int rebuild_list(ks_cache *c, ks_snapshot *s)
 {
     size_t n = 0, cap = c->nodes.len;
@@ -490,24 +554,21 @@ static int rebuild_list(ks_cache *c, ks_snapshot *s)
     for (size_t it = 0; ks__strmap_next(&c->nodes, &it, &k, &v);) {
         cnode *e = v;
         if (e->info.node)
-            items[n++] = (zone_item){zone_key(e->info.node), e, e->seq};
+            items[n++] = (zone_item){e->zone, e, e->seq};
     }
     /* Insertion order, then dealt round-robin over zones. */
     qsort(items, n, sizeof(*items), cmp_zone_item);
-    ks_sym *zones = calloc(n ? n : 1, sizeof(ks_sym));
-    size_t nz = 0;
+    size_t nz = c->nzones;
     size_t *zone_of = calloc(n ? n : 1, sizeof(size_t));
-    if (!zones || !zone_of) {
+    if (!zone_of) {
         rc = KS_ENOMEM;
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
         size_t z;
-        for (z = 0; z < nz && zones[z] != items[i].zone; z++)
+        for (z = 0; z < nz && c->zones[z].key != items[i].zone; z++)
             ;
-        if (z == nz)
-            zones[nz++] = items[i].zone;
-        zone_of[i] = z;
+        zone_of[i] = z; /* every listed node's zone is in c->zones */
     }
     /* Free old snapshot entries and build new ones. */
     for (size_t i = 0; i < s->nnodes; i++)
@@ -530,6 +591,7 @@ static int rebuild_list(ks_cache *c, ks_snapshot *s)
             goto out;
         }
         while (placed < n) {
+            size_t before = placed;
             for (size_t z = 0; z < nz; z++) {
                 while (cursor[z] < n && zone_of[cursor[z]] != z)
                     cursor[z]++;
@@ -545,13 +607,14 @@ static int rebuild_list(ks_cache *c, ks_snapshot *s)
                 cursor[z]++;
                 placed++;
             }
+            if (placed == before)
+                break; /* cannot happen while every listed node's zone is counted */
         }
         free(cursor);
     }
     rc = rebuild_index(s);
 out:
     free(items);
-    free(zones);
     free(zone_of);
     return rc;
 }

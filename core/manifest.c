@@ -14,9 +14,9 @@ static int is_plain_null(const char *s) { return !*s || !strcmp(s, "~") || !strc
 static int parse_bool(const char *s, int *b)
 {
     /* sigs.k8s.io/yaml (YAML 1.1 through go-yaml v2 rules for booleans it accepts) */
-    static const char *t[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
-    static const char *f[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
-    for (size_t i = 0; i < 9; i++) {
+    static const char *t[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
+    static const char *f[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"};
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         if (!strcmp(s, t[i])) {
             *b = 1;
             return 1;

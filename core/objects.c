@@ -68,6 +68,19 @@ static ks_sym get_sym(const cJSON *obj, const char *key, const char *dflt)
 
 static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
 
+/* Text of a JSON number that YAML made out of a plain scalar: the shortest form that reads back
+ * as the same double, so "0.1" stays "0.1" (not "0.10000000000000001") and 17-digit integers
+ * keep their digits. */
+static const char *number_text(double d, char *buf, size_t len)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    return buf;
+}
+
 static int cmp_label(const void *a, const void *b)
 {
     const ks_label *x = a, *y = b;
@@ -113,10 +126,9 @@ static int parse_string_map(const cJSON *obj, const char *path, ks_label **out, 
         const char *v = NULL;
         if (cJSON_IsString(it))
             v = it->valuestring;
-        else if (cJSON_IsNumber(it)) { /* YAML may turn "1" into a number; keep the text */
-            snprintf(num, sizeof(num), "%.17g", it->valuedouble);
-            v = num;
-        } else if (cJSON_IsBool(it))
+        else if (cJSON_IsNumber(it)) /* YAML may turn "1" into a number; keep the text */
+            v = number_text(it->valuedouble, num, sizeof(num));
+        else if (cJSON_IsBool(it))
             v = cJSON_IsTrue(it) ? "true" : "false";
         else
             return fail(e, "%s.%s: expected a string value", path, it->string);
@@ -133,10 +145,8 @@ static const char *quantity_text(const cJSON *v, char *buf, size_t len)
 {
     if (cJSON_IsString(v))
         return v->valuestring;
-    if (cJSON_IsNumber(v)) {
-        snprintf(buf, len, "%.15g", v->valuedouble);
-        return buf;
-    }
+    if (cJSON_IsNumber(v))
+        return number_text(v->valuedouble, buf, len);
     return NULL;
 }
 
@@ -592,8 +602,7 @@ static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
         cJSON_ArrayForEach(v, get(r, "values"))
         {
             char buf[64];
-            const char *s = cJSON_IsString(v) ? v->valuestring
-                                              : (snprintf(buf, sizeof(buf), "%.17g", v->valuedouble), buf);
+            const char *s = cJSON_IsString(v) ? v->valuestring : number_text(v->valuedouble, buf, sizeof(buf));
             vals[j++] = ks__intern(s);
         }
         reqs[i].nvalues = (uint32_t)nv;
@@ -694,8 +703,14 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
         cJSON_ArrayForEach(c, get(spec, lists[l]))
         {
             const char *img = get_str(c, "image");
+            const char *policy = get_str(c, "restartPolicy");
             if (img)
                 pod->images[pod->nimages++] = ks__intern(img);
+            /* Host ports: regular containers and restartable (sidecar) init containers only; a
+             * regular init container has exited before the others start (upstream NodePorts,
+             * kubernetes#132040). */
+            if (l == 0 && !(policy && strcmp(policy, "Always") == 0))
+                continue;
             cJSON_ArrayForEach(p, get(c, "ports"))
             {
                 const cJSON *hp = get(p, "hostPort");
@@ -704,6 +719,8 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
                 ks_host_port *h = &pod->host_ports[pod->nports++];
                 h->port = (int32_t)hp->valuedouble;
                 h->protocol = get_sym(p, "protocol", "TCP");
+                if (h->protocol == KS_SYM_EMPTY) /* as upstream HostPortInfo's sanitize */
+                    h->protocol = ks__intern("TCP");
                 h->host_ip = get_sym(p, "hostIP", "0.0.0.0");
                 if (h->host_ip == KS_SYM_EMPTY)
                     h->host_ip = ks__intern("0.0.0.0");

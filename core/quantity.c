@@ -94,41 +94,74 @@ static int parse_decimal(const char *s, decimal *d)
     return parse_suffix(p, d);
 }
 
+/* A 256-bit unsigned integer (little-endian 64-bit limbs). mant < 10^36 < 2^120 shifted by a
+ * binary suffix (at most 2^60) stays below 2^180, so the product is exact before any division:
+ * "1.5Ei" or "1.2345678901Gi" must not saturate just because mant * 2^e2 passes int64 before the
+ * fraction is divided out. */
+typedef struct {
+    uint64_t w[4];
+} u256;
+
+static int u256_is_zero(const u256 *a) { return !(a->w[0] | a->w[1] | a->w[2] | a->w[3]); }
+static int u256_gt(const u256 *a, uint64_t lim) { return a->w[3] || a->w[2] || a->w[1] || a->w[0] > lim; }
+
+static void u256_shl1(u256 *a)
+{
+    for (int i = 3; i > 0; i--)
+        a->w[i] = (a->w[i] << 1) | (a->w[i - 1] >> 63);
+    a->w[0] <<= 1;
+}
+
+static void u256_mul10(u256 *a)
+{
+    unsigned __int128 c = 0;
+    for (int i = 0; i < 4; i++) {
+        c += (unsigned __int128)a->w[i] * 10;
+        a->w[i] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
+static unsigned u256_div10(u256 *a) /* returns the remainder */
+{
+    unsigned __int128 r = 0;
+    for (int i = 3; i >= 0; i--) {
+        unsigned __int128 cur = (r << 64) | a->w[i];
+        a->w[i] = (uint64_t)(cur / 10);
+        r = cur % 10;
+    }
+    return (unsigned)r;
+}
+
 /* ceil(|d| * 10^scale) saturated to INT64_MAX, with d's sign applied (rounding away from zero). */
 static int64_t scaled(const decimal *d, int scale)
 {
-    unsigned __int128 v = d->mant;
-    const unsigned __int128 limit = (unsigned __int128)INT64_MAX + (d->negative ? 1 : 0);
+    u256 v = {{(uint64_t)d->mant, (uint64_t)(d->mant >> 64), 0, 0}};
+    const uint64_t limit = (uint64_t)INT64_MAX + (d->negative ? 1 : 0);
     int64_t e10 = d->e10 + scale;
-    int e2 = d->e2, inexact = d->sticky;
+    int inexact = d->sticky;
+    uint64_t r;
 
-    if (v == 0)
+    if (d->mant == 0)
         return 0;
-    /* Multiply first where possible (exact), saturating. */
-    for (; e2 > 0; e2--) {
-        if (v > limit)
-            goto saturate;
-        v <<= 1;
-    }
+    for (int i = 0; i < d->e2; i++)
+        u256_shl1(&v); /* exact, see u256 */
+    /* Multiplying only grows the value: past the limit it saturates. */
     for (; e10 > 0; e10--) {
-        if (v > limit)
+        if (u256_gt(&v, limit))
             goto saturate;
-        v *= 10;
+        u256_mul10(&v);
     }
-    for (; e10 < 0; e10++) {
-        if (v % 10)
-            inexact = 1;
-        v /= 10;
-        if (v == 0 && e10 < -1) {
-            inexact = 1;
-            break;
-        }
-    }
-    if (inexact)
-        v++;
-    if (v > limit)
+    /* Dividing: any remainder makes the result inexact (rounded up below); once the value is 0
+     * further divisions change nothing. */
+    for (; e10 < 0 && !u256_is_zero(&v); e10++)
+        inexact |= u256_div10(&v) != 0;
+    if (u256_gt(&v, limit))
         goto saturate;
-    return d->negative ? (int64_t)(-(__int128)v) : (int64_t)v;
+    r = v.w[0] + (inexact ? 1 : 0);
+    if (r > limit)
+        goto saturate;
+    return d->negative ? (int64_t)(-(__int128)r) : (int64_t)r;
 saturate:
     return d->negative ? INT64_MIN : INT64_MAX;
 }

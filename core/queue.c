@@ -722,6 +722,8 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
 
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
 {
+    if (!qp)
+        return;
     qentry *e = (qentry *)qp;
     lock(q);
     assert(e->in_flight);

@@ -148,6 +148,16 @@ Test(quantity, parses_fractional_binary_quantities)
     expect_q("0.025Ti", 27487790695LL, 27487790694400LL);
 }
 
+Test(quantity, does_not_saturate_long_binary_fractions)
+{
+    /* mant * 2^k passes int64 before the fraction is divided out; the value itself fits. */
+    expect_q("1.2345678901Gi", 1325607179LL, 1325607178168LL);
+    expect_q("1.23456789Ti", 1357421750334LL, 1357421750333882LL);
+    expect_q("1.5Ei", 1729382256910270464LL, INT64_MAX);
+    expect_q("0.0000000000000000000001Ei", 1, 1);
+    expect_q("1.0000000000000000001Ki", 1025, 1024001);
+}
+
 Test(quantity, rounds_up_sub_milli_cpu)
 {
     expect_q("0.0001", 1, 1);
