@@ -35,6 +35,7 @@ struct ks_cache {
     cnode *head;
     uint64_t generation;
     uint64_t list_generation; /* bumped when nodes are added or removed */
+    uint64_t node_generation; /* bumped when any Node object is added, replaced or removed */
     uint64_t next_seq;
     size_t nassumed;
     /* Zones in the order they were created, each with its node count; a zone that empties is
@@ -48,8 +49,72 @@ struct ks_cache {
 
 /* ---- NodeInfo ------------------------------------------------------------------------------ */
 
+static int push_ptr(const ks_pod ***arr, size_t *n, size_t *cap, const ks_pod *p)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 4;
+        const ks_pod **a = realloc(*arr, nc * sizeof(*a));
+        if (!a)
+            return KS_ENOMEM;
+        *arr = a;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = p;
+    return 0;
+}
+
+static void drop_ptr(const ks_pod **arr, size_t *n, const ks_pod *p)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (arr[i] == p) {
+            memmove(&arr[i], &arr[i + 1], (*n - i - 1) * sizeof(*arr));
+            (*n)--;
+            return;
+        }
+}
+
+/* The derived per-node lists (ports, pods with affinity) for one pod. */
+static int index_pod(ks_node_info *ni, const ks_pod *pod)
+{
+    if (pod->nports) {
+        if (ni->nports + pod->nports > ni->ports_cap) {
+            size_t nc = ni->ports_cap ? ni->ports_cap * 2 : 8;
+            while (nc < ni->nports + pod->nports)
+                nc *= 2;
+            ks_host_port *p = realloc(ni->ports, nc * sizeof(*p));
+            if (!p)
+                return KS_ENOMEM;
+            ni->ports = p;
+            ni->ports_cap = nc;
+        }
+        memcpy(ni->ports + ni->nports, pod->host_ports, pod->nports * sizeof(ks_host_port));
+        ni->nports += pod->nports;
+    }
+    if (pod->pod_affinity && push_ptr(&ni->with_affinity, &ni->naffinity, &ni->affinity_cap, pod) != 0)
+        return KS_ENOMEM;
+    if (pod->pod_affinity && pod->pod_affinity->nrequired_anti_affinity &&
+        push_ptr(&ni->with_anti, &ni->nanti, &ni->anti_cap, pod) != 0)
+        return KS_ENOMEM;
+    return 0;
+}
+
+static void unindex_pod(ks_node_info *ni, const ks_pod *pod)
+{
+    for (size_t k = 0; k < pod->nports; k++)
+        for (size_t i = 0; i < ni->nports; i++)
+            if (!memcmp(&ni->ports[i], &pod->host_ports[k], sizeof(ks_host_port))) {
+                memmove(&ni->ports[i], &ni->ports[i + 1], (ni->nports - i - 1) * sizeof(ks_host_port));
+                ni->nports--;
+                break;
+            }
+    drop_ptr(ni->with_affinity, &ni->naffinity, pod);
+    drop_ptr(ni->with_anti, &ni->nanti, pod);
+}
+
 int ks__node_info_add_pod(ks_node_info *ni, ks_pod *pod)
 {
+    if (index_pod(ni, pod) != 0)
+        return KS_ENOMEM;
     if (ni->npods == ni->cap) {
         size_t cap = ni->cap ? ni->cap * 2 : 8;
         ks_pod **p = realloc(ni->pods, cap * sizeof(*p));
@@ -72,6 +137,7 @@ int ks__node_info_remove_pod(ks_node_info *ni, const char *uid)
             continue;
         ks__resources_sub(&ni->requested, &p->requests.pub);
         ks__resources_sub(&ni->nonzero_requested, &p->nonzero_requests.pub);
+        unindex_pod(ni, p);
         /* Keep the order of the remaining pods (plugins may iterate them). */
         memmove(&ni->pods[i], &ni->pods[i + 1], (ni->npods - i - 1) * sizeof(ks_pod *));
         ni->npods--;
@@ -86,6 +152,9 @@ static void node_info_clear(ks_node_info *ni)
     for (size_t i = 0; i < ni->npods; i++)
         ks__pod_unref(ni->pods[i]);
     free(ni->pods);
+    free(ni->ports);
+    free(ni->with_affinity);
+    free(ni->with_anti);
     ks__node_unref(ni->node);
     ks__resources_free(&ni->requested);
     ks__resources_free(&ni->nonzero_requested);
@@ -103,8 +172,11 @@ static int node_info_copy(ks_node_info *dst, const ks_node_info *src)
         dst->pods = malloc(src->npods * sizeof(ks_pod *));
         if (!dst->pods)
             return KS_ENOMEM;
-        for (size_t i = 0; i < src->npods; i++)
+        for (size_t i = 0; i < src->npods; i++) {
             dst->pods[i] = ks__pod_ref(src->pods[i]);
+            if (index_pod(dst, src->pods[i]) != 0)
+                return KS_ENOMEM;
+        }
         dst->npods = dst->cap = src->npods;
     }
     if (ks__resources_copy(&dst->requested, &src->requested.pub) != 0 ||
@@ -270,6 +342,7 @@ int ks__cache_add_node(ks_cache *c, ks_node *node)
     }
     ks__node_unref(n->info.node);
     n->info.node = ks__node_ref(node);
+    c->node_generation++;
     touch(c, n);
 out:
     pthread_mutex_unlock(&c->mu);
@@ -299,6 +372,7 @@ int ks__cache_remove_node(ks_cache *c, ks_sym name)
     zone_remove(c, n->zone);
     ks__node_unref(n->info.node);
     n->info.node = NULL;
+    c->node_generation++;
     c->list_generation++;
     touch(c, n);
     drop_entry_if_empty(c, n);
@@ -464,6 +538,7 @@ void ks__snapshot_free(ks_snapshot *s)
         ks__node_info_free(s->nodes[i]);
     free(s->nodes);
     free(s->index);
+    free(s->images);
     free(s);
 }
 
@@ -619,6 +694,57 @@ out:
     return rc;
 }
 
+static size_t image_slot(ks_sym sym, size_t cap) { return ((uint64_t)sym * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1); }
+
+size_t ks__snapshot_image_nodes(const ks_snapshot *s, ks_sym image)
+{
+    if (!s->images_cap)
+        return 0;
+    for (size_t i = image_slot(image, s->images_cap);; i = (i + 1) & (s->images_cap - 1)) {
+        if (s->images[i].nodes == 0)
+            return 0;
+        if (s->images[i].image == image)
+            return s->images[i].nodes;
+    }
+}
+
+/* Recounts, for each image name, the listed nodes that have it (upstream imageStates' NumNodes).
+ * Only after a Node object changed: O(images in the cluster). */
+static int count_images(ks_snapshot *s)
+{
+    size_t total = 0;
+    for (size_t n = 0; n < s->nnodes; n++)
+        if (s->nodes[n]->node)
+            for (size_t i = 0; i < s->nodes[n]->node->nimages; i++)
+                total += s->nodes[n]->node->images[i].nnames;
+    size_t cap = 64;
+    while (cap < total * 2)
+        cap *= 2;
+    struct ks_image_count *t = calloc(cap, sizeof(*t));
+    if (!t)
+        return KS_ENOMEM;
+    for (size_t n = 0; n < s->nnodes; n++) {
+        const ks_node *node = s->nodes[n]->node;
+        for (size_t i = 0; node && i < node->nimages; i++)
+            for (uint32_t k = 0; k < node->images[i].nnames; k++) {
+                ks_sym img = node->images[i].names[k];
+                size_t j = image_slot(img, cap);
+                while (t[j].nodes && t[j].image != img)
+                    j = (j + 1) & (cap - 1);
+                /* A node listing the same name twice counts once. */
+                if (t[j].nodes && t[j].last_node == n + 1)
+                    continue;
+                t[j].image = img;
+                t[j].nodes++;
+                t[j].last_node = (uint32_t)n + 1;
+            }
+    }
+    free(s->images);
+    s->images = t;
+    s->images_cap = cap;
+    return 0;
+}
+
 int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
 {
     int rc = 0;
@@ -635,6 +761,10 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
             if ((rc = node_info_copy(dst, &e->info)) != 0)
                 break;
         }
+    }
+    if (rc == 0 && (s->images_cap == 0 || s->images_generation != c->node_generation)) {
+        rc = count_images(s);
+        s->images_generation = c->node_generation;
     }
     s->list_dirty = rc != 0;
     s->generation = c->generation;

@@ -27,6 +27,15 @@ struct ks_node_info {
     ks__resources requested;
     ks__resources nonzero_requested;
     uint64_t generation;
+    /* Host ports in use (upstream UsedPorts), one entry per pod port; pods with pod
+     * (anti-)affinity and with required anti-affinity (upstream PodsWithAffinity /
+     * PodsWithRequiredAntiAffinity). Borrowed pointers into pods[]. */
+    ks_host_port *ports;
+    size_t nports, ports_cap;
+    const ks_pod **with_affinity;
+    size_t naffinity, affinity_cap;
+    const ks_pod **with_anti;
+    size_t nanti, anti_cap;
 };
 
 typedef struct ks_cache ks_cache;
@@ -66,6 +75,10 @@ struct ks_snapshot {
     uint32_t *index;
     size_t index_cap;
     int list_dirty;           /* internal: rebuild on next update */
+    /* image name -> number of listed nodes having it (ImageLocality), open addressing */
+    struct ks_image_count { ks_sym image; uint32_t nodes, last_node; } *images;
+    size_t images_cap;
+    uint64_t images_generation; /* internal: cache's node-object version last counted */
     uint64_t list_generation; /* internal: cache's node-set version last listed */
 };
 
@@ -74,6 +87,8 @@ void ks__snapshot_free(ks_snapshot *s);
 /* Brings s up to date with the cache. Only nodes with a Node object are listed. */
 int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s);
 const ks_node_info *ks__snapshot_find(const ks_snapshot *s, ks_sym name);
+/* Number of listed nodes whose status.images name image. */
+size_t ks__snapshot_image_nodes(const ks_snapshot *s, ks_sym image);
 
 /* A deep copy of a NodeInfo (own arrays, pod references); for preemption dry runs and nominated
  * pods. Free with ks__node_info_free. */

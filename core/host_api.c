@@ -17,12 +17,14 @@
 #include "objects.h"
 #include "quantity.h"
 #include "queue.h"
+#include "store.h"
 
 /* The in-tree plugins' (and the harness's) host table pointer; see plugin.h. */
 const ks_host_api *ks_host;
 
 static ks_bind_hook bind_hook;
 static void *bind_ctx;
+static struct ks_store *store;
 static ks_permit_hook permit_hook;
 static void *permit_ctx;
 
@@ -31,6 +33,8 @@ void ks__host_set_bind_hook(ks_bind_hook hook, void *ctx)
     bind_hook = hook;
     bind_ctx = ctx;
 }
+
+void ks__host_set_store(struct ks_store *st) { store = st; }
 
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx)
 {
@@ -303,6 +307,41 @@ static ks_code h_bind_pod(ks_cycle *c, const ks_pod *pod, ks_sym node, ks_status
     return bind_hook(bind_ctx, c, pod, node, st);
 }
 
+/* ---- ABI 1.1 ------------------------------------------------------------------------------- */
+
+static const ks_pod_affinity *p_pod_affinity(const ks_pod *p) { return p->pod_affinity; }
+static size_t p_spread(const ks_pod *p, const ks_topology_spread_constraint **o) { *o = p->spread; return p->nspread; }
+static size_t ni_ports(const ks_node_info *ni, const ks_host_port **o) { *o = ni->ports; return ni->nports; }
+static size_t ni_with_affinity(const ks_node_info *ni, const ks_pod *const **o) { *o = ni->with_affinity; return ni->naffinity; }
+static size_t ni_with_anti(const ks_node_info *ni, const ks_pod *const **o) { *o = ni->with_anti; return ni->nanti; }
+static size_t s_image_nodes(const ks_snapshot *s, ks_sym image) { return ks__snapshot_image_nodes(s, image); }
+
+static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size_t *n)
+{
+    (void)c;
+    *out = NULL;
+    *n = 0;
+    return store ? ks__store_namespace_labels(store, ns, out, n) : KS_ENOTFOUND;
+}
+
+static size_t h_owner_selectors(ks_cycle *c, const ks_pod *pod, const ks_label_selector **out)
+{
+    ks_label_selector buf[16];
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_owner_selectors(store, pod->ns, pod->labels, pod->nlabels, buf, 16);
+    ks_label_selector *all = n ? ks__cycle_alloc_impl(c, n * sizeof(*all)) : NULL;
+    if (!all)
+        return 0;
+    if (n > 16) /* rare: ask again with room for all of them */
+        n = ks__store_owner_selectors(store, pod->ns, pod->labels, pod->nlabels, all, n);
+    else
+        memcpy(all, buf, n * sizeof(*all));
+    *out = all;
+    return n;
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -375,6 +414,14 @@ static const ks_host_api host_table = {
     .permit_allow = h_permit_allow,
     .permit_reject = h_permit_reject,
     .bind_pod = h_bind_pod,
+    .pod_affinity = p_pod_affinity,
+    .pod_topology_spread_constraints = p_spread,
+    .node_info_host_ports = ni_ports,
+    .node_info_pods_with_affinity = ni_with_affinity,
+    .node_info_pods_with_required_anti_affinity = ni_with_anti,
+    .snapshot_image_node_count = s_image_nodes,
+    .namespace_labels = h_namespace_labels,
+    .pod_owner_selectors = h_owner_selectors,
 };
 
 void ks__host_init(void)

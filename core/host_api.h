@@ -24,4 +24,8 @@ typedef int (*ks_permit_hook)(void *ctx, const char *uid, const char *plugin, in
                               const char *message);
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx);
 
+/* The store of Namespaces, Services, ... that namespace_labels / pod_owner_selectors read. */
+struct ks_store;
+void ks__host_set_store(struct ks_store *store);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "intern.h"
 #include "quantity.h"
+#include "selector.h"
 
 ks_sym ks__sym_cpu, ks__sym_memory, ks__sym_ephemeral_storage, ks__sym_pods;
 
@@ -731,6 +732,22 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
 
 static void ks__pod_free_(ks_pod *pod);
 
+/* Pod (anti-)affinity and topology spread constraints live in a mempool of the pod's. */
+static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, errbuf *e)
+{
+    const cJSON *aff = get(spec, "affinity"), *tsc = get(spec, "topologySpreadConstraints");
+    int rc;
+    if (!cJSON_IsObject(get(aff, "podAffinity")) && !cJSON_IsObject(get(aff, "podAntiAffinity")) &&
+        cJSON_GetArraySize(tsc) == 0)
+        return 0;
+    pod->extra = calloc(1, sizeof(ks_mempool));
+    if (!pod->extra)
+        return KS_ENOMEM;
+    if ((rc = ks__parse_pod_affinity(aff, pod->extra, &pod->pod_affinity, e->buf, e->len)) != 0)
+        return rc;
+    return ks__parse_spread_constraints(tsc, pod->extra, &pod->spread, &pod->nspread, e->buf, e->len);
+}
+
 int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
 {
     errbuf e = {err, errlen};
@@ -776,6 +793,7 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         (rc = parse_string_map(get(spec, "nodeSelector"), "spec.nodeSelector", &pod->node_selector, &pod->nselector, &e)) ||
         (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
         (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
+        (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
         (rc = parse_containers_extra(spec, pod)) ||
         (rc = pod_requests(spec, 0, &pod->requests, &e)) ||
         (rc = pod_requests(spec, 1, &pod->nonzero_requests, &e)))
@@ -829,6 +847,10 @@ static void ks__pod_free_(ks_pod *pod)
     free(pod->host_ports);
     free(pod->gates);
     free(pod->affinity_storage);
+    if (pod->extra) {
+        ks__mempool_free(pod->extra);
+        free(pod->extra);
+    }
     ks__resources_free(&pod->requests);
     ks__resources_free(&pod->nonzero_requests);
     free(pod->json);

@@ -48,6 +48,10 @@ struct ks_pod {
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */
+    ks_pod_affinity *pod_affinity;   /* NULL when neither podAffinity nor podAntiAffinity */
+    size_t nspread;
+    ks_topology_spread_constraint *spread;
+    struct ks_mempool *extra;        /* owned memory behind pod_affinity and spread, or NULL */
 
     ks__resources requests;         /* upstream PodRequests */
     ks__resources nonzero_requests; /* same with 100m / 200Mi for containers lacking cpu/memory */

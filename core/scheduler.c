@@ -125,9 +125,10 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         goto fail;
     }
     s->cache = ks__cache_new();
+    s->store = ks__store_new();
     s->snap = ks__snapshot_new();
     s->pool = ks__pool_new(o->cfg->parallelism);
-    if (!s->cache || !s->snap || !s->pool)
+    if (!s->cache || !s->store || !s->snap || !s->pool)
         goto fail;
     ks_queue_opts qo = {
         .initial_backoff_ns = o->cfg->pod_initial_backoff_seconds * 1000000000LL,
@@ -141,6 +142,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
     ks__host_set_bind_hook(bind_through_source, s);
+    ks__host_set_store(s->store);
     ks__host_set_permit_hook(ks__permit_hook, s);
     *out = s;
     return 0;
@@ -161,7 +163,9 @@ void ks__scheduler_free(ks_scheduler *s)
     }
     ks__host_set_bind_hook(NULL, NULL);
     ks__host_set_permit_hook(NULL, NULL);
+    ks__host_set_store(NULL);
     ks__queue_free(s->queue);
+    ks__store_free(s->store);
     ks__pool_free(s->pool);
     ks__snapshot_free(s->snap);
     ks__cache_free(s->cache);
@@ -174,6 +178,7 @@ void ks__scheduler_free(ks_scheduler *s)
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s) { return s->queue; }
 ks_cache *ks__scheduler_cache(ks_scheduler *s) { return s->cache; }
+struct ks_store *ks__scheduler_store(ks_scheduler *s) { return s->store; }
 ks_framework *ks__scheduler_framework(ks_scheduler *s, int i) { return s->fw[i]; }
 
 int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)

@@ -98,6 +98,7 @@ void ks__scheduler_wait_bindings(ks_scheduler *s);
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s);
 ks_cache *ks__scheduler_cache(ks_scheduler *s);
+struct ks_store *ks__scheduler_store(ks_scheduler *s);
 int ks__scheduler_profile_index(ks_scheduler *s, ks_sym scheduler_name); /* -1: none */
 ks_framework *ks__scheduler_framework(ks_scheduler *s, int profile);
 

@@ -10,6 +10,7 @@
 
 #include "parallel.h"
 #include "scheduler.h"
+#include "store.h"
 #include "strmap.h"
 
 /* Per-cycle scratch, reused across cycles (sized to the snapshot). */
@@ -36,6 +37,7 @@ struct ks_scheduler {
     size_t nprofiles;
     ks_framework **fw;
     ks_cache *cache;
+    ks_store *store; /* Namespaces, Services, ReplicaSets, PDBs, ... */
     ks_queue *queue;
     ks_snapshot *snap;
     ks_pool *pool;

@@ -17,6 +17,7 @@
 #include "manifest.h"
 #include "objects.h"
 #include "scheduler.h"
+#include "store.h"
 
 typedef struct record {
     uint64_t seq;
@@ -324,9 +325,14 @@ static int load(sim *s, char *err, size_t errlen)
                     s->stats->pending_pods++;
                 }
                 ks__pod_unref(pod);
+            } else if (pass == 0 && ks__store_wants(kind)) {
+                /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. */
+                if ((rc = ks__store_apply(ks__scheduler_store(s->sched), o, 0, perr, sizeof(perr))) != 0) {
+                    snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, m.objs[i].where, kind, perr);
+                    break;
+                }
             } else if (pass == 0 && strcmp(kind, "Node") != 0 && strcmp(kind, "Pod") != 0) {
-                /* Kinds the shipped plugins read arrive with them (Namespaces, Services, ...). */
-                s->stats->skipped_objects++;
+                s->stats->skipped_objects++; /* kinds nothing reads */
             }
             if (rc)
                 break;

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 0
+#define KS_ABI_MINOR 1
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -209,6 +209,71 @@ typedef struct ks_node_score {
     const ks_node_info *node;
     int64_t score;
 } ks_node_score;
+
+/* --- ABI 1.1: label selectors, pod (anti-)affinity, topology spread constraints --- */
+
+/* A metav1.LabelSelector. present == 0 is a nil selector (matches nothing); a present selector
+ * with no entries matches everything. exprs use In, NotIn, Exists, DoesNotExist. */
+typedef struct ks_label_selector {
+    int32_t present;
+    uint32_t nmatch_labels;
+    const ks_label *match_labels;
+    uint32_t nexprs;
+    const ks_selector_req *exprs;
+} ks_label_selector;
+
+typedef struct ks_pod_affinity_term {
+    ks_label_selector selector;
+    uint32_t nnamespaces; /* none and no namespace_selector: the pod's own namespace */
+    const ks_sym *namespaces;
+    ks_label_selector namespace_selector; /* present == 0 when not set */
+    ks_sym topology_key;
+    uint32_t nmatch_label_keys;
+    const ks_sym *match_label_keys;
+    uint32_t nmismatch_label_keys;
+    const ks_sym *mismatch_label_keys;
+} ks_pod_affinity_term;
+
+typedef struct ks_weighted_pod_affinity_term {
+    int32_t weight;
+    ks_pod_affinity_term term;
+} ks_weighted_pod_affinity_term;
+
+/* spec.affinity.podAffinity and podAntiAffinity, pre-parsed. */
+typedef struct ks_pod_affinity {
+    uint32_t nrequired_affinity;
+    const ks_pod_affinity_term *required_affinity;
+    uint32_t npreferred_affinity;
+    const ks_weighted_pod_affinity_term *preferred_affinity;
+    uint32_t nrequired_anti_affinity;
+    const ks_pod_affinity_term *required_anti_affinity;
+    uint32_t npreferred_anti_affinity;
+    const ks_weighted_pod_affinity_term *preferred_anti_affinity;
+} ks_pod_affinity;
+
+typedef enum ks_unsatisfiable_action {
+    KS_DO_NOT_SCHEDULE = 0,
+    KS_SCHEDULE_ANYWAY = 1
+} ks_unsatisfiable_action;
+
+typedef enum ks_inclusion_policy {
+    KS_POLICY_UNSET = 0,
+    KS_POLICY_HONOR = 1,
+    KS_POLICY_IGNORE = 2
+} ks_inclusion_policy;
+
+/* One spec.topologySpreadConstraints entry, pre-parsed. */
+typedef struct ks_topology_spread_constraint {
+    int32_t max_skew;
+    ks_sym topology_key;
+    ks_unsatisfiable_action when_unsatisfiable;
+    ks_label_selector selector;
+    int32_t min_domains; /* 0 when unset */
+    ks_inclusion_policy node_affinity_policy;
+    ks_inclusion_policy node_taints_policy;
+    uint32_t nmatch_label_keys;
+    const ks_sym *match_label_keys;
+} ks_topology_spread_constraint;
 
 /* Cluster events a rejected pod may become schedulable on (upstream fwk.ClusterEvent). */
 typedef enum ks_event_resource {
@@ -437,6 +502,25 @@ typedef struct ks_host_api {
 
     /* Binding through the cluster source (the API server, or memory in simulate). Binding thread. */
     ks_code (*bind_pod)(ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
+
+    /* --- ABI 1.1 --- */
+    const ks_pod_affinity *(*pod_affinity)(const ks_pod *pod); /* NULL when none */
+    size_t (*pod_topology_spread_constraints)(const ks_pod *pod,
+                                              const ks_topology_spread_constraint **out);
+    /* The host ports used by the pods on a node (borrowed(cycle)). */
+    size_t (*node_info_host_ports)(const ks_node_info *ni, const ks_host_port **out);
+    /* Pods on the node with any (anti-)affinity / with required anti-affinity. */
+    size_t (*node_info_pods_with_affinity)(const ks_node_info *ni, const ks_pod *const **out);
+    size_t (*node_info_pods_with_required_anti_affinity)(const ks_node_info *ni,
+                                                         const ks_pod *const **out);
+    /* Number of snapshot nodes whose status.images list the image name. */
+    size_t (*snapshot_image_node_count)(const ks_snapshot *snap, ks_sym image);
+    /* Labels of a Namespace known to the cluster source: 0, or KS_ENOTFOUND. Any thread. */
+    int (*namespace_labels)(ks_cycle *cycle, ks_sym ns, const ks_label **out, size_t *n);
+    /* The selectors of the Services, ReplicationControllers, ReplicaSets and StatefulSets in the
+     * pod's namespace that select it (upstream helper.DefaultSelector's inputs). Borrowed(cycle). */
+    size_t (*pod_owner_selectors)(ks_cycle *cycle, const ks_pod *pod,
+                                  const ks_label_selector **out);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -598,6 +682,16 @@ static inline int ks_permit_allow(const char *uid, const char *plugin) { return 
 static inline int ks_permit_reject(const char *uid, const char *plugin, const char *msg) { return ks_host->permit_reject(uid, plugin, msg); }
 static inline ks_code ks_bind_pod(ks_cycle *c, const ks_pod *p, ks_sym node, ks_status *st) { return ks_host->bind_pod(c, p, node, st); }
 
+/* ABI 1.1 wrappers: check KS_HOST_HAS(slot) first when the plugin may run on an older host. */
+static inline const ks_pod_affinity *ks_pod_affinity_of(const ks_pod *p) { return ks_host->pod_affinity(p); }
+static inline size_t ks_pod_topology_spread_constraints(const ks_pod *p, const ks_topology_spread_constraint **o) { return ks_host->pod_topology_spread_constraints(p, o); }
+static inline size_t ks_node_info_host_ports(const ks_node_info *ni, const ks_host_port **o) { return ks_host->node_info_host_ports(ni, o); }
+static inline size_t ks_node_info_pods_with_affinity(const ks_node_info *ni, const ks_pod *const **o) { return ks_host->node_info_pods_with_affinity(ni, o); }
+static inline size_t ks_node_info_pods_with_required_anti_affinity(const ks_node_info *ni, const ks_pod *const **o) { return ks_host->node_info_pods_with_required_anti_affinity(ni, o); }
+static inline size_t ks_snapshot_image_node_count(const ks_snapshot *s, ks_sym image) { return ks_host->snapshot_image_node_count(s, image); }
+static inline int ks_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **o, size_t *n) { return ks_host->namespace_labels(c, ns, o, n); }
+static inline size_t ks_pod_owner_selectors(ks_cycle *c, const ks_pod *p, const ks_label_selector **o) { return ks_host->pod_owner_selectors(c, p, o); }
+
 /* Pure helpers on plain data (no host call). */
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {
@@ -612,6 +706,61 @@ static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
             hi = mid;
     }
     return 0;
+}
+
+/* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */
+static inline ks_sym ks_labels_get(const ks_label *labels, size_t n, ks_sym key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (labels[mid].key == key)
+            return labels[mid].value;
+        if (labels[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return KS_SYM_ABSENT;
+}
+
+/* metav1.LabelSelectorAsSelector(sel).Matches(labels): labels sorted by key id. */
+static inline int ks_label_selector_matches(const ks_label_selector *sel, const ks_label *labels,
+                                            size_t n)
+{
+    if (!sel->present)
+        return 0;
+    for (uint32_t i = 0; i < sel->nmatch_labels; i++)
+        if (ks_labels_get(labels, n, sel->match_labels[i].key) != sel->match_labels[i].value)
+            return 0;
+    for (uint32_t i = 0; i < sel->nexprs; i++) {
+        const ks_selector_req *r = &sel->exprs[i];
+        ks_sym v = ks_labels_get(labels, n, r->key);
+        int in = 0;
+        for (uint32_t k = 0; k < r->nvalues && v != KS_SYM_ABSENT; k++)
+            in |= r->values[k] == v;
+        switch (r->op) {
+        case KS_OP_IN:
+            if (!in)
+                return 0;
+            break;
+        case KS_OP_NOT_IN:
+            if (in)
+                return 0;
+            break;
+        case KS_OP_EXISTS:
+            if (v == KS_SYM_ABSENT)
+                return 0;
+            break;
+        case KS_OP_DOES_NOT_EXIST:
+            if (v != KS_SYM_ABSENT)
+                return 0;
+            break;
+        default:
+            return 0; /* Gt/Lt are not label-selector operators */
+        }
+    }
+    return 1;
 }
 
 #ifdef __cplusplus

@@ -95,7 +95,11 @@ SA(sizeof(ks_plugin_desc) == 168);
     X(cycle_write) X(cycle_read) X(cycle_alloc) X(queued_pod_pod) \
     X(queued_pod_timestamp_ns) X(queued_pod_attempts) X(prefilter_result_add_node) X(filter_outcome_code) \
     X(post_filter_nominate) X(permit_allow) X(permit_reject) X(bind_pod) \
-/* (end of ABI 1.0 slots) */
+    /* ABI 1.1 */ \
+    X(pod_affinity) X(pod_topology_spread_constraints) X(node_info_host_ports) \
+    X(node_info_pods_with_affinity) X(node_info_pods_with_required_anti_affinity) \
+    X(snapshot_image_node_count) X(namespace_labels) X(pod_owner_selectors) \
+/* (end of ABI 1.1 slots) */
 
 enum {
 #define X(f) HOST_SLOT_##f,
@@ -106,12 +110,30 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 68);
+SA(HOST_NSLOTS == 76); /* 68 in ABI 1.0, +8 in 1.1 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 560);
+SA(sizeof(ks_host_api) == 624);
+
+/* ---- ABI 1.1 plain data -------------------------------------------------------------------- */
+AT(ks_label_selector, present, 0);
+AT(ks_label_selector, match_labels, 8);
+AT(ks_label_selector, nexprs, 16);
+AT(ks_label_selector, exprs, 24);
+SA(sizeof(ks_label_selector) == 32);
+AT(ks_pod_affinity_term, selector, 0);
+AT(ks_pod_affinity_term, namespaces, 40);
+AT(ks_pod_affinity_term, namespace_selector, 48);
+AT(ks_pod_affinity_term, topology_key, 80);
+SA(sizeof(ks_pod_affinity_term) == 112);
+SA(sizeof(ks_weighted_pod_affinity_term) == 120);
+SA(sizeof(ks_pod_affinity) == 64);
+AT(ks_topology_spread_constraint, max_skew, 0);
+AT(ks_topology_spread_constraint, selector, 16);
+AT(ks_topology_spread_constraint, min_domains, 48);
+SA(sizeof(ks_topology_spread_constraint) == 72);
 
 /* ---- Plain data ------------------------------------------------------------------------------ */
 AT(ks_scalar, name, 0);
