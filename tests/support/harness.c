@@ -14,6 +14,7 @@
 #include "intern.h"
 #include "objects.h"
 #include "queue.h"
+#include "store.h"
 #include "strmap.h"
 
 /* Everything to release at th_fini. */
@@ -110,6 +111,7 @@ ks_node *th_node(const char *json)
 }
 
 struct th_cluster {
+    ks_store *store;
     ks_cache *cache;
     ks_snapshot *snap;
     ks_sym order[256]; /* insertion order */
@@ -119,6 +121,8 @@ struct th_cluster {
 static void cluster_free(void *p)
 {
     th_cluster *c = p;
+    ks__host_set_store(NULL);
+    ks__store_free(c->store);
     ks__snapshot_free(c->snap);
     ks__cache_free(c->cache);
     free(c);
@@ -130,6 +134,8 @@ th_cluster *th_cluster_new(void)
     cr_assert_not_null(c);
     c->cache = ks__cache_new();
     c->snap = ks__snapshot_new();
+    c->store = ks__store_new();
+    ks__host_set_store(c->store);
     defer(cluster_free, c);
     return c;
 }
@@ -152,6 +158,15 @@ void th_cluster_add_pod(th_cluster *c, const char *pod_json)
     cr_assert_neq(pod->node_name, KS_SYM_EMPTY, "harness: th_cluster_add_pod needs spec.nodeName");
     cr_assert_eq(ks__cache_add_pod(c->cache, pod), 0);
     refresh(c);
+}
+
+void th_cluster_add_object(th_cluster *c, const char *json)
+{
+    char err[512] = "";
+    cJSON *obj = parse_json(json);
+    int rc = ks__store_apply(c->store, obj, 0, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, 0, "harness: object: %s", err);
 }
 
 const ks_node_info *th_cluster_node(th_cluster *c, const char *node_name)

@@ -31,6 +31,10 @@ const ks_node_info *th_cluster_add_node(th_cluster *c, const char *node_json);
 /* Adds a pod that runs on the node named by its spec.nodeName (must exist). */
 void th_cluster_add_pod(th_cluster *c, const char *pod_json);
 const ks_node_info *th_cluster_node(th_cluster *c, const char *node_name);
+/* Adds another kind the plugins read (Namespace, Service, ReplicaSet, StatefulSet,
+ * ReplicationController, PodDisruptionBudget) to the store behind ks_namespace_labels and
+ * ks_pod_owner_selectors. */
+void th_cluster_add_object(th_cluster *c, const char *json);
 
 typedef struct th_plugin th_plugin;
 /* Creates the plugin with args (JSON text or NULL for none). Aborts the test when create fails. */
