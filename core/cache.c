@@ -168,6 +168,7 @@ static int node_info_copy(ks_node_info *dst, const ks_node_info *src)
     dst->node = ks__node_ref(src->node);
     dst->name = src->name;
     dst->generation = src->generation;
+    dst->snap_index = src->snap_index;
     if (src->npods) {
         dst->pods = malloc(src->npods * sizeof(ks_pod *));
         if (!dst->pods)
@@ -678,6 +679,7 @@ static int rebuild_list(ks_cache *c, ks_snapshot *s)
                     rc = KS_ENOMEM;
                     goto out;
                 }
+                copy->snap_index = (uint32_t)s->nnodes;
                 s->nodes[s->nnodes++] = copy;
                 cursor[z]++;
                 placed++;
@@ -757,9 +759,11 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
             ks_node_info *dst = (ks_node_info *)ks__snapshot_find(s, e->info.name);
             if (!dst || !e->info.node)
                 continue;
+            uint32_t idx = dst->snap_index;
             node_info_clear(dst);
             if ((rc = node_info_copy(dst, &e->info)) != 0)
                 break;
+            dst->snap_index = idx;
         }
     }
     if (rc == 0 && (s->images_cap == 0 || s->images_generation != c->node_generation)) {

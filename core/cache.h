@@ -27,6 +27,7 @@ struct ks_node_info {
     ks__resources requested;
     ks__resources nonzero_requested;
     uint64_t generation;
+    uint32_t snap_index; /* position in the snapshot's node list (snapshot copies only) */
     /* Host ports in use (upstream UsedPorts), one entry per pod port; pods with pod
      * (anti-)affinity and with required anti-affinity (upstream PodsWithAffinity /
      * PodsWithRequiredAntiAffinity). Borrowed pointers into pods[]. */

@@ -75,6 +75,13 @@ void ks__cycle_free(ks_cycle *c)
 {
     if (!c)
         return;
+    for (ks_cycle *k = c->clones, *n; k; k = n) {
+        n = k->next_clone;
+        ks__cycle_free(k);
+    }
+    for (size_t i = 0; i < c->nni_clones; i++)
+        ks__node_info_free(c->ni_clones[i]);
+    free(c->ni_clones);
     for (size_t i = 0; i < c->nentries; i++)
         if (c->entries[i].ops && c->entries[i].ops->cleanup)
             c->entries[i].ops->cleanup(c->entries[i].data);
@@ -144,6 +151,8 @@ ks_cycle *ks__cycle_clone(const ks_cycle *c)
         return NULL;
     n->skip_filter = c->skip_filter;
     n->skip_score = c->skip_score;
+    n->fw = c->fw;
+    n->hooks = c->hooks;
     for (size_t i = 0; i < c->nentries; i++) {
         const ks_cycle_entry *e = &c->entries[i];
         void *data = e->data;
@@ -360,9 +369,7 @@ ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         current_plugin = NULL;
         if (code == KS_SKIP) {
             /* Its Filter (and AddPod/RemovePod) will not run. */
-            for (size_t f = 0; f < fw->n[KS_PT_FILTER] && f < 64; f++)
-                if (fw->pt[KS_PT_FILTER][f].inst == in)
-                    cycle->skip_filter |= 1ull << f;
+            cycle->skip_filter |= 1ull << in->index;
             continue;
         }
         if (code != KS_SUCCESS) {
@@ -425,9 +432,9 @@ ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const 
 {
     uint16_t passed = 0;
     for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
-        if (cycle->skip_filter & (1ull << i))
-            continue;
         ks_plugin_inst *in = fw->pt[KS_PT_FILTER][i].inst;
+        if (cycle->skip_filter & (1ull << in->index))
+            continue;
         ks_code code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
         if (code != KS_SUCCESS) {
             current_plugin = NULL;
@@ -450,37 +457,55 @@ ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const 
     return KS_SUCCESS;
 }
 
+void ks__post_filter_result_clear(ks_post_filter_result *r)
+{
+    for (size_t i = 0; i < r->nvictims; i++)
+        ks__pod_unref(r->victims[i]);
+    free(r->victims);
+    r->victims = NULL;
+    r->nvictims = r->victims_cap = 0;
+    r->nominated = KS_SYM_ABSENT;
+}
+
 ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
-                               const ks_filter_outcome *o, ks_sym *nominated, ks_status *st)
+                               const ks_filter_outcome *o, ks_post_filter_result *result,
+                               ks_status *st)
 {
     ks_status s;
     char joined[KS_STATUS_BUF] = "";
     size_t off = 0;
-    *nominated = KS_SYM_ABSENT;
+    memset(result, 0, sizeof(*result));
+    result->nominated = KS_SYM_ABSENT;
     ks__status_reset(st);
-    if (fw->n[KS_PT_POST_FILTER] == 0) {
-        st->code = KS_UNSCHEDULABLE;
-        return st->code;
-    }
+    st->code = KS_UNSCHEDULABLE;
     for (size_t i = 0; i < fw->n[KS_PT_POST_FILTER]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_POST_FILTER][i].inst;
-        struct ks_post_filter_result r = {KS_SYM_ABSENT};
+        struct ks_post_filter_result r;
+        memset(&r, 0, sizeof(r));
+        r.nominated = KS_SYM_ABSENT;
         ks__status_reset(&s);
         ks_code code = CALL(in, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
         current_plugin = NULL;
-        if (r.nominated != KS_SYM_ABSENT)
-            *nominated = r.nominated;
         if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_ERROR) {
             status_from(&s, code, in);
             *st = s;
+            if (code == KS_SUCCESS) {
+                ks__post_filter_result_clear(result);
+                *result = r; /* the nomination (and victims) of the plugin that succeeded */
+            } else {
+                ks__post_filter_result_clear(&r);
+            }
             return code;
         }
+        /* upstream keeps the last non-noop nomination of the plugins that did not succeed */
+        if (r.nominated != KS_SYM_ABSENT)
+            result->nominated = r.nominated;
+        ks__post_filter_result_clear(&r);
         char msg[KS_STATUS_BUF];
         ks__status_message(&s, msg, sizeof(msg));
-        if (msg[0])
-            off += (size_t)snprintf(joined + off, sizeof(joined) - (off < sizeof(joined) ? off : sizeof(joined)), "%s%s", off ? " " : "", msg);
+        if (msg[0] && off < sizeof(joined))
+            off += (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%s", off ? " " : "", msg);
     }
-    st->code = KS_UNSCHEDULABLE;
     if (joined[0])
         ks__status_add(st, joined);
     return st->code;
@@ -648,4 +673,117 @@ ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int
     }
     ks__status_reset(st);
     return KS_SUCCESS;
+}
+
+/* ---- dry runs: copies, nominated pods, PreFilter extensions -------------------------------- */
+
+ks_node_info *ks__cycle_clone_node_info(ks_cycle *cycle, const ks_node_info *ni)
+{
+    if (cycle->nni_clones == cycle->ni_clones_cap) {
+        size_t cap = cycle->ni_clones_cap ? cycle->ni_clones_cap * 2 : 8;
+        ks_node_info **a = realloc(cycle->ni_clones, cap * sizeof(*a));
+        if (!a)
+            return NULL;
+        cycle->ni_clones = a;
+        cycle->ni_clones_cap = cap;
+    }
+    ks_node_info *copy = ks__node_info_clone(ni);
+    if (copy)
+        cycle->ni_clones[cycle->nni_clones++] = copy;
+    return copy;
+}
+
+static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                   const ks_pod *other, const ks_node_info *ni, ks_status *st,
+                                   int add)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_FILTER][i].inst;
+        if (cycle->skip_filter & (1ull << in->index))
+            continue;
+        ks_code (*fn)(void *, ks_cycle *, const ks_pod *, const ks_pod *, const ks_node_info *, ks_status *) =
+            add ? in->desc->pre_filter_add_pod : in->desc->pre_filter_remove_pod;
+        if (!fn)
+            continue;
+        ks__status_reset(st);
+        ks_code code = CALL(in, fn(in->self, cycle, pod, other, ni, st));
+        current_plugin = NULL;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            as_error(st, add ? "running AddPod on PreFilter plugin %s: %s" : "running RemovePod on PreFilter plugin %s: %s",
+                     in->name);
+            return KS_ERROR;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_run_prefilter_add_pod(ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                     const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return prefilter_extension(fw, cycle, pod, other, ni, st, 1);
+}
+
+ks_code ks__fw_run_prefilter_remove_pod(ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                        const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return prefilter_extension(fw, cycle, pod, other, ni, st, 0);
+}
+
+static const ks_nominated_set *nominated_for(const ks_cycle *cycle, ks_sym node)
+{
+    if (!cycle->hooks)
+        return NULL;
+    for (size_t i = 0; i < cycle->hooks->nnominated; i++)
+        if (cycle->hooks->nominated[i].node == node)
+            return &cycle->hooks->nominated[i];
+    return NULL;
+}
+
+ks_code ks__fw_run_filter_with_nominated(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                         const ks_node_info *ni, ks_status *st,
+                                         uint16_t *passed_count)
+{
+    const ks_nominated_set *set = nominated_for(cycle, ni->name);
+    if (set) {
+        /* Pass 1: with the nominated pods of equal or higher priority, on copies (only this
+         * thread touches them: each worker evaluates its own node). */
+        ks_node_info *copy = NULL;
+        ks_cycle *state = NULL;
+        int added = 0;
+        ks_code code = KS_SUCCESS;
+        for (size_t i = 0; i < set->n; i++) {
+            const ks_pod *np = set->pods[i];
+            if (np->priority < pod->priority || strcmp(np->uid, pod->uid) == 0)
+                continue;
+            if (!copy) {
+                copy = ks__node_info_clone(ni);
+                state = ks__cycle_clone(cycle);
+                if (!copy || !state) {
+                    ks__node_info_free(copy);
+                    ks__cycle_free(state);
+                    ks__status_reset(st);
+                    ks__status_add(st, "out of memory evaluating nominated pods");
+                    st->code = KS_ERROR;
+                    return KS_ERROR;
+                }
+            }
+            ks__node_info_add_pod(copy, (ks_pod *)np);
+            code = ks__fw_run_prefilter_add_pod(fw, state, pod, np, copy, st);
+            added = 1;
+            if (code != KS_SUCCESS)
+                break;
+        }
+        if (added && code == KS_SUCCESS)
+            code = ks__fw_run_filter(fw, state, pod, copy, st, passed_count);
+        ks__node_info_free(copy);
+        ks__cycle_free(state);
+        if (!added)
+            return ks__fw_run_filter(fw, cycle, pod, ni, st, passed_count);
+        if (code != KS_SUCCESS)
+            return code;
+    }
+    /* Pass 2 (or the only pass): the node as it is. */
+    return ks__fw_run_filter(fw, cycle, pod, ni, st, passed_count);
 }

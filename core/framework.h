@@ -22,7 +22,7 @@
 #include "config.h"
 #include "kubesched/plugin.h"
 
-#define KS_STATUS_BUF 232
+#define KS_STATUS_BUF 488
 
 /* A verdict with its reasons (NUL-separated in buf). code KS_SUCCESS means no reasons. */
 struct ks_status {
@@ -60,6 +60,8 @@ struct ks_prefilter_result {
 
 struct ks_post_filter_result {
     ks_sym nominated; /* KS_SYM_ABSENT when the plugin nominated nothing */
+    ks_pod **victims; /* one reference each; evicted by the scheduler on Success */
+    size_t nvictims, victims_cap;
 };
 
 struct ks_filter_outcome {
@@ -82,9 +84,45 @@ struct ks_cycle {
     size_t nentries, cap;
     ks_cycle_entry *entries;
     struct ks_arena_block *arena;
-    uint64_t skip_filter;   /* bit i: filter plugin i skipped (PreFilter Skip) */
+    uint64_t skip_filter;   /* bit i: plugin instance i skipped (PreFilter Skip) */
     uint64_t skip_score;    /* bit i: score plugin i skipped (PreScore Skip) */
+    struct ks_framework *fw;       /* the profile running this cycle */
+    struct ks_cycle_hooks *hooks;  /* the scheduler's services (nominator, randomness) */
+    /* Copies made for dry runs (ks_cycle_clone, ks_node_info_clone), freed with this cycle. */
+    struct ks_cycle *clones;
+    struct ks_cycle *next_clone;
+    struct ks_node_info **ni_clones;
+    size_t nni_clones, ni_clones_cap;
 };
+
+/* Pods nominated to a node, as the scheduling thread saw them at the start of the cycle. */
+typedef struct ks_nominated_set {
+    ks_sym node;
+    size_t n;
+    const ks_pod **pods;
+} ks_nominated_set;
+
+/* Services a cycle borrows from the scheduler (set by the scheduling thread). */
+typedef struct ks_cycle_hooks {
+    size_t nnominated;
+    ks_nominated_set *nominated;
+    uint64_t (*rand)(void *ctx);
+    void *rand_ctx;
+} ks_cycle_hooks;
+
+/* Filter plugins on ni with the pods nominated there first (upstream
+ * RunFilterPluginsWithNominatedPods): pass 1 with nominated pods of priority >= pod's added (on
+ * copies), then, if any were added, pass 2 without them. */
+ks_code ks__fw_run_filter_with_nominated(struct ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                         const ks_node_info *ni, ks_status *st,
+                                         uint16_t *passed_count);
+ks_code ks__fw_run_prefilter_add_pod(struct ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                     const ks_pod *other, const ks_node_info *ni, ks_status *st);
+ks_code ks__fw_run_prefilter_remove_pod(struct ks_framework *fw, ks_cycle *cycle,
+                                        const ks_pod *pod, const ks_pod *other,
+                                        const ks_node_info *ni, ks_status *st);
+/* A NodeInfo copy owned by the cycle. */
+ks_node_info *ks__cycle_clone_node_info(ks_cycle *cycle, const ks_node_info *ni);
 
 ks_cycle *ks__cycle_new(const ks_snapshot *snap, ks_pod *pod);
 void ks__cycle_free(ks_cycle *c); /* runs cleanups; NULL no-op */
@@ -132,8 +170,12 @@ ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
  * number of filter plugins that passed before (for --explain). */
 ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
                           ks_status *st, uint16_t *passed_count);
+/* On Success with a nomination, result->victims lists the pods to evict (caller releases them
+ * with ks__post_filter_result_clear). */
 ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
-                               const ks_filter_outcome *o, ks_sym *nominated, ks_status *st);
+                               const ks_filter_outcome *o, ks_post_filter_result *result,
+                               ks_status *st);
+void ks__post_filter_result_clear(ks_post_filter_result *r);
 ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                              const ks_node_info *const *nodes, size_t n, ks_status *st);
 ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,

@@ -280,10 +280,10 @@ static ks_code fo_code(const ks_filter_outcome *o, const ks_node_info *node)
 {
     if (o->all_nodes)
         return o->all_nodes->code;
-    for (size_t i = 0; i < o->snap->nnodes; i++)
-        if (o->snap->nodes[i]->name == node->name)
-            return o->evaluated[i] ? o->by_index[i].code : KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    size_t i = node->snap_index;
+    if (i >= o->snap->nnodes || o->snap->nodes[i]->name != node->name)
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    return o->evaluated[i] ? o->by_index[i].code : KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
 static void pf_nominate(ks_post_filter_result *r, ks_sym node) { r->nominated = node; }
@@ -340,6 +340,93 @@ static size_t h_owner_selectors(ks_cycle *c, const ks_pod *pod, const ks_label_s
         memcpy(all, buf, n * sizeof(*all));
     *out = all;
     return n;
+}
+
+/* ---- ABI 1.2: preemption ------------------------------------------------------------------- */
+
+static int p_preemption_never(const ks_pod *p) { return p->preemption_never; }
+static int64_t p_start_time(const ks_pod *p) { return p->start_time_ns; }
+static ks_node_info *h_ni_clone(ks_cycle *c, const ks_node_info *ni) { return ks__cycle_clone_node_info(c, ni); }
+static int h_ni_remove_pod(ks_node_info *ni, const ks_pod *p) { return ks__node_info_remove_pod(ni, p->uid); }
+static int h_ni_add_pod(ks_node_info *ni, const ks_pod *p) { return ks__node_info_add_pod(ni, (ks_pod *)p); }
+
+static ks_cycle *h_cycle_clone(ks_cycle *c)
+{
+    ks_cycle *k = ks__cycle_clone(c);
+    if (k) {
+        k->next_clone = c->clones;
+        c->clones = k;
+    }
+    return k;
+}
+
+static ks_code h_run_filters(ks_cycle *state, const ks_pod *pod, const ks_node_info *ni, ks_status *st)
+{
+    ks__status_reset(st);
+    if (!state->fw) {
+        ks__status_add(st, "run_filters: this cycle has no framework");
+        return KS_ERROR;
+    }
+    return ks__fw_run_filter_with_nominated(state->fw, state, (ks_pod *)pod, ni, st, NULL);
+}
+
+static ks_code h_run_add_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return state->fw ? ks__fw_run_prefilter_add_pod(state->fw, state, pod, other, ni, st) : KS_ERROR;
+}
+
+static ks_code h_run_remove_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return state->fw ? ks__fw_run_prefilter_remove_pod(state->fw, state, pod, other, ni, st) : KS_ERROR;
+}
+
+static size_t h_pdbs(ks_cycle *c, const ks_pdb_info **out)
+{
+    ks_pdb *pdbs = NULL;
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_pdbs(store, &pdbs);
+    ks_pdb_info *info = n ? ks__cycle_alloc_impl(c, n * sizeof(*info)) : NULL;
+    for (size_t i = 0; info && i < n; i++)
+        info[i] = (ks_pdb_info){pdbs[i].ns, pdbs[i].name, pdbs[i].selector, pdbs[i].disruptions_allowed,
+                                pdbs[i].ndisrupted, pdbs[i].disrupted};
+    free(pdbs);
+    *out = info;
+    return info ? n : 0;
+}
+
+static void h_add_victim(ks_post_filter_result *r, const ks_pod *victim)
+{
+    if (r->nvictims == r->victims_cap) {
+        size_t cap = r->victims_cap ? r->victims_cap * 2 : 8;
+        ks_pod **v = realloc(r->victims, cap * sizeof(*v));
+        if (!v)
+            return;
+        r->victims = v;
+        r->victims_cap = cap;
+    }
+    r->victims[r->nvictims++] = ks__pod_ref((ks_pod *)victim);
+}
+
+static int64_t h_rand_below(ks_cycle *c, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (!c->hooks || !c->hooks->rand)
+        return 0;
+    return (int64_t)(c->hooks->rand(c->hooks->rand_ctx) % (uint64_t)n);
+}
+
+static size_t h_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **out)
+{
+    *out = NULL;
+    for (size_t i = 0; c->hooks && i < c->hooks->nnominated; i++)
+        if (c->hooks->nominated[i].node == node) {
+            *out = c->hooks->nominated[i].pods;
+            return c->hooks->nominated[i].n;
+        }
+    return 0;
 }
 
 static const ks_host_api host_table = {
@@ -422,6 +509,19 @@ static const ks_host_api host_table = {
     .snapshot_image_node_count = s_image_nodes,
     .namespace_labels = h_namespace_labels,
     .pod_owner_selectors = h_owner_selectors,
+    .pod_preemption_never = p_preemption_never,
+    .pod_start_time_ns = p_start_time,
+    .node_info_clone = h_ni_clone,
+    .node_info_remove_pod = h_ni_remove_pod,
+    .node_info_add_pod = h_ni_add_pod,
+    .cycle_clone = h_cycle_clone,
+    .run_filters = h_run_filters,
+    .run_prefilter_add_pod = h_run_add_pod,
+    .run_prefilter_remove_pod = h_run_remove_pod,
+    .pdbs = h_pdbs,
+    .post_filter_add_victim = h_add_victim,
+    .rand_below = h_rand_below,
+    .nominated_pods = h_nominated_pods,
 };
 
 void ks__host_init(void)

@@ -9,12 +9,14 @@
  * API server would on create: a container's requests default to its limits; a node's allocatable
  * defaults to its capacity.
  */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "objects.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "intern.h"
 #include "quantity.h"
@@ -781,6 +783,11 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
     pod->nominated_node_name = get_sym(status, "nominatedNodeName", "");
     pod->phase = get_sym(status, "phase", "");
     {
+        const char *pp = get_str(spec, "preemptionPolicy");
+        pod->preemption_never = pp && strcmp(pp, "Never") == 0;
+        pod->start_time_ns = ks__parse_time_ns(get_str(status, "startTime"));
+    }
+    {
         const cJSON *prio = get(spec, "priority");
         pod->priority = cJSON_IsNumber(prio) ? (int32_t)prio->valuedouble : 0;
     }
@@ -882,6 +889,41 @@ ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node)
     copy->node_name = node;
     copy->base = ks__pod_ref((ks_pod *)(pod->base ? pod->base : pod));
     return copy;
+}
+
+ks_pod *ks__pod_with_nominated(const ks_pod *pod, ks_sym node)
+{
+    ks_pod *copy = ks__pod_with_node(pod, pod->node_name);
+    if (copy)
+        copy->nominated_node_name = node;
+    return copy;
+}
+
+int64_t ks__parse_time_ns(const char *s)
+{
+    struct tm tm;
+    const char *p;
+    int64_t frac_ns = 0, offset = 0;
+    if (!s || !*s)
+        return 0;
+    memset(&tm, 0, sizeof(tm));
+    p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p)
+        return 0;
+    if (*p == '.') {
+        int64_t scale = 100000000;
+        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+            frac_ns += (*p - '0') * scale;
+    }
+    if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, hh = 0, mm = 0;
+        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+            return 0;
+        offset = sign * (int64_t)(hh * 3600 + mm * 60);
+    } else if (*p != 'Z' && *p != 'z') {
+        return 0;
+    }
+    return ((int64_t)timegm(&tm) - offset) * 1000000000LL + frac_ns;
 }
 
 /* ---- nodes --------------------------------------------------------------------------------- */

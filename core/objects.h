@@ -35,6 +35,8 @@ struct ks_pod {
     char *resource_version;   /* owned, may be "" */
     int32_t priority;
     int terminating;          /* metadata.deletionTimestamp set */
+    int preemption_never;     /* spec.preemptionPolicy: Never */
+    int64_t start_time_ns;    /* status.startTime (Unix ns), 0 when unset */
     int64_t creation_ns;      /* metadata.creationTimestamp, 0 if absent */
     ks_sym phase;             /* status.phase, KS_SYM_EMPTY if absent */
 
@@ -81,6 +83,11 @@ struct ks_node {
  * `spec.containers[0].resources.requests.cpu: invalid quantity "abc"`. */
 int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen);
 int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen);
+
+/* A copy of pod with status.nominatedNodeName set to node (KS_SYM_EMPTY clears it). refs = 1. */
+ks_pod *ks__pod_with_nominated(const ks_pod *pod, ks_sym node);
+/* RFC 3339 time ("2024-05-01T10:00:00Z", fractions and offsets allowed) to Unix ns; 0 if bad. */
+int64_t ks__parse_time_ns(const char *s);
 
 /* Reference counting: the cache, the queue and a running cycle may hold the same object. */
 ks_pod *ks__pod_ref(ks_pod *pod);

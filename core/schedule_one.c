@@ -35,6 +35,9 @@ int32_t ks__num_feasible_nodes_to_find(int32_t percentage, int32_t num_all_nodes
     return (int32_t)k;
 }
 
+static uint64_t next_rand(ks_scheduler *s);
+uint64_t ks__sched_rand(void *ctx) { return next_rand(ctx); }
+
 static uint64_t next_rand(ks_scheduler *s)
 {
     uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull); /* splitmix64 */
@@ -190,7 +193,7 @@ static int filter_one(void *ctx, size_t i, int worker)
     ks_status *st = &sc->statuses[pos];
     (void)worker;
     ks__status_reset(st);
-    ks_code code = ks__fw_run_filter(j->fw, j->cycle, j->pod, ni, st, &sc->passed[pos]);
+    ks_code code = ks__fw_run_filter_with_nominated(j->fw, j->cycle, j->pod, ni, st, &sc->passed[pos]);
     sc->feasible_flag[pos] = code == KS_SUCCESS;
     if (code == KS_ERROR) {
         j->error = 1;
@@ -280,9 +283,48 @@ static void report_cycle(ks_scheduler *s, uint64_t seq, ks_pod *pod, ks_framewor
                                s->explain ? ex : NULL);
 }
 
+/* PostFilter succeeded with a nomination: evict the victims, nominate the pod (it is retried with
+ * that node first), and tell the observer. */
+static void apply_preemption(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, uint64_t seq,
+                             ks_post_filter_result *r)
+{
+    for (size_t i = 0; i < r->nvictims; i++) {
+        ks_pod *v = r->victims[i];
+        if (ks__log_enabled(2))
+            ks__log('I', NULL, "Preempting pod %s on node %s for pod %s", v->key, ks__sym_str(r->nominated), qp->pod->key);
+        ks__scheduler_on_pod_delete(s, v);
+        if (s->source.evict)
+            s->source.evict(s->source.ctx, v, qp->pod, r->nominated);
+    }
+    ks_pod *np = ks__pod_with_nominated(qp->pod, r->nominated);
+    if (np) {
+        /* The cycle still reads the old object: release it when the cycle is over. */
+        s->deferred_unref = qp->pod;
+        qp->pod = np;
+        ks__nominator_add(s, np);
+    }
+    if (s->observer.preempted)
+        s->observer.preempted(s->observer.ctx, seq, qp->pod, r->nominated, r->victims, r->nvictims);
+    (void)fw;
+}
+
+static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp);
+
 int ks__scheduler_schedule_one(ks_scheduler *s, int block)
 {
     ks_queued_pod *qp = ks__queue_pop(s->queue, block);
+    if (!qp)
+        return 0;
+    ks__nominator_snapshot(s);
+    int r = schedule_pod(s, qp);
+    ks__nominator_release(s);
+    ks__pod_unref(s->deferred_unref);
+    s->deferred_unref = NULL;
+    return r;
+}
+
+static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
+{
     ks_cycle_scratch *sc = &s->scratch;
     ks_explain ex;
     ks_status st;
@@ -292,9 +334,8 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks_sym nominated = KS_SYM_ABSENT;
     ks_code code;
     size_t nfeasible = 0;
+    ks_post_filter_result pfr;
 
-    if (!qp)
-        return 0;
     ks_framework *fw = s->fw[qp->profile];
     ks_pod *pod = qp->pod;
     uint64_t seq = ++s->seq;
@@ -319,6 +360,10 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
         return 1;
     }
     cycle = ks__cycle_new(s->snap, pod);
+    if (cycle) {
+        cycle->fw = fw;
+        cycle->hooks = &s->hooks;
+    }
     if (!cycle) {
         ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory", 0, 0, KS_SYM_ABSENT);
         return 1;
@@ -343,12 +388,17 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
         ks_filter_outcome o = {s->snap, NULL, NULL, &st};
         ks_status post;
         char post_msg[KS_STATUS_BUF] = "";
-        ks__fw_run_post_filter(fw, cycle, pod, &o, &nominated, &post);
-        ks__status_message(&post, post_msg, sizeof(post_msg));
+        ks_code pc = ks__fw_run_post_filter(fw, cycle, pod, &o, &pfr, &post);
+        nominated = pfr.nominated;
+        if (pc != KS_SUCCESS)
+            ks__status_message(&post, post_msg, sizeof(post_msg));
         message = fit_error_message(num_all, &st, NULL, 0, NULL, 0, post_msg);
         ex.prefilter_status = &st;
         ex.skip_filter = cycle->skip_filter;
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
+        if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
+            apply_preemption(s, fw, qp, seq, &pfr);
+        ks__post_filter_result_clear(&pfr);
         ks__handle_failure(s, fw, qp, code, message, rejectors, pending, nominated);
         free(message);
         free(pf.nodes);
@@ -392,7 +442,7 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
         ks_status nst;
         uint16_t passed;
         ks__status_reset(&nst);
-        if (ks__fw_run_filter(fw, cycle, pod, nominated_ni, &nst, &passed) == KS_SUCCESS) {
+        if (ks__fw_run_filter_with_nominated(fw, cycle, pod, nominated_ni, &nst, &passed) == KS_SUCCESS) {
             sc->feasible[0] = nominated_ni;
             nfeasible = 1;
         }
@@ -489,10 +539,15 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
         ks_filter_outcome o = {s->snap, sc->by_index, sc->evaluated, NULL};
         ks_status post;
         char post_msg[KS_STATUS_BUF] = "";
-        ks__fw_run_post_filter(fw, cycle, pod, &o, &nominated, &post);
-        ks__status_message(&post, post_msg, sizeof(post_msg));
+        ks_code pc = ks__fw_run_post_filter(fw, cycle, pod, &o, &pfr, &post);
+        nominated = pfr.nominated;
+        if (pc != KS_SUCCESS)
+            ks__status_message(&post, post_msg, sizeof(post_msg));
         message = fit_error_message(num_all, NULL, sc->statuses, nevaluated, &absent, nabsent, post_msg);
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
+        if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
+            apply_preemption(s, fw, qp, seq, &pfr);
+        ks__post_filter_result_clear(&pfr);
         ks__handle_failure(s, fw, qp, KS_UNSCHEDULABLE, message, rejectors, pending, nominated);
         free(message);
         free(evaluated);
@@ -588,6 +643,7 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
 
     /* Assume, Reserve, Permit. */
     ks_pod *assumed = ks__pod_with_node(pod, host->name);
+    ks__nominator_remove(s, pod->uid); /* upstream DeleteNominatedPodIfExists */
     if (!assumed || ks__cache_assume_pod(s->cache, assumed) != 0) {
         const char *m = "could not assume the pod in the scheduler cache";
         ks__pod_unref(assumed);

@@ -139,6 +139,10 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue)
         goto fail;
+    pthread_mutex_init(&s->nom_mu, NULL);
+    ks__strmap_init(&s->nominated);
+    s->hooks.rand = ks__sched_rand;
+    s->hooks.rand_ctx = s;
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
     ks__host_set_bind_hook(bind_through_source, s);
@@ -173,7 +177,92 @@ void ks__scheduler_free(ks_scheduler *s)
         ks__framework_free(s->fw[i]);
     free(s->fw);
     ks__scratch_free(&s->scratch);
+    if (s->hooks.rand) {
+        const char *k;
+        void *v;
+        for (size_t it = 0; ks__strmap_next(&s->nominated, &it, &k, &v);)
+            ks__pod_unref(v);
+        ks__strmap_destroy(&s->nominated);
+        pthread_mutex_destroy(&s->nom_mu);
+    }
+    free(s->nom_sets);
+    free(s->nom_pods);
     free(s);
+}
+
+/* ---- nominator ----------------------------------------------------------------------------- */
+
+void ks__nominator_add(ks_scheduler *s, ks_pod *pod)
+{
+    void *old = NULL;
+    pthread_mutex_lock(&s->nom_mu);
+    if (ks__strmap_put(&s->nominated, pod->uid, ks__pod_ref(pod), &old) != 0)
+        ks__pod_unref(pod);
+    pthread_mutex_unlock(&s->nom_mu);
+    ks__pod_unref(old);
+}
+
+void ks__nominator_remove(ks_scheduler *s, const char *uid)
+{
+    pthread_mutex_lock(&s->nom_mu);
+    ks_pod *old = s->nominated.len ? ks__strmap_remove(&s->nominated, uid) : NULL;
+    pthread_mutex_unlock(&s->nom_mu);
+    ks__pod_unref(old);
+}
+
+void ks__nominator_snapshot(ks_scheduler *s)
+{
+    const char *k;
+    void *v;
+    s->hooks.nnominated = 0;
+    s->hooks.nominated = NULL;
+    pthread_mutex_lock(&s->nom_mu);
+    size_t n = s->nominated.len;
+    if (n == 0) {
+        pthread_mutex_unlock(&s->nom_mu);
+        return;
+    }
+    if (n > s->nom_pods_cap) {
+        free(s->nom_pods);
+        free(s->nom_sets);
+        s->nom_pods = malloc(n * sizeof(*s->nom_pods));
+        s->nom_sets = malloc(n * sizeof(*s->nom_sets));
+        s->nom_pods_cap = s->nom_sets_cap = (s->nom_pods && s->nom_sets) ? n : 0;
+        if (!s->nom_pods_cap) {
+            pthread_mutex_unlock(&s->nom_mu);
+            return;
+        }
+    }
+    /* Group by node: pods sorted by node id, one set per node. */
+    size_t i = 0;
+    for (size_t it = 0; ks__strmap_next(&s->nominated, &it, &k, &v);)
+        s->nom_pods[i++] = ks__pod_ref(v);
+    pthread_mutex_unlock(&s->nom_mu);
+    for (size_t a = 1; a < n; a++) /* insertion sort: few nominated pods */
+        for (size_t b = a; b > 0 && s->nom_pods[b - 1]->nominated_node_name > s->nom_pods[b]->nominated_node_name; b--) {
+            const ks_pod *t = s->nom_pods[b];
+            s->nom_pods[b] = s->nom_pods[b - 1];
+            s->nom_pods[b - 1] = t;
+        }
+    size_t nsets = 0;
+    for (size_t a = 0; a < n; a++) {
+        if (nsets == 0 || s->nom_sets[nsets - 1].node != s->nom_pods[a]->nominated_node_name)
+            s->nom_sets[nsets++] = (ks_nominated_set){s->nom_pods[a]->nominated_node_name, 0, &s->nom_pods[a]};
+        s->nom_sets[nsets - 1].n++;
+    }
+    s->hooks.nnominated = nsets;
+    s->hooks.nominated = s->nom_sets;
+}
+
+void ks__nominator_release(ks_scheduler *s)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < s->hooks.nnominated; i++)
+        total += s->hooks.nominated[i].n;
+    for (size_t i = 0; i < total; i++)
+        ks__pod_unref((ks_pod *)s->nom_pods[i]);
+    s->hooks.nnominated = 0;
+    s->hooks.nominated = NULL;
 }
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s) { return s->queue; }
@@ -215,6 +304,7 @@ int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
 
 int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
 {
+    ks__nominator_remove(s, pod->uid);
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_remove_pod(s->cache, pod->uid);
         ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};

@@ -32,6 +32,9 @@ typedef struct ks_source_ops {
      * nominated is KS_SYM_ABSENT unless PostFilter nominated a node. May be NULL. */
     void (*failed)(void *ctx, const ks_pod *pod, const char *reason, const char *message,
                    ks_sym nominated, const char *profile);
+    /* Scheduling thread: preemption chose victim on node for preemptor; delete it (the
+     * Preempted event). The scheduler has already dropped it from its own view. May be NULL. */
+    void (*evict)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */
@@ -62,6 +65,10 @@ typedef struct ks_observer {
     /* Binding thread: result "Scheduled" or "Error" / "Unschedulable" with message. */
     void (*bind_done)(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
                       const char *result, ks_sym node, const char *message);
+    /* Scheduling thread, after cycle_done of the same seq: PostFilter nominated node and these
+     * victims are evicted. May be NULL. */
+    void (*preempted)(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                      ks_pod *const *victims, size_t nvictims);
 } ks_observer;
 
 typedef struct ks_scheduler_opts {

@@ -50,6 +50,18 @@ struct ks_scheduler {
     int64_t (*now_ns)(void *ctx);
     void *clock_ctx;
     ks_cycle_scratch scratch;
+    ks_pod *deferred_unref; /* released after the current cycle (scheduling thread) */
+
+    /* Nominator (upstream PodNominator): uid -> pod copy with status.nominatedNodeName, one
+     * reference each. Written by the scheduling thread and by pod-delete events: nom_mu. */
+    pthread_mutex_t nom_mu;
+    ks_strmap nominated;
+    /* Per-cycle view handed to plugins and the Filter workers (scheduling thread). */
+    ks_cycle_hooks hooks;
+    ks_nominated_set *nom_sets;
+    size_t nom_sets_cap;
+    const ks_pod **nom_pods;
+    size_t nom_pods_cap;
 
     /* Binding pool (binding.c). */
     pthread_mutex_t bind_mu;
@@ -79,5 +91,13 @@ void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks
                         const char *message, uint64_t rejectors, uint64_t pending,
                         ks_sym nominated);
 uint64_t ks__plugin_bit(ks_framework *fw, const char *plugin_name);
+
+/* scheduler.c: the nominator. */
+void ks__nominator_add(ks_scheduler *s, ks_pod *pod_with_nomination);
+void ks__nominator_remove(ks_scheduler *s, const char *uid);
+/* Fills s->hooks with the nominated pods (references taken) for one cycle; release after. */
+void ks__nominator_snapshot(ks_scheduler *s);
+void ks__nominator_release(ks_scheduler *s);
+uint64_t ks__sched_rand(void *ctx);
 
 #endif

@@ -26,6 +26,8 @@ typedef struct record {
     ks_sym node;
     char *message;
     cJSON *explain; /* {"filter":..., "score":..., "finalScore":...} */
+    ks_sym nominated;  /* PostFilter's nomination, KS_SYM_ABSENT when none */
+    cJSON *victims;    /* [{"namespace","name","node"}] evicted for this attempt */
 } record;
 
 typedef struct sim {
@@ -78,6 +80,7 @@ static record *rec_new(sim *s, uint64_t seq)
     record *r = &s->recs[s->nrecs++];
     memset(r, 0, sizeof(*r));
     r->seq = seq;
+    r->nominated = KS_SYM_ABSENT;
     return r;
 }
 
@@ -110,7 +113,7 @@ static cJSON *build_explain(const ks_explain *ex)
         cJSON *n = cJSON_AddObjectToObject(filter, ks__sym_str(ex->evaluated[i]->name));
         uint16_t passed = ex->passed[i], seen = 0;
         for (size_t p = 0; p < fw->n[KS_PT_FILTER] && seen < passed; p++) {
-            if (ex->skip_filter & (1ull << p))
+            if (ex->skip_filter & (1ull << fw->pt[KS_PT_FILTER][p].inst->index))
                 continue;
             cJSON_AddStringToObject(n, fw->pt[KS_PT_FILTER][p].inst->name, "passed");
             seen++;
@@ -174,6 +177,28 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
     pthread_mutex_unlock(&s->mu);
 }
 
+static void on_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                         ks_pod *const *victims, size_t nvictims)
+{
+    sim *s = ctx;
+    (void)pod;
+    pthread_mutex_lock(&s->mu);
+    record *r = rec_for(s, seq);
+    if (r) {
+        r->nominated = node;
+        r->victims = cJSON_CreateArray();
+        for (size_t i = 0; r->victims && i < nvictims; i++) {
+            cJSON *v = cJSON_CreateObject();
+            cJSON_AddStringToObject(v, "namespace", ks__sym_str(victims[i]->ns));
+            cJSON_AddStringToObject(v, "name", ks__sym_str(victims[i]->name));
+            cJSON_AddStringToObject(v, "node", ks__sym_str(victims[i]->node_name));
+            cJSON_AddItemToArray(r->victims, v);
+        }
+    }
+    s->stats->preemptions++;
+    pthread_mutex_unlock(&s->mu);
+}
+
 static int cmp_rec(const void *a, const void *b)
 {
     const record *x = a, *y = b;
@@ -200,6 +225,11 @@ static void print_json(sim *s, FILE *out)
         else
             cJSON_AddNullToObject(o, "node");
         cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+        if (r->nominated != KS_SYM_ABSENT) {
+            cJSON_AddStringToObject(o, "nominatedNode", ks__sym_str(r->nominated));
+            cJSON_AddItemToObject(o, "victims", r->victims ? r->victims : cJSON_CreateArray());
+            r->victims = NULL;
+        }
         if (r->explain) {
             cJSON *ex = r->explain;
             cJSON_AddItemToObject(o, "filter", cJSON_DetachItemFromObject(ex, "filter"));
@@ -237,9 +267,24 @@ static void print_table(sim *s, FILE *out)
         char pod[512];
         snprintf(pod, sizeof(pod), "%s/%s", r->ns ? r->ns : "", r->name ? r->name : "");
         int scheduled = strcmp(r->result, "Scheduled") == 0;
-        fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s\n", (int)w_pod, pod, (int)w_prof,
+        char extra[1024] = "";
+        if (r->nominated != KS_SYM_ABSENT) {
+            size_t off = (size_t)snprintf(extra, sizeof(extra), " [preemption: nominated node %s, victims:",
+                                          ks__sym_str(r->nominated));
+            const cJSON *v;
+            cJSON_ArrayForEach(v, r->victims)
+            {
+                if (off < sizeof(extra))
+                    off += (size_t)snprintf(extra + off, sizeof(extra) - off, " %s/%s",
+                                            cJSON_GetObjectItem(v, "namespace")->valuestring,
+                                            cJSON_GetObjectItem(v, "name")->valuestring);
+            }
+            if (off < sizeof(extra))
+                snprintf(extra + off, sizeof(extra) - off, "]");
+        }
+        fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s%s\n", (int)w_pod, pod, (int)w_prof,
                 r->profile ? r->profile : "-", r->result, (int)w_node,
-                scheduled ? ks__sym_str(r->node) : "-", r->message ? r->message : "");
+                scheduled ? ks__sym_str(r->node) : "-", r->message ? r->message : "", extra);
     }
     fprintf(out, "\n%zu attempts: %zu scheduled, %zu unschedulable, %zu errors",
             s->stats->attempts, s->stats->scheduled, s->stats->unschedulable, s->stats->errors);
@@ -377,8 +422,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         .binding_workers = 4,
         .now_ns = sim_now,
         .clock_ctx = &s,
-        .source = {&s, sim_bind, NULL, NULL},
-        .observer = {&s, on_cycle_done, on_bind_done},
+        .source = {&s, sim_bind, NULL, NULL, NULL},
+        .observer = {&s, on_cycle_done, on_bind_done, on_preempted},
     };
     if ((rc = ks__scheduler_new(&so, &s.sched, err, errlen)) != 0)
         goto out;
@@ -440,6 +485,7 @@ out:
         free(s.recs[i].profile);
         free(s.recs[i].message);
         cJSON_Delete(s.recs[i].explain);
+        cJSON_Delete(s.recs[i].victims);
     }
     free(s.recs);
     pthread_mutex_destroy(&s.mu);

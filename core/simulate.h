@@ -30,7 +30,7 @@ typedef struct ks_simulate_opts {
 
 typedef struct ks_simulate_stats {
     size_t nodes, running_pods, pending_pods, skipped_objects;
-    size_t attempts, scheduled, unschedulable, errors, unhandled;
+    size_t attempts, scheduled, unschedulable, errors, unhandled, preemptions;
     double seconds; /* wall time of the scheduling loop (loading excluded) */
 } ks_simulate_stats;
 

@@ -23,6 +23,8 @@ typedef struct entry {
     size_t nlabels;
     ks_label_selector selector;
     int32_t disruptions_allowed;
+    uint32_t ndisrupted;
+    ks_sym *disrupted;
 } entry;
 
 struct ks_store {
@@ -128,6 +130,14 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
         const cJSON *da = get(get(obj, "status"), "disruptionsAllowed");
         rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
         e->disruptions_allowed = cJSON_IsNumber(da) ? (int32_t)da->valuedouble : 0;
+        const cJSON *dp = get(get(obj, "status"), "disruptedPods"), *it;
+        int nd = cJSON_IsObject(dp) ? cJSON_GetArraySize(dp) : 0;
+        e->disrupted = nd ? ks__mempool_alloc(&st->pool, (size_t)nd * sizeof(ks_sym)) : NULL;
+        cJSON_ArrayForEach(it, dp)
+        {
+            if (e->disrupted)
+                e->disrupted[e->ndisrupted++] = ks__intern(it->string);
+        }
         break;
     }
     default:
@@ -193,7 +203,7 @@ size_t ks__store_pdbs(ks_store *st, ks_pdb **out)
                 break;
             *out = p;
         }
-        (*out)[n++] = (ks_pdb){e->ns, e->name, e->selector, e->disruptions_allowed};
+        (*out)[n++] = (ks_pdb){e->ns, e->name, e->selector, e->disruptions_allowed, e->ndisrupted, e->disrupted};
     }
     pthread_rwlock_unlock(&st->lock);
     return n;

@@ -36,6 +36,8 @@ typedef struct ks_pdb {
     ks_sym ns, name;
     ks_label_selector selector;
     int32_t disruptions_allowed; /* status.disruptionsAllowed */
+    uint32_t ndisrupted;         /* status.disruptedPods names */
+    const ks_sym *disrupted;
 } ks_pdb;
 /* The PDBs (a snapshot copy of the structs; selectors borrowed). Caller frees the array. */
 size_t ks__store_pdbs(ks_store *st, ks_pdb **out);

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 1
+#define KS_ABI_MINOR 2
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -274,6 +274,18 @@ typedef struct ks_topology_spread_constraint {
     uint32_t nmatch_label_keys;
     const ks_sym *match_label_keys;
 } ks_topology_spread_constraint;
+
+/* --- ABI 1.2: preemption --- */
+
+/* A PodDisruptionBudget as preemption sees it. */
+typedef struct ks_pdb_info {
+    ks_sym ns;
+    ks_sym name;
+    ks_label_selector selector;
+    int32_t disruptions_allowed; /* status.disruptionsAllowed */
+    uint32_t ndisrupted;         /* status.disruptedPods (names; they do not count again) */
+    const ks_sym *disrupted;
+} ks_pdb_info;
 
 /* Cluster events a rejected pod may become schedulable on (upstream fwk.ClusterEvent). */
 typedef enum ks_event_resource {
@@ -521,6 +533,35 @@ typedef struct ks_host_api {
      * pod's namespace that select it (upstream helper.DefaultSelector's inputs). Borrowed(cycle). */
     size_t (*pod_owner_selectors)(ks_cycle *cycle, const ks_pod *pod,
                                   const ks_label_selector **out);
+
+    /* --- ABI 1.2: what a preemption plugin (PostFilter) needs --- */
+    int (*pod_preemption_never)(const ks_pod *pod); /* spec.preemptionPolicy == Never */
+    int64_t (*pod_start_time_ns)(const ks_pod *pod); /* status.startTime; 0 when unset */
+    /* A mutable copy of a NodeInfo, freed with the cycle. Scheduling thread. */
+    ks_node_info *(*node_info_clone)(ks_cycle *cycle, const ks_node_info *ni);
+    /* Remove / add a pod on such a copy (sums and lists follow). 0 or KS_ENOTFOUND/KS_ENOMEM. */
+    int (*node_info_remove_pod)(ks_node_info *copy, const ks_pod *pod);
+    int (*node_info_add_pod)(ks_node_info *copy, const ks_pod *pod);
+    /* A copy of the cycle state (each entry cloned with its ks_state_ops.clone), freed with the
+     * original cycle; for dry runs that call AddPod/RemovePod. */
+    ks_cycle *(*cycle_clone)(ks_cycle *cycle);
+    /* Runs every Filter plugin of the pod's profile on ni, with the pods nominated to that node
+     * (as upstream RunFilterPluginsWithNominatedPods), using `state` as the cycle state. */
+    ks_code (*run_filters)(ks_cycle *state, const ks_pod *pod, const ks_node_info *ni,
+                           ks_status *st);
+    /* Runs every PreFilter plugin's AddPod / RemovePod extension (skipped plugins excepted). */
+    ks_code (*run_prefilter_add_pod)(ks_cycle *state, const ks_pod *pod, const ks_pod *other,
+                                     const ks_node_info *ni, ks_status *st);
+    ks_code (*run_prefilter_remove_pod)(ks_cycle *state, const ks_pod *pod, const ks_pod *other,
+                                        const ks_node_info *ni, ks_status *st);
+    /* The PodDisruptionBudgets the cluster source knows (borrowed(cycle)). */
+    size_t (*pdbs)(ks_cycle *cycle, const ks_pdb_info **out);
+    /* PostFilter result: a victim to evict if the plugin returns Success (with a nomination). */
+    void (*post_filter_add_victim)(ks_post_filter_result *res, const ks_pod *victim);
+    /* A uniformly random integer in [0, n) from the scheduler's seeded generator (n > 0). */
+    int64_t (*rand_below)(ks_cycle *cycle, int64_t n);
+    /* Pods nominated to a node (after preemption), borrowed(cycle). */
+    size_t (*nominated_pods)(ks_cycle *cycle, ks_sym node, const ks_pod *const **out);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -691,6 +732,21 @@ static inline size_t ks_node_info_pods_with_required_anti_affinity(const ks_node
 static inline size_t ks_snapshot_image_node_count(const ks_snapshot *s, ks_sym image) { return ks_host->snapshot_image_node_count(s, image); }
 static inline int ks_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **o, size_t *n) { return ks_host->namespace_labels(c, ns, o, n); }
 static inline size_t ks_pod_owner_selectors(ks_cycle *c, const ks_pod *p, const ks_label_selector **o) { return ks_host->pod_owner_selectors(c, p, o); }
+
+/* ABI 1.2 wrappers (preemption). */
+static inline int ks_pod_preemption_never(const ks_pod *p) { return ks_host->pod_preemption_never(p); }
+static inline int64_t ks_pod_start_time_ns(const ks_pod *p) { return ks_host->pod_start_time_ns(p); }
+static inline ks_node_info *ks_node_info_clone(ks_cycle *c, const ks_node_info *ni) { return ks_host->node_info_clone(c, ni); }
+static inline int ks_node_info_remove_pod(ks_node_info *ni, const ks_pod *p) { return ks_host->node_info_remove_pod(ni, p); }
+static inline int ks_node_info_add_pod(ks_node_info *ni, const ks_pod *p) { return ks_host->node_info_add_pod(ni, p); }
+static inline ks_cycle *ks_cycle_clone(ks_cycle *c) { return ks_host->cycle_clone(c); }
+static inline ks_code ks_run_filters(ks_cycle *state, const ks_pod *p, const ks_node_info *ni, ks_status *st) { return ks_host->run_filters(state, p, ni, st); }
+static inline ks_code ks_run_prefilter_add_pod(ks_cycle *state, const ks_pod *p, const ks_pod *o, const ks_node_info *ni, ks_status *st) { return ks_host->run_prefilter_add_pod(state, p, o, ni, st); }
+static inline ks_code ks_run_prefilter_remove_pod(ks_cycle *state, const ks_pod *p, const ks_pod *o, const ks_node_info *ni, ks_status *st) { return ks_host->run_prefilter_remove_pod(state, p, o, ni, st); }
+static inline size_t ks_pdbs(ks_cycle *c, const ks_pdb_info **o) { return ks_host->pdbs(c, o); }
+static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_pod *v) { ks_host->post_filter_add_victim(r, v); }
+static inline int64_t ks_rand_below(ks_cycle *c, int64_t n) { return ks_host->rand_below(c, n); }
+static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o) { return ks_host->nominated_pods(c, node, o); }
 
 /* Pure helpers on plain data (no host call). */
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)

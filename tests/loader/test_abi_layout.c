@@ -99,7 +99,11 @@ SA(sizeof(ks_plugin_desc) == 168);
     X(pod_affinity) X(pod_topology_spread_constraints) X(node_info_host_ports) \
     X(node_info_pods_with_affinity) X(node_info_pods_with_required_anti_affinity) \
     X(snapshot_image_node_count) X(namespace_labels) X(pod_owner_selectors) \
-/* (end of ABI 1.1 slots) */
+    /* ABI 1.2 */ \
+    X(pod_preemption_never) X(pod_start_time_ns) X(node_info_clone) X(node_info_remove_pod) \
+    X(node_info_add_pod) X(cycle_clone) X(run_filters) X(run_prefilter_add_pod) \
+    X(run_prefilter_remove_pod) X(pdbs) X(post_filter_add_victim) X(rand_below) X(nominated_pods) \
+/* (end of ABI 1.2 slots) */
 
 enum {
 #define X(f) HOST_SLOT_##f,
@@ -110,12 +114,15 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 76); /* 68 in ABI 1.0, +8 in 1.1 */
+SA(HOST_NSLOTS == 89); /* 68 in ABI 1.0, +8 in 1.1, +13 in 1.2 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 624);
+SA(sizeof(ks_host_api) == 728);
+AT(ks_pdb_info, selector, 8);
+AT(ks_pdb_info, disruptions_allowed, 40);
+SA(sizeof(ks_pdb_info) == 56);
 
 /* ---- ABI 1.1 plain data -------------------------------------------------------------------- */
 AT(ks_label_selector, present, 0);
