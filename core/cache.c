@@ -540,6 +540,8 @@ void ks__snapshot_free(ks_snapshot *s)
     free(s->nodes);
     free(s->index);
     free(s->images);
+    free(s->with_affinity);
+    free(s->with_anti);
     free(s);
 }
 
@@ -747,25 +749,56 @@ static int count_images(ks_snapshot *s)
     return 0;
 }
 
+/* The two node lists of nodes holding affinity pods, in snapshot order. */
+static int list_affinity_nodes(ks_snapshot *s)
+{
+    const ks_node_info **a = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*a));
+    const ks_node_info **b = malloc((s->nnodes ? s->nnodes : 1) * sizeof(*b));
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return KS_ENOMEM;
+    }
+    s->nwith_affinity = s->nwith_anti = 0;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        if (s->nodes[i]->naffinity)
+            a[s->nwith_affinity++] = s->nodes[i];
+        if (s->nodes[i]->nanti)
+            b[s->nwith_anti++] = s->nodes[i];
+    }
+    free(s->with_affinity);
+    free(s->with_anti);
+    s->with_affinity = a;
+    s->with_anti = b;
+    return 0;
+}
+
 int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
 {
-    int rc = 0;
+    int rc = 0, affinity_dirty = 0;
     pthread_mutex_lock(&c->mu);
     if (s->list_dirty || s->index_cap == 0 || c->list_generation != s->list_generation) {
         rc = rebuild_list(c, s);
         s->list_generation = c->list_generation;
+        affinity_dirty = 1;
     } else {
         for (cnode *e = c->head; e && e->info.generation > s->generation; e = e->next) {
             ks_node_info *dst = (ks_node_info *)ks__snapshot_find(s, e->info.name);
             if (!dst || !e->info.node)
                 continue;
             uint32_t idx = dst->snap_index;
+            int had = (dst->naffinity != 0) | (dst->nanti != 0) << 1;
             node_info_clear(dst);
             if ((rc = node_info_copy(dst, &e->info)) != 0)
                 break;
             dst->snap_index = idx;
+            /* The copy's pointers changed too, so any node on a list forces a relist. */
+            if (had || dst->naffinity || dst->nanti)
+                affinity_dirty = 1;
         }
     }
+    if (rc == 0 && affinity_dirty)
+        rc = list_affinity_nodes(s);
     if (rc == 0 && (s->images_cap == 0 || s->images_generation != c->node_generation)) {
         rc = count_images(s);
         s->images_generation = c->node_generation;

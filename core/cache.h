@@ -80,6 +80,9 @@ struct ks_snapshot {
     struct ks_image_count { ks_sym image; uint32_t nodes, last_node; } *images;
     size_t images_cap;
     uint64_t images_generation; /* internal: cache's node-object version last counted */
+    /* Nodes with pods that have pod (anti-)affinity / required anti-affinity, snapshot order. */
+    const ks_node_info **with_affinity, **with_anti;
+    size_t nwith_affinity, nwith_anti;
     uint64_t list_generation; /* internal: cache's node-set version last listed */
 };
 

@@ -429,6 +429,12 @@ static size_t h_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o
     return 0;
 }
 
+static size_t s_affinity_nodes(const ks_snapshot *s, int anti_only, const ks_node_info *const **out)
+{
+    *out = anti_only ? s->with_anti : s->with_affinity;
+    return anti_only ? s->nwith_anti : s->nwith_affinity;
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -522,6 +528,7 @@ static const ks_host_api host_table = {
     .post_filter_add_victim = h_add_victim,
     .rand_below = h_rand_below,
     .nominated_pods = h_nominated_pods,
+    .snapshot_nodes_with_affinity_pods = s_affinity_nodes,
 };
 
 void ks__host_init(void)

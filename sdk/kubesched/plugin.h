@@ -562,6 +562,11 @@ typedef struct ks_host_api {
     int64_t (*rand_below)(ks_cycle *cycle, int64_t n);
     /* Pods nominated to a node (after preemption), borrowed(cycle). */
     size_t (*nominated_pods)(ks_cycle *cycle, ks_sym node, const ks_pod *const **out);
+    /* The snapshot nodes that have pods with any pod (anti-)affinity (required_anti_only == 0)
+     * or with required anti-affinity (!= 0), in snapshot order (upstream
+     * HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList). borrowed(cycle). */
+    size_t (*snapshot_nodes_with_affinity_pods)(const ks_snapshot *snap, int required_anti_only,
+                                                const ks_node_info *const **out);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -747,6 +752,7 @@ static inline size_t ks_pdbs(ks_cycle *c, const ks_pdb_info **o) { return ks_hos
 static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_pod *v) { ks_host->post_filter_add_victim(r, v); }
 static inline int64_t ks_rand_below(ks_cycle *c, int64_t n) { return ks_host->rand_below(c, n); }
 static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o) { return ks_host->nominated_pods(c, node, o); }
+static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s, int required_anti_only, const ks_node_info *const **o) { return ks_host->snapshot_nodes_with_affinity_pods(s, required_anti_only, o); }
 
 /* Pure helpers on plain data (no host call). */
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
