@@ -435,6 +435,26 @@ static size_t s_affinity_nodes(const ks_snapshot *s, int anti_only, const ks_nod
     return anti_only ? s->nwith_anti : s->nwith_affinity;
 }
 
+static ks_status *h_status_new(ks_cycle *c)
+{
+    ks_status *st = ks__cycle_alloc_impl(c, sizeof(*st));
+    if (st)
+        ks__status_reset(st);
+    return st;
+}
+
+static ks_code h_status_code(const ks_status *st) { return st->code; }
+static size_t h_status_reason_count(const ks_status *st) { return st->nreasons; }
+
+static const char *h_status_reason_at(const ks_status *st, size_t i)
+{
+    const char *r = NULL;
+    for (size_t k = 0; k <= i; k++)
+        if (!(r = ks__status_next(st, r)))
+            return NULL;
+    return r;
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -529,6 +549,10 @@ static const ks_host_api host_table = {
     .rand_below = h_rand_below,
     .nominated_pods = h_nominated_pods,
     .snapshot_nodes_with_affinity_pods = s_affinity_nodes,
+    .status_new = h_status_new,
+    .status_code = h_status_code,
+    .status_reason_count = h_status_reason_count,
+    .status_reason_at = h_status_reason_at,
 };
 
 void ks__host_init(void)

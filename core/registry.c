@@ -9,28 +9,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern const ks_plugin_desc ks_plugin_scheduling_gates;
 extern const ks_plugin_desc ks_plugin_priority_sort;
 extern const ks_plugin_desc ks_plugin_node_unschedulable;
 extern const ks_plugin_desc ks_plugin_node_name;
 extern const ks_plugin_desc ks_plugin_taint_toleration;
+extern const ks_plugin_desc ks_plugin_node_affinity;
+extern const ks_plugin_desc ks_plugin_node_ports;
 extern const ks_plugin_desc ks_plugin_node_resources_fit;
+extern const ks_plugin_desc ks_plugin_pod_topology_spread;
+extern const ks_plugin_desc ks_plugin_inter_pod_affinity;
+extern const ks_plugin_desc ks_plugin_default_preemption;
+extern const ks_plugin_desc ks_plugin_node_resources_balanced_allocation;
+extern const ks_plugin_desc ks_plugin_image_locality;
 extern const ks_plugin_desc ks_plugin_default_binder;
 
 static const ks_plugin_desc *const in_tree[] = {
-    &ks_plugin_priority_sort,   &ks_plugin_node_unschedulable, &ks_plugin_node_name,
-    &ks_plugin_taint_toleration, &ks_plugin_node_resources_fit, &ks_plugin_default_binder,
+    &ks_plugin_scheduling_gates,
+    &ks_plugin_priority_sort,
+    &ks_plugin_node_unschedulable,
+    &ks_plugin_node_name,
+    &ks_plugin_taint_toleration,
+    &ks_plugin_node_affinity,
+    &ks_plugin_node_ports,
+    &ks_plugin_node_resources_fit,
+    &ks_plugin_pod_topology_spread,
+    &ks_plugin_inter_pod_affinity,
+    &ks_plugin_default_preemption,
+    &ks_plugin_node_resources_balanced_allocation,
+    &ks_plugin_image_locality,
+    &ks_plugin_default_binder,
 };
 
 /* Upstream v1.34 defaults that kubesched does not ship yet (issue: the full default plugin set). */
 static const char *const unavailable_defaults[] = {
-    "SchedulingGates", "NodeAffinity",      "NodePorts",        "VolumeRestrictions",
-    "NodeVolumeLimits", "VolumeBinding",    "VolumeZone",       "PodTopologySpread",
-    "InterPodAffinity", "DynamicResources", "DefaultPreemption", "NodeResourcesBalancedAllocation",
-    "ImageLocality",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources",
 };
 
 /* Removed upstream in v1.31/v1.32; v1 validation refuses them. */
-static const char *const removed[] = {"AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits"};
+static const char *const removed[] = {
+    "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits",
+};
 
 struct entry {
     const ks_plugin_desc *desc;

@@ -296,6 +296,7 @@ static void apply_preemption(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
         if (s->source.evict)
             s->source.evict(s->source.ctx, v, qp->pod, r->nominated);
     }
+    ks__nominator_clear_lower(s, r->nominated, qp->pod->priority);
     ks_pod *np = ks__pod_with_nominated(qp->pod, r->nominated);
     if (np) {
         /* The cycle still reads the old object: release it when the cycle is over. */

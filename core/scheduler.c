@@ -210,6 +210,26 @@ void ks__nominator_remove(ks_scheduler *s, const char *uid)
     ks__pod_unref(old);
 }
 
+void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority)
+{
+    const char *k;
+    void *v;
+    char *uids[64];
+    size_t n = 0;
+    pthread_mutex_lock(&s->nom_mu);
+    for (size_t it = 0; n < 64 && ks__strmap_next(&s->nominated, &it, &k, &v);) {
+        ks_pod *p = v;
+        if (p->nominated_node_name == node && p->priority < priority)
+            uids[n++] = strdup(k);
+    }
+    pthread_mutex_unlock(&s->nom_mu);
+    for (size_t i = 0; i < n; i++) {
+        if (uids[i])
+            ks__nominator_remove(s, uids[i]);
+        free(uids[i]);
+    }
+}
+
 void ks__nominator_snapshot(ks_scheduler *s)
 {
     const char *k;

@@ -95,6 +95,8 @@ uint64_t ks__plugin_bit(ks_framework *fw, const char *plugin_name);
 /* scheduler.c: the nominator. */
 void ks__nominator_add(ks_scheduler *s, ks_pod *pod_with_nomination);
 void ks__nominator_remove(ks_scheduler *s, const char *uid);
+/* Pods of lower priority nominated to node lose their nomination (upstream prepareCandidate). */
+void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority);
 /* Fills s->hooks with the nominated pods (references taken) for one cycle; release after. */
 void ks__nominator_snapshot(ks_scheduler *s);
 void ks__nominator_release(ks_scheduler *s);

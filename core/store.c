@@ -115,7 +115,8 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
             e->labels[e->nlabels].value = ks__intern(it->valuestring);
             e->nlabels++;
         }
-        qsort(e->labels, e->nlabels, sizeof(ks_label), cmp_label);
+        if (e->nlabels)
+            qsort(e->labels, e->nlabels, sizeof(ks_label), cmp_label);
         break;
     }
     case K_SERVICE:

@@ -567,6 +567,12 @@ typedef struct ks_host_api {
      * HavePodsWithAffinityList / HavePodsWithRequiredAntiAffinityList). borrowed(cycle). */
     size_t (*snapshot_nodes_with_affinity_pods)(const ks_snapshot *snap, int required_anti_only,
                                                 const ks_node_info *const **out);
+    /* A status of the plugin's own (e.g. to keep a dry run's Filter verdict), freed with the
+     * cycle; and read access to any status: its code and reasons (borrowed(status)). */
+    ks_status *(*status_new)(ks_cycle *cycle);
+    ks_code (*status_code)(const ks_status *st);
+    size_t (*status_reason_count)(const ks_status *st);
+    const char *(*status_reason_at)(const ks_status *st, size_t i);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -752,6 +758,10 @@ static inline size_t ks_pdbs(ks_cycle *c, const ks_pdb_info **o) { return ks_hos
 static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_pod *v) { ks_host->post_filter_add_victim(r, v); }
 static inline int64_t ks_rand_below(ks_cycle *c, int64_t n) { return ks_host->rand_below(c, n); }
 static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o) { return ks_host->nominated_pods(c, node, o); }
+static inline ks_status *ks_status_new(ks_cycle *c) { return ks_host->status_new(c); }
+static inline ks_code ks_status_code(const ks_status *st) { return ks_host->status_code(st); }
+static inline size_t ks_status_reason_count(const ks_status *st) { return ks_host->status_reason_count(st); }
+static inline const char *ks_status_reason_at(const ks_status *st, size_t i) { return ks_host->status_reason_at(st, i); }
 static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s, int required_anti_only, const ks_node_info *const **o) { return ks_host->snapshot_nodes_with_affinity_pods(s, required_anti_only, o); }
 
 /* Pure helpers on plain data (no host call). */

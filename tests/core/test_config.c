@@ -988,15 +988,67 @@ static ks_registry *fake_registry(void)
     return reg;
 }
 
-/* multiPoint keeps upstream's defaults (so the unavailable ones are seen) minus the in-tree ones,
- * plus the fakes given in EXTRA. */
-#define FAKE_PROFILE(extra)                                                                     \
-    "- schedulerName: p\n"                                                                      \
-    "  plugins:\n"                                                                              \
-    "    multiPoint:\n"                                                                         \
-    "      disabled: [{name: PrioritySort}, {name: NodeUnschedulable}, {name: NodeName},\n"     \
-    "                 {name: TaintToleration}, {name: NodeResourcesFit}, {name: DefaultBinder}]\n" \
-    "      enabled: [{name: FakeSort}, {name: FakeBind}" extra "]\n"
+/* A config whose one profile "p" keeps upstream's default multiPoint set (so the defaults that
+ * kubesched does not ship are seen, and skipped) minus every in-tree plugin, plus FakeSort,
+ * FakeBind and the fakes in EXTRA (", {name: FakeScore}"); REST follows the multiPoint set (more
+ * plugin sets, pluginConfig, more profiles). The in-tree names come from the registry, so the plan
+ * holds only the fakes whichever plugins kubesched ships. Returns a static buffer. */
+static const char *fake_cfg(const char *extra, const char *rest)
+{
+    static char yaml[8192];
+    ks_registry *reg = ks__registry_new();
+    size_t off = 0;
+    int w;
+    cr_assert_not_null(reg);
+    w = snprintf(yaml, sizeof(yaml),
+                 HDR "profiles:\n- schedulerName: p\n  plugins:\n    multiPoint:\n"
+                     "      disabled: [");
+    cr_assert(w > 0 && (size_t)w < sizeof(yaml));
+    off = (size_t)w;
+    for (size_t i = 0; i < ks__registry_count(reg); i++) {
+        w = snprintf(yaml + off, sizeof(yaml) - off, "%s{name: %s}", i ? ", " : "",
+                     ks__registry_at(reg, i)->name);
+        cr_assert(w > 0 && (size_t)w < sizeof(yaml) - off, "the fake config is too long");
+        off += (size_t)w;
+    }
+    w = snprintf(yaml + off, sizeof(yaml) - off,
+                 "]\n      enabled: [{name: FakeSort}, {name: FakeBind}%s]\n%s", extra, rest);
+    cr_assert(w > 0 && (size_t)w < sizeof(yaml) - off, "the fake config is too long");
+    ks__registry_free(reg);
+    return yaml;
+}
+
+/* What a plan that keeps the defaults lists as skipped: the registry's unavailable defaults, in
+ * upstream's default order (the default profile's multiPoint list). Returns how many. */
+static size_t expected_unavailable(const char **names, size_t cap)
+{
+    char err[1024];
+    ks_config *def = NULL;
+    const char *const *all;
+    size_t nall = ks__registry_unavailable_defaults(&all), n = 0;
+    const ks_plugin_set *mp;
+    cr_assert_eq(ks__config_default(&def, err, sizeof(err)), 0, "%s", err);
+    mp = &def->profiles[0].plugins[KS_PT_MULTI];
+    for (size_t i = 0; i < mp->nenabled; i++)
+        for (size_t j = 0; j < nall; j++)
+            if (strcmp(mp->enabled[i].name, all[j]) == 0) {
+                cr_assert_lt(n, cap);
+                names[n++] = all[j];
+            }
+    cr_assert_eq(n, nall, "every unavailable plugin is one of upstream's defaults");
+    ks__config_free(def);
+    return n;
+}
+
+static void assert_unavailable(const ks_profile_plan *plan)
+{
+    const char *want[64];
+    size_t n = expected_unavailable(want, sizeof(want) / sizeof(want[0]));
+    cr_assert_eq(plan->nunavailable, n, "%zu unavailable defaults skipped, want %zu",
+                 plan->nunavailable, n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_str_eq(plan->unavailable[i], want[i], "unavailable[%zu]", i);
+}
 
 static const char *plan_err(const char *yaml)
 {
@@ -1040,15 +1092,9 @@ Test(config, plan_desc_implements_follows_the_slots_and_the_size)
 Test(config, plan_multipoint_expands_to_each_implemented_point)
 {
     char err[1024];
-    ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeMulti}, {name: FakeScore, "
-                                                          "weight: 4}"));
+    ks_config *c = load_ok(fake_cfg(", {name: FakeMulti}, {name: FakeScore, weight: 4}", ""));
     ks_registry *reg = fake_registry();
     ks_profile_plan *plans = NULL;
-    static const char *const unavailable[] = {
-        "SchedulingGates", "NodeAffinity",      "NodePorts",         "VolumeRestrictions",
-        "NodeVolumeLimits", "VolumeBinding",    "VolumeZone",        "PodTopologySpread",
-        "InterPodAffinity", "DynamicResources", "DefaultPreemption", "NodeResourcesBalancedAllocation",
-        "ImageLocality"};
     int rc = ks__config_plan(c, reg, &plans, err, sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     {
@@ -1077,9 +1123,8 @@ Test(config, plan_multipoint_expands_to_each_implemented_point)
         cr_assert_str_eq(p->instances[2].name, "FakeScore");
         cr_assert_str_eq(p->instances[3].name, "FakeBind");
         cr_assert_null(p->instances[0].args);
-        cr_assert_eq(p->nunavailable, 13);
-        for (size_t i = 0; i < 13; i++)
-            cr_assert_str_eq(p->unavailable[i], unavailable[i]);
+        /* The defaults kubesched does not ship are skipped silently and listed. */
+        assert_unavailable(p);
     }
     ks__config_plans_free(plans, c->nprofiles);
     ks__registry_free(reg);
@@ -1089,15 +1134,15 @@ Test(config, plan_multipoint_expands_to_each_implemented_point)
 Test(config, plan_point_specific_entries_override_multipoint_and_keep_upstream_order)
 {
     char err[1024];
-    ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeMulti}, {name: FakeFilter}")
-                               "    filter:\n"
-                               "      enabled: [{name: FakeFilter2}, {name: FakeMulti}]\n"
-                               "    score:\n"
-                               "      enabled: [{name: FakeMulti, weight: 9}]\n"
-                               "    permit:\n"
-                               "      disabled: [{name: FakeMulti}]\n"
-                               "    reserve:\n"
-                               "      disabled: [{name: '*'}]\n");
+    ks_config *c = load_ok(fake_cfg(", {name: FakeMulti}, {name: FakeFilter}",
+                                    "    filter:\n"
+                                    "      enabled: [{name: FakeFilter2}, {name: FakeMulti}]\n"
+                                    "    score:\n"
+                                    "      enabled: [{name: FakeMulti, weight: 9}]\n"
+                                    "    permit:\n"
+                                    "      disabled: [{name: FakeMulti}]\n"
+                                    "    reserve:\n"
+                                    "      disabled: [{name: '*'}]\n"));
     ks_registry *reg = fake_registry();
     ks_profile_plan *plans = NULL;
     int rc = ks__config_plan(c, reg, &plans, err, sizeof(err));
@@ -1119,10 +1164,10 @@ Test(config, plan_point_specific_entries_override_multipoint_and_keep_upstream_o
 Test(config, plan_args_of_instances_come_from_plugin_config)
 {
     char err[1024];
-    ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeFilter}")
-                               "  pluginConfig:\n"
-                               "  - name: FakeFilter\n"
-                               "    args: {kubeschedPluginPath: libfake.so, level: 2}\n");
+    ks_config *c = load_ok(fake_cfg(", {name: FakeFilter}",
+                                    "  pluginConfig:\n"
+                                    "  - name: FakeFilter\n"
+                                    "    args: {kubeschedPluginPath: libfake.so, level: 2}\n"));
     ks_registry *reg = fake_registry();
     ks_profile_plan *plans = NULL;
     cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
@@ -1137,30 +1182,29 @@ Test(config, plan_args_of_instances_come_from_plugin_config)
 
 Test(config, plan_unknown_plugins_do_not_exist)
 {
-    const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
-                                                                  "      enabled: [{name: Nope}]\n");
+    const char *msg = plan_err(fake_cfg("", "    filter:\n"
+                                            "      enabled: [{name: Nope}]\n"));
     assert_has(msg, "cfg.yaml: profiles[0].plugins.filter: Filter \"Nope\" does not exist");
     assert_has(msg, "FakeFilter");
-    msg = plan_err(HDR "profiles:\n" FAKE_PROFILE(", {name: Nope}"));
+    msg = plan_err(fake_cfg(", {name: Nope}", ""));
     assert_has(msg, "profiles[0].plugins.multiPoint: MultiPoint \"Nope\" does not exist");
 }
 
 Test(config, plan_plugin_at_a_point_it_does_not_implement_is_refused)
 {
-    const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
-                                                                  "      enabled: [{name: FakeBind}]\n");
+    const char *msg = plan_err(fake_cfg("", "    filter:\n"
+                                            "      enabled: [{name: FakeBind}]\n"));
     assert_has(msg, "profiles[0].plugins.filter: plugin \"FakeBind\" does not extend Filter plugin");
     assert_has(msg, "(it implements: Bind)");
 }
 
 Test(config, plan_duplicates_are_refused)
 {
-    const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
-                                                                  "      enabled: [{name: "
-                                                                  "FakeFilter}, {name: "
-                                                                  "FakeFilter}]\n");
+    const char *msg = plan_err(fake_cfg("", "    filter:\n"
+                                            "      enabled: [{name: FakeFilter}, {name: "
+                                            "FakeFilter}]\n"));
     assert_has(msg, "plugin \"FakeFilter\" already registered as \"Filter\"");
-    msg = plan_err(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeScore}, {name: FakeScore}"));
+    msg = plan_err(fake_cfg(", {name: FakeScore}, {name: FakeScore}", ""));
     assert_has(msg, "profiles[0].plugins.multiPoint: plugin \"FakeScore\" already registered as "
                     "\"PreScore\"");
 }
@@ -1172,8 +1216,8 @@ Test(config, plan_exactly_one_queue_sort_and_a_binder_are_required)
                                    "      enabled: [{name: FakeBind}]\n");
     assert_has(msg, "only one queue sort plugin required for profile with scheduler name \"p\", "
                     "but got 0");
-    msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    queueSort:\n"
-                                                      "      enabled: [{name: FakeSort2}]\n");
+    msg = plan_err(fake_cfg("", "    queueSort:\n"
+                                "      enabled: [{name: FakeSort2}]\n"));
     assert_has(msg, "but got 2");
     msg = plan_err(HDR "profiles:\n- schedulerName: p\n  plugins:\n    multiPoint:\n"
                        "      disabled: [{name: '*'}]\n"
@@ -1183,28 +1227,42 @@ Test(config, plan_exactly_one_queue_sort_and_a_binder_are_required)
 
 Test(config, plan_explicitly_enabled_unavailable_default_is_refused)
 {
-    const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE(", {name: NodeAffinity, weight: "
-                                                              "5}"));
-    assert_has(msg, "plugin \"NodeAffinity\" is not available in kubesched yet");
-    msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "    filter:\n"
-                                                      "      enabled: [{name: NodePorts}]\n");
-    assert_has(msg, "profiles[0].plugins.filter: plugin \"NodePorts\" is not available in "
-                    "kubesched yet");
+    /* Every default that kubesched does not ship (VolumeBinding, ...), taken from the registry:
+     * skipped when it only comes from the default set, refused when the user enables it. */
+    const char *const *all;
+    size_t n = ks__registry_unavailable_defaults(&all);
+    if (n == 0)
+        cr_skip_test("kubesched ships every upstream default plugin");
+    for (size_t i = 0; i < n; i++) {
+        char extra[256], rest[256], want[512];
+        const char *msg;
+        snprintf(extra, sizeof(extra), ", {name: %s, weight: 5}", all[i]);
+        msg = plan_err(fake_cfg(extra, ""));
+        snprintf(want, sizeof(want),
+                 "profiles[0].plugins.multiPoint: plugin \"%s\" is not available in kubesched yet",
+                 all[i]);
+        assert_has(msg, want);
+        snprintf(rest, sizeof(rest), "    filter:\n      enabled: [{name: %s}]\n", all[i]);
+        msg = plan_err(fake_cfg("", rest));
+        snprintf(want, sizeof(want),
+                 "profiles[0].plugins.filter: plugin \"%s\" is not available in kubesched yet",
+                 all[i]);
+        assert_has(msg, want);
+    }
 }
 
 Test(config, plan_queue_sort_must_match_across_profiles)
 {
-    const char *msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("")
-                                   "- schedulerName: b\n  plugins:\n    multiPoint:\n"
-                                   "      disabled: [{name: '*'}]\n"
-                                   "      enabled: [{name: FakeSort2}, {name: FakeBind}]\n");
+    const char *msg = plan_err(fake_cfg("", "- schedulerName: b\n  plugins:\n    multiPoint:\n"
+                                            "      disabled: [{name: '*'}]\n"
+                                            "      enabled: [{name: FakeSort2}, "
+                                            "{name: FakeBind}]\n"));
     assert_has(msg, "different queue sort plugins for profile \"b\": \"FakeSort2\", first: "
                     "\"FakeSort\"");
-    msg = plan_err(HDR "profiles:\n" FAKE_PROFILE("") "  pluginConfig: [{name: FakeSort, args: "
-                                                      "{a: 1}}]\n"
-                       "- schedulerName: b\n  plugins:\n    multiPoint:\n"
-                       "      disabled: [{name: '*'}]\n"
-                       "      enabled: [{name: FakeSort}, {name: FakeBind}]\n");
+    msg = plan_err(fake_cfg("", "  pluginConfig: [{name: FakeSort, args: {a: 1}}]\n"
+                                "- schedulerName: b\n  plugins:\n    multiPoint:\n"
+                                "      disabled: [{name: '*'}]\n"
+                                "      enabled: [{name: FakeSort}, {name: FakeBind}]\n"));
     assert_has(msg, "different queue sort plugin args for profile \"b\"");
 }
 
@@ -1220,7 +1278,7 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
     cr_assert_eq(plans[0].npoint[KS_PT_QUEUE_SORT], 1);
     cr_assert_str_eq(plans[0].point[KS_PT_QUEUE_SORT][0].name, "PrioritySort");
     cr_assert_str_eq(plans[0].point[KS_PT_BIND][0].name, "DefaultBinder");
-    cr_assert_eq(plans[0].nunavailable, 13);
+    assert_unavailable(&plans[0]);
     for (size_t i = 0; i < plans[0].npoint[KS_PT_SCORE]; i++)
         if (strcmp(plans[0].point[KS_PT_SCORE][i].name, "TaintToleration") == 0)
             cr_assert_eq(plans[0].point[KS_PT_SCORE][i].weight, 3);
@@ -1239,11 +1297,21 @@ Test(config, print_prints_settings_points_weights_args_and_skipped_defaults)
     char *buf = NULL;
     size_t len = 0;
     FILE *out;
-    ks_config *c = load_ok(HDR "profiles:\n" FAKE_PROFILE(", {name: FakeScore, weight: 4}")
-                               "  pluginConfig:\n  - name: FakeScore\n"
-                               "    args: {kubeschedPluginPath: libscore.so, k: v}\n");
+    ks_config *c = load_ok(fake_cfg(", {name: FakeScore, weight: 4}",
+                                    "  pluginConfig:\n  - name: FakeScore\n"
+                                    "    args: {kubeschedPluginPath: libscore.so, k: v}\n"));
     ks_registry *reg = fake_registry();
     ks_profile_plan *plans = NULL;
+    const char *unavailable[64];
+    size_t nunavailable = expected_unavailable(unavailable, 64);
+    char skipped[1024];
+    int off = snprintf(skipped, sizeof(skipped),
+                       "  Not available in kubesched yet (skipped from the default set): %s",
+                       nunavailable ? "" : "none");
+    for (size_t i = 0; i < nunavailable; i++)
+        off += snprintf(skipped + off, sizeof(skipped) - (size_t)off, "%s%s", i ? ", " : "",
+                        unavailable[i]);
+    snprintf(skipped + off, sizeof(skipped) - (size_t)off, "\n");
     cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
     out = open_memstream(&buf, &len);
     cr_assert_not_null(out);
@@ -1263,8 +1331,8 @@ Test(config, print_prints_settings_points_weights_args_and_skipped_defaults)
     assert_has(buf, "    FakeScore: {\"kubeschedPluginPath\":\"libscore.so\",\"k\":\"v\"} (shared "
                     "object: ./libscore.so)\n");
     assert_has(buf, "    FakeSort: {}\n");
-    assert_has(buf, "Not available in kubesched yet (skipped from the default set): "
-                    "SchedulingGates, NodeAffinity, NodePorts,");
+    assert_has(buf, "  PreEnqueue   (none)\n");
+    assert_has(buf, skipped);
     free(buf);
     ks__config_plans_free(plans, c->nprofiles);
     ks__registry_free(reg);

@@ -85,7 +85,8 @@ Test(simulate, places_pods_and_explains_failures_in_upstream_words)
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(w2, "node")));
     cr_assert_str_eq(field(w2, "message"),
                      "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, "
-                     "1 node(s) were unschedulable.");
+                     "1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims "
+                     "found for incoming pod, 2 Preemption is not helpful for scheduling.");
     cr_assert_str_eq(field(pod_entry(doc, "ml", "trainer"), "node"), "gpu");
     cr_assert_str_eq(field(pod_entry(doc, "ops", "admin"), "node"), "cordoned");
     cJSON_Delete(doc);
@@ -98,7 +99,10 @@ Test(simulate, higher_priority_pod_is_scheduled_first)
     cr_assert_str_eq(field(cJSON_GetArrayItem(pods, 0), "name"), "high");
     cr_assert_str_eq(field(pod_entry(doc, "default", "high"), "node"), "only");
     cr_assert_str_eq(field(pod_entry(doc, "default", "low"), "result"), "Unschedulable");
-    cr_assert_str_eq(field(pod_entry(doc, "default", "low"), "message"), "0/1 nodes are available: 1 Insufficient cpu.");
+    /* The only running pod has a higher priority: preemption finds no victims (upstream wording). */
+    cr_assert_str_eq(field(pod_entry(doc, "default", "low"), "message"),
+                     "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+                     "1 No preemption victims found for incoming pod.");
     cJSON_Delete(doc);
 }
 
@@ -117,7 +121,9 @@ Test(simulate, reads_kubectl_list_json_and_counts_running_pods)
     /* tiny allows 2 pods; one runs there, a Succeeded one holds nothing. */
     cJSON *doc = simulate_json("--cluster " FIX "podcount.json");
     cr_assert_str_eq(field(pod_entry(doc, "default", "a"), "node"), "tiny");
-    cr_assert_str_eq(field(pod_entry(doc, "default", "b"), "message"), "0/1 nodes are available: 1 Too many pods.");
+    cr_assert_str_eq(field(pod_entry(doc, "default", "b"), "message"),
+                     "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: "
+                     "1 No preemption victims found for incoming pod.");
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "pods")), 2, "running pods are not attempts");
     cJSON_Delete(doc);
 }
@@ -145,10 +151,18 @@ Test(simulate, explain_final_score_is_the_weighted_sum)
     cr_assert_eq(cJSON_GetArraySize(final), 2);
     cJSON_ArrayForEach(n, score)
     {
-        double fit = cJSON_GetObjectItem(n, "NodeResourcesFit")->valuedouble;
-        double taint = cJSON_GetObjectItem(n, "TaintToleration")->valuedouble;
-        /* default weights: TaintToleration 3, NodeResourcesFit 1 */
-        cr_assert_eq(cJSON_GetObjectItem(final, n->string)->valuedouble, 3 * taint + fit);
+        /* default weights: TaintToleration 3, NodeAffinity / PodTopologySpread / InterPodAffinity 2,
+         * the other Score plugins 1 */
+        double sum = 0;
+        const cJSON *plugin;
+        cJSON_ArrayForEach(plugin, n)
+        {
+            int w = !strcmp(plugin->string, "TaintToleration") ? 3
+                    : (!strcmp(plugin->string, "NodeAffinity") || !strcmp(plugin->string, "PodTopologySpread") ||
+                       !strcmp(plugin->string, "InterPodAffinity")) ? 2 : 1;
+            sum += w * plugin->valuedouble;
+        }
+        cr_assert_eq(cJSON_GetObjectItem(final, n->string)->valuedouble, sum, "%s", n->string);
     }
     /* big: cpu (8000-1000)/8000 = 87, memory (16Gi - 1Gi)/16Gi = 93 -> 90; small: 50 and 75 -> 62 */
     cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(score, "big"), "NodeResourcesFit")->valuedouble, 90);

@@ -1,0 +1,138 @@
+/*
+ * ImageLocality (upstream plugins/imagelocality/image_locality.go, v1.34).
+ *
+ *   PreScore  for each init and regular container image (in that order), the normalized name
+ *             (":latest" appended when the reference has no tag after its last '/'; no registry or
+ *             "library/" prefixing, as upstream) looked up among interned names, and its spread:
+ *             the number of snapshot nodes listing that name over the number of snapshot nodes.
+ *   Score     sum over the containers whose image the node lists of int64(size * spread), clamped
+ *             to [23 MiB, 1000 MiB * containers] and scaled to 0..100 (integer arithmetic as
+ *             upstream). Only id comparisons here; no NormalizeScore.
+ */
+#include <string.h>
+
+#include "kubesched/plugin.h"
+
+#define MB (1024LL * 1024LL)
+#define MIN_THRESHOLD (23 * MB)
+#define MAX_CONTAINER_THRESHOLD (1000 * MB)
+
+typedef struct wanted_image {
+    ks_sym name;   /* normalized; KS_SYM_ABSENT when no node can list it */
+    double spread; /* numNodes / totalNumNodes */
+} wanted_image;
+
+/* PreScore state (cycle arena; read-only after PreScore, shared by clones). */
+typedef struct prescore_state {
+    size_t ncontainers;
+    wanted_image images[];
+} prescore_state;
+
+static char prescore_key;
+
+/* normalizedImageName: "name" -> "name:latest" unless the last ':' comes after the last '/'. The
+ * result is only looked up: a name no node reported was never interned, and cannot match. */
+static ks_sym normalized(ks_sym image)
+{
+    const char *s = ks_sym_str(image);
+    if (!s)
+        return KS_SYM_ABSENT;
+    const char *colon = strrchr(s, ':'), *slash = strrchr(s, '/');
+    if (colon && (!slash || colon > slash))
+        return image;
+    size_t len = strlen(s);
+    char stack[256];
+    char *buf = len + sizeof(":latest") <= sizeof(stack) ? stack : ks_alloc(len + sizeof(":latest"));
+    if (!buf)
+        return KS_SYM_ABSENT;
+    memcpy(buf, s, len);
+    memcpy(buf + len, ":latest", sizeof(":latest"));
+    ks_sym sym = ks_sym_lookup(buf);
+    if (buf != stack)
+        ks_free(buf);
+    return sym;
+}
+
+/* pre_score: scheduling thread, once per cycle. */
+static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                        const ks_node_info *const *nodes, size_t nnodes,
+                                        ks_status *st)
+{
+    (void)self;
+    (void)nodes;
+    (void)nnodes;
+    const ks_sym *images;
+    size_t n = ks_pod_images(pod, &images);
+    const ks_snapshot *snap = ks_cycle_snapshot(cycle);
+    size_t total = ks_snapshot_node_count(snap);
+    prescore_state *s = ks_cycle_alloc(cycle, sizeof(*s) + n * sizeof(s->images[0]));
+    if (!s) {
+        ks_status_reason(st, "ImageLocality: out of memory in PreScore");
+        return KS_ERROR;
+    }
+    s->ncontainers = n;
+    for (size_t i = 0; i < n; i++) {
+        ks_sym name = normalized(images[i]);
+        size_t on = name == KS_SYM_ABSENT ? 0 : ks_snapshot_image_node_count(snap, name);
+        s->images[i].name = on ? name : KS_SYM_ABSENT;
+        s->images[i].spread = on ? (double)on / (double)total : 0.0;
+    }
+    if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
+        ks_status_reason(st, "ImageLocality: cannot write the PreScore state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+/* The size of the node's image listing name, or -1. */
+static int64_t image_size(const ks_node_image *imgs, size_t n, ks_sym name)
+{
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < imgs[i].nnames; k++)
+            if (imgs[i].names[k] == name)
+                return imgs[i].size_bytes;
+    return -1;
+}
+
+/* calculatePriority: the sum clamped to [min, max] and scaled to 0..100. */
+static int64_t priority(int64_t sum, size_t ncontainers)
+{
+    int64_t max = MAX_CONTAINER_THRESHOLD * (int64_t)ncontainers;
+    if (sum < MIN_THRESHOLD)
+        sum = MIN_THRESHOLD;
+    else if (sum > max)
+        sum = max;
+    return KS_MAX_NODE_SCORE * (sum - MIN_THRESHOLD) / (max - MIN_THRESHOLD);
+}
+
+/* score: called concurrently for different nodes; the PreScore state is read-only here. */
+static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                    const ks_node_info *ni, int64_t *score, ks_status *st)
+{
+    (void)self;
+    (void)pod;
+    const prescore_state *s = ks_cycle_read(cycle, &prescore_key);
+    if (!s) {
+        ks_status_reason(st, "reading \"PreScoreImageLocality\" from cycleState: not found");
+        return KS_ERROR;
+    }
+    const ks_node_image *imgs;
+    size_t nimgs = ks_node_images(ks_node_info_node(ni), &imgs);
+    int64_t sum = 0;
+    for (size_t i = 0; nimgs && i < s->ncontainers; i++) {
+        if (s->images[i].name == KS_SYM_ABSENT)
+            continue;
+        int64_t size = image_size(imgs, nimgs, s->images[i].name);
+        if (size >= 0) /* scaledImageScore */
+            sum += (int64_t)((double)size * s->images[i].spread);
+    }
+    *score = priority(sum, s->ncontainers);
+    return KS_SUCCESS;
+}
+
+const ks_plugin_desc ks_plugin_image_locality = {
+    .size = sizeof(ks_plugin_desc),
+    .name = "ImageLocality",
+    .pre_score = image_locality_pre_score,
+    .score = image_locality_score,
+};

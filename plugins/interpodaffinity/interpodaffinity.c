@@ -1,0 +1,71 @@
+/*
+ * InterPodAffinity (upstream plugins/interpodaffinity/plugin.go, v1.34): the descriptor, its
+ * args and the events that may make a rejected pod schedulable. Filtering lives in filtering.c,
+ * scoring in scoring.c, shared matching in common.c.
+ *
+ * Args (InterPodAffinityArgs): hardPodAffinityWeight (0..100, default 1),
+ * ignorePreferredTermsOfExistingPods (default false).
+ */
+#include "interpodaffinity_int.h"
+
+static void *ipa_create(const ks_args *args, ks_error *err)
+{
+    int64_t weight = 1;
+    int ignore = 0;
+    int rc = ks_args_get_int(args, "hardPodAffinityWeight", &weight);
+    if (rc != 0 && rc != KS_ENOTFOUND) {
+        ks_error_set(err, IPA_NAME ": hardPodAffinityWeight: must be an integer");
+        return NULL;
+    }
+    if (weight < 0 || weight > 100) {
+        ks_error_set(err, IPA_NAME ": hardPodAffinityWeight: %lld is not in valid range [0, 100]",
+                     (long long)weight);
+        return NULL;
+    }
+    rc = ks_args_get_bool(args, "ignorePreferredTermsOfExistingPods", &ignore);
+    if (rc != 0 && rc != KS_ENOTFOUND) {
+        ks_error_set(err, IPA_NAME ": ignorePreferredTermsOfExistingPods: must be a boolean");
+        return NULL;
+    }
+    ipa_plugin *pl = ks_alloc(sizeof(*pl));
+    if (!pl) {
+        ks_error_set(err, IPA_NAME ": out of memory");
+        return NULL;
+    }
+    pl->hard_pod_affinity_weight = (int32_t)weight;
+    pl->ignore_preferred_terms_of_existing = rc == 0 && ignore;
+    return pl;
+}
+
+static void ipa_destroy(void *self) { ks_free(self); }
+
+/* Upstream v1.34 with queueing hints on (the default): an assigned pod added, relabelled or
+ * deleted (it may now satisfy the pod's affinity, or no longer block it); a node added or
+ * relabelled (it may carry a topology key). */
+static size_t ipa_events(void *self, ks_cluster_event *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event ev[] = {
+        {KS_RES_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE},
+        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
+    };
+    size_t n = sizeof(ev) / sizeof(ev[0]);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = ev[i];
+    return n;
+}
+
+const ks_plugin_desc ks_plugin_inter_pod_affinity = {
+    .size = sizeof(ks_plugin_desc),
+    .name = IPA_NAME,
+    .create = ipa_create,
+    .destroy = ipa_destroy,
+    .pre_filter = ipa_pre_filter,
+    .pre_filter_add_pod = ipa_add_pod,
+    .pre_filter_remove_pod = ipa_remove_pod,
+    .filter = ipa_filter,
+    .pre_score = ipa_pre_score,
+    .score = ipa_score,
+    .normalize_score = ipa_normalize_score,
+    .events_to_register = ipa_events,
+};

@@ -1,0 +1,276 @@
+/*
+ * NodeResourcesBalancedAllocation (upstream plugins/noderesources/balanced_allocation.go and
+ * resource_allocation.go, v1.34).
+ *
+ *   PreScore  the pod's plain requests (upstream PodRequests, no 100m / 200Mi defaults) for each
+ *             configured resource; Skip when all are 0 (a best-effort pod, v1.33+, issue 129138),
+ *             so the plugin adds nothing for it.
+ *   Score     per resource: requested = the node's plain requested + the pod's request, over the
+ *             node's allocatable; a scalar resource the pod does not request, a name the node does
+ *             not offer, or allocatable 0 is left out. fraction = min(1, req / alloc) as double;
+ *             std = 0 for one fraction, |f1 - f2| / 2 for two, the population standard deviation
+ *             for more; score = int64((1 - std) * 100). No NormalizeScore.
+ *
+ * Args (pluginConfig): resources [{name, weight}]; absent or empty means cpu:1 and memory:1 (the
+ * config layer fills the same default). Upstream validation: names unique, every weight 1 (an
+ * unset weight defaults to 1). The weights take no part in the score.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kubesched/plugin.h"
+
+#define PATH_MAX_LEN 96
+
+/* RES_OTHER: "pods", or a name that is neither native nor scalar: never scored. */
+typedef enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_SCALAR, RES_PODS, RES_OTHER } res_kind;
+
+typedef struct resource {
+    ks_sym name;
+    res_kind kind;
+} resource;
+
+/* What create() builds; read-only afterwards. */
+typedef struct balanced {
+    size_t n;
+    resource res[];
+} balanced;
+
+/* PreScore state (cycle arena): requests[i] is the pod's request for res[i]. */
+typedef struct prescore_state {
+    size_t n;
+    int64_t requests[];
+} prescore_state;
+
+static char prescore_key;
+
+/* Upstream v1helper.IsExtendedResourceName. */
+static int is_extended(const char *name)
+{
+    return strchr(name, '/') != NULL && strstr(name, "kubernetes.io/") == NULL &&
+           strncmp(name, "requests.", 9) != 0;
+}
+
+/* Upstream schedutil.IsScalarResourceName: extended, hugepages-*, kubernetes.io/ prefixed native
+ * or attachable-volumes-*. */
+static int is_scalar_name(const char *name)
+{
+    return is_extended(name) || strncmp(name, "hugepages-", 10) == 0 ||
+           strstr(name, "kubernetes.io/") != NULL || strncmp(name, "attachable-volumes-", 19) == 0;
+}
+
+static res_kind kind_of(const char *name)
+{
+    if (strcmp(name, "cpu") == 0)
+        return RES_CPU;
+    if (strcmp(name, "memory") == 0)
+        return RES_MEMORY;
+    if (strcmp(name, "ephemeral-storage") == 0)
+        return RES_EPHEMERAL;
+    if (strcmp(name, "pods") == 0)
+        return RES_PODS;
+    return is_scalar_name(name) ? RES_SCALAR : RES_OTHER;
+}
+
+static void balanced_destroy(void *self)
+{
+    if (self)
+        ks_free(self);
+}
+
+/* create: main thread. */
+static void *balanced_create(const ks_args *args, ks_error *err)
+{
+    char path[PATH_MAX_LEN];
+    size_t n = 0;
+    int rc = ks_args_count(args, "resources", &n);
+    if (rc != 0 && rc != KS_ENOTFOUND) {
+        ks_error_set(err, "NodeResourcesBalancedAllocation: resources: must be a list");
+        return NULL;
+    }
+    if (rc == KS_ENOTFOUND)
+        n = 0;
+    size_t count = n ? n : 2;
+    balanced *b = ks_alloc(sizeof(*b) + count * sizeof(b->res[0]));
+    if (!b) {
+        ks_error_set(err, "NodeResourcesBalancedAllocation: %s", ks_strerror(KS_ENOMEM));
+        return NULL;
+    }
+    b->n = count;
+    if (n == 0) {
+        b->res[0] = (resource){ks_intern("cpu"), RES_CPU};
+        b->res[1] = (resource){ks_intern("memory"), RES_MEMORY};
+        return b;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *name;
+        int64_t w = 0;
+        snprintf(path, sizeof(path), "resources[%zu].name", i);
+        rc = ks_args_get_string(args, path, &name);
+        if (rc != 0) {
+            ks_error_set(err, "NodeResourcesBalancedAllocation: %s: %s", path,
+                         rc == KS_ENOTFOUND ? "Required value" : "must be a string");
+            goto fail;
+        }
+        b->res[i] = (resource){ks_intern(name), kind_of(name)};
+        for (size_t k = 0; k < i; k++) {
+            if (b->res[k].name == b->res[i].name) {
+                ks_error_set(err, "NodeResourcesBalancedAllocation: %s: Duplicate value: \"%s\"",
+                             path, name);
+                goto fail;
+            }
+        }
+        snprintf(path, sizeof(path), "resources[%zu].weight", i);
+        rc = ks_args_get_int(args, path, &w);
+        if (rc == KS_ENOTFOUND || (rc == 0 && w == 0))
+            w = 1; /* v1 defaulting: an unset weight is 1 */
+        if (rc != 0 && rc != KS_ENOTFOUND) {
+            ks_error_set(err, "NodeResourcesBalancedAllocation: %s: must be an integer", path);
+            goto fail;
+        }
+        if (w != 1) {
+            ks_error_set(err, "NodeResourcesBalancedAllocation: %s: Invalid value: %lld: must be 1",
+                         path, (long long)w);
+            goto fail;
+        }
+    }
+    return b;
+fail:
+    ks_free(b);
+    return NULL;
+}
+
+/* The pod's plain request for one configured resource. */
+static int64_t pod_request(const resource *r, const ks_resources *req)
+{
+    switch (r->kind) {
+    case RES_CPU:
+        return req->milli_cpu;
+    case RES_MEMORY:
+        return req->memory;
+    case RES_EPHEMERAL:
+        return req->ephemeral_storage;
+    case RES_PODS:
+        return req->allowed_pods;
+    default: /* the host keeps every other requested name with the scalars */
+        return ks_resources_scalar(req, r->name);
+    }
+}
+
+/* pre_score: scheduling thread, once per cycle. */
+static ks_code balanced_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                  const ks_node_info *const *nodes, size_t nnodes, ks_status *st)
+{
+    const balanced *b = self;
+    (void)nodes;
+    (void)nnodes;
+    const ks_resources *req = ks_pod_requests(pod);
+    int any = 0;
+    for (size_t i = 0; i < b->n && !any; i++)
+        any = pod_request(&b->res[i], req) != 0;
+    if (!any)
+        return KS_SKIP; /* best-effort pod */
+    prescore_state *s = ks_cycle_alloc(cycle, sizeof(*s) + b->n * sizeof(s->requests[0]));
+    if (!s) {
+        ks_status_reason(st, "NodeResourcesBalancedAllocation: out of memory in PreScore");
+        return KS_ERROR;
+    }
+    s->n = b->n;
+    for (size_t i = 0; i < b->n; i++)
+        s->requests[i] = pod_request(&b->res[i], req);
+    if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
+        ks_status_reason(st, "NodeResourcesBalancedAllocation: cannot write the PreScore state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+/* Go's int64 addition wraps; do the same without C's undefined behaviour. */
+static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+
+/* The fraction of resource i on the node: 1 and *f when it takes part in the score, 0 when it is
+ * left out (a scalar the pod does not request, a name framework.Resource never holds, or
+ * allocatable 0). */
+static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
+                    const ks_resources *used, double *f)
+{
+    int64_t capacity, requested;
+    switch (r->kind) {
+    case RES_CPU:
+        capacity = alloc->milli_cpu;
+        requested = wrap_add(used->milli_cpu, req);
+        break;
+    case RES_MEMORY:
+        capacity = alloc->memory;
+        requested = wrap_add(used->memory, req);
+        break;
+    case RES_EPHEMERAL:
+        capacity = alloc->ephemeral_storage;
+        requested = wrap_add(used->ephemeral_storage, req);
+        break;
+    case RES_SCALAR:
+        if (req == 0)
+            return 0;
+        capacity = ks_resources_scalar(alloc, r->name);
+        requested = wrap_add(ks_resources_scalar(used, r->name), req);
+        break;
+    default:
+        return 0;
+    }
+    if (capacity == 0)
+        return 0;
+    *f = (double)requested / (double)capacity;
+    if (*f > 1)
+        *f = 1;
+    return 1;
+}
+
+/* score: called concurrently for different nodes; the plugin and the PreScore state are
+ * read-only here. Two passes over the resources when there are more than two fractions (the mean
+ * first), so that nothing is allocated. */
+static ks_code balanced_score(void *self, ks_cycle *cycle, const ks_pod *pod,
+                              const ks_node_info *ni, int64_t *score, ks_status *st)
+{
+    const balanced *b = self;
+    (void)pod;
+    const prescore_state *s = ks_cycle_read(cycle, &prescore_key);
+    if (!s) {
+        ks_status_reason(st, "reading \"PreScoreNodeResourcesBalancedAllocation\" from "
+                             "cycleState: not found");
+        return KS_ERROR;
+    }
+    const ks_resources *alloc = ks_node_allocatable(ks_node_info_node(ni));
+    const ks_resources *used = ks_node_info_requested(ni);
+    double first[2] = {0, 0}, total = 0, f;
+    size_t nf = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!fraction(&b->res[i], s->requests[i], alloc, used, &f))
+            continue;
+        if (nf < 2)
+            first[nf] = f;
+        total += f;
+        nf++;
+    }
+    double std = 0;
+    if (nf == 2) {
+        std = fabs((first[0] - first[1]) / 2);
+    } else if (nf > 2) {
+        double mean = total / (double)nf, sum = 0;
+        for (size_t i = 0; i < b->n; i++)
+            if (fraction(&b->res[i], s->requests[i], alloc, used, &f))
+                sum = sum + (f - mean) * (f - mean);
+        std = sqrt(sum / (double)nf);
+    }
+    *score = (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
+    return KS_SUCCESS;
+}
+
+const ks_plugin_desc ks_plugin_node_resources_balanced_allocation = {
+    .size = sizeof(ks_plugin_desc),
+    .name = "NodeResourcesBalancedAllocation",
+    .create = balanced_create,
+    .destroy = balanced_destroy,
+    .pre_score = balanced_pre_score,
+    .score = balanced_score,
+};

@@ -1,0 +1,186 @@
+/* ImageLocality: upstream imagelocality/image_locality_test.go (TestImageLocalityPriority,
+ * TestNormalizedImageName) plus spread over nodes that are not scored and duplicate images. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+extern const ks_plugin_desc ks_plugin_image_locality;
+
+TestSuite(image_locality, .init = th_init, .fini = th_fini);
+
+#define MB (1024LL * 1024LL)
+
+static int seq;
+
+/* A pod with regular containers `images` ("a,b") and init containers `init` (may be NULL). */
+static ks_pod *pod(const char *images, const char *init)
+{
+    char json[4096], cs[2048] = "", is[1024] = "", copy[1024], *save = NULL;
+    int i = 0;
+    snprintf(copy, sizeof(copy), "%s", images);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), i++)
+        snprintf(cs + strlen(cs), sizeof(cs) - strlen(cs), "%s{'name':'c%d','image':'%s'}",
+                 i ? "," : "", i, t);
+    if (init) {
+        snprintf(copy, sizeof(copy), "%s", init);
+        i = 0;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save), i++)
+            snprintf(is + strlen(is), sizeof(is) - strlen(is), "%s{'name':'i%d','image':'%s'}",
+                     i ? "," : "", i, t);
+    }
+    seq++;
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'p%d','namespace':'default','uid':'p%d'},"
+             "'spec':{'initContainers':[%s],'containers':[%s]}}",
+             seq, seq, is, cs);
+    return th_pod(json);
+}
+
+/* One image entry: names (JSON strings) and a size in MiB. */
+#define IMG(names, mb) "{'names':[" names "],'sizeBytes':" #mb "}"
+
+static void add_node(th_cluster *c, const char *name, const char *images_mb)
+{
+    char json[4096], imgs[2048] = "";
+    /* images_mb uses sizes in MiB; the JSON needs bytes: rewrite each 'sizeBytes':N. */
+    const char *p = images_mb;
+    size_t at = 0;
+    while (*p && at + 32 < sizeof(imgs)) {
+        const char *k = strstr(p, "'sizeBytes':");
+        if (!k) {
+            at += (size_t)snprintf(imgs + at, sizeof(imgs) - at, "%s", p);
+            break;
+        }
+        k += strlen("'sizeBytes':");
+        at += (size_t)snprintf(imgs + at, sizeof(imgs) - at, "%.*s", (int)(k - p), p);
+        long long mb = strtoll(k, (char **)&p, 10);
+        at += (size_t)snprintf(imgs + at, sizeof(imgs) - at, "%lld", mb * MB);
+    }
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'%s'},'status':{'allocatable':{'cpu':'4','memory':'8Gi',"
+             "'pods':'110'},'images':[%s]}}",
+             name, imgs);
+    th_cluster_add_node(c, json);
+}
+
+#define NODE_40_300_2000                                                                        \
+    IMG("'gcr.io/40:latest','gcr.io/40:v1','gcr.io/40:v1'", 40) ","                             \
+    IMG("'gcr.io/300:latest','gcr.io/300:v1'", 300) "," IMG("'gcr.io/2000:latest'", 2000)
+#define NODE_250_10 IMG("'gcr.io/250:latest'", 250) "," IMG("'gcr.io/10:latest','gcr.io/10:v1'", 10)
+#define NODE_600_40_900                                                                         \
+    IMG("'gcr.io/600:latest'", 600) "," IMG("'gcr.io/40:latest'", 40) ","                       \
+    IMG("'gcr.io/900:latest'", 900)
+#define NODE_300_600_900                                                                        \
+    IMG("'gcr.io/300:latest'", 300) "," IMG("'gcr.io/600:latest'", 600) ","                     \
+    IMG("'gcr.io/900:latest'", 900)
+#define NODE_4000_30 IMG("'gcr.io/4000:latest'", 4000) "," IMG("'gcr.io/30:latest'", 30)
+#define NODE_20_30_40                                                                           \
+    IMG("'gcr.io/20:latest'", 20) "," IMG("'gcr.io/30:latest'", 30) ","                         \
+    IMG("'gcr.io/40:latest'", 40)
+
+static void expect(ks_pod *p, const char *const *nodes, size_t n, const int64_t *want)
+{
+    int64_t raw[8], norm[8];
+    char name[16];
+    th_plugin *pl = th_plugin_new(&ks_plugin_image_locality, NULL);
+    th_cluster *c = th_cluster_new();
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "node%zu", i + 1);
+        add_node(c, name, nodes[i]);
+    }
+    cr_assert_eq(th_score(pl, c, p, raw, norm), KS_SUCCESS);
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(raw[i], want[i], "node%zu: raw %lld, want %lld", i + 1, (long long)raw[i],
+                     (long long)want[i]);
+        cr_assert_eq(norm[i], want[i], "no NormalizeScore");
+    }
+}
+
+Test(image_locality, prefers_node_with_larger_image)
+{
+    /* node1: 40M/2 < 23M -> 0; node2: 100 * (250M/2 - 23M) / (2000M - 23M) = 5. */
+    const char *nodes[] = {NODE_40_300_2000, NODE_250_10};
+    expect(pod("gcr.io/40,gcr.io/250", NULL), nodes, 2, (int64_t[]){0, 5});
+}
+
+Test(image_locality, prefers_node_with_both_images)
+{
+    const char *nodes[] = {NODE_40_300_2000, NODE_250_10};
+    expect(pod("gcr.io/40,gcr.io/300", NULL), nodes, 2, (int64_t[]){7, 0});
+}
+
+Test(image_locality, clamps_to_max_threshold)
+{
+    const char *nodes[] = {NODE_4000_30, NODE_250_10};
+    expect(pod("gcr.io/10,gcr.io/4000", NULL), nodes, 2, (int64_t[]){100, 0});
+}
+
+Test(image_locality, spread_counts_nodes_without_images)
+{
+    /* 4000M * 1/3 = 1333M -> 100 * (1333M - 23M) / (2000M - 23M) = 66. */
+    const char *nodes[] = {NODE_4000_30, NODE_250_10, ""};
+    expect(pod("gcr.io/10,gcr.io/4000", NULL), nodes, 3, (int64_t[]){66, 0, 0});
+}
+
+Test(image_locality, multiple_large_images)
+{
+    const char *nodes[] = {NODE_600_40_900, NODE_300_600_900, ""};
+    expect(pod("gcr.io/300,gcr.io/600,gcr.io/900", NULL), nodes, 3, (int64_t[]){32, 36, 0});
+}
+
+Test(image_locality, multiple_small_images)
+{
+    const char *nodes[] = {NODE_20_30_40, NODE_4000_30};
+    expect(pod("gcr.io/30,gcr.io/40", NULL), nodes, 2, (int64_t[]){1, 0});
+}
+
+Test(image_locality, counts_init_container_images)
+{
+    /* 100 * (300M/2 - 23M) / (2 * 1000M - 23M) = 6: the init container counts in both sums. */
+    const char *nodes[] = {NODE_40_300_2000, NODE_20_30_40};
+    expect(pod("gcr.io/30", "gcr.io/300"), nodes, 2, (int64_t[]){6, 0});
+}
+
+Test(image_locality, tagged_and_digest_references_are_kept)
+{
+    /* gcr.io/40:v1 is listed as is; no ":latest" is appended to a tagged reference. */
+    const char *nodes[] = {IMG("'gcr.io/big:v1'", 900) "," IMG("'root@sha256:0123'", 900), ""};
+    /* 900M/2 = 450M each; (900M - 23M) / (2000M - 23M) = 44. */
+    expect(pod("gcr.io/big:v1,root@sha256:0123", NULL), nodes, 2, (int64_t[]){44, 0});
+}
+
+Test(image_locality, registry_port_is_not_a_tag)
+{
+    const char *nodes[] = {IMG("'gcr.io:5000/root:latest'", 1000), ""};
+    /* gcr.io:5000/root -> gcr.io:5000/root:latest: 1000M/2 = 500M -> 100 * 477 / 977 = 48. */
+    expect(pod("gcr.io:5000/root", NULL), nodes, 2, (int64_t[]){48, 0});
+}
+
+Test(image_locality, no_docker_io_prefixing)
+{
+    const char *nodes[] = {IMG("'docker.io/library/nginx:latest'", 1000), ""};
+    expect(pod("nginx", NULL), nodes, 2, (int64_t[]){0, 0});
+}
+
+Test(image_locality, same_image_in_two_containers_counts_twice)
+{
+    /* 2 * 600M/2 = 600M over 2 containers: 100 * (600M - 23M) / (2000M - 23M) = 29. */
+    const char *nodes[] = {IMG("'app:latest'", 600), ""};
+    expect(pod("app,app", NULL), nodes, 2, (int64_t[]){29, 0});
+}
+
+Test(image_locality, image_on_every_node_is_not_scaled_down)
+{
+    /* 500M * 2/2 = 500M: 100 * 477 / 977 = 48 on both. */
+    const char *nodes[] = {IMG("'app:latest'", 500), IMG("'app:latest'", 500)};
+    expect(pod("app", NULL), nodes, 2, (int64_t[]){48, 48});
+}
+
+Test(image_locality, pod_without_images_scores_zero)
+{
+    const char *nodes[] = {NODE_250_10, ""};
+    expect(th_pod("{'metadata':{'name':'x','namespace':'default','uid':'x'},'spec':{}}"), nodes, 2,
+           (int64_t[]){0, 0});
+}
