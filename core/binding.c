@@ -176,7 +176,7 @@ static void *binder_main(void *arg)
     pthread_mutex_lock(&s->bind_mu);
     for (;;) {
         while (!s->jobs_head && !s->bind_quit)
-            pthread_cond_wait(&s->bind_cv, &s->bind_mu);
+            pthread_cond_wait(&s->jobs_cv, &s->bind_mu);
         if (!s->jobs_head && s->bind_quit)
             break;
         ks_binding_job *j = s->jobs_head;
@@ -204,6 +204,7 @@ int ks__binding_start(ks_scheduler *s, int workers)
 {
     pthread_mutex_init(&s->bind_mu, NULL);
     pthread_cond_init(&s->bind_cv, NULL);
+    pthread_cond_init(&s->jobs_cv, NULL);
     pthread_cond_init(&s->bind_idle, NULL);
     ks__strmap_init(&s->waiting);
     s->binders = calloc((size_t)workers, sizeof(pthread_t));
@@ -223,6 +224,7 @@ void ks__binding_stop(ks_scheduler *s)
         return;
     pthread_mutex_lock(&s->bind_mu);
     s->bind_quit = 1;
+    pthread_cond_broadcast(&s->jobs_cv);
     pthread_cond_broadcast(&s->bind_cv);
     pthread_mutex_unlock(&s->bind_mu);
     for (int i = 0; i < s->nbinders; i++)
@@ -232,6 +234,7 @@ void ks__binding_stop(ks_scheduler *s)
     ks__strmap_destroy(&s->waiting);
     pthread_mutex_destroy(&s->bind_mu);
     pthread_cond_destroy(&s->bind_cv);
+    pthread_cond_destroy(&s->jobs_cv);
     pthread_cond_destroy(&s->bind_idle);
 }
 
@@ -264,7 +267,7 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
         s->jobs_head = j;
     s->jobs_tail = j;
     s->inflight_bindings++;
-    pthread_cond_broadcast(&s->bind_cv);
+    pthread_cond_signal(&s->jobs_cv); /* one job wakes one binder */
     pthread_mutex_unlock(&s->bind_mu);
 }
 

@@ -73,6 +73,68 @@ static void drop_ptr(const ks_pod **arr, size_t *n, const ks_pod *p)
         }
 }
 
+/* Inserts pod into its namespace group (groups sorted by namespace id). */
+static int ns_insert(ks_node_info *ni, const ks_pod *pod)
+{
+    size_t g = 0;
+    while (g < ni->nns_groups && ni->ns_groups[g].ns < pod->ns)
+        g++;
+    if (g == ni->nns_groups || ni->ns_groups[g].ns != pod->ns) {
+        if (ni->nns_groups == ni->ns_groups_cap) {
+            size_t cap = ni->ns_groups_cap ? ni->ns_groups_cap * 2 : 4;
+            struct ks_ns_group *a = realloc(ni->ns_groups, cap * sizeof(*a));
+            if (!a)
+                return KS_ENOMEM;
+            ni->ns_groups = a;
+            ni->ns_groups_cap = cap;
+        }
+        uint32_t start = g < ni->nns_groups ? ni->ns_groups[g].start
+                                            : (g ? ni->ns_groups[g - 1].start + ni->ns_groups[g - 1].count : 0);
+        memmove(&ni->ns_groups[g + 1], &ni->ns_groups[g], (ni->nns_groups - g) * sizeof(*ni->ns_groups));
+        ni->ns_groups[g] = (struct ks_ns_group){pod->ns, start, 0};
+        ni->nns_groups++;
+    }
+    size_t total = ni->nns_groups ? ni->ns_groups[ni->nns_groups - 1].start + ni->ns_groups[ni->nns_groups - 1].count : 0;
+    if (total + 1 > ni->ns_pods_cap) {
+        size_t cap = ni->ns_pods_cap ? ni->ns_pods_cap * 2 : 8;
+        const ks_pod **a = realloc(ni->ns_pods, cap * sizeof(*a));
+        if (!a)
+            return KS_ENOMEM;
+        ni->ns_pods = a;
+        ni->ns_pods_cap = cap;
+    }
+    size_t at = ni->ns_groups[g].start + ni->ns_groups[g].count;
+    memmove(&ni->ns_pods[at + 1], &ni->ns_pods[at], (total - at) * sizeof(*ni->ns_pods));
+    ni->ns_pods[at] = pod;
+    ni->ns_groups[g].count++;
+    for (size_t k = g + 1; k < ni->nns_groups; k++)
+        ni->ns_groups[k].start++;
+    return 0;
+}
+
+static void ns_remove(ks_node_info *ni, const ks_pod *pod)
+{
+    size_t g = 0;
+    while (g < ni->nns_groups && ni->ns_groups[g].ns != pod->ns)
+        g++;
+    if (g == ni->nns_groups)
+        return;
+    size_t total = ni->ns_groups[ni->nns_groups - 1].start + ni->ns_groups[ni->nns_groups - 1].count;
+    for (size_t i = ni->ns_groups[g].start; i < ni->ns_groups[g].start + ni->ns_groups[g].count; i++) {
+        if (ni->ns_pods[i] != pod)
+            continue;
+        memmove(&ni->ns_pods[i], &ni->ns_pods[i + 1], (total - i - 1) * sizeof(*ni->ns_pods));
+        ni->ns_groups[g].count--;
+        for (size_t k = g + 1; k < ni->nns_groups; k++)
+            ni->ns_groups[k].start--;
+        if (ni->ns_groups[g].count == 0) {
+            memmove(&ni->ns_groups[g], &ni->ns_groups[g + 1], (ni->nns_groups - g - 1) * sizeof(*ni->ns_groups));
+            ni->nns_groups--;
+        }
+        return;
+    }
+}
+
 /* The derived per-node lists (ports, pods with affinity) for one pod. */
 static int index_pod(ks_node_info *ni, const ks_pod *pod)
 {
@@ -90,6 +152,8 @@ static int index_pod(ks_node_info *ni, const ks_pod *pod)
         memcpy(ni->ports + ni->nports, pod->host_ports, pod->nports * sizeof(ks_host_port));
         ni->nports += pod->nports;
     }
+    if (ns_insert(ni, pod) != 0)
+        return KS_ENOMEM;
     if (pod->pod_affinity && push_ptr(&ni->with_affinity, &ni->naffinity, &ni->affinity_cap, pod) != 0)
         return KS_ENOMEM;
     if (pod->pod_affinity && pod->pod_affinity->nrequired_anti_affinity &&
@@ -109,6 +173,7 @@ static void unindex_pod(ks_node_info *ni, const ks_pod *pod)
             }
     drop_ptr(ni->with_affinity, &ni->naffinity, pod);
     drop_ptr(ni->with_anti, &ni->nanti, pod);
+    ns_remove(ni, pod);
 }
 
 int ks__node_info_add_pod(ks_node_info *ni, ks_pod *pod)
@@ -155,6 +220,8 @@ static void node_info_clear(ks_node_info *ni)
     free(ni->ports);
     free(ni->with_affinity);
     free(ni->with_anti);
+    free(ni->ns_pods);
+    free(ni->ns_groups);
     ks__node_unref(ni->node);
     ks__resources_free(&ni->requested);
     ks__resources_free(&ni->nonzero_requested);
@@ -173,13 +240,25 @@ static int node_info_copy(ks_node_info *dst, const ks_node_info *src)
         dst->pods = malloc(src->npods * sizeof(ks_pod *));
         if (!dst->pods)
             return KS_ENOMEM;
-        for (size_t i = 0; i < src->npods; i++) {
+        for (size_t i = 0; i < src->npods; i++)
             dst->pods[i] = ks__pod_ref(src->pods[i]);
-            if (index_pod(dst, src->pods[i]) != 0)
-                return KS_ENOMEM;
-        }
         dst->npods = dst->cap = src->npods;
     }
+    /* The derived lists point at the same (shared, referenced) pods: copied as they are. */
+#define COPY_ARRAY(field, n, capf)                                                                  \
+    if (src->n) {                                                                                  \
+        dst->field = malloc(src->n * sizeof(*dst->field));                                         \
+        if (!dst->field)                                                                           \
+            return KS_ENOMEM;                                                                      \
+        memcpy((void *)dst->field, src->field, src->n * sizeof(*dst->field));                      \
+        dst->n = dst->capf = src->n;                                                               \
+    }
+    COPY_ARRAY(ports, nports, ports_cap)
+    COPY_ARRAY(with_affinity, naffinity, affinity_cap)
+    COPY_ARRAY(with_anti, nanti, anti_cap)
+    COPY_ARRAY(ns_groups, nns_groups, ns_groups_cap)
+    COPY_ARRAY(ns_pods, npods, ns_pods_cap)
+#undef COPY_ARRAY
     if (ks__resources_copy(&dst->requested, &src->requested.pub) != 0 ||
         ks__resources_copy(&dst->nonzero_requested, &src->nonzero_requested.pub) != 0)
         return KS_ENOMEM;

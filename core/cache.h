@@ -37,6 +37,12 @@ struct ks_node_info {
     size_t naffinity, affinity_cap;
     const ks_pod **with_anti;
     size_t nanti, anti_cap;
+    /* The same pods grouped by namespace (groups sorted by namespace id), so that plugins that
+     * count pods of one namespace (PodTopologySpread) touch only those. */
+    const ks_pod **ns_pods;
+    size_t ns_pods_cap;
+    struct ks_ns_group { ks_sym ns; uint32_t start, count; } *ns_groups;
+    size_t nns_groups, ns_groups_cap;
 };
 
 typedef struct ks_cache ks_cache;

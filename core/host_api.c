@@ -455,6 +455,20 @@ static const char *h_status_reason_at(const ks_status *st, size_t i)
     return r;
 }
 
+static size_t ni_pods_in_ns(const ks_node_info *ni, ks_sym ns, const ks_pod *const **out)
+{
+    *out = NULL;
+    for (size_t g = 0; g < ni->nns_groups; g++) {
+        if (ni->ns_groups[g].ns == ns) {
+            *out = ni->ns_pods + ni->ns_groups[g].start;
+            return ni->ns_groups[g].count;
+        }
+        if (ni->ns_groups[g].ns > ns)
+            break;
+    }
+    return 0;
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -553,6 +567,7 @@ static const ks_host_api host_table = {
     .status_code = h_status_code,
     .status_reason_count = h_status_reason_count,
     .status_reason_at = h_status_reason_at,
+    .node_info_pods_in_namespace = ni_pods_in_ns,
 };
 
 void ks__host_init(void)

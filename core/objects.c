@@ -21,6 +21,7 @@
 #include "intern.h"
 #include "quantity.h"
 #include "selector.h"
+#include "shared.h"
 
 ks_sym ks__sym_cpu, ks__sym_memory, ks__sym_ephemeral_storage, ks__sym_pods;
 
@@ -734,20 +735,26 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
 
 static void ks__pod_free_(ks_pod *pod);
 
-/* Pod (anti-)affinity and topology spread constraints live in a mempool of the pod's. */
+/* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
 static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, errbuf *e)
 {
-    const cJSON *aff = get(spec, "affinity"), *tsc = get(spec, "topologySpreadConstraints");
-    int rc;
-    if (!cJSON_IsObject(get(aff, "podAffinity")) && !cJSON_IsObject(get(aff, "podAntiAffinity")) &&
-        cJSON_GetArraySize(tsc) == 0)
-        return 0;
-    pod->extra = calloc(1, sizeof(ks_mempool));
-    if (!pod->extra)
-        return KS_ENOMEM;
-    if ((rc = ks__parse_pod_affinity(aff, pod->extra, &pod->pod_affinity, e->buf, e->len)) != 0)
+    int rc = ks__shared_pod_affinity(get(spec, "affinity"), &pod->pod_affinity, e->buf, e->len);
+    if (rc != 0)
         return rc;
-    return ks__parse_spread_constraints(tsc, pod->extra, &pod->spread, &pod->nspread, e->buf, e->len);
+    return ks__shared_spread(get(spec, "topologySpreadConstraints"), &pod->spread, &pod->nspread,
+                             e->buf, e->len);
+}
+
+/* Labels: the sorted array is replaced by the shared copy (pods of a template share one). */
+static int share_labels(ks_pod *pod)
+{
+    ks_label *own = (ks_label *)pod->labels;
+    if (pod->nlabels == 0)
+        return 0;
+    pod->labels = ks__shared_labels(own, pod->nlabels);
+    free(own);
+    pod->labels_owned = 0;
+    return pod->labels ? 0 : KS_ENOMEM;
 }
 
 int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
@@ -795,7 +802,9 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         rc = KS_ENOMEM;
         goto fail;
     }
-    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", &pod->labels, &pod->nlabels, &e)) ||
+    pod->labels_owned = 1;
+    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", (ks_label **)&pod->labels, &pod->nlabels, &e)) ||
+        (rc = share_labels(pod)) ||
         (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &pod->annotations, &pod->nannotations, &e)) ||
         (rc = parse_string_map(get(spec, "nodeSelector"), "spec.nodeSelector", &pod->node_selector, &pod->nselector, &e)) ||
         (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
@@ -843,10 +852,11 @@ static void ks__pod_free_(ks_pod *pod)
         free(pod);
         return;
     }
+    if (pod->labels_owned)
+        free((void *)pod->labels);
     free(pod->uid);
     free(pod->key);
     free(pod->resource_version);
-    free(pod->labels);
     free(pod->annotations);
     free(pod->node_selector);
     free(pod->tolerations);
@@ -854,10 +864,6 @@ static void ks__pod_free_(ks_pod *pod)
     free(pod->host_ports);
     free(pod->gates);
     free(pod->affinity_storage);
-    if (pod->extra) {
-        ks__mempool_free(pod->extra);
-        free(pod->extra);
-    }
     ks__resources_free(&pod->requests);
     ks__resources_free(&pod->nonzero_requests);
     free(pod->json);

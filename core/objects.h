@@ -28,19 +28,25 @@ typedef struct ks__resources {
 } ks__resources;
 
 struct ks_pod {
+    /* First cache line: what the per-cycle passes over every pod of the cluster read
+     * (InterPodAffinity, PodTopologySpread): keep these together. */
+    ks_sym ns;
+    int32_t terminating;             /* metadata.deletionTimestamp set */
+    size_t nlabels;
+    const ks_label *labels;          /* sorted by key id; shared (shared.h), never freed */
+    const ks_pod_affinity *pod_affinity; /* NULL when neither podAffinity nor podAntiAffinity;
+                                          * shared between identical specs (shared.h) */
+    int32_t priority;
     atomic_int refs;
-    ks_sym name, ns, scheduler_name, node_name, nominated_node_name;
+    ks_sym name, scheduler_name, node_name, nominated_node_name;
     char *uid;                /* owned */
     char *key;                /* "namespace/name", owned */
     char *resource_version;   /* owned, may be "" */
-    int32_t priority;
-    int terminating;          /* metadata.deletionTimestamp set */
     int preemption_never;     /* spec.preemptionPolicy: Never */
     int64_t start_time_ns;    /* status.startTime (Unix ns), 0 when unset */
     int64_t creation_ns;      /* metadata.creationTimestamp, 0 if absent */
     ks_sym phase;             /* status.phase, KS_SYM_EMPTY if absent */
 
-    size_t nlabels;       ks_label *labels;        /* sorted by key id */
     size_t nannotations;  ks_label *annotations;   /* sorted by key id */
     size_t nselector;     ks_label *node_selector; /* spec.nodeSelector, sorted by key id */
     size_t ntolerations;  ks_toleration *tolerations;
@@ -50,10 +56,8 @@ struct ks_pod {
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */
-    ks_pod_affinity *pod_affinity;   /* NULL when neither podAffinity nor podAntiAffinity */
     size_t nspread;
-    ks_topology_spread_constraint *spread;
-    struct ks_mempool *extra;        /* owned memory behind pod_affinity and spread, or NULL */
+    const ks_topology_spread_constraint *spread; /* shared (shared.h) */
 
     ks__resources requests;         /* upstream PodRequests */
     ks__resources nonzero_requests; /* same with 100m / 200Mi for containers lacking cpu/memory */
@@ -62,6 +66,7 @@ struct ks_pod {
     /* Set on an assumed copy (ks__pod_with_node): every array above is borrowed from base, which
      * the copy keeps a reference to; json still shows the original spec.nodeName. */
     ks_pod *base;
+    int labels_owned; /* labels is still this pod's own array (only while parsing) */
 };
 
 struct ks_node {

@@ -65,7 +65,9 @@ struct ks_scheduler {
 
     /* Binding pool (binding.c). */
     pthread_mutex_t bind_mu;
-    pthread_cond_t bind_cv, bind_idle;
+    pthread_cond_t bind_cv;   /* Permit waiters: allow/reject/timeout */
+    pthread_cond_t jobs_cv;   /* binders: a job was queued, or quit */
+    pthread_cond_t bind_idle; /* wait_bindings: nothing in flight */
     ks_binding_job *jobs_head, *jobs_tail;
     size_t inflight_bindings;
     int bind_quit;

@@ -134,9 +134,12 @@ ks_code ipa_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod, ks_prefil
     ipa_ns_cache_init(&nsc, cycle, naff + nanti > 0);
     s->self_match = ipa_all_terms_match(aff_terms, naff, pod, pod, IPA_INCOMING, &s->own_ns, &nsc);
 
-    size_t nnodes = ks_snapshot_node_count(snap);
-    for (size_t i = 0; i < nnodes; i++) {
-        const ks_node_info *ni = ks_snapshot_node_at(snap, i);
+    /* Existing pods' required anti-affinity: only the nodes that hold such pods (upstream
+     * HavePodsWithRequiredAntiAffinityList). The pod's own required terms: every node. */
+    const ks_node_info *const *list;
+    size_t nlist = ks_snapshot_nodes_with_affinity_pods(snap, 1, &list);
+    for (size_t i = 0; i < nlist; i++) {
+        const ks_node_info *ni = list[i];
         const ks_pod *const *with_anti;
         const ks_label *labels;
         size_t nlabels = ks_node_labels(ks_node_info_node(ni), &labels);
@@ -144,13 +147,21 @@ ks_code ipa_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod, ks_prefil
         for (size_t k = 0; k < nwith; k++)
             if (update_with_pod(cycle, s, with_anti[k], labels, nlabels, 1, UPDATE_EXISTING, &nsc))
                 goto nomem;
-        if (naff + nanti == 0)
-            continue;
-        size_t npods = ks_node_info_pod_count(ni);
-        for (size_t k = 0; k < npods; k++)
-            if (update_with_pod(cycle, s, ks_node_info_pod_at(ni, k), labels, nlabels, 1,
-                                UPDATE_INCOMING, &nsc))
-                goto nomem;
+    }
+    if (naff + nanti > 0) {
+        size_t nnodes = ks_snapshot_node_count(snap);
+        for (size_t i = 0; i < nnodes; i++) {
+            const ks_node_info *ni = ks_snapshot_node_at(snap, i);
+            size_t npods = ks_node_info_pod_count(ni);
+            if (npods == 0)
+                continue;
+            const ks_label *labels;
+            size_t nlabels = ks_node_labels(ks_node_info_node(ni), &labels);
+            for (size_t k = 0; k < npods; k++)
+                if (update_with_pod(cycle, s, ks_node_info_pod_at(ni, k), labels, nlabels, 1,
+                                    UPDATE_INCOMING, &nsc))
+                    goto nomem;
+        }
     }
 
     if (s->existing_anti.nonzero == 0 && naff == 0 && nanti == 0)

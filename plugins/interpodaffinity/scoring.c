@@ -111,19 +111,33 @@ ks_code ipa_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod,
     ipa_ns_cache_init(&c.nsc, cycle, has_constraints);
 
     const ks_snapshot *snap = ks_cycle_snapshot(cycle);
-    size_t n = ks_snapshot_node_count(snap);
-    for (size_t i = 0; i < n; i++) {
-        const ks_node_info *ni = ks_snapshot_node_at(snap, i);
-        const ks_label *labels;
-        size_t nlabels = ks_node_labels(ks_node_info_node(ni), &labels);
-        if (nlabels == 0)
-            continue;
-        if (has_constraints) {
+    if (has_constraints) {
+        /* The pod's preferred terms look at every pod on every node. */
+        size_t n = ks_snapshot_node_count(snap);
+        for (size_t i = 0; i < n; i++) {
+            const ks_node_info *ni = ks_snapshot_node_at(snap, i);
             size_t npods = ks_node_info_pod_count(ni);
+            if (npods == 0)
+                continue;
+            const ks_label *labels;
+            size_t nlabels = ks_node_labels(ks_node_info_node(ni), &labels);
+            if (nlabels == 0)
+                continue;
             for (size_t k = 0; k < npods; k++)
                 if (process_existing_pod(&c, ks_node_info_pod_at(ni, k), labels, nlabels) != 0)
                     goto nomem;
-        } else {
+        }
+    } else {
+        /* Only existing pods' terms matter: the nodes holding pods with affinity (upstream
+         * HavePodsWithAffinityList). */
+        const ks_node_info *const *list;
+        size_t n = ks_snapshot_nodes_with_affinity_pods(snap, 0, &list);
+        for (size_t i = 0; i < n; i++) {
+            const ks_node_info *ni = list[i];
+            const ks_label *labels;
+            size_t nlabels = ks_node_labels(ks_node_info_node(ni), &labels);
+            if (nlabels == 0)
+                continue;
             const ks_pod *const *with;
             size_t nwith = ks_node_info_pods_with_affinity(ni, &with);
             for (size_t k = 0; k < nwith; k++)

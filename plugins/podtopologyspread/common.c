@@ -160,14 +160,16 @@ int pts_selects(const pts_constraint *c, const ks_label *labels, size_t nlabels)
 /* Upstream countPodsMatchSelector: terminating pods and other namespaces never count. */
 int64_t pts_count_pods(const pts_constraint *c, const ks_node_info *ni, ks_sym ns)
 {
-    size_t n = ks_node_info_pod_count(ni);
+    const ks_pod *const *pods;
     int64_t count = 0;
     if (c->nothing)
         return 0;
+    /* Only the pods of the namespace: the others never count, and are never touched. */
+    size_t n = ks_node_info_pods_in_namespace(ni, ns, &pods);
     for (size_t i = 0; i < n; i++) {
-        const ks_pod *p = ks_node_info_pod_at(ni, i);
+        const ks_pod *p = pods[i];
         const ks_label *labels;
-        if (ks_pod_is_terminating(p) || ks_pod_namespace(p) != ns)
+        if (ks_pod_is_terminating(p))
             continue;
         size_t nlabels = ks_pod_labels(p, &labels);
         count += pts_selects(c, labels, nlabels);

@@ -573,6 +573,10 @@ typedef struct ks_host_api {
     ks_code (*status_code)(const ks_status *st);
     size_t (*status_reason_count)(const ks_status *st);
     const char *(*status_reason_at)(const ks_status *st, size_t i);
+    /* The pods on a node that are in namespace ns (borrowed(cycle)); for plugins that count the
+     * pods of one namespace, without touching the others. */
+    size_t (*node_info_pods_in_namespace)(const ks_node_info *ni, ks_sym ns,
+                                          const ks_pod *const **out);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -758,6 +762,7 @@ static inline size_t ks_pdbs(ks_cycle *c, const ks_pdb_info **o) { return ks_hos
 static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_pod *v) { ks_host->post_filter_add_victim(r, v); }
 static inline int64_t ks_rand_below(ks_cycle *c, int64_t n) { return ks_host->rand_below(c, n); }
 static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o) { return ks_host->nominated_pods(c, node, o); }
+static inline size_t ks_node_info_pods_in_namespace(const ks_node_info *ni, ks_sym ns, const ks_pod *const **o) { return ks_host->node_info_pods_in_namespace(ni, ns, o); }
 static inline ks_status *ks_status_new(ks_cycle *c) { return ks_host->status_new(c); }
 static inline ks_code ks_status_code(const ks_status *st) { return ks_host->status_code(st); }
 static inline size_t ks_status_reason_count(const ks_status *st) { return ks_host->status_reason_count(st); }
