@@ -244,13 +244,37 @@ static const char *n_json(const ks_node *n) { return n->json; }
 
 static const ks_node *ni_node(const ks_node_info *ni) { return ni->node; }
 static size_t ni_pod_count(const ks_node_info *ni) { return ni->npods; }
-static const ks_pod *ni_pod_at(const ks_node_info *ni, size_t i) { return i < ni->npods ? ni->pods[i] : NULL; }
+static const ks_pod *ni_pod_at(const ks_node_info *ni, size_t i)
+{
+    if (i >= ni->npods)
+        return NULL;
+    if (i + 1 < ni->npods)
+        __builtin_prefetch(ni->pods[i + 1]);
+    return ni->pods[i];
+}
 static const ks_resources *ni_requested(const ks_node_info *ni) { return &ni->requested.pub; }
 static const ks_resources *ni_nonzero(const ks_node_info *ni) { return &ni->nonzero_requested.pub; }
 
 static const ks_snapshot *c_snapshot(ks_cycle *c) { return c->snap; }
 static size_t s_count(const ks_snapshot *s) { return s->nnodes; }
-static const ks_node_info *s_at(const ks_snapshot *s, size_t i) { return i < s->nnodes ? s->nodes[i] : NULL; }
+/* Plugins walk the snapshot in order (PreFilter/PreScore passes over every node): fetch the
+ * NodeInfos a few steps ahead, and what the next ones point to, so the misses overlap. */
+static const ks_node_info *s_at(const ks_snapshot *s, size_t i)
+{
+    if (i >= s->nnodes)
+        return NULL;
+    if (i + 4 < s->nnodes)
+        __builtin_prefetch(s->nodes[i + 4]);
+    if (i + 2 < s->nnodes) {
+        const ks_node_info *next = s->nodes[i + 2];
+        __builtin_prefetch(next->node);
+        __builtin_prefetch(next->pods);
+        __builtin_prefetch(next->ns_groups);
+    }
+    if (i + 1 < s->nnodes && s->nodes[i + 1]->node)
+        __builtin_prefetch(s->nodes[i + 1]->node->labels);
+    return s->nodes[i];
+}
 static const ks_node_info *s_node(const ks_snapshot *s, ks_sym name) { return ks__snapshot_find(s, name); }
 
 /* framework.c */
