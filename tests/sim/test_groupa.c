@@ -13,83 +13,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "simrun.h"
+
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
-
-/* Runs kubesched with args; returns its exit status and stdout (caller frees); stderr in err. */
-static int run(const char *args, char **out, char *err, size_t errlen)
-{
-    char cmd[2048], errpath[] = "/tmp/ks-sim-err-XXXXXX";
-    int fd = mkstemp(errpath);
-    cr_assert(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", KS_KUBESCHED_BIN, args, errpath);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; (r = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-        n += r;
-        if (n + 1 >= cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int status = pclose(p);
-    FILE *e = fopen(errpath, "r");
-    size_t en = e ? fread(err, 1, errlen - 1, e) : 0;
-    err[en] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errpath);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static cJSON *simulate_json(const char *args)
-{
-    char *out, err[4096], full[1024];
-    snprintf(full, sizeof(full), "simulate --output json --seed 1 %s", args);
-    int rc = run(full, &out, err, sizeof(err));
-    cr_assert_eq(rc, 0, "kubesched %s failed (%d): %s", full, rc, err);
-    cJSON *doc = cJSON_Parse(out);
-    cr_assert_not_null(doc, "not JSON: %s", out);
-    free(out);
-    return doc;
-}
 
 /* The last entry for default/name (its outcome). */
 static const cJSON *pod_entry(const cJSON *doc, const char *name)
 {
-    const cJSON *pods = cJSON_GetObjectItem(doc, "pods"), *it, *found = NULL;
-    cJSON_ArrayForEach(it, pods)
-    {
-        if (!strcmp(cJSON_GetObjectItem(it, "namespace")->valuestring, "default") &&
-            !strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name))
-            found = it;
-    }
-    cr_assert_not_null(found, "no entry for default/%s", name);
-    return found;
-}
-
-static const char *field(const cJSON *e, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItem(e, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return sim_pod_entry(doc, "default", name);
 }
 
 static void expect_scheduled(const cJSON *doc, const char *pod, const char *node)
 {
     const cJSON *e = pod_entry(doc, pod);
-    cr_assert_str_eq(field(e, "result"), "Scheduled", "%s: %s", pod, field(e, "message"));
+    cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s: %s", pod, sim_field(e, "message"));
     if (node)
-        cr_assert_str_eq(field(e, "node"), node, "%s", pod);
+        cr_assert_str_eq(sim_field(e, "node"), node, "%s", pod);
 }
 
 static void expect_unschedulable(const cJSON *doc, const char *pod, const char *message)
 {
     const cJSON *e = pod_entry(doc, pod);
-    cr_assert_str_eq(field(e, "result"), "Unschedulable", "%s", pod);
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable", "%s", pod);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(e, "node")), "%s", pod);
-    cr_assert_str_eq(field(e, "message"), message, "%s", pod);
+    cr_assert_str_eq(sim_field(e, "message"), message, "%s", pod);
 }
 
 /* --explain: the score `plugin` gave `node` for `pod`, or -1 when the plugin did not score. */
@@ -105,7 +52,7 @@ static double score_of(const cJSON *doc, const char *pod, const char *node, cons
 
 Test(groupa, gated_pod_waits_and_ungated_pod_is_placed)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "groupa_gates.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "groupa_gates.yaml");
     expect_scheduled(doc, "free", "only");
     expect_unschedulable(doc, "gated",
                          "waiting for scheduling gates: [example.com/quota example.com/review]");
@@ -116,7 +63,7 @@ Test(groupa, gated_pod_waits_and_ungated_pod_is_placed)
 
 Test(groupa, node_affinity_required_terms_and_selector)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "groupa_nodeaffinity.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "groupa_nodeaffinity.yaml");
     expect_scheduled(doc, "selector", "a1");
     expect_scheduled(doc, "gt", "c1");      /* cores > 8 and no disk label */
     expect_scheduled(doc, "by-name", "b1"); /* matchFields metadata.name In [b1] */
@@ -135,7 +82,7 @@ Test(groupa, node_affinity_required_terms_and_selector)
 
 Test(groupa, node_affinity_preferred_terms_score_weights_normalized)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "groupa_nodeaffinity.yaml");
+    cJSON *doc = sim_json("--explain --cluster " FIX "groupa_nodeaffinity.yaml");
     /* c1 matches the weight-10 term, a1 and b1 the weight-5 one: 100, 50, 50 (weight 2). */
     expect_scheduled(doc, "prefers-c", "c1");
     cr_assert_eq(score_of(doc, "prefers-c", "c1", "NodeAffinity"), 100);
@@ -146,7 +93,7 @@ Test(groupa, node_affinity_preferred_terms_score_weights_normalized)
 
 Test(groupa, node_affinity_added_affinity_from_plugin_config)
 {
-    cJSON *doc = simulate_json("--explain --config " FIX "groupa_nodeaffinity_config.yaml "
+    cJSON *doc = sim_json("--explain --config " FIX "groupa_nodeaffinity_config.yaml "
                                "--cluster " FIX "groupa_nodeaffinity.yaml");
     expect_scheduled(doc, "selector", "a1");
     expect_unschedulable(doc, "gt",
@@ -162,7 +109,7 @@ Test(groupa, node_affinity_added_affinity_from_plugin_config)
 
 Test(groupa, node_ports_conflicts_by_protocol_port_and_ip)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "groupa_nodeports.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "groupa_nodeports.yaml");
     /* n1's holder binds 0.0.0.0:8080/TCP, which covers 10.0.0.1. */
     expect_scheduled(doc, "web-1", "n2");
     expect_unschedulable(doc, "web-2",
@@ -176,7 +123,7 @@ Test(groupa, node_ports_conflicts_by_protocol_port_and_ip)
 
 Test(groupa, image_locality_prefers_node_with_image)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "groupa_imagelocality.yaml");
+    cJSON *doc = sim_json("--explain --cluster " FIX "groupa_imagelocality.yaml");
     expect_scheduled(doc, "big", "warm");
     /* 800Mi on 1 of 2 nodes: 400Mi -> 100 * (400 - 23) / (1000 - 23) = 38. */
     cr_assert_eq(score_of(doc, "big", "warm", "ImageLocality"), 38);
@@ -186,7 +133,7 @@ Test(groupa, image_locality_prefers_node_with_image)
 
 Test(groupa, balanced_allocation_scores_and_skips_best_effort)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "groupa_balanced.yaml");
+    cJSON *doc = sim_json("--explain --cluster " FIX "groupa_balanced.yaml");
     expect_scheduled(doc, "cpu-heavy", "wide");
     /* tall: cpu 2/4, memory 1/8 -> std .1875 -> 81; wide: 2/8 and 1/4 -> 100. */
     cr_assert_eq(score_of(doc, "cpu-heavy", "tall", "NodeResourcesBalancedAllocation"), 81);

@@ -12,82 +12,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "simrun.h"
+
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
-
-/* Runs kubesched with args; returns its exit status and stdout (caller frees); stderr in err. */
-static int run(const char *args, char **out, char *err, size_t errlen)
-{
-    char cmd[2048], errpath[] = "/tmp/ks-ipa-err-XXXXXX";
-    int fd = mkstemp(errpath);
-    cr_assert(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", KS_KUBESCHED_BIN, args, errpath);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; (r = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-        n += r;
-        if (n + 1 >= cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int status = pclose(p);
-    FILE *e = fopen(errpath, "r");
-    size_t en = e ? fread(err, 1, errlen - 1, e) : 0;
-    err[en] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errpath);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static cJSON *simulate_json(const char *args)
-{
-    char *out, err[4096], full[1024];
-    snprintf(full, sizeof(full), "simulate --output json %s", args);
-    int rc = run(full, &out, err, sizeof(err));
-    cr_assert_eq(rc, 0, "kubesched %s failed (%d): %s", full, rc, err);
-    cJSON *doc = cJSON_Parse(out);
-    cr_assert_not_null(doc, "not JSON: %s", out);
-    free(out);
-    return doc;
-}
-
-/* The last entry for ns/name (its outcome). */
-static const cJSON *pod_entry(const cJSON *doc, const char *ns, const char *name)
-{
-    const cJSON *pods = cJSON_GetObjectItem(doc, "pods"), *it, *found = NULL;
-    cJSON_ArrayForEach(it, pods)
-    {
-        if (!strcmp(cJSON_GetObjectItem(it, "namespace")->valuestring, ns) &&
-            !strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name))
-            found = it;
-    }
-    cr_assert_not_null(found, "no entry for %s/%s", ns, name);
-    return found;
-}
-
-static const char *field(const cJSON *e, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItem(e, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 static void expect_node(const cJSON *doc, const char *ns, const char *name, const char *node)
 {
-    const cJSON *e = pod_entry(doc, ns, name);
-    cr_assert_str_eq(field(e, "result"), "Scheduled", "%s/%s: %s", ns, name, field(e, "message"));
-    cr_assert_str_eq(field(e, "node"), node, "%s/%s", ns, name);
+    const cJSON *e = sim_pod_entry(doc, ns, name);
+    cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s/%s: %s", ns, name, sim_field(e, "message"));
+    cr_assert_str_eq(sim_field(e, "node"), node, "%s/%s", ns, name);
 }
 
 /* Unschedulable, and the message starts with want (the FitError up to its final '.'). */
 static void expect_rejected(const cJSON *doc, const char *ns, const char *name, const char *want)
 {
-    const cJSON *e = pod_entry(doc, ns, name);
-    const char *msg = field(e, "message");
-    cr_assert_str_eq(field(e, "result"), "Unschedulable", "%s/%s", ns, name);
+    const cJSON *e = sim_pod_entry(doc, ns, name);
+    const char *msg = sim_field(e, "message");
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable", "%s/%s", ns, name);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(e, "node")));
     cr_assert_not_null(msg);
     cr_assert(strncmp(msg, want, strlen(want)) == 0, "%s/%s: \"%s\", want \"%s...\"", ns, name,
@@ -96,14 +37,14 @@ static void expect_rejected(const cJSON *doc, const char *ns, const char *name, 
 
 Test(simulate_ipa, required_affinity_places_pod_in_the_zone_of_its_peer)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_colocate.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "ipa_colocate.yaml");
     expect_node(doc, "default", "web", "n2");
     cJSON_Delete(doc);
 }
 
 Test(simulate_ipa, required_affinity_to_no_pod_fails_in_upstream_words)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_colocate.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "ipa_colocate.yaml");
     expect_rejected(doc, "default", "lonely",
                     "0/3 nodes are available: 3 node(s) didn't match pod affinity rules.");
     cJSON_Delete(doc);
@@ -111,25 +52,25 @@ Test(simulate_ipa, required_affinity_to_no_pod_fails_in_upstream_words)
 
 Test(simulate_ipa, first_pod_of_a_group_places_and_the_next_follows_it)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_colocate.yaml");
-    const cJSON *g1 = pod_entry(doc, "default", "grp-1"), *g2 = pod_entry(doc, "default", "grp-2");
-    cr_assert_str_eq(field(g1, "result"), "Scheduled", "%s", field(g1, "message"));
-    cr_assert_str_eq(field(g2, "result"), "Scheduled", "%s", field(g2, "message"));
+    cJSON *doc = sim_json("--cluster " FIX "ipa_colocate.yaml");
+    const cJSON *g1 = sim_pod_entry(doc, "default", "grp-1"), *g2 = sim_pod_entry(doc, "default", "grp-2");
+    cr_assert_str_eq(sim_field(g1, "result"), "Scheduled", "%s", sim_field(g1, "message"));
+    cr_assert_str_eq(sim_field(g2, "result"), "Scheduled", "%s", sim_field(g2, "message"));
     /* One node per zone: the same zone is the same node. */
-    cr_assert_str_eq(field(g1, "node"), field(g2, "node"));
+    cr_assert_str_eq(sim_field(g1, "node"), sim_field(g2, "node"));
     cJSON_Delete(doc);
 }
 
 Test(simulate_ipa, required_anti_affinity_spreads_one_replica_per_host)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_spread.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "ipa_spread.yaml");
     const char *hosts[3];
     for (int i = 0; i < 3; i++) {
         char name[16];
         snprintf(name, sizeof(name), "web-%d", i + 1);
-        const cJSON *e = pod_entry(doc, "shop", name);
-        cr_assert_str_eq(field(e, "result"), "Scheduled", "%s: %s", name, field(e, "message"));
-        hosts[i] = field(e, "node");
+        const cJSON *e = sim_pod_entry(doc, "shop", name);
+        cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s: %s", name, sim_field(e, "message"));
+        hosts[i] = sim_field(e, "node");
     }
     cr_assert(strcmp(hosts[0], hosts[1]) && strcmp(hosts[0], hosts[2]) &&
                   strcmp(hosts[1], hosts[2]),
@@ -141,7 +82,7 @@ Test(simulate_ipa, required_anti_affinity_spreads_one_replica_per_host)
 
 Test(simulate_ipa, namespace_selector_picks_namespaces_by_their_labels)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_namespaces.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "ipa_namespaces.yaml");
     expect_node(doc, "apps", "client-a", "n1");
     expect_node(doc, "apps", "client-b", "n2");
     expect_rejected(doc, "apps", "client-c",
@@ -156,7 +97,7 @@ Test(simulate_ipa, namespace_selector_picks_namespaces_by_their_labels)
 
 Test(simulate_ipa, existing_pod_anti_affinity_refuses_its_topology_in_upstream_words)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_spread.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "ipa_spread.yaml");
     expect_rejected(doc, "shop", "intruder",
                     "0/3 nodes are available: 3 node(s) didn't satisfy existing pods anti-affinity "
                     "rules.");
@@ -167,15 +108,15 @@ Test(simulate_ipa, explain_names_the_rule_on_every_host)
 {
     /* The fourth replica is refused by its own term and by the placed replicas' terms; the
      * incoming pod's anti-affinity is checked first, so that is the reason on each host. */
-    cJSON *doc = simulate_json("--explain --cluster " FIX "ipa_spread.yaml");
-    const cJSON *filter = cJSON_GetObjectItem(pod_entry(doc, "shop", "web-4"), "filter");
+    cJSON *doc = sim_json("--explain --cluster " FIX "ipa_spread.yaml");
+    const cJSON *filter = cJSON_GetObjectItem(sim_pod_entry(doc, "shop", "web-4"), "filter");
     cr_assert_not_null(filter);
     for (int i = 1; i <= 3; i++) {
         char host[16];
         snprintf(host, sizeof(host), "host%d", i);
         const cJSON *h = cJSON_GetObjectItem(filter, host);
         cr_assert_not_null(h, "%s", host);
-        cr_assert_str_eq(field(h, "InterPodAffinity"),
+        cr_assert_str_eq(sim_field(h, "InterPodAffinity"),
                          "node(s) didn't match pod anti-affinity rules", "%s", host);
     }
     cJSON_Delete(doc);
@@ -183,17 +124,17 @@ Test(simulate_ipa, explain_names_the_rule_on_every_host)
 
 Test(simulate_ipa, anti_affinity_victim_is_preempted_for_higher_priority_pod)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "ipa_preempt.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "ipa_preempt.yaml");
     const cJSON *pods = cJSON_GetObjectItem(doc, "pods");
     const cJSON *first = cJSON_GetArrayItem(pods, 0);
-    cr_assert_str_eq(field(first, "name"), "high");
-    cr_assert_str_eq(field(first, "result"), "Unschedulable");
-    cr_assert_str_eq(field(first, "message"),
+    cr_assert_str_eq(sim_field(first, "name"), "high");
+    cr_assert_str_eq(sim_field(first, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(first, "message"),
                      "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.");
-    cr_assert_str_eq(field(first, "nominatedNode"), "h1");
+    cr_assert_str_eq(sim_field(first, "nominatedNode"), "h1");
     const cJSON *victim = cJSON_GetArrayItem(cJSON_GetObjectItem(first, "victims"), 0);
     cr_assert_not_null(victim);
-    cr_assert_str_eq(field(victim, "name"), "low");
+    cr_assert_str_eq(sim_field(victim, "name"), "low");
     expect_node(doc, "default", "high", "h1");
     cJSON_Delete(doc);
 }

@@ -11,48 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "simrun.h"
+
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
-
-/* Runs kubesched with args; returns its exit status and stdout (caller frees); stderr in err. */
-static int run(const char *args, char **out, char *err, size_t errlen)
-{
-    char cmd[2048], errpath[] = "/tmp/ks-sim-err-XXXXXX";
-    int fd = mkstemp(errpath);
-    cr_assert(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", KS_KUBESCHED_BIN, args, errpath);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; (r = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-        n += r;
-        if (n + 1 >= cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int status = pclose(p);
-    FILE *e = fopen(errpath, "r");
-    size_t en = e ? fread(err, 1, errlen - 1, e) : 0;
-    err[en] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errpath);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static cJSON *simulate_json(const char *args)
-{
-    char *out, err[4096], full[1024];
-    snprintf(full, sizeof(full), "simulate --output json %s", args);
-    int rc = run(full, &out, err, sizeof(err));
-    cr_assert_eq(rc, 0, "kubesched %s failed (%d): %s", full, rc, err);
-    cJSON *doc = cJSON_Parse(out);
-    cr_assert_not_null(doc, "not JSON: %s", out);
-    free(out);
-    return doc;
-}
 
 /* The k-th entry (0 = first attempt) for ns/name, or the last one with k = -1. */
 static const cJSON *pod_attempt(const cJSON *doc, const char *ns, const char *name, int k)
@@ -85,12 +46,6 @@ static int attempts(const cJSON *doc, const char *ns, const char *name)
     return n;
 }
 
-static const char *field(const cJSON *e, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItem(e, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Checks that entry e lists exactly the victims ns/name on node, in order (NULL-terminated). */
 static void assert_victims(const cJSON *e, const char *node, const char *const *names)
 {
@@ -103,50 +58,50 @@ static void assert_victims(const cJSON *e, const char *node, const char *const *
                  cJSON_GetArraySize(victims), n);
     for (int i = 0; i < n; i++) {
         const cJSON *v = cJSON_GetArrayItem(victims, i);
-        cr_assert_str_eq(field(v, "namespace"), "default");
-        cr_assert_str_eq(field(v, "name"), names[i]);
-        cr_assert_str_eq(field(v, "node"), node);
+        cr_assert_str_eq(sim_field(v, "namespace"), "default");
+        cr_assert_str_eq(sim_field(v, "name"), names[i]);
+        cr_assert_str_eq(sim_field(v, "node"), node);
     }
 }
 
 Test(preemption, high_priority_pod_evicts_the_low_priority_one_and_takes_its_node)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "preempt_basic.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "preempt_basic.yaml");
     const cJSON *first = pod_attempt(doc, "default", "high", 0);
-    cr_assert_str_eq(field(first, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(first, "result"), "Unschedulable");
     /* PostFilter succeeded: the message is the FitError alone, without a preemption part. */
-    cr_assert_str_eq(field(first, "message"), "0/1 nodes are available: 1 Insufficient cpu.");
-    cr_assert_str_eq(field(first, "nominatedNode"), "only");
+    cr_assert_str_eq(sim_field(first, "message"), "0/1 nodes are available: 1 Insufficient cpu.");
+    cr_assert_str_eq(sim_field(first, "nominatedNode"), "only");
     assert_victims(first, "only", (const char *const[]){"low", NULL});
     const cJSON *last = pod_attempt(doc, "default", "high", -1);
-    cr_assert_str_eq(field(last, "result"), "Scheduled");
-    cr_assert_str_eq(field(last, "node"), "only");
+    cr_assert_str_eq(sim_field(last, "result"), "Scheduled");
+    cr_assert_str_eq(sim_field(last, "node"), "only");
     cr_assert_eq(attempts(doc, "default", "high"), 2);
     cJSON_Delete(doc);
 }
 
 Test(preemption, pod_protected_by_a_pdb_is_reprieved_first)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "preempt_pdb.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "preempt_pdb.yaml");
     /* "guarded" started later, so without its budget it would be the one evicted. */
     const cJSON *first = pod_attempt(doc, "default", "fit", 0);
-    cr_assert_str_eq(field(first, "nominatedNode"), "pair");
+    cr_assert_str_eq(sim_field(first, "nominatedNode"), "pair");
     assert_victims(first, "pair", (const char *const[]){"plain", NULL});
-    cr_assert_str_eq(field(pod_attempt(doc, "default", "fit", -1), "node"), "pair");
+    cr_assert_str_eq(sim_field(pod_attempt(doc, "default", "fit", -1), "node"), "pair");
     cJSON_Delete(doc);
 }
 
 Test(preemption, node_without_pdb_violations_is_preferred)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "preempt_pdb.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "preempt_pdb.yaml");
     /* "db-0" on "a" has the lower priority, but evicting it would violate its budget. */
     const cJSON *first = pod_attempt(doc, "default", "wide", 0);
-    cr_assert_str_eq(field(first, "result"), "Unschedulable");
-    cr_assert_str_eq(field(first, "nominatedNode"), "b");
+    cr_assert_str_eq(sim_field(first, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(first, "nominatedNode"), "b");
     assert_victims(first, "b", (const char *const[]){"web-0", NULL});
     const cJSON *last = pod_attempt(doc, "default", "wide", -1);
-    cr_assert_str_eq(field(last, "result"), "Scheduled");
-    cr_assert_str_eq(field(last, "node"), "b");
+    cr_assert_str_eq(sim_field(last, "result"), "Scheduled");
+    cr_assert_str_eq(sim_field(last, "node"), "b");
     cJSON_Delete(doc);
 }
 
@@ -156,11 +111,11 @@ Test(preemption, candidate_with_the_least_important_victims_is_picked)
     for (int seed = 1; seed <= 4; seed++) {
         char args[512];
         snprintf(args, sizeof(args), "--seed %d --cluster " FIX "preempt_pick.yaml", seed);
-        cJSON *doc = simulate_json(args);
+        cJSON *doc = sim_json(args);
         const cJSON *first = pod_attempt(doc, "default", "big", 0);
-        cr_assert_str_eq(field(first, "nominatedNode"), "q", "seed %d", seed);
+        cr_assert_str_eq(sim_field(first, "nominatedNode"), "q", "seed %d", seed);
         assert_victims(first, "q", (const char *const[]){"q-1", NULL});
-        cr_assert_str_eq(field(pod_attempt(doc, "default", "big", -1), "node"), "q");
+        cr_assert_str_eq(sim_field(pod_attempt(doc, "default", "big", -1), "node"), "q");
         cJSON_Delete(doc);
     }
 }
@@ -176,12 +131,12 @@ Test(preemption, min_candidate_nodes_bounds_the_dry_run_from_a_random_offset)
                  "--seed %d --config " FIX "preempt_config_one_candidate.yaml --cluster " FIX
                  "preempt_pick.yaml",
                  seed);
-        cJSON *doc = simulate_json(args);
-        const char *node = field(pod_attempt(doc, "default", "big", 0), "nominatedNode");
+        cJSON *doc = sim_json(args);
+        const char *node = sim_field(pod_attempt(doc, "default", "big", 0), "nominatedNode");
         cr_assert_not_null(node);
         cr_assert(node[0] >= 'p' && node[0] <= 'r' && node[1] == '\0', "node %s", node);
         seen[node[0] - 'p'] = 1;
-        cr_assert_str_eq(field(pod_attempt(doc, "default", "big", -1), "node"), node);
+        cr_assert_str_eq(sim_field(pod_attempt(doc, "default", "big", -1), "node"), node);
         cJSON_Delete(doc);
     }
     cr_assert(seen[0] + seen[1] + seen[2] >= 2, "the offset never moved");
@@ -189,10 +144,10 @@ Test(preemption, min_candidate_nodes_bounds_the_dry_run_from_a_random_offset)
 
 Test(preemption, policy_never_does_not_preempt)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "preempt_never.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "preempt_never.yaml");
     const cJSON *e = pod_attempt(doc, "default", "polite", -1);
-    cr_assert_str_eq(field(e, "result"), "Unschedulable");
-    cr_assert_str_eq(field(e, "message"),
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(e, "message"),
                      "0/1 nodes are available: 1 Insufficient cpu. "
                      "preemption: not eligible due to preemptionPolicy=Never.");
     cr_assert_null(cJSON_GetObjectItem(e, "nominatedNode"));
@@ -203,10 +158,10 @@ Test(preemption, policy_never_does_not_preempt)
 
 Test(preemption, nothing_to_preempt_is_a_fit_error_of_the_dry_run)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "preempt_none.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "preempt_none.yaml");
     const cJSON *e = pod_attempt(doc, "default", "mid", -1);
-    cr_assert_str_eq(field(e, "result"), "Unschedulable");
-    cr_assert_str_eq(field(e, "message"),
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(e, "message"),
                      "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
                      "{dedicated: gpu}. preemption: 0/2 nodes are available: 1 No preemption "
                      "victims found for incoming pod, 1 Preemption is not helpful for scheduling.");
@@ -216,10 +171,10 @@ Test(preemption, nothing_to_preempt_is_a_fit_error_of_the_dry_run)
 
 Test(preemption, victim_still_terminating_on_the_nominated_node_blocks_a_new_preemption)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "preempt_terminating.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "preempt_terminating.yaml");
     const cJSON *e = pod_attempt(doc, "default", "waiting", -1);
-    cr_assert_str_eq(field(e, "result"), "Unschedulable");
-    cr_assert_str_eq(field(e, "message"),
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(e, "message"),
                      "0/1 nodes are available: 1 Insufficient cpu. preemption: "
                      "not eligible due to a terminating pod on the nominated node.");
     cr_assert_null(cJSON_GetObjectItem(e, "victims"));

@@ -12,74 +12,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "simrun.h"
+
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
-
-/* Runs kubesched with args; returns its exit status and stdout (caller frees); stderr in err. */
-static int run(const char *args, char **out, char *err, size_t errlen)
-{
-    char cmd[2048], errpath[] = "/tmp/ks-pts-err-XXXXXX";
-    int fd = mkstemp(errpath);
-    cr_assert(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", KS_KUBESCHED_BIN, args, errpath);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; (r = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-        n += r;
-        if (n + 1 >= cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int status = pclose(p);
-    FILE *e = fopen(errpath, "r");
-    size_t en = e ? fread(err, 1, errlen - 1, e) : 0;
-    err[en] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errpath);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static cJSON *simulate_json(const char *args)
-{
-    char *out, err[4096], full[1024];
-    snprintf(full, sizeof(full), "simulate --output json %s", args);
-    int rc = run(full, &out, err, sizeof(err));
-    cr_assert_eq(rc, 0, "kubesched %s failed (%d): %s", full, rc, err);
-    cJSON *doc = cJSON_Parse(out);
-    cr_assert_not_null(doc, "not JSON: %s", out);
-    free(out);
-    return doc;
-}
-
-/* The last entry for ns/name (its outcome). */
-static const cJSON *pod_entry(const cJSON *doc, const char *ns, const char *name)
-{
-    const cJSON *pods = cJSON_GetObjectItem(doc, "pods"), *it, *found = NULL;
-    cJSON_ArrayForEach(it, pods)
-    {
-        if (!strcmp(cJSON_GetObjectItem(it, "namespace")->valuestring, ns) &&
-            !strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name))
-            found = it;
-    }
-    cr_assert_not_null(found, "no entry for %s/%s", ns, name);
-    return found;
-}
-
-static const char *field(const cJSON *e, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItem(e, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 /* The failure message starts with want (a PostFilter plugin may append its own sentence). */
 static void expect_unschedulable(const cJSON *e, const char *want)
 {
-    const char *msg = field(e, "message");
-    cr_assert_str_eq(field(e, "result"), "Unschedulable");
+    const char *msg = sim_field(e, "message");
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(e, "node")));
     cr_assert_not_null(msg);
     cr_assert(strncmp(msg, want, strlen(want)) == 0 &&
@@ -97,15 +38,15 @@ static int64_t score_of(const cJSON *e, const char *node, const char *plugin)
 
 Test(pod_topology_spread_sim, zone_constraint_keeps_every_step_within_max_skew)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "pts_zones.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "pts_zones.yaml");
     int zone_a = 0, zone_b = 0;
     char name[16];
     /* Pods are scheduled in file order: after each one the zones differ by at most 1. */
     for (int i = 1; i <= 6; i++) {
         snprintf(name, sizeof(name), "web-%d", i);
-        const cJSON *e = pod_entry(doc, "shop", name);
-        const char *node = field(e, "node");
-        cr_assert_str_eq(field(e, "result"), "Scheduled", "%s", name);
+        const cJSON *e = sim_pod_entry(doc, "shop", name);
+        const char *node = sim_field(e, "node");
+        cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s", name);
         cr_assert_not_null(node);
         if (node[0] == 'a')
             zone_a++;
@@ -121,25 +62,25 @@ Test(pod_topology_spread_sim, zone_constraint_keeps_every_step_within_max_skew)
 
 Test(pod_topology_spread_sim, missing_topology_label_is_unresolvable_everywhere)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "pts_zones.yaml");
-    const cJSON *e = pod_entry(doc, "shop", "rack-bound");
+    cJSON *doc = sim_json("--explain --cluster " FIX "pts_zones.yaml");
+    const cJSON *e = sim_pod_entry(doc, "shop", "rack-bound");
     expect_unschedulable(e, "0/4 nodes are available: 4 node(s) didn't match pod topology spread "
                             "constraints (missing required label).");
-    const char *msg = field(e, "message");
+    const char *msg = sim_field(e, "message");
     if (strstr(msg, "preemption:"))
         cr_assert(strstr(msg, "4 Preemption is not helpful for scheduling."), "%s", msg);
     const cJSON *filter = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "filter"), "b2");
     cr_assert_str_eq(
-        field(filter, "PodTopologySpread"),
+        sim_field(filter, "PodTopologySpread"),
         "node(s) didn't match pod topology spread constraints (missing required label)");
     cJSON_Delete(doc);
 }
 
 Test(pod_topology_spread_sim, skew_failure_is_counted_with_other_plugins_reasons)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "pts_skew.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "pts_skew.yaml");
     /* zone-a holds 2 batch pods, zone-b's node is tainted: skew on a1 would be 2 + 1 - 0 = 3. */
-    expect_unschedulable(pod_entry(doc, "jobs", "batch-3"),
+    expect_unschedulable(sim_pod_entry(doc, "jobs", "batch-3"),
                          "0/2 nodes are available: 1 node(s) didn't match pod topology spread "
                          "constraints, 1 node(s) had untolerated taint {dedicated: infra}.");
     cJSON_Delete(doc);
@@ -147,9 +88,9 @@ Test(pod_topology_spread_sim, skew_failure_is_counted_with_other_plugins_reasons
 
 Test(pod_topology_spread_sim, min_domains_beyond_the_existing_zones_blocks_both)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "pts_skew.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "pts_skew.yaml");
     /* 2 zones < minDomains 3: the global minimum is 0, so 1 + 1 - 0 = 2 > maxSkew 1 in both. */
-    expect_unschedulable(pod_entry(doc, "jobs", "quorum-3"),
+    expect_unschedulable(sim_pod_entry(doc, "jobs", "quorum-3"),
                          "0/2 nodes are available: 2 node(s) didn't match pod topology spread "
                          "constraints.");
     cJSON_Delete(doc);
@@ -161,9 +102,9 @@ static void count_api_pods(const cJSON *doc, int *big, int *small1, int *small2)
     *big = *small1 = *small2 = 0;
     for (int i = 1; i <= 6; i++) {
         snprintf(name, sizeof(name), "api-%d", i);
-        const cJSON *e = pod_entry(doc, "shop", name);
-        const char *node = field(e, "node");
-        cr_assert_str_eq(field(e, "result"), "Scheduled", "%s", name);
+        const cJSON *e = sim_pod_entry(doc, "shop", name);
+        const char *node = sim_field(e, "node");
+        cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s", name);
         if (!strcmp(node, "big"))
             (*big)++;
         else if (!strcmp(node, "small-1"))
@@ -176,13 +117,13 @@ static void count_api_pods(const cJSON *doc, int *big, int *small1, int *small2)
 Test(pod_topology_spread_sim, system_defaults_spread_service_pods_over_hosts)
 {
     int big, small1, small2;
-    cJSON *doc = simulate_json("--cluster " FIX "pts_service.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "pts_service.yaml");
     count_api_pods(doc, &big, &small1, &small2);
     cr_assert_eq(big, 2);
     cr_assert_eq(small1, 2);
     cr_assert_eq(small2, 2);
     /* Nothing selects the loner: no default constraints, LeastAllocated picks the big node. */
-    cr_assert_str_eq(field(pod_entry(doc, "shop", "loner"), "node"), "big");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "shop", "loner"), "node"), "big");
     cJSON_Delete(doc);
 }
 
@@ -190,7 +131,7 @@ Test(pod_topology_spread_sim, without_the_plugin_service_pods_stack_on_the_big_n
 {
     int big, small1, small2;
     cJSON *doc =
-        simulate_json("--cluster " FIX "pts_service.yaml --config " FIX "pts_disabled.yaml");
+        sim_json("--cluster " FIX "pts_service.yaml --config " FIX "pts_disabled.yaml");
     count_api_pods(doc, &big, &small1, &small2);
     cr_assert_eq(big, 6);
     cJSON_Delete(doc);
@@ -198,33 +139,33 @@ Test(pod_topology_spread_sim, without_the_plugin_service_pods_stack_on_the_big_n
 
 Test(pod_topology_spread_sim, explain_shows_upstream_spread_scores)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "pts_service.yaml");
-    const cJSON *first = pod_entry(doc, "shop", "api-1"), *second = pod_entry(doc, "shop", "api-2");
-    cr_assert_str_eq(field(first, "node"), "big");
+    cJSON *doc = sim_json("--explain --cluster " FIX "pts_service.yaml");
+    const cJSON *first = sim_pod_entry(doc, "shop", "api-1"), *second = sim_pod_entry(doc, "shop", "api-2");
+    cr_assert_str_eq(sim_field(first, "node"), "big");
     /* api-1 on big (zone-a). Hostname weight ln 5, zone weight ln 4 (2 zones):
      * big 1 ln5 + 2 + 1 ln4 + 4 = 9.0 -> 9, small-1 2 + ln4 + 4 = 7.4 -> 7, small-2 2 + 4 = 6;
      * normalized 100 (9 + 6 - raw) / 9. */
     cr_assert_eq(score_of(second, "big", "PodTopologySpread"), 66);
     cr_assert_eq(score_of(second, "small-1", "PodTopologySpread"), 88);
     cr_assert_eq(score_of(second, "small-2", "PodTopologySpread"), 100);
-    cr_assert_str_eq(field(second, "node"), "small-2");
+    cr_assert_str_eq(sim_field(second, "node"), "small-2");
     cJSON_Delete(doc);
 }
 
 Test(pod_topology_spread_sim, preemption_dry_run_removes_victims_from_the_spread_counts)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "pts_preempt.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "pts_preempt.yaml");
     const cJSON *pods = cJSON_GetObjectItem(doc, "pods");
     const cJSON *first = cJSON_GetArrayItem(pods, 0);
     /* One low pod left on a1 would still make the skew 2: both are victims. */
     expect_unschedulable(first,
                          "0/2 nodes are available: 1 node(s) didn't match pod topology "
                          "spread constraints, 1 node(s) had untolerated taint {dedicated: infra}.");
-    cr_assert_str_eq(field(first, "nominatedNode"), "a1");
+    cr_assert_str_eq(sim_field(first, "nominatedNode"), "a1");
     const cJSON *victims = cJSON_GetObjectItem(first, "victims");
     cr_assert_eq(cJSON_GetArraySize(victims), 2);
-    cr_assert_str_eq(field(cJSON_GetArrayItem(victims, 0), "name"), "low-1");
-    cr_assert_str_eq(field(cJSON_GetArrayItem(victims, 1), "name"), "low-2");
-    cr_assert_str_eq(field(pod_entry(doc, "jobs", "high"), "node"), "a1");
+    cr_assert_str_eq(sim_field(cJSON_GetArrayItem(victims, 0), "name"), "low-1");
+    cr_assert_str_eq(sim_field(cJSON_GetArrayItem(victims, 1), "name"), "low-2");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "jobs", "high"), "node"), "a1");
     cJSON_Delete(doc);
 }

@@ -10,97 +10,38 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "simrun.h"
+
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
-
-/* Runs kubesched with args; returns its exit status and stdout (caller frees); stderr in err. */
-static int run(const char *args, char **out, char *err, size_t errlen)
-{
-    char cmd[2048], errpath[] = "/tmp/ks-sim-err-XXXXXX";
-    int fd = mkstemp(errpath);
-    cr_assert(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", KS_KUBESCHED_BIN, args, errpath);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    for (size_t r; (r = fread(buf + n, 1, cap - n - 1, p)) > 0;) {
-        n += r;
-        if (n + 1 >= cap)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int status = pclose(p);
-    FILE *e = fopen(errpath, "r");
-    size_t en = e ? fread(err, 1, errlen - 1, e) : 0;
-    err[en] = '\0';
-    if (e)
-        fclose(e);
-    unlink(errpath);
-    *out = buf;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static cJSON *simulate_json(const char *args)
-{
-    char *out, err[4096], full[1024];
-    snprintf(full, sizeof(full), "simulate --output json %s", args);
-    int rc = run(full, &out, err, sizeof(err));
-    cr_assert_eq(rc, 0, "kubesched %s failed (%d): %s", full, rc, err);
-    cJSON *doc = cJSON_Parse(out);
-    cr_assert_not_null(doc, "not JSON: %s", out);
-    free(out);
-    return doc;
-}
-
-/* The last entry for ns/name (its outcome). */
-static const cJSON *pod_entry(const cJSON *doc, const char *ns, const char *name)
-{
-    const cJSON *pods = cJSON_GetObjectItem(doc, "pods"), *it, *found = NULL;
-    cJSON_ArrayForEach(it, pods)
-    {
-        if (!strcmp(cJSON_GetObjectItem(it, "namespace")->valuestring, ns) &&
-            !strcmp(cJSON_GetObjectItem(it, "name")->valuestring, name))
-            found = it;
-    }
-    cr_assert_not_null(found, "no entry for %s/%s", ns, name);
-    return found;
-}
-
-static const char *field(const cJSON *e, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItem(e, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 Test(simulate, places_pods_and_explains_failures_in_upstream_words)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "basic.yaml");
-    const cJSON *w1 = pod_entry(doc, "shop", "web-1"), *w2 = pod_entry(doc, "shop", "web-2");
-    cr_assert_str_eq(field(w1, "result"), "Scheduled");
-    cr_assert_str_eq(field(w1, "node"), "small");
-    cr_assert_str_eq(field(w1, "profile"), "default-scheduler");
+    cJSON *doc = sim_json("--cluster " FIX "basic.yaml");
+    const cJSON *w1 = sim_pod_entry(doc, "shop", "web-1"), *w2 = sim_pod_entry(doc, "shop", "web-2");
+    cr_assert_str_eq(sim_field(w1, "result"), "Scheduled");
+    cr_assert_str_eq(sim_field(w1, "node"), "small");
+    cr_assert_str_eq(sim_field(w1, "profile"), "default-scheduler");
     /* web-1 took 1.5 of small's 2 CPUs: later pods see it. */
-    cr_assert_str_eq(field(w2, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(w2, "result"), "Unschedulable");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(w2, "node")));
-    cr_assert_str_eq(field(w2, "message"),
+    cr_assert_str_eq(sim_field(w2, "message"),
                      "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, "
                      "1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims "
                      "found for incoming pod, 2 Preemption is not helpful for scheduling.");
-    cr_assert_str_eq(field(pod_entry(doc, "ml", "trainer"), "node"), "gpu");
-    cr_assert_str_eq(field(pod_entry(doc, "ops", "admin"), "node"), "cordoned");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "ml", "trainer"), "node"), "gpu");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "ops", "admin"), "node"), "cordoned");
     cJSON_Delete(doc);
 }
 
 Test(simulate, higher_priority_pod_is_scheduled_first)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "priority.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "priority.yaml");
     const cJSON *pods = cJSON_GetObjectItem(doc, "pods");
-    cr_assert_str_eq(field(cJSON_GetArrayItem(pods, 0), "name"), "high");
-    cr_assert_str_eq(field(pod_entry(doc, "default", "high"), "node"), "only");
-    cr_assert_str_eq(field(pod_entry(doc, "default", "low"), "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(cJSON_GetArrayItem(pods, 0), "name"), "high");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "high"), "node"), "only");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "low"), "result"), "Unschedulable");
     /* The only running pod has a higher priority: preemption finds no victims (upstream wording). */
-    cr_assert_str_eq(field(pod_entry(doc, "default", "low"), "message"),
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "low"), "message"),
                      "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
                      "1 No preemption victims found for incoming pod.");
     cJSON_Delete(doc);
@@ -108,20 +49,20 @@ Test(simulate, higher_priority_pod_is_scheduled_first)
 
 Test(simulate, pod_naming_no_profile_is_reported_not_scheduled)
 {
-    cJSON *doc = simulate_json("--cluster " FIX "priority.yaml");
-    const cJSON *lost = pod_entry(doc, "default", "lost");
-    cr_assert_str_eq(field(lost, "result"), "Error");
+    cJSON *doc = sim_json("--cluster " FIX "priority.yaml");
+    const cJSON *lost = sim_pod_entry(doc, "default", "lost");
+    cr_assert_str_eq(sim_field(lost, "result"), "Error");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(lost, "profile")));
-    cr_assert(strstr(field(lost, "message"), "no profile has schedulerName \"some-other-scheduler\""));
+    cr_assert(strstr(sim_field(lost, "message"), "no profile has schedulerName \"some-other-scheduler\""));
     cJSON_Delete(doc);
 }
 
 Test(simulate, reads_kubectl_list_json_and_counts_running_pods)
 {
     /* tiny allows 2 pods; one runs there, a Succeeded one holds nothing. */
-    cJSON *doc = simulate_json("--cluster " FIX "podcount.json");
-    cr_assert_str_eq(field(pod_entry(doc, "default", "a"), "node"), "tiny");
-    cr_assert_str_eq(field(pod_entry(doc, "default", "b"), "message"),
+    cJSON *doc = sim_json("--cluster " FIX "podcount.json");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "a"), "node"), "tiny");
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "b"), "message"),
                      "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: "
                      "1 No preemption victims found for incoming pod.");
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "pods")), 2, "running pods are not attempts");
@@ -130,14 +71,14 @@ Test(simulate, reads_kubectl_list_json_and_counts_running_pods)
 
 Test(simulate, explain_gives_filter_outcomes_scores_and_weighted_sums)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "basic.yaml");
-    const cJSON *w1 = pod_entry(doc, "shop", "web-1");
+    cJSON *doc = sim_json("--explain --cluster " FIX "basic.yaml");
+    const cJSON *w1 = sim_pod_entry(doc, "shop", "web-1");
     const cJSON *filter = cJSON_GetObjectItem(w1, "filter");
     cr_assert_not_null(filter);
-    cr_assert_str_eq(field(cJSON_GetObjectItem(filter, "small"), "NodeResourcesFit"), "passed");
-    cr_assert_str_eq(field(cJSON_GetObjectItem(filter, "gpu"), "TaintToleration"),
+    cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "small"), "NodeResourcesFit"), "passed");
+    cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "gpu"), "TaintToleration"),
                      "node(s) had untolerated taint {dedicated: gpu}");
-    cr_assert_str_eq(field(cJSON_GetObjectItem(filter, "cordoned"), "NodeUnschedulable"), "node(s) were unschedulable");
+    cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "cordoned"), "NodeUnschedulable"), "node(s) were unschedulable");
     /* Only one feasible node: taken without scoring, as upstream. */
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(w1, "score")), 0);
     cJSON_Delete(doc);
@@ -145,8 +86,8 @@ Test(simulate, explain_gives_filter_outcomes_scores_and_weighted_sums)
 
 Test(simulate, explain_final_score_is_the_weighted_sum)
 {
-    cJSON *doc = simulate_json("--explain --cluster " FIX "spread.yaml");
-    const cJSON *p = pod_entry(doc, "default", "p1");
+    cJSON *doc = sim_json("--explain --cluster " FIX "spread.yaml");
+    const cJSON *p = sim_pod_entry(doc, "default", "p1");
     const cJSON *score = cJSON_GetObjectItem(p, "score"), *final = cJSON_GetObjectItem(p, "finalScore"), *n;
     cr_assert_eq(cJSON_GetArraySize(final), 2);
     cJSON_ArrayForEach(n, score)
@@ -167,15 +108,15 @@ Test(simulate, explain_final_score_is_the_weighted_sum)
     /* big: cpu (8000-1000)/8000 = 87, memory (16Gi - 1Gi)/16Gi = 93 -> 90; small: 50 and 75 -> 62 */
     cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(score, "big"), "NodeResourcesFit")->valuedouble, 90);
     cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(score, "small"), "NodeResourcesFit")->valuedouble, 62);
-    cr_assert_str_eq(field(p, "node"), "big");
+    cr_assert_str_eq(sim_field(p, "node"), "big");
     cJSON_Delete(doc);
 }
 
 Test(simulate, same_seed_same_output)
 {
     char *a, *b, err[1024];
-    cr_assert_eq(run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &a, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &b, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(sim_run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &a, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(sim_run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &b, err, sizeof(err)), 0, "%s", err);
     cr_assert_str_eq(a, b);
     free(a);
     free(b);
@@ -184,7 +125,7 @@ Test(simulate, same_seed_same_output)
 Test(simulate, invalid_quantity_names_file_object_and_field)
 {
     char *out, err[2048];
-    int rc = run("simulate --cluster " FIX "badquantity.yaml", &out, err, sizeof(err));
+    int rc = sim_run("simulate --cluster " FIX "badquantity.yaml", &out, err, sizeof(err));
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "badquantity.yaml"), "%s", err);
     cr_assert(strstr(err, "spec.containers[0].resources.requests.cpu: invalid quantity \"two\""), "%s", err);
@@ -194,7 +135,7 @@ Test(simulate, invalid_quantity_names_file_object_and_field)
 Test(simulate, missing_cluster_file_is_a_clear_error)
 {
     char *out, err[2048];
-    int rc = run("simulate --cluster /nonexistent/cluster.yaml", &out, err, sizeof(err));
+    int rc = sim_run("simulate --cluster /nonexistent/cluster.yaml", &out, err, sizeof(err));
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "/nonexistent/cluster.yaml: cannot open"), "%s", err);
     free(out);
@@ -203,7 +144,7 @@ Test(simulate, missing_cluster_file_is_a_clear_error)
 Test(simulate, table_output_lists_decisions)
 {
     char *out, err[2048];
-    cr_assert_eq(run("simulate --cluster " FIX "priority.yaml", &out, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(sim_run("simulate --cluster " FIX "priority.yaml", &out, err, sizeof(err)), 0, "%s", err);
     cr_assert(strstr(out, "POD"), "%s", out);
     cr_assert(strstr(out, "default/high"), "%s", out);
     cr_assert(strstr(out, "Scheduled"), "%s", out);
@@ -214,7 +155,7 @@ Test(simulate, table_output_lists_decisions)
 Test(simulate, bad_flag_is_a_usage_error)
 {
     char *out, err[2048];
-    cr_assert_eq(run("simulate --cluster " FIX "priority.yaml --output xml", &out, err, sizeof(err)), 2);
+    cr_assert_eq(sim_run("simulate --cluster " FIX "priority.yaml --output xml", &out, err, sizeof(err)), 2);
     cr_assert(strstr(err, "valid values are table and json"), "%s", err);
     free(out);
 }
