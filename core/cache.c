@@ -621,6 +621,7 @@ void ks__snapshot_free(ks_snapshot *s)
     free(s->images);
     free(s->with_affinity);
     free(s->with_anti);
+    free(s->changed);
     free(s);
 }
 
@@ -856,9 +857,12 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
 {
     int rc = 0, affinity_dirty = 0;
     pthread_mutex_lock(&c->mu);
+    s->update_seq++;
+    s->nchanged = 0;
     if (s->list_dirty || s->index_cap == 0 || c->list_generation != s->list_generation) {
         rc = rebuild_list(c, s);
         s->list_generation = c->list_generation;
+        s->version++;
         affinity_dirty = 1;
     } else {
         for (cnode *e = c->head; e && e->info.generation > s->generation; e = e->next) {
@@ -871,6 +875,17 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
             if ((rc = node_info_copy(dst, &e->info)) != 0)
                 break;
             dst->snap_index = idx;
+            if (s->nchanged == s->changed_cap) {
+                size_t cap = s->changed_cap ? s->changed_cap * 2 : 64;
+                uint32_t *a = realloc(s->changed, cap * sizeof(*a));
+                if (!a) {
+                    rc = KS_ENOMEM;
+                    break;
+                }
+                s->changed = a;
+                s->changed_cap = cap;
+            }
+            s->changed[s->nchanged++] = idx;
             /* The copy's pointers changed too, so any node on a list forces a relist. */
             if (had || dst->naffinity || dst->nanti)
                 affinity_dirty = 1;
@@ -883,6 +898,8 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
         s->images_generation = c->node_generation;
     }
     s->list_dirty = rc != 0;
+    if (rc != 0)
+        s->version++; /* a half-done update: make change trackers start over */
     s->generation = c->generation;
     pthread_mutex_unlock(&c->mu);
     return rc;

@@ -89,6 +89,11 @@ struct ks_snapshot {
     /* Nodes with pods that have pod (anti-)affinity / required anti-affinity, snapshot order. */
     const ks_node_info **with_affinity, **with_anti;
     size_t nwith_affinity, nwith_anti;
+    /* Change tracking for plugins (ks_snapshot_version / ks_snapshot_changed_nodes). */
+    uint64_t version;    /* bumped at every node-list rebuild */
+    uint64_t update_seq; /* bumped at every update */
+    uint32_t *changed;   /* indexes changed by the last update */
+    size_t nchanged, changed_cap;
     uint64_t list_generation; /* internal: cache's node-set version last listed */
 };
 

@@ -493,6 +493,19 @@ static size_t ni_pods_in_ns(const ks_node_info *ni, ks_sym ns, const ks_pod *con
     return 0;
 }
 
+static uint64_t s_version(const ks_snapshot *s, uint64_t *seq)
+{
+    if (seq)
+        *seq = s->update_seq;
+    return s->version;
+}
+
+static size_t s_changed(const ks_snapshot *s, const uint32_t **idx)
+{
+    *idx = s->changed;
+    return s->nchanged;
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -592,6 +605,8 @@ static const ks_host_api host_table = {
     .status_reason_count = h_status_reason_count,
     .status_reason_at = h_status_reason_at,
     .node_info_pods_in_namespace = ni_pods_in_ns,
+    .snapshot_version = s_version,
+    .snapshot_changed_nodes = s_changed,
 };
 
 void ks__host_init(void)

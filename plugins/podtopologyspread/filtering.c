@@ -107,7 +107,10 @@ ks_code pts_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod, ks_prefil
         self_match[i] = (uint8_t)pts_selects(&cs[i], plabels, nplabels);
     }
 
-    for (size_t k = 0; k < nnodes; k++) {
+    int cached = pts_cache_fill(pl, cycle, pod, cs, n, explicit_, ns, s->tables);
+    if (cached < 0)
+        return no_memory(st, "PreFilter");
+    for (size_t k = 0; cached != 0 && k < nnodes; k++) {
         const ks_node_info *ni = ks_snapshot_node_at(snap, k);
         const ks_node *node = ks_node_info_node(ni);
         const ks_label *labels;

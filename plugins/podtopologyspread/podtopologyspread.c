@@ -25,6 +25,7 @@ static void pts_destroy(void *self)
     if (!pl)
         return;
     ks_free(pl->defaults);
+    pts_cache_free(pl->cache);
     ks_free(pl);
 }
 
@@ -110,6 +111,11 @@ static void *pts_create(const ks_args *args, ks_error *err)
         return NULL;
     }
     memset(pl, 0, sizeof(*pl));
+    pl->cache = pts_cache_new();
+    if (!pl->cache) {
+        ks_error_set(err, PTS_NAME ": out of memory");
+        goto fail;
+    }
     pl->hostname_key = ks_intern(HOSTNAME_KEY);
     pl->metadata_name = ks_intern("metadata.name");
     if (strcmp(type, "System") == 0) {

@@ -41,6 +41,7 @@ typedef struct pts_plugin {
     pts_default *defaults; /* ks_alloc'ed */
     ks_sym hostname_key;   /* kubernetes.io/hostname */
     ks_sym metadata_name;  /* matchFields key of node selector terms */
+    struct pts_cache *cache; /* PreFilter counts across cycles (cache.c); scheduling thread only */
 } pts_plugin;
 
 /* A constraint as the cycle uses it (upstream topologySpreadConstraint). The selector is the AND
@@ -175,5 +176,15 @@ int64_t pts_debug_min_match(ks_cycle *cycle, size_t ci);
 /* PreScore: topology normalizing weight of ci; whether node is ignored. */
 double pts_debug_weight(ks_cycle *cycle, size_t ci);
 int pts_debug_ignored(ks_cycle *cycle, const char *node);
+
+/* cache.c: PreFilter counts kept across cycles. pts_cache_fill fills tables (initialised by the
+ * caller) and returns 0, or 1 when (pod, cs) cannot use the cache, or -1 when out of memory. */
+typedef struct pts_cache pts_cache;
+KS_HIDDEN pts_cache *pts_cache_new(void);
+KS_HIDDEN void pts_cache_free(pts_cache *c);
+struct pts_table;
+KS_HIDDEN int pts_cache_fill(const pts_plugin *pl, ks_cycle *cycle, const ks_pod *pod,
+                             const pts_constraint *cs, size_t n, int explicit_, ks_sym ns,
+                             struct pts_table *tables);
 
 #endif

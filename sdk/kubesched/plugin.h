@@ -577,6 +577,14 @@ typedef struct ks_host_api {
      * pods of one namespace, without touching the others. */
     size_t (*node_info_pods_in_namespace)(const ks_node_info *ni, ks_sym ns,
                                           const ks_pod *const **out);
+    /* Change tracking, for plugins that keep per-node results from one cycle to the next
+     * (scheduling thread, PreFilter/PreScore). The version changes whenever the node list is
+     * rebuilt (node indexes mean something else then); *update_seq grows by one at every
+     * snapshot update (once per cycle). */
+    uint64_t (*snapshot_version)(const ks_snapshot *snap, uint64_t *update_seq);
+    /* The indexes (for ks_snapshot_node_at) of the nodes whose NodeInfo the last update changed;
+     * valid only when the version is unchanged. borrowed(cycle). */
+    size_t (*snapshot_changed_nodes)(const ks_snapshot *snap, const uint32_t **indexes);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -763,6 +771,8 @@ static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_
 static inline int64_t ks_rand_below(ks_cycle *c, int64_t n) { return ks_host->rand_below(c, n); }
 static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o) { return ks_host->nominated_pods(c, node, o); }
 static inline size_t ks_node_info_pods_in_namespace(const ks_node_info *ni, ks_sym ns, const ks_pod *const **o) { return ks_host->node_info_pods_in_namespace(ni, ns, o); }
+static inline uint64_t ks_snapshot_version(const ks_snapshot *s, uint64_t *seq) { return ks_host->snapshot_version(s, seq); }
+static inline size_t ks_snapshot_changed_nodes(const ks_snapshot *s, const uint32_t **idx) { return ks_host->snapshot_changed_nodes(s, idx); }
 static inline ks_status *ks_status_new(ks_cycle *c) { return ks_host->status_new(c); }
 static inline ks_code ks_status_code(const ks_status *st) { return ks_host->status_code(st); }
 static inline size_t ks_status_reason_count(const ks_status *st) { return ks_host->status_reason_count(st); }

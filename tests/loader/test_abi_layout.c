@@ -104,7 +104,7 @@ SA(sizeof(ks_plugin_desc) == 168);
     X(node_info_add_pod) X(cycle_clone) X(run_filters) X(run_prefilter_add_pod) \
     X(run_prefilter_remove_pod) X(pdbs) X(post_filter_add_victim) X(rand_below) X(nominated_pods) \
     X(snapshot_nodes_with_affinity_pods) X(status_new) X(status_code) X(status_reason_count) \
-    X(status_reason_at) X(node_info_pods_in_namespace) \
+    X(status_reason_at) X(node_info_pods_in_namespace) X(snapshot_version) X(snapshot_changed_nodes) \
 /* (end of ABI 1.2 slots) */
 
 enum {
@@ -116,12 +116,12 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 95); /* 68 in ABI 1.0, +8 in 1.1, +19 in 1.2 */
+SA(HOST_NSLOTS == 97); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 776);
+SA(sizeof(ks_host_api) == 792);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);

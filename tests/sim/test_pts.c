@@ -169,3 +169,30 @@ Test(pod_topology_spread_sim, preemption_dry_run_removes_victims_from_the_spread
     cr_assert_str_eq(sim_field(sim_pod_entry(doc, "jobs", "high"), "node"), "a1");
     cJSON_Delete(doc);
 }
+
+/* Many replicas of one workload: PreFilter's per-domain counts are carried from cycle to cycle
+ * and only the changed nodes are recounted. Every placement must satisfy the constraint as a
+ * full recount sees it (count of the chosen zone + 1 - the smallest zone count <= maxSkew 1),
+ * counting the two replicas already running in z1 and not the pods of another namespace, and
+ * no replica may be rejected; a miscount would break one of these. */
+Test(pod_topology_spread_sim, carried_counts_match_a_full_recount_at_every_step)
+{
+    cJSON *doc = sim_json("--cluster " FIX "pts_many.yaml");
+    const cJSON *pods = cJSON_GetObjectItem(doc, "pods"), *e;
+    int zone[3] = {2, 0, 0}, placed = 0;
+    cJSON_ArrayForEach(e, pods)
+    {
+        cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s: %s", sim_field(e, "name"),
+                         sim_field(e, "message"));
+        int z = atoi(sim_field(e, "node") + 1) % 3; /* node nK is in zone K % 3 */
+        int lo = zone[0] < zone[1] ? zone[0] : zone[1];
+        lo = zone[2] < lo ? zone[2] : lo;
+        cr_assert_leq(zone[z] + 1 - lo, 1, "placement %d into zone %d with zones %d/%d/%d", placed, z,
+                      zone[0], zone[1], zone[2]);
+        zone[z]++;
+        placed++;
+    }
+    cr_assert_eq(placed, 45);
+    cr_assert_eq(zone[0] + zone[1] + zone[2], 47);
+    cJSON_Delete(doc);
+}
