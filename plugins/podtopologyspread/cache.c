@@ -144,7 +144,7 @@ static int same_key(const pts_cache *c, ks_sym ns, const pts_constraint *cs, siz
         if (k->key != cs[i].key || k->affinity_policy != cs[i].affinity_policy ||
             k->taints_policy != cs[i].taints_policy || k->nothing != cs[i].nothing ||
             k->nsel != cs[i].nsel || k->sel != cs[i].sel || k->nextra != cs[i].nextra ||
-            memcmp(k->extra, cs[i].extra, cs[i].nextra * sizeof(ks_label)) != 0)
+            (cs[i].nextra && memcmp(k->extra, cs[i].extra, cs[i].nextra * sizeof(ks_label)) != 0))
             return 0;
     }
     return 1;
@@ -256,7 +256,8 @@ int pts_cache_fill(const pts_plugin *pl, ks_cycle *cycle, const ks_pod *pod,
             k->nsel = cs[i].nsel;
             k->sel = cs[i].sel;
             k->nextra = cs[i].nextra;
-            memcpy(k->extra, cs[i].extra, cs[i].nextra * sizeof(ks_label));
+            if (cs[i].nextra)
+                memcpy(k->extra, cs[i].extra, cs[i].nextra * sizeof(ks_label));
         }
         c->valid = 1;
     }
