@@ -147,8 +147,23 @@ static int parse_string_map(const cJSON *obj, const char *path, ks_label **out, 
 /* Text of a quantity that YAML may have turned into a number. */
 static const char *quantity_text(const cJSON *v, char *buf, size_t len)
 {
-    if (cJSON_IsString(v))
-        return v->valuestring;
+    if (cJSON_IsString(v)) {
+        /* upstream Quantity.UnmarshalJSON trims surrounding white space */
+        const char *p = v->valuestring;
+        size_t n;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        n = strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\n' || p[n - 1] == '\r'))
+            n--;
+        if (p == v->valuestring && n == strlen(p))
+            return p;
+        if (n >= len)
+            return p; /* too long to copy: parse as is (and fail, naming the field) */
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+        return buf;
+    }
     if (cJSON_IsNumber(v))
         return number_text(v->valuedouble, buf, len);
     return NULL;
@@ -458,15 +473,31 @@ static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, errb
 
     /* Pod-level resources (PodLevelResources, beta and on in v1.34) replace cpu and memory. */
     {
-        rlist pod_level;
+        rlist pod_level, pod_limits;
         const cJSON *pr = get(get(spec, "resources"), "requests");
+        const cJSON *pl = get(get(spec, "resources"), "limits");
         if ((rc = parse_resource_list(pr, "spec.resources.requests", &pod_level, e)) != 0)
             goto out;
+        if ((rc = parse_resource_list(pl, "spec.resources.limits", &pod_limits, e)) != 0) {
+            rl_free(&pod_level);
+            goto out;
+        }
+        /* API-server defaulting (defaultPodRequests): a pod-level limit without a pod-level
+         * request is the request. */
+        if (!pod_level.has_cpu && pod_limits.has_cpu) {
+            pod_level.cpu = pod_limits.cpu;
+            pod_level.has_cpu = 1;
+        }
+        if (!pod_level.has_memory && pod_limits.has_memory) {
+            pod_level.memory = pod_limits.memory;
+            pod_level.has_memory = 1;
+        }
         if (pod_level.has_cpu)
             reqs.cpu = pod_level.cpu;
         if (pod_level.has_memory)
             reqs.memory = pod_level.memory;
         rl_free(&pod_level);
+        rl_free(&pod_limits);
     }
     {
         rlist overhead;

@@ -908,3 +908,21 @@ Test(objects, adds_and_subtracts_resource_lists)
     ks__pod_unref(a);
     ks__pod_unref(b);
 }
+
+Test(objects, pod_level_limits_default_pod_level_requests)
+{
+    /* API-server defaulting: spec.resources.limits without requests gives the requests. */
+    ks_pod *p = pod(POD("'resources':{'limits':{'cpu':'2','memory':'1Gi'},'requests':{'memory':'512Mi'}},"
+                        "'containers':[{'name':'a'," RES("'cpu':'100m','memory':'64Mi'") "}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 2000, "pod-level cpu limit becomes the request");
+    cr_expect_eq(p->requests.pub.memory, 512 * MI, "an explicit pod-level request wins");
+    ks__pod_unref(p);
+}
+
+Test(objects, quantities_with_surrounding_spaces_are_trimmed)
+{
+    ks_pod *p = pod(POD("'containers':[{'name':'a'," RES("'cpu':' 250m ','memory':'\\t1Gi'") "}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 250);
+    cr_expect_eq(p->requests.pub.memory, GI);
+    ks__pod_unref(p);
+}
