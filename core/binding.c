@@ -3,6 +3,10 @@
  * binding threads so the scheduling thread never waits on the network. Also the Permit
  * waiting-pod map behind ks_permit_allow / ks_permit_reject.
  *
+ * A pod that Permit told to wait does not hold a binding thread: its job is parked in the waiting
+ * map and goes back to the job queue when the last waiting plugin allows it, when one rejects it,
+ * or when the permit timer thread sees its deadline pass (upstream runs a goroutine per pod).
+ *
  * Threads: ks__binding_submit is called by the scheduling thread; jobs run on binding threads;
  * the waiting map and the job list are guarded by s->bind_mu.
  */
@@ -27,6 +31,7 @@ struct ks_binding_job {
     int64_t deadline_ns;
     int64_t timeout_ms;
     int rejected;
+    int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
     char reject_plugin[64];
     char reject_msg[KS_STATUS_BUF];
 };
@@ -52,33 +57,71 @@ static void go_duration(int64_t ms, char *out, size_t len)
                  (double)(ms % 60000) / 1000.0);
 }
 
-/* WaitOnPermit. Under bind_mu. 0 = allowed. */
+/* Under bind_mu: the job goes back to the front of the job queue. */
+static void unpark(ks_scheduler *s, ks_binding_job *j)
+{
+    j->parked = 0;
+    j->next = s->jobs_head;
+    s->jobs_head = j;
+    if (!s->jobs_tail)
+        s->jobs_tail = j;
+    pthread_cond_signal(&s->jobs_cv);
+}
+
+/* Under bind_mu: upstream's "rejected due to timeout after waiting %v at plugin %v". */
+static void reject_timeout(ks_binding_job *j)
+{
+    size_t bit = (size_t)__builtin_ctzll(j->waiting);
+    const char *plugin = j->fw->pt[KS_PT_PERMIT][bit].inst->name;
+    char d[32];
+    go_duration(j->timeout_ms, d, sizeof(d));
+    snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %s at plugin %s", d, plugin);
+    snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+    j->rejected = 1;
+}
+
+/* WaitOnPermit, once the job is back from parking. Under bind_mu. 0 = allowed. */
 static int wait_on_permit(ks_scheduler *s, ks_binding_job *j)
 {
-    struct timespec until;
-    if (!j->waiting)
-        return 0;
-    while (j->waiting && !j->rejected) {
-        int64_t left = j->deadline_ns - mono_ns();
-        if (left <= 0) {
-            /* upstream: "rejected due to timeout after waiting %v at plugin %v" */
-            size_t bit = (size_t)__builtin_ctzll(j->waiting);
-            const char *plugin = j->fw->pt[KS_PT_PERMIT][bit].inst->name;
-            char d[32];
-            go_duration(j->timeout_ms, d, sizeof(d));
-            snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %s at plugin %s", d, plugin);
-            snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
-            j->rejected = 1;
-            break;
-        }
-        clock_gettime(CLOCK_REALTIME, &until);
-        int64_t ns = until.tv_nsec + (left < 100000000 ? left : 100000000);
-        until.tv_sec += ns / 1000000000;
-        until.tv_nsec = ns % 1000000000;
-        pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until);
-    }
+    if (j->waiting && !j->rejected)
+        reject_timeout(j); /* only reached when the deadline passed before a binder parked it */
     ks__strmap_remove(&s->waiting, j->assumed->uid);
     return j->rejected ? -1 : 0;
+}
+
+/* The permit timer: rejects parked jobs whose deadline passed. */
+static void *permit_timer_main(void *arg)
+{
+    ks_scheduler *s = arg;
+    pthread_mutex_lock(&s->bind_mu);
+    while (!s->bind_quit) {
+        const char *k;
+        void *v;
+        int64_t now = mono_ns(), next = INT64_MAX;
+        for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+            ks_binding_job *j = v;
+            if (!j->parked)
+                continue;
+            if (j->deadline_ns <= now) {
+                reject_timeout(j);
+                unpark(s, j);
+            } else if (j->deadline_ns < next) {
+                next = j->deadline_ns;
+            }
+        }
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&s->bind_cv, &s->bind_mu);
+        } else {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            int64_t ns = until.tv_nsec + (next - now);
+            until.tv_sec += ns / 1000000000;
+            until.tv_nsec = ns % 1000000000;
+            pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until);
+        }
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return NULL;
 }
 
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg)
@@ -100,7 +143,8 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
                 snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg ? msg : "rejected");
             }
         }
-        pthread_cond_broadcast(&s->bind_cv);
+        if (j->parked && (j->waiting == 0 || j->rejected))
+            unpark(s, j);
     }
     pthread_mutex_unlock(&s->bind_mu);
     return rc;
@@ -185,6 +229,12 @@ static void *binder_main(void *arg)
         s->jobs_head = j->next;
         if (!s->jobs_head)
             s->jobs_tail = NULL;
+        if (j->waiting && !j->rejected && j->deadline_ns > mono_ns() && !s->bind_quit) {
+            /* Permit said wait: park it (the timer thread learns of its deadline). */
+            j->parked = 1;
+            pthread_cond_broadcast(&s->bind_cv);
+            continue;
+        }
         pthread_mutex_unlock(&s->bind_mu);
 
         run_job(s, j);
@@ -215,6 +265,9 @@ int ks__binding_start(ks_scheduler *s, int workers)
             return KS_ENOMEM;
         s->nbinders++;
     }
+    if (pthread_create(&s->permit_timer, NULL, permit_timer_main, s) != 0)
+        return KS_ENOMEM;
+    s->has_permit_timer = 1;
     return 0;
 }
 
@@ -224,9 +277,25 @@ void ks__binding_stop(ks_scheduler *s)
         return;
     pthread_mutex_lock(&s->bind_mu);
     s->bind_quit = 1;
+    {
+        /* Pods still waiting on Permit are rejected so that their binding cycle ends. */
+        const char *k;
+        void *v;
+        for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+            ks_binding_job *j = v;
+            if (!j->parked)
+                continue;
+            j->rejected = 1;
+            snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", "");
+            snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", "the scheduler is stopping");
+            unpark(s, j);
+        }
+    }
     pthread_cond_broadcast(&s->jobs_cv);
     pthread_cond_broadcast(&s->bind_cv);
     pthread_mutex_unlock(&s->bind_mu);
+    if (s->has_permit_timer)
+        pthread_join(s->permit_timer, NULL);
     for (int i = 0; i < s->nbinders; i++)
         pthread_join(s->binders[i], NULL);
     free(s->binders);

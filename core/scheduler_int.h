@@ -73,6 +73,8 @@ struct ks_scheduler {
     int bind_quit;
     int nbinders;
     pthread_t *binders;
+    pthread_t permit_timer; /* rejects parked Permit waiters at their deadline */
+    int has_permit_timer;
     ks_strmap waiting; /* uid -> waiting pod (Permit), guarded by bind_mu */
 };
 

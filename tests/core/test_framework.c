@@ -199,6 +199,7 @@ typedef struct world {
     char message[1024];
     char node[64];
     int bound;
+    int scheduled; /* bind_done with result Scheduled */
 } world;
 
 static world W;
@@ -228,6 +229,7 @@ static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *pro
 {
     world *w = ctx;
     pthread_mutex_lock(&w->mu);
+    w->scheduled += strcmp(result, "Scheduled") == 0;
     snprintf(w->result, sizeof(w->result), "%s", result);
     snprintf(w->message, sizeof(w->message), "%s", message ? message : "");
     pthread_mutex_unlock(&w->mu);
@@ -570,4 +572,39 @@ Test(framework, num_feasible_nodes_to_find_matches_upstream)
     cr_assert_eq(ks__num_feasible_nodes_to_find(30, 1000), 300);
     cr_assert_eq(ks__num_feasible_nodes_to_find(1, 1000), 100);
     cr_assert_eq(ks__num_feasible_nodes_to_find(100, 1000), 1000);
+}
+
+/* More pods waiting on Permit than there are binding threads: waiting pods are parked, not held
+ * by a thread. With 2 binding threads and 5 waiting pods, the 3 pods allowed first are bound
+ * while the 2 others still wait (a thread per waiter would leave them stuck behind those two). */
+Test(framework, permit_waiters_do_not_hold_binding_threads)
+{
+    char name[16], uid[32];
+    world_new("{Permit: Wait, permitTimeoutMs: 20000}", NULL, 1); /* 2 binding threads */
+    add_node("n1", "64");
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "w%d", i);
+        add_pod(name);
+    }
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    for (int i = 2; i < 5; i++) {
+        snprintf(uid, sizeof(uid), "uid-w%d", i);
+        cr_assert_eq(ks_permit_allow(uid, "RecA"), 0, "pod %s is waiting on RecA", uid);
+    }
+    int scheduled = 0;
+    for (int tries = 0; tries < 400 && scheduled < 3; tries++) {
+        usleep(5000);
+        pthread_mutex_lock(&W.mu);
+        scheduled = W.scheduled;
+        pthread_mutex_unlock(&W.mu);
+    }
+    cr_assert_eq(scheduled, 3, "the allowed pods were bound while two others still wait");
+    for (int i = 0; i < 2; i++) {
+        snprintf(uid, sizeof(uid), "uid-w%d", i);
+        cr_assert_eq(ks_permit_reject(uid, "RecA", "not these"), 0);
+    }
+    ks__scheduler_wait_bindings(W.s);
+    cr_assert_eq(W.scheduled, 3);
+    world_free();
 }
