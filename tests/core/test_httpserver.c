@@ -1,0 +1,364 @@
+/*
+ * The health and metrics HTTP server (core/httpserver.c), over real sockets on 127.0.0.1: a raw
+ * socket client that writes the request bytes itself (so malformed requests can be sent too) and
+ * libcurl for one scrape the way a real client parses it. Every server binds port 0 and asks
+ * which port it got, so tests never collide.
+ */
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "httpserver.h"
+#include "metrics.h"
+
+typedef struct reply {
+    int status;
+    char head[2048]; /* status line and headers, each ending in CRLF */
+    char *body;      /* malloc'd, NUL-terminated */
+    size_t body_len;
+} reply;
+
+static int connect_local(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    struct timeval tv = {.tv_sec = 10};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0, "connect to port %d", port);
+    return fd;
+}
+
+/* Sends `request` as is and reads the answer until the server closes. */
+static reply raw(int port, const char *request)
+{
+    reply r = {0};
+    int fd = connect_local(port);
+    size_t n = strlen(request);
+    cr_assert_eq(send(fd, request, n, MSG_NOSIGNAL), (ssize_t)n);
+    size_t cap = 4096, len = 0;
+    char *all = malloc(cap);
+    for (;;) {
+        if (len + 1024 > cap)
+            all = realloc(all, cap *= 2);
+        ssize_t got = recv(fd, all + len, cap - len - 1, 0);
+        cr_assert_geq(got, 0, "recv failed (timeout?)");
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    close(fd);
+    all[len] = '\0';
+    char *sep = strstr(all, "\r\n\r\n");
+    cr_assert_not_null(sep, "no end of headers in %s", all);
+    size_t hl = (size_t)(sep - all);
+    cr_assert_lt(hl + 2, sizeof r.head);
+    memcpy(r.head, all, hl + 2); /* keep the last header's CRLF */
+    r.head[hl + 2] = '\0';
+    cr_assert_eq(sscanf(all, "HTTP/1.1 %d ", &r.status), 1, "status line: %s", all);
+    r.body_len = len - hl - 4;
+    r.body = malloc(r.body_len + 1);
+    memcpy(r.body, sep + 4, r.body_len + 1);
+    free(all);
+    /* Content-Length must match what came. */
+    const char *cl = strstr(r.head, "\r\nContent-Length: ");
+    cr_assert_not_null(cl);
+    return r;
+}
+
+static reply get(int port, const char *path)
+{
+    char req[512];
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: test\r\n\r\n",
+             path);
+    reply r = raw(port, req);
+    size_t cl = 0;
+    sscanf(strstr(r.head, "\r\nContent-Length: "), "\r\nContent-Length: %zu", &cl);
+    cr_assert_eq(cl, r.body_len, "Content-Length %zu, body %zu bytes", cl, r.body_len);
+    return r;
+}
+
+static void expect(int port, const char *path, int status, const char *body)
+{
+    reply r = get(port, path);
+    cr_assert_eq(r.status, status, "GET %s: status %d, want %d", path, r.status, status);
+    cr_assert_str_eq(r.body, body, "GET %s", path);
+    free(r.body);
+}
+
+static ks_httpserver *start(const ks_httpserver_opts *o)
+{
+    ks_httpserver *s = NULL;
+    cr_assert_eq(ks__httpserver_start(o, &s), 0);
+    cr_assert_not_null(s);
+    cr_assert_gt(ks__httpserver_port(s), 0);
+    return s;
+}
+
+static int flag_ready(void *ctx)
+{
+    return atomic_load((atomic_int *)ctx);
+}
+
+Test(httpserver, health_endpoints_answer_ok)
+{
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1"};
+    ks_httpserver *s = start(&o);
+    int port = ks__httpserver_port(s);
+    expect(port, "/healthz", 200, "ok");
+    expect(port, "/livez", 200, "ok");
+    expect(port, "/healthz?verbose", 200, "[+]ping ok\nhealthz check passed\n");
+    expect(port, "/livez?foo=1&verbose=true", 200, "[+]ping ok\nlivez check passed\n");
+    expect(port, "/readyz", 200, "ok");
+    reply r = get(port, "/healthz");
+    cr_assert_not_null(strstr(r.head, "\r\nContent-Type: text/plain; charset=utf-8\r\n"));
+    cr_assert_not_null(strstr(r.head, "\r\nConnection: close\r\n"));
+    free(r.body);
+    ks__httpserver_stop(s);
+}
+
+Test(httpserver, readyz_follows_checks_and_shutdown)
+{
+    atomic_int synced = 0;
+    ks_http_check checks[] = {{"sched-handler-sync", flag_ready, &synced}};
+    ks_httpserver_opts o = {
+        .bind_address = "127.0.0.1", .ready_checks = checks, .nready_checks = 1};
+    ks_httpserver *s = start(&o);
+    checks[0].name = "changed after start"; /* the server keeps its own copy */
+    int port = ks__httpserver_port(s);
+
+    expect(port, "/readyz", 500,
+           "[+]shutdown ok\n[-]sched-handler-sync failed: reason withheld\nreadyz check failed\n");
+    expect(port, "/healthz", 200, "ok"); /* liveness does not depend on readiness */
+    atomic_store(&synced, 1);
+    expect(port, "/readyz", 200, "ok");
+    expect(port, "/readyz?verbose", 200,
+           "[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n");
+    ks__httpserver_shutting_down(s);
+    expect(port, "/readyz", 500,
+           "[-]shutdown failed: reason withheld\n[+]sched-handler-sync ok\nreadyz check failed\n");
+    expect(port, "/livez", 200, "ok");
+    ks__httpserver_stop(s);
+
+    /* The status of a failing /readyz can be chosen. */
+    o.not_ready_status = 503;
+    atomic_store(&synced, 0);
+    s = start(&o);
+    reply r = get(ks__httpserver_port(s), "/readyz");
+    cr_assert_eq(r.status, 503);
+    cr_assert_not_null(strstr(r.head, "HTTP/1.1 503 Service Unavailable\r\n"));
+    free(r.body);
+    ks__httpserver_stop(s);
+}
+
+static size_t collect(char *p, size_t size, size_t n, void *ud)
+{
+    char **buf = ud;
+    size_t old = *buf ? strlen(*buf) : 0;
+    *buf = realloc(*buf, old + size * n + 1);
+    memcpy(*buf + old, p, size * n);
+    (*buf)[old + size * n] = '\0';
+    return size * n;
+}
+
+Test(httpserver, metrics_scraped_with_libcurl)
+{
+    ks_metrics *m = ks__metrics_create();
+    ks_sched_metrics sm;
+    cr_assert_eq(ks__metrics_register_scheduler(m, &sm), 0);
+    ks__metrics_inc(KS_METRICS_WITH(sm.schedule_attempts, "scheduled", "default-scheduler"));
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1", .metrics = m};
+    ks_httpserver *s = start(&o);
+
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", ks__httpserver_port(s));
+    CURL *c = curl_easy_init();
+    cr_assert_not_null(c);
+    char *body = NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+    long code = 0;
+    char *ctype = NULL;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ctype);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(ctype, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores");
+
+    char *want = NULL;
+    cr_assert_eq(ks__metrics_render(m, &want, NULL), 0);
+    cr_assert_str_eq(body, want);
+    cr_assert_not_null(strstr(body,
+                              "scheduler_schedule_attempts_total{profile=\"default-scheduler\","
+                              "result=\"scheduled\"} 1\n"));
+    free(want);
+    free(body);
+    curl_easy_cleanup(c);
+    ks__httpserver_stop(s);
+    ks__metrics_destroy(m);
+}
+
+Test(httpserver, other_paths_methods_and_garbage)
+{
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1"}; /* no registry: /metrics is 404 */
+    ks_httpserver *s = start(&o);
+    int port = ks__httpserver_port(s);
+    expect(port, "/", 404, "404 page not found\n");
+    expect(port, "/metrics", 404, "404 page not found\n");
+    expect(port, "/healthz/extra", 404, "404 page not found\n");
+
+    reply r = raw(port, "POST /healthz HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    cr_assert_eq(r.status, 405);
+    cr_assert_not_null(strstr(r.head, "\r\nAllow: GET, HEAD\r\n"));
+    free(r.body);
+
+    r = raw(port, "HEAD /healthz HTTP/1.1\r\n\r\n");
+    cr_assert_eq(r.status, 200);
+    cr_assert_not_null(strstr(r.head, "\r\nContent-Length: 2\r\n"));
+    cr_assert_eq(r.body_len, 0);
+    free(r.body);
+
+    r = raw(port, "hello there\r\n\r\n");
+    cr_assert_eq(r.status, 400);
+    free(r.body);
+    r = raw(port, "GET /healthz SPDY/3\r\n\r\n");
+    cr_assert_eq(r.status, 400);
+    free(r.body);
+    /* Bare LF line ends are accepted, as Go's server does. */
+    r = raw(port, "GET /livez HTTP/1.0\n\n");
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body, "ok");
+    free(r.body);
+
+    /* A head larger than 8 KiB is refused, and the server keeps serving. */
+    char *big = malloc(10000);
+    memset(big, 'a', 9999);
+    memcpy(big, "GET /", 5);
+    big[9999] = '\0';
+    int fd = connect_local(port);
+    send(fd, big, strlen(big), MSG_NOSIGNAL);
+    char buf[256] = {0};
+    cr_assert_gt(recv(fd, buf, sizeof buf - 1, 0), 0);
+    cr_assert_not_null(strstr(buf, "HTTP/1.1 431 "), "%s", buf);
+    close(fd);
+    free(big);
+    expect(port, "/healthz", 200, "ok");
+    ks__httpserver_stop(s);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* stop does not wait for a client that connected and sent nothing (or half a request). */
+Test(httpserver, stop_is_prompt_with_idle_clients)
+{
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1"};
+    ks_httpserver *s = start(&o);
+    int port = ks__httpserver_port(s);
+    int idle = connect_local(port);
+    int half = connect_local(port);
+    send(half, "GET /hea", 8, MSG_NOSIGNAL);
+    usleep(50 * 1000); /* let the server pick one of them up */
+    double t0 = now_s();
+    ks__httpserver_stop(s);
+    cr_assert_lt(now_s() - t0, 1.0, "stop took %.3fs", now_s() - t0);
+    /* The listening socket is closed: a new connection is refused. */
+    char c;
+    cr_assert_leq(recv(idle, &c, 1, 0), 0);
+    close(idle);
+    close(half);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_neq(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(fd);
+}
+
+Test(httpserver, start_errors)
+{
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1"};
+    ks_httpserver *s = start(&o), *t = (ks_httpserver *)1;
+    /* The port is taken. */
+    o.port = ks__httpserver_port(s);
+    cr_assert_eq(ks__httpserver_start(&o, &t), KS_EIO);
+    cr_assert_null(t);
+    o.port = 70000;
+    cr_assert_eq(ks__httpserver_start(&o, &t), KS_EINVAL);
+    o.port = 0;
+    ks_http_check nameless = {NULL, flag_ready, NULL};
+    o.ready_checks = &nameless;
+    o.nready_checks = 1;
+    cr_assert_eq(ks__httpserver_start(&o, &t), KS_EINVAL);
+    ks__httpserver_stop(s);
+    ks__httpserver_stop(NULL);
+    ks__httpserver_shutting_down(NULL);
+}
+
+/* Scrapes and probes from several clients while another thread updates the registry. */
+static struct {
+    int port;
+    ks_metric *counter;
+    atomic_int stop;
+    atomic_int failures;
+} load;
+
+static void *scraper(void *arg)
+{
+    const char *path = arg;
+    for (int i = 0; i < 40; i++) {
+        reply r = get(load.port, path);
+        if (r.status != 200)
+            atomic_fetch_add(&load.failures, 1);
+        free(r.body);
+    }
+    return NULL;
+}
+
+static void *updater(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&load.stop))
+        ks__metrics_inc(load.counter);
+    return NULL;
+}
+
+Test(httpserver, serves_clients_while_metrics_change)
+{
+    ks_metrics *m = ks__metrics_create();
+    ks_sched_metrics sm;
+    cr_assert_eq(ks__metrics_register_scheduler(m, &sm), 0);
+    load.counter = KS_METRICS_WITH(sm.schedule_attempts, "scheduled", "p");
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1", .metrics = m};
+    ks_httpserver *s = start(&o);
+    load.port = ks__httpserver_port(s);
+    pthread_t u, c[4];
+    static const char *paths[] = {"/metrics", "/healthz", "/readyz", "/metrics"};
+    pthread_create(&u, NULL, updater, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&c[i], NULL, scraper, (void *)paths[i]);
+    for (int i = 0; i < 4; i++)
+        pthread_join(c[i], NULL);
+    atomic_store(&load.stop, 1);
+    pthread_join(u, NULL);
+    cr_assert_eq(atomic_load(&load.failures), 0);
+    ks__httpserver_stop(s);
+    ks__metrics_destroy(m);
+}
