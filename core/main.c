@@ -3,6 +3,7 @@
  *   kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain]
  *                      [--seed N] [-v N]
  *   kubesched validate-config FILE [-v N]
+ *   kubesched --config FILE [--kubeconfig FILE] [-v N]   (live mode, apisource.h)
  *   kubesched --version
  * Errors go to stderr as one sentence naming the file and what would fix it; exit status 1 for
  * bad input, 2 for bad usage.
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apisource.h"
 #include "config.h"
 #include "framework.h"
 #include "host_api.h"
@@ -27,6 +29,8 @@ static void usage(FILE *f)
           "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
           "  kubesched validate-config FILE [-v N]\n"
           "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
+          "  kubesched --config FILE [--kubeconfig FILE] [-v N]\n"
+          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster).\n"
           "  kubesched --version\n",
           f);
 }
@@ -162,6 +166,51 @@ static int cmd_simulate(int argc, char **argv)
     return rc == 0 ? 0 : 1;
 }
 
+/* Live mode: kubesched --config FILE [--kubeconfig FILE] [-v N]. */
+static int cmd_run(int argc, char **argv)
+{
+    const char *config = NULL, *kubeconfig = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strncmp(a, "--config=", 9)) {
+            config = a + 9;
+        } else if (!strncmp(a, "--kubeconfig=", 13)) {
+            kubeconfig = a + 13;
+        } else if (!strcmp(a, "--config") && v) {
+            config = v;
+            i++;
+        } else if (!strcmp(a, "--kubeconfig") && v) {
+            kubeconfig = v;
+            i++;
+        } else if (!strcmp(a, "-v") && v) {
+            ks__log_verbosity = atoi(v);
+            i++;
+        } else if (!strncmp(a, "--v=", 4) || !strncmp(a, "-v=", 3)) {
+            ks__log_verbosity = atoi(strchr(a, '=') + 1);
+        } else {
+            fprintf(stderr, "kubesched: unknown or incomplete flag %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!config) {
+        fprintf(stderr, "kubesched: --config FILE is required to run against an API server "
+                        "(a KubeSchedulerConfiguration; see examples/)\n");
+        return 2;
+    }
+    loaded l;
+    if (load_config(config, &l) != 0)
+        return 1;
+    char err[2048] = "";
+    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig};
+    int rc = ks__apisource_run(&o, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "kubesched: %s\n", err[0] ? err : "live mode failed");
+    loaded_free(&l);
+    return rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     ks__host_init();
@@ -181,11 +230,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "--config")) {
-        fprintf(stderr, "kubesched: running against a live API server is not available in this build yet; "
-                        "use `kubesched simulate --config FILE --cluster FILE` to try a configuration offline\n");
-        return 1;
-    }
+    if (!strncmp(argv[1], "--config", 8) || !strncmp(argv[1], "--kubeconfig", 12) || !strcmp(argv[1], "-v"))
+        return cmd_run(argc - 1, argv + 1);
     fprintf(stderr, "kubesched: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return 2;

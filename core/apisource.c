@@ -1,0 +1,518 @@
+/*
+ * Live mode (see apisource.h): informers, the scheduling loop, the ticker and shutdown. The
+ * side effects are in apisource_ops.c.
+ */
+#include "apisource.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "apisource_int.h"
+#include "intern.h"
+#include "log.h"
+#include "objects.h"
+#include "queue.h"
+#include "store.h"
+
+typedef struct inf_entry {
+    void *obj;     /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
+    char *podcmp;  /* pods: the object without status and bookkeeping (isPodUpdated) */
+    unsigned gen;
+} inf_entry;
+
+static const char *const k_pod_selector = "status.phase!=Succeeded,status.phase!=Failed";
+
+/* Interruptible sleep: returns early once s->stop is set. */
+static void nap(ks_apisrc *s, int ms)
+{
+    for (int t = 0; t < ms && !atomic_load(&s->stop); t += 50) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static const char *meta_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* List items carry no kind / apiVersion; the parsers and the store want them. Also drops
+ * managedFields (upstream's informer transform). */
+static void normalize(ks_informer *in, cJSON *o)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(o, "kind"))
+        cJSON_AddStringToObject(o, "kind", in->name);
+    if (!cJSON_GetObjectItemCaseSensitive(o, "apiVersion"))
+        cJSON_AddStringToObject(o, "apiVersion", in->api_version);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    if (meta)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+}
+
+static char *pod_cmp_text(const cJSON *o)
+{
+    cJSON *c = cJSON_Duplicate(o, 1);
+    if (!c)
+        return NULL;
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(c, "metadata");
+    static const char *const drop[] = {"resourceVersion", "generation", "managedFields", "finalizers"};
+    for (size_t i = 0; meta && i < sizeof(drop) / sizeof(drop[0]); i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "status");
+    char *t = cJSON_PrintUnformatted(c);
+    cJSON_Delete(c);
+    return t;
+}
+
+static void entry_free(ks_informer *in, inf_entry *e)
+{
+    if (!e)
+        return;
+    if (in->type == INF_POD)
+        ks__pod_unref(e->obj);
+    else if (in->type == INF_NODE)
+        ks__node_unref(e->obj);
+    else
+        cJSON_Delete(e->obj);
+    free(e->podcmp);
+    free(e);
+}
+
+/* The object is gone: tell the scheduler and forget it. */
+static void forget(ks_informer *in, const char *uid)
+{
+    ks_apisrc *s = in->src;
+    inf_entry *e = ks__strmap_remove(&in->known, uid);
+    if (!e)
+        return;
+    char err[512] = "";
+    if (in->type == INF_POD) {
+        ks__scheduler_on_pod_delete(s->sched, e->obj);
+    } else if (in->type == INF_NODE) {
+        ks__scheduler_on_node_delete(s->sched, e->obj);
+    } else if (ks__store_apply(ks__scheduler_store(s->sched), e->obj, 1, err, sizeof(err)) != 0) {
+        ks__log('W', "apisource", "%s %s: delete: %s", in->name, uid, err);
+    }
+    entry_free(in, e);
+}
+
+static int pod_handled(ks_apisrc *s, const ks_pod *p)
+{
+    return ks__scheduler_profile_index(s->sched, p->scheduler_name) >= 0;
+}
+
+/* ADDED / MODIFIED / listed. Takes obj. */
+static void upsert(ks_informer *in, cJSON *obj)
+{
+    ks_apisrc *s = in->src;
+    char err[512] = "";
+    normalize(in, obj);
+    const char *uid = meta_str(obj, "uid"), *name = meta_str(obj, "name");
+    const char *ns = meta_str(obj, "namespace");
+    if (!uid || !name) {
+        ks__log('W', "apisource", "%s without metadata.uid / metadata.name: skipped", in->name);
+        cJSON_Delete(obj);
+        return;
+    }
+    inf_entry *old = ks__strmap_get(&in->known, uid);
+    inf_entry *e = calloc(1, sizeof(*e));
+    if (!e) {
+        cJSON_Delete(obj);
+        return;
+    }
+    e->gen = in->gen;
+    if (in->type == INF_NODE) {
+        ks_node *node;
+        if (ks__node_from_json(obj, &node, err, sizeof(err)) != 0) {
+            ks__log('W', "apisource", "Node %s: %s: skipped", name, err);
+            free(e);
+            cJSON_Delete(obj);
+            return;
+        }
+        ks__scheduler_on_node_add(s->sched, node); /* adds or replaces by name */
+        e->obj = node;
+    } else if (in->type == INF_POD) {
+        ks_pod *pod;
+        if (ks__pod_from_json(obj, &pod, err, sizeof(err)) != 0) {
+            ks__log('W', "apisource", "Pod %s/%s: %s: skipped", ns ? ns : "", name, err);
+            free(e);
+            cJSON_Delete(obj);
+            return;
+        }
+        e->obj = pod;
+        ks_pod *prev = old ? old->obj : NULL;
+        int assigned = pod->node_name != KS_SYM_EMPTY;
+        if (prev && prev->node_name == KS_SYM_EMPTY && !assigned) {
+            /* Still pending: only a change beyond status and bookkeeping reaches the queue. */
+            e->podcmp = pod_cmp_text(obj);
+            int changed = !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
+            if (changed && pod_handled(s, pod))
+                ks__queue_update(ks__scheduler_queue(s->sched), pod);
+        } else {
+            if (prev) /* first cut: an update is a delete + add */
+                ks__scheduler_on_pod_delete(s->sched, prev);
+            if (!assigned)
+                e->podcmp = pod_cmp_text(obj);
+            int rc = ks__scheduler_on_pod_add(s->sched, pod);
+            if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
+                ks__log('I', "apisource", "pod %s: add: %s", pod->key, ks_strerror(rc));
+        }
+    } else {
+        if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
+            ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "", ns ? "/" : "", name, err);
+            free(e);
+            cJSON_Delete(obj);
+            return;
+        }
+        e->obj = obj;
+        obj = NULL;
+    }
+    cJSON_Delete(obj);
+    void *replaced = NULL;
+    if (ks__strmap_put(&in->known, uid, e, &replaced) != 0) {
+        entry_free(in, e);
+        return;
+    }
+    entry_free(in, replaced);
+}
+
+static int on_list_item(cJSON *item, void *ud)
+{
+    ks_informer *in = ud;
+    upsert(in, item);
+    return atomic_load(&in->src->stop) ? KS_API_STOPPED : 0;
+}
+
+static int on_event(const char *type, cJSON *obj, void *ud)
+{
+    ks_informer *in = ud;
+    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+        upsert(in, obj);
+    } else if (!strcmp(type, "DELETED")) {
+        const char *uid = meta_str(obj, "uid");
+        if (uid)
+            forget(in, uid);
+        cJSON_Delete(obj);
+    } else {
+        cJSON_Delete(obj); /* BOOKMARK: the client keeps its resourceVersion */
+    }
+    return 0;
+}
+
+/* After a relist: what the new list lacks was deleted meanwhile. */
+static void reconcile(ks_informer *in)
+{
+    size_t n = 0, cap = 0, it = 0;
+    char **gone = NULL;
+    const char *k;
+    void *v;
+    while (ks__strmap_next(&in->known, &it, &k, &v)) {
+        if (((inf_entry *)v)->gen == in->gen)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **g = realloc(gone, cap * sizeof(*g));
+            if (!g)
+                break;
+            gone = g;
+        }
+        gone[n++] = strdup(k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (gone[i])
+            forget(in, gone[i]);
+        free(gone[i]);
+    }
+    free(gone);
+    if (n)
+        ks__log('I', "apisource", "%s informer: %zu object(s) deleted while not watching", in->name, n);
+}
+
+static void *informer_main(void *arg)
+{
+    ks_informer *in = arg;
+    ks_apisrc *s = in->src;
+    char *rv = NULL;
+    int need_list = 1, backoff_ms = 1000;
+    while (!atomic_load(&s->stop)) {
+        int rc;
+        if (need_list) {
+            char *lrv = NULL;
+            ks_api_list_opts lo = {.field_selector = in->field_selector};
+            in->gen++;
+            rc = ks__api_list(in->api, in->path, &lo, on_list_item, in, &lrv);
+            if (rc == KS_API_STOPPED || atomic_load(&s->stop)) {
+                free(lrv);
+                break;
+            }
+            if (rc != 0) {
+                free(lrv);
+                ks__log('W', "apisource", "%s informer: list %s failed (retrying in %d ms): %s", in->name,
+                        in->path, backoff_ms, ks__api_error(in->api));
+                nap(s, backoff_ms);
+                backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+                continue;
+            }
+            reconcile(in);
+            free(rv);
+            rv = lrv;
+            need_list = 0;
+            backoff_ms = 1000;
+            if (!atomic_load(&in->synced)) {
+                if (ks__log_enabled(2))
+                    ks__log('I', "apisource", "%s informer synced (%zu objects, resourceVersion %s)", in->name,
+                            in->known.len, rv ? rv : "");
+                pthread_mutex_lock(&s->mu);
+                atomic_store(&in->synced, 1);
+                pthread_cond_broadcast(&s->cv);
+                pthread_mutex_unlock(&s->mu);
+            }
+        }
+        char *nrv = NULL;
+        ks_api_watch_opts wo = {.resource_version = rv, .field_selector = in->field_selector};
+        rc = ks__api_watch(in->api, in->path, &wo, on_event, in, &nrv);
+        if (nrv && nrv[0]) {
+            free(rv);
+            rv = nrv;
+        } else {
+            free(nrv);
+        }
+        if (rc == KS_API_STOPPED || atomic_load(&s->stop))
+            break;
+        if (rc == 0) { /* the server's watch timeout: resume */
+            backoff_ms = 1000;
+            continue;
+        }
+        if (rc == KS_API_GONE) {
+            ks__log('I', "apisource", "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
+                    rv ? rv : "");
+            need_list = 1;
+            continue;
+        }
+        ks__log('W', "apisource", "%s informer: watch %s failed (reconnecting in %d ms): %s", in->name, in->path,
+                backoff_ms, ks__api_error(in->api));
+        nap(s, backoff_ms);
+        backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+        if (!rv || !rv[0])
+            need_list = 1;
+    }
+    free(rv);
+    return NULL;
+}
+
+/* ---- ticker, signals ----------------------------------------------------------------------- */
+
+static void *ticker_main(void *arg)
+{
+    ks_apisrc *s = arg;
+    int ticks = 0;
+    while (!atomic_load(&s->stop)) {
+        nap(s, 1000);
+        if (atomic_load(&s->stop))
+            break;
+        ks_queue *q = ks__scheduler_queue(s->sched);
+        ks__queue_flush_backoff(q);
+        if (++ticks % 30 == 0)
+            ks__queue_flush_unschedulable(q);
+    }
+    return NULL;
+}
+
+static void request_stop(ks_apisrc *s)
+{
+    if (atomic_exchange(&s->stop, 1))
+        return;
+    if (s->sched)
+        ks__queue_close(ks__scheduler_queue(s->sched)); /* no new pods; pop returns NULL */
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *signal_main(void *arg)
+{
+    ks_apisrc *s = arg;
+    sigset_t set;
+    int sig = 0;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1); /* internal: the run ended without a signal */
+    while (sigwait(&set, &sig) == 0) {
+        if (sig == SIGUSR1)
+            break;
+        ks__log('I', "apisource", "received %s: no new scheduling attempts; waiting for bindings in flight",
+                sig == SIGINT ? "SIGINT" : "SIGTERM");
+        request_stop(s);
+        break;
+    }
+    return NULL;
+}
+
+/* ---- run ----------------------------------------------------------------------------------- */
+
+typedef struct inf_def {
+    const char *kind, *api_version, *path, *field_selector;
+    int type;
+} inf_def;
+
+static const inf_def k_informers[] = {
+    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE},
+    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD},
+    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE},
+    {"Service", "v1", "/api/v1/services", NULL, INF_STORE},
+    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE},
+    {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL, INF_STORE},
+    {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL, INF_STORE},
+    {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE},
+};
+
+int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
+{
+    ks_apisrc *s = calloc(1, sizeof(*s));
+    int rc = 0;
+    pthread_t sig_thread, tick_thread;
+    int sig_started = 0, tick_started = 0;
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return KS_ENOMEM;
+    }
+    s->o = o;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (gethostname(s->hostname, sizeof(s->hostname) - 1) != 0 || !s->hostname[0])
+        snprintf(s->hostname, sizeof(s->hostname), "localhost");
+
+    /* Every thread started from here on inherits the blocked signals; the signal thread takes them. */
+    sigset_t set, oldset;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, &oldset);
+
+    const char *note = NULL;
+    ks_kubeconfig_sources src = {
+        .have_config_file = o->have_config_file,
+        .config_kubeconfig = o->cfg->client_connection.kubeconfig,
+        .flag_kubeconfig = o->flag_kubeconfig,
+    };
+    ks__kubeconfig_pick(&src, &note);
+    if (note)
+        ks__log('W', "apisource", "%s", note);
+    if ((rc = ks__kubeconfig_resolve(&src, &s->kc, err, errlen)) != 0)
+        goto out;
+    double qps = o->cfg->client_connection.qps;
+    int burst = o->cfg->client_connection.burst;
+    if (qps > 0 && (rc = ks__ratelimit_create(qps, burst > 0 ? burst : 1, NULL, NULL, &s->rl)) != 0) {
+        snprintf(err, errlen, "clientConnection: cannot create the rate limiter (qps %g, burst %d)", qps, burst);
+        goto out;
+    }
+    s->aopts.qps = qps > 0 ? qps : -1;
+    s->aopts.burst = burst;
+    s->aopts.limiter = s->rl;
+    ks__log('I', "apisource", "connecting to %s (%s), qps %g, burst %d", s->kc->server, s->kc->origin, qps, burst);
+
+    ks_scheduler_opts so = {
+        .cfg = o->cfg,
+        .plans = o->plans,
+        .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
+        .source = ks__apisrc_ops(s),
+    };
+    if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
+        goto out;
+
+    if (pthread_create(&sig_thread, NULL, signal_main, s) == 0)
+        sig_started = 1;
+
+    for (size_t i = 0; i < sizeof(k_informers) / sizeof(k_informers[0]); i++) {
+        ks_informer *in = &s->inf[s->ninf];
+        const inf_def *d = &k_informers[i];
+        in->src = s;
+        in->name = d->kind;
+        in->api_version = d->api_version;
+        in->path = d->path;
+        in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
+        in->type = d->type;
+        ks__strmap_init(&in->known);
+        s->ninf++;
+        ks_api_opts ao = s->aopts;
+        if ((rc = ks__api_create(s->kc, &ao, &in->api, err, errlen)) != 0)
+            goto stop;
+        if (pthread_create(&in->thread, NULL, informer_main, in) != 0) {
+            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name, strerror(errno));
+            rc = KS_ENOMEM;
+            goto stop;
+        }
+        in->started = 1;
+    }
+
+    /* Scheduling starts once every informer has its initial list. */
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        size_t synced = 0;
+        for (size_t i = 0; i < s->ninf; i++)
+            synced += atomic_load(&s->inf[i].synced) != 0;
+        if (synced == s->ninf || atomic_load(&s->stop))
+            break;
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!atomic_load(&s->stop)) {
+        ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
+                o->cfg->nprofiles);
+        if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
+            tick_started = 1;
+        while (!atomic_load(&s->stop) && ks__scheduler_schedule_one(s->sched, 1))
+            ;
+    }
+
+stop:
+    request_stop(s);
+    if (s->sched)
+        ks__scheduler_wait_bindings(s->sched);
+    for (size_t i = 0; i < s->ninf; i++)
+        if (s->inf[i].api)
+            ks__api_stop(s->inf[i].api);
+    for (size_t i = 0; i < s->ninf; i++)
+        if (s->inf[i].started)
+            pthread_join(s->inf[i].thread, NULL);
+    if (tick_started)
+        pthread_join(tick_thread, NULL);
+    if (sig_started) {
+        pthread_kill(sig_thread, SIGUSR1);
+        pthread_join(sig_thread, NULL);
+    }
+    ks__scheduler_free(s->sched); /* stops the binding pool */
+    for (size_t i = 0; i < s->ninf; i++) {
+        ks_informer *in = &s->inf[i];
+        size_t it = 0;
+        const char *k;
+        void *v;
+        while (ks__strmap_next(&in->known, &it, &k, &v))
+            entry_free(in, v);
+        ks__strmap_destroy(&in->known);
+        ks__api_destroy(in->api);
+    }
+    if (rc == 0)
+        ks__log('I', "apisource", "stopped");
+out:
+    for (size_t i = 0; i < s->napis; i++)
+        ks__api_destroy(s->apis[i]);
+    free(s->apis);
+    ks__ratelimit_destroy(s->rl);
+    ks__kubeconfig_free(s->kc);
+    pthread_sigmask(SIG_SETMASK, &oldset, NULL);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return rc;
+}

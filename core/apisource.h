@@ -1,0 +1,50 @@
+/*
+ * Live mode: `kubesched --config FILE [--kubeconfig FILE]`, the API-server cluster source.
+ *
+ * Connection: the kubeconfig kube-scheduler would use (clientConnection.kubeconfig, else the
+ * --kubeconfig flag, else in-cluster; ks__kubeconfig_resolve), with clientConnection.qps/burst
+ * as one token bucket shared by every API client of the process.
+ *
+ * Informers: one thread and one ks_api per resource (Nodes; Pods with fieldSelector
+ * status.phase!=Succeeded,status.phase!=Failed; Namespaces, Services, ReplicationControllers,
+ * ReplicaSets, StatefulSets, PodDisruptionBudgets for the store). Each lists (paginated), then
+ * watches from the list's resourceVersion with bookmarks; 410 Gone relists and reconciles (what
+ * the new list lacks is deleted); other errors reconnect with a backoff (1 s doubling to 30 s).
+ * Objects are decoded on the informer thread. Scheduling starts once every initial list is in.
+ *
+ * Updates (first cut): a Node update replaces it (on_node_add); an assigned Pod update is a
+ * delete + add; a Pod that became assigned leaves the queue and enters the cache; an update of a
+ * still unassigned Pod goes to ks__queue_update only when more than its status / resourceVersion
+ * / managedFields / generation / finalizers changed (upstream isPodUpdated), so the scheduler's
+ * own status patches do not requeue the pod.
+ *
+ * Side effects (ks_source_ops), on the calling thread with a thread-local ks_api: bind = POST
+ * pods/binding; Scheduled / FailedScheduling / Preempted events (events.k8s.io/v1,
+ * reportingController "kubesched", reportingInstance "kubesched-<profile>-<hostname>");
+ * PodScheduled=False status patch (strategic merge) on failure; DELETE of preemption victims.
+ * Failed requests are logged with the request and the server's answer, never fatal.
+ *
+ * Threads: ks__apisource_run blocks SIGINT/SIGTERM in every thread it starts and takes them on a
+ * signal thread; the scheduling loop runs on the calling thread, a ticker thread flushes backoffQ
+ * every second and unschedulablePods every 30 s. A signal closes the queue (no new pods), waits
+ * for in-flight bindings, stops the informers and returns 0.
+ */
+#ifndef KS_CORE_APISOURCE_H
+#define KS_CORE_APISOURCE_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+typedef struct ks_apisource_opts {
+    const ks_config *cfg;
+    ks_profile_plan *plans;     /* cfg->nprofiles entries, borrowed */
+    int have_config_file;       /* --config was given */
+    const char *flag_kubeconfig; /* --kubeconfig, or NULL */
+} ks_apisource_opts;
+
+/* Runs until SIGINT/SIGTERM: 0, or a negative code with a message in err (no kubeconfig, bad
+ * credentials, scheduler creation failed). */
+int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,55 @@
+/* Private to apisource.c / apisource_ops.c: the live source's state. */
+#ifndef KS_CORE_APISOURCE_INT_H
+#define KS_CORE_APISOURCE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "apiclient.h"
+#include "apisource.h"
+#include "scheduler.h"
+#include "strmap.h"
+
+enum { INF_NODE, INF_POD, INF_STORE };
+
+typedef struct ks_apisrc ks_apisrc;
+
+typedef struct ks_informer {
+    ks_apisrc *src;
+    const char *name;  /* "Pod", "Node", "Service", ... (the kind) */
+    const char *api_version;
+    const char *path;  /* "/api/v1/pods" */
+    const char *field_selector;
+    int type;          /* INF_* */
+    ks_api *api;
+    pthread_t thread;
+    int started;
+    ks_strmap known;   /* uid -> struct inf_entry *; this informer's thread only */
+    unsigned gen;      /* list generation, for reconciling after a relist */
+    atomic_int synced;
+} ks_informer;
+
+#define KS_APISRC_MAX_INFORMERS 8
+
+struct ks_apisrc {
+    const ks_apisource_opts *o;
+    ks_kubeconfig *kc;
+    ks_ratelimit *rl;
+    ks_api_opts aopts;
+    ks_scheduler *sched;
+    ks_informer inf[KS_APISRC_MAX_INFORMERS];
+    size_t ninf;
+    atomic_int stop;
+    pthread_mutex_t mu; /* apis, the sync wait */
+    pthread_cond_t cv;
+    ks_api **apis;      /* side-effect clients made lazily, one per thread */
+    size_t napis, capis;
+    char hostname[128];
+};
+
+/* The calling thread's client for side effects (created on first use); NULL if that failed. */
+ks_api *ks__apisrc_thread_api(ks_apisrc *s);
+/* The ks_source_ops of the live source (ctx = s). */
+ks_source_ops ks__apisrc_ops(ks_apisrc *s);
+
+#endif

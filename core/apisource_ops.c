@@ -1,0 +1,266 @@
+/*
+ * The live source's side effects (see apisource.h): bind, events, status patch, eviction. Each
+ * runs on the thread the scheduler calls it on, with that thread's own ks_api.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "apisource_int.h"
+#include "intern.h"
+#include "log.h"
+#include "objects.h"
+
+static __thread ks_api *tl_api;
+
+ks_api *ks__apisrc_thread_api(ks_apisrc *s)
+{
+    if (tl_api)
+        return tl_api;
+    char err[512] = "";
+    ks_api *api;
+    if (ks__api_create(s->kc, &s->aopts, &api, err, sizeof(err)) != 0) {
+        ks__log('E', "apisource", "cannot create an API client: %s", err);
+        return NULL;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (s->napis == s->capis) {
+        size_t cap = s->capis ? s->capis * 2 : 32;
+        ks_api **a = realloc(s->apis, cap * sizeof(*a));
+        if (!a) {
+            pthread_mutex_unlock(&s->mu);
+            ks__api_destroy(api);
+            return NULL;
+        }
+        s->apis = a;
+        s->capis = cap;
+    }
+    s->apis[s->napis++] = api;
+    pthread_mutex_unlock(&s->mu);
+    tl_api = api;
+    return api;
+}
+
+/* One request; logs a failure with the request and the server's answer. 0 or the api code. */
+static int request(ks_apisrc *s, const char *method, const char *path, const char *body,
+                   const char *ctype, const char *what)
+{
+    ks_api *api = ks__apisrc_thread_api(s);
+    if (!api)
+        return KS_ENOMEM;
+    ks_api_response resp = {0};
+    int rc = ks__api_request(api, method, path, body, ctype, &resp);
+    if (rc != 0 && rc != KS_API_STOPPED)
+        ks__log('E', "apisource", "%s failed: %s %s: %s", what, method, path, ks__api_error(api));
+    ks__api_response_free(&resp);
+    return rc;
+}
+
+/* RFC 3339 with microseconds (metav1.MicroTime) or seconds (metav1.Time). */
+static void fmt_time(char *out, size_t len, int micro)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (micro)
+        snprintf(out + n, len - n, ".%06ldZ", ts.tv_nsec / 1000);
+    else
+        snprintf(out + n, len - n, "Z");
+}
+
+static void add_ref(cJSON *o, const char *field, const ks_pod *pod)
+{
+    cJSON *r = cJSON_AddObjectToObject(o, field);
+    cJSON_AddStringToObject(r, "kind", "Pod");
+    cJSON_AddStringToObject(r, "namespace", ks__sym_str(pod->ns));
+    cJSON_AddStringToObject(r, "name", ks__sym_str(pod->name));
+    cJSON_AddStringToObject(r, "uid", pod->uid ? pod->uid : "");
+    cJSON_AddStringToObject(r, "apiVersion", "v1");
+    if (pod->resource_version && pod->resource_version[0])
+        cJSON_AddStringToObject(r, "resourceVersion", pod->resource_version);
+}
+
+/* An events.k8s.io/v1 Event about pod (related may be NULL). */
+static void post_event(ks_apisrc *s, const ks_pod *pod, const ks_pod *related, const char *type,
+                       const char *reason, const char *action, const char *note,
+                       const char *profile)
+{
+    char name[400], now[64], inst[256], path[512], nbuf[1025];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(name, sizeof(name), "%s.%llx", ks__sym_str(pod->name),
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    fmt_time(now, sizeof(now), 1);
+    snprintf(inst, sizeof(inst), "kubesched-%s-%s", profile ? profile : "", s->hostname);
+    snprintf(nbuf, sizeof(nbuf), "%s", note ? note : ""); /* the API's 1 kB limit on note */
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "apiVersion", "events.k8s.io/v1");
+    cJSON_AddStringToObject(ev, "kind", "Event");
+    cJSON *meta = cJSON_AddObjectToObject(ev, "metadata");
+    cJSON_AddStringToObject(meta, "name", name);
+    cJSON_AddStringToObject(meta, "namespace", ks__sym_str(pod->ns));
+    cJSON_AddStringToObject(ev, "eventTime", now);
+    cJSON_AddStringToObject(ev, "reportingController", "kubesched");
+    cJSON_AddStringToObject(ev, "reportingInstance", inst);
+    cJSON_AddStringToObject(ev, "action", action);
+    cJSON_AddStringToObject(ev, "reason", reason);
+    add_ref(ev, "regarding", pod);
+    if (related)
+        add_ref(ev, "related", related);
+    cJSON_AddStringToObject(ev, "note", nbuf);
+    cJSON_AddStringToObject(ev, "type", type);
+    char *body = cJSON_PrintUnformatted(ev);
+    cJSON_Delete(ev);
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ks__sym_str(pod->ns));
+    if (body) {
+        char what[600];
+        snprintf(what, sizeof(what), "%s event for pod %s", reason, pod->key);
+        request(s, "POST", path, body, "application/json", what);
+    }
+    free(body);
+}
+
+static ks_code api_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
+{
+    ks_apisrc *s = ctx;
+    char path[600], msg[1200];
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "apiVersion", "v1");
+    cJSON_AddStringToObject(b, "kind", "Binding");
+    cJSON *meta = cJSON_AddObjectToObject(b, "metadata");
+    cJSON_AddStringToObject(meta, "name", ks__sym_str(pod->name));
+    cJSON_AddStringToObject(meta, "namespace", ks__sym_str(pod->ns));
+    cJSON_AddStringToObject(meta, "uid", pod->uid ? pod->uid : "");
+    cJSON *t = cJSON_AddObjectToObject(b, "target");
+    cJSON_AddStringToObject(t, "kind", "Node");
+    cJSON_AddStringToObject(t, "name", ks__sym_str(node));
+    char *body = cJSON_PrintUnformatted(b);
+    cJSON_Delete(b);
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ks__sym_str(pod->ns),
+             ks__sym_str(pod->name));
+    ks_api *api = ks__apisrc_thread_api(s);
+    if (!body || !api) {
+        free(body);
+        ks__status_add(st, "binding: out of memory");
+        return KS_ERROR;
+    }
+    ks_api_response resp = {0};
+    int rc = ks__api_request(api, "POST", path, body, "application/json", &resp);
+    free(body);
+    if (rc != 0) {
+        snprintf(msg, sizeof(msg), "binding rejected: %s", ks__api_error(api));
+        ks__log('E', "apisource", "bind %s to %s: POST %s: %s", pod->key, ks__sym_str(node), path,
+                ks__api_error(api));
+        ks__status_add(st, msg);
+        ks__api_response_free(&resp);
+        return KS_ERROR;
+    }
+    ks__api_response_free(&resp);
+    if (ks__log_enabled(2))
+        ks__log('I', "apisource", "bound %s to %s", pod->key, ks__sym_str(node));
+    return KS_SUCCESS;
+}
+
+static void api_scheduled(void *ctx, const ks_pod *pod, ks_sym node, const char *profile)
+{
+    char note[1024];
+    snprintf(note, sizeof(note), "Successfully assigned %s to %s", pod->key, ks__sym_str(node));
+    post_event(ctx, pod, NULL, "Normal", "Scheduled", "Binding", note, profile);
+}
+
+/* The pod's current PodScheduled condition (in its JSON), or NULL. */
+static const cJSON *pod_scheduled_condition(const cJSON *pod)
+{
+    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, conds)
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "type");
+        if (cJSON_IsString(t) && !strcmp(t->valuestring, "PodScheduled"))
+            return c;
+    }
+    return NULL;
+}
+
+static int str_field_is(const cJSON *o, const char *k, const char *v)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(f) ? !strcmp(f->valuestring, v ? v : "") : (!v || !v[0]);
+}
+
+static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const char *message,
+                       ks_sym nominated, const char *profile)
+{
+    ks_apisrc *s = ctx;
+    post_event(s, pod, NULL, "Warning", "FailedScheduling", "Scheduling", message, profile);
+
+    /* Upstream updatePod: PodScheduled=False with reason and message (lastTransitionTime kept
+     * when the status does not change), nominatedNodeName; nothing to send when unchanged. */
+    cJSON *cur = pod->json ? cJSON_Parse(pod->json) : NULL;
+    const cJSON *old = pod_scheduled_condition(cur);
+    const char *nom = nominated != KS_SYM_ABSENT ? ks__sym_str(nominated) : NULL;
+    const char *cur_nom = "";
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cur, "status"),
+                                                       "nominatedNodeName");
+    if (cJSON_IsString(cn))
+        cur_nom = cn->valuestring;
+    int same_status = old && str_field_is(old, "status", "False");
+    if (same_status && str_field_is(old, "reason", reason) && str_field_is(old, "message", message) &&
+        (!nom || !strcmp(nom, cur_nom))) {
+        cJSON_Delete(cur);
+        return;
+    }
+    char now[64];
+    fmt_time(now, sizeof(now), 0);
+    const cJSON *ltt = same_status ? cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime") : NULL;
+    cJSON *p = cJSON_CreateObject(), *stj = cJSON_AddObjectToObject(p, "status");
+    cJSON *conds = cJSON_AddArrayToObject(stj, "conditions"), *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(conds, c);
+    cJSON_AddStringToObject(c, "type", "PodScheduled");
+    cJSON_AddStringToObject(c, "status", "False");
+    cJSON_AddStringToObject(c, "reason", reason);
+    cJSON_AddStringToObject(c, "message", message ? message : "");
+    cJSON_AddNullToObject(c, "lastProbeTime");
+    cJSON_AddStringToObject(c, "lastTransitionTime", cJSON_IsString(ltt) ? ltt->valuestring : now);
+    if (nom)
+        cJSON_AddStringToObject(stj, "nominatedNodeName", nom);
+    char *body = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    cJSON_Delete(cur);
+    if (!body)
+        return;
+    char path[600], what[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
+             ks__sym_str(pod->name));
+    snprintf(what, sizeof(what), "status patch of pod %s (PodScheduled=False, %s)", pod->key, reason);
+    request(s, "PATCH", path, body, "application/strategic-merge-patch+json", what);
+    free(body);
+}
+
+static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    ks_apisrc *s = ctx;
+    char path[600], what[600], note[1024];
+    snprintf(note, sizeof(note), "Preempted by pod %s on node %s", preemptor->uid ? preemptor->uid : "",
+             ks__sym_str(node));
+    post_event(s, victim, preemptor, "Normal", "Preempted", "Preempting", note,
+               ks__sym_str(preemptor->scheduler_name));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ks__sym_str(victim->ns),
+             ks__sym_str(victim->name));
+    snprintf(what, sizeof(what), "deleting preemption victim %s (for %s)", victim->key, preemptor->key);
+    int rc = request(s, "DELETE", path, NULL, NULL, what);
+    if (rc == 0)
+        ks__log('I', "apisource", "preempted %s on %s for %s", victim->key, ks__sym_str(node), preemptor->key);
+}
+
+ks_source_ops ks__apisrc_ops(ks_apisrc *s)
+{
+    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict};
+    return ops;
+}
