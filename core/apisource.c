@@ -175,12 +175,14 @@ static void upsert(ks_informer *in, cJSON *obj)
         e->obj = obj;
         obj = NULL;
     }
-    cJSON_Delete(obj);
+    /* uid points into obj (or into e->obj, which the entry keeps): insert before obj goes. */
     void *replaced = NULL;
     if (ks__strmap_put(&in->known, uid, e, &replaced) != 0) {
         entry_free(in, e);
+        cJSON_Delete(obj);
         return;
     }
+    cJSON_Delete(obj);
     entry_free(in, replaced);
 }
 
