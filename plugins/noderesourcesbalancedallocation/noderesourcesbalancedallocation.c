@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kubesched/plugin.h"
+#include "../common/resources.h"
 
 #define PATH_MAX_LEN 96
 
@@ -45,20 +46,6 @@ typedef struct prescore_state {
 
 static char prescore_key;
 
-/* Upstream v1helper.IsExtendedResourceName. */
-static int is_extended(const char *name)
-{
-    return strchr(name, '/') != NULL && strstr(name, "kubernetes.io/") == NULL &&
-           strncmp(name, "requests.", 9) != 0;
-}
-
-/* Upstream schedutil.IsScalarResourceName: extended, hugepages-*, kubernetes.io/ prefixed native
- * or attachable-volumes-*. */
-static int is_scalar_name(const char *name)
-{
-    return is_extended(name) || strncmp(name, "hugepages-", 10) == 0 ||
-           strstr(name, "kubernetes.io/") != NULL || strncmp(name, "attachable-volumes-", 19) == 0;
-}
 
 static res_kind kind_of(const char *name)
 {
@@ -70,7 +57,7 @@ static res_kind kind_of(const char *name)
         return RES_EPHEMERAL;
     if (strcmp(name, "pods") == 0)
         return RES_PODS;
-    return is_scalar_name(name) ? RES_SCALAR : RES_OTHER;
+    return ks_h_is_scalar_resource(name) ? RES_SCALAR : RES_OTHER;
 }
 
 static void balanced_destroy(void *self)

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "kubesched/plugin.h"
+#include "../common/resources.h"
 
 #define MAX_CUSTOM_PRIORITY_SCORE 10 /* RTCR shape scores are 0..10, scaled by 100/10 */
 #define MAX_UTILIZATION 100
@@ -212,22 +213,6 @@ static int get_int(const ks_args *args, const char *path, int64_t dflt, int64_t 
     return 0;
 }
 
-/* Upstream v1helper.IsExtendedResourceName: has a '/', is not a kubernetes.io/ native resource and
- * not a quota "requests." name. Only extended resources can be ignored by args. */
-static int is_extended(const char *name)
-{
-    return strchr(name, '/') != NULL && strstr(name, "kubernetes.io/") == NULL &&
-           strncmp(name, "requests.", 9) != 0;
-}
-
-/* Upstream schedutil.IsScalarResourceName: extended, hugepages-*, kubernetes.io/ prefixed native or
- * attachable-volumes-*. Only these enter framework.Resource's scalar map; a pod request for any
- * other name is neither filtered nor scored. */
-static int is_scalar_name(const char *name)
-{
-    return is_extended(name) || strncmp(name, "hugepages-", 10) == 0 ||
-           strstr(name, "kubernetes.io/") != NULL || strncmp(name, "attachable-volumes-", 19) == 0;
-}
 
 static res_kind kind_of(const char *name)
 {
@@ -237,7 +222,7 @@ static res_kind kind_of(const char *name)
         return RES_MEMORY;
     if (strcmp(name, "ephemeral-storage") == 0)
         return RES_EPHEMERAL;
-    return is_scalar_name(name) ? RES_SCALAR : RES_OTHER;
+    return ks_h_is_scalar_resource(name) ? RES_SCALAR : RES_OTHER;
 }
 
 static int parse_ignored(fit *f, const ks_args *args, ks_error *err)
@@ -429,9 +414,9 @@ static void fit_destroy(void *self)
 static int not_checked(const fit *f, ks_sym sym)
 {
     const char *name = ks_sym_str(sym);
-    if (!name || !is_scalar_name(name))
+    if (!name || !ks_h_is_scalar_resource(name))
         return 1;
-    if ((f->nignored == 0 && f->ngroups == 0) || !is_extended(name))
+    if ((f->nignored == 0 && f->ngroups == 0) || !ks_h_is_extended_resource(name))
         return 0;
     for (size_t i = 0; i < f->nignored; i++)
         if (f->ignored[i] == sym)
