@@ -10,8 +10,9 @@
  * Stability rules (the reason this file looks the way it does):
  *   - ks_module, ks_plugin_desc and ks_host_api only ever grow at their end; each appended field
  *     is marked with the ABI minor version that added it. A slot that is NULL is "not implemented"
- *     (in a descriptor) or "not offered by this host" (in the host table; test with
- *     KS_HOST_HAS(fn) before calling a function newer than KS_ABI_MINOR 0).
+ *     (in a descriptor) or "not offered by this host" (in the host table: a plugin that may run
+ *     on an older kubesched tests KS_HOST_HAS(fn) before calling a slot of a newer block; the
+ *     table's "--- ABI 1.x ---" markers say which minor added each slot).
  *   - The public data structs (ks_resources, ks_taint, ...) are frozen for a major version.
  *   - Error and status codes are never renumbered.
  *
