@@ -473,6 +473,8 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
                 o->cfg->nprofiles);
         if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
             tick_started = 1;
+        if (ks__apisrc_effects_start(s) != 0)
+            ks__log('W', "apisource", "no effects thread: status patches and events will be sent from the scheduling thread");
         while (!atomic_load(&s->stop) && ks__scheduler_schedule_one(s->sched, 1))
             ;
     }
@@ -481,6 +483,7 @@ stop:
     request_stop(s);
     if (s->sched)
         ks__scheduler_wait_bindings(s->sched);
+    ks__apisrc_effects_stop(s); /* after the bindings: a binding failure queues effects too */
     for (size_t i = 0; i < s->ninf; i++)
         if (s->inf[i].api)
             ks__api_stop(s->inf[i].api);

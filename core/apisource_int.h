@@ -45,11 +45,23 @@ struct ks_apisrc {
     ks_api **apis;      /* side-effect clients made lazily, one per thread */
     size_t napis, capis;
     char hostname[128];
+    /* The effects thread: status patches, events and evictions asked for by the scheduling
+     * thread, which never waits on the network (tasks guarded by emu). */
+    pthread_mutex_t emu;
+    pthread_cond_t ecv;
+    struct ks_effect *ehead, *etail;
+    int equit;
+    int estarted;
+    pthread_t ethread;
 };
 
 /* The calling thread's client for side effects (created on first use); NULL if that failed. */
 ks_api *ks__apisrc_thread_api(ks_apisrc *s);
 /* The ks_source_ops of the live source (ctx = s). */
 ks_source_ops ks__apisrc_ops(ks_apisrc *s);
+/* Starts / drains and stops the effects thread (start before scheduling, stop after the
+ * bindings are done). */
+int ks__apisrc_effects_start(ks_apisrc *s);
+void ks__apisrc_effects_stop(ks_apisrc *s);
 
 #endif

@@ -1,6 +1,9 @@
 /*
- * The live source's side effects (see apisource.h): bind, events, status patch, eviction. Each
- * runs on the thread the scheduler calls it on, with that thread's own ks_api.
+ * The live source's side effects (see apisource.h): bind, events, status patch, eviction.
+ * Binding and the Scheduled event run on the binding thread that asks for them (it may block).
+ * What the scheduling thread asks for (a failure's status patch and event, an eviction) is queued
+ * to the effects thread, so the scheduling thread never waits on the network. Each thread uses
+ * its own ks_api.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,10 +197,9 @@ static int str_field_is(const cJSON *o, const char *k, const char *v)
     return cJSON_IsString(f) ? !strcmp(f->valuestring, v ? v : "") : (!v || !v[0]);
 }
 
-static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const char *message,
-                       ks_sym nominated, const char *profile)
+static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const char *message,
+                      ks_sym nominated, const char *profile)
 {
-    ks_apisrc *s = ctx;
     post_event(s, pod, NULL, "Warning", "FailedScheduling", "Scheduling", message, profile);
 
     /* Upstream updatePod: PodScheduled=False with reason and message (lastTransitionTime kept
@@ -243,9 +245,8 @@ static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const c
     free(body);
 }
 
-static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
 {
-    ks_apisrc *s = ctx;
     char path[600], what[600], note[1024];
     snprintf(note, sizeof(note), "Preempted by pod %s on node %s", preemptor->uid ? preemptor->uid : "",
              ks__sym_str(node));
@@ -257,6 +258,137 @@ static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, 
     int rc = request(s, "DELETE", path, NULL, NULL, what);
     if (rc == 0)
         ks__log('I', "apisource", "preempted %s on %s for %s", victim->key, ks__sym_str(node), preemptor->key);
+}
+
+/* ---- the effects thread ---------------------------------------------------------------------- */
+
+typedef enum { EFFECT_FAILED, EFFECT_EVICT } effect_kind;
+
+struct ks_effect {
+    struct ks_effect *next;
+    effect_kind kind;
+    ks_pod *pod;   /* the failed pod, or the victim (one reference) */
+    ks_pod *other; /* the preemptor (one reference) */
+    ks_sym node;
+    char *reason, *message, *profile;
+};
+
+static void effect_free(struct ks_effect *e)
+{
+    ks__pod_unref(e->pod);
+    ks__pod_unref(e->other);
+    free(e->reason);
+    free(e->message);
+    free(e->profile);
+    free(e);
+}
+
+static void enqueue(ks_apisrc *s, struct ks_effect *e)
+{
+    pthread_mutex_lock(&s->emu);
+    if (s->etail)
+        s->etail->next = e;
+    else
+        s->ehead = e;
+    s->etail = e;
+    pthread_cond_signal(&s->ecv);
+    pthread_mutex_unlock(&s->emu);
+}
+
+static void *effects_main(void *arg)
+{
+    ks_apisrc *s = arg;
+    pthread_mutex_lock(&s->emu);
+    for (;;) {
+        while (!s->ehead && !s->equit)
+            pthread_cond_wait(&s->ecv, &s->emu);
+        struct ks_effect *e = s->ehead;
+        if (!e)
+            break; /* quit, and drained */
+        s->ehead = e->next;
+        if (!s->ehead)
+            s->etail = NULL;
+        pthread_mutex_unlock(&s->emu);
+        if (e->kind == EFFECT_FAILED)
+            do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
+        else
+            do_evict(s, e->pod, e->other, e->node);
+        effect_free(e);
+        pthread_mutex_lock(&s->emu);
+    }
+    pthread_mutex_unlock(&s->emu);
+    return NULL;
+}
+
+int ks__apisrc_effects_start(ks_apisrc *s)
+{
+    pthread_mutex_init(&s->emu, NULL);
+    pthread_cond_init(&s->ecv, NULL);
+    if (pthread_create(&s->ethread, NULL, effects_main, s) != 0)
+        return KS_ENOMEM;
+    s->estarted = 1;
+    return 0;
+}
+
+void ks__apisrc_effects_stop(ks_apisrc *s)
+{
+    if (!s->estarted)
+        return;
+    pthread_mutex_lock(&s->emu);
+    s->equit = 1;
+    pthread_cond_signal(&s->ecv);
+    pthread_mutex_unlock(&s->emu);
+    pthread_join(s->ethread, NULL); /* drains what is queued first */
+    s->estarted = 0;
+    pthread_mutex_destroy(&s->emu);
+    pthread_cond_destroy(&s->ecv);
+}
+
+static char *dup_or_empty(const char *v) { return strdup(v ? v : ""); }
+
+/* Scheduling thread (or a binding thread after a binding failure): queued. */
+static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const char *message,
+                       ks_sym nominated, const char *profile)
+{
+    ks_apisrc *s = ctx;
+    struct ks_effect *e = calloc(1, sizeof(*e));
+    if (!e || !(e->reason = dup_or_empty(reason)) || !(e->message = dup_or_empty(message)) ||
+        !(e->profile = dup_or_empty(profile))) {
+        ks__log('E', "apisource", "out of memory reporting the failure of pod %s", pod->key);
+        if (e)
+            effect_free(e);
+        return;
+    }
+    e->kind = EFFECT_FAILED;
+    e->pod = ks__pod_ref((ks_pod *)pod);
+    e->node = nominated;
+    if (!s->estarted) { /* no effects thread (start failed): do it here */
+        do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
+        effect_free(e);
+        return;
+    }
+    enqueue(s, e);
+}
+
+/* Scheduling thread: queued. The scheduler has already dropped the victim from its view. */
+static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    ks_apisrc *s = ctx;
+    struct ks_effect *e = calloc(1, sizeof(*e));
+    if (!e) {
+        ks__log('E', "apisource", "out of memory evicting pod %s", victim->key);
+        return;
+    }
+    e->kind = EFFECT_EVICT;
+    e->pod = ks__pod_ref((ks_pod *)victim);
+    e->other = ks__pod_ref((ks_pod *)preemptor);
+    e->node = node;
+    if (!s->estarted) {
+        do_evict(s, e->pod, e->other, e->node);
+        effect_free(e);
+        return;
+    }
+    enqueue(s, e);
 }
 
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
