@@ -312,6 +312,66 @@ static void *informer_main(void *arg)
 
 /* ---- ticker, signals ----------------------------------------------------------------------- */
 
+/* ---- endpoints and metrics ------------------------------------------------------------------- */
+
+static int ready_synced(void *ctx)
+{
+    ks_apisrc *s = ctx;
+    return atomic_load(&s->synced) != 0;
+}
+
+/* scheduler_schedule_attempts_total {result, profile}: failures when the scheduling cycle ends,
+ * successes (and binding failures) when the binding cycle ends. */
+static void obs_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                           const char *result, ks_sym node, const char *message,
+                           const ks_explain *ex)
+{
+    ks_apisrc *s = ctx;
+    (void)seq, (void)pod, (void)node, (void)message, (void)ex;
+    if (!result)
+        return; /* assumed: the binding cycle reports */
+    const char *r = !strcmp(result, "Error") ? KS_METRICS_RESULT_ERROR : KS_METRICS_RESULT_UNSCHEDULABLE;
+    ks__metrics_inc(KS_METRICS_WITH(s->m.schedule_attempts, r, profile));
+}
+
+static void obs_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                          const char *result, ks_sym node, const char *message)
+{
+    ks_apisrc *s = ctx;
+    (void)seq, (void)pod, (void)node, (void)message;
+    const char *r = !strcmp(result, "Scheduled")       ? KS_METRICS_RESULT_SCHEDULED
+                    : !strcmp(result, "Unschedulable") ? KS_METRICS_RESULT_UNSCHEDULABLE
+                                                       : KS_METRICS_RESULT_ERROR;
+    ks__metrics_inc(KS_METRICS_WITH(s->m.schedule_attempts, r, profile));
+}
+
+static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                          ks_pod *const *victims, size_t nvictims)
+{
+    ks_apisrc *s = ctx;
+    (void)seq, (void)pod, (void)node, (void)victims;
+    ks__metrics_inc(KS_METRICS_SOLO(s->m.preemption_attempts));
+    ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
+}
+
+/* scheduler_pending_pods {queue} and scheduler_cache_size {type}, refreshed every second. */
+static void update_gauges(ks_apisrc *s)
+{
+    ks_queue_counts qc;
+    ks_cache_counts cc;
+    if (!s->metrics)
+        return;
+    ks__queue_counts(ks__scheduler_queue(s->sched), &qc);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_ACTIVE), (double)qc.active);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_BACKOFF), (double)qc.backoff);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_UNSCHEDULABLE), (double)qc.unschedulable);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_GATED), (double)qc.gated);
+    ks__cache_counts(ks__scheduler_cache(s->sched), &cc);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_NODES), (double)cc.nodes);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_PODS), (double)cc.pods);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_ASSUMED_PODS), (double)cc.assumed);
+}
+
 static void *ticker_main(void *arg)
 {
     ks_apisrc *s = arg;
@@ -324,6 +384,7 @@ static void *ticker_main(void *arg)
         ks__queue_flush_backoff(q);
         if (++ticks % 30 == 0)
             ks__queue_flush_unschedulable(q);
+        update_gauges(s);
     }
     return NULL;
 }
@@ -423,14 +484,33 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     s->aopts.limiter = s->rl;
     ks__log('I', "apisource", "connecting to %s (%s), qps %g, burst %d", s->kc->server, s->kc->origin, qps, burst);
 
+    s->metrics = ks__metrics_create();
+    if (!s->metrics || ks__metrics_register_scheduler(s->metrics, &s->m) != 0) {
+        snprintf(err, errlen, "out of memory creating the metrics registry");
+        rc = KS_ENOMEM;
+        goto out;
+    }
     ks_scheduler_opts so = {
         .cfg = o->cfg,
         .plans = o->plans,
         .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
         .source = ks__apisrc_ops(s),
+        .observer = {s, obs_cycle_done, obs_bind_done, obs_preempted},
     };
     if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
         goto out;
+    if (o->port > 0) {
+        ks_http_check ready = {"sched-handler-sync", ready_synced, s};
+        ks_httpserver_opts ho = {o->bind_address, o->port, s->metrics, &ready, 1, 0};
+        if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
+            snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
+                                  "choose another --secure-port, or 0 to turn serving off",
+                     o->bind_address ? o->bind_address : "0.0.0.0", o->port);
+            goto out;
+        }
+        ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on %s:%d (HTTP)",
+                o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http));
+    }
 
     if (pthread_create(&sig_thread, NULL, signal_main, s) == 0)
         sig_started = 1;
@@ -469,6 +549,7 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     }
     pthread_mutex_unlock(&s->mu);
     if (!atomic_load(&s->stop)) {
+        atomic_store(&s->synced, 1);
         ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
                 o->cfg->nprofiles);
         if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
@@ -480,6 +561,8 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     }
 
 stop:
+    if (s->http)
+        ks__httpserver_shutting_down(s->http); /* /readyz fails while we drain */
     request_stop(s);
     if (s->sched)
         ks__scheduler_wait_bindings(s->sched);
@@ -510,6 +593,8 @@ stop:
     if (rc == 0)
         ks__log('I', "apisource", "stopped");
 out:
+    ks__httpserver_stop(s->http);
+    ks__metrics_destroy(s->metrics);
     for (size_t i = 0; i < s->napis; i++)
         ks__api_destroy(s->apis[i]);
     free(s->apis);

@@ -41,6 +41,11 @@ typedef struct ks_apisource_opts {
     ks_profile_plan *plans;     /* cfg->nprofiles entries, borrowed */
     int have_config_file;       /* --config was given */
     const char *flag_kubeconfig; /* --kubeconfig, or NULL */
+    /* /healthz, /livez, /readyz, /metrics: --bind-address (NULL: 0.0.0.0) and --secure-port
+     * (upstream's names and default 10259; 0 turns serving off). Plain HTTP for now: upstream
+     * serves HTTPS there. */
+    const char *bind_address;
+    int port;
 } ks_apisource_opts;
 
 /* Runs until SIGINT/SIGTERM: 0, or a negative code with a message in err (no kubeconfig, bad

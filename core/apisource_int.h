@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 
 #include "apiclient.h"
+#include "httpserver.h"
+#include "metrics.h"
 #include "apisource.h"
 #include "scheduler.h"
 #include "strmap.h"
@@ -53,6 +55,11 @@ struct ks_apisrc {
     int equit;
     int estarted;
     pthread_t ethread;
+    /* Endpoints and metrics. */
+    atomic_int synced;       /* every informer has its initial list */
+    ks_metrics *metrics;
+    ks_sched_metrics m;
+    ks_httpserver *http;
 };
 
 /* The calling thread's client for side effects (created on first use); NULL if that failed. */

@@ -29,7 +29,7 @@ static void usage(FILE *f)
           "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
           "  kubesched validate-config FILE [-v N]\n"
           "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
-          "  kubesched --config FILE [--kubeconfig FILE] [-v N]\n"
+          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v N]\n"
           "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster).\n"
           "  kubesched --version\n",
           f);
@@ -169,11 +169,28 @@ static int cmd_simulate(int argc, char **argv)
 /* Live mode: kubesched --config FILE [--kubeconfig FILE] [-v N]. */
 static int cmd_run(int argc, char **argv)
 {
-    const char *config = NULL, *kubeconfig = NULL;
+    const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL;
+    int port = 10259; /* upstream --secure-port default */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strncmp(a, "--config=", 9)) {
+        if (!strncmp(a, "--secure-port=", 14) || (!strcmp(a, "--secure-port") && v)) {
+            const char *val = a[13] == '=' ? a + 14 : v;
+            char *end;
+            long p = strtol(val, &end, 10);
+            if (*end || p < 0 || p > 65535) {
+                fprintf(stderr, "kubesched: --secure-port %s: expected a port 0..65535 (0 turns serving off)\n", val);
+                return 2;
+            }
+            port = (int)p;
+            if (a[13] != '=')
+                i++;
+        } else if (!strncmp(a, "--bind-address=", 15)) {
+            bind_address = a + 15;
+        } else if (!strcmp(a, "--bind-address") && v) {
+            bind_address = v;
+            i++;
+        } else if (!strncmp(a, "--config=", 9)) {
             config = a + 9;
         } else if (!strncmp(a, "--kubeconfig=", 13)) {
             kubeconfig = a + 13;
@@ -203,7 +220,7 @@ static int cmd_run(int argc, char **argv)
     if (load_config(config, &l) != 0)
         return 1;
     char err[2048] = "";
-    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig};
+    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig, bind_address, port};
     int rc = ks__apisource_run(&o, err, sizeof(err));
     if (rc != 0)
         fprintf(stderr, "kubesched: %s\n", err[0] ? err : "live mode failed");

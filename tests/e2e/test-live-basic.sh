@@ -56,7 +56,9 @@ leaderElection:
 profiles:
 - schedulerName: kubesched
 YAML
-"$bin" --config "$e2e_dir/kubesched.yaml" -v 2 >"$e2e_dir/kubesched.log" 2>&1 &
+ks_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$bin" --config "$e2e_dir/kubesched.yaml" --bind-address 127.0.0.1 --secure-port "$ks_port" -v 2 \
+  >"$e2e_dir/kubesched.log" 2>&1 &
 ks_pid=$!
 
 wait_for() { # seconds, command...
@@ -145,6 +147,21 @@ if [ -n "$def_c" ] && [ "$ks_c" = "$def_cmp" ]; then ok "ks-big: condition and m
 else bad "ks-big: condition differs from default-scheduler's"; fi
 fs=$(kubectl get events.v1.events.k8s.io -n default -o json | jq -r '[.items[] | select(.reason=="FailedScheduling" and .regarding.name=="ks-big") | "\(.reportingController)|\(.type)|\(.action)"] | first // ""')
 if [ "$fs" = "kubesched|Warning|Scheduling" ]; then ok "ks-big: FailedScheduling event from kubesched"; else bad "ks-big: FailedScheduling event '$fs'"; fi
+
+# Endpoints: ready after sync; /metrics counts what happened (10 bound pods of profile kubesched,
+# at least one unschedulable attempt, the pending gauges present).
+if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$ks_port/readyz")" = 200 ]; then ok "/readyz is 200 after sync"
+else bad "/readyz is not 200"; fi
+if [ "$(curl -s "http://127.0.0.1:$ks_port/healthz")" = ok ]; then ok "/healthz says ok"; else bad "/healthz"; fi
+metrics=$(curl -s "http://127.0.0.1:$ks_port/metrics")
+if grep -qx 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 10' <<<"$metrics"; then
+  ok "/metrics: 10 scheduled attempts for profile kubesched"
+else bad "/metrics: scheduled attempts: $(grep '^scheduler_schedule_attempts_total' <<<"$metrics" | tr '\n' ' ')"; fi
+if grep -Eq '^scheduler_schedule_attempts_total\{profile="kubesched",result="unschedulable"\} [1-9]' <<<"$metrics"; then
+  ok "/metrics: unschedulable attempts counted"
+else bad "/metrics: no unschedulable attempts"; fi
+if grep -q '^scheduler_pending_pods{queue="unschedulable"} ' <<<"$metrics"; then ok "/metrics: scheduler_pending_pods present"
+else bad "/metrics: no scheduler_pending_pods"; fi
 
 # SIGTERM: stop taking pods, finish bindings, exit 0.
 kill -TERM "$ks_pid"
