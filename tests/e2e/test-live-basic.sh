@@ -6,68 +6,15 @@
 #   - an unschedulable kubesched Pod gets PodScheduled=False, reason Unschedulable, with the same
 #     message upstream writes for its default-scheduler twin, and a FailedScheduling event;
 #   - SIGTERM: kubesched exits 0; the control plane is stopped, nothing is left running.
-# Not wired into any suite. Usage: tests/e2e/test-live-basic.sh
-# Env: KUBESCHED_BIN (default build-live/kubesched), LIVE_TIMEOUT (seconds per wait, default 60)
+# Usage: tests/e2e/test-live-basic.sh (env: see lib.sh)
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-bin=${KUBESCHED_BIN:-$root/build-live/kubesched}
-timeout_s=${LIVE_TIMEOUT:-60}
-pass=0 fail=0 ks_pid= e2e_dir= started=0
-ok() { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-
-finish() {
-  local rc=$?
-  if [ -n "$ks_pid" ] && kill -0 "$ks_pid" 2>/dev/null; then
-    kill -TERM "$ks_pid" 2>/dev/null; sleep 2; kill -KILL "$ks_pid" 2>/dev/null
-  fi
-  if [ "$started" = 1 ]; then
-    if [ "$fail" -gt 0 ] && [ -f "$e2e_dir/kubesched.log" ]; then
-      echo "--- tail of kubesched.log"; tail -n 40 "$e2e_dir/kubesched.log"
-    fi
-    if "$here/stop-control-plane.sh" "$e2e_dir" >/dev/null 2>&1; then ok "control plane stopped, nothing left"
-    else bad "stop-control-plane.sh failed for $e2e_dir"; fi
-  fi
-  if pgrep -f "$bin --config" >/dev/null 2>&1; then bad "a kubesched process is still running"; fi
-  echo "$pass passed, $fail failed"
-  [ "$fail" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-  exit 1
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
-
-[ -x "$bin" ] || { bad "no kubesched binary at $bin (cmake --build build-live)"; exit 1; }
-out=$("$here/start-control-plane.sh" --with-scheduler) || { echo "$out"; bad "control plane did not start"; exit 1; }
-e2e_dir=$(printf '%s\n' "$out" | sed -n 's/^export KUBESCHED_E2E_DIR=//p' | tr -d "'\"" | head -1)
-[ -n "$e2e_dir" ] || e2e_dir=$(printf '%s\n' "$out" | grep -o '/tmp/kubesched-e2e\.[A-Za-z0-9]*' | head -1)
-started=1
-# shellcheck disable=SC1091
-. "$e2e_dir/env"
-echo "control plane in $e2e_dir"
-
-cat >"$e2e_dir/kubesched.yaml" <<YAML
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: $KUBESCHED_E2E_SCHEDULER_KUBECONFIG
-leaderElection:
-  leaderElect: false
-profiles:
-- schedulerName: kubesched
-YAML
-ks_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$bin" --config "$e2e_dir/kubesched.yaml" --bind-address 127.0.0.1 --secure-port "$ks_port" -v 2 \
-  >"$e2e_dir/kubesched.log" 2>&1 &
-ks_pid=$!
-
-wait_for() { # seconds, command...
-  local t=$1; shift; local t0=$SECONDS
-  while [ $((SECONDS - t0)) -lt "$t" ]; do "$@" && return 0; sleep 0.3; done
-  return 1
-}
-if wait_for "$timeout_s" grep -q "caches synced" "$e2e_dir/kubesched.log"; then ok "kubesched synced its informers"
-else bad "kubesched did not sync"; exit 1; fi
+. "$(dirname "$0")/lib.sh"
+e2e_begin --with-scheduler
+e2e_dir=$E2E_DIR
+ks_start main "$(ks_config kubesched)"
+ks_pid=${KS_PID[main]} ks_port=${KS_PORT[main]}
+ks_wait_synced main || exit 1
+timeout_s=$E2E_TIMEOUT
 
 for n in 1 2; do
   kubectl create -f - >/dev/null <<YAML
@@ -164,13 +111,7 @@ if grep -q '^scheduler_pending_pods{queue="unschedulable"} ' <<<"$metrics"; then
 else bad "/metrics: no scheduler_pending_pods"; fi
 
 # SIGTERM: stop taking pods, finish bindings, exit 0.
-kill -TERM "$ks_pid"
-if wait_for 15 bash -c "! kill -0 $ks_pid 2>/dev/null"; then
-  wait "$ks_pid"; rc=$?
-  if [ "$rc" = 0 ]; then ok "kubesched exited 0 on SIGTERM"; else bad "kubesched exited $rc on SIGTERM"; fi
-else bad "kubesched still running 15 s after SIGTERM"; fi
-ks_pid=
-if grep -qE "^[EF][0-9]" "$e2e_dir/kubesched.log"; then
-  bad "kubesched logged errors:"; grep -E "^[EF][0-9]" "$e2e_dir/kubesched.log" | head -5
-else ok "no errors in kubesched's log"; fi
+ks_stop main TERM
+if [ "$KS_RC" = 0 ]; then ok "kubesched exited 0 on SIGTERM"; else bad "kubesched exited $KS_RC on SIGTERM"; fi
+ks_no_errors main
 exit 0
