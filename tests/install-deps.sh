@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config python3 libcjson-dev libyaml-dev
-          libcurl4-openssl-dev libcriterion-dev)
+          libcurl4-openssl-dev libcriterion-dev
+          jq openssl curl ca-certificates iproute2)  # the last five: tests/e2e
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: builds kubesched twice (plain, and with AddressSanitizer +
 # UndefinedBehaviorSanitizer) and runs every Criterion suite and the install/example test in
-# both. Exits non-zero on any failure. Usage: tests/run.sh [--no-sanitize]
+# both; then the live-mode end-to-end tests (tests/e2e/run-all.sh) against a real etcd +
+# kube-apiserver + kube-scheduler built from their Go modules (cached in ~/.cache/kubesched-e2e;
+# the first build on a machine takes about 15 minutes), with the plain binary, and the basic live
+# test once more with the sanitizer binary. Exits non-zero on any failure.
+# Usage: tests/run.sh [--no-sanitize] [--no-e2e]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,11 +22,28 @@ run_suite() {
   if ! ctest --test-dir "$dir" --output-on-failure; then status=1; fi
 }
 
+sanitize=1 e2e=1
+for a in "$@"; do
+  case "$a" in
+    --no-sanitize) sanitize=0 ;;
+    --no-e2e) e2e=0 ;;
+    *) echo "tests/run.sh: unknown argument $a (use --no-sanitize, --no-e2e)"; exit 2 ;;
+  esac
+done
+
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_SANITIZE=OFF
-if [ "${1:-}" != "--no-sanitize" ]; then
+if [ $sanitize = 1 ]; then
   # detect_leaks: every test must free what it allocates.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DKS_SANITIZE=ON
+fi
+if [ $e2e = 1 ]; then
+  echo "== e2e (tests/e2e/run-all.sh, build/kubesched)"
+  if ! KUBESCHED_BIN="$PWD/build/kubesched" tests/e2e/run-all.sh; then status=1; fi
+  if [ $sanitize = 1 ]; then
+    echo "== e2e live-basic with the sanitizer binary (build-asan/kubesched)"
+    if ! KUBESCHED_BIN="$PWD/build-asan/kubesched" LIVE_TIMEOUT=120 tests/e2e/run-all.sh live-basic; then status=1; fi
+  fi
 fi
 if [ $status -ne 0 ]; then echo "tests/run.sh: FAILED"; else echo "tests/run.sh: all suites passed"; fi
 exit $status
