@@ -500,16 +500,19 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
         goto out;
     if (o->port > 0) {
+        if ((rc = ks__tls_ctx_create(o->tls_cert_file, o->tls_key_file, &s->tls, err, errlen)) != 0)
+            goto out;
         ks_http_check ready = {"sched-handler-sync", ready_synced, s};
-        ks_httpserver_opts ho = {o->bind_address, o->port, s->metrics, &ready, 1, 0};
+        ks_httpserver_opts ho = {o->bind_address, o->port, s->metrics, &ready, 1, 0, s->tls};
         if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
             snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
                                   "choose another --secure-port, or 0 to turn serving off",
                      o->bind_address ? o->bind_address : "0.0.0.0", o->port);
             goto out;
         }
-        ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on %s:%d (HTTP)",
-                o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http));
+        ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on https://%s:%d (%s)",
+                o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http),
+                o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate");
     }
 
     if (pthread_create(&sig_thread, NULL, signal_main, s) == 0)
@@ -594,6 +597,7 @@ stop:
         ks__log('I', "apisource", "stopped");
 out:
     ks__httpserver_stop(s->http);
+    ks__tls_ctx_free(s->tls);
     ks__metrics_destroy(s->metrics);
     for (size_t i = 0; i < s->napis; i++)
         ks__api_destroy(s->apis[i]);

@@ -41,11 +41,12 @@ typedef struct ks_apisource_opts {
     ks_profile_plan *plans;     /* cfg->nprofiles entries, borrowed */
     int have_config_file;       /* --config was given */
     const char *flag_kubeconfig; /* --kubeconfig, or NULL */
-    /* /healthz, /livez, /readyz, /metrics: --bind-address (NULL: 0.0.0.0) and --secure-port
-     * (upstream's names and default 10259; 0 turns serving off). Plain HTTP for now: upstream
-     * serves HTTPS there. */
+    /* /healthz, /livez, /readyz, /metrics over HTTPS: --bind-address (NULL: 0.0.0.0) and
+     * --secure-port (upstream's names and default 10259; 0 turns serving off), with
+     * --tls-cert-file / --tls-private-key-file, or a self-signed certificate when both are NULL. */
     const char *bind_address;
     int port;
+    const char *tls_cert_file, *tls_key_file;
 } ks_apisource_opts;
 
 /* Runs until SIGINT/SIGTERM: 0, or a negative code with a message in err (no kubeconfig, bad

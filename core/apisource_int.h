@@ -60,6 +60,7 @@ struct ks_apisrc {
     ks_metrics *metrics;
     ks_sched_metrics m;
     ks_httpserver *http;
+    ks_tls_ctx *tls; /* the serving port's certificate */
 };
 
 /* The calling thread's client for side effects (created on first use); NULL if that failed. */

@@ -26,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "log.h"
 
 #define REQUEST_MAX 8192
@@ -40,8 +43,16 @@ struct ks_httpserver {
     size_t nchecks;
     int not_ready_status;
     atomic_bool shutting_down;
+    SSL_CTX *tls; /* borrowed; NULL: plain HTTP */
     pthread_t thread;
 };
+
+/* One accepted connection: a non-blocking socket, with TLS on it when the server has a context. */
+typedef struct conn {
+    ks_httpserver *s;
+    int fd;
+    SSL *ssl;
+} conn;
 
 /* --- small helpers ------------------------------------------------------------------------- */
 
@@ -74,23 +85,85 @@ static int wait_fd(ks_httpserver *s, int fd, short events, int64_t deadline)
     }
 }
 
-static bool send_all(ks_httpserver *s, int fd, const char *p, size_t n, int64_t deadline)
+/* After an OpenSSL call on c returned r <= 0: waits for what it needs. true: try again. */
+static bool ssl_retry(conn *c, int r, int64_t deadline)
+{
+    switch (SSL_get_error(c->ssl, r)) {
+    case SSL_ERROR_WANT_READ:
+        return wait_fd(c->s, c->fd, POLLIN, deadline) == 1;
+    case SSL_ERROR_WANT_WRITE:
+        return wait_fd(c->s, c->fd, POLLOUT, deadline) == 1;
+    default:
+        ERR_clear_error(); /* the queue is per thread; leave it clean for the next connection */
+        return false;
+    }
+}
+
+static bool conn_send(conn *c, const char *p, size_t n, int64_t deadline)
 {
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (c->ssl) {
+            int w = SSL_write(c->ssl, p, n > 1 << 30 ? 1 << 30 : (int)n);
+            if (w > 0) {
+                p += w;
+                n -= (size_t)w;
+            } else if (!ssl_retry(c, w, deadline)) {
+                return false;
+            }
+            continue;
+        }
+        ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w > 0) {
             p += w;
             n -= (size_t)w;
         } else if (w < 0 && errno == EINTR) {
             continue;
         } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (wait_fd(s, fd, POLLOUT, deadline) != 1)
+            if (wait_fd(c->s, c->fd, POLLOUT, deadline) != 1)
                 return false;
         } else {
             return false;
         }
     }
     return true;
+}
+
+/* Up to n bytes: > 0 read, 0 the client went away, timed out or failed. */
+static size_t conn_recv(conn *c, char *p, size_t n, int64_t deadline)
+{
+    for (;;) {
+        if (c->ssl) {
+            int r = SSL_read(c->ssl, p, n > 1 << 30 ? 1 << 30 : (int)n);
+            if (r > 0)
+                return (size_t)r;
+            if (!ssl_retry(c, r, deadline))
+                return 0;
+            continue;
+        }
+        ssize_t r = recv(c->fd, p, n, MSG_DONTWAIT);
+        if (r > 0)
+            return (size_t)r;
+        if (r == 0)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) || wait_fd(c->s, c->fd, POLLIN, deadline) != 1)
+            return 0;
+    }
+}
+
+/* The TLS handshake, within the deadline. false: the client gave up or spoke no TLS. */
+static bool conn_handshake(conn *c, int64_t deadline)
+{
+    if (!(c->ssl = SSL_new(c->s->tls)) || SSL_set_fd(c->ssl, c->fd) != 1)
+        return false;
+    for (;;) {
+        int r = SSL_accept(c->ssl);
+        if (r == 1)
+            return true;
+        if (!ssl_retry(c, r, deadline))
+            return false;
+    }
 }
 
 /* --- responses ----------------------------------------------------------------------------- */
@@ -134,7 +207,7 @@ static void respond_static(response *r, int status, const char *body)
     r->body_len = strlen(body);
 }
 
-static void send_response(ks_httpserver *s, int fd, const response *r, bool head_only)
+static void send_response(conn *c, const response *r, bool head_only)
 {
     char head[512];
     int n = snprintf(head, sizeof head,
@@ -148,10 +221,10 @@ static void send_response(ks_httpserver *s, int fd, const response *r, bool head
                      r->status, reason_phrase(r->status), r->content_type, r->body_len,
                      r->extra_headers ? r->extra_headers : "");
     int64_t deadline = now_ms() + IO_TIMEOUT_MS;
-    if (n < 0 || (size_t)n >= sizeof head || !send_all(s, fd, head, (size_t)n, deadline))
+    if (n < 0 || (size_t)n >= sizeof head || !conn_send(c, head, (size_t)n, deadline))
         return;
     if (!head_only)
-        send_all(s, fd, r->body ? r->body : r->static_body, r->body_len, deadline);
+        conn_send(c, r->body ? r->body : r->static_body, r->body_len, deadline);
 }
 
 /* /healthz, /livez and /readyz, as k8s.io/apiserver's handleRootHealth. */
@@ -252,7 +325,10 @@ static void serve(ks_httpserver *s, int fd)
     int64_t deadline = now_ms() + IO_TIMEOUT_MS;
     response r = {0};
     bool head_only = false;
+    conn c = {s, fd, NULL};
 
+    if (s->tls && !conn_handshake(&c, deadline))
+        goto done;
     for (;;) {
         req[len] = '\0';
         if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
@@ -261,19 +337,10 @@ static void serve(ks_httpserver *s, int fd)
             respond_static(&r, 431, "request head too large\n");
             goto answer;
         }
-        ssize_t n = recv(fd, req + len, REQUEST_MAX - len, MSG_DONTWAIT);
-        if (n > 0) {
-            len += (size_t)n;
-        } else if (n == 0) {
-            goto done; /* the client went away */
-        } else if (errno == EINTR) {
-            continue;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if (wait_fd(s, fd, POLLIN, deadline) != 1)
-                goto done;
-        } else {
-            goto done;
-        }
+        size_t n = conn_recv(&c, req + len, REQUEST_MAX - len, deadline);
+        if (n == 0)
+            goto done; /* the client went away, timed out, or we are stopping */
+        len += n;
     }
 
     /* Request line: METHOD SP target SP HTTP/1.x */
@@ -299,9 +366,14 @@ static void serve(ks_httpserver *s, int fd)
     route(s, target, query, &r);
 
 answer:
-    send_response(s, fd, &r, head_only);
+    send_response(&c, &r, head_only);
     free(r.body);
 done:
+    if (c.ssl) {
+        SSL_shutdown(c.ssl); /* close_notify, without waiting for the client's */
+        SSL_free(c.ssl);
+        ERR_clear_error();
+    }
     /* Half-close first so the client reads the whole answer before the FIN. */
     shutdown(fd, SHUT_WR);
     close(fd);
@@ -417,6 +489,7 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
         return KS_ENOMEM;
     s->listen_fd = s->wake[0] = s->wake[1] = -1;
     s->metrics = o->metrics;
+    s->tls = o->tls;
     s->not_ready_status = o->not_ready_status ? o->not_ready_status : 500;
     atomic_init(&s->shutting_down, false);
     int rc = KS_ENOMEM;

@@ -16,11 +16,13 @@
  * ks__httpserver_shutting_down was called) and the caller's (upstream kube-scheduler without
  * leader election: shutdown, then sched-handler-sync).
  *
- * Plain HTTP only. Upstream serves these endpoints over HTTPS on 10259 (a self-signed
- * certificate when none is given) behind delegated authentication and authorization, with
- * /healthz, /readyz and /livez always allowed; TLS, authn/authz, /configz, /flagz and
- * /debug/pprof are for later. One connection at a time, answered and closed ("Connection:
- * close"; no keep-alive); a client that sends nothing is dropped after 5 seconds. Requests are
+ * HTTPS when opts.tls is given (live mode always gives one: tlsserve.h), as upstream serves these
+ * endpoints on 10259. Upstream also puts /metrics behind delegated authentication and
+ * authorization (TokenReview, SubjectAccessReview), with /healthz, /readyz and /livez always
+ * allowed; here every path is open to whoever reaches the port (bind it to a trusted address),
+ * and /configz, /flagz and /debug/pprof are not served. One connection at a time, answered and
+ * closed ("Connection: close"; no keep-alive); a client that sends nothing (or no TLS handshake)
+ * is dropped after 5 seconds. Requests are
  * served in the order they arrive, so a slow /metrics render delays a probe, which is fine for
  * a registry of a few hundred series.
  *
@@ -33,6 +35,7 @@
 #include <stddef.h>
 
 #include "metrics.h"
+#include "tlsserve.h"
 
 typedef struct ks_httpserver ks_httpserver;
 
@@ -52,6 +55,7 @@ typedef struct ks_httpserver_opts {
     const ks_http_check *ready_checks; /* copied at start */
     size_t nready_checks;
     int not_ready_status; /* status of a failing /readyz; 0: 500 as upstream */
+    ks_tls_ctx *tls;      /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
 } ks_httpserver_opts;
 
 /* Bind, listen and start the thread. 0; KS_EINVAL (bad options, an address that does not

@@ -8,6 +8,7 @@
  * Errors go to stderr as one sentence naming the file and what would fix it; exit status 1 for
  * bad input, 2 for bad usage.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,10 @@ static void usage(FILE *f)
           "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
           "  kubesched validate-config FILE [-v N]\n"
           "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
-          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v N]\n"
-          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster).\n"
+          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N]\n"
+          "            [--tls-cert-file FILE --tls-private-key-file FILE] [-v N]\n"
+          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster);\n"
+          "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259, self-signed).\n"
           "  kubesched --version\n",
           f);
 }
@@ -169,7 +172,7 @@ static int cmd_simulate(int argc, char **argv)
 /* Live mode: kubesched --config FILE [--kubeconfig FILE] [-v N]. */
 static int cmd_run(int argc, char **argv)
 {
-    const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL;
+    const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL, *tls_key = NULL;
     int port = 10259; /* upstream --secure-port default */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -185,6 +188,16 @@ static int cmd_run(int argc, char **argv)
             port = (int)p;
             if (a[13] != '=')
                 i++;
+        } else if (!strncmp(a, "--tls-cert-file=", 16)) {
+            tls_cert = a + 16;
+        } else if (!strcmp(a, "--tls-cert-file") && v) {
+            tls_cert = v;
+            i++;
+        } else if (!strncmp(a, "--tls-private-key-file=", 23)) {
+            tls_key = a + 23;
+        } else if (!strcmp(a, "--tls-private-key-file") && v) {
+            tls_key = v;
+            i++;
         } else if (!strncmp(a, "--bind-address=", 15)) {
             bind_address = a + 15;
         } else if (!strcmp(a, "--bind-address") && v) {
@@ -220,7 +233,10 @@ static int cmd_run(int argc, char **argv)
     if (load_config(config, &l) != 0)
         return 1;
     char err[2048] = "";
-    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig, bind_address, port};
+    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig, bind_address, port, tls_cert, tls_key};
+    /* A client that hangs up while we write must not kill the scheduler: OpenSSL and libcurl
+     * write with plain write(2) (Go programs ignore SIGPIPE on sockets the same way). */
+    signal(SIGPIPE, SIG_IGN);
     int rc = ks__apisource_run(&o, err, sizeof(err));
     if (rc != 0)
         fprintf(stderr, "kubesched: %s\n", err[0] ? err : "live mode failed");

@@ -1,0 +1,162 @@
+/*
+ * HTTPS on the serving port (core/tlsserve.c with core/httpserver.c): the self-signed identity
+ * made at start, certificate and key files, and the errors for files that do not fit. libcurl is
+ * the client, as a probe or Prometheus would be; PEM files are made with the openssl command
+ * (tests/install-deps.sh installs it).
+ */
+#include <criterion/criterion.h>
+
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpserver.h"
+#include "kubesched/plugin.h"
+#include "tlsserve.h"
+
+typedef struct body {
+    char buf[4096];
+    size_t len;
+} body;
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+    body *b = ud;
+    size_t k = size * n;
+    if (b->len + k >= sizeof b->buf)
+        k = sizeof b->buf - 1 - b->len;
+    memcpy(b->buf + b->len, p, k);
+    b->len += k;
+    b->buf[b->len] = '\0';
+    return size * n;
+}
+
+/* GET url; returns the status (0 if the request failed) and fills *b and, if asked, the
+ * subject of the server's certificate. */
+static long get(const char *url, const char *cafile, body *b, char *subject, size_t sublen)
+{
+    CURL *c = curl_easy_init();
+    long status = 0;
+    memset(b, 0, sizeof *b);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+    curl_easy_setopt(c, CURLOPT_CERTINFO, 1L);
+    if (cafile)
+        curl_easy_setopt(c, CURLOPT_CAINFO, cafile);
+    else
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, cafile ? 2L : 0L);
+    if (curl_easy_perform(c) == CURLE_OK) {
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        struct curl_certinfo *ci = NULL;
+        if (subject && curl_easy_getinfo(c, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci && ci->num_of_certs > 0)
+            for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next)
+                if (!strncmp(s->data, "Subject:", 8))
+                    snprintf(subject, sublen, "%s", s->data + 8);
+    }
+    curl_easy_cleanup(c);
+    return status;
+}
+
+static ks_httpserver *start_tls(ks_tls_ctx *tls)
+{
+    ks_httpserver *s = NULL;
+    ks_httpserver_opts o = {"127.0.0.1", 0, NULL, NULL, 0, 0, tls};
+    cr_assert_eq(ks__httpserver_start(&o, &s), 0);
+    return s;
+}
+
+static void init(void)
+{
+    signal(SIGPIPE, SIG_IGN); /* as kubesched's main does in live mode */
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+TestSuite(tlsserve, .init = init);
+
+Test(tlsserve, self_signed_serves_healthz_over_https_for_localhost)
+{
+    char err[512] = "";
+    ks_tls_ctx *tls = NULL;
+    cr_assert_eq(ks__tls_ctx_create(NULL, NULL, &tls, err, sizeof err), 0, "%s", err);
+    ks_httpserver *s = start_tls(tls);
+    char url[64], subject[256] = "";
+    body b;
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/healthz", ks__httpserver_port(s));
+    cr_expect_eq(get(url, NULL, &b, subject, sizeof subject), 200);
+    cr_expect_str_eq(b.buf, "ok");
+    cr_expect(strstr(subject, "CN=localhost@") || strstr(subject, "CN = localhost@"), "subject: %s", subject);
+    /* A plain-HTTP client gets no answer (the handshake fails), and the server keeps serving. */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/healthz", ks__httpserver_port(s));
+    cr_expect_eq(get(url, NULL, &b, NULL, 0), 0);
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/livez", ks__httpserver_port(s));
+    cr_expect_eq(get(url, NULL, &b, NULL, 0), 200);
+    ks__httpserver_stop(s);
+    ks__tls_ctx_free(tls);
+}
+
+/* openssl req: a self-signed certificate for 127.0.0.1 and its key, in dir. */
+static void make_pair(const char *dir, const char *name)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=%s "
+             "-addext subjectAltName=IP:127.0.0.1 -keyout %s/%s.key -out %s/%s.crt >/dev/null 2>&1",
+             name, dir, name, dir, name);
+    cr_assert_eq(system(cmd), 0, "openssl req failed: is the openssl command installed?");
+}
+
+Test(tlsserve, files_are_served_and_verified_by_their_ca)
+{
+    char dir[] = "/tmp/ks-tls-XXXXXX", crt[128], key[128], url[64], err[512] = "";
+    cr_assert_not_null(mkdtemp(dir));
+    make_pair(dir, "serving");
+    snprintf(crt, sizeof crt, "%s/serving.crt", dir);
+    snprintf(key, sizeof key, "%s/serving.key", dir);
+    ks_tls_ctx *tls = NULL;
+    cr_assert_eq(ks__tls_ctx_create(crt, key, &tls, err, sizeof err), 0, "%s", err);
+    ks_httpserver *s = start_tls(tls);
+    body b;
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/readyz", ks__httpserver_port(s));
+    /* Verified against the certificate itself as the CA: the server really presents it. */
+    cr_expect_eq(get(url, crt, &b, NULL, 0), 200);
+    cr_expect_str_eq(b.buf, "ok");
+    ks__httpserver_stop(s);
+    ks__tls_ctx_free(tls);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+Test(tlsserve, files_that_do_not_fit_are_refused_with_the_flag_and_file)
+{
+    char dir[] = "/tmp/ks-tls-XXXXXX", a_crt[128], b_key[128], err[512] = "";
+    cr_assert_not_null(mkdtemp(dir));
+    make_pair(dir, "a");
+    make_pair(dir, "b");
+    snprintf(a_crt, sizeof a_crt, "%s/a.crt", dir);
+    snprintf(b_key, sizeof b_key, "%s/b.key", dir);
+    ks_tls_ctx *tls = NULL;
+
+    cr_expect_eq(ks__tls_ctx_create(a_crt, b_key, &tls, err, sizeof err), KS_EINVAL);
+    cr_expect(strstr(err, "does not match") && strstr(err, b_key), "%s", err);
+    cr_expect_null(tls);
+
+    cr_expect_eq(ks__tls_ctx_create(a_crt, NULL, &tls, err, sizeof err), KS_EINVAL);
+    cr_expect(strstr(err, "--tls-private-key-file is missing"), "%s", err);
+
+    cr_expect_eq(ks__tls_ctx_create("/nonexistent/x.crt", b_key, &tls, err, sizeof err), KS_EINVAL);
+    cr_expect(strstr(err, "--tls-cert-file /nonexistent/x.crt"), "%s", err);
+
+    /* A key file given as the certificate: not a certificate. */
+    cr_expect_eq(ks__tls_ctx_create(b_key, b_key, &tls, err, sizeof err), KS_EINVAL);
+    cr_expect(strstr(err, "cannot read a PEM certificate"), "%s", err);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
