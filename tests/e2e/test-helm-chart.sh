@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The Helm chart (charts/kubesched), against the real API server:
+#   - helm lint passes; helm template renders; a bad combination (2 replicas without leader
+#     election) is refused with a message;
+#   - every rendered object (also with an out-of-tree plugin image and the metrics Service) is
+#     accepted by kube-apiserver (server-side dry run), then applied;
+#   - kubesched runs with the rendered configuration and the chart's ServiceAccount token, so
+#     with exactly the chart's RBAC: it takes the Lease in the release namespace, binds pods,
+#     reports their status and events, and no request is forbidden.
+# The Deployment itself cannot run here (no kubelet, no image); kubesched runs as a process.
+# Usage: tests/e2e/test-helm-chart.sh (env: see lib.sh)
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+chart="$E2E_ROOT/charts/kubesched"
+ns=kubesched-system
+
+helm=$("$E2E_HERE/build-helm.sh" | tail -1)
+[ -x "$helm" ] || { bad "helm was not built ($helm)"; exit 1; }
+e2e_begin
+
+if out=$("$helm" lint "$chart" 2>&1); then ok "helm lint"; else bad "helm lint: $out"; fi
+"$helm" template kubesched "$chart" -n "$ns" >"$E2E_DIR/rendered.yaml" 2>"$E2E_DIR/helm.err" \
+  && ok "helm template renders the defaults" || bad "helm template: $(cat "$E2E_DIR/helm.err")"
+if out=$("$helm" template kubesched "$chart" -n "$ns" --set scheduler.replicaCount=2 --set scheduler.leaderElect=false 2>&1); then
+  bad "2 replicas without leader election were rendered"
+else
+  grep -q "needs scheduler.leaderElect: true" <<<"$out" && ok "2 replicas without leader election refused: ${out##*: }" \
+    || bad "unexpected helm error: $out"
+fi
+cat >"$E2E_DIR/values-plugins.yaml" <<'YAML'
+pluginImages:
+- {name: min-resources, image: registry.example.com/plugins/min-resources:1.0, path: /plugins/.}
+metricsService: {enabled: true}
+profiles:
+- schedulerName: kubesched
+- schedulerName: kubesched-min
+  plugins:
+    filter:
+      enabled: [{name: NodeMinResources}]
+  pluginConfig:
+  - name: NodeMinResources
+    args: {kubeschedPluginPath: /opt/kubesched/plugins/libnode_min_resources.so, minCPU: "4"}
+YAML
+"$helm" template kubesched "$chart" -n "$ns" -f "$E2E_DIR/values-plugins.yaml" >"$E2E_DIR/rendered-plugins.yaml" \
+  && ok "helm template renders with pluginImages, profiles and the metrics Service" || bad "helm template with plugins"
+if grep -q "name: plugin-min-resources" "$E2E_DIR/rendered-plugins.yaml" && grep -q "schedulerName: kubesched-min" "$E2E_DIR/rendered-plugins.yaml"; then
+  ok "the plugin's init container and the second profile are in the rendering"
+else bad "init container or profile missing from the rendering"; fi
+
+kubectl create namespace "$ns" >/dev/null
+for f in rendered rendered-plugins; do
+  if out=$(kubectl apply --dry-run=server -f "$E2E_DIR/$f.yaml" 2>&1); then ok "kube-apiserver accepts every object of $f.yaml (dry run): $(grep -c . <<<"$out") objects"
+  else bad "server-side dry run of $f.yaml: $out"; fi
+done
+kubectl apply -f "$E2E_DIR/rendered.yaml" >/dev/null && ok "chart objects applied" || bad "kubectl apply"
+
+# kubesched as the chart's ServiceAccount, with the chart's configuration.
+kubectl get configmap kubesched-config -n "$ns" -o jsonpath='{.data.config\.yaml}' >"$E2E_DIR/chart-config.yaml"
+if out=$("$KS_BIN" validate-config "$E2E_DIR/chart-config.yaml" 2>&1); then ok "kubesched validate-config accepts the chart's configuration"
+else bad "validate-config: $out"; fi
+token=$(kubectl create token kubesched -n "$ns" --duration 1h) || { bad "kubectl create token"; exit 1; }
+cat >"$E2E_DIR/sa.kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster: {server: $KUBESCHED_E2E_APISERVER, certificate-authority: $KUBESCHED_E2E_CA}
+users:
+- name: kubesched-sa
+  user: {token: $token}
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: kubesched-sa}
+current-context: e2e
+YAML
+ks_start chart "$E2E_DIR/chart-config.yaml" --kubeconfig "$E2E_DIR/sa.kubeconfig"
+ks_wait_synced chart || exit 1
+
+{ mk_node chart-node-1 4 32Gi; mk_node chart-node-2 4 32Gi; } | kubectl create -f - >/dev/null
+{ for i in 1 2 3 4 5; do mk_pod chart-$i kubesched 500m 1Gi app=chart; done
+  mk_pod chart-big kubesched 64 1Gi app=chart-big; } | kubectl create -f - >/dev/null
+if wait_for "$E2E_TIMEOUT" pods_bound app=chart 5; then ok "5 pods bound by kubesched running as the chart's ServiceAccount"
+else bad "pods not bound"; kubectl get pods -o wide; fi
+holder=$(kubectl get lease kubesched -n "$ns" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+if [ -n "$holder" ]; then ok "Lease $ns/kubesched held by $holder"; else bad "no Lease $ns/kubesched with a holder"; fi
+if wait_for "$E2E_TIMEOUT" bash -c '[ -n "$(kubectl get pod chart-big -o jsonpath="{.status.conditions[?(@.type==\"PodScheduled\")].reason}")" ]'; then
+  ok "chart-big got its PodScheduled condition ($(pod_cond chart-big | cut -d'|' -f2))"
+else bad "chart-big has no PodScheduled condition (pods/status patch forbidden?)"; fi
+n_ev=$(kubectl get events.v1.events.k8s.io -o json | jq '[.items[] | select(.reportingController=="kubesched")] | length')
+if [ "$n_ev" -ge 6 ]; then ok "$n_ev events reported by kubesched"; else bad "only $n_ev events from kubesched"; fi
+if grep -Eiq "forbidden|403" "$(ks_log chart)"; then bad "a request was forbidden:"; grep -Ei "forbidden|403" "$(ks_log chart)" | head -3
+else ok "no request was forbidden by the chart's RBAC"; fi
+ks_stop chart TERM
+[ "$KS_RC" = 0 ] && ok "kubesched exited 0 on SIGTERM" || bad "kubesched exited $KS_RC"
+ks_no_errors chart
+exit 0
