@@ -500,8 +500,13 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
         goto out;
     if (o->port > 0) {
-        ks_http_check ready = {"sched-handler-sync", ready_synced, s};
-        ks_httpserver_opts ho = {o->bind_address, o->port, s->metrics, &ready, 1, 0};
+        /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
+         * /readyz lists leaderElection, shutdown, sched-handler-sync. */
+        int le_on = o->cfg->leader_election.leader_elect;
+        ks_http_check le_check = {"leaderElection", ks__apisrc_leader_healthy, s};
+        ks_http_check ready[] = {le_check, {"sched-handler-sync", ready_synced, s}};
+        ks_httpserver_opts ho = {o->bind_address, o->port, s->metrics, ready + !le_on, 1 + le_on, 0,
+                                 (size_t)le_on, le_on ? &le_check : NULL, (size_t)le_on};
         if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
             snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
                                   "choose another --secure-port, or 0 to turn serving off",
@@ -552,6 +557,11 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         atomic_store(&s->synced, 1);
         ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
                 o->cfg->nprofiles);
+        /* Upstream starts informers before leader election; scheduling waits for the lease. */
+        if (o->cfg->leader_election.leader_elect && (rc = ks__apisrc_lead(s, err, errlen)) != 0)
+            goto stop;
+    }
+    if (!atomic_load(&s->stop)) {
         if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
             tick_started = 1;
         if (ks__apisrc_effects_start(s) != 0)
@@ -567,6 +577,7 @@ stop:
     if (s->sched)
         ks__scheduler_wait_bindings(s->sched);
     ks__apisrc_effects_stop(s); /* after the bindings: a binding failure queues effects too */
+    ks__apisrc_lead_stop(s);    /* ReleaseOnCancel, once the work the lease guards is done */
     for (size_t i = 0; i < s->ninf; i++)
         if (s->inf[i].api)
             ks__api_stop(s->inf[i].api);
@@ -594,6 +605,7 @@ stop:
         ks__log('I', "apisource", "stopped");
 out:
     ks__httpserver_stop(s->http);
+    ks__apisrc_lead_free(s);
     ks__metrics_destroy(s->metrics);
     for (size_t i = 0; i < s->napis; i++)
         ks__api_destroy(s->apis[i]);
