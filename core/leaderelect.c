@@ -304,6 +304,7 @@ static void record_event(ks_leaderelect *le, const char *what)
         return;
     char path[600];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/events", le->ns);
+    ks__api_set_request_timeout(le->api, (long)le->o.renew_deadline_ms);
     int rc = ks__api_request(le->api, "POST", path, body, "application/json", NULL);
     if (rc != 0 && rc != KS_API_STOPPED)
         ks__log('W', "leaderelection", "event \"%s\" on Lease %s not recorded: %s", msg, le->desc,
@@ -364,11 +365,13 @@ static void *elector_main(void *arg)
     le->leading = 1;
     int stopped = le->stop;
     pthread_mutex_unlock(&le->mu);
-    record_event(le, "became leader");
     ks__metrics_set(le->master, 1);
     ks__log('I', "leaderelection", "successfully acquired lease %s", le->desc);
     if (!stopped && le->o.on_started_leading)
         le->o.on_started_leading(le->o.ud);
+    /* Upstream records this event before the log line, through an asynchronous broadcaster;
+     * ours is a request, so it comes after scheduling was let go. */
+    record_event(le, "became leader");
 
     /* renew: wait.Until(PollImmediateUntil(retryPeriod, tryAcquireOrRenew, renewDeadline),
      * retryPeriod) until a renewal times out or we are stopped. */
