@@ -316,6 +316,11 @@ void ks__api_stop(ks_api *api)
     curl_multi_wakeup(api->multi);
 }
 
+void ks__api_set_request_timeout(ks_api *api, long ms)
+{
+    api->request_timeout_ms = ms < 0 ? -1 : ms > 0 ? ms : 1;
+}
+
 /* --- transfer ------------------------------------------------------------------------------ */
 
 /* Sleeps ns, or less when stopped. Returns KS_API_STOPPED or 0. */

@@ -88,6 +88,11 @@ const char *ks__api_error(const ks_api *api);
  * KS_API_STOPPED promptly, and every later call too: it is for shutting down. Any thread. */
 void ks__api_stop(ks_api *api);
 
+/* Changes the whole-request timeout of the calls that follow (ms; < 0: none), as a per-call
+ * context deadline does in client-go: the leader elector gives each renewal only what is left
+ * of its renewDeadline. Same thread rules as a call. */
+void ks__api_set_request_timeout(ks_api *api, long ms);
+
 typedef struct ks_api_response {
     long status; /* HTTP status; 0 when no response came */
     char *body;  /* NUL-terminated, malloc'd (free with ks__api_response_free) */

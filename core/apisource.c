@@ -502,8 +502,22 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     if (o->port > 0) {
         if ((rc = ks__tls_ctx_create(o->tls_cert_file, o->tls_key_file, &s->tls, err, errlen)) != 0)
             goto out;
-        ks_http_check ready = {"sched-handler-sync", ready_synced, s};
-        ks_httpserver_opts ho = {o->bind_address, o->port, s->metrics, &ready, 1, 0, s->tls};
+        /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
+         * /readyz lists leaderElection, shutdown, sched-handler-sync. */
+        int le_on = o->cfg->leader_election.leader_elect;
+        ks_http_check le_check = {"leaderElection", ks__apisrc_leader_healthy, s};
+        ks_http_check ready[] = {le_check, {"sched-handler-sync", ready_synced, s}};
+        ks_httpserver_opts ho = {
+            .bind_address = o->bind_address,
+            .port = o->port,
+            .metrics = s->metrics,
+            .ready_checks = ready + !le_on,
+            .nready_checks = 1 + (size_t)le_on,
+            .nready_before_shutdown = (size_t)le_on,
+            .health_checks = le_on ? &le_check : NULL,
+            .nhealth_checks = (size_t)le_on,
+            .tls = s->tls,
+        };
         if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
             snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
                                   "choose another --secure-port, or 0 to turn serving off",
@@ -555,6 +569,11 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         atomic_store(&s->synced, 1);
         ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
                 o->cfg->nprofiles);
+        /* Upstream starts informers before leader election; scheduling waits for the lease. */
+        if (o->cfg->leader_election.leader_elect && (rc = ks__apisrc_lead(s, err, errlen)) != 0)
+            goto stop;
+    }
+    if (!atomic_load(&s->stop)) {
         if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
             tick_started = 1;
         if (ks__apisrc_effects_start(s) != 0)
@@ -570,6 +589,7 @@ stop:
     if (s->sched)
         ks__scheduler_wait_bindings(s->sched);
     ks__apisrc_effects_stop(s); /* after the bindings: a binding failure queues effects too */
+    ks__apisrc_lead_stop(s);    /* ReleaseOnCancel, once the work the lease guards is done */
     for (size_t i = 0; i < s->ninf; i++)
         if (s->inf[i].api)
             ks__api_stop(s->inf[i].api);
@@ -598,6 +618,7 @@ stop:
 out:
     ks__httpserver_stop(s->http);
     ks__tls_ctx_free(s->tls);
+    ks__apisrc_lead_free(s);
     ks__metrics_destroy(s->metrics);
     for (size_t i = 0; i < s->napis; i++)
         ks__api_destroy(s->apis[i]);

@@ -28,6 +28,11 @@
  * signal thread; the scheduling loop runs on the calling thread, a ticker thread flushes backoffQ
  * every second and unschedulablePods every 30 s. A signal closes the queue (no new pods), waits
  * for in-flight bindings, stops the informers and returns 0.
+ *
+ * Leader election (leaderElection.leaderElect, apisource_leader.c and leaderelect.h): the
+ * informers sync as always, then the scheduling loop, the ticker and the effects thread wait
+ * until this replica holds the Lease. Losing it ends the process at once with status 1; a signal
+ * drains as above, then releases the Lease.
  */
 #ifndef KS_CORE_APISOURCE_H
 #define KS_CORE_APISOURCE_H

@@ -61,6 +61,11 @@ struct ks_apisrc {
     ks_sched_metrics m;
     ks_httpserver *http;
     ks_tls_ctx *tls; /* the serving port's certificate */
+    /* Leader election (apisource_leader.c): the elector, published once started (the health
+     * check on the HTTP thread reads it), and whether this replica leads (set by the elector's
+     * thread under mu, waited for on cv). */
+    struct ks_leaderelect *_Atomic le;
+    atomic_int leading;
 };
 
 /* The calling thread's client for side effects (created on first use); NULL if that failed. */
@@ -71,5 +76,17 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s);
  * bindings are done). */
 int ks__apisrc_effects_start(ks_apisrc *s);
 void ks__apisrc_effects_stop(ks_apisrc *s);
+
+/* With leaderElection.leaderElect: starts the elector and waits until this replica leads or a
+ * stop is requested. 0, or an error (bad timings, no client) with err set. Losing the lease
+ * later ends the process at once with status 1, as kube-scheduler does. */
+int ks__apisrc_lead(ks_apisrc *s, char *err, size_t errlen);
+/* Once the bindings in flight are done: release the lease (when held) and stop campaigning. */
+void ks__apisrc_lead_stop(ks_apisrc *s);
+/* After the HTTP server is gone. */
+void ks__apisrc_lead_free(ks_apisrc *s);
+/* The "leaderElection" health check (ctx = s): healthy until an elector exists and leads
+ * without having renewed for leaseDuration + 20 s. */
+int ks__apisrc_leader_healthy(void *ctx);
 
 #endif

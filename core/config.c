@@ -373,6 +373,15 @@ static int validate_leader_election(cfg_load *L)
                             "must be greater than RenewDeadline",
                             d);
     }
+    /* Defaulting fills empty strings; only a --leader-elect-resource-* flag can empty them. */
+    static const char *const what[] = {"resourceLock", "resourceNamespace", "resourceName"};
+    const char *val[] = {c->leader_election.resource_lock, c->leader_election.resource_namespace,
+                         c->leader_election.resource_name};
+    for (size_t i = 0; i < 3; i++)
+        if (!val[i] || !val[i][0])
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "leaderElection.%s: Invalid value: \"\": %s is required", what[i],
+                                what[i]);
     return 0;
 }
 
@@ -682,8 +691,47 @@ static char *dir_of(const char *path)
     return d;
 }
 
-static int load(const char *yaml, size_t len, const char *name, ks_config **out, char *err,
-                size_t errlen)
+/* options.ApplyLeaderElectionTo: the flags that were given replace the defaulted values. */
+static int apply_leader_election_flags(cfg_load *L, const ks_leader_election_flags *f)
+{
+    ks_config *c = L->cfg;
+    if (!f)
+        return 0;
+    if (f->set & KS_LE_FLAG_LEADER_ELECT)
+        c->leader_election.leader_elect = f->leader_elect;
+    if (f->set & KS_LE_FLAG_LEASE_DURATION)
+        L->lease_ns = f->lease_duration_ns;
+    if (f->set & KS_LE_FLAG_RENEW_DEADLINE)
+        L->renew_ns = f->renew_deadline_ns;
+    if (f->set & KS_LE_FLAG_RETRY_PERIOD)
+        L->retry_ns = f->retry_period_ns;
+    struct {
+        unsigned bit;
+        const char *value;
+        char **field;
+    } strs[] = {
+        {KS_LE_FLAG_RESOURCE_LOCK, f->resource_lock, &c->leader_election.resource_lock},
+        {KS_LE_FLAG_RESOURCE_NAME, f->resource_name, &c->leader_election.resource_name},
+        {KS_LE_FLAG_RESOURCE_NAMESPACE, f->resource_namespace,
+         &c->leader_election.resource_namespace},
+    };
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+        if (!(f->set & strs[i].bit))
+            continue;
+        char *v = ks__cfg_strdup(strs[i].value ? strs[i].value : "");
+        if (!v)
+            return ks__cfg_oom(L);
+        free(*strs[i].field);
+        *strs[i].field = v;
+    }
+    c->leader_election.lease_duration_ms = L->lease_ns / 1000000;
+    c->leader_election.renew_deadline_ms = L->renew_ns / 1000000;
+    c->leader_election.retry_period_ms = L->retry_ns / 1000000;
+    return 0;
+}
+
+static int load(const char *yaml, size_t len, const char *name,
+                const ks_leader_election_flags *flags, ks_config **out, char *err, size_t errlen)
 {
     cfg_load L;
     ks_config *c = calloc(1, sizeof(*c));
@@ -706,7 +754,7 @@ static int load(const char *yaml, size_t len, const char *name, ks_config **out,
     }
     L.file = c->path;
     if ((rc = ks__cfg_decode(&L, yaml, len)) < 0 || (rc = apply_defaults(&L)) < 0 ||
-        (rc = validate(&L)) < 0 || (rc = kubesched_checks(&L)) < 0)
+        (rc = apply_leader_election_flags(&L, flags)) < 0 || (rc = validate(&L)) < 0 || (rc = kubesched_checks(&L)) < 0)
         goto out;
 out:
     load_scratch_free(&L);
@@ -721,16 +769,29 @@ out:
 int ks__config_load_string(const char *yaml, const char *name, ks_config **out, char *err,
                            size_t errlen)
 {
+    return ks__config_load_string_flags(yaml, name, NULL, out, err, errlen);
+}
+
+int ks__config_load_string_flags(const char *yaml, const char *name,
+                                 const ks_leader_election_flags *flags, ks_config **out,
+                                 char *err, size_t errlen)
+{
     if (!yaml) {
         *out = NULL;
         if (err && errlen)
             snprintf(err, errlen, "%s: no configuration text", name ? name : "<string>");
         return KS_EINVAL;
     }
-    return load(yaml, strlen(yaml), name ? name : "<string>", out, err, errlen);
+    return load(yaml, strlen(yaml), name ? name : "<string>", flags, out, err, errlen);
 }
 
 int ks__config_load_file(const char *path, ks_config **out, char *err, size_t errlen)
+{
+    return ks__config_load_file_flags(path, NULL, out, err, errlen);
+}
+
+int ks__config_load_file_flags(const char *path, const ks_leader_election_flags *flags,
+                               ks_config **out, char *err, size_t errlen)
 {
     FILE *f;
     char *buf = NULL;
@@ -784,7 +845,7 @@ int ks__config_load_file(const char *path, ks_config **out, char *err, size_t er
     }
     fclose(f);
     buf[len] = '\0';
-    rc = load(buf, len, path, out, err, errlen);
+    rc = load(buf, len, path, flags, out, err, errlen);
     free(buf);
     return rc;
 }
@@ -792,5 +853,5 @@ int ks__config_load_file(const char *path, ks_config **out, char *err, size_t er
 int ks__config_default(ks_config **out, char *err, size_t errlen)
 {
     static const char text[] = "apiVersion: " KS_CFG_API_VERSION "\nkind: " KS_CFG_KIND "\n";
-    return load(text, sizeof(text) - 1, "<default>", out, err, errlen);
+    return load(text, sizeof(text) - 1, "<default>", NULL, out, err, errlen);
 }

@@ -109,6 +109,31 @@ typedef struct ks_config {
 int ks__config_load_file(const char *path, ks_config **out, char *err, size_t errlen);
 int ks__config_load_string(const char *yaml, const char *name, ks_config **out, char *err,
                            size_t errlen);
+/* The --leader-elect* flags of kube-scheduler (component-base BindLeaderElectionFlags). As
+ * upstream's options.ApplyLeaderElectionTo does, each flag that was given (its bit in `set`)
+ * replaces the file's value after defaulting and before validation, so the validation messages
+ * are the same whichever way a value came. Strings are borrowed for the call. */
+enum {
+    KS_LE_FLAG_LEADER_ELECT = 1u << 0,
+    KS_LE_FLAG_LEASE_DURATION = 1u << 1,
+    KS_LE_FLAG_RENEW_DEADLINE = 1u << 2,
+    KS_LE_FLAG_RETRY_PERIOD = 1u << 3,
+    KS_LE_FLAG_RESOURCE_LOCK = 1u << 4,
+    KS_LE_FLAG_RESOURCE_NAME = 1u << 5,
+    KS_LE_FLAG_RESOURCE_NAMESPACE = 1u << 6
+};
+typedef struct ks_leader_election_flags {
+    unsigned set; /* KS_LE_FLAG_* of the flags given */
+    int leader_elect;
+    int64_t lease_duration_ns, renew_deadline_ns, retry_period_ns;
+    const char *resource_lock, *resource_name, *resource_namespace;
+} ks_leader_election_flags;
+/* ks__config_load_file with the flags applied (flags NULL: none). */
+int ks__config_load_file_flags(const char *path, const ks_leader_election_flags *flags,
+                               ks_config **out, char *err, size_t errlen);
+int ks__config_load_string_flags(const char *yaml, const char *name,
+                                 const ks_leader_election_flags *flags, ks_config **out,
+                                 char *err, size_t errlen);
 /* The configuration kube-scheduler runs with when given none. */
 int ks__config_default(ks_config **out, char *err, size_t errlen);
 void ks__config_free(ks_config *cfg); /* NULL is a no-op */

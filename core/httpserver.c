@@ -39,8 +39,11 @@ struct ks_httpserver {
     int wake[2]; /* pipe: stop writes, the thread polls the read end */
     int port;
     ks_metrics *metrics;
-    ks_http_check *checks; /* names owned */
+    ks_http_check *checks; /* readiness; names owned */
     size_t nchecks;
+    size_t nready_before_shutdown;
+    ks_http_check *hchecks; /* /healthz; names owned */
+    size_t nhchecks;
     int not_ready_status;
     atomic_bool shutting_down;
     SSL_CTX *tls; /* borrowed; NULL: plain HTTP */
@@ -227,15 +230,19 @@ static void send_response(conn *c, const response *r, bool head_only)
         conn_send(c, r->body ? r->body : r->static_body, r->body_len, deadline);
 }
 
-/* /healthz, /livez and /readyz, as k8s.io/apiserver's handleRootHealth. */
-static void health(ks_httpserver *s, response *r, const char *name, bool with_checks, bool verbose)
+/* /healthz, /livez and /readyz, as k8s.io/apiserver's handleRootHealth. kind: 'h' /healthz
+ * (its checks, or "ping" when it has none, as healthz.InstallHandler), 'l' /livez ("ping"),
+ * 'r' /readyz (the readiness checks with "shutdown" among them). */
+static void health(ks_httpserver *s, response *r, const char *name, char kind, bool verbose)
 {
+    const ks_http_check *list = kind == 'r' ? s->checks : kind == 'h' ? s->hchecks : NULL;
+    size_t nlist = kind == 'r' ? s->nchecks : kind == 'h' ? s->nhchecks : 0;
+    size_t shutdown_at = kind == 'r' ? s->nready_before_shutdown : (size_t)-1;
+    size_t nchecks = kind == 'r' ? nlist + 1 : nlist ? nlist : 1;
     /* Lines "[+]x ok\n" / "[-]x failed: reason withheld\n", then the verdict. */
-    size_t cap = 64 + strlen(name);
-    size_t nchecks = with_checks ? 1 + s->nchecks : 1;
-    for (size_t i = 0; with_checks && i < s->nchecks; i++)
-        cap += strlen(s->checks[i].name) + 40;
-    cap += 40 * nchecks;
+    size_t cap = 64 + strlen(name) + 40 * nchecks;
+    for (size_t i = 0; i < nlist; i++)
+        cap += strlen(list[i].name);
     char *body = malloc(cap);
     if (!body) {
         respond_static(r, 500, "out of memory\n");
@@ -243,18 +250,19 @@ static void health(ks_httpserver *s, response *r, const char *name, bool with_ch
     }
     size_t len = 0;
     bool failed = false;
-    for (size_t i = 0; i < nchecks; i++) {
+    for (size_t i = 0, next = 0; i < nchecks; i++) {
         const char *cname;
         bool ok;
-        if (!with_checks) {
-            cname = "ping";
-            ok = true;
-        } else if (i == 0) {
+        if (kind == 'r' && i == shutdown_at) {
             cname = "shutdown";
             ok = !atomic_load(&s->shutting_down);
+        } else if (next < nlist) {
+            cname = list[next].name;
+            ok = list[next].ready(list[next].ctx) != 0;
+            next++;
         } else {
-            cname = s->checks[i - 1].name;
-            ok = s->checks[i - 1].ready(s->checks[i - 1].ctx) != 0;
+            cname = "ping";
+            ok = true;
         }
         failed |= !ok;
         len += (size_t)snprintf(body + len, cap - len,
@@ -296,11 +304,11 @@ static void route(ks_httpserver *s, const char *path, const char *query, respons
 {
     bool verbose = query_has(query, "verbose");
     if (strcmp(path, "/healthz") == 0) {
-        health(s, r, "healthz", false, verbose);
+        health(s, r, "healthz", 'h', verbose);
     } else if (strcmp(path, "/livez") == 0) {
-        health(s, r, "livez", false, verbose);
+        health(s, r, "livez", 'l', verbose);
     } else if (strcmp(path, "/readyz") == 0) {
-        health(s, r, "readyz", true, verbose);
+        health(s, r, "readyz", 'r', verbose);
     } else if (strcmp(path, "/metrics") == 0 && s->metrics) {
         char *text = NULL;
         size_t len = 0;
@@ -423,6 +431,9 @@ static void server_free(ks_httpserver *s)
     for (size_t i = 0; i < s->nchecks; i++)
         free((char *)s->checks[i].name);
     free(s->checks);
+    for (size_t i = 0; i < s->nhchecks; i++)
+        free((char *)s->hchecks[i].name);
+    free(s->hchecks);
     free(s);
 }
 
@@ -483,6 +494,16 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
             ks__log('E', "httpserver", "ready_checks[%zu]: a check needs a name and a function", i);
             return KS_EINVAL;
         }
+    if ((o->nhealth_checks && !o->health_checks) || o->nready_before_shutdown > o->nready_checks) {
+        ks__log('E', "httpserver", "invalid options (health_checks missing, or nready_before_shutdown "
+                                   "larger than nready_checks)");
+        return KS_EINVAL;
+    }
+    for (size_t i = 0; i < o->nhealth_checks; i++)
+        if (!o->health_checks[i].name || !*o->health_checks[i].name || !o->health_checks[i].ready) {
+            ks__log('E', "httpserver", "health_checks[%zu]: a check needs a name and a function", i);
+            return KS_EINVAL;
+        }
 
     ks_httpserver *s = calloc(1, sizeof *s);
     if (!s)
@@ -501,6 +522,17 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
             if (!(s->checks[i].name = strdup(o->ready_checks[i].name)))
                 goto fail;
             s->nchecks++;
+        }
+    }
+    s->nready_before_shutdown = o->nready_before_shutdown;
+    if (o->nhealth_checks) {
+        if (!(s->hchecks = calloc(o->nhealth_checks, sizeof *s->hchecks)))
+            goto fail;
+        for (size_t i = 0; i < o->nhealth_checks; i++) {
+            s->hchecks[i] = o->health_checks[i];
+            if (!(s->hchecks[i].name = strdup(o->health_checks[i].name)))
+                goto fail;
+            s->nhchecks++;
         }
     }
     if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {

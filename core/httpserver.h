@@ -2,7 +2,9 @@
  * A tiny HTTP/1.1 server for the health and metrics endpoints of live mode, on a thread of its
  * own:
  *
- *   GET /healthz, /livez   200 "ok" (the "ping" check; ?verbose lists it, as upstream)
+ *   GET /healthz           the health checks (opts.health_checks; "ping" when there are none, as
+ *                          healthz.InstallHandler), listed and answered as /readyz is
+ *   GET /livez             200 "ok" (the "ping" check; ?verbose lists it, as upstream)
  *   GET /readyz            200 "ok" when every readiness check passes; otherwise the upstream
  *                          listing, one line per check, "[+]<name> ok" or
  *                          "[-]<name> failed: reason withheld", then "readyz check failed", with
@@ -12,9 +14,10 @@
  *                          "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
  *   anything else          404 "404 page not found"; a method other than GET or HEAD: 405
  *
- * The readiness checks are, in this order, the server's own "shutdown" (fails once
- * ks__httpserver_shutting_down was called) and the caller's (upstream kube-scheduler without
- * leader election: shutdown, then sched-handler-sync).
+ * The readiness checks are the caller's with the server's own "shutdown" (fails once
+ * ks__httpserver_shutting_down was called) after the first opts.nready_before_shutdown of them
+ * (upstream kube-scheduler without leader election: shutdown, sched-handler-sync; with it:
+ * leaderElection, shutdown, sched-handler-sync).
  *
  * HTTPS when opts.tls is given (live mode always gives one: tlsserve.h), as upstream serves these
  * endpoints on 10259. Upstream also puts /metrics behind delegated authentication and
@@ -55,7 +58,10 @@ typedef struct ks_httpserver_opts {
     const ks_http_check *ready_checks; /* copied at start */
     size_t nready_checks;
     int not_ready_status; /* status of a failing /readyz; 0: 500 as upstream */
-    ks_tls_ctx *tls;      /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
+    size_t nready_before_shutdown;      /* ready checks listed before "shutdown" (0: none) */
+    const ks_http_check *health_checks; /* /healthz (copied at start); none: "ping" */
+    size_t nhealth_checks;
+    ks_tls_ctx *tls; /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
 } ks_httpserver_opts;
 
 /* Bind, listen and start the thread. 0; KS_EINVAL (bad options, an address that does not

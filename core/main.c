@@ -3,7 +3,8 @@
  *   kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain]
  *                      [--seed N] [-v N]
  *   kubesched validate-config FILE [-v N]
- *   kubesched --config FILE [--kubeconfig FILE] [-v N]   (live mode, apisource.h)
+ *   kubesched --config FILE [--kubeconfig FILE] [--leader-elect* ...] [-v N]
+ *                                                        (live mode, apisource.h)
  *   kubesched --version
  * Errors go to stderr as one sentence naming the file and what would fix it; exit status 1 for
  * bad input, 2 for bad usage.
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "framework.h"
 #include "host_api.h"
+#include "leaderelect.h"
 #include "loader.h"
 #include "log.h"
 #include "registry.h"
@@ -30,10 +32,18 @@ static void usage(FILE *f)
           "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
           "  kubesched validate-config FILE [-v N]\n"
           "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
-          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N]\n"
-          "            [--tls-cert-file FILE --tls-private-key-file FILE] [-v N]\n"
-          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster);\n"
-          "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259, self-signed).\n"
+          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v N]\n"
+          "            [--tls-cert-file FILE --tls-private-key-file FILE]\n"
+          "            [--leader-elect[=BOOL]] [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]\n"
+          "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
+          "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
+          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster).\n"
+          "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a self-signed\n"
+          "      certificate unless --tls-cert-file/--tls-private-key-file are given).\n"
+          "      The --leader-elect* flags that are given override the file's leaderElection values\n"
+          "      (durations in Go syntax: 15s, 1m30s, 500ms). With leader election on, only the replica\n"
+          "      holding the Lease (default kube-system/kube-scheduler, the one kube-scheduler uses: set\n"
+          "      leaderElection.resourceName, e.g. kubesched) schedules.\n"
           "  kubesched --version\n",
           f);
 }
@@ -56,12 +66,14 @@ static void loaded_free(loaded *l)
     memset(l, 0, sizeof(*l));
 }
 
-static int load_config(const char *path, loaded *l)
+/* le_flags: the --leader-elect* flags of live mode, or NULL. */
+static int load_config(const char *path, const ks_leader_election_flags *le_flags, loaded *l)
 {
     char err[2048] = "";
     int rc;
     memset(l, 0, sizeof(*l));
-    rc = path ? ks__config_load_file(path, &l->cfg, err, sizeof(err)) : ks__config_default(&l->cfg, err, sizeof(err));
+    rc = path ? ks__config_load_file_flags(path, le_flags, &l->cfg, err, sizeof(err))
+              : ks__config_default(&l->cfg, err, sizeof(err));
     if (rc == 0 && !(l->reg = ks__registry_new())) {
         snprintf(err, sizeof(err), "out of memory");
         rc = KS_ENOMEM;
@@ -71,7 +83,10 @@ static int load_config(const char *path, loaded *l)
     if (rc == 0)
         rc = ks__config_plan(l->cfg, l->reg, &l->plans, err, sizeof(err));
     if (rc != 0) {
-        fprintf(stderr, "kubesched: %s\n", err[0] ? err : "invalid configuration");
+        /* A leaderElection value may have come from a flag rather than from the file. */
+        int from_flags = le_flags && le_flags->set && strstr(err, "leaderElection.");
+        fprintf(stderr, "kubesched: %s%s\n", err[0] ? err : "invalid configuration",
+                from_flags ? " (after the --leader-elect* flags were applied)" : "");
         loaded_free(l);
     }
     return rc;
@@ -95,7 +110,7 @@ static int cmd_validate(int argc, char **argv)
         fprintf(stderr, "kubesched validate-config: which file? e.g. kubesched validate-config examples/config.yaml\n");
         return 2;
     }
-    if (load_config(path, &l) != 0)
+    if (load_config(path, NULL, &l) != 0)
         return 1;
     /* Build every profile's plugins once, so that bad plugin args are reported here too. */
     for (size_t i = 0; i < l.cfg->nprofiles; i++) {
@@ -157,7 +172,7 @@ static int cmd_simulate(int argc, char **argv)
         return 2;
     }
     loaded l;
-    if (load_config(config, &l) != 0)
+    if (load_config(config, NULL, &l) != 0)
         return 1;
     char err[2048] = "";
     ks_simulate_stats stats;
@@ -174,10 +189,19 @@ static int cmd_run(int argc, char **argv)
 {
     const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL, *tls_key = NULL;
     int port = 10259; /* upstream --secure-port default */
+    ks_leader_election_flags le_flags = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strncmp(a, "--secure-port=", 14) || (!strcmp(a, "--secure-port") && v)) {
+        char ferr[512];
+        int used = 0, taken = ks__le_parse_flag(&le_flags, a, v, &used, ferr, sizeof(ferr));
+        if (taken < 0) {
+            fprintf(stderr, "kubesched: %s\n", ferr);
+            return 2;
+        }
+        if (taken) {
+            i += used;
+        } else if (!strncmp(a, "--secure-port=", 14) || (!strcmp(a, "--secure-port") && v)) {
             const char *val = a[13] == '=' ? a + 14 : v;
             char *end;
             long p = strtol(val, &end, 10);
@@ -218,6 +242,11 @@ static int cmd_run(int argc, char **argv)
             i++;
         } else if (!strncmp(a, "--v=", 4) || !strncmp(a, "-v=", 3)) {
             ks__log_verbosity = atoi(strchr(a, '=') + 1);
+        } else if (i > 0 && !strcmp(argv[i - 1], "--leader-elect") &&
+                   (!strcmp(a, "true") || !strcmp(a, "false"))) {
+            fprintf(stderr, "kubesched: --leader-elect takes its value after \"=\" "
+                            "(--leader-elect=%s), as a boolean flag does\n", a);
+            return 2;
         } else {
             fprintf(stderr, "kubesched: unknown or incomplete flag %s\n", a);
             usage(stderr);
@@ -230,7 +259,7 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     loaded l;
-    if (load_config(config, &l) != 0)
+    if (load_config(config, &le_flags, &l) != 0)
         return 1;
     char err[2048] = "";
     ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig, bind_address, port, tls_cert, tls_key};
@@ -263,7 +292,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strncmp(argv[1], "--config", 8) || !strncmp(argv[1], "--kubeconfig", 12) || !strcmp(argv[1], "-v"))
+    /* Live mode's flags may come in any order (--leader-elect=false --config FILE ...). */
+    if (!strncmp(argv[1], "--", 2) || !strcmp(argv[1], "-v"))
         return cmd_run(argc - 1, argv + 1);
     fprintf(stderr, "kubesched: unknown command \"%s\"\n", argv[1]);
     usage(stderr);

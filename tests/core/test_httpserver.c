@@ -163,6 +163,39 @@ Test(httpserver, readyz_follows_checks_and_shutdown)
     ks__httpserver_stop(s);
 }
 
+/* kube-scheduler with leader election: /healthz has only the leaderElection check (no ping),
+ * /readyz lists leaderElection, shutdown, sched-handler-sync; /livez stays ping. */
+Test(httpserver, health_checks_and_checks_before_shutdown)
+{
+    atomic_int leader_ok = 1, synced = 1;
+    ks_http_check le = {"leaderElection", flag_ready, &leader_ok};
+    ks_http_check ready[] = {le, {"sched-handler-sync", flag_ready, &synced}};
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1",
+                            .ready_checks = ready,
+                            .nready_checks = 2,
+                            .nready_before_shutdown = 1,
+                            .health_checks = &le,
+                            .nhealth_checks = 1};
+    ks_httpserver *s = start(&o);
+    int port = ks__httpserver_port(s);
+    expect(port, "/healthz?verbose", 200, "[+]leaderElection ok\nhealthz check passed\n");
+    expect(port, "/readyz?verbose", 200,
+           "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n");
+    atomic_store(&leader_ok, 0);
+    expect(port, "/healthz", 500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n");
+    expect(port, "/readyz", 500,
+           "[-]leaderElection failed: reason withheld\n[+]shutdown ok\n[+]sched-handler-sync ok\n"
+           "readyz check failed\n");
+    expect(port, "/livez", 200, "ok");
+    ks__httpserver_stop(s);
+
+    /* More checks before "shutdown" than there are checks: refused. */
+    o.nready_before_shutdown = 3;
+    ks_httpserver *bad = NULL;
+    cr_assert_eq(ks__httpserver_start(&o, &bad), KS_EINVAL);
+    cr_assert_null(bad);
+}
+
 static size_t collect(char *p, size_t size, size_t n, void *ud)
 {
     char **buf = ud;

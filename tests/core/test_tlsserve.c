@@ -66,7 +66,7 @@ static long get(const char *url, const char *cafile, body *b, char *subject, siz
 static ks_httpserver *start_tls(ks_tls_ctx *tls)
 {
     ks_httpserver *s = NULL;
-    ks_httpserver_opts o = {"127.0.0.1", 0, NULL, NULL, 0, 0, tls};
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1", .tls = tls};
     cr_assert_eq(ks__httpserver_start(&o, &s), 0);
     return s;
 }
