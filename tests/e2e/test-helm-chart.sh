@@ -3,7 +3,7 @@
 #   - helm lint passes; helm template renders; a bad combination (2 replicas without leader
 #     election) is refused with a message;
 #   - every rendered object (also with an out-of-tree plugin image and the metrics Service) is
-#     accepted by kube-apiserver (server-side dry run), then applied;
+#     accepted by kube-apiserver (server-side dry run); then helm installs the release;
 #   - kubesched runs with the rendered configuration and the chart's ServiceAccount token, so
 #     with exactly the chart's RBAC: it takes the Lease in the release namespace, binds pods,
 #     reports their status and events, and no request is forbidden.
@@ -19,12 +19,14 @@ helm=$("$E2E_HERE/build-helm.sh" | tail -1)
 e2e_begin
 
 if out=$("$helm" lint "$chart" 2>&1); then ok "helm lint"; else bad "helm lint: $out"; fi
-"$helm" template kubesched "$chart" -n "$ns" >"$E2E_DIR/rendered.yaml" 2>"$E2E_DIR/helm.err" \
+# helm template does not ask a cluster: tell it the version of ours (the chart needs >= 1.30).
+kv=(--kube-version "$(kubectl version -o json | jq -r .serverVersion.gitVersion)")
+"$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" >"$E2E_DIR/rendered.yaml" 2>"$E2E_DIR/helm.err" \
   && ok "helm template renders the defaults" || bad "helm template: $(cat "$E2E_DIR/helm.err")"
-if out=$("$helm" template kubesched "$chart" -n "$ns" --set scheduler.replicaCount=2 --set scheduler.leaderElect=false 2>&1); then
+if out=$("$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" --set scheduler.replicaCount=2 --set scheduler.leaderElect=false 2>&1); then
   bad "2 replicas without leader election were rendered"
 else
-  grep -q "needs scheduler.leaderElect: true" <<<"$out" && ok "2 replicas without leader election refused: ${out##*: }" \
+  grep -q "needs scheduler.leaderElect: true" <<<"$out" && ok "2 replicas without leader election refused: $(head -1 <<<"$out")" \
     || bad "unexpected helm error: $out"
 fi
 cat >"$E2E_DIR/values-plugins.yaml" <<'YAML'
@@ -41,18 +43,21 @@ profiles:
   - name: NodeMinResources
     args: {kubeschedPluginPath: /opt/kubesched/plugins/libnode_min_resources.so, minCPU: "4"}
 YAML
-"$helm" template kubesched "$chart" -n "$ns" -f "$E2E_DIR/values-plugins.yaml" >"$E2E_DIR/rendered-plugins.yaml" \
+"$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" -f "$E2E_DIR/values-plugins.yaml" >"$E2E_DIR/rendered-plugins.yaml" \
   && ok "helm template renders with pluginImages, profiles and the metrics Service" || bad "helm template with plugins"
 if grep -q "name: plugin-min-resources" "$E2E_DIR/rendered-plugins.yaml" && grep -q "schedulerName: kubesched-min" "$E2E_DIR/rendered-plugins.yaml"; then
   ok "the plugin's init container and the second profile are in the rendering"
 else bad "init container or profile missing from the rendering"; fi
 
-kubectl create namespace "$ns" >/dev/null
+# The dry run goes to a namespace of its own (no namespace controller here to delete one).
+kubectl create namespace dry-run >/dev/null
 for f in rendered rendered-plugins; do
-  if out=$(kubectl apply --dry-run=server -f "$E2E_DIR/$f.yaml" 2>&1); then ok "kube-apiserver accepts every object of $f.yaml (dry run): $(grep -c . <<<"$out") objects"
+  if out=$(kubectl apply --dry-run=server -n dry-run -f <(sed "s/namespace: $ns\$/namespace: dry-run/" "$E2E_DIR/$f.yaml") 2>&1); then ok "kube-apiserver accepts every object of $f.yaml (dry run): $(grep -c . <<<"$out") objects"
   else bad "server-side dry run of $f.yaml: $out"; fi
 done
-kubectl apply -f "$E2E_DIR/rendered.yaml" >/dev/null && ok "chart objects applied" || bad "kubectl apply"
+if out=$("$helm" install kubesched "$chart" -n "$ns" --create-namespace 2>&1); then ok "helm install into $ns"
+else bad "helm install: $out"; fi
+grep -q 'schedulerName: kubesched' <<<"$out" && ok "the install notes name the schedulerName" || bad "install notes: $out"
 
 # kubesched as the chart's ServiceAccount, with the chart's configuration.
 kubectl get configmap kubesched-config -n "$ns" -o jsonpath='{.data.config\.yaml}' >"$E2E_DIR/chart-config.yaml"
@@ -73,7 +78,10 @@ contexts:
   context: {cluster: e2e, user: kubesched-sa}
 current-context: e2e
 YAML
-ks_start chart "$E2E_DIR/chart-config.yaml" --kubeconfig "$E2E_DIR/sa.kubeconfig"
+# In the cluster kubesched would use the pod's service-account token (in-cluster config); here the
+# same token comes in a kubeconfig, the one line added to the chart's configuration.
+sed "s|^clientConnection:|clientConnection:\n  kubeconfig: $E2E_DIR/sa.kubeconfig|" "$E2E_DIR/chart-config.yaml" >"$E2E_DIR/chart-config-sa.yaml"
+ks_start chart "$E2E_DIR/chart-config-sa.yaml"
 ks_wait_synced chart || exit 1
 
 { mk_node chart-node-1 4 32Gi; mk_node chart-node-2 4 32Gi; } | kubectl create -f - >/dev/null
