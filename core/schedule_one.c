@@ -292,7 +292,11 @@ static void apply_preemption(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
         ks_pod *v = r->victims[i];
         if (ks__log_enabled(2))
             ks__log('I', NULL, "Preempting pod %s on node %s for pod %s", v->key, ks__sym_str(r->nominated), qp->pod->key);
-        ks__scheduler_on_pod_delete(s, v);
+        /* Without a deletion event to come (simulate) the victim leaves now; a live source
+         * keeps it counted until the API server says it is gone (upstream), so the preemptor
+         * waits for it rather than over-commit the node. */
+        if (!s->victims_leave_on_delete_event)
+            ks__scheduler_on_pod_delete(s, v);
         if (s->source.evict)
             s->source.evict(s->source.ctx, v, qp->pod, r->nominated);
     }

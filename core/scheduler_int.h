@@ -51,6 +51,7 @@ struct ks_scheduler {
     void *clock_ctx;
     ks_cycle_scratch scratch;
     ks_pod *deferred_unref; /* released after the current cycle (scheduling thread) */
+    int victims_leave_on_delete_event; /* ks_scheduler_opts */
 
     /* Nominator (upstream PodNominator): uid -> pod copy with status.nominatedNodeName, one
      * reference each. Written by the scheduling thread and by pod-delete events: nom_mu. */
