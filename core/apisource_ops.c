@@ -157,8 +157,7 @@ static ks_code api_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st
     free(body);
     if (rc != 0) {
         snprintf(msg, sizeof(msg), "binding rejected: %s", ks__api_error(api));
-        ks__log('E', "apisource", "bind %s to %s: POST %s: %s", pod->key, ks__sym_str(node), path,
-                ks__api_error(api));
+        ks__log('E', "apisource", "bind %s to %s: %s", pod->key, ks__sym_str(node), ks__api_error(api));
         ks__status_add(st, msg);
         ks__api_response_free(&resp);
         return KS_ERROR;
