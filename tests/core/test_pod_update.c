@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cache.h"
 #include "config.h"
@@ -27,8 +28,19 @@ static struct {
     /* bind: the pod to show bound elsewhere first (as a watch event arriving before the 409). */
     ks_pod *conflict_old, *conflict_new;
     int binds, bind_errors, scheduled;
+    int evictions;
+    char evicted[64], evicted_on[64];
     pthread_mutex_t mu;
 } W;
+
+/* Scheduling thread: records the victim (the live source would patch and DELETE it). */
+static void source_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    (void)ctx, (void)preemptor;
+    W.evictions++;
+    snprintf(W.evicted, sizeof(W.evicted), "%s", victim->key);
+    snprintf(W.evicted_on, sizeof(W.evicted_on), "%s", ks__sym_str(node));
+}
 
 static ks_code source_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
 {
@@ -71,7 +83,7 @@ static void setup(void)
     cr_assert_not_null(W.reg);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1, .binding_workers = 2,
-                           .source = {NULL, source_bind, NULL, NULL, NULL},
+                           .source = {NULL, source_bind, NULL, NULL, source_evict},
                            .observer = {NULL, NULL, obs_bind, NULL},
                            .victims_leave_on_delete_event = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
@@ -313,4 +325,45 @@ Test(pod_update, bind_conflict_after_the_watch_showed_it_bound_elsewhere_forgets
     cr_assert_eq(node_cpu("n2"), 1000);
     cr_assert_eq(node_cpu("n1"), 0);
     ks__pod_unref(p);
+}
+
+Test(pod_update, live_preemption_victim_stays_counted_until_its_deletion_arrives)
+{
+    add_node("n1", "2");
+    ks_pod *victim = mkpod("victim", "", "n1", "1500m", "\"priority\":100");
+    add(victim);
+    ks_pod *preemptor = mkpod("preemptor", "", "", "1500m", "\"priority\":1000");
+    add(preemptor);
+    schedule();
+    cr_assert_eq(W.evictions, 1);
+    cr_assert_str_eq(W.evicted, "default/victim");
+    cr_assert_str_eq(W.evicted_on, "n1");
+    cr_assert_eq(node_cpu("n1"), 1500, "the victim still uses n1 until the API server says it is gone");
+    cr_assert_eq(counts().unschedulable, 1, "the preemptor waits");
+    cr_assert_eq(W.binds, 0);
+
+    /* The victim turns Terminating (DELETE with a grace period): still there, nobody moves. */
+    ks_pod *terminating = mkpod_full("victim", "", "n1", "1500m", "\"priority\":100", "kubesched", "");
+    terminating->terminating = 1;
+    cr_assert_eq(ks__scheduler_on_pod_update(W.s, victim, terminating, 1), 0);
+    cr_assert_eq(counts().unschedulable, 1);
+    cr_assert_eq(node_cpu("n1"), 1500);
+
+    /* Gone (the kubelet confirmed): the preemptor moves and is bound to n1. */
+    cr_assert_eq(ks__scheduler_on_pod_delete(W.s, terminating), 0);
+    cr_assert_eq(node_cpu("n1"), 0);
+    ks_queue_counts c = counts();
+    cr_assert_eq(c.active + c.backoff, 1);
+    ks__queue_flush_backoff(ks__scheduler_queue(W.s));
+    for (int i = 0; i < 50 && counts().active == 0; i++) {
+        usleep(100 * 1000); /* backoff is 1 s of real time */
+        ks__queue_flush_backoff(ks__scheduler_queue(W.s));
+    }
+    schedule();
+    cr_assert_eq(W.scheduled, 1, "the preemptor is bound once the victim is gone");
+    cr_assert_eq(node_cpu("n1"), 1500);
+    cr_assert_eq(W.evictions, 1, "no second preemption");
+    ks__pod_unref(victim);
+    ks__pod_unref(terminating);
+    ks__pod_unref(preemptor);
 }
