@@ -309,13 +309,23 @@ static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_
     return rc;
 }
 
+/* The Preempted event on the victim, related to the preemptor (upstream's reason, action, note). */
+static void post_preempted(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    char note[1024];
+    snprintf(note, sizeof(note), "Preempted by pod %s on node %s", preemptor->uid ? preemptor->uid : "",
+             ks__sym_str(node));
+    post_event(s, victim, preemptor, "Normal", "Preempted", "Preempting", note,
+               ks__sym_str(preemptor->scheduler_name));
+}
+
 /* Upstream PreemptPod: the DisruptionTarget condition, then DELETE (default grace period: a
  * bound pod turns Terminating until its kubelet confirms), then the Preempted event. A failed
  * patch stops there (upstream returns the error; the preemptor retries); a victim already gone
  * (404) gets no event. */
 static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
 {
-    char path[600], what[600], note[1024];
+    char path[600], what[600];
     int rc = patch_disruption_target(s, victim, preemptor);
     if (rc == KS_ENOTFOUND) {
         ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)", victim->key,
@@ -346,15 +356,16 @@ static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor
     }
     ks__log('I', "apisource", "Preemptor Pod preempted victim Pod: preemptor %s, victim %s, node %s", preemptor->key,
             victim->key, ks__sym_str(node));
-    snprintf(note, sizeof(note), "Preempted by pod %s on node %s", preemptor->uid ? preemptor->uid : "",
-             ks__sym_str(node));
-    post_event(s, victim, preemptor, "Normal", "Preempted", "Preempting", note,
-               ks__sym_str(preemptor->scheduler_name));
+    post_preempted(s, victim, preemptor, node);
 }
 
 /* ---- the effects thread ---------------------------------------------------------------------- */
 
-typedef enum { EFFECT_FAILED, EFFECT_EVICT } effect_kind;
+typedef enum {
+    EFFECT_FAILED,   /* status patch + FailedScheduling event */
+    EFFECT_EVICT,    /* DisruptionTarget, DELETE, Preempted event */
+    EFFECT_PREEMPTED /* a victim that was waiting on Permit: rejected, the Preempted event only */
+} effect_kind;
 
 struct ks_effect {
     struct ks_effect *next;
@@ -403,8 +414,10 @@ static void *effects_main(void *arg)
         pthread_mutex_unlock(&s->emu);
         if (e->kind == EFFECT_FAILED)
             do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
-        else
+        else if (e->kind == EFFECT_EVICT)
             do_evict(s, e->pod, e->other, e->node);
+        else
+            post_preempted(s, e->pod, e->other, e->node);
         effect_free(e);
         pthread_mutex_lock(&s->emu);
     }
@@ -462,29 +475,42 @@ static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const c
     enqueue(s, e);
 }
 
-/* Scheduling thread: queued. The scheduler has already dropped the victim from its view. */
-static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+/* Scheduling thread: queued. The victim stays in the scheduler's cache until the watch reports
+ * it deleted (victims_leave_on_delete_event). */
+static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
 {
-    ks_apisrc *s = ctx;
     struct ks_effect *e = calloc(1, sizeof(*e));
     if (!e) {
         ks__log('E', "apisource", "out of memory evicting pod %s", victim->key);
         return;
     }
-    e->kind = EFFECT_EVICT;
+    e->kind = kind;
     e->pod = ks__pod_ref((ks_pod *)victim);
     e->other = ks__pod_ref((ks_pod *)preemptor);
     e->node = node;
     if (!s->estarted) {
-        do_evict(s, e->pod, e->other, e->node);
+        if (kind == EFFECT_EVICT)
+            do_evict(s, e->pod, e->other, e->node);
+        else
+            post_preempted(s, e->pod, e->other, e->node);
         effect_free(e);
         return;
     }
     enqueue(s, e);
 }
 
+static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    queue_victim(ctx, EFFECT_EVICT, victim, preemptor, node);
+}
+
+static void api_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    queue_victim(ctx, EFFECT_PREEMPTED, victim, preemptor, node);
+}
+
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
-    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict};
+    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict, api_preempted_waiting};
     return ops;
 }

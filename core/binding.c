@@ -150,6 +150,21 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
     return rc;
 }
 
+int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
+    if (j && !j->rejected) {
+        j->rejected = 1;
+        snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+        snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg);
+        if (j->parked)
+            unpark(s, j);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return j != NULL;
+}
+
 static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, ks_sym node,
                         const char *msg)
 {

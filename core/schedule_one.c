@@ -286,12 +286,24 @@ static void report_cycle(ks_scheduler *s, uint64_t seq, ks_pod *pod, ks_framewor
 /* PostFilter succeeded with a nomination: evict the victims, nominate the pod (it is retried with
  * that node first), and tell the observer. */
 static void apply_preemption(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, uint64_t seq,
-                             ks_post_filter_result *r)
+                             ks_post_filter_result *r, const char *plugin)
 {
     for (size_t i = 0; i < r->nvictims; i++) {
         ks_pod *v = r->victims[i];
         if (ks__log_enabled(2))
             ks__log('I', NULL, "Preempting pod %s on node %s for pod %s", v->key, ks__sym_str(r->nominated), qp->pod->key);
+        /* Upstream PreemptPod: a victim waiting on Permit is not bound yet; it is rejected
+         * ("preempted") instead of deleted, and its binding cycle forgets it. Live sources only:
+         * simulate drops victims at once and keeps its results as they were. */
+        if (s->victims_leave_on_delete_event &&
+            ks__binding_reject_waiting(s, v->uid, plugin ? plugin : "DefaultPreemption", "preempted")) {
+            if (ks__log_enabled(2))
+                ks__log('I', NULL, "Preemptor pod %s rejected a waiting pod %s on node %s", qp->pod->key, v->key,
+                        ks__sym_str(r->nominated));
+            if (s->source.preempted_waiting)
+                s->source.preempted_waiting(s->source.ctx, v, qp->pod, r->nominated);
+            continue;
+        }
         /* Without a deletion event to come (simulate) the victim leaves now; a live source
          * keeps it counted until the API server says it is gone (upstream), so the preemptor
          * waits for it rather than over-commit the node. */
@@ -402,7 +414,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         ex.skip_filter = cycle->skip_filter;
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
         if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
-            apply_preemption(s, fw, qp, seq, &pfr);
+            apply_preemption(s, fw, qp, seq, &pfr, post.plugin);
         ks__post_filter_result_clear(&pfr);
         ks__handle_failure(s, fw, qp, code, message, rejectors, pending, nominated);
         free(message);
@@ -551,7 +563,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         message = fit_error_message(num_all, NULL, sc->statuses, nevaluated, &absent, nabsent, post_msg);
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
         if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
-            apply_preemption(s, fw, qp, seq, &pfr);
+            apply_preemption(s, fw, qp, seq, &pfr, post.plugin);
         ks__post_filter_result_clear(&pfr);
         ks__handle_failure(s, fw, qp, KS_UNSCHEDULABLE, message, rejectors, pending, nominated);
         free(message);

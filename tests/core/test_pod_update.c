@@ -28,7 +28,7 @@ static struct {
     /* bind: the pod to show bound elsewhere first (as a watch event arriving before the 409). */
     ks_pod *conflict_old, *conflict_new;
     int binds, bind_errors, scheduled;
-    int evictions;
+    int evictions, preempted_waiting;
     char evicted[64], evicted_on[64];
     pthread_mutex_t mu;
 } W;
@@ -68,6 +68,33 @@ static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *pro
     pthread_mutex_unlock(&W.mu);
 }
 
+static void source_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    (void)ctx, (void)preemptor, (void)node;
+    W.preempted_waiting++;
+    snprintf(W.evicted, sizeof(W.evicted), "%s", victim->key);
+}
+
+/* WaitLong: Permit makes pods labelled permit-wait wait 60 s (others pass). */
+static void *wait_long_create(const ks_args *args, ks_error *err)
+{
+    (void)args, (void)err;
+    static int self;
+    return &self;
+}
+static void wait_long_destroy(void *self) { (void)self; }
+static ks_code wait_long_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, int64_t *timeout, ks_status *st)
+{
+    (void)self, (void)c, (void)node, (void)st;
+    if (ks__labels_get(p->labels, p->nlabels, ks__intern("permit-wait")) == KS_SYM_ABSENT)
+        return KS_SUCCESS;
+    *timeout = 60000;
+    return KS_WAIT;
+}
+static const ks_plugin_desc wait_long_desc = {.size = sizeof(ks_plugin_desc), .name = "WaitLong",
+                                              .create = wait_long_create, .destroy = wait_long_destroy,
+                                              .permit = wait_long_permit};
+
 static void setup(void)
 {
     char err[1024] = "";
@@ -77,13 +104,17 @@ static void setup(void)
     const char *yaml = "apiVersion: kubescheduler.config.k8s.io/v1\n"
                        "kind: KubeSchedulerConfiguration\n"
                        "profiles:\n"
-                       "- schedulerName: kubesched\n";
+                       "- schedulerName: kubesched\n"
+                       "  plugins:\n"
+                       "    permit:\n"
+                       "      enabled: [{name: WaitLong}]\n";
     cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
     W.reg = ks__registry_new();
     cr_assert_not_null(W.reg);
+    cr_assert_eq(ks__registry_add(W.reg, &wait_long_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1, .binding_workers = 2,
-                           .source = {NULL, source_bind, NULL, NULL, source_evict},
+                           .source = {NULL, source_bind, NULL, NULL, source_evict, source_preempted_waiting},
                            .observer = {NULL, NULL, obs_bind, NULL},
                            .victims_leave_on_delete_event = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
@@ -365,5 +396,38 @@ Test(pod_update, live_preemption_victim_stays_counted_until_its_deletion_arrives
     cr_assert_eq(W.evictions, 1, "no second preemption");
     ks__pod_unref(victim);
     ks__pod_unref(terminating);
+    ks__pod_unref(preemptor);
+}
+
+Test(pod_update, live_preemption_rejects_a_victim_waiting_on_permit_instead_of_deleting_it)
+{
+    add_node("n1", "2");
+    ks_pod *waiting = mkpod("waiting", "\"permit-wait\":\"1\"", "", "1500m", "\"priority\":100");
+    add(waiting);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-waiting"), "assumed, waiting on Permit");
+    cr_assert_eq(node_cpu("n1"), 1500);
+
+    ks_pod *preemptor = mkpod("preemptor", "", "", "1500m", "\"priority\":1000");
+    add(preemptor);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    ks__scheduler_wait_bindings(W.s); /* the rejected binding cycle ends at once, not in 60 s */
+    cr_assert_eq(W.evictions, 0, "nothing to delete: it was never bound");
+    cr_assert_eq(W.preempted_waiting, 1);
+    cr_assert_str_eq(W.evicted, "default/waiting");
+    cr_assert_eq(W.binds, 0);
+    cr_assert_eq(W.bind_errors, 1, "the waiting pod's binding cycle failed (rejected)");
+    cr_assert_not(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-waiting"), "forgotten");
+    cr_assert_eq(node_cpu("n1"), 0);
+
+    /* The preemptor (nominated to n1) goes first: it has the higher priority. */
+    for (int i = 0; i < 50 && counts().active == 0; i++) {
+        usleep(100 * 1000);
+        ks__queue_flush_backoff(ks__scheduler_queue(W.s));
+    }
+    schedule();
+    cr_assert_eq(W.scheduled, 1);
+    cr_assert_eq(node_cpu("n1"), 1500);
+    ks__pod_unref(waiting);
     ks__pod_unref(preemptor);
 }
