@@ -359,12 +359,27 @@ static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor
     post_preempted(s, victim, preemptor, node);
 }
 
+/* upstream clearNominatedNodeName: the two-way merge patch of a status that loses
+ * nominatedNodeName. */
+static void do_clear_nomination(ks_apisrc *s, const ks_pod *pod)
+{
+    char path[600], what[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
+             ks__sym_str(pod->name));
+    snprintf(what, sizeof(what), "status patch of pod %s (nominatedNodeName cleared for a preemptor)", pod->key);
+    int rc = request(s, "PATCH", path, "{\"status\":{\"nominatedNodeName\":null}}",
+                     "application/strategic-merge-patch+json", what);
+    if (rc == 0 && ks__log_enabled(2))
+        ks__log('I', "apisource", "cleared the nominated node of %s", pod->key);
+}
+
 /* ---- the effects thread ---------------------------------------------------------------------- */
 
 typedef enum {
     EFFECT_FAILED,   /* status patch + FailedScheduling event */
     EFFECT_EVICT,    /* DisruptionTarget, DELETE, Preempted event */
-    EFFECT_PREEMPTED /* a victim that was waiting on Permit: rejected, the Preempted event only */
+    EFFECT_PREEMPTED, /* a victim that was waiting on Permit: rejected, the Preempted event only */
+    EFFECT_CLEAR_NOMINATION /* status.nominatedNodeName removed */
 } effect_kind;
 
 struct ks_effect {
@@ -416,6 +431,8 @@ static void *effects_main(void *arg)
             do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
         else if (e->kind == EFFECT_EVICT)
             do_evict(s, e->pod, e->other, e->node);
+        else if (e->kind == EFFECT_CLEAR_NOMINATION)
+            do_clear_nomination(s, e->pod);
         else
             post_preempted(s, e->pod, e->other, e->node);
         effect_free(e);
@@ -509,8 +526,27 @@ static void api_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod 
     queue_victim(ctx, EFFECT_PREEMPTED, victim, preemptor, node);
 }
 
+static void api_clear_nominated(void *ctx, const ks_pod *pod)
+{
+    ks_apisrc *s = ctx;
+    struct ks_effect *e = calloc(1, sizeof(*e));
+    if (!e) {
+        ks__log('E', "apisource", "out of memory clearing the nominated node of pod %s", pod->key);
+        return;
+    }
+    e->kind = EFFECT_CLEAR_NOMINATION;
+    e->pod = ks__pod_ref((ks_pod *)pod);
+    if (!s->estarted) {
+        do_clear_nomination(s, e->pod);
+        effect_free(e);
+        return;
+    }
+    enqueue(s, e);
+}
+
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
-    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict, api_preempted_waiting};
+    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict, api_preempted_waiting,
+                         api_clear_nominated};
     return ops;
 }

@@ -215,19 +215,21 @@ void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority)
 {
     const char *k;
     void *v;
-    char *uids[64];
+    ks_pod *pods[64];
     size_t n = 0;
     pthread_mutex_lock(&s->nom_mu);
     for (size_t it = 0; n < 64 && ks__strmap_next(&s->nominated, &it, &k, &v);) {
         ks_pod *p = v;
         if (p->nominated_node_name == node && p->priority < priority)
-            uids[n++] = strdup(k);
+            pods[n++] = ks__pod_ref(p);
     }
     pthread_mutex_unlock(&s->nom_mu);
     for (size_t i = 0; i < n; i++) {
-        if (uids[i])
-            ks__nominator_remove(s, uids[i]);
-        free(uids[i]);
+        ks__nominator_remove(s, pods[i]->uid);
+        /* upstream clearNominatedNodeName: the API object loses it too */
+        if (s->source.clear_nominated)
+            s->source.clear_nominated(s->source.ctx, pods[i]);
+        ks__pod_unref(pods[i]);
     }
 }
 

@@ -40,6 +40,10 @@ typedef struct ks_source_ops {
      * rejected it instead (victims_leave_on_delete_event only): nothing to delete, the Preempted
      * event only (upstream). May be NULL. */
     void (*preempted_waiting)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
+    /* Scheduling thread: a lower-priority pod nominated to the node a preemptor now takes lost
+     * its nomination (upstream clearNominatedNodeName): clear its status.nominatedNodeName.
+     * May be NULL. */
+    void (*clear_nominated)(void *ctx, const ks_pod *pod);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */

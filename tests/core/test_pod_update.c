@@ -29,7 +29,7 @@ static struct {
     ks_pod *conflict_old, *conflict_new;
     int binds, bind_errors, scheduled;
     int evictions, preempted_waiting;
-    char evicted[64], evicted_on[64];
+    char evicted[64], evicted_on[64], cleared[64];
     pthread_mutex_t mu;
 } W;
 
@@ -75,6 +75,12 @@ static void source_preempted_waiting(void *ctx, const ks_pod *victim, const ks_p
     snprintf(W.evicted, sizeof(W.evicted), "%s", victim->key);
 }
 
+static void source_clear_nominated(void *ctx, const ks_pod *pod)
+{
+    (void)ctx;
+    snprintf(W.cleared, sizeof(W.cleared), "%s", pod->key);
+}
+
 /* WaitLong: Permit makes pods labelled permit-wait wait 60 s (others pass). */
 static void *wait_long_create(const ks_args *args, ks_error *err)
 {
@@ -114,7 +120,8 @@ static void setup(void)
     cr_assert_eq(ks__registry_add(W.reg, &wait_long_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1, .binding_workers = 2,
-                           .source = {NULL, source_bind, NULL, NULL, source_evict, source_preempted_waiting},
+                           .source = {NULL, source_bind, NULL, NULL, source_evict, source_preempted_waiting,
+                                      source_clear_nominated},
                            .observer = {NULL, NULL, obs_bind, NULL},
                            .victims_leave_on_delete_event = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
@@ -430,4 +437,24 @@ Test(pod_update, live_preemption_rejects_a_victim_waiting_on_permit_instead_of_d
     cr_assert_eq(node_cpu("n1"), 1500);
     ks__pod_unref(waiting);
     ks__pod_unref(preemptor);
+}
+
+Test(pod_update, a_higher_preemptor_clears_the_nomination_of_a_lower_one_on_the_same_node)
+{
+    add_node("n1", "2");
+    ks_pod *victim = mkpod("victim", "", "n1", "1500m", "\"priority\":100");
+    add(victim);
+    ks_pod *low = mkpod("low", "", "", "1500m", "\"priority\":500");
+    add(low);
+    schedule();
+    cr_assert_eq(W.evictions, 1, "low preempts the victim and is nominated to n1");
+    cr_assert_str_eq(W.cleared, "");
+    ks_pod *high = mkpod("high", "", "", "1500m", "\"priority\":1000");
+    add(high);
+    schedule(); /* the victim is still there (Terminating): high preempts it too, on n1 */
+    cr_assert_eq(W.evictions, 2);
+    cr_assert_str_eq(W.cleared, "default/low", "low's nomination is cleared (upstream clearNominatedNodeName)");
+    ks__pod_unref(victim);
+    ks__pod_unref(low);
+    ks__pod_unref(high);
 }
