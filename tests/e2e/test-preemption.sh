@@ -142,9 +142,11 @@ if [ "$ks_c" = "$def_c" ]; then ok "preemptor's PodScheduled condition as defaul
 if [ -n "$ks_n" ] && [ "${ks_n//ks-basic/N}" = "${def_n//def-basic/N}" ]; then ok "preemptor's FailedScheduling notes as default-scheduler's ($ks_n)"
 else bad "FailedScheduling notes differ: '$ks_n' vs '$def_n'"; fi
 # As a kubelet would, once the containers are stopped: remove the objects.
+t0=$(date +%s%N)
 kubectl delete pod ks-victim def-victim --grace-period=0 --force >/dev/null 2>&1
 for s in ks def; do
-  if wait_for "$T" bound_to "$s-preemptor" "$s-basic"; then ok "$s-preemptor bound to its nominated node $s-basic after $s-victim went"
+  if wait_for "$T" bound_to "$s-preemptor" "$s-basic"; then
+    ok "$s-preemptor bound to its nominated node $s-basic after $s-victim went (seen within $(( ($(date +%s%N) - t0) / 1000000 )) ms of the removal)"
   else bad "$s-preemptor not bound (node '$(node_of "$s-preemptor")')"; fi
   wait_for "$T" has_event Scheduled "$s-preemptor" || true
   ev=$(event Scheduled "$s-preemptor")
