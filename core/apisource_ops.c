@@ -226,7 +226,8 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
     cJSON_AddStringToObject(c, "type", "PodScheduled");
     /* CalculatePodConditionObservedGeneration: the pod's generation (PodObservedGenerationTracking,
      * on in 1.34). */
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
     if (cJSON_IsNumber(gen) && gen->valuedouble > 0)
         cJSON_AddNumberToObject(c, "observedGeneration", gen->valuedouble);
     cJSON_AddStringToObject(c, "status", "False");
@@ -252,7 +253,8 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
 /* The pod's condition of type type (in its JSON), or NULL. */
 static const cJSON *pod_condition(const cJSON *pod, const char *type)
 {
-    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions");
+    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions");
     const cJSON *c;
     cJSON_ArrayForEach(c, conds)
     {
@@ -274,7 +276,8 @@ static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_
              ks__sym_str(preemptor->scheduler_name));
     cJSON *cur = victim->json ? cJSON_Parse(victim->json) : NULL;
     const cJSON *old = pod_condition(cur, "DisruptionTarget");
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
     double generation = cJSON_IsNumber(gen) ? gen->valuedouble : 0;
     int same_status = old && str_field_is(old, "status", "True");
     if (same_status && str_field_is(old, "reason", "PreemptionByScheduler") && str_field_is(old, "message", msg)) {
@@ -351,7 +354,8 @@ static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor
     }
     if (rc != 0) {
         if (rc != KS_API_STOPPED)
-            ks__log('E', "apisource", "%s failed: DELETE %s: %s", what, path, api ? ks__api_error(api) : "no API client");
+            ks__log('E', "apisource", "%s failed: DELETE %s: %s", what, path,
+                    api ? ks__api_error(api) : "no API client");
         return;
     }
     ks__log('I', "apisource", "Preemptor Pod preempted victim Pod: preemptor %s, victim %s, node %s", preemptor->key,

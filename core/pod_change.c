@@ -1,10 +1,11 @@
 /*
- * What a Pod update changed, as cluster-event actions (upstream framework.PodSchedulingPropertiesChange,
- * pkg/scheduler/framework/events.go, v1.34): labels -> UpdatePodLabel, a request lowered or
- * removed -> UpdatePodScaleDown, the last scheduling gate removed -> UpdatePodSchedulingGatesEliminated,
- * the number of tolerations changed -> UpdatePodToleration (the API only lets tolerations be
- * added). Upstream's UpdatePodGeneratedResourceClaim (status.resourceClaimStatuses) is not
- * extracted: kubesched has no DynamicResources plugin to care about it.
+ * What a Pod update changed, as cluster-event actions (upstream
+ * framework.PodSchedulingPropertiesChange, pkg/scheduler/framework/events.go, v1.34): labels ->
+ * UpdatePodLabel, a request lowered or removed -> UpdatePodScaleDown, the last scheduling gate
+ * removed -> UpdatePodSchedulingGatesEliminated, the number of tolerations changed ->
+ * UpdatePodToleration (the API only lets tolerations be added). Upstream's
+ * UpdatePodGeneratedResourceClaim (status.resourceClaimStatuses) is not extracted: kubesched has no
+ * DynamicResources plugin to care about it.
  */
 #include "scheduler.h"
 

@@ -1,10 +1,11 @@
 /*
- * Pod updates as a cluster source delivers them (ks__scheduler_on_pod_update, ks__pod_change_actions),
- * with the in-tree default plugins: an assigned pod is replaced in the cache in place and its label
- * change wakes a pod waiting for pod affinity while a status-only change wakes nothing; a pending
- * pod bound by someone else leaves the queue and is accounted on its node; gates removed admit a
- * gated pod; other schedulers' pods never enter the queue; a deleted queued pod leaves it; a
- * binding that fails after the watch has shown the pod bound elsewhere does not requeue it.
+ * Pod updates as a cluster source delivers them (ks__scheduler_on_pod_update,
+ * ks__pod_change_actions), with the in-tree default plugins: an assigned pod is replaced in the
+ * cache in place and its label change wakes a pod waiting for pod affinity while a status-only
+ * change wakes nothing; a pending pod bound by someone else leaves the queue and is accounted on
+ * its node; gates removed admit a gated pod; other schedulers' pods never enter the queue; a
+ * deleted queued pod leaves it; a binding that fails after the watch has shown the pod bound
+ * elsewhere does not requeue it.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -50,14 +51,15 @@ static ks_code source_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status 
     pthread_mutex_unlock(&W.mu);
     if (W.conflict_new && !strcmp(pod->uid, W.conflict_new->uid)) {
         cr_assert_eq(ks__scheduler_on_pod_update(W.s, W.conflict_old, W.conflict_new, 1), 0);
-        ks__status_add(st, "binding rejected: pods/binding: Operation cannot be fulfilled: pod is already assigned");
+        ks__status_add(st, "binding rejected: pods/binding: Operation cannot be fulfilled: pod is "
+                           "already assigned");
         return KS_ERROR;
     }
     return KS_SUCCESS;
 }
 
-static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile, const char *result,
-                     ks_sym node, const char *message)
+static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                     const char *result, ks_sym node, const char *message)
 {
     (void)ctx, (void)seq, (void)pod, (void)profile, (void)node, (void)message;
     pthread_mutex_lock(&W.mu);
@@ -68,7 +70,8 @@ static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *pro
     pthread_mutex_unlock(&W.mu);
 }
 
-static void source_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+static void source_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor,
+                                     ks_sym node)
 {
     (void)ctx, (void)preemptor, (void)node;
     W.preempted_waiting++;
@@ -88,8 +91,12 @@ static void *wait_long_create(const ks_args *args, ks_error *err)
     static int self;
     return &self;
 }
-static void wait_long_destroy(void *self) { (void)self; }
-static ks_code wait_long_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, int64_t *timeout, ks_status *st)
+static void wait_long_destroy(void *self)
+{
+    (void)self;
+}
+static ks_code wait_long_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node,
+                                int64_t *timeout, ks_status *st)
 {
     (void)self, (void)c, (void)node, (void)st;
     if (ks__labels_get(p->labels, p->nlabels, ks__intern("permit-wait")) == KS_SYM_ABSENT)
@@ -97,8 +104,10 @@ static ks_code wait_long_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym
     *timeout = 60000;
     return KS_WAIT;
 }
-static const ks_plugin_desc wait_long_desc = {.size = sizeof(ks_plugin_desc), .name = "WaitLong",
-                                              .create = wait_long_create, .destroy = wait_long_destroy,
+static const ks_plugin_desc wait_long_desc = {.size = sizeof(ks_plugin_desc),
+                                              .name = "WaitLong",
+                                              .create = wait_long_create,
+                                              .destroy = wait_long_destroy,
                                               .permit = wait_long_permit};
 
 static void setup(void)
@@ -119,9 +128,12 @@ static void setup(void)
     cr_assert_not_null(W.reg);
     cr_assert_eq(ks__registry_add(W.reg, &wait_long_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
-    ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1, .binding_workers = 2,
-                           .source = {NULL, source_bind, NULL, NULL, source_evict, source_preempted_waiting,
-                                      source_clear_nominated},
+    ks_scheduler_opts o = {.cfg = W.cfg,
+                           .plans = W.plans,
+                           .seed = 1,
+                           .binding_workers = 2,
+                           .source = {NULL, source_bind, NULL, NULL, source_evict,
+                                      source_preempted_waiting, source_clear_nominated},
                            .observer = {NULL, NULL, obs_bind, NULL},
                            .victims_leave_on_delete_event = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
@@ -163,10 +175,14 @@ static ks_pod *mkpod_full(const char *name, const char *labels, const char *node
     char json[2048], err[256];
     ks_pod *pod;
     snprintf(json, sizeof(json),
-             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
-             "\"uid\":\"uid-%s\",\"labels\":{%s}},\"spec\":{\"schedulerName\":\"%s\",\"nodeName\":\"%s\"%s%s,"
-             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},\"status\":{%s}}",
-             name, name, labels, scheduler, node, extra_spec[0] ? "," : "", extra_spec, cpu, status);
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+             "\"default\","
+             "\"uid\":\"uid-%s\",\"labels\":{%s}},\"spec\":{\"schedulerName\":\"%s\",\"nodeName\":"
+             "\"%s\"%s%s,"
+             "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]},"
+             "\"status\":{%s}}",
+             name, name, labels, scheduler, node, extra_spec[0] ? "," : "", extra_spec, cpu,
+             status);
     cJSON *o = cJSON_Parse(json);
     cr_assert_not_null(o, "bad test JSON: %s", json);
     cr_assert_eq(ks__pod_from_json(o, &pod, err, sizeof(err)), 0, "%s", err);
@@ -174,7 +190,8 @@ static ks_pod *mkpod_full(const char *name, const char *labels, const char *node
     return pod;
 }
 
-static ks_pod *mkpod(const char *name, const char *labels, const char *node, const char *cpu, const char *extra)
+static ks_pod *mkpod(const char *name, const char *labels, const char *node, const char *cpu,
+                     const char *extra)
 {
     return mkpod_full(name, labels, node, cpu, extra, "kubesched", "");
 }
@@ -211,14 +228,20 @@ static void schedule(void)
 
 Test(pod_update, change_actions_as_upstream_pod_scheduling_properties_change)
 {
-    ks_pod *a = mkpod("a", "\"app\":\"x\"", "", "500m", "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
-    ks_pod *relabel = mkpod("a", "\"app\":\"y\"", "", "500m", "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
-    ks_pod *smaller = mkpod("a", "\"app\":\"x\"", "", "200m", "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
+    ks_pod *a = mkpod("a", "\"app\":\"x\"", "", "500m",
+                      "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
+    ks_pod *relabel = mkpod("a", "\"app\":\"y\"", "", "500m",
+                            "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
+    ks_pod *smaller = mkpod("a", "\"app\":\"x\"", "", "200m",
+                            "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
     ks_pod *more_tol = mkpod("a", "\"app\":\"x\"", "", "500m",
-                             "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"},{\"key\":\"j\",\"operator\":\"Exists\"}]");
+                             "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"},{\"key\":"
+                             "\"j\",\"operator\":\"Exists\"}]");
     ks_pod *gated = mkpod("a", "\"app\":\"x\"", "", "500m",
-                          "\"schedulingGates\":[{\"name\":\"g\"}],\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]");
-    ks_pod *status_only = mkpod_full("a", "\"app\":\"x\"", "", "500m", "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]",
+                          "\"schedulingGates\":[{\"name\":\"g\"}],\"tolerations\":[{\"key\":\"k\","
+                          "\"operator\":\"Exists\"}]");
+    ks_pod *status_only = mkpod_full("a", "\"app\":\"x\"", "", "500m",
+                                     "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\"}]",
                                      "kubesched", "\"nominatedNodeName\":\"n1\"");
     cr_assert_eq(ks__pod_change_actions(relabel, a), KS_ACT_UPDATE_POD_LABEL);
     cr_assert_eq(ks__pod_change_actions(smaller, a), KS_ACT_UPDATE_POD_SCALE_DOWN);
@@ -239,15 +262,18 @@ Test(pod_update, assigned_pod_is_replaced_in_place_and_a_label_change_wakes_an_a
     add(bound);
     cr_assert_eq(node_cpu("n1"), 1000);
     /* Wants to run next to an app=y pod: none yet. */
-    ks_pod *waiter = mkpod("waiter", "", "", "100m",
-                           "\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
-                           "[{\"labelSelector\":{\"matchLabels\":{\"app\":\"y\"}},\"topologyKey\":\"kubernetes.io/hostname\"}]}}");
+    ks_pod *waiter =
+        mkpod("waiter", "", "", "100m",
+              "\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+              "[{\"labelSelector\":{\"matchLabels\":{\"app\":\"y\"}},\"topologyKey\":\"kubernetes."
+              "io/hostname\"}]}}");
     add(waiter);
     schedule();
     cr_assert_eq(counts().unschedulable, 1, "the waiter is parked");
 
     /* A status-only update (annotation-free, labels kept): nothing moves, the node keeps 1 CPU. */
-    ks_pod *status = mkpod_full("bound", "\"app\":\"x\"", "n1", "1", "", "kubesched", "\"phase\":\"Running\"");
+    ks_pod *status =
+        mkpod_full("bound", "\"app\":\"x\"", "n1", "1", "", "kubesched", "\"phase\":\"Running\"");
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, bound, status, 0), 0);
     cr_assert_eq(counts().unschedulable, 1, "a status update of an assigned pod wakes nobody");
     cr_assert_eq(node_cpu("n1"), 1000);
@@ -278,7 +304,8 @@ Test(pod_update, pending_pod_bound_by_someone_else_leaves_the_queue_and_counts_o
     ks_pod *bound = mkpod("big", "", "n1", "3", "");
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, big, bound, 1), 0);
     ks_queue_counts c = counts();
-    cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated + c.in_flight, 0, "gone from the queue");
+    cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated + c.in_flight, 0,
+                 "gone from the queue");
     cr_assert_eq(node_cpu("n1"), 3000, "accounted on n1 (over-committed by whoever bound it)");
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 0, "nothing left to schedule");
     cr_assert_eq(W.binds, 0, "kubesched never tried to bind it");
@@ -329,7 +356,9 @@ Test(pod_update, status_only_update_of_a_pending_pod_does_not_requeue_it)
     ks_pod *big = mkpod("big", "", "", "3", "");
     add(big);
     schedule();
-    ks_pod *patched = mkpod_full("big", "", "", "3", "", "kubesched", "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\"}]");
+    ks_pod *patched =
+        mkpod_full("big", "", "", "3", "", "kubesched",
+                   "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\"}]");
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, big, patched, 0), 0);
     cr_assert_eq(counts().unschedulable, 1, "its own status patch leaves it parked");
     ks_pod *relabeled = mkpod("big", "\"x\":\"y\"", "", "3", "");
@@ -340,7 +369,8 @@ Test(pod_update, status_only_update_of_a_pending_pod_does_not_requeue_it)
     ks__pod_unref(relabeled);
 }
 
-Test(pod_update, bind_conflict_after_the_watch_showed_it_bound_elsewhere_forgets_and_does_not_requeue)
+Test(pod_update,
+     bind_conflict_after_the_watch_showed_it_bound_elsewhere_forgets_and_does_not_requeue)
 {
     add_node("n1", "4");
     add_node("n2", "4");
@@ -376,12 +406,14 @@ Test(pod_update, live_preemption_victim_stays_counted_until_its_deletion_arrives
     cr_assert_eq(W.evictions, 1);
     cr_assert_str_eq(W.evicted, "default/victim");
     cr_assert_str_eq(W.evicted_on, "n1");
-    cr_assert_eq(node_cpu("n1"), 1500, "the victim still uses n1 until the API server says it is gone");
+    cr_assert_eq(node_cpu("n1"), 1500,
+                 "the victim still uses n1 until the API server says it is gone");
     cr_assert_eq(counts().unschedulable, 1, "the preemptor waits");
     cr_assert_eq(W.binds, 0);
 
     /* The victim turns Terminating (DELETE with a grace period): still there, nobody moves. */
-    ks_pod *terminating = mkpod_full("victim", "", "n1", "1500m", "\"priority\":100", "kubesched", "");
+    ks_pod *terminating =
+        mkpod_full("victim", "", "n1", "1500m", "\"priority\":100", "kubesched", "");
     terminating->terminating = 1;
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, victim, terminating, 1), 0);
     cr_assert_eq(counts().unschedulable, 1);
@@ -412,7 +444,8 @@ Test(pod_update, live_preemption_rejects_a_victim_waiting_on_permit_instead_of_d
     ks_pod *waiting = mkpod("waiting", "\"permit-wait\":\"1\"", "", "1500m", "\"priority\":100");
     add(waiting);
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
-    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-waiting"), "assumed, waiting on Permit");
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-waiting"),
+              "assumed, waiting on Permit");
     cr_assert_eq(node_cpu("n1"), 1500);
 
     ks_pod *preemptor = mkpod("preemptor", "", "", "1500m", "\"priority\":1000");
@@ -453,7 +486,8 @@ Test(pod_update, a_higher_preemptor_clears_the_nomination_of_a_lower_one_on_the_
     add(high);
     schedule(); /* the victim is still there (Terminating): high preempts it too, on n1 */
     cr_assert_eq(W.evictions, 2);
-    cr_assert_str_eq(W.cleared, "default/low", "low's nomination is cleared (upstream clearNominatedNodeName)");
+    cr_assert_str_eq(W.cleared, "default/low",
+                     "low's nomination is cleared (upstream clearNominatedNodeName)");
     ks__pod_unref(victim);
     ks__pod_unref(low);
     ks__pod_unref(high);
