@@ -661,8 +661,16 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     /* Assume, Reserve, Permit. */
     ks_pod *assumed = ks__pod_with_node(pod, host->name);
     ks__nominator_remove(s, pod->uid); /* upstream DeleteNominatedPodIfExists */
-    if (!assumed || ks__cache_assume_pod(s->cache, assumed) != 0) {
-        const char *m = "could not assume the pod in the scheduler cache";
+    int arc = assumed ? ks__cache_assume_pod(s->cache, assumed) : KS_ENOMEM;
+    if (arc != 0) {
+        /* KS_EEXIST: the watch put it in the cache meanwhile (bound by someone else); upstream's
+         * AssumePod error text. The queue has dropped it, so it is not retried. */
+        char m[600];
+        if (arc == KS_EEXIST)
+            snprintf(m, sizeof(m), "pod %s(%s) is in the cache, so can't be assumed", pod->uid, pod->key);
+        else
+            snprintf(m, sizeof(m), "could not assume the pod in the scheduler cache: %s", ks_strerror(arc));
+        ks__log('E', NULL, "Scheduler cache AssumePod failed: %s", m);
         ks__pod_unref(assumed);
         report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, m, &ex);
         ks__handle_failure(s, fw, qp, KS_ERROR, m, 0, 0, KS_SYM_ABSENT);

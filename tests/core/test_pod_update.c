@@ -31,6 +31,7 @@ static struct {
     int binds, bind_errors, scheduled;
     int evictions, preempted_waiting;
     char evicted[64], evicted_on[64], cleared[64];
+    char failed_reason[64], failed_message[512];
     pthread_mutex_t mu;
 } W;
 
@@ -76,6 +77,14 @@ static void source_preempted_waiting(void *ctx, const ks_pod *victim, const ks_p
     (void)ctx, (void)preemptor, (void)node;
     W.preempted_waiting++;
     snprintf(W.evicted, sizeof(W.evicted), "%s", victim->key);
+}
+
+static void source_failed(void *ctx, const ks_pod *pod, const char *reason, const char *message,
+                          ks_sym nominated, const char *profile)
+{
+    (void)ctx, (void)pod, (void)nominated, (void)profile;
+    snprintf(W.failed_reason, sizeof(W.failed_reason), "%s", reason);
+    snprintf(W.failed_message, sizeof(W.failed_message), "%s", message);
 }
 
 static void source_clear_nominated(void *ctx, const ks_pod *pod)
@@ -132,7 +141,7 @@ static void setup(void)
                            .plans = W.plans,
                            .seed = 1,
                            .binding_workers = 2,
-                           .source = {NULL, source_bind, NULL, NULL, source_evict,
+                           .source = {NULL, source_bind, NULL, source_failed, source_evict,
                                       source_preempted_waiting, source_clear_nominated},
                            .observer = {NULL, NULL, obs_bind, NULL},
                            .victims_leave_on_delete_event = 1};
@@ -491,4 +500,24 @@ Test(pod_update, a_higher_preemptor_clears_the_nomination_of_a_lower_one_on_the_
     ks__pod_unref(victim);
     ks__pod_unref(low);
     ks__pod_unref(high);
+}
+
+Test(pod_update, pod_cached_as_bound_between_pop_and_assume_fails_as_upstream_and_is_not_retried)
+{
+    add_node("n1", "4");
+    ks_pod *p = mkpod("p", "", "", "1", "");
+    add(p);
+    /* The watch's bound object reaches the cache, the queue has not heard of it yet. */
+    ks_pod *bound = mkpod("p", "", "n1", "1", "");
+    cr_assert_eq(ks__cache_add_pod(ks__scheduler_cache(W.s), bound), 0);
+    schedule();
+    cr_assert_str_eq(W.failed_reason, "SchedulerError");
+    cr_assert_str_eq(W.failed_message, "pod uid-p(default/p) is in the cache, so can't be assumed");
+    cr_assert_eq(W.binds, 0);
+    /* Then the queue hears of it: gone for good. */
+    cr_assert_eq(ks__scheduler_on_pod_update(W.s, p, bound, 1), 0);
+    ks_queue_counts c = counts();
+    cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated + c.in_flight, 0);
+    ks__pod_unref(p);
+    ks__pod_unref(bound);
 }
