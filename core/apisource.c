@@ -104,9 +104,12 @@ static void forget(ks_informer *in, const char *uid)
     entry_free(in, e);
 }
 
-static int pod_handled(ks_apisrc *s, const ks_pod *p)
+/* upstream isPodUpdated, for a pod still pending: did more than status / resourceVersion /
+ * generation / managedFields / finalizers change? Pending pods keep that text in their entry.
+ * (An assigned pod's update is judged by what changed: ks__pod_change_actions.) */
+static int pod_spec_changed(const inf_entry *old, const inf_entry *e)
 {
-    return ks__scheduler_profile_index(s->sched, p->scheduler_name) >= 0;
+    return !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
 }
 
 /* ADDED / MODIFIED / listed. Takes obj. */
@@ -149,22 +152,12 @@ static void upsert(ks_informer *in, cJSON *obj)
         }
         e->obj = pod;
         ks_pod *prev = old ? old->obj : NULL;
-        int assigned = pod->node_name != KS_SYM_EMPTY;
-        if (prev && prev->node_name == KS_SYM_EMPTY && !assigned) {
-            /* Still pending: only a change beyond status and bookkeeping reaches the queue. */
+        if (pod->node_name == KS_SYM_EMPTY)
             e->podcmp = pod_cmp_text(obj);
-            int changed = !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
-            if (changed && pod_handled(s, pod))
-                ks__queue_update(ks__scheduler_queue(s->sched), pod);
-        } else {
-            if (prev) /* first cut: an update is a delete + add */
-                ks__scheduler_on_pod_delete(s->sched, prev);
-            if (!assigned)
-                e->podcmp = pod_cmp_text(obj);
-            int rc = ks__scheduler_on_pod_add(s->sched, pod);
-            if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
-                ks__log('I', "apisource", "pod %s: add: %s", pod->key, ks_strerror(rc));
-        }
+        int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_spec_changed(old, e))
+                      : ks__scheduler_on_pod_add(s->sched, pod);
+        if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
+            ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add", ks_strerror(rc));
     } else {
         if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
             ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "", ns ? "/" : "", name, err);
@@ -496,6 +489,7 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
         .source = ks__apisrc_ops(s),
         .observer = {s, obs_cycle_done, obs_bind_done, obs_preempted},
+        .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
     };
     if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
         goto out;

@@ -12,16 +12,23 @@
  * the new list lacks is deleted); other errors reconnect with a backoff (1 s doubling to 30 s).
  * Objects are decoded on the informer thread. Scheduling starts once every initial list is in.
  *
- * Updates (first cut): a Node update replaces it (on_node_add); an assigned Pod update is a
- * delete + add; a Pod that became assigned leaves the queue and enters the cache; an update of a
- * still unassigned Pod goes to ks__queue_update only when more than its status / resourceVersion
- * / managedFields / generation / finalizers changed (upstream isPodUpdated), so the scheduler's
- * own status patches do not requeue the pod.
+ * Updates: a Node update replaces it (on_node_add). A Pod update goes to
+ * ks__scheduler_on_pod_update with the old and new objects: an assigned Pod is replaced in the
+ * cache in place (upstream cache.UpdatePod) and its label / scale-down / toleration changes wake
+ * parked pods; a Pod that became assigned (bound by us: confirms the assumed pod; by someone
+ * else: accounted on its node) leaves the queue and enters the cache; a still unassigned Pod goes
+ * to ks__queue_update only when more than its status / resourceVersion / managedFields /
+ * generation / finalizers changed (upstream isPodUpdated), so the scheduler's own status patches
+ * do not requeue it, and not while it is assumed (its binding cycle owns it). Pods of other
+ * schedulers never enter the queue; a deleted queued Pod leaves it.
  *
  * Side effects (ks_source_ops), on the calling thread with a thread-local ks_api: bind = POST
  * pods/binding; Scheduled / FailedScheduling / Preempted events (events.k8s.io/v1,
  * reportingController "kubesched", reportingInstance "kubesched-<profile>-<hostname>");
- * PodScheduled=False status patch (strategic merge) on failure; DELETE of preemption victims.
+ * PodScheduled=False status patch (strategic merge) on failure; preemption victims get the
+ * DisruptionTarget condition, a DELETE (default grace period) and the Preempted event, as upstream
+ * PreemptPod; they stay in the cache until the watch reports them gone, so the preemptor waits for
+ * a Terminating victim.
  * Failed requests are logged with the request and the server's answer, never fatal.
  *
  * Threads: ks__apisource_run blocks SIGINT/SIGTERM in every thread it starts and takes them on a

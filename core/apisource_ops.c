@@ -157,8 +157,7 @@ static ks_code api_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st
     free(body);
     if (rc != 0) {
         snprintf(msg, sizeof(msg), "binding rejected: %s", ks__api_error(api));
-        ks__log('E', "apisource", "bind %s to %s: POST %s: %s", pod->key, ks__sym_str(node), path,
-                ks__api_error(api));
+        ks__log('E', "apisource", "bind %s to %s: %s", pod->key, ks__sym_str(node), ks__api_error(api));
         ks__status_add(st, msg);
         ks__api_response_free(&resp);
         return KS_ERROR;
@@ -225,6 +224,12 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
     cJSON *conds = cJSON_AddArrayToObject(stj, "conditions"), *c = cJSON_CreateObject();
     cJSON_AddItemToArray(conds, c);
     cJSON_AddStringToObject(c, "type", "PodScheduled");
+    /* CalculatePodConditionObservedGeneration: the pod's generation (PodObservedGenerationTracking,
+     * on in 1.34). */
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
+    if (cJSON_IsNumber(gen) && gen->valuedouble > 0)
+        cJSON_AddNumberToObject(c, "observedGeneration", gen->valuedouble);
     cJSON_AddStringToObject(c, "status", "False");
     cJSON_AddStringToObject(c, "reason", reason);
     cJSON_AddStringToObject(c, "message", message ? message : "");
@@ -245,24 +250,141 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
     free(body);
 }
 
-static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+/* The pod's condition of type type (in its JSON), or NULL. */
+static const cJSON *pod_condition(const cJSON *pod, const char *type)
 {
-    char path[600], what[600], note[1024];
+    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, conds)
+    {
+        if (str_field_is(c, "type", type))
+            return c;
+    }
+    return NULL;
+}
+
+/* Upstream PreemptPod's condition: DisruptionTarget=True, reason PreemptionByScheduler, message
+ * "<preemptor's schedulerName>: preempting to accommodate a higher priority pod", observedGeneration
+ * the victim's metadata.generation (PodObservedGenerationTracking, on in 1.34). Patched only when
+ * it changes (apipod.UpdatePodCondition; lastTransitionTime kept while the status stays True).
+ * 0 when patched or nothing to patch. */
+static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor)
+{
+    char msg[600], now[64];
+    snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
+             ks__sym_str(preemptor->scheduler_name));
+    cJSON *cur = victim->json ? cJSON_Parse(victim->json) : NULL;
+    const cJSON *old = pod_condition(cur, "DisruptionTarget");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
+    double generation = cJSON_IsNumber(gen) ? gen->valuedouble : 0;
+    int same_status = old && str_field_is(old, "status", "True");
+    if (same_status && str_field_is(old, "reason", "PreemptionByScheduler") && str_field_is(old, "message", msg)) {
+        cJSON_Delete(cur);
+        return 0;
+    }
+    fmt_time(now, sizeof(now), 0);
+    const cJSON *ltt = same_status ? cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime") : NULL;
+    cJSON *p = cJSON_CreateObject(), *stj = cJSON_AddObjectToObject(p, "status");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(stj, "conditions"), c);
+    cJSON_AddStringToObject(c, "type", "DisruptionTarget");
+    cJSON_AddStringToObject(c, "status", "True");
+    if (generation > 0)
+        cJSON_AddNumberToObject(c, "observedGeneration", generation);
+    cJSON_AddNullToObject(c, "lastProbeTime");
+    cJSON_AddStringToObject(c, "lastTransitionTime", cJSON_IsString(ltt) ? ltt->valuestring : now);
+    cJSON_AddStringToObject(c, "reason", "PreemptionByScheduler");
+    cJSON_AddStringToObject(c, "message", msg);
+    char *body = cJSON_PrintUnformatted(p);
+    cJSON_Delete(p);
+    cJSON_Delete(cur);
+    if (!body)
+        return KS_ENOMEM;
+    char path[600], what[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(victim->ns),
+             ks__sym_str(victim->name));
+    snprintf(what, sizeof(what), "status patch of preemption victim %s (DisruptionTarget=True, PreemptionByScheduler)",
+             victim->key);
+    int rc = request(s, "PATCH", path, body, "application/strategic-merge-patch+json", what);
+    free(body);
+    return rc;
+}
+
+/* The Preempted event on the victim, related to the preemptor (upstream's reason, action, note). */
+static void post_preempted(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    char note[1024];
     snprintf(note, sizeof(note), "Preempted by pod %s on node %s", preemptor->uid ? preemptor->uid : "",
              ks__sym_str(node));
     post_event(s, victim, preemptor, "Normal", "Preempted", "Preempting", note,
                ks__sym_str(preemptor->scheduler_name));
+}
+
+/* Upstream PreemptPod: the DisruptionTarget condition, then DELETE (default grace period: a
+ * bound pod turns Terminating until its kubelet confirms), then the Preempted event. A failed
+ * patch stops there (upstream returns the error; the preemptor retries); a victim already gone
+ * (404) gets no event. */
+static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    char path[600], what[600];
+    int rc = patch_disruption_target(s, victim, preemptor);
+    if (rc == KS_ENOTFOUND) {
+        ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)", victim->key,
+                preemptor->key, ks__sym_str(node));
+        return;
+    }
+    if (rc != 0) {
+        ks__log('E', "apisource", "Could not add DisruptionTarget condition due to preemption: pod %s, preemptor %s",
+                victim->key, preemptor->key);
+        return;
+    }
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ks__sym_str(victim->ns),
              ks__sym_str(victim->name));
     snprintf(what, sizeof(what), "deleting preemption victim %s (for %s)", victim->key, preemptor->key);
-    int rc = request(s, "DELETE", path, NULL, NULL, what);
-    if (rc == 0)
-        ks__log('I', "apisource", "preempted %s on %s for %s", victim->key, ks__sym_str(node), preemptor->key);
+    ks_api *api = ks__apisrc_thread_api(s);
+    ks_api_response resp = {0};
+    rc = api ? ks__api_request(api, "DELETE", path, NULL, NULL, &resp) : KS_ENOMEM;
+    ks__api_response_free(&resp);
+    if (rc == KS_ENOTFOUND) {
+        ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)", victim->key,
+                preemptor->key, ks__sym_str(node));
+        return;
+    }
+    if (rc != 0) {
+        if (rc != KS_API_STOPPED)
+            ks__log('E', "apisource", "%s failed: DELETE %s: %s", what, path,
+                    api ? ks__api_error(api) : "no API client");
+        return;
+    }
+    ks__log('I', "apisource", "Preemptor Pod preempted victim Pod: preemptor %s, victim %s, node %s", preemptor->key,
+            victim->key, ks__sym_str(node));
+    post_preempted(s, victim, preemptor, node);
+}
+
+/* upstream clearNominatedNodeName: the two-way merge patch of a status that loses
+ * nominatedNodeName. */
+static void do_clear_nomination(ks_apisrc *s, const ks_pod *pod)
+{
+    char path[600], what[600];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
+             ks__sym_str(pod->name));
+    snprintf(what, sizeof(what), "status patch of pod %s (nominatedNodeName cleared for a preemptor)", pod->key);
+    int rc = request(s, "PATCH", path, "{\"status\":{\"nominatedNodeName\":null}}",
+                     "application/strategic-merge-patch+json", what);
+    if (rc == 0 && ks__log_enabled(2))
+        ks__log('I', "apisource", "cleared the nominated node of %s", pod->key);
 }
 
 /* ---- the effects thread ---------------------------------------------------------------------- */
 
-typedef enum { EFFECT_FAILED, EFFECT_EVICT } effect_kind;
+typedef enum {
+    EFFECT_FAILED,   /* status patch + FailedScheduling event */
+    EFFECT_EVICT,    /* DisruptionTarget, DELETE, Preempted event */
+    EFFECT_PREEMPTED, /* a victim that was waiting on Permit: rejected, the Preempted event only */
+    EFFECT_CLEAR_NOMINATION /* status.nominatedNodeName removed */
+} effect_kind;
 
 struct ks_effect {
     struct ks_effect *next;
@@ -311,8 +433,12 @@ static void *effects_main(void *arg)
         pthread_mutex_unlock(&s->emu);
         if (e->kind == EFFECT_FAILED)
             do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
-        else
+        else if (e->kind == EFFECT_EVICT)
             do_evict(s, e->pod, e->other, e->node);
+        else if (e->kind == EFFECT_CLEAR_NOMINATION)
+            do_clear_nomination(s, e->pod);
+        else
+            post_preempted(s, e->pod, e->other, e->node);
         effect_free(e);
         pthread_mutex_lock(&s->emu);
     }
@@ -370,21 +496,52 @@ static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const c
     enqueue(s, e);
 }
 
-/* Scheduling thread: queued. The scheduler has already dropped the victim from its view. */
-static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+/* Scheduling thread: queued. The victim stays in the scheduler's cache until the watch reports
+ * it deleted (victims_leave_on_delete_event). */
+static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
 {
-    ks_apisrc *s = ctx;
     struct ks_effect *e = calloc(1, sizeof(*e));
     if (!e) {
         ks__log('E', "apisource", "out of memory evicting pod %s", victim->key);
         return;
     }
-    e->kind = EFFECT_EVICT;
+    e->kind = kind;
     e->pod = ks__pod_ref((ks_pod *)victim);
     e->other = ks__pod_ref((ks_pod *)preemptor);
     e->node = node;
     if (!s->estarted) {
-        do_evict(s, e->pod, e->other, e->node);
+        if (kind == EFFECT_EVICT)
+            do_evict(s, e->pod, e->other, e->node);
+        else
+            post_preempted(s, e->pod, e->other, e->node);
+        effect_free(e);
+        return;
+    }
+    enqueue(s, e);
+}
+
+static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    queue_victim(ctx, EFFECT_EVICT, victim, preemptor, node);
+}
+
+static void api_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+{
+    queue_victim(ctx, EFFECT_PREEMPTED, victim, preemptor, node);
+}
+
+static void api_clear_nominated(void *ctx, const ks_pod *pod)
+{
+    ks_apisrc *s = ctx;
+    struct ks_effect *e = calloc(1, sizeof(*e));
+    if (!e) {
+        ks__log('E', "apisource", "out of memory clearing the nominated node of pod %s", pod->key);
+        return;
+    }
+    e->kind = EFFECT_CLEAR_NOMINATION;
+    e->pod = ks__pod_ref((ks_pod *)pod);
+    if (!s->estarted) {
+        do_clear_nomination(s, e->pod);
         effect_free(e);
         return;
     }
@@ -393,6 +550,7 @@ static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, 
 
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
-    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict};
+    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict, api_preempted_waiting,
+                         api_clear_nominated};
     return ops;
 }

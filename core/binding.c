@@ -150,6 +150,21 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
     return rc;
 }
 
+int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
+    if (j && !j->rejected) {
+        j->rejected = 1;
+        snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+        snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg);
+        if (j->parked)
+            unpark(s, j);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return j != NULL;
+}
+
 static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, ks_sym node,
                         const char *msg)
 {
@@ -164,9 +179,17 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
 {
     ks_sym node = j->assumed->node_name;
     ks__fw_run_unreserve(j->fw, j->cycle, j->assumed, node);
-    ks__cache_forget_pod(s->cache, j->assumed->uid);
-    ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
-    ks__queue_move_on_event(s->queue, &ev);
+    /* Only a forgotten pod frees room. When the watch already confirmed the pod bound (by another
+     * scheduler: the 409 of a conflicting binding) the cache holds that binding instead, and the
+     * queue has dropped the pod, so requeueing below does nothing (upstream: "Pod has been
+     * assigned to node. Abort adding it back to queue."). */
+    if (ks__cache_forget_pod(s->cache, j->assumed->uid) == 0) {
+        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+        ks__queue_move_on_event(s->queue, &ev);
+    } else if (ks__log_enabled(2)) {
+        ks__log('I', NULL, "pod %s: binding failed but the pod is no longer assumed (bound elsewhere, or deleted)",
+                j->qp->pod->key);
+    }
     report_bind(s, j, code == KS_ERROR ? "Error" : "Unschedulable", KS_SYM_ABSENT, msg);
     ks__handle_failure(s, j->fw, j->qp, code, msg, rejectors, 0, KS_SYM_ABSENT);
 }

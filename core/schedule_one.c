@@ -286,13 +286,29 @@ static void report_cycle(ks_scheduler *s, uint64_t seq, ks_pod *pod, ks_framewor
 /* PostFilter succeeded with a nomination: evict the victims, nominate the pod (it is retried with
  * that node first), and tell the observer. */
 static void apply_preemption(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, uint64_t seq,
-                             ks_post_filter_result *r)
+                             ks_post_filter_result *r, const char *plugin)
 {
     for (size_t i = 0; i < r->nvictims; i++) {
         ks_pod *v = r->victims[i];
         if (ks__log_enabled(2))
             ks__log('I', NULL, "Preempting pod %s on node %s for pod %s", v->key, ks__sym_str(r->nominated), qp->pod->key);
-        ks__scheduler_on_pod_delete(s, v);
+        /* Upstream PreemptPod: a victim waiting on Permit is not bound yet; it is rejected
+         * ("preempted") instead of deleted, and its binding cycle forgets it. Live sources only:
+         * simulate drops victims at once and keeps its results as they were. */
+        if (s->victims_leave_on_delete_event &&
+            ks__binding_reject_waiting(s, v->uid, plugin ? plugin : "DefaultPreemption", "preempted")) {
+            if (ks__log_enabled(2))
+                ks__log('I', NULL, "Preemptor pod %s rejected a waiting pod %s on node %s", qp->pod->key, v->key,
+                        ks__sym_str(r->nominated));
+            if (s->source.preempted_waiting)
+                s->source.preempted_waiting(s->source.ctx, v, qp->pod, r->nominated);
+            continue;
+        }
+        /* Without a deletion event to come (simulate) the victim leaves now; a live source
+         * keeps it counted until the API server says it is gone (upstream), so the preemptor
+         * waits for it rather than over-commit the node. */
+        if (!s->victims_leave_on_delete_event)
+            ks__scheduler_on_pod_delete(s, v);
         if (s->source.evict)
             s->source.evict(s->source.ctx, v, qp->pod, r->nominated);
     }
@@ -398,7 +414,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         ex.skip_filter = cycle->skip_filter;
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
         if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
-            apply_preemption(s, fw, qp, seq, &pfr);
+            apply_preemption(s, fw, qp, seq, &pfr, post.plugin);
         ks__post_filter_result_clear(&pfr);
         ks__handle_failure(s, fw, qp, code, message, rejectors, pending, nominated);
         free(message);
@@ -547,7 +563,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         message = fit_error_message(num_all, NULL, sc->statuses, nevaluated, &absent, nabsent, post_msg);
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
         if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
-            apply_preemption(s, fw, qp, seq, &pfr);
+            apply_preemption(s, fw, qp, seq, &pfr, post.plugin);
         ks__post_filter_result_clear(&pfr);
         ks__handle_failure(s, fw, qp, KS_UNSCHEDULABLE, message, rejectors, pending, nominated);
         free(message);
@@ -645,8 +661,16 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     /* Assume, Reserve, Permit. */
     ks_pod *assumed = ks__pod_with_node(pod, host->name);
     ks__nominator_remove(s, pod->uid); /* upstream DeleteNominatedPodIfExists */
-    if (!assumed || ks__cache_assume_pod(s->cache, assumed) != 0) {
-        const char *m = "could not assume the pod in the scheduler cache";
+    int arc = assumed ? ks__cache_assume_pod(s->cache, assumed) : KS_ENOMEM;
+    if (arc != 0) {
+        /* KS_EEXIST: the watch put it in the cache meanwhile (bound by someone else); upstream's
+         * AssumePod error text. The queue has dropped it, so it is not retried. */
+        char m[600];
+        if (arc == KS_EEXIST)
+            snprintf(m, sizeof(m), "pod %s(%s) is in the cache, so can't be assumed", pod->uid, pod->key);
+        else
+            snprintf(m, sizeof(m), "could not assume the pod in the scheduler cache: %s", ks_strerror(arc));
+        ks__log('E', NULL, "Scheduler cache AssumePod failed: %s", m);
         ks__pod_unref(assumed);
         report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, m, &ex);
         ks__handle_failure(s, fw, qp, KS_ERROR, m, 0, 0, KS_SYM_ABSENT);

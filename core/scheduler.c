@@ -106,6 +106,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         return KS_ENOMEM;
     s->cfg = o->cfg;
     s->explain = o->explain;
+    s->victims_leave_on_delete_event = o->victims_leave_on_delete_event;
     s->rng = o->seed;
     s->source = o->source;
     s->observer = o->observer;
@@ -214,19 +215,21 @@ void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority)
 {
     const char *k;
     void *v;
-    char *uids[64];
+    ks_pod *pods[64];
     size_t n = 0;
     pthread_mutex_lock(&s->nom_mu);
     for (size_t it = 0; n < 64 && ks__strmap_next(&s->nominated, &it, &k, &v);) {
         ks_pod *p = v;
         if (p->nominated_node_name == node && p->priority < priority)
-            uids[n++] = strdup(k);
+            pods[n++] = ks__pod_ref(p);
     }
     pthread_mutex_unlock(&s->nom_mu);
     for (size_t i = 0; i < n; i++) {
-        if (uids[i])
-            ks__nominator_remove(s, uids[i]);
-        free(uids[i]);
+        ks__nominator_remove(s, pods[i]->uid);
+        /* upstream clearNominatedNodeName: the API object loses it too */
+        if (s->source.clear_nominated)
+            s->source.clear_nominated(s->source.ctx, pods[i]);
+        ks__pod_unref(pods[i]);
     }
 }
 
@@ -333,6 +336,46 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
         return rc;
     }
     return ks__queue_delete(s->queue, pod->uid);
+}
+
+int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed)
+{
+    int was = old_pod->node_name != KS_SYM_EMPTY, is = new_pod->node_name != KS_SYM_EMPTY;
+    if (was && is) {
+        int rc = ks__cache_update_pod(s->cache, new_pod);
+        /* Upstream sends its generic Pod/Update when nothing specific changed, and every in-tree
+         * queueing hint skips it for an assigned pod (NodeResourcesFit wants a scale-down,
+         * InterPodAffinity and PodTopologySpread a label change). Without hints it would wake
+         * every parked pod on each status or deletionTimestamp update: nothing is sent. */
+        uint32_t acts = ks__pod_change_actions(new_pod, old_pod);
+        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, acts};
+        if (rc == 0 && acts)
+            ks__queue_move_on_event(s->queue, &ev);
+        return rc;
+    }
+    if (!was && is) {
+        ks__nominator_remove(s, old_pod->uid);
+        ks__queue_delete(s->queue, old_pod->uid);
+        return ks__scheduler_on_pod_add(s, new_pod);
+    }
+    if (was) { /* nodeName is immutable once set: a recreated object; treat it as one */
+        ks__scheduler_on_pod_delete(s, old_pod);
+        return ks__scheduler_on_pod_add(s, new_pod);
+    }
+    if (ks__scheduler_profile_index(s, new_pod->scheduler_name) < 0) {
+        ks__queue_delete(s->queue, old_pod->uid); /* schedulerName is immutable: normally unknown */
+        return KS_ENOTFOUND;
+    }
+    if (ks__cache_is_assumed(s->cache, new_pod->uid))
+        return 0;
+    int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
+    if (old_pod->nominated_node_name != KS_SYM_EMPTY && old_pod->nominated_node_name != KS_SYM_ABSENT &&
+        old_pod->nominated_node_name != new_pod->nominated_node_name) {
+        /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again. */
+        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+        ks__queue_move_on_event(s->queue, &ev);
+    }
+    return rc;
 }
 
 int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node)

@@ -33,8 +33,17 @@ typedef struct ks_source_ops {
     void (*failed)(void *ctx, const ks_pod *pod, const char *reason, const char *message,
                    ks_sym nominated, const char *profile);
     /* Scheduling thread: preemption chose victim on node for preemptor; delete it (the
-     * Preempted event). The scheduler has already dropped it from its own view. May be NULL. */
+     * Preempted event). The scheduler has already dropped it from its own view unless
+     * victims_leave_on_delete_event is set. May be NULL. */
     void (*evict)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
+    /* Scheduling thread: preemption chose victim, a pod waiting on Permit (not bound yet), and
+     * rejected it instead (victims_leave_on_delete_event only): nothing to delete, the Preempted
+     * event only (upstream). May be NULL. */
+    void (*preempted_waiting)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
+    /* Scheduling thread: a lower-priority pod nominated to the node a preemptor now takes lost
+     * its nomination (upstream clearNominatedNodeName): clear its status.nominatedNodeName.
+     * May be NULL. */
+    void (*clear_nominated)(void *ctx, const ks_pod *pod);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */
@@ -81,6 +90,10 @@ typedef struct ks_scheduler_opts {
     void *clock_ctx;
     ks_source_ops source;
     ks_observer observer;
+    /* Preemption victims stay in the cache (still using their node) until the source reports
+     * them gone, as upstream: the live source, whose deletions are confirmed by the watch. 0:
+     * dropped at once (simulate, whose evict is the deletion). */
+    int victims_leave_on_delete_event;
 } ks_scheduler_opts;
 
 typedef struct ks_scheduler ks_scheduler;
@@ -94,6 +107,21 @@ void ks__scheduler_free(ks_scheduler *s);
  * KS_ENOTFOUND so that the caller can report them). Takes references. */
 int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod);
 int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod);
+/* A pod changed (upstream updatePodInCache / updatePodInSchedulingQueue and the informer's
+ * assigned / unscheduled filters). Assigned -> assigned: the cache entry is replaced in place
+ * (one lock: the node's resources are never briefly free) and the changes
+ * (ks__pod_change_actions) move parked pods as AssignedPod update events; an update with none
+ * of those (status, annotations, deletionTimestamp) moves nothing (upstream's queueing hints
+ * skip its generic Pod/Update for every in-tree plugin). Unassigned -> assigned (bound by us
+ * and confirmed, or by someone else): the pod leaves the queue and the nominator, and enters the
+ * cache (confirming an assumed pod), an AssignedPod add event. Unassigned -> unassigned: ignored
+ * when not ours or assumed (the binding cycle owns it); else ks__queue_update when spec_changed
+ * (upstream isPodUpdated); a nominatedNodeName that was set and changed moves pods as an
+ * AssignedPod delete. Takes references. */
+int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed);
+/* upstream PodSchedulingPropertiesChange: the KS_ACT_UPDATE_POD_* bits a pod update carries (0:
+ * none of those; upstream then sends the generic Update). */
+uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod);
 int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node);
 int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
 

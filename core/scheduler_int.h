@@ -51,6 +51,7 @@ struct ks_scheduler {
     void *clock_ctx;
     ks_cycle_scratch scratch;
     ks_pod *deferred_unref; /* released after the current cycle (scheduling thread) */
+    int victims_leave_on_delete_event; /* ks_scheduler_opts */
 
     /* Nominator (upstream PodNominator): uid -> pod copy with status.nominatedNodeName, one
      * reference each. Written by the scheduling thread and by pod-delete events: nom_mu. */
@@ -86,6 +87,9 @@ int ks__binding_start(ks_scheduler *s, int workers);
 void ks__binding_stop(ks_scheduler *s);
 /* Hands an assumed pod to the binding pool (takes ownership of cycle, assumed, qp). waiting:
  * Permit returned Wait for the plugins in that bit set of the permit list, for timeout_ms. */
+/* Preemption chose a pod that waits on Permit: reject it as if plugin had (upstream
+ * waitingPod.Reject). 1 when it was waiting (its binding cycle then fails and forgets it). */
+int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg);
 void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_queued_pod *qp,
                         ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms);
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);
