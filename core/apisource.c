@@ -320,31 +320,6 @@ static int ready_synced(void *ctx)
     return atomic_load(&s->synced) != 0;
 }
 
-/* scheduler_schedule_attempts_total {result, profile}: failures when the scheduling cycle ends,
- * successes (and binding failures) when the binding cycle ends. */
-static void obs_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
-                           const char *result, ks_sym node, const char *message,
-                           const ks_explain *ex)
-{
-    ks_apisrc *s = ctx;
-    (void)seq, (void)pod, (void)node, (void)message, (void)ex;
-    if (!result)
-        return; /* assumed: the binding cycle reports */
-    const char *r = !strcmp(result, "Error") ? KS_METRICS_RESULT_ERROR : KS_METRICS_RESULT_UNSCHEDULABLE;
-    ks__metrics_inc(KS_METRICS_WITH(s->m.schedule_attempts, r, profile));
-}
-
-static void obs_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
-                          const char *result, ks_sym node, const char *message)
-{
-    ks_apisrc *s = ctx;
-    (void)seq, (void)pod, (void)node, (void)message;
-    const char *r = !strcmp(result, "Scheduled")       ? KS_METRICS_RESULT_SCHEDULED
-                    : !strcmp(result, "Unschedulable") ? KS_METRICS_RESULT_UNSCHEDULABLE
-                                                       : KS_METRICS_RESULT_ERROR;
-    ks__metrics_inc(KS_METRICS_WITH(s->m.schedule_attempts, r, profile));
-}
-
 static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
                           ks_pod *const *victims, size_t nvictims)
 {
@@ -495,7 +470,8 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         .plans = o->plans,
         .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
         .source = ks__apisrc_ops(s),
-        .observer = {s, obs_cycle_done, obs_bind_done, obs_preempted},
+        .observer = {s, NULL, NULL, obs_preempted},
+        .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
     };
     if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
         goto out;

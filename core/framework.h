@@ -88,6 +88,12 @@ struct ks_cycle {
     uint64_t skip_score;    /* bit i: score plugin i skipped (PreScore Skip) */
     struct ks_framework *fw;       /* the profile running this cycle */
     struct ks_cycle_hooks *hooks;  /* the scheduler's services (nominator, randomness) */
+    /* Metrics (see framework_metrics.h), set by the scheduling cycle only when the framework has
+     * them: time each plugin call (a sampled cycle), and per-worker evaluation counters
+     * ([kind][worker][instance], eval_rows workers). */
+    int sampled;
+    uint32_t *evals;
+    size_t eval_rows;
     /* Copies made for dry runs (ks_cycle_clone, ks_node_info_clone), freed with this cycle. */
     struct ks_cycle *clones;
     struct ks_cycle *next_clone;
@@ -154,6 +160,7 @@ typedef struct ks_framework {
     ks_plugin_inst *inst;
     size_t n[KS_PT_COUNT];
     ks_point_entry *pt[KS_PT_COUNT];
+    struct ks_fw_metrics *metrics; /* NULL: no metrics, no timing (simulate) */
 } ks_framework;
 
 /* Instantiates every plugin of plan (create with its args). On failure, the plugins already

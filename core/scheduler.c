@@ -33,6 +33,13 @@ static ks_code hook_pre_enqueue(void *ctx, ks_queued_pod *qp)
     ks_code code = ks__fw_run_pre_enqueue(fw, qp->pod, &st, &idx);
     if (code != KS_SUCCESS) {
         qp->gating_plugin = idx >= 0 ? 1ull << idx : 0;
+        /* upstream runPreEnqueuePlugin: the gating plugin counts in unschedulable_pods until the
+         * next pop (counted once however often PreEnqueue runs again: upstream adds it to a set
+         * but increments the gauge each time, which only ever grows). */
+        if (fw->metrics && !(qp->unschedulable_counted & qp->gating_plugin)) {
+            ks__fw_metrics_unschedulable(fw->metrics, qp->gating_plugin, +1);
+            qp->unschedulable_counted |= qp->gating_plugin;
+        }
         ks__status_message(&st, qp->gated_message, sizeof(qp->gated_message));
     } else {
         qp->gating_plugin = 0;
@@ -135,9 +142,10 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         .max_backoff_ns = o->cfg->pod_max_backoff_seconds * 1000000000LL,
         .max_unschedulable_ns = 5LL * 60 * 1000000000LL,
     };
-    ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now};
+    ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now,
+                         o->metrics ? ks__sched_metrics_incoming : NULL};
     s->queue = ks__queue_new(&qo, &qh);
-    if (!s->queue)
+    if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;
     pthread_mutex_init(&s->nom_mu, NULL);
     ks__strmap_init(&s->nominated);
@@ -177,6 +185,7 @@ void ks__scheduler_free(ks_scheduler *s)
         ks__framework_free(s->fw[i]);
     free(s->fw);
     ks__scratch_free(&s->scratch);
+    ks__sched_metrics_free(s);
     if (s->hooks.rand) {
         const char *k;
         void *v;
@@ -357,6 +366,16 @@ void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks
 {
     int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
     const char *reason = rejected ? "Unschedulable" : "SchedulerError";
+    if (s->metrics) {
+        /* upstream handleSchedulingFailure (PodUnschedulable / PodScheduleError), then
+         * AddUnschedulableIfNotPresent: each rejector plugin counts in unschedulable_pods until
+         * the next pop. */
+        ks__sched_metrics_attempt(s, qp->profile, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
+                                  qp->attempt_start_ns);
+        uint64_t add = rejected ? (rejectors | pending) & ~qp->unschedulable_counted : 0;
+        ks__fw_metrics_unschedulable(fw->metrics, add, +1);
+        qp->unschedulable_counted |= add;
+    }
     if (s->source.failed)
         s->source.failed(s->source.ctx, qp->pod, reason, message ? message : "", nominated, fw->profile_name);
     if (ks__log_enabled(2))

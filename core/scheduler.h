@@ -81,6 +81,9 @@ typedef struct ks_scheduler_opts {
     void *clock_ctx;
     ks_source_ops source;
     ks_observer observer;
+    /* Registered families to fill (live mode), borrowed; NULL: no metrics and no timing. */
+    const struct ks_sched_metrics *metrics;
+    int plugin_metrics_sample_percent; /* 0: upstream's 10 (tests use 100) */
 } ks_scheduler_opts;
 
 typedef struct ks_scheduler ks_scheduler;
