@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "apisource_int.h"
+#include "framework_metrics.h" /* ks__mono_ns */
 #include "intern.h"
 #include "log.h"
 #include "objects.h"
@@ -86,6 +87,19 @@ static void entry_free(ks_informer *in, inf_entry *e)
     free(e);
 }
 
+static int pod_handled(ks_apisrc *s, const ks_pod *p)
+{
+    return ks__scheduler_profile_index(s->sched, p->scheduler_name) >= 0;
+}
+
+/* scheduler_event_handling_duration_seconds{event}: how long handing an informer event to the
+ * scheduler took, labelled as upstream's event handlers label theirs (eventhandlers.go). */
+static void event_handled(ks_apisrc *s, const char *event, int64_t t0)
+{
+    if (event)
+        ks__metrics_observe(KS_METRICS_WITH(s->m.event_handling_duration, event), ks__seconds_since(t0));
+}
+
 /* The object is gone: tell the scheduler and forget it. */
 static void forget(ks_informer *in, const char *uid)
 {
@@ -94,19 +108,19 @@ static void forget(ks_informer *in, const char *uid)
     if (!e)
         return;
     char err[512] = "";
+    int64_t t0 = ks__mono_ns();
     if (in->type == INF_POD) {
-        ks__scheduler_on_pod_delete(s->sched, e->obj);
+        ks_pod *p = e->obj;
+        ks__scheduler_on_pod_delete(s->sched, p);
+        event_handled(s, p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete" : pod_handled(s, p) ? "UnschedulablePodDelete" : NULL,
+                      t0);
     } else if (in->type == INF_NODE) {
         ks__scheduler_on_node_delete(s->sched, e->obj);
+        event_handled(s, "NodeDelete", t0);
     } else if (ks__store_apply(ks__scheduler_store(s->sched), e->obj, 1, err, sizeof(err)) != 0) {
         ks__log('W', "apisource", "%s %s: delete: %s", in->name, uid, err);
     }
     entry_free(in, e);
-}
-
-static int pod_handled(ks_apisrc *s, const ks_pod *p)
-{
-    return ks__scheduler_profile_index(s->sched, p->scheduler_name) >= 0;
 }
 
 /* ADDED / MODIFIED / listed. Takes obj. */
@@ -123,6 +137,7 @@ static void upsert(ks_informer *in, cJSON *obj)
         return;
     }
     inf_entry *old = ks__strmap_get(&in->known, uid);
+    int64_t t0 = ks__mono_ns();
     inf_entry *e = calloc(1, sizeof(*e));
     if (!e) {
         cJSON_Delete(obj);
@@ -138,6 +153,7 @@ static void upsert(ks_informer *in, cJSON *obj)
             return;
         }
         ks__scheduler_on_node_add(s->sched, node); /* adds or replaces by name */
+        event_handled(s, old ? "NodeUpdate" : "NodeAdd", t0);
         e->obj = node;
     } else if (in->type == INF_POD) {
         ks_pod *pod;
@@ -156,12 +172,22 @@ static void upsert(ks_informer *in, cJSON *obj)
             int changed = !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
             if (changed && pod_handled(s, pod))
                 ks__queue_update(ks__scheduler_queue(s->sched), pod);
+            event_handled(s, pod_handled(s, pod) ? "UnschedulablePodUpdate" : NULL, t0);
         } else {
+            int was_pending = prev && prev->node_name == KS_SYM_EMPTY;
             if (prev) /* first cut: an update is a delete + add */
                 ks__scheduler_on_pod_delete(s->sched, prev);
+            if (was_pending) { /* bound: upstream's pending-pod informer sees it go */
+                event_handled(s, pod_handled(s, prev) ? "UnschedulablePodDelete" : NULL, t0);
+                t0 = ks__mono_ns();
+            }
             if (!assigned)
                 e->podcmp = pod_cmp_text(obj);
             int rc = ks__scheduler_on_pod_add(s->sched, pod);
+            event_handled(s, !assigned ? (pod_handled(s, pod) ? "UnschedulablePodAdd" : NULL)
+                             : prev && !was_pending ? "AssignedPodUpdate"
+                                                    : "AssignedPodAdd",
+                          t0);
             if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
                 ks__log('I', "apisource", "pod %s: add: %s", pod->key, ks_strerror(rc));
         }

@@ -89,6 +89,7 @@ typedef struct flight_node {
     dlink link;
     struct qentry *entry;
     ks_cluster_event ev;
+    const char *label; /* ev's label for the inflight hook (static), NULL without the hook */
 } flight_node;
 
 typedef struct qentry {
@@ -457,7 +458,14 @@ static int gate_may_open(ks_queue *q, const qentry *e, const ks_cluster_event *e
  * In-flight pods and the events they saw
  * ------------------------------------------------------------------------------------------- */
 
-static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev)
+/* The inflight hook (metrics): +1 / -1 for an event label or "PodPopped". */
+static void note_inflight(ks_queue *q, const char *label, int delta)
+{
+    if (q->hooks.inflight && label && *label)
+        q->hooks.inflight(q->hooks.ctx, label, delta);
+}
+
+static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev, const char *label)
 {
     if (dl_empty(&q->flight))
         return;
@@ -472,7 +480,9 @@ static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev)
     }
     n->entry = NULL;
     n->ev = *ev;
+    n->label = q->hooks.inflight ? (label ? label : ks__queue_event_label(ev)) : NULL;
     dl_append(&q->flight, &n->link);
+    note_inflight(q, n->label, +1);
 }
 
 /* upstream determineSchedulingHintForInFlightPod */
@@ -506,11 +516,13 @@ static void end_flight(ks_queue *q, qentry *e)
     dl_unlink(&e->mark.link);
     e->in_flight = 0;
     q->counts.in_flight--;
+    note_inflight(q, "PodPopped", -1);
     while (!dl_empty(&q->flight)) {
         flight_node *f = CONTAINER_OF(q->flight.next, flight_node, link);
         if (f->entry)
             break;
         dl_unlink(&f->link);
+        note_inflight(q, f->label, -1);
         free(f);
     }
 }
@@ -728,6 +740,7 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     e->updated_in_flight = 0;
     e->missed_events = 0;
     dl_append(&q->flight, &e->mark.link);
+    note_inflight(q, "PodPopped", +1); /* upstream PodPoppedInFlightEvent */
     q->counts.in_flight++;
     unlock(q);
     return &e->qp;
@@ -820,7 +833,7 @@ size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev)
 {
     lock(q);
     size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1, now_ns(q));
-    record_in_flight_event(q, ev);
+    record_in_flight_event(q, ev, NULL);
     unlock(q);
     return moved;
 }
@@ -856,7 +869,7 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
         moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
-        record_in_flight_event(q, &timeout);
+        record_in_flight_event(q, &timeout, "UnschedulableTimeout");
     }
     unlock(q);
     return moved;

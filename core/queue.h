@@ -89,6 +89,10 @@ typedef struct ks_queue_hooks {
      * label ("UnschedulablePodAdd", "ScheduleAttemptFailure", "BackoffComplete", "NodeAdd", ...;
      * a static string). A move between unschedulable and gated is no entry. May be NULL. */
     void (*incoming)(void *ctx, const ks_queued_pod *qp, int where, const char *event);
+    /* The in-flight list changed (upstream inFlightEvents, scheduler_inflight_events): delta +1
+     * or -1 for "PodPopped" (a pod popped / done) or an event's label (recorded while pods were
+     * in flight / dropped once no pod in flight predates it). May be NULL. */
+    void (*inflight)(void *ctx, const char *event, int delta);
 } ks_queue_hooks;
 
 typedef struct ks_queue_opts {

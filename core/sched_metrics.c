@@ -6,8 +6,8 @@
  *
  * Threads: cycle_begin/cycle_end run on the scheduling thread; attempt and bound on the
  * scheduling or binding threads (they only update series already resolved, or resolve through
- * the framework's atomic tables); incoming runs under the queue's lock, which guards
- * s->incoming.
+ * the framework's atomic tables); the queue hooks incoming and inflight run under the queue's
+ * lock, which guards s->incoming and s->inflight.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,8 @@ int ks__sched_metrics_init(ks_scheduler *s, const ks_sched_metrics *m, int sampl
     if (!s->evals)
         return KS_ENOMEM;
     s->binding_goroutines = KS_METRICS_WITH(m->goroutines, KS_METRICS_OPERATION_BINDING);
+    s->parallel_goroutines[KS_OP_FILTER] = KS_METRICS_WITH(m->goroutines, "Filter");
+    s->parallel_goroutines[KS_OP_SCORE] = KS_METRICS_WITH(m->goroutines, "Score");
     return 0;
 }
 
@@ -119,4 +121,42 @@ void ks__sched_metrics_cycle_end(ks_scheduler *s, ks_framework *fw)
     for (int k = 0; k < KS_EVAL_KINDS; k++)
         ks__fw_metrics_add_evals(fw->metrics, k, s->evals + (size_t)k * row, s->eval_rows);
     memset(s->evals, 0, KS_EVAL_KINDS * row * sizeof(*s->evals));
+}
+
+void ks__sched_metrics_parallel(ks_scheduler *s, int op, size_t pieces, int sign)
+{
+    if (!s->metrics || pieces == 0 || (op != KS_OP_FILTER && op != KS_OP_SCORE))
+        return;
+    /* upstream chunkSizeFor / numWorkersForChunkSize with the configured parallelism (our pool may
+     * run fewer threads: it is capped at the CPU count) */
+    size_t par = s->cfg->parallelism > 0 ? (size_t)s->cfg->parallelism : 16;
+    size_t sq = 1;
+    while ((sq + 1) * (sq + 1) <= pieces)
+        sq++;
+    size_t chunk = pieces / par + 1 < sq ? pieces / par + 1 : sq;
+    if (chunk < 1)
+        chunk = 1;
+    size_t chunks = (pieces + chunk - 1) / chunk;
+    size_t workers = chunks < par ? chunks : par;
+    ks__metrics_add(s->parallel_goroutines[op], sign * (double)workers);
+}
+
+void ks__sched_metrics_inflight(void *ctx, const char *event, int delta)
+{
+    ks_scheduler *s = ctx;
+    if (!s->metrics || !event || !*event)
+        return;
+    size_t i = 0;
+    while (i < s->ninflight && strcmp(s->inflight[i].event, event) != 0)
+        i++;
+    if (i == sizeof(s->inflight) / sizeof(s->inflight[0])) {
+        ks__metrics_add(KS_METRICS_WITH(s->metrics->inflight_events, event), delta);
+        return;
+    }
+    if (i == s->ninflight) {
+        s->inflight[i].event = event;
+        s->inflight[i].m = KS_METRICS_WITH(s->metrics->inflight_events, event);
+        s->ninflight++;
+    }
+    ks__metrics_add(s->inflight[i].m, delta);
 }

@@ -475,7 +475,15 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         ks_status nst;
         uint16_t passed;
         ks__status_reset(&nst);
-        if (ks__fw_run_filter_with_nominated(fw, cycle, pod, nominated_ni, &nst, &passed) == KS_SUCCESS) {
+        /* upstream evaluateNominatedNode runs findNodesThatPassFilters on that one node: a timed
+         * Filter point when there are Filter plugins */
+        int64_t ft0 = fw->metrics && fw->n[KS_PT_FILTER] ? ks__mono_ns() : 0;
+        ks__sched_metrics_parallel(s, KS_OP_FILTER, ft0 ? 1 : 0, +1);
+        ks_code nc = ks__fw_run_filter_with_nominated(fw, cycle, pod, nominated_ni, &nst, &passed);
+        ks__sched_metrics_parallel(s, KS_OP_FILTER, ft0 ? 1 : 0, -1);
+        if (ft0)
+            ks__fw_metrics_ep(fw->metrics, KS_EP_FILTER, nc == KS_ERROR ? KS_ERROR : KS_SUCCESS, ft0);
+        if (nc == KS_SUCCESS) {
             sc->feasible[0] = nominated_ni;
             nfeasible = 1;
         }
@@ -501,8 +509,14 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         } else {
             filter_job job = {.s = s, .fw = fw, .cycle = cycle, .pod = pod, .ncand = ncand,
                               .start = start, .want = want};
+            /* upstream findNodesThatPassFilters: the Filter point is timed once for all nodes */
+            int64_t ft0 = fw->metrics ? ks__mono_ns() : 0;
+            ks__sched_metrics_parallel(s, KS_OP_FILTER, ncand, +1);
             size_t processed = ks__parallel_until(s->pool, ncand, chunk_size(ncand, ks__pool_workers(s->pool)),
                                                   filter_one, &job);
+            ks__sched_metrics_parallel(s, KS_OP_FILTER, ncand, -1);
+            if (ft0)
+                ks__fw_metrics_ep(fw->metrics, KS_EP_FILTER, job.error ? KS_ERROR : KS_SUCCESS, ft0);
             if (job.error) {
                 char msg[KS_STATUS_BUF] = "";
                 for (size_t i = 0; i < processed; i++)
@@ -599,8 +613,11 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         /* upstream RunScorePlugins (Score, NormalizeScore, weights) is one timed point */
         int64_t score_t0 = fw->metrics && code == KS_SUCCESS && nscore > 0 ? ks__mono_ns() : 0;
         pthread_mutex_init(&job.err_mu, NULL);
-        if (code == KS_SUCCESS && nscore > 0)
+        if (code == KS_SUCCESS && nscore > 0) {
+            ks__sched_metrics_parallel(s, KS_OP_SCORE, nfeasible, +1);
             ks__parallel_until(s->pool, nfeasible, chunk_size(nfeasible, ks__pool_workers(s->pool)), score_one, &job);
+            ks__sched_metrics_parallel(s, KS_OP_SCORE, nfeasible, -1);
+        }
         if (code == KS_SUCCESS && job.error) {
             st = job.err_status;
             code = KS_ERROR;

@@ -143,7 +143,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         .max_unschedulable_ns = 5LL * 60 * 1000000000LL,
     };
     ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now,
-                         o->metrics ? ks__sched_metrics_incoming : NULL};
+                         o->metrics ? ks__sched_metrics_incoming : NULL, o->metrics ? ks__sched_metrics_inflight : NULL};
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;

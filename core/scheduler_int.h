@@ -84,6 +84,7 @@ struct ks_scheduler {
     uint32_t *evals;         /* [kind][worker][KS_EVAL_STRIDE] evaluation counts of a cycle */
     size_t eval_rows;        /* workers */
     ks_metric *binding_goroutines;
+    ks_metric *parallel_goroutines[2]; /* scheduler_goroutines{operation="Filter" / "Score"} */
     /* queue_incoming_pods_total series by (queue, event label); the queue calls its hook under its
      * lock, which guards this table. */
     struct {
@@ -91,6 +92,11 @@ struct ks_scheduler {
         ks_metric *by_queue[5]; /* ks_queue_where */
     } incoming[48];
     size_t nincoming;
+    struct {
+        const char *event; /* a static label */
+        ks_metric *m;      /* scheduler_inflight_events{event} */
+    } inflight[48];        /* guarded by the queue's lock, as incoming */
+    size_t ninflight;
 };
 
 /* sched_metrics.c: the scheduler's own metrics (no-ops without them). */
@@ -101,8 +107,13 @@ void ks__sched_metrics_free(ks_scheduler *s);
 void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns);
 /* A pod is bound: attempts histogram and SLI duration (queue clock). */
 void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp);
-/* The queue's incoming hook. */
+/* The queue's incoming and inflight hooks. */
 void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event);
+void ks__sched_metrics_inflight(void *ctx, const char *event, int delta);
+/* scheduler_goroutines of a parallel section of pieces (upstream Parallelizer.Until: +workers on
+ * entry, -workers on exit, workers = min(parallelism, chunks)); no-op for 0 pieces. */
+enum { KS_OP_FILTER, KS_OP_SCORE };
+void ks__sched_metrics_parallel(ks_scheduler *s, int op, size_t pieces, int sign);
 /* Starts a cycle: the sampling decision and the evaluation rows for cycle. */
 void ks__sched_metrics_cycle_begin(ks_scheduler *s, ks_cycle *cycle);
 /* Ends a cycle: adds its evaluation counts. */

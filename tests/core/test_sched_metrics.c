@@ -120,6 +120,16 @@ static uint64_t hcount(ks_metric_family *f, const char *a, const char *b, const 
     return ks__metrics_count(m);
 }
 
+/* The registry as /metrics serves it (freed by the next call and at exit of the test). */
+static char *render_text(void)
+{
+    static char *text;
+    free(text);
+    text = NULL;
+    cr_assert_eq(ks__metrics_render(t.r, &text, NULL), 0);
+    return text;
+}
+
 #define PROFILE "default-scheduler"
 
 /* Three nodes with 2 CPUs, three pods of 1 CPU and one of 100 CPUs. */
@@ -150,6 +160,11 @@ Test(sched_metrics, attempts_by_result_and_their_durations)
     cr_expect_eq(hcount(t.m.pod_scheduling_sli_duration, "1", NULL, NULL), 3);
     /* No binding cycle in flight any more. */
     cr_expect_eq(counter(t.m.goroutines, "binding", NULL, NULL), 0);
+    /* The parallel sections add their workers while they run (upstream Parallelizer.Until). */
+    cr_expect_not_null(strstr(render_text(), "scheduler_goroutines{operation=\"Filter\"} 0\n"));
+    cr_expect_not_null(strstr(render_text(), "scheduler_goroutines{operation=\"Score\"} 0\n"));
+    /* Every popped pod is done: nothing in flight (upstream's PodPopped in-flight entries). */
+    cr_expect_not_null(strstr(render_text(), "scheduler_inflight_events{event=\"PodPopped\"} 0\n"));
 }
 
 Test(sched_metrics, one_observation_per_extension_point_run)
@@ -167,8 +182,8 @@ Test(sched_metrics, one_observation_per_extension_point_run)
     cr_expect_eq(hcount(f, "PostBind", "Success", PROFILE), 3);
     /* PreEnqueue runs as each pod enters activeQ; upstream always labels it Success. */
     cr_expect_eq(hcount(f, "PreEnqueue", "Success", PROFILE), 4);
-    /* Filter is per node: no point duration, as upstream. */
-    cr_expect_eq(hcount(f, "Filter", "Success", PROFILE), 0);
+    /* Filter runs per node; upstream times the point once per cycle around all of them. */
+    cr_expect_eq(hcount(f, "Filter", "Success", PROFILE), 4);
 }
 
 Test(sched_metrics, plugin_evaluations_and_sampled_durations)
