@@ -530,6 +530,8 @@ static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         ks__status_reset(&s);
         ks_code code;
         PCALL(fw, cycle, in, KS_EP_POST_FILTER, code, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
+        if (fw->metrics && in->index == fw->metrics->preemption_inst) /* upstream: in the plugin */
+            ks__metrics_inc(fw->metrics->m->preemption_attempts_solo);
         current_plugin = NULL;
         if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_ERROR) {
             status_from(&s, code, in);

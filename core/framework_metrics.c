@@ -4,6 +4,7 @@
 #include "framework_metrics.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "framework.h"
 
@@ -54,6 +55,11 @@ int ks__fw_metrics_attach(ks_framework *fw, const ks_sched_metrics *m)
         ks__fw_metrics_free(fm);
         return KS_ENOMEM;
     }
+    /* upstream DefaultPreemption counts preemption_attempts_total itself, once per PostFilter. */
+    fm->preemption_inst = -1;
+    for (size_t i = 0; i < fw->ninst; i++)
+        if (strcmp(fw->inst[i].name, "DefaultPreemption") == 0)
+            fm->preemption_inst = fw->inst[i].index;
     /* upstream setInstrumentedPlugins: the evaluation counters exist from the start. */
     static const struct {
         int kind, point;

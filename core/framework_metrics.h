@@ -73,6 +73,7 @@ typedef struct ks_fw_metrics {
     /* schedule_attempts_total and scheduling_attempt_duration_seconds of this profile, by result
      * (scheduled, unschedulable, error). */
     _Atomic uint64_t sample_seq; /* ks__fw_metrics_sample's generator */
+    int preemption_inst;         /* the DefaultPreemption instance, -1 if none */
     int sample_percent;          /* KS_PLUGIN_METRICS_SAMPLE_PERCENT unless a test says otherwise */
     _Atomic(ks_metric *) attempts[3];
     _Atomic(ks_metric *) attempt_duration[3];

@@ -173,6 +173,9 @@ Test(sched_metrics, one_observation_per_extension_point_run)
     ks_metric_family *f = t.m.framework_extension_point_duration;
     cr_expect_eq(hcount(f, "PreFilter", "Success", PROFILE), 4);
     cr_expect_eq(hcount(f, "PostFilter", "Unschedulable", PROFILE), 1, "DefaultPreemption finds no victim");
+    /* upstream DefaultPreemption counts every PostFilter it runs, victims or not */
+    cr_expect_eq(ks__metrics_value(t.m.preemption_attempts_solo), 1);
+    cr_expect_eq(ks__metrics_count(t.m.preemption_victims_solo), 0);
     cr_expect_eq(hcount(f, "PreScore", "Success", PROFILE), 3);
     cr_expect_eq(hcount(f, "Score", "Success", PROFILE), 3);
     cr_expect_eq(hcount(f, "Reserve", "Success", PROFILE), 3);

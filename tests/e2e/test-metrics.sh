@@ -81,6 +81,7 @@ expect_val "$m1" "scheduler_framework_extension_point_duration_seconds_count{ext
 expect_val "$m1" "scheduler_framework_extension_point_duration_seconds_count{extension_point=\"PostBind\",$P,status=\"Success\"}" "$N" "PostBind durations"
 expect_val "$m1" "scheduler_queue_incoming_pods_total{event=\"UnschedulablePodAdd\",queue=\"active\"}" $((N + M)) "incoming pods"
 expect_val "$m1" "scheduler_goroutines{operation=\"binding\"}" 0 "no binding in flight"
+expect_val "$m1" "scheduler_preemption_attempts_total" "$u" "one preemption attempt (DefaultPreemption's PostFilter) per unschedulable attempt"
 pf=$(msum "$m1" scheduler_framework_extension_point_duration_seconds_count 'extension_point="PreFilter"' "$P")
 sched_unsched=$((N + u))
 if [ "$pf" = "$sched_unsched" ]; then ok "one PreFilter duration per attempt ($pf)"
