@@ -469,8 +469,13 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
     return KS_SUCCESS;
 }
 
-ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
-                          ks_status *st, uint16_t *passed_count)
+/* The per-node loop. instr is a constant at each call site below, so the compiler makes one copy
+ * without any metrics code (every cycle without metrics, and unsampled ones without evaluation
+ * counting) and one with it. */
+static inline __attribute__((always_inline)) ks_code run_filter(ks_framework *fw, ks_cycle *cycle,
+                                                                ks_pod *pod, const ks_node_info *ni,
+                                                                ks_status *st, uint16_t *passed_count,
+                                                                const int instr)
 {
     uint16_t passed = 0;
     for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
@@ -478,8 +483,12 @@ ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const 
         if (cycle->skip_filter & (1ull << in->index))
             continue;
         ks_code code;
-        COUNT_EVAL(cycle, KS_EVAL_FILTER, in);
-        PCALL(fw, cycle, in, KS_EP_FILTER, code, in->desc->filter(in->self, cycle, pod, ni, st));
+        if (instr) {
+            COUNT_EVAL(cycle, KS_EVAL_FILTER, in);
+            PCALL(fw, cycle, in, KS_EP_FILTER, code, in->desc->filter(in->self, cycle, pod, ni, st));
+        } else {
+            code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
+        }
         if (code != KS_SUCCESS) {
             current_plugin = NULL;
             if (passed_count)
@@ -499,6 +508,22 @@ ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const 
     if (passed_count)
         *passed_count = passed;
     return KS_SUCCESS;
+}
+
+/* Out of line, so that the plain path below keeps the register use of a loop without metrics. */
+static __attribute__((noinline)) ks_code run_filter_instrumented(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                                                 const ks_node_info *ni, ks_status *st,
+                                                                 uint16_t *passed_count)
+{
+    return run_filter(fw, cycle, pod, ni, st, passed_count, 1);
+}
+
+ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                          ks_status *st, uint16_t *passed_count)
+{
+    if (__builtin_expect(cycle->evals != NULL || cycle->sampled, 0))
+        return run_filter_instrumented(fw, cycle, pod, ni, st, passed_count);
+    return run_filter(fw, cycle, pod, ni, st, passed_count, 0);
 }
 
 void ks__post_filter_result_clear(ks_post_filter_result *r)

@@ -212,16 +212,23 @@ typedef struct score_job {
     ks_cycle *cycle;
     ks_pod *pod;
     size_t nfeasible;
+    int instr; /* count evaluations or time plugins (metrics) */
     _Atomic int error;
     ks_status err_status;
     pthread_mutex_t err_mu;
 } score_job;
 
-static int score_one(void *ctx, size_t i, int worker)
+/* One node's scores. instr is a constant at each call below: the copy the scheduler runs without
+ * metrics (or in an unsampled cycle without evaluation counters) has no metrics code at all. */
+static inline __attribute__((always_inline)) int score_node(score_job *j, size_t i, int worker,
+                                                            const int instr)
 {
-    score_job *j = ctx;
     ks_cycle_scratch *sc = &j->s->scratch;
     const ks_node_info *ni = sc->feasible[i];
+    uint32_t *evals = instr && j->cycle->evals
+                          ? j->cycle->evals + ((size_t)KS_EVAL_SCORE * j->cycle->eval_rows + (size_t)worker) *
+                                                  KS_EVAL_STRIDE
+                          : NULL;
     for (size_t p = 0; p < j->fw->n[KS_PT_SCORE]; p++) {
         int64_t v = 0;
         if (!(j->cycle->skip_score & (1ull << p))) {
@@ -230,10 +237,9 @@ static int score_one(void *ctx, size_t i, int worker)
             ks__status_reset(&st);
             ks_code code;
             ks__fw_set_current_plugin(in->name);
-            if (j->cycle->evals) /* plugin_evaluation_total, this worker's row */
-                j->cycle->evals[((size_t)KS_EVAL_SCORE * j->cycle->eval_rows + (size_t)worker) * KS_EVAL_STRIDE +
-                                (size_t)in->index]++;
-            if (j->cycle->sampled) {
+            if (instr && evals) /* plugin_evaluation_total, this worker's row */
+                evals[in->index]++;
+            if (instr && j->cycle->sampled) {
                 int64_t t0 = ks__mono_ns();
                 code = in->desc->score(in->self, j->cycle, j->pod, ni, &v, &st);
                 ks__fw_metrics_plugin(j->fw->metrics, in->index, KS_EP_SCORE, code, t0);
@@ -258,6 +264,19 @@ static int score_one(void *ctx, size_t i, int worker)
         sc->scores[p * j->nfeasible + i] = v;
     }
     return 0;
+}
+
+static __attribute__((noinline)) int score_one_instrumented(score_job *j, size_t i, int worker)
+{
+    return score_node(j, i, worker, 1);
+}
+
+static int score_one(void *ctx, size_t i, int worker)
+{
+    score_job *j = ctx;
+    if (__builtin_expect(j->instr, 0))
+        return score_one_instrumented(j, i, worker);
+    return score_node(j, i, worker, 0);
 }
 
 /* ---- the cycle ----------------------------------------------------------------------------- */
@@ -609,7 +628,8 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     size_t nscore = fw->n[KS_PT_SCORE];
     if (nfeasible > 1) {
         code = ks__fw_run_pre_score(fw, cycle, pod, (const ks_node_info *const *)sc->feasible, nfeasible, &st);
-        score_job job = {.s = s, .fw = fw, .cycle = cycle, .pod = pod, .nfeasible = nfeasible};
+        score_job job = {.s = s, .fw = fw, .cycle = cycle, .pod = pod, .nfeasible = nfeasible,
+                         .instr = cycle->evals || cycle->sampled};
         /* upstream RunScorePlugins (Score, NormalizeScore, weights) is one timed point */
         int64_t score_t0 = fw->metrics && code == KS_SUCCESS && nscore > 0 ? ks__mono_ns() : 0;
         pthread_mutex_init(&job.err_mu, NULL);
