@@ -44,14 +44,45 @@ static ks_code bind_ok(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
     return KS_SUCCESS;
 }
 
+/* Waiter: a Permit plugin that says Wait for args.timeoutMs (the permit wait metrics). */
+static void *waiter_create(const ks_args *args, ks_error *e)
+{
+    (void)e;
+    return (void *)args;
+}
+static void waiter_destroy(void *self) { (void)self; }
+static ks_code waiter_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, int64_t *timeout_ms,
+                             ks_status *st)
+{
+    (void)c, (void)p, (void)node, (void)st;
+    int64_t ms = 0;
+    ks_args_get_int(self, "timeoutMs", &ms);
+    *timeout_ms = ms;
+    return KS_WAIT;
+}
+static const ks_plugin_desc waiter_desc = {.size = sizeof(ks_plugin_desc),
+                                           .name = "Waiter",
+                                           .create = waiter_create,
+                                           .destroy = waiter_destroy,
+                                           .permit = waiter_permit};
+
 static void setup(void)
 {
-    char err[512] = "";
     th_init();
     memset(&t, 0, sizeof(t));
+}
+
+/* The scheduler over config_yaml (NULL: the default configuration). */
+static void start(const char *config_yaml)
+{
+    char err[512] = "";
     t.now = 100 * SEC;
     t.reg = ks__registry_new();
-    cr_assert_eq(ks__config_default(&t.cfg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__registry_add(t.reg, &waiter_desc, "test", err, sizeof(err)), 0, "%s", err);
+    if (config_yaml)
+        cr_assert_eq(ks__config_load_string(config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0, "%s", err);
+    else
+        cr_assert_eq(ks__config_default(&t.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
     t.r = ks__metrics_create();
     cr_assert_eq(ks__metrics_register_scheduler(t.r, &t.m), 0);
@@ -72,7 +103,8 @@ static void teardown(void)
 {
     ks__scheduler_free(t.s);
     ks__metrics_destroy(t.r);
-    ks__config_plans_free(t.plans, t.cfg->nprofiles);
+    if (t.cfg)
+        ks__config_plans_free(t.plans, t.cfg->nprofiles);
     ks__config_free(t.cfg);
     ks__registry_free(t.reg);
     th_fini();
@@ -135,6 +167,7 @@ static char *render_text(void)
 /* Three nodes with 2 CPUs, three pods of 1 CPU and one of 100 CPUs. */
 static void three_fit_one_does_not(void)
 {
+    start(NULL);
     node("n1", "2");
     node("n2", "2");
     node("n3", "2");
@@ -265,4 +298,45 @@ Test(sched_metrics, render_has_types_and_bounds)
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         cr_expect_not_null(strstr(text, want[i]), "missing from /metrics: %s", want[i]);
     free(text);
+}
+
+#define WAITER_CONFIG(ms)                                                                          \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"                                                 \
+    "kind: KubeSchedulerConfiguration\n"                                                           \
+    "profiles:\n"                                                                                  \
+    "- schedulerName: default-scheduler\n"                                                         \
+    "  plugins:\n"                                                                                 \
+    "    permit: {enabled: [{name: Waiter}]}\n"                                                    \
+    "  pluginConfig:\n"                                                                            \
+    "  - name: Waiter\n"                                                                           \
+    "    args: {timeoutMs: " #ms "}\n"
+
+Test(sched_metrics, permit_wait_allowed)
+{
+    start(WAITER_CONFIG(60000));
+    node("n1", "2");
+    pod("w", "1");
+    cr_assert_eq(ks__scheduler_schedule_one(t.s, 0), 1);
+    ks_metric_family *f = t.m.framework_extension_point_duration;
+    cr_expect_eq(hcount(f, "Permit", "Wait", PROFILE), 1);
+    cr_expect_eq(ks_permit_allow("uid-w", "Waiter"), 0);
+    ks__scheduler_wait_bindings(t.s);
+    cr_expect_eq(t.binds, 1);
+    cr_expect_eq(hcount(t.m.permit_wait_duration, "Success", NULL, NULL), 1);
+    cr_expect_eq(counter(t.m.schedule_attempts, "scheduled", PROFILE, NULL), 1);
+}
+
+Test(sched_metrics, permit_wait_timed_out)
+{
+    start(WAITER_CONFIG(50));
+    node("n1", "2");
+    pod("w", "1");
+    cr_assert_eq(ks__scheduler_schedule_one(t.s, 0), 1);
+    ks__scheduler_wait_bindings(t.s); /* the permit timer rejects it after 50 ms */
+    cr_expect_eq(t.binds, 0);
+    cr_expect_eq(hcount(t.m.permit_wait_duration, "Unschedulable", NULL, NULL), 1);
+    cr_expect_geq(ks__metrics_sum(KS_METRICS_WITH(t.m.permit_wait_duration, "Unschedulable")), 0.05);
+    cr_expect_eq(counter(t.m.schedule_attempts, "unschedulable", PROFILE, NULL), 1);
+    cr_expect_eq(hcount(t.m.framework_extension_point_duration, "Unreserve", "Success", PROFILE), 1);
+    cr_expect_eq(counter(t.m.unschedulable_pods, "Waiter", PROFILE, NULL), 1);
 }
