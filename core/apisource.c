@@ -351,7 +351,7 @@ static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym nod
 {
     ks_apisrc *s = ctx;
     (void)seq, (void)pod, (void)node, (void)victims;
-    /* the attempts are counted where DefaultPreemption runs (framework_metrics.c) */
+    /* the attempts are counted where DefaultPreemption runs (framework.c, run_post_filter) */
     ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
 }
 

@@ -6,6 +6,11 @@
  *
  * Also defines the host-side structs behind the SDK's opaque handles (ks_status, ks_cycle, ...).
  *
+ * Metrics (live mode): with fw->metrics set, each run_* of an extension point is timed
+ * (framework_extension_point_duration_seconds), and in a cycle with cycle->sampled each plugin
+ * call too; Filter/Score evaluations are counted per worker (framework_metrics.h). Without
+ * metrics the per-node Filter loop runs a copy with no metrics code.
+ *
  * Threads: created and destroyed on the main thread. run_* functions are called by the scheduling
  * thread, except filter/score which the worker pool calls concurrently for different nodes, and
  * pre_bind/bind/post_bind/unreserve which run on binding threads.

@@ -781,6 +781,14 @@ void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
     unlock(q);
 }
 
+int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp)
+{
+    lock(q);
+    int deleted = ((const qentry *)qp)->deleted;
+    unlock(q);
+    return deleted;
+}
+
 void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
 {
     if (!qp)

@@ -134,6 +134,8 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block);
  * Queue. PreEnqueue runs before activeQ/backoffQ (rejected: gated). timestamp_ns = now. Frees qp
  * when the pod was deleted in flight. */
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err);
+/* Whether the pod of in-flight qp was deleted meanwhile (requeue_failed will drop it). */
+int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp);
 /* The attempt succeeded (or the pod was dropped): forget it. Frees qp. */
 void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
 

@@ -372,7 +372,10 @@ void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks
          * the next pop. */
         ks__sched_metrics_attempt(s, qp->profile, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
                                   qp->attempt_start_ns);
-        uint64_t add = rejected ? (rejectors | pending) & ~qp->unschedulable_counted : 0;
+        /* (upstream does not requeue, nor count, a pod deleted meanwhile) */
+        uint64_t add = rejected && !ks__queue_deleted_in_flight(s->queue, qp)
+                           ? (rejectors | pending) & ~qp->unschedulable_counted
+                           : 0;
         ks__fw_metrics_unschedulable(fw->metrics, add, +1);
         qp->unschedulable_counted |= add;
     }
