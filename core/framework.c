@@ -893,7 +893,8 @@ ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                                const ks_filter_outcome *o, ks_post_filter_result *result,
                                ks_status *st)
 {
-    if (!fw->metrics)
+    /* upstream runs (and times) PostFilter only when the profile has PostFilter plugins */
+    if (!fw->metrics || fw->n[KS_PT_POST_FILTER] == 0)
         return run_post_filter(fw, cycle, pod, o, result, st);
     int64_t t0 = ks__mono_ns();
     ks_code c = run_post_filter(fw, cycle, pod, o, result, st);
