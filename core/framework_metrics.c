@@ -51,7 +51,8 @@ int ks__fw_metrics_attach(ks_framework *fw, const ks_sched_metrics *m)
     size_t n = fw->ninst ? fw->ninst : 1;
     fm->plugin = calloc(n * KS_EP_COUNT * KS_METRICS_NCODES, sizeof(*fm->plugin));
     fm->unsched = calloc(n, sizeof(*fm->unsched));
-    if (!fm->plugin || !fm->unsched) {
+    fm->hints = calloc(n * KS_HINT_SLOTS, sizeof(*fm->hints));
+    if (!fm->plugin || !fm->unsched || !fm->hints) {
         ks__fw_metrics_free(fm);
         return KS_ENOMEM;
     }
@@ -87,6 +88,7 @@ void ks__fw_metrics_free(ks_fw_metrics *fm)
         return;
     free(fm->plugin);
     free(fm->unsched);
+    free(fm->hints);
     free(fm);
 }
 
@@ -175,4 +177,27 @@ int ks__fw_metrics_sample(ks_fw_metrics *fm)
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     return z % 100 < (uint64_t)fm->sample_percent;
+}
+
+void ks__fw_metrics_hint(ks_fw_metrics *fm, int inst, const char *event, int64_t start_ns)
+{
+    double d = ks__seconds_since(start_ns);
+    if (!fm || !event || !*event || inst < 0 || (size_t)inst >= fm->fw->ninst)
+        return;
+    struct ks_hint_slot *slots = &fm->hints[(size_t)inst * KS_HINT_SLOTS];
+    size_t k = 0;
+    while (k < KS_HINT_SLOTS && slots[k].event && strcmp(slots[k].event, event) != 0)
+        k++;
+    ks_metric *m;
+    if (k == KS_HINT_SLOTS) { /* more events than slots: resolve each time */
+        m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration, fm->fw->inst[inst].name, event, "Queue");
+    } else {
+        if (!slots[k].event) {
+            slots[k].event = event;
+            slots[k].m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration, fm->fw->inst[inst].name, event,
+                                         "Queue");
+        }
+        m = slots[k].m;
+    }
+    ks__metrics_observe(m, d);
 }

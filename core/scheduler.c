@@ -70,11 +70,18 @@ static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_clust
         if (!(plugins & (1ull << i)))
             continue;
         ks_plugin_inst *in = &fw->inst[i];
-        if (in->all_events)
+        int64_t t0 = fw->metrics ? ks__mono_ns() : 0;
+        int match = in->all_events;
+        for (size_t e = 0; !match && e < in->nevents; e++)
+            match = event_matches(&in->events[e], ev);
+        if (match) {
+            /* upstream times each queueing hint function it calls (a rejector plugin registered the
+             * event); ours is the registration itself, whose answer is Queue. Gated pods are
+             * PreEnqueue's business, not a hint's. */
+            if (t0 && !qp->gating_plugin)
+                ks__fw_metrics_hint(fw->metrics, (int)i, ks__queue_event_label(ev), t0);
             return 1;
-        for (size_t e = 0; e < in->nevents; e++)
-            if (event_matches(&in->events[e], ev))
-                return 1;
+        }
     }
     return 0;
 }

@@ -252,6 +252,8 @@ Test(sched_metrics, unschedulable_pod_counts_until_it_is_retried)
      * scheduled on its second attempt and no longer counts as unschedulable. */
     node("huge", "200");
     cr_expect_eq(counter(in, "backoff", "NodeAdd", NULL), 1);
+    /* NodeResourcesFit, its rejector, registered Node/Add: the hint said Queue */
+    cr_expect_eq(hcount(t.m.queueing_hint_execution_duration, "NodeResourcesFit", "NodeAdd", "Queue"), 1);
     t.now += 2 * SEC;
     ks__queue_flush_backoff(ks__scheduler_queue(t.s));
     cr_expect_eq(counter(in, "active", "BackoffComplete", NULL), 1);

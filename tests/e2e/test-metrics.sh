@@ -102,6 +102,7 @@ m2=$(ks_metrics main)
 expect_val "$m2" "scheduler_schedule_attempts_total{$P,result=\"scheduled\"}" $((N + M)) "attempts after NodeAdd"
 expect_val "$m2" "scheduler_schedule_attempts_total{$P,result=\"unschedulable\"}" "$u" "no new unschedulable attempt"
 expect_sum "$m2" "$M" "NodeAdd moved each big pod once" scheduler_queue_incoming_pods_total 'event="NodeAdd"'
+expect_val "$m2" "scheduler_queueing_hint_execution_duration_seconds_count{event=\"NodeAdd\",hint=\"Queue\",plugin=\"NodeResourcesFit\"}" "$M" "queueing hints"
 expect_val "$m2" "scheduler_pending_pods{queue=\"unschedulable\"}" 0 "pending pods after NodeAdd"
 expect_val "$m2" "scheduler_unschedulable_pods{plugin=\"NodeResourcesFit\",$P}" 0 "unschedulable pods by plugin after NodeAdd"
 expect_sum "$m2" $((N + M)) "SLI after NodeAdd" scheduler_pod_scheduling_sli_duration_seconds_count
