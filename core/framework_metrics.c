@@ -30,7 +30,10 @@ static const char *const k_code_labels[KS_METRICS_NCODES] = {
     "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
 };
 
-const char *ks__ep_label(ks_ep ep) { return (unsigned)ep < KS_EP_COUNT ? k_ep_labels[ep] : ""; }
+const char *ks__ep_label(ks_ep ep)
+{
+    return (unsigned)ep < KS_EP_COUNT ? k_ep_labels[ep] : "";
+}
 
 const char *ks__code_label(ks_code c)
 {
@@ -75,8 +78,8 @@ int ks__fw_metrics_attach(ks_framework *fw, const ks_sched_metrics *m)
         for (size_t i = 0; i < fw->n[evals[e].point]; i++) {
             ks_plugin_inst *in = fw->pt[evals[e].point][i].inst;
             if (in->index >= 0 && in->index < KS_EVAL_STRIDE)
-                fm->eval[evals[e].kind][in->index] =
-                    KS_METRICS_WITH(m->plugin_evaluation, in->name, k_ep_labels[evals[e].ep], fm->profile);
+                fm->eval[evals[e].kind][in->index] = KS_METRICS_WITH(
+                    m->plugin_evaluation, in->name, k_ep_labels[evals[e].ep], fm->profile);
         }
     fw->metrics = fm;
     return 0;
@@ -93,8 +96,8 @@ void ks__fw_metrics_free(ks_fw_metrics *fm)
 }
 
 /* The cached series in *slot, resolved with labels on first use. */
-static ks_metric *cached(_Atomic(ks_metric *) *slot, ks_metric_family *f, const char *a, const char *b,
-                         const char *c)
+static ks_metric *cached(_Atomic(ks_metric *) *slot, ks_metric_family *f, const char *a,
+                         const char *b, const char *c)
 {
     ks_metric *m = atomic_load_explicit(slot, memory_order_acquire);
     if (!m) {
@@ -109,8 +112,8 @@ void ks__fw_metrics_ep(ks_fw_metrics *fm, ks_ep ep, ks_code code, int64_t start_
     if (!fm || (unsigned)ep >= KS_EP_COUNT)
         return;
     unsigned c = (unsigned)code < KS_METRICS_NCODES ? (unsigned)code : KS_ERROR;
-    ks_metric *m = cached(&fm->ep[ep][c], fm->m->framework_extension_point_duration, k_ep_labels[ep],
-                          k_code_labels[c], fm->profile);
+    ks_metric *m = cached(&fm->ep[ep][c], fm->m->framework_extension_point_duration,
+                          k_ep_labels[ep], k_code_labels[c], fm->profile);
     ks__metrics_observe(m, ks__seconds_since(start_ns));
 }
 
@@ -120,9 +123,10 @@ void ks__fw_metrics_plugin(ks_fw_metrics *fm, int inst, ks_ep ep, ks_code code, 
     if (!fm || inst < 0 || (size_t)inst >= fm->fw->ninst || (unsigned)ep >= KS_EP_COUNT)
         return;
     unsigned c = (unsigned)code < KS_METRICS_NCODES ? (unsigned)code : KS_ERROR;
-    _Atomic(ks_metric *) *slot = &fm->plugin[((size_t)inst * KS_EP_COUNT + ep) * KS_METRICS_NCODES + c];
-    ks_metric *m = cached(slot, fm->m->plugin_execution_duration, fm->fw->inst[inst].name, k_ep_labels[ep],
-                          k_code_labels[c]);
+    _Atomic(ks_metric *) *slot =
+        &fm->plugin[((size_t)inst * KS_EP_COUNT + ep) * KS_METRICS_NCODES + c];
+    ks_metric *m = cached(slot, fm->m->plugin_execution_duration, fm->fw->inst[inst].name,
+                          k_ep_labels[ep], k_code_labels[c]);
     ks__metrics_observe(m, d);
 }
 
@@ -149,29 +153,32 @@ void ks__fw_metrics_unschedulable(ks_fw_metrics *fm, uint64_t bits, int delta)
         if (!(bits & (1ull << i)))
             continue;
         bits &= ~(1ull << i);
-        ks_metric *m = cached(&fm->unsched[i], fm->m->unschedulable_pods, fm->fw->inst[i].name, fm->profile, NULL);
+        ks_metric *m = cached(&fm->unsched[i], fm->m->unschedulable_pods, fm->fw->inst[i].name,
+                              fm->profile, NULL);
         ks__metrics_add(m, (double)delta);
     }
 }
 
 void ks__fw_metrics_attempt(ks_fw_metrics *fm, int result, int64_t start_ns)
 {
-    static const char *const results[3] = {KS_METRICS_RESULT_SCHEDULED, KS_METRICS_RESULT_UNSCHEDULABLE,
-                                           KS_METRICS_RESULT_ERROR};
+    static const char *const results[3] = {
+        KS_METRICS_RESULT_SCHEDULED, KS_METRICS_RESULT_UNSCHEDULABLE, KS_METRICS_RESULT_ERROR};
     if (!fm || result < 0 || result > 2)
         return;
     double d = ks__seconds_since(start_ns);
-    ks__metrics_inc(cached(&fm->attempts[result], fm->m->schedule_attempts, results[result], fm->profile, NULL));
-    ks__metrics_observe(
-        cached(&fm->attempt_duration[result], fm->m->scheduling_attempt_duration, results[result], fm->profile, NULL),
-        d);
+    ks__metrics_inc(cached(&fm->attempts[result], fm->m->schedule_attempts, results[result],
+                           fm->profile, NULL));
+    ks__metrics_observe(cached(&fm->attempt_duration[result], fm->m->scheduling_attempt_duration,
+                               results[result], fm->profile, NULL),
+                        d);
 }
 
 int ks__fw_metrics_sample(ks_fw_metrics *fm)
 {
     if (!fm)
         return 0;
-    uint64_t z = atomic_fetch_add_explicit(&fm->sample_seq, 0x9E3779B97F4A7C15ull, memory_order_relaxed);
+    uint64_t z =
+        atomic_fetch_add_explicit(&fm->sample_seq, 0x9E3779B97F4A7C15ull, memory_order_relaxed);
     z += 0x9E3779B97F4A7C15ull; /* splitmix64 over a shared counter */
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -190,12 +197,13 @@ void ks__fw_metrics_hint(ks_fw_metrics *fm, int inst, const char *event, int64_t
         k++;
     ks_metric *m;
     if (k == KS_HINT_SLOTS) { /* more events than slots: resolve each time */
-        m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration, fm->fw->inst[inst].name, event, "Queue");
+        m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration, fm->fw->inst[inst].name, event,
+                            "Queue");
     } else {
         if (!slots[k].event) {
             slots[k].event = event;
-            slots[k].m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration, fm->fw->inst[inst].name, event,
-                                         "Queue");
+            slots[k].m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration,
+                                         fm->fw->inst[inst].name, event, "Queue");
         }
         m = slots[k].m;
     }

@@ -53,8 +53,8 @@ typedef enum ks_ep {
  * share of scheduling cycles (and of PreEnqueue runs). */
 #define KS_PLUGIN_METRICS_SAMPLE_PERCENT 10
 
-const char *ks__ep_label(ks_ep ep);     /* "PreFilter", "ScoreExtensionNormalize", ... */
-const char *ks__code_label(ks_code c);  /* "Success", "UnschedulableAndUnresolvable", ... */
+const char *ks__ep_label(ks_ep ep);    /* "PreFilter", "ScoreExtensionNormalize", ... */
+const char *ks__code_label(ks_code c); /* "Success", "UnschedulableAndUnresolvable", ... */
 
 /* Plugin evaluation counters (plugin_evaluation_total) are kept per worker and per plugin
  * instance during a cycle and added to the counters once at its end, so that the per-node loops
@@ -67,14 +67,14 @@ typedef struct ks_fw_metrics {
     const char *profile;
     struct ks_framework *fw;
     _Atomic(ks_metric *) ep[KS_EP_COUNT][KS_METRICS_NCODES];
-    _Atomic(ks_metric *) *plugin;     /* [instance][KS_EP_COUNT][KS_METRICS_NCODES] */
-    _Atomic(ks_metric *) *unsched;    /* unschedulable_pods{plugin, profile}, [instance] */
+    _Atomic(ks_metric *) *plugin;  /* [instance][KS_EP_COUNT][KS_METRICS_NCODES] */
+    _Atomic(ks_metric *) *unsched; /* unschedulable_pods{plugin, profile}, [instance] */
     /* queueing_hint_execution_duration_seconds{plugin, event, "Queue"} by instance and event
      * label (static strings); used only under the scheduling queue's lock, which guards it. */
     struct ks_hint_slot {
         const char *event;
         ks_metric *m;
-    } *hints; /* [instance][KS_HINT_SLOTS] */
+    } *hints;                                       /* [instance][KS_HINT_SLOTS] */
     ks_metric *eval[KS_EVAL_KINDS][KS_EVAL_STRIDE]; /* NULL: the plugin is not at that point */
     /* schedule_attempts_total and scheduling_attempt_duration_seconds of this profile, by result
      * (scheduled, unschedulable, error). */

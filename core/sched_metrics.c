@@ -76,7 +76,8 @@ void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp)
 void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event)
 {
     static const char *const queues[] = {NULL, KS_METRICS_QUEUE_ACTIVE, KS_METRICS_QUEUE_BACKOFF,
-                                         KS_METRICS_QUEUE_UNSCHEDULABLE, KS_METRICS_QUEUE_UNSCHEDULABLE};
+                                         KS_METRICS_QUEUE_UNSCHEDULABLE,
+                                         KS_METRICS_QUEUE_UNSCHEDULABLE};
     ks_scheduler *s = ctx;
     (void)qp;
     if (!s->metrics || where <= KS_Q_NONE || where > KS_Q_GATED || !event || !*event)

@@ -50,9 +50,12 @@ static void *waiter_create(const ks_args *args, ks_error *e)
     (void)e;
     return (void *)args;
 }
-static void waiter_destroy(void *self) { (void)self; }
-static ks_code waiter_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, int64_t *timeout_ms,
-                             ks_status *st)
+static void waiter_destroy(void *self)
+{
+    (void)self;
+}
+static ks_code waiter_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node,
+                             int64_t *timeout_ms, ks_status *st)
 {
     (void)c, (void)p, (void)node, (void)st;
     int64_t ms = 0;
@@ -80,7 +83,8 @@ static void start(const char *config_yaml)
     t.reg = ks__registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &waiter_desc, "test", err, sizeof(err)), 0, "%s", err);
     if (config_yaml)
-        cr_assert_eq(ks__config_load_string(config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(ks__config_load_string(config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
+                     "%s", err);
     else
         cr_assert_eq(ks__config_default(&t.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
@@ -125,10 +129,11 @@ static void node(const char *name, const char *cpu)
 static void pod(const char *name, const char *cpu)
 {
     char json[512];
-    snprintf(json, sizeof(json),
-             "{'metadata':{'name':'%s','namespace':'default','uid':'uid-%s'},"
-             "'spec':{'containers':[{'name':'c','image':'i','resources':{'requests':{'cpu':'%s'}}}]}}",
-             name, name, cpu);
+    snprintf(
+        json, sizeof(json),
+        "{'metadata':{'name':'%s','namespace':'default','uid':'uid-%s'},"
+        "'spec':{'containers':[{'name':'c','image':'i','resources':{'requests':{'cpu':'%s'}}}]}}",
+        name, name, cpu);
     cr_assert_eq(ks__scheduler_on_pod_add(t.s, th_pod(json)), 0);
 }
 
@@ -142,13 +147,17 @@ static void drain(void)
 
 static double counter(ks_metric_family *f, const char *a, const char *b, const char *c)
 {
-    ks_metric *m = c ? KS_METRICS_WITH(f, a, b, c) : b ? KS_METRICS_WITH(f, a, b) : KS_METRICS_WITH(f, a);
+    ks_metric *m = c   ? KS_METRICS_WITH(f, a, b, c)
+                   : b ? KS_METRICS_WITH(f, a, b)
+                       : KS_METRICS_WITH(f, a);
     return ks__metrics_value(m);
 }
 
 static uint64_t hcount(ks_metric_family *f, const char *a, const char *b, const char *c)
 {
-    ks_metric *m = c ? KS_METRICS_WITH(f, a, b, c) : b ? KS_METRICS_WITH(f, a, b) : KS_METRICS_WITH(f, a);
+    ks_metric *m = c   ? KS_METRICS_WITH(f, a, b, c)
+                   : b ? KS_METRICS_WITH(f, a, b)
+                       : KS_METRICS_WITH(f, a);
     return ks__metrics_count(m);
 }
 
@@ -205,7 +214,8 @@ Test(sched_metrics, one_observation_per_extension_point_run)
     three_fit_one_does_not();
     ks_metric_family *f = t.m.framework_extension_point_duration;
     cr_expect_eq(hcount(f, "PreFilter", "Success", PROFILE), 4);
-    cr_expect_eq(hcount(f, "PostFilter", "Unschedulable", PROFILE), 1, "DefaultPreemption finds no victim");
+    cr_expect_eq(hcount(f, "PostFilter", "Unschedulable", PROFILE), 1,
+                 "DefaultPreemption finds no victim");
     /* upstream DefaultPreemption counts every PostFilter it runs, victims or not */
     cr_expect_eq(ks__metrics_value(t.m.preemption_attempts_solo), 1);
     cr_expect_eq(ks__metrics_count(t.m.preemption_victims_solo), 0);
@@ -253,7 +263,8 @@ Test(sched_metrics, unschedulable_pod_counts_until_it_is_retried)
     node("huge", "200");
     cr_expect_eq(counter(in, "backoff", "NodeAdd", NULL), 1);
     /* NodeResourcesFit, its rejector, registered Node/Add: the hint said Queue */
-    cr_expect_eq(hcount(t.m.queueing_hint_execution_duration, "NodeResourcesFit", "NodeAdd", "Queue"), 1);
+    cr_expect_eq(
+        hcount(t.m.queueing_hint_execution_duration, "NodeResourcesFit", "NodeAdd", "Queue"), 1);
     t.now += 2 * SEC;
     ks__queue_flush_backoff(ks__scheduler_queue(t.s));
     cr_expect_eq(counter(in, "active", "BackoffComplete", NULL), 1);
@@ -261,7 +272,8 @@ Test(sched_metrics, unschedulable_pod_counts_until_it_is_retried)
     cr_expect_eq(counter(t.m.schedule_attempts, "scheduled", PROFILE, NULL), 4);
     cr_expect_eq(counter(t.m.unschedulable_pods, "NodeResourcesFit", PROFILE, NULL), 0);
     cr_expect_eq(hcount(t.m.pod_scheduling_sli_duration, "2", NULL, NULL), 1);
-    /* SLI: from its first entry into activeQ (t = 100 s) to the bind (t = 102 s) on the queue clock. */
+    /* SLI: from its first entry into activeQ (t = 100 s) to the bind (t = 102 s) on the queue
+     * clock. */
     cr_expect_eq(ks__metrics_sum(KS_METRICS_WITH(t.m.pod_scheduling_sli_duration, "2")), 2.0);
     cr_expect_eq(ks__metrics_sum(t.m.pod_scheduling_attempts_solo), 5);
 }
@@ -288,14 +300,18 @@ Test(sched_metrics, render_has_types_and_bounds)
         "profile=\"default-scheduler\",status=\"Success\",le=\"0.2048\"}",
         "scheduler_framework_extension_point_duration_seconds_count{extension_point=\"Bind\","
         "profile=\"default-scheduler\",status=\"Success\"} 3\n",
-        "scheduler_plugin_execution_duration_seconds_bucket{extension_point=\"Bind\",plugin=\"DefaultBinder\","
+        "scheduler_plugin_execution_duration_seconds_bucket{extension_point=\"Bind\",plugin="
+        "\"DefaultBinder\","
         "status=\"Success\",le=\"1.5000000000000002e-05\"}",
-        "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"default-scheduler\",result=\"scheduled\","
+        "scheduler_scheduling_attempt_duration_seconds_bucket{profile=\"default-scheduler\",result="
+        "\"scheduled\","
         "le=\"16.384\"}",
         "scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts=\"1\",le=\"5242.88\"}",
-        "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} 1\n",
+        "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} "
+        "1\n",
         "scheduler_queue_incoming_pods_total{event=\"UnschedulablePodAdd\",queue=\"active\"} 4\n",
-        "scheduler_unschedulable_pods{plugin=\"NodeResourcesFit\",profile=\"default-scheduler\"} 1\n",
+        "scheduler_unschedulable_pods{plugin=\"NodeResourcesFit\",profile=\"default-scheduler\"} "
+        "1\n",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
         cr_expect_not_null(strstr(text, want[i]), "missing from /metrics: %s", want[i]);
@@ -337,8 +353,10 @@ Test(sched_metrics, permit_wait_timed_out)
     ks__scheduler_wait_bindings(t.s); /* the permit timer rejects it after 50 ms */
     cr_expect_eq(t.binds, 0);
     cr_expect_eq(hcount(t.m.permit_wait_duration, "Unschedulable", NULL, NULL), 1);
-    cr_expect_geq(ks__metrics_sum(KS_METRICS_WITH(t.m.permit_wait_duration, "Unschedulable")), 0.05);
+    cr_expect_geq(ks__metrics_sum(KS_METRICS_WITH(t.m.permit_wait_duration, "Unschedulable")),
+                  0.05);
     cr_expect_eq(counter(t.m.schedule_attempts, "unschedulable", PROFILE, NULL), 1);
-    cr_expect_eq(hcount(t.m.framework_extension_point_duration, "Unreserve", "Success", PROFILE), 1);
+    cr_expect_eq(hcount(t.m.framework_extension_point_duration, "Unreserve", "Success", PROFILE),
+                 1);
     cr_expect_eq(counter(t.m.unschedulable_pods, "Waiter", PROFILE, NULL), 1);
 }
