@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "apisource_int.h"
+#include "framework_metrics.h" /* ks__mono_ns */
 #include "intern.h"
 #include "log.h"
 #include "objects.h"
@@ -86,6 +87,19 @@ static void entry_free(ks_informer *in, inf_entry *e)
     free(e);
 }
 
+static int pod_handled(ks_apisrc *s, const ks_pod *p)
+{
+    return ks__scheduler_profile_index(s->sched, p->scheduler_name) >= 0;
+}
+
+/* scheduler_event_handling_duration_seconds{event}: how long handing an informer event to the
+ * scheduler took, labelled as upstream's event handlers label theirs (eventhandlers.go). */
+static void event_handled(ks_apisrc *s, const char *event, int64_t t0)
+{
+    if (event)
+        ks__metrics_observe(KS_METRICS_WITH(s->m.event_handling_duration, event), ks__seconds_since(t0));
+}
+
 /* The object is gone: tell the scheduler and forget it. */
 static void forget(ks_informer *in, const char *uid)
 {
@@ -94,10 +108,15 @@ static void forget(ks_informer *in, const char *uid)
     if (!e)
         return;
     char err[512] = "";
+    int64_t t0 = ks__mono_ns();
     if (in->type == INF_POD) {
-        ks__scheduler_on_pod_delete(s->sched, e->obj);
+        ks_pod *p = e->obj;
+        ks__scheduler_on_pod_delete(s->sched, p);
+        event_handled(s, p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete" : pod_handled(s, p) ? "UnschedulablePodDelete" : NULL,
+                      t0);
     } else if (in->type == INF_NODE) {
         ks__scheduler_on_node_delete(s->sched, e->obj);
+        event_handled(s, "NodeDelete", t0);
     } else if (ks__store_apply(ks__scheduler_store(s->sched), e->obj, 1, err, sizeof(err)) != 0) {
         ks__log('W', "apisource", "%s %s: delete: %s", in->name, uid, err);
     }
@@ -126,6 +145,7 @@ static void upsert(ks_informer *in, cJSON *obj)
         return;
     }
     inf_entry *old = ks__strmap_get(&in->known, uid);
+    int64_t t0 = ks__mono_ns();
     inf_entry *e = calloc(1, sizeof(*e));
     if (!e) {
         cJSON_Delete(obj);
@@ -141,6 +161,7 @@ static void upsert(ks_informer *in, cJSON *obj)
             return;
         }
         ks__scheduler_on_node_add(s->sched, node); /* adds or replaces by name */
+        event_handled(s, old ? "NodeUpdate" : "NodeAdd", t0);
         e->obj = node;
     } else if (in->type == INF_POD) {
         ks_pod *pod;
@@ -158,6 +179,17 @@ static void upsert(ks_informer *in, cJSON *obj)
                       : ks__scheduler_on_pod_add(s->sched, pod);
         if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
             ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add", ks_strerror(rc));
+        /* Labelled as upstream's handlers: a pending pod is the unschedulable-pod informer's, an
+         * assigned one the assigned-pod informer's. A pod that became bound leaves the first
+         * (a delete there) and enters the second (an add). */
+        int assigned = pod->node_name != KS_SYM_EMPTY, was_assigned = prev && prev->node_name != KS_SYM_EMPTY;
+        if (assigned && prev && !was_assigned)
+            event_handled(s, pod_handled(s, prev) ? "UnschedulablePodDelete" : NULL, t0);
+        event_handled(s,
+                      assigned ? (was_assigned ? "AssignedPodUpdate" : "AssignedPodAdd")
+                      : pod_handled(s, pod) ? (prev ? "UnschedulablePodUpdate" : "UnschedulablePodAdd")
+                                            : NULL,
+                      t0);
     } else {
         if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
             ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "", ns ? "/" : "", name, err);
@@ -313,37 +345,12 @@ static int ready_synced(void *ctx)
     return atomic_load(&s->synced) != 0;
 }
 
-/* scheduler_schedule_attempts_total {result, profile}: failures when the scheduling cycle ends,
- * successes (and binding failures) when the binding cycle ends. */
-static void obs_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
-                           const char *result, ks_sym node, const char *message,
-                           const ks_explain *ex)
-{
-    ks_apisrc *s = ctx;
-    (void)seq, (void)pod, (void)node, (void)message, (void)ex;
-    if (!result)
-        return; /* assumed: the binding cycle reports */
-    const char *r = !strcmp(result, "Error") ? KS_METRICS_RESULT_ERROR : KS_METRICS_RESULT_UNSCHEDULABLE;
-    ks__metrics_inc(KS_METRICS_WITH(s->m.schedule_attempts, r, profile));
-}
-
-static void obs_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
-                          const char *result, ks_sym node, const char *message)
-{
-    ks_apisrc *s = ctx;
-    (void)seq, (void)pod, (void)node, (void)message;
-    const char *r = !strcmp(result, "Scheduled")       ? KS_METRICS_RESULT_SCHEDULED
-                    : !strcmp(result, "Unschedulable") ? KS_METRICS_RESULT_UNSCHEDULABLE
-                                                       : KS_METRICS_RESULT_ERROR;
-    ks__metrics_inc(KS_METRICS_WITH(s->m.schedule_attempts, r, profile));
-}
-
 static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
                           ks_pod *const *victims, size_t nvictims)
 {
     ks_apisrc *s = ctx;
     (void)seq, (void)pod, (void)node, (void)victims;
-    ks__metrics_inc(KS_METRICS_SOLO(s->m.preemption_attempts));
+    /* the attempts are counted where DefaultPreemption runs (framework.c, run_post_filter) */
     ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
 }
 
@@ -488,7 +495,8 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         .plans = o->plans,
         .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
         .source = ks__apisrc_ops(s),
-        .observer = {s, obs_cycle_done, obs_bind_done, obs_preempted},
+        .observer = {s, NULL, NULL, obs_preempted},
+        .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
         .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
     };
     if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)

@@ -30,6 +30,8 @@ struct ks_binding_job {
     uint64_t waiting;   /* permit plugins still to allow */
     int64_t deadline_ns;
     int64_t timeout_ms;
+    int64_t submit_ns;  /* when the binding cycle began (permit_wait_duration_seconds) */
+    int waited;         /* Permit said Wait */
     int rejected;
     int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
     char reject_plugin[64];
@@ -203,6 +205,10 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     pthread_mutex_lock(&s->bind_mu);
     int permit = wait_on_permit(s, j);
     pthread_mutex_unlock(&s->bind_mu);
+    if (s->metrics && j->waited) /* upstream WaitOnPermit: the status code it ended with */
+        ks__metrics_observe(KS_METRICS_WITH(s->metrics->permit_wait_duration,
+                                            ks__code_label(permit ? KS_UNSCHEDULABLE : KS_SUCCESS)),
+                            ks__seconds_since(j->submit_ns));
     if (permit != 0) {
         char *m = NULL;
         size_t len = strlen(j->reject_msg) + 64;
@@ -232,6 +238,10 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     if (s->source.scheduled)
         s->source.scheduled(s->source.ctx, j->assumed, node, j->fw->profile_name);
     report_bind(s, j, "Scheduled", node, NULL);
+    if (s->metrics) { /* upstream bindingCycle: PodScheduled, attempts, SLI, before PostBind */
+        ks__sched_metrics_attempt(s, j->qp->profile, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
+        ks__sched_metrics_bound(s, j->qp);
+    }
     ks__fw_run_post_bind(j->fw, j->cycle, j->assumed, node);
     ks__queue_done(s->queue, j->qp);
     j->qp = NULL;
@@ -261,6 +271,7 @@ static void *binder_main(void *arg)
         pthread_mutex_unlock(&s->bind_mu);
 
         run_job(s, j);
+        ks__metrics_dec(s->binding_goroutines); /* NULL without metrics */
         ks__cycle_free(j->cycle);
         ks__pod_unref(j->assumed);
         free(j);
@@ -350,6 +361,9 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     j->waiting = waiting;
     j->deadline_ns = mono_ns() + timeout_ms * 1000000;
     j->timeout_ms = timeout_ms;
+    j->waited = waiting != 0;
+    j->submit_ns = s->metrics ? ks__mono_ns() : 0;
+    ks__metrics_inc(s->binding_goroutines); /* upstream Goroutines{binding}: the binding goroutine */
     pthread_mutex_lock(&s->bind_mu);
     if (waiting)
         ks__strmap_put(&s->waiting, assumed->uid, j, NULL);

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework_metrics.h"
 #include "intern.h"
+#include "parallel.h"
 
 /* ---- statuses ------------------------------------------------------------------------------ */
 
@@ -153,6 +155,9 @@ ks_cycle *ks__cycle_clone(const ks_cycle *c)
     n->skip_score = c->skip_score;
     n->fw = c->fw;
     n->hooks = c->hooks;
+    n->sampled = c->sampled;
+    n->evals = c->evals;
+    n->eval_rows = c->eval_rows;
     for (size_t i = 0; i < c->nentries; i++) {
         const ks_cycle_entry *e = &c->entries[i];
         void *data = e->data;
@@ -177,6 +182,39 @@ void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
 
 #define CALL(inst, expr)                                                                           \
     (current_plugin = (inst)->name, (expr))
+
+/* A plugin call; in a sampled cycle (only ever set when the framework has metrics) it is timed
+ * into plugin_execution_duration_seconds, as upstream's run<Point>Plugin does. */
+#define PCALL(fw, cycle, in, ep, code, expr)                                                       \
+    do {                                                                                           \
+        if ((cycle) && (cycle)->sampled) {                                                         \
+            int64_t t0_ = ks__mono_ns();                                                           \
+            (code) = CALL(in, expr);                                                               \
+            ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), (code), t0_);                  \
+        } else {                                                                                   \
+            (code) = CALL(in, expr);                                                               \
+        }                                                                                          \
+    } while (0)
+/* The same for the calls that return nothing (upstream records them as Success). */
+#define PCALL_VOID(fw, cycle, in, ep, expr)                                                        \
+    do {                                                                                           \
+        if ((cycle) && (cycle)->sampled) {                                                         \
+            int64_t t0_ = ks__mono_ns();                                                           \
+            CALL(in, expr);                                                                        \
+            ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), KS_SUCCESS, t0_);              \
+        } else {                                                                                   \
+            CALL(in, expr);                                                                        \
+        }                                                                                          \
+    } while (0)
+/* upstream's instrumented plugins count every PreFilter/Filter/PreScore/Score call
+ * (plugin_evaluation_total); here into this worker's row of the cycle's counters. */
+#define COUNT_EVAL(cycle, kind, in)                                                                \
+    do {                                                                                           \
+        if ((cycle)->evals && (in)->index < KS_EVAL_STRIDE)                                        \
+            (cycle)->evals[((size_t)(kind) * (cycle)->eval_rows + (size_t)ks__pool_worker_id()) *   \
+                               KS_EVAL_STRIDE +                                                    \
+                           (size_t)(in)->index]++;                                                 \
+    } while (0)
 
 /* ---- construction -------------------------------------------------------------------------- */
 
@@ -270,6 +308,7 @@ void ks__framework_free(ks_framework *fw)
 {
     if (!fw)
         return;
+    ks__fw_metrics_free(fw->metrics);
     for (size_t i = 0; i < fw->ninst; i++) {
         ks_plugin_inst *in = &fw->inst[i];
         if (in->self && in->desc->destroy)
@@ -348,7 +387,7 @@ static void intersect(ks_prefilter_result *acc, int *restricted, ks_prefilter_re
     acc->n = k;
 }
 
-ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                               ks_prefilter_result *result, int *restricted, ks_status *st)
 {
     ks_status s, first_unsched;
@@ -365,7 +404,10 @@ ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         ks__status_reset(&s);
         r.used = 0;
         r.n = 0;
-        ks_code code = CALL(in, in->desc->pre_filter(in->self, cycle, pod, &r, &s));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_FILTER, code, in->desc->pre_filter(in->self, cycle, pod, &r, &s));
+        if (code != KS_SKIP)
+            COUNT_EVAL(cycle, KS_EVAL_PRE_FILTER, in);
         current_plugin = NULL;
         if (code == KS_SKIP) {
             /* Its Filter (and AddPod/RemovePod) will not run. */
@@ -427,15 +469,26 @@ ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
     return KS_SUCCESS;
 }
 
-ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
-                          ks_status *st, uint16_t *passed_count)
+/* The per-node loop. instr is a constant at each call site below, so the compiler makes one copy
+ * without any metrics code (every cycle without metrics, and unsampled ones without evaluation
+ * counting) and one with it. */
+static inline __attribute__((always_inline)) ks_code run_filter(ks_framework *fw, ks_cycle *cycle,
+                                                                ks_pod *pod, const ks_node_info *ni,
+                                                                ks_status *st, uint16_t *passed_count,
+                                                                const int instr)
 {
     uint16_t passed = 0;
     for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_FILTER][i].inst;
         if (cycle->skip_filter & (1ull << in->index))
             continue;
-        ks_code code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
+        ks_code code;
+        if (instr) {
+            COUNT_EVAL(cycle, KS_EVAL_FILTER, in);
+            PCALL(fw, cycle, in, KS_EP_FILTER, code, in->desc->filter(in->self, cycle, pod, ni, st));
+        } else {
+            code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
+        }
         if (code != KS_SUCCESS) {
             current_plugin = NULL;
             if (passed_count)
@@ -457,6 +510,22 @@ ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const 
     return KS_SUCCESS;
 }
 
+/* Out of line, so that the plain path below keeps the register use of a loop without metrics. */
+static __attribute__((noinline)) ks_code run_filter_instrumented(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                                                 const ks_node_info *ni, ks_status *st,
+                                                                 uint16_t *passed_count)
+{
+    return run_filter(fw, cycle, pod, ni, st, passed_count, 1);
+}
+
+ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                          ks_status *st, uint16_t *passed_count)
+{
+    if (__builtin_expect(cycle->evals != NULL || cycle->sampled, 0))
+        return run_filter_instrumented(fw, cycle, pod, ni, st, passed_count);
+    return run_filter(fw, cycle, pod, ni, st, passed_count, 0);
+}
+
 void ks__post_filter_result_clear(ks_post_filter_result *r)
 {
     for (size_t i = 0; i < r->nvictims; i++)
@@ -467,7 +536,7 @@ void ks__post_filter_result_clear(ks_post_filter_result *r)
     r->nominated = KS_SYM_ABSENT;
 }
 
-ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                                const ks_filter_outcome *o, ks_post_filter_result *result,
                                ks_status *st)
 {
@@ -484,7 +553,10 @@ ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         memset(&r, 0, sizeof(r));
         r.nominated = KS_SYM_ABSENT;
         ks__status_reset(&s);
-        ks_code code = CALL(in, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_POST_FILTER, code, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
+        if (fw->metrics && in->index == fw->metrics->preemption_inst) /* upstream: in the plugin */
+            ks__metrics_inc(fw->metrics->m->preemption_attempts_solo);
         current_plugin = NULL;
         if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_ERROR) {
             status_from(&s, code, in);
@@ -511,14 +583,17 @@ ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
     return st->code;
 }
 
-ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+static ks_code run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                              const ks_node_info *const *nodes, size_t n, ks_status *st)
 {
     cycle->skip_score = 0;
     for (size_t i = 0; i < fw->n[KS_PT_PRE_SCORE]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_SCORE][i].inst;
         ks__status_reset(st);
-        ks_code code = CALL(in, in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_SCORE, code, in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
+        if (code != KS_SKIP)
+            COUNT_EVAL(cycle, KS_EVAL_PRE_SCORE, in);
         current_plugin = NULL;
         if (code == KS_SKIP) {
             for (size_t s = 0; s < fw->n[KS_PT_SCORE] && s < 64; s++)
@@ -536,7 +611,7 @@ ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
     return KS_SUCCESS;
 }
 
-ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+static ks_code run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                            ks_status *st)
 {
     for (size_t i = 0; i < fw->n[KS_PT_RESERVE]; i++) {
@@ -544,7 +619,8 @@ ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sy
         if (!in->desc->reserve)
             continue;
         ks__status_reset(st);
-        ks_code code = CALL(in, in->desc->reserve(in->self, cycle, pod, node, st));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_RESERVE, code, in->desc->reserve(in->self, cycle, pod, node, st));
         current_plugin = NULL;
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
@@ -559,19 +635,19 @@ ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sy
     return KS_SUCCESS;
 }
 
-void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+static void run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
 {
     for (size_t i = fw->n[KS_PT_RESERVE]; i-- > 0;) {
         ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
         if (in->desc->unreserve)
-            CALL(in, in->desc->unreserve(in->self, cycle, pod, node));
+            PCALL_VOID(fw, cycle, in, KS_EP_UNRESERVE, in->desc->unreserve(in->self, cycle, pod, node));
     }
     current_plugin = NULL;
 }
 
 #define MAX_PERMIT_TIMEOUT_MS (15LL * 60 * 1000)
 
-ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+static ks_code run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                           int64_t *timeout_ms, uint64_t *waiting, ks_status *st)
 {
     *timeout_ms = 0;
@@ -580,7 +656,8 @@ ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
         ks_plugin_inst *in = fw->pt[KS_PT_PERMIT][i].inst;
         int64_t t = 0;
         ks__status_reset(st);
-        ks_code code = CALL(in, in->desc->permit(in->self, cycle, pod, node, &t, st));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PERMIT, code, in->desc->permit(in->self, cycle, pod, node, &t, st));
         current_plugin = NULL;
         if (code == KS_WAIT) {
             if (t > MAX_PERMIT_TIMEOUT_MS || t <= 0)
@@ -603,13 +680,14 @@ ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
     return *waiting ? KS_WAIT : KS_SUCCESS;
 }
 
-ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                             ks_status *st)
 {
     for (size_t i = 0; i < fw->n[KS_PT_PRE_BIND]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_BIND][i].inst;
         ks__status_reset(st);
-        ks_code code = CALL(in, in->desc->pre_bind(in->self, cycle, pod, node, st));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_BIND, code, in->desc->pre_bind(in->self, cycle, pod, node, st));
         current_plugin = NULL;
         if (code == KS_SKIP)
             continue;
@@ -626,13 +704,14 @@ ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
     return KS_SUCCESS;
 }
 
-ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+static ks_code run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                         ks_status *st)
 {
     for (size_t i = 0; i < fw->n[KS_PT_BIND]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_BIND][i].inst;
         ks__status_reset(st);
-        ks_code code = CALL(in, in->desc->bind(in->self, cycle, pod, node, st));
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_BIND, code, in->desc->bind(in->self, cycle, pod, node, st));
         current_plugin = NULL;
         if (code == KS_SKIP)
             continue;
@@ -648,22 +727,26 @@ ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym n
     return KS_SKIP;
 }
 
-void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+static void run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
 {
     for (size_t i = 0; i < fw->n[KS_PT_POST_BIND]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_POST_BIND][i].inst;
-        CALL(in, in->desc->post_bind(in->self, cycle, pod, node));
+        PCALL_VOID(fw, cycle, in, KS_EP_POST_BIND, in->desc->post_bind(in->self, cycle, pod, node));
     }
     current_plugin = NULL;
 }
 
-ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index)
+static ks_code run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index,
+                               int sampled)
 {
     *plugin_index = -1;
     for (size_t i = 0; i < fw->n[KS_PT_PRE_ENQUEUE]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_ENQUEUE][i].inst;
         ks__status_reset(st);
+        int64_t t0 = sampled ? ks__mono_ns() : 0;
         ks_code code = CALL(in, in->desc->pre_enqueue(in->self, pod, st));
+        if (sampled)
+            ks__fw_metrics_plugin(fw->metrics, in->index, KS_EP_PRE_ENQUEUE, code, t0);
         current_plugin = NULL;
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
@@ -706,7 +789,9 @@ static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_p
         if (!fn)
             continue;
         ks__status_reset(st);
-        ks_code code = CALL(in, fn(in->self, cycle, pod, other, ni, st));
+        ks_code code;
+        PCALL(fw, cycle, in, add ? KS_EP_PRE_FILTER_ADD_POD : KS_EP_PRE_FILTER_REMOVE_POD, code,
+              fn(in->self, cycle, pod, other, ni, st));
         current_plugin = NULL;
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
@@ -786,4 +871,123 @@ ks_code ks__fw_run_filter_with_nominated(ks_framework *fw, ks_cycle *cycle, ks_p
     }
     /* Pass 2 (or the only pass): the node as it is. */
     return ks__fw_run_filter(fw, cycle, pod, ni, st, passed_count);
+}
+
+/* ---- extension points with their duration (framework_extension_point_duration_seconds) ------ */
+
+/* Each runs the point and, when the framework has metrics, observes how long it took with the
+ * status it ended with, as upstream's Run<Point>Plugins defers. */
+
+ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                              ks_prefilter_result *result, int *restricted, ks_status *st)
+{
+    if (!fw->metrics)
+        return run_pre_filter(fw, cycle, pod, result, restricted, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_filter(fw, cycle, pod, result, restricted, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_FILTER, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                               const ks_filter_outcome *o, ks_post_filter_result *result,
+                               ks_status *st)
+{
+    /* upstream runs (and times) PostFilter only when the profile has PostFilter plugins */
+    if (!fw->metrics || fw->n[KS_PT_POST_FILTER] == 0)
+        return run_post_filter(fw, cycle, pod, o, result, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_post_filter(fw, cycle, pod, o, result, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_POST_FILTER, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t n, ks_status *st)
+{
+    if (!fw->metrics)
+        return run_pre_score(fw, cycle, pod, nodes, n, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_score(fw, cycle, pod, nodes, n, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_SCORE, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                           ks_status *st)
+{
+    if (!fw->metrics)
+        return run_reserve(fw, cycle, pod, node, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_reserve(fw, cycle, pod, node, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_RESERVE, c, t0);
+    return c;
+}
+
+void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    if (!fw->metrics) {
+        run_unreserve(fw, cycle, pod, node);
+        return;
+    }
+    int64_t t0 = ks__mono_ns();
+    run_unreserve(fw, cycle, pod, node);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_UNRESERVE, KS_SUCCESS, t0);
+}
+
+ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                          int64_t *timeout_ms, uint64_t *waiting, ks_status *st)
+{
+    if (!fw->metrics)
+        return run_permit(fw, cycle, pod, node, timeout_ms, waiting, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_permit(fw, cycle, pod, node, timeout_ms, waiting, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PERMIT, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                            ks_status *st)
+{
+    if (!fw->metrics)
+        return run_pre_bind(fw, cycle, pod, node, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_bind(fw, cycle, pod, node, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_BIND, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                        ks_status *st)
+{
+    if (!fw->metrics)
+        return run_bind(fw, cycle, pod, node, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_bind(fw, cycle, pod, node, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_BIND, c, t0);
+    return c;
+}
+
+void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    if (!fw->metrics) {
+        run_post_bind(fw, cycle, pod, node);
+        return;
+    }
+    int64_t t0 = ks__mono_ns();
+    run_post_bind(fw, cycle, pod, node);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_POST_BIND, KS_SUCCESS, t0);
+}
+
+ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index)
+{
+    if (!fw->metrics)
+        return run_pre_enqueue(fw, pod, st, plugin_index, 0);
+    /* upstream runPreEnqueuePlugins: plugins timed in a sampled share of runs, the point always;
+     * its deferred observation reads a status variable that the loop shadows, so the point's
+     * status is always Success. */
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_enqueue(fw, pod, st, plugin_index, ks__fw_metrics_sample(fw->metrics));
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_ENQUEUE, KS_SUCCESS, t0);
+    return c;
 }

@@ -6,6 +6,11 @@
  *
  * Also defines the host-side structs behind the SDK's opaque handles (ks_status, ks_cycle, ...).
  *
+ * Metrics (live mode): with fw->metrics set, each run_* of an extension point is timed
+ * (framework_extension_point_duration_seconds), and in a cycle with cycle->sampled each plugin
+ * call too; Filter/Score evaluations are counted per worker (framework_metrics.h). Without
+ * metrics the per-node Filter loop runs a copy with no metrics code.
+ *
  * Threads: created and destroyed on the main thread. run_* functions are called by the scheduling
  * thread, except filter/score which the worker pool calls concurrently for different nodes, and
  * pre_bind/bind/post_bind/unreserve which run on binding threads.
@@ -88,6 +93,12 @@ struct ks_cycle {
     uint64_t skip_score;    /* bit i: score plugin i skipped (PreScore Skip) */
     struct ks_framework *fw;       /* the profile running this cycle */
     struct ks_cycle_hooks *hooks;  /* the scheduler's services (nominator, randomness) */
+    /* Metrics (see framework_metrics.h), set by the scheduling cycle only when the framework has
+     * them: time each plugin call (a sampled cycle), and per-worker evaluation counters
+     * ([kind][worker][instance], eval_rows workers). */
+    int sampled;
+    uint32_t *evals;
+    size_t eval_rows;
     /* Copies made for dry runs (ks_cycle_clone, ks_node_info_clone), freed with this cycle. */
     struct ks_cycle *clones;
     struct ks_cycle *next_clone;
@@ -154,6 +165,7 @@ typedef struct ks_framework {
     ks_plugin_inst *inst;
     size_t n[KS_PT_COUNT];
     ks_point_entry *pt[KS_PT_COUNT];
+    struct ks_fw_metrics *metrics; /* NULL: no metrics, no timing (simulate) */
 } ks_framework;
 
 /* Instantiates every plugin of plan (create with its args). On failure, the plugins already

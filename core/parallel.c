@@ -28,6 +28,10 @@ struct ks_pool {
     atomic_size_t processed_chunks_hi; /* highest chunk index + 1 completed */
 };
 
+static _Thread_local int tl_worker_id;
+
+int ks__pool_worker_id(void) { return tl_worker_id; }
+
 static void run_chunks(ks_pool *p, int worker)
 {
     size_t nchunks = (p->n + p->chunk - 1) / p->chunk;
@@ -54,6 +58,7 @@ static void *worker_main(void *arg)
     int id;
     pthread_mutex_lock(&p->mu);
     id = ++p->next_id;
+    tl_worker_id = id;
     for (;;) {
         while (!p->quit && p->job_seq == seen)
             pthread_cond_wait(&p->wake, &p->mu);

@@ -23,4 +23,8 @@ int ks__pool_workers(const ks_pool *p);
 typedef int (*ks_parallel_fn)(void *ctx, size_t i, int worker);
 size_t ks__parallel_until(ks_pool *p, size_t n, size_t chunk, ks_parallel_fn fn, void *ctx);
 
+/* The calling thread's worker number: 1..workers-1 on a pool thread, 0 on any other thread (the
+ * caller of ks__parallel_until is worker 0). */
+int ks__pool_worker_id(void);
+
 #endif

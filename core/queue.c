@@ -41,6 +41,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -88,6 +89,7 @@ typedef struct flight_node {
     dlink link;
     struct qentry *entry;
     ks_cluster_event ev;
+    const char *label; /* ev's label for the inflight hook (static), NULL without the hook */
 } flight_node;
 
 typedef struct qentry {
@@ -340,16 +342,26 @@ static void detach(ks_queue *q, qentry *e)
     e->qp.where = KS_Q_NONE;
 }
 
-static void put_active(ks_queue *q, qentry *e)
+/* Tells the incoming hook (metrics) that e entered where because of event. */
+static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const char *event)
+{
+    if (q->hooks.incoming && event)
+        q->hooks.incoming(q->hooks.ctx, &e->qp, where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where, event);
+}
+
+static void put_active(ks_queue *q, qentry *e, const char *event)
 {
     int rc = ks__heap_push(&q->active, e);
     (void)rc;
     assert(rc == 0); /* capacity reserved on add */
     e->qp.where = KS_Q_ACTIVE;
     q->counts.active++;
+    if (e->qp.initial_attempt_ns == 0) /* upstream moveToActiveQ: InitialAttemptTimestamp */
+        e->qp.initial_attempt_ns = now_ns(q);
+    note_incoming(q, e, KS_Q_ACTIVE, event);
 }
 
-static void put_backoff(ks_queue *q, qentry *e)
+static void put_backoff(ks_queue *q, qentry *e, const char *event)
 {
     e->backoff_expiry_ns = e->qp.timestamp_ns + ks__queue_backoff_duration_ns(q, &e->qp);
     int rc = ks__heap_push(&q->backoff, e);
@@ -357,11 +369,12 @@ static void put_backoff(ks_queue *q, qentry *e)
     assert(rc == 0);
     e->qp.where = KS_Q_BACKOFF;
     q->counts.backoff++;
+    note_incoming(q, e, KS_Q_BACKOFF, event);
 }
 
 /* Parks e as unschedulable or gated. A pod already parked keeps its place in the list, so that
  * a walk over the list may re-park the pod it is looking at without meeting it again. */
-static void put_parked(ks_queue *q, qentry *e, ks_queue_where where)
+static void put_parked(ks_queue *q, qentry *e, ks_queue_where where, const char *event)
 {
     if (e->qp.where == KS_Q_UNSCHEDULABLE || e->qp.where == KS_Q_GATED) {
         if (e->qp.where == KS_Q_UNSCHEDULABLE)
@@ -371,6 +384,7 @@ static void put_parked(ks_queue *q, qentry *e, ks_queue_where where)
     } else {
         detach(q, e);
         dl_append(&q->parked, &e->park);
+        note_incoming(q, e, where, event); /* upstream counts only a pod new to the map */
     }
     e->qp.where = where;
     if (where == KS_Q_UNSCHEDULABLE)
@@ -391,21 +405,21 @@ static int pre_enqueue_admits(ks_queue *q, qentry *e)
 
 /* Moves e from wherever it is by strategy s (upstream requeuePodWithQueueingStrategy with
  * moveToActiveQ / moveToBackoffQ): PreEnqueue first, so a gated pod is parked as gated. */
-static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now)
+static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, const char *event)
 {
     if (s == Q_SKIP) {
-        put_parked(q, e, KS_Q_UNSCHEDULABLE);
+        put_parked(q, e, KS_Q_UNSCHEDULABLE, event);
         return KS_Q_UNSCHEDULABLE;
     }
     if (!pre_enqueue_admits(q, e)) {
-        put_parked(q, e, KS_Q_GATED);
+        put_parked(q, e, KS_Q_GATED, event);
         return KS_Q_GATED;
     }
     detach(q, e);
     if (s == Q_AFTER_BACKOFF && backing_off(q, &e->qp, now))
-        put_backoff(q, e);
+        put_backoff(q, e, event);
     else
-        put_active(q, e);
+        put_active(q, e, event);
     return e->qp.where;
 }
 
@@ -444,7 +458,14 @@ static int gate_may_open(ks_queue *q, const qentry *e, const ks_cluster_event *e
  * In-flight pods and the events they saw
  * ------------------------------------------------------------------------------------------- */
 
-static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev)
+/* The inflight hook (metrics): +1 / -1 for an event label or "PodPopped". */
+static void note_inflight(ks_queue *q, const char *label, int delta)
+{
+    if (q->hooks.inflight && label && *label)
+        q->hooks.inflight(q->hooks.ctx, label, delta);
+}
+
+static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev, const char *label)
 {
     if (dl_empty(&q->flight))
         return;
@@ -459,7 +480,9 @@ static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev)
     }
     n->entry = NULL;
     n->ev = *ev;
+    n->label = q->hooks.inflight ? (label ? label : ks__queue_event_label(ev)) : NULL;
     dl_append(&q->flight, &n->link);
+    note_inflight(q, n->label, +1);
 }
 
 /* upstream determineSchedulingHintForInFlightPod */
@@ -493,11 +516,13 @@ static void end_flight(ks_queue *q, qentry *e)
     dl_unlink(&e->mark.link);
     e->in_flight = 0;
     q->counts.in_flight--;
+    note_inflight(q, "PodPopped", -1);
     while (!dl_empty(&q->flight)) {
         flight_node *f = CONTAINER_OF(q->flight.next, flight_node, link);
         if (f->entry)
             break;
         dl_unlink(&f->link);
+        note_inflight(q, f->label, -1);
         free(f);
     }
 }
@@ -584,7 +609,7 @@ void ks__queue_free(ks_queue *q)
     free(q);
 }
 
-static int add_locked(ks_queue *q, ks_pod *pod, int64_t now)
+static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
 {
     uint64_t h = hash_uid(pod->uid);
     if (map_get(q, pod->uid, h))
@@ -613,7 +638,7 @@ static int add_locked(ks_queue *q, ks_pod *pod, int64_t now)
         return KS_ENOMEM;
     }
     ks__pod_ref(pod);
-    if (requeue(q, e, Q_IMMEDIATELY, now) == KS_Q_ACTIVE)
+    if (requeue(q, e, Q_IMMEDIATELY, now, event) == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
     return 0;
 }
@@ -623,7 +648,7 @@ int ks__queue_add(ks_queue *q, ks_pod *pod)
     if (!q || !pod || !pod->uid)
         return KS_EINVAL;
     lock(q);
-    int rc = add_locked(q, pod, now_ns(q));
+    int rc = add_locked(q, pod, now_ns(q), "UnschedulablePodAdd");
     unlock(q);
     return rc;
 }
@@ -636,7 +661,7 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
     int64_t now = now_ns(q);
     qentry *e = map_get(q, new_pod->uid, hash_uid(new_pod->uid));
     if (!e) {
-        int rc = add_locked(q, new_pod, now);
+        int rc = add_locked(q, new_pod, now, "UnschedulablePodUpdate");
         unlock(q);
         return rc;
     }
@@ -662,7 +687,9 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
     case KS_Q_GATED:
         /* Any update counts as a change (upstream isPodUpdated); a gated pod gets PreEnqueue
          * again (its gates may be gone). */
-        if (requeue(q, e, Q_AFTER_BACKOFF, now) == KS_Q_ACTIVE)
+        /* upstream labels the move with the pod's specific update events
+         * (UnschedulablePodUpdatePodLabel, ...); the queue knows only that it changed. */
+        if (requeue(q, e, Q_AFTER_BACKOFF, now, "UnschedulablePodUpdate") == KS_Q_ACTIVE)
             pthread_cond_broadcast(&q->cond);
         break;
     case KS_Q_NONE:
@@ -708,13 +735,12 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     q->counts.active--;
     e->qp.where = KS_Q_NONE;
     e->qp.attempts++;
-    if (e->qp.initial_attempt_ns == 0)
-        e->qp.initial_attempt_ns = now_ns(q);
     e->qp.move_request_cycle_seen = ++q->cycle;
     e->in_flight = 1;
     e->updated_in_flight = 0;
     e->missed_events = 0;
     dl_append(&q->flight, &e->mark.link);
+    note_inflight(q, "PodPopped", +1); /* upstream PodPoppedInFlightEvent */
     q->counts.in_flight++;
     unlock(q);
     return &e->qp;
@@ -750,9 +776,17 @@ void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
     qp->timestamp_ns = now;
     strategy s = in_flight_strategy(q, e);
     end_flight(q, e);
-    if (requeue(q, e, s, now) == KS_Q_ACTIVE)
+    if (requeue(q, e, s, now, "ScheduleAttemptFailure") == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
     unlock(q);
+}
+
+int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp)
+{
+    lock(q);
+    int deleted = ((const qentry *)qp)->deleted;
+    unlock(q);
+    return deleted;
 }
 
 void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
@@ -772,7 +806,8 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
 /* Offers ev to every parked pod (only those parked for longer than older_than ns, when it is
  * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
  * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
-static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, int64_t older_than, int64_t now)
+static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *event, int64_t older_than,
+                          int64_t now)
 {
     size_t moved = 0;
     int activated = 0;
@@ -791,7 +826,7 @@ static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, int64_t older
             if (s == Q_SKIP)
                 continue;
         }
-        ks_queue_where w = requeue(q, e, s, now);
+        ks_queue_where w = requeue(q, e, s, now, event);
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
             moved++;
         if (w == KS_Q_ACTIVE)
@@ -805,8 +840,8 @@ static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, int64_t older
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev)
 {
     lock(q);
-    size_t moved = move_parked(q, ev, -1, now_ns(q));
-    record_in_flight_event(q, ev);
+    size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1, now_ns(q));
+    record_in_flight_event(q, ev, NULL);
     unlock(q);
     return moved;
 }
@@ -820,7 +855,7 @@ size_t ks__queue_flush_backoff(ks_queue *q)
         ks__heap_pop(&q->backoff);
         q->counts.backoff--;
         e->qp.where = KS_Q_NONE;
-        put_active(q, e); /* PreEnqueue ran on the way into backoffQ */
+        put_active(q, e, "BackoffComplete"); /* PreEnqueue ran on the way into backoffQ */
         moved++;
     }
     if (moved)
@@ -839,10 +874,10 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
         any = now - CONTAINER_OF(l, qentry, park)->qp.timestamp_ns > q->opts.max_unschedulable_ns;
     size_t moved = 0;
     if (any) {
-        moved = move_parked(q, &timeout, q->opts.max_unschedulable_ns, now);
+        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
-        record_in_flight_event(q, &timeout);
+        record_in_flight_event(q, &timeout, "UnschedulableTimeout");
     }
     unlock(q);
     return moved;
@@ -878,4 +913,71 @@ void ks__queue_close(ks_queue *q)
     q->closed = 1;
     pthread_cond_broadcast(&q->cond);
     unlock(q);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Event labels (metrics)
+ * ------------------------------------------------------------------------------------------- */
+
+static const struct {
+    ks_event_resource res;
+    const char *name;
+} k_resources[] = {
+    {KS_RES_POD, "Pod"},
+    {KS_RES_ASSIGNED_POD, "AssignedPod"},
+    {KS_RES_UNSCHEDULED_POD, "UnschedulablePod"},
+    {KS_RES_NODE, "Node"},
+    {KS_RES_NAMESPACE, "Namespace"},
+    {KS_RES_SERVICE, "Service"},
+    {KS_RES_PDB, "PodDisruptionBudget"},
+    {KS_RES_REPLICASET, "ReplicaSet"},
+    {KS_RES_STATEFULSET, "StatefulSet"},
+    {KS_RES_WILDCARD, "*"},
+};
+
+/* upstream fwk.ActionType.String() */
+static const struct {
+    uint32_t actions;
+    const char *name;
+} k_actions[] = {
+    {KS_ACT_ADD, "Add"},
+    {KS_ACT_DELETE, "Delete"},
+    {KS_ACT_UPDATE_NODE_ALLOCATABLE, "UpdateNodeAllocatable"},
+    {KS_ACT_UPDATE_NODE_LABEL, "UpdateNodeLabel"},
+    {KS_ACT_UPDATE_NODE_TAINT, "UpdateNodeTaint"},
+    {KS_ACT_UPDATE_NODE_CONDITION, "UpdateNodeCondition"},
+    {KS_ACT_UPDATE_NODE_ANNOTATION, "UpdateNodeAnnotation"},
+    {KS_ACT_UPDATE_POD_LABEL, "UpdatePodLabel"},
+    {KS_ACT_UPDATE_POD_SCALE_DOWN, "UpdatePodScaleDown"},
+    {KS_ACT_UPDATE_POD_TOLERATIONS, "UpdatePodToleration"},
+    {KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"},
+    {KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"},
+    {KS_ACT_UPDATE, "Update"},
+    {KS_ACT_ALL, "All"},
+};
+
+#define N_RES (sizeof(k_resources) / sizeof(k_resources[0]))
+#define N_ACT (sizeof(k_actions) / sizeof(k_actions[0]))
+static char k_labels[N_RES][N_ACT][64]; /* filled once: "<resource><action>" */
+static pthread_once_t k_labels_once = PTHREAD_ONCE_INIT;
+
+static void labels_init(void)
+{
+    for (size_t r = 0; r < N_RES; r++)
+        for (size_t a = 0; a < N_ACT; a++)
+            snprintf(k_labels[r][a], sizeof(k_labels[r][a]), "%s%s", k_resources[r].name, k_actions[a].name);
+}
+
+const char *ks__queue_event_label(const ks_cluster_event *ev)
+{
+    pthread_once(&k_labels_once, labels_init);
+    for (size_t r = 0; r < N_RES; r++) {
+        if (k_resources[r].res != ev->resource)
+            continue;
+        for (size_t a = 0; a < N_ACT; a++)
+            if (k_actions[a].actions == ev->actions)
+                return k_labels[r][a];
+        break;
+    }
+    return "";
 }

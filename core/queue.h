@@ -41,7 +41,7 @@ struct ks_queued_pod {
     ks_pod *pod;                 /* one reference held */
     int profile;                 /* index of the profile that schedules it (framework's choice) */
     int64_t timestamp_ns;        /* last time it was (re)added */
-    int64_t initial_attempt_ns;  /* first pop, 0 before */
+    int64_t initial_attempt_ns;  /* first entry into activeQ (upstream InitialAttemptTimestamp), 0 before */
     int32_t attempts;            /* pops so far */
     int32_t unschedulable_count;
     int32_t consecutive_errors;
@@ -49,6 +49,10 @@ struct ks_queued_pod {
     uint64_t pending_plugins;    /* bit i: plugin i returned Pending */
     uint64_t gating_plugin;      /* bit of the PreEnqueue plugin that gated it, 0 when not gated */
     char gated_message[256];     /* PreEnqueue's reason, for reporting */
+    /* The scheduler's (metrics): when the current attempt began (CLOCK_MONOTONIC), and the
+     * plugins this pod counts for in scheduler_unschedulable_pods until its next pop. */
+    int64_t attempt_start_ns;
+    uint64_t unschedulable_counted;
     int64_t move_request_cycle_seen; /* internal */
     ks_queue_where where;        /* internal */
     size_t heap_index;           /* internal */
@@ -80,6 +84,15 @@ typedef struct ks_queue_hooks {
     int (*profile_of)(void *ctx, const ks_pod *pod);
     /* Monotonic time in ns. NULL: CLOCK_MONOTONIC. */
     int64_t (*now_ns)(void *ctx);
+    /* A pod entered activeQ, backoffQ or unschedulablePods (where: a ks_queue_where; gated counts
+     * as unschedulable, as upstream's one unschedulablePods map) because of event, upstream's
+     * label ("UnschedulablePodAdd", "ScheduleAttemptFailure", "BackoffComplete", "NodeAdd", ...;
+     * a static string). A move between unschedulable and gated is no entry. May be NULL. */
+    void (*incoming)(void *ctx, const ks_queued_pod *qp, int where, const char *event);
+    /* The in-flight list changed (upstream inFlightEvents, scheduler_inflight_events): delta +1
+     * or -1 for "PodPopped" (a pod popped / done) or an event's label (recorded while pods were
+     * in flight / dropped once no pod in flight predates it). May be NULL. */
+    void (*inflight)(void *ctx, const char *event, int delta);
 } ks_queue_hooks;
 
 typedef struct ks_queue_opts {
@@ -121,6 +134,8 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block);
  * Queue. PreEnqueue runs before activeQ/backoffQ (rejected: gated). timestamp_ns = now. Frees qp
  * when the pod was deleted in flight. */
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err);
+/* Whether the pod of in-flight qp was deleted meanwhile (requeue_failed will drop it). */
+int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp);
 /* The attempt succeeded (or the pod was dropped): forget it. Frees qp. */
 void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
 
@@ -147,6 +162,10 @@ void ks__queue_counts(ks_queue *q, ks_queue_counts *out);
 
 /* Visits every pod in unschedulablePods and gated (under the lock) e.g. to report them. */
 void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx);
+
+/* upstream ClusterEvent.Label() of ev: resource then action ("NodeAdd", "AssignedPodDelete",
+ * "NodeUpdateNodeTaint", "*All"); "" for an action set upstream has no name for. Static. */
+const char *ks__queue_event_label(const ks_cluster_event *ev);
 
 /* Wakes every pop() and makes them return NULL. */
 void ks__queue_close(ks_queue *q);

@@ -212,25 +212,40 @@ typedef struct score_job {
     ks_cycle *cycle;
     ks_pod *pod;
     size_t nfeasible;
+    int instr; /* count evaluations or time plugins (metrics) */
     _Atomic int error;
     ks_status err_status;
     pthread_mutex_t err_mu;
 } score_job;
 
-static int score_one(void *ctx, size_t i, int worker)
+/* One node's scores. instr is a constant at each call below: the copy the scheduler runs without
+ * metrics (or in an unsampled cycle without evaluation counters) has no metrics code at all. */
+static inline __attribute__((always_inline)) int score_node(score_job *j, size_t i, int worker,
+                                                            const int instr)
 {
-    score_job *j = ctx;
     ks_cycle_scratch *sc = &j->s->scratch;
     const ks_node_info *ni = sc->feasible[i];
-    (void)worker;
+    uint32_t *evals = instr && j->cycle->evals
+                          ? j->cycle->evals + ((size_t)KS_EVAL_SCORE * j->cycle->eval_rows + (size_t)worker) *
+                                                  KS_EVAL_STRIDE
+                          : NULL;
     for (size_t p = 0; p < j->fw->n[KS_PT_SCORE]; p++) {
         int64_t v = 0;
         if (!(j->cycle->skip_score & (1ull << p))) {
             ks_plugin_inst *in = j->fw->pt[KS_PT_SCORE][p].inst;
             ks_status st;
             ks__status_reset(&st);
+            ks_code code;
             ks__fw_set_current_plugin(in->name);
-            ks_code code = in->desc->score(in->self, j->cycle, j->pod, ni, &v, &st);
+            if (instr && evals) /* plugin_evaluation_total, this worker's row */
+                evals[in->index]++;
+            if (instr && j->cycle->sampled) {
+                int64_t t0 = ks__mono_ns();
+                code = in->desc->score(in->self, j->cycle, j->pod, ni, &v, &st);
+                ks__fw_metrics_plugin(j->fw->metrics, in->index, KS_EP_SCORE, code, t0);
+            } else {
+                code = in->desc->score(in->self, j->cycle, j->pod, ni, &v, &st);
+            }
             ks__fw_set_current_plugin(NULL);
             if (code != KS_SUCCESS) {
                 pthread_mutex_lock(&j->err_mu);
@@ -249,6 +264,19 @@ static int score_one(void *ctx, size_t i, int worker)
         sc->scores[p * j->nfeasible + i] = v;
     }
     return 0;
+}
+
+static __attribute__((noinline)) int score_one_instrumented(score_job *j, size_t i, int worker)
+{
+    return score_node(j, i, worker, 1);
+}
+
+static int score_one(void *ctx, size_t i, int worker)
+{
+    score_job *j = ctx;
+    if (__builtin_expect(j->instr, 0))
+        return score_one_instrumented(j, i, worker);
+    return score_node(j, i, worker, 0);
 }
 
 /* ---- the cycle ----------------------------------------------------------------------------- */
@@ -332,13 +360,30 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks_queued_pod *qp = ks__queue_pop(s->queue, block);
     if (!qp)
         return 0;
+    ks_framework *fw = s->fw[qp->profile];
+    if (s->metrics) {
+        qp->attempt_start_ns = ks__mono_ns();
+        /* upstream Pop: the pod no longer counts for the plugins that rejected it last time */
+        ks__fw_metrics_unschedulable(fw->metrics, qp->unschedulable_counted, -1);
+        qp->unschedulable_counted = 0;
+    }
     ks__nominator_snapshot(s);
     int r = schedule_pod(s, qp);
+    ks__sched_metrics_cycle_end(s, fw); /* qp may be gone; fw is not */
     ks__nominator_release(s);
     ks__pod_unref(s->deferred_unref);
     s->deferred_unref = NULL;
     return r;
 }
+
+/* scheduling_algorithm_duration_seconds: from the start of the attempt to the end of
+ * SchedulePod (upstream observes it there on success, and on failure once PostFilter has run). */
+#define ALGORITHM_DONE(s, qp)                                                                      \
+    do {                                                                                           \
+        if ((s)->metrics)                                                                          \
+            ks__metrics_observe((s)->metrics->scheduling_algorithm_duration_solo,                   \
+                                ks__seconds_since((qp)->attempt_start_ns));                        \
+    } while (0)
 
 static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
 {
@@ -365,6 +410,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     }
     if (ks__cache_update_snapshot(s->cache, s->snap) != 0 ||
         scratch_reserve(sc, s->snap->nnodes, fw->n[KS_PT_SCORE]) != 0) {
+        ALGORITHM_DONE(s, qp);
         ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory updating the snapshot", 0, 0, KS_SYM_ABSENT);
         report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, "out of memory updating the snapshot", NULL);
         return 1;
@@ -372,6 +418,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     size_t num_all = s->snap->nnodes;
     if (num_all == 0) {
         const char *m = "no nodes available to schedule pods";
+        ALGORITHM_DONE(s, qp);
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, m, NULL);
         ks__handle_failure(s, fw, qp, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, m, 0, 0, KS_SYM_ABSENT);
         return 1;
@@ -380,8 +427,10 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     if (cycle) {
         cycle->fw = fw;
         cycle->hooks = &s->hooks;
+        ks__sched_metrics_cycle_begin(s, cycle);
     }
     if (!cycle) {
+        ALGORITHM_DONE(s, qp);
         ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory", 0, 0, KS_SYM_ABSENT);
         return 1;
     }
@@ -394,6 +443,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         if (code == KS_ERROR) {
             char msg[KS_STATUS_BUF];
             ks__status_message(&st, msg, sizeof(msg));
+            ALGORITHM_DONE(s, qp);
             report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, msg, NULL);
             ks__handle_failure(s, fw, qp, KS_ERROR, msg, 0, 0, KS_SYM_ABSENT);
             free(pf.nodes);
@@ -410,6 +460,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         if (pc != KS_SUCCESS)
             ks__status_message(&post, post_msg, sizeof(post_msg));
         message = fit_error_message(num_all, &st, NULL, 0, NULL, 0, post_msg);
+        ALGORITHM_DONE(s, qp);
         ex.prefilter_status = &st;
         ex.skip_filter = cycle->skip_filter;
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
@@ -459,7 +510,15 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         ks_status nst;
         uint16_t passed;
         ks__status_reset(&nst);
-        if (ks__fw_run_filter_with_nominated(fw, cycle, pod, nominated_ni, &nst, &passed) == KS_SUCCESS) {
+        /* upstream evaluateNominatedNode runs findNodesThatPassFilters on that one node: a timed
+         * Filter point when there are Filter plugins */
+        int64_t ft0 = fw->metrics && fw->n[KS_PT_FILTER] ? ks__mono_ns() : 0;
+        ks__sched_metrics_parallel(s, KS_OP_FILTER, ft0 ? 1 : 0, +1);
+        ks_code nc = ks__fw_run_filter_with_nominated(fw, cycle, pod, nominated_ni, &nst, &passed);
+        ks__sched_metrics_parallel(s, KS_OP_FILTER, ft0 ? 1 : 0, -1);
+        if (ft0)
+            ks__fw_metrics_ep(fw->metrics, KS_EP_FILTER, nc == KS_ERROR ? KS_ERROR : KS_SUCCESS, ft0);
+        if (nc == KS_SUCCESS) {
             sc->feasible[0] = nominated_ni;
             nfeasible = 1;
         }
@@ -485,8 +544,14 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         } else {
             filter_job job = {.s = s, .fw = fw, .cycle = cycle, .pod = pod, .ncand = ncand,
                               .start = start, .want = want};
+            /* upstream findNodesThatPassFilters: the Filter point is timed once for all nodes */
+            int64_t ft0 = fw->metrics ? ks__mono_ns() : 0;
+            ks__sched_metrics_parallel(s, KS_OP_FILTER, ncand, +1);
             size_t processed = ks__parallel_until(s->pool, ncand, chunk_size(ncand, ks__pool_workers(s->pool)),
                                                   filter_one, &job);
+            ks__sched_metrics_parallel(s, KS_OP_FILTER, ncand, -1);
+            if (ft0)
+                ks__fw_metrics_ep(fw->metrics, KS_EP_FILTER, job.error ? KS_ERROR : KS_SUCCESS, ft0);
             if (job.error) {
                 char msg[KS_STATUS_BUF] = "";
                 for (size_t i = 0; i < processed; i++)
@@ -494,6 +559,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
                         ks__status_message(&sc->statuses[i], msg, sizeof(msg));
                         break;
                     }
+                ALGORITHM_DONE(s, qp);
                 report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, msg, NULL);
                 ks__handle_failure(s, fw, qp, KS_ERROR, msg, 0, 0, KS_SYM_ABSENT);
                 ks__cycle_free(cycle);
@@ -561,6 +627,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         if (pc != KS_SUCCESS)
             ks__status_message(&post, post_msg, sizeof(post_msg));
         message = fit_error_message(num_all, NULL, sc->statuses, nevaluated, &absent, nabsent, post_msg);
+        ALGORITHM_DONE(s, qp);
         report_cycle(s, seq, pod, fw, "Unschedulable", KS_SYM_ABSENT, message, &ex);
         if (pc == KS_SUCCESS && nominated != KS_SYM_ABSENT)
             apply_preemption(s, fw, qp, seq, &pfr, post.plugin);
@@ -577,10 +644,16 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     size_t nscore = fw->n[KS_PT_SCORE];
     if (nfeasible > 1) {
         code = ks__fw_run_pre_score(fw, cycle, pod, (const ks_node_info *const *)sc->feasible, nfeasible, &st);
-        score_job job = {.s = s, .fw = fw, .cycle = cycle, .pod = pod, .nfeasible = nfeasible};
+        score_job job = {.s = s, .fw = fw, .cycle = cycle, .pod = pod, .nfeasible = nfeasible,
+                         .instr = cycle->evals || cycle->sampled};
+        /* upstream RunScorePlugins (Score, NormalizeScore, weights) is one timed point */
+        int64_t score_t0 = fw->metrics && code == KS_SUCCESS && nscore > 0 ? ks__mono_ns() : 0;
         pthread_mutex_init(&job.err_mu, NULL);
-        if (code == KS_SUCCESS && nscore > 0)
+        if (code == KS_SUCCESS && nscore > 0) {
+            ks__sched_metrics_parallel(s, KS_OP_SCORE, nfeasible, +1);
             ks__parallel_until(s->pool, nfeasible, chunk_size(nfeasible, ks__pool_workers(s->pool)), score_one, &job);
+            ks__sched_metrics_parallel(s, KS_OP_SCORE, nfeasible, -1);
+        }
         if (code == KS_SUCCESS && job.error) {
             st = job.err_status;
             code = KS_ERROR;
@@ -599,7 +672,10 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
                     sc->norm[f] = (ks_node_score){sc->feasible[f], row[f]};
                 ks__status_reset(&st);
                 ks__fw_set_current_plugin(pe->inst->name);
+                int64_t nt0 = cycle->sampled ? ks__mono_ns() : 0;
                 ks_code nc = pe->inst->desc->normalize_score(pe->inst->self, cycle, pod, sc->norm, nfeasible, &st);
+                if (cycle->sampled)
+                    ks__fw_metrics_plugin(fw->metrics, pe->inst->index, KS_EP_SCORE_NORMALIZE, nc, nt0);
                 ks__fw_set_current_plugin(NULL);
                 if (nc != KS_SUCCESS) {
                     char msg[KS_STATUS_BUF], w[KS_STATUS_BUF + 64];
@@ -626,9 +702,12 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
                 sc->totals[f] += row[f] * pe->weight;
             }
         }
+        if (score_t0)
+            ks__fw_metrics_ep(fw->metrics, KS_EP_SCORE, code, score_t0);
         if (code != KS_SUCCESS) {
             char msg[KS_STATUS_BUF];
             ks__status_message(&st, msg, sizeof(msg));
+            ALGORITHM_DONE(s, qp);
             report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, msg, NULL);
             ks__handle_failure(s, fw, qp, KS_ERROR, msg, 0, 0, KS_SYM_ABSENT);
             free(evaluated);
@@ -657,6 +736,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     }
     ex.nfeasible = nfeasible;
     ex.feasible = (const ks_node_info *const *)sc->feasible;
+    ALGORITHM_DONE(s, qp);
 
     /* Assume, Reserve, Permit. */
     ks_pod *assumed = ks__pod_with_node(pod, host->name);
@@ -706,6 +786,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
     }
     report_cycle(s, seq, pod, fw, NULL, host->name, NULL, &ex);
     free(evaluated);
+    cycle->evals = NULL; /* the binding cycle counts no evaluations; the rows are the next cycle's */
     ks__binding_submit(s, fw, cycle, qp, assumed, seq, waiting, timeout_ms);
     return 1;
 }

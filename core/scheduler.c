@@ -33,6 +33,13 @@ static ks_code hook_pre_enqueue(void *ctx, ks_queued_pod *qp)
     ks_code code = ks__fw_run_pre_enqueue(fw, qp->pod, &st, &idx);
     if (code != KS_SUCCESS) {
         qp->gating_plugin = idx >= 0 ? 1ull << idx : 0;
+        /* upstream runPreEnqueuePlugin: the gating plugin counts in unschedulable_pods until the
+         * next pop (counted once however often PreEnqueue runs again: upstream adds it to a set
+         * but increments the gauge each time, which only ever grows). */
+        if (fw->metrics && !(qp->unschedulable_counted & qp->gating_plugin)) {
+            ks__fw_metrics_unschedulable(fw->metrics, qp->gating_plugin, +1);
+            qp->unschedulable_counted |= qp->gating_plugin;
+        }
         ks__status_message(&st, qp->gated_message, sizeof(qp->gated_message));
     } else {
         qp->gating_plugin = 0;
@@ -63,11 +70,18 @@ static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_clust
         if (!(plugins & (1ull << i)))
             continue;
         ks_plugin_inst *in = &fw->inst[i];
-        if (in->all_events)
+        int64_t t0 = fw->metrics ? ks__mono_ns() : 0;
+        int match = in->all_events;
+        for (size_t e = 0; !match && e < in->nevents; e++)
+            match = event_matches(&in->events[e], ev);
+        if (match) {
+            /* upstream times each queueing hint function it calls (a rejector plugin registered the
+             * event); ours is the registration itself, whose answer is Queue. Gated pods are
+             * PreEnqueue's business, not a hint's. */
+            if (t0 && !qp->gating_plugin)
+                ks__fw_metrics_hint(fw->metrics, (int)i, ks__queue_event_label(ev), t0);
             return 1;
-        for (size_t e = 0; e < in->nevents; e++)
-            if (event_matches(&in->events[e], ev))
-                return 1;
+        }
     }
     return 0;
 }
@@ -136,9 +150,10 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         .max_backoff_ns = o->cfg->pod_max_backoff_seconds * 1000000000LL,
         .max_unschedulable_ns = 5LL * 60 * 1000000000LL,
     };
-    ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now};
+    ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now,
+                         o->metrics ? ks__sched_metrics_incoming : NULL, o->metrics ? ks__sched_metrics_inflight : NULL};
     s->queue = ks__queue_new(&qo, &qh);
-    if (!s->queue)
+    if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;
     pthread_mutex_init(&s->nom_mu, NULL);
     ks__strmap_init(&s->nominated);
@@ -178,6 +193,7 @@ void ks__scheduler_free(ks_scheduler *s)
         ks__framework_free(s->fw[i]);
     free(s->fw);
     ks__scratch_free(&s->scratch);
+    ks__sched_metrics_free(s);
     if (s->hooks.rand) {
         const char *k;
         void *v;
@@ -400,6 +416,19 @@ void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks
 {
     int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
     const char *reason = rejected ? "Unschedulable" : "SchedulerError";
+    if (s->metrics) {
+        /* upstream handleSchedulingFailure (PodUnschedulable / PodScheduleError), then
+         * AddUnschedulableIfNotPresent: each rejector plugin counts in unschedulable_pods until
+         * the next pop. */
+        ks__sched_metrics_attempt(s, qp->profile, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
+                                  qp->attempt_start_ns);
+        /* (upstream does not requeue, nor count, a pod deleted meanwhile) */
+        uint64_t add = rejected && !ks__queue_deleted_in_flight(s->queue, qp)
+                           ? (rejectors | pending) & ~qp->unschedulable_counted
+                           : 0;
+        ks__fw_metrics_unschedulable(fw->metrics, add, +1);
+        qp->unschedulable_counted |= add;
+    }
     if (s->source.failed)
         s->source.failed(s->source.ctx, qp->pod, reason, message ? message : "", nominated, fw->profile_name);
     if (ks__log_enabled(2))

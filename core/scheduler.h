@@ -94,6 +94,9 @@ typedef struct ks_scheduler_opts {
      * them gone, as upstream: the live source, whose deletions are confirmed by the watch. 0:
      * dropped at once (simulate, whose evict is the deletion). */
     int victims_leave_on_delete_event;
+    /* Registered families to fill (live mode), borrowed; NULL: no metrics and no timing. */
+    const struct ks_sched_metrics *metrics;
+    int plugin_metrics_sample_percent; /* 0: upstream's 10 (tests use 100) */
 } ks_scheduler_opts;
 
 typedef struct ks_scheduler ks_scheduler;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "framework_metrics.h"
 #include "parallel.h"
 #include "scheduler.h"
 #include "store.h"
@@ -77,7 +78,47 @@ struct ks_scheduler {
     pthread_t permit_timer; /* rejects parked Permit waiters at their deadline */
     int has_permit_timer;
     ks_strmap waiting; /* uid -> waiting pod (Permit), guarded by bind_mu */
+
+    /* Metrics (sched_metrics.c); all NULL / 0 without them. */
+    const struct ks_sched_metrics *metrics;
+    uint64_t sample_rng;     /* per-cycle sampling decision (scheduling thread) */
+    uint32_t *evals;         /* [kind][worker][KS_EVAL_STRIDE] evaluation counts of a cycle */
+    size_t eval_rows;        /* workers */
+    ks_metric *binding_goroutines;
+    ks_metric *parallel_goroutines[2]; /* scheduler_goroutines{operation="Filter" / "Score"} */
+    /* queue_incoming_pods_total series by (queue, event label); the queue calls its hook under its
+     * lock, which guards this table. */
+    struct {
+        const char *event; /* a static label */
+        ks_metric *by_queue[5]; /* ks_queue_where */
+    } incoming[48];
+    size_t nincoming;
+    struct {
+        const char *event; /* a static label */
+        ks_metric *m;      /* scheduler_inflight_events{event} */
+    } inflight[48];        /* guarded by the queue's lock, as incoming */
+    size_t ninflight;
 };
+
+/* sched_metrics.c: the scheduler's own metrics (no-ops without them). */
+enum { KS_RESULT_SCHEDULED, KS_RESULT_UNSCHEDULABLE, KS_RESULT_ERROR };
+int ks__sched_metrics_init(ks_scheduler *s, const struct ks_sched_metrics *m, int sample_percent);
+void ks__sched_metrics_free(ks_scheduler *s);
+/* schedule_attempts_total + scheduling_attempt_duration_seconds for one attempt of qp. */
+void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns);
+/* A pod is bound: attempts histogram and SLI duration (queue clock). */
+void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp);
+/* The queue's incoming and inflight hooks. */
+void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event);
+void ks__sched_metrics_inflight(void *ctx, const char *event, int delta);
+/* scheduler_goroutines of a parallel section of pieces (upstream Parallelizer.Until: +workers on
+ * entry, -workers on exit, workers = min(parallelism, chunks)); no-op for 0 pieces. */
+enum { KS_OP_FILTER, KS_OP_SCORE };
+void ks__sched_metrics_parallel(ks_scheduler *s, int op, size_t pieces, int sign);
+/* Starts a cycle: the sampling decision and the evaluation rows for cycle. */
+void ks__sched_metrics_cycle_begin(ks_scheduler *s, ks_cycle *cycle);
+/* Ends a cycle: adds its evaluation counts. */
+void ks__sched_metrics_cycle_end(ks_scheduler *s, ks_framework *fw);
 
 /* schedule_one.c */
 void ks__scratch_free(ks_cycle_scratch *sc);

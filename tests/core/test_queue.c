@@ -259,11 +259,12 @@ QUEUE_TEST(default_order_is_priority_sort)
 QUEUE_TEST(pop_counts_attempts_and_keeps_first_attempt_time)
 {
     add("p", 0);
+    int64_t added = t.now; /* upstream InitialAttemptTimestamp: the first move into activeQ */
     t.now += 5 * SEC;
     ks_queued_pod *qp = pop();
     cr_expect_eq(qp->attempts, 1);
     int64_t first = qp->initial_attempt_ns;
-    cr_expect_eq(first, t.now);
+    cr_expect_eq(first, added);
     fail(qp, 0, 0, 1);
     t.now += 2 * SEC;
     ks__queue_flush_backoff(t.q);
