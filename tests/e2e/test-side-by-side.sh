@@ -38,6 +38,9 @@ export KUBESCHED_E2E_SCHEDULER_QPS=5000 KUBESCHED_E2E_SCHEDULER_BURST=5000
 tp_pods=${E2E_THROUGHPUT_PODS:-100}
 e2e_begin --with-scheduler
 creator=$E2E_HERE/create-pods.py
+if tr '\0' ' ' <"/proc/$(cat "$E2E_DIR/pids/kube-scheduler")/cmdline" | grep -q -- '--kube-api-qps=5000 --kube-api-burst=5000'; then
+  ok "kube-scheduler runs with --kube-api-qps=5000 --kube-api-burst=5000, kubesched with clientConnection qps 5000, burst 5000"
+else bad "kube-scheduler's command line lacks --kube-api-qps=5000 --kube-api-burst=5000"; fi
 cfg=$(ks_config kubesched "profiles:" "- schedulerName: kubesched" "  pluginConfig:" \
   "  - name: NodeResourcesFit" "    args: {scoringStrategy: {type: MostAllocated}}")
 ks_start main "$cfg"
