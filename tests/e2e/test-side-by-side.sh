@@ -23,7 +23,7 @@
 # waves keep the check about accounting (each counts the other's bound pods), not about the race.
 #
 # Phase 2, throughput: both schedulers are stopped, E2E_THROUGHPUT_PODS pods per scheduler
-# (default 100) are created while nobody schedules, then kubesched is started alone until it has
+# (default 300) are created while nobody schedules, then kubesched is started alone until it has
 # bound its pods, then kube-scheduler alone (restarted with the command line it had), both with
 # the same client qps/burst (5000/5000: kubesched's clientConnection, kube-scheduler's
 # --kube-api-qps/--kube-api-burst through KUBESCHED_E2E_SCHEDULER_QPS). Each works off a full
@@ -31,11 +31,11 @@
 # machine's CPU from the other. Rate = (N - 1) / (time from its first to its last Scheduled
 # event's eventTime).
 # Usage: tests/e2e/test-side-by-side.sh (env: see lib.sh; E2E_THROUGHPUT_PODS, pods per scheduler
-# in phase 2, default 100, 0 skips it)
+# in phase 2, default 300, 0 skips it)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 export KUBESCHED_E2E_SCHEDULER_QPS=5000 KUBESCHED_E2E_SCHEDULER_BURST=5000
-tp_pods=${E2E_THROUGHPUT_PODS:-100}
+tp_pods=${E2E_THROUGHPUT_PODS:-300}
 e2e_begin --with-scheduler
 creator=$E2E_HERE/create-pods.py
 if tr '\0' ' ' <"/proc/$(cat "$E2E_DIR/pids/kube-scheduler")/cmdline" | grep -q -- '--kube-api-qps=5000 --kube-api-burst=5000'; then
