@@ -23,7 +23,9 @@
 #   --dir DIR         use DIR (must not exist or be empty) instead of a new mktemp dir
 # Env: KUBESCHED_E2E_BIN_DIR (default: the cache dir build-control-plane.sh uses),
 #      KUBESCHED_E2E_CACHE, KUBESCHED_E2E_START_TIMEOUT (seconds, default 90),
-#      KUBESCHED_E2E_APISERVER_V (apiserver --v, default 0)
+#      KUBESCHED_E2E_APISERVER_V (apiserver --v, default 0),
+#      KUBESCHED_E2E_SCHEDULER_QPS / KUBESCHED_E2E_SCHEDULER_BURST (kube-scheduler's client
+#      qps/burst, --kube-api-qps/--kube-api-burst; default upstream's 50/100; BURST defaults to QPS)
 #
 # The env file DIR/env exports: KUBECONFIG (admin, group system:masters, client cert),
 # KUBESCHED_E2E_DIR, KUBESCHED_E2E_APISERVER (https URL), KUBESCHED_E2E_CA (CA file),
@@ -224,7 +226,9 @@ if [ "$with_scheduler" = 1 ]; then
     --authorization-kubeconfig="$dir/scheduler.kubeconfig" \
     --leader-elect=false \
     --bind-address=127.0.0.1 --secure-port="$sched_port" \
-    --cert-dir="$dir/scheduler-certs"
+    --cert-dir="$dir/scheduler-certs" \
+    ${KUBESCHED_E2E_SCHEDULER_QPS:+--kube-api-qps="$KUBESCHED_E2E_SCHEDULER_QPS"} \
+    ${KUBESCHED_E2E_SCHEDULER_QPS:+--kube-api-burst="${KUBESCHED_E2E_SCHEDULER_BURST:-$KUBESCHED_E2E_SCHEDULER_QPS}"}
   wait_for kube-scheduler "https://127.0.0.1:$sched_port/healthz" -k
 fi
 

@@ -5,7 +5,9 @@
 #      and once more by hand with pkg-config's flags;
 #   3. run `kubesched simulate` with examples/config.yaml (its kubeschedPluginPath pointed at the
 #      plugin just built) and examples/cluster.yaml, and check that example-scheduler pods avoided
-#      the nodes NodeMinResources rejects while default-scheduler pods did not.
+#      the nodes NodeMinResources rejects while default-scheduler pods did not;
+#   4. build examples/one-pod-per-node the same way and simulate its cluster.yaml with its
+#      config.yaml: one one-per-node pod per node, the fifth Unschedulable.
 # Usage: install_example.sh CMAKE BUILD_DIR SOURCE_DIR WORK_DIR KUBESCHED CC GENERATOR
 set -euo pipefail
 
@@ -117,4 +119,38 @@ if errors:
     print("\n".join("FAIL: " + e for e in errors), file=sys.stderr)
     sys.exit(1)
 print("ok: example-scheduler pods avoided", sorted(rejected), "; default pods used", default_nodes)
+PY
+
+step "build examples/one-pod-per-node against the installed CMake package"
+"$cmake" -S "$src/examples/one-pod-per-node" -B "$work/one-pod-per-node" -G "$generator" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_COMPILE_WARNING_AS_ERROR=ON
+"$cmake" --build "$work/one-pod-per-node"
+so=$work/one-pod-per-node/libone_pod_per_node.so
+[ -f "$so" ] || die "the example build did not produce $so"
+
+step "simulate examples/one-pod-per-node/cluster.yaml with its config.yaml using $so"
+sed "s|kubeschedPluginPath: .*|kubeschedPluginPath: $so|" "$src/examples/one-pod-per-node/config.yaml" \
+    > "$work/one-pod-per-node.yaml"
+grep -q "kubeschedPluginPath: $so" "$work/one-pod-per-node.yaml" || die "could not rewrite the plugin path"
+"$kubesched" simulate --config "$work/one-pod-per-node.yaml" \
+    --cluster "$src/examples/one-pod-per-node/cluster.yaml" --output json \
+    > "$work/one-pod-per-node.json" || die "kubesched simulate failed for one-pod-per-node"
+
+"$python" - "$work/one-pod-per-node.json" <<'PY'
+import json, sys
+
+last = {p["name"]: p for p in json.load(open(sys.argv[1]))["pods"]}
+# cluster.yaml's table: each pod takes the emptiest node without a one-per-node pod (pre-0 is on
+# node-e; other-0 on node-d belongs to another profile), and the fifth finds none left.
+want = {"p01": "node-c", "p02": "node-d", "p03": "node-b", "p04": "node-a", "p05": None}
+got = {n: (p["node"] if p["result"] == "Scheduled" else None) for n, p in last.items()}
+errors = [f"{n}: want {w}, got {got.get(n, 'missing')}" for n, w in want.items() if got.get(n, "missing") != w]
+msg = last.get("p05", {}).get("message", "")
+if "5 node(s) already had a pod of this profile" not in msg:
+    errors.append(f"p05's message lacks the plugin's reason: {msg!r}")
+if errors:
+    print("\n".join("FAIL: " + e for e in errors), file=sys.stderr)
+    sys.exit(1)
+print("ok: one-per-node pods spread one per node:", got)
 PY
