@@ -224,6 +224,7 @@ static int on_list_item(cJSON *item, void *ud)
 static int on_event(const char *type, cJSON *obj, void *ud)
 {
     ks_informer *in = ud;
+    in->events++;
     if (in->failures) {
         ks__log('I', "apisource", "%s informer: watching %s again after %d failed attempt(s)", in->name, in->path,
                 in->failures);
@@ -357,6 +358,8 @@ static void *informer_main(void *arg)
         }
         char *nrv = NULL;
         ks_api_watch_opts wo = {.resource_version = rv, .field_selector = in->field_selector};
+        int64_t watch_start = ks__clock_monotonic(NULL);
+        in->events = 0;
         rc = ks__api_watch(in->api, in->path, &wo, on_event, in, &nrv);
         if (nrv && nrv[0]) {
             free(rv);
@@ -366,10 +369,18 @@ static void *informer_main(void *arg)
         }
         if (rc == KS_API_STOPPED || atomic_load(&s->stop))
             break;
-        if (ks__api_last_status(in->api) == 200) /* the watch was up: this failure starts afresh */
+        /* A watch that delivered events or stayed open a while was a success: the next failure
+         * starts the backoff afresh. One closed within 1 s with no event counts as a failure,
+         * as the reflector's "very short watch" (an API server shutting down does that). */
+        int was_up = ks__api_last_status(in->api) == 200 &&
+                     (in->events || ks__clock_monotonic(NULL) - watch_start >= 1000000000LL);
+        if (was_up)
             backoff_ms = 1000;
-        if (rc == 0) /* the server's watch timeout: resume */
-            continue;
+        if (rc == 0 && was_up)
+            continue; /* the server's watch timeout: resume */
+        if (rc == 0)
+            snprintf(in->api_err, sizeof(in->api_err), "GET %s (watch): closed after less than a second "
+                     "without an event (is the API server shutting down?)", in->path);
         if (rc == KS_API_GONE) {
             ks__log('I', "apisource", "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
                     rv ? rv : "");
@@ -378,7 +389,7 @@ static void *informer_main(void *arg)
         }
         in->failures++;
         ks__log('W', "apisource", "%s informer: watch %s failed (attempt %d, reconnecting in %d ms): %s", in->name,
-                in->path, in->failures, backoff_ms, ks__api_error(in->api));
+                in->path, in->failures, backoff_ms, rc == 0 ? in->api_err : ks__api_error(in->api));
         backoff_wait(in, &backoff_ms);
         if (!rv || !rv[0])
             need_list = 1;

@@ -29,6 +29,8 @@ typedef struct ks_informer {
     ks_strmap known;   /* uid -> struct inf_entry *; this informer's thread only */
     unsigned gen;      /* list generation, for reconciling after a relist */
     int failures;      /* failed lists / watches in a row, for the reconnect messages */
+    long events;       /* events of the current watch */
+    char api_err[128]; /* a failure the client did not report */
     atomic_int synced;
 } ks_informer;
 
