@@ -187,6 +187,9 @@ wait_for "$T" bash -c "kubectl get pod u-1 -o json | jq -e '.status.conditions[]
 gone_line=$(wc -l <"$log")
 stop_apiserver
 note "kube-apiserver stopped again; changing the cluster through the second one"
+if grep -q "Pod informer: [a-z]* /api/v1/pods failed (attempt 1, [a-z]* in 1000 ms)" <(tail -n +"$gone_line" "$log"); then
+  ok "after a success the backoff starts at 1 s again"
+else bad "the second outage's first Pod informer retry: $(tail -n +"$gone_line" "$log" | grep -m1 'Pod informer: .*failed' | cut -c1-200)"; fi
 KB delete pod m-a u-1 --grace-period=0 --force >/dev/null 2>&1 # no kubelet: a bound pod would stay Terminating
 KB create -f - >/dev/null < <(for i in 1 2 3; do pod_yaml "d-$i" 100m main; done)
 old_m2=$(KB get node m2 -o jsonpath='{.metadata.uid}')
