@@ -166,7 +166,7 @@ else bad "no reconnect message for the Pod informer"; fi
 sleep 2
 if exactly_once a-1 a-2 a-3 a-4 a-5 a-6 c-1 c-2 c-3 c-4 b-1 b-2 b-3 b-4 b-5 b-6; then ok "every pod bound once, at most one Scheduled event each"
 else bad "a pod was not bound or has several Scheduled events"; fi
-if grep -qiE "409|conflict|already assigned|already bound" "$log"; then bad "bind conflicts in the log: $(grep -iE '409|conflict|already' "$log" | head -3)"
+if grep -qE ": 409 Conflict|already assigned|is already" "$log"; then bad "bind conflicts in the log: $(grep -E ': 409 Conflict|already assigned|is already' "$log" | head -3)"
 else ok "no bind conflict in kubesched's log"; fi
 used_main=$(kubectl get pods -l e2e=restart -o json | jq '[.items[] | select(.spec.nodeName=="n1" or .spec.nodeName=="n2")] | length')
 note "$used_main pods on n1/n2"
@@ -203,13 +203,15 @@ comp=$(curl -s -X POST "$KUBESCHED_E2E_ETCD/v3/kv/compaction" -d "{\"revision\":
 if [ -n "$rev" ] && [ "$rev" != null ] && ! grep -q error <<<"$comp"; then ok "etcd compacted at revision $rev"
 else bad "etcd compaction at '$rev': $comp"; fi
 start_apiserver
-if wait_for "$T" grep -q "Pod informer: resourceVersion .* is too old (410 Gone): relisting" <(tail -n +"$gone_line" "$log"); then
+# log_since LINE PATTERN: the log from LINE on has PATTERN (a basic regex).
+log_since() { tail -n +"$1" "$log" | grep -q -- "$2"; }
+if wait_for "$T" log_since "$gone_line" "Pod informer: resourceVersion .* is too old (410 Gone): relisting"; then
   ok "kubesched got 410 Gone and relisted: $(tail -n +"$gone_line" "$log" | grep -o 'Pod informer: resourceVersion .*relisting' | head -1)"
 else bad "no 410 Gone relist in kubesched's log"; tail -n +"$gone_line" "$log" | grep -i "informer" | tail -5; fi
-if wait_for "$T" grep -q "Pod informer: 2 object(s) deleted while not watching" <(tail -n +"$gone_line" "$log"); then
+if wait_for "$T" log_since "$gone_line" "Pod informer: 2 object(s) deleted while not watching"; then
   ok "the relist removed the 2 pods deleted meanwhile (m-a bound, u-1 pending)"
 else bad "the relist did not report 2 deleted pods: $(tail -n +"$gone_line" "$log" | grep 'deleted while not watching')"; fi
-if grep -q "Node m2 (uid $old_m2) was deleted and re-created under the same name" <(tail -n +"$gone_line" "$log"); then
+if log_since "$gone_line" "Node m2 (uid $old_m2) was deleted and re-created under the same name"; then
   ok "the relist saw node m2 re-created under its name"
 else bad "no message about node m2 being re-created"; fi
 
@@ -226,7 +228,7 @@ else bad "m-over: node '$(bound_to m-over)', condition '$(pod_cond m-over)'"; fi
 sleep 2
 if exactly_once m-b m-c d-1 d-2 d-3 m-exact m2-fit; then ok "each pod of phase 2 bound once, at most one Scheduled event"
 else bad "a phase-2 pod was not bound or has several Scheduled events"; fi
-if grep -qiE "409|conflict|already assigned|already bound" "$log"; then bad "bind conflicts in the log: $(grep -iE '409|conflict|already' "$log" | head -3)"
+if grep -qE ": 409 Conflict|already assigned|is already" "$log"; then bad "bind conflicts in the log: $(grep -E ': 409 Conflict|already assigned|is already' "$log" | head -3)"
 else ok "no bind conflict in kubesched's log"; fi
 
 ks_stop main TERM
