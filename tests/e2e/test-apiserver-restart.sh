@@ -146,7 +146,7 @@ nwarn=$(grep -c "informer: .* failed (attempt" "$E2E_DIR/down.log")
 pod_delays=$(grep -o "Pod informer: [a-z]* /api/v1/pods failed (attempt [0-9]*, [a-z]* in [0-9]* ms)" "$E2E_DIR/down.log" | sed 's/.* in \([0-9]*\) ms)/\1/' | tr '\n' ' ')
 note "$nwarn reconnect warnings in 12 s (8 informers); Pod informer delays: $pod_delays"
 if grep -q "cannot connect to $KUBESCHED_E2E_APISERVER (server of kubeconfig $KUBESCHED_E2E_SCHEDULER_KUBECONFIG)" "$E2E_DIR/down.log"; then
-  ok "the reconnect message names the server and the kubeconfig: $(grep -m1 -o 'Pod informer: .*' "$E2E_DIR/down.log" | cut -c1-230)"
+  ok "the reconnect message names the server and the kubeconfig: $(grep -m1 -o "[A-Za-z]* informer: .*cannot connect to $KUBESCHED_E2E_APISERVER.*" "$E2E_DIR/down.log" | cut -c1-330)"
 else bad "no 'cannot connect to $KUBESCHED_E2E_APISERVER' message"; head -5 "$E2E_DIR/down.log"; fi
 case "$pod_delays" in
   "1000 2000 4000"*) ok "backoff doubles from 1 s: $pod_delays" ;;
