@@ -45,6 +45,11 @@ const char *ks__api_error(const ks_api *api)
     return api->err;
 }
 
+long ks__api_last_status(const ks_api *api)
+{
+    return api->last_status;
+}
+
 void ks__api_response_free(ks_api_response *r)
 {
     if (!r)
@@ -430,6 +435,7 @@ static int run_once(ks_api *api, const char *method, const char *path, const cha
     api->status_seen = 0;
     api->stream_ok = 0;
     api->curl_err[0] = '\0';
+    api->last_status = 0;
     *status = 0;
 
     if (curl_multi_add_handle(api->multi, e) != CURLM_OK) {
@@ -453,6 +459,7 @@ static int run_once(ks_api *api, const char *method, const char *path, const cha
         if (msg->msg == CURLMSG_DONE && msg->easy_handle == e)
             cc = msg->data.result;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+    api->last_status = *status;
     curl_multi_remove_handle(api->multi, e);
     if (stopped) {
         ks__api_seterr(api, "%s %.*s: stopped", method, path_len(path), path);
@@ -673,8 +680,11 @@ static int transport_error(ks_api *api, const char *method, const char *path, CU
         else if (kc->ca.file || kc->ca.data)
             ks__api_seterr(api,
                            "%s %.*s: TLS: the server's certificate is not signed by the CA in %s "
-                           "(server %s): %s",
-                           method, pl, path, kc->ca.desc, url, detail);
+                           "(server %s): %s; set certificate-authority (or -data) of %s%s%s in %s "
+                           "to the CA that signed the API server's serving certificate",
+                           method, pl, path, kc->ca.desc, url, detail,
+                           kc->cluster ? "cluster \"" : "the cluster", kc->cluster ? kc->cluster : "",
+                           kc->cluster ? "\"" : "", kc->origin);
         else
             ks__api_seterr(api,
                            "%s %.*s: TLS: the server's certificate is not signed by a CA in %s "

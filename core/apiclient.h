@@ -84,6 +84,10 @@ void ks__api_destroy(ks_api *api); /* NULL is a no-op; not while a call runs */
 /* The message of the last failed call ("" if none). Valid until the next call on api. */
 const char *ks__api_error(const ks_api *api);
 
+/* The HTTP status of the last response the last call got (0 if none came): 200 after a
+ * watch that was established before it failed or ended. */
+long ks__api_last_status(const ks_api *api);
+
 /* Makes the call in progress (a watch, a list, a request, a rate-limit wait) return
  * KS_API_STOPPED promptly, and every later call too: it is for shutting down. Any thread. */
 void ks__api_stop(ks_api *api);

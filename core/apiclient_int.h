@@ -35,6 +35,7 @@ struct ks_api {
     api_sink sink;
     char *buf; /* SINK_BUFFER body, or the error body of a failed watch */
     size_t len, cap;
+    long last_status; /* the status of the last response (0: none) */
     long retry_after; /* seconds from the Retry-After header, -1 if none */
     /* SINK_STREAM: called with each complete line; returns non-zero to abort the transfer. */
     int (*on_line)(ks_api *api, char *line, size_t len, void *ud);

@@ -100,6 +100,30 @@ static void event_handled(ks_apisrc *s, const char *event, int64_t t0)
         ks__metrics_observe(KS_METRICS_WITH(s->m.event_handling_duration, event), ks__seconds_since(t0));
 }
 
+/* Whether another known object (another uid) has gone's name. The cache keeps Nodes and the
+ * store keeps its kinds by name, so when an object was deleted and re-created under the same
+ * name while we were not watching, the relist has already put the new one in place and the
+ * old one's deletion must not remove it. O(known), for Node and store deletions only. */
+static int name_reused(ks_informer *in, const inf_entry *gone)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (ks__strmap_next(&in->known, &it, &k, &v)) {
+        const inf_entry *e = v;
+        if (in->type == INF_NODE) {
+            if (((const ks_node *)e->obj)->name == ((const ks_node *)gone->obj)->name)
+                return 1;
+            continue;
+        }
+        const char *n1 = meta_str(e->obj, "name"), *n2 = meta_str(gone->obj, "name");
+        const char *s1 = meta_str(e->obj, "namespace"), *s2 = meta_str(gone->obj, "namespace");
+        if (n1 && n2 && !strcmp(n1, n2) && !strcmp(s1 ? s1 : "", s2 ? s2 : ""))
+            return 1;
+    }
+    return 0;
+}
+
 /* The object is gone: tell the scheduler and forget it. */
 static void forget(ks_informer *in, const char *uid)
 {
@@ -114,6 +138,10 @@ static void forget(ks_informer *in, const char *uid)
         ks__scheduler_on_pod_delete(s->sched, p);
         event_handled(s, p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete" : pod_handled(s, p) ? "UnschedulablePodDelete" : NULL,
                       t0);
+    } else if (name_reused(in, e)) {
+        if (ks__log_enabled(2))
+            ks__log('I', "apisource", "%s %s (uid %s) was deleted and re-created under the same name", in->name,
+                    in->type == INF_NODE ? ks__sym_str(((ks_node *)e->obj)->name) : meta_str(e->obj, "name"), uid);
     } else if (in->type == INF_NODE) {
         ks__scheduler_on_node_delete(s->sched, e->obj);
         event_handled(s, "NodeDelete", t0);
@@ -221,12 +249,21 @@ static int on_list_item(cJSON *item, void *ud)
 static int on_event(const char *type, cJSON *obj, void *ud)
 {
     ks_informer *in = ud;
+    in->events++;
+    if (in->failures) {
+        ks__log('I', "apisource", "%s informer: watching %s again after %d failed attempt(s)", in->name, in->path,
+                in->failures);
+        in->failures = 0;
+    }
     if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
         upsert(in, obj);
     } else if (!strcmp(type, "DELETED")) {
         const char *uid = meta_str(obj, "uid");
         if (uid)
             forget(in, uid);
+        else
+            ks__log('W', "apisource", "%s informer: DELETED event without metadata.uid (%s): skipped", in->name,
+                    meta_str(obj, "name") ? meta_str(obj, "name") : "no name either");
         cJSON_Delete(obj);
     } else {
         cJSON_Delete(obj); /* BOOKMARK: the client keeps its resourceVersion */
@@ -263,36 +300,77 @@ static void reconcile(ks_informer *in)
         ks__log('I', "apisource", "%s informer: %zu object(s) deleted while not watching", in->name, n);
 }
 
+/* The informer's handlers, for tests that feed them (apisource_int.h). */
+int ks__informer_list_item(ks_informer *in, cJSON *item) { return on_list_item(item, in); }
+int ks__informer_event(ks_informer *in, const char *type, cJSON *obj) { return on_event(type, obj, in); }
+void ks__informer_begin_list(ks_informer *in) { in->gen++; }
+void ks__informer_end_list(ks_informer *in) { reconcile(in); }
+void ks__informer_clear(ks_informer *in)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (ks__strmap_next(&in->known, &it, &k, &v))
+        entry_free(in, v);
+    ks__strmap_destroy(&in->known);
+    ks__strmap_init(&in->known);
+}
+
+/* Waits before the next attempt: the reflector's backoff, 1 s doubling to 30 s (reset after a
+ * success), interruptible by stop. */
+static void backoff_wait(ks_informer *in, int *backoff_ms)
+{
+    nap(in->src, *backoff_ms);
+    *backoff_ms = *backoff_ms * 2 > 30000 ? 30000 : *backoff_ms * 2;
+}
+
 static void *informer_main(void *arg)
 {
     ks_informer *in = arg;
     ks_apisrc *s = in->src;
     char *rv = NULL;
-    int need_list = 1, backoff_ms = 1000;
+    int need_list = 1, unpaged = 0, backoff_ms = 1000;
     while (!atomic_load(&s->stop)) {
         int rc;
         if (need_list) {
             char *lrv = NULL;
-            ks_api_list_opts lo = {.field_selector = in->field_selector};
+            /* After an expired continue token, one list in a single page, as the reflector
+             * falls back to a full list. */
+            ks_api_list_opts lo = {.field_selector = in->field_selector, .limit = unpaged ? -1 : 0};
             in->gen++;
             rc = ks__api_list(in->api, in->path, &lo, on_list_item, in, &lrv);
             if (rc == KS_API_STOPPED || atomic_load(&s->stop)) {
                 free(lrv);
                 break;
             }
-            if (rc != 0) {
+            if (rc == KS_API_GONE && !unpaged) {
                 free(lrv);
-                ks__log('W', "apisource", "%s informer: list %s failed (retrying in %d ms): %s", in->name,
-                        in->path, backoff_ms, ks__api_error(in->api));
-                nap(s, backoff_ms);
-                backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+                ks__log('I', "apisource", "%s informer: %s; listing again in one page", in->name,
+                        ks__api_error(in->api));
+                unpaged = 1;
                 continue;
             }
+            if (rc != 0) {
+                free(lrv);
+                in->failures++;
+                ks__log('W', "apisource", "%s informer: list %s failed (attempt %d, retrying in %d ms): %s", in->name,
+                        in->path, in->failures, backoff_ms, ks__api_error(in->api));
+                backoff_wait(in, &backoff_ms);
+                continue;
+            }
+            unpaged = 0;
             reconcile(in);
             free(rv);
             rv = lrv;
             need_list = 0;
             backoff_ms = 1000;
+            if (in->failures)
+                ks__log('I', "apisource", "%s informer: listed %s after %d failed attempt(s) (%zu objects, "
+                        "resourceVersion %s)", in->name, in->path, in->failures, in->known.len, rv ? rv : "");
+            else if (atomic_load(&in->synced))
+                ks__log('I', "apisource", "%s informer: listed %s again (%zu objects, resourceVersion %s)",
+                        in->name, in->path, in->known.len, rv ? rv : "");
+            in->failures = 0;
             if (!atomic_load(&in->synced)) {
                 if (ks__log_enabled(2))
                     ks__log('I', "apisource", "%s informer synced (%zu objects, resourceVersion %s)", in->name,
@@ -305,6 +383,8 @@ static void *informer_main(void *arg)
         }
         char *nrv = NULL;
         ks_api_watch_opts wo = {.resource_version = rv, .field_selector = in->field_selector};
+        int64_t watch_start = ks__clock_monotonic(NULL);
+        in->events = 0;
         rc = ks__api_watch(in->api, in->path, &wo, on_event, in, &nrv);
         if (nrv && nrv[0]) {
             free(rv);
@@ -314,20 +394,28 @@ static void *informer_main(void *arg)
         }
         if (rc == KS_API_STOPPED || atomic_load(&s->stop))
             break;
-        if (rc == 0) { /* the server's watch timeout: resume */
+        /* A watch that delivered events or stayed open a while was a success: the next failure
+         * starts the backoff afresh. One closed within 1 s with no event counts as a failure,
+         * as the reflector's "very short watch" (an API server shutting down does that). */
+        int was_up = ks__api_last_status(in->api) == 200 &&
+                     (in->events || ks__clock_monotonic(NULL) - watch_start >= 1000000000LL);
+        if (was_up)
             backoff_ms = 1000;
-            continue;
-        }
+        if (rc == 0 && was_up)
+            continue; /* the server's watch timeout: resume */
+        if (rc == 0)
+            snprintf(in->api_err, sizeof(in->api_err), "GET %s (watch): closed after less than a second "
+                     "without an event (is the API server shutting down?)", in->path);
         if (rc == KS_API_GONE) {
             ks__log('I', "apisource", "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
                     rv ? rv : "");
             need_list = 1;
             continue;
         }
-        ks__log('W', "apisource", "%s informer: watch %s failed (reconnecting in %d ms): %s", in->name, in->path,
-                backoff_ms, ks__api_error(in->api));
-        nap(s, backoff_ms);
-        backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+        in->failures++;
+        ks__log('W', "apisource", "%s informer: watch %s failed (attempt %d, reconnecting in %d ms): %s", in->name,
+                in->path, in->failures, backoff_ms, rc == 0 ? in->api_err : ks__api_error(in->api));
+        backoff_wait(in, &backoff_ms);
         if (!rv || !rv[0])
             need_list = 1;
     }
@@ -606,14 +694,9 @@ stop:
     }
     ks__scheduler_free(s->sched); /* stops the binding pool */
     for (size_t i = 0; i < s->ninf; i++) {
-        ks_informer *in = &s->inf[i];
-        size_t it = 0;
-        const char *k;
-        void *v;
-        while (ks__strmap_next(&in->known, &it, &k, &v))
-            entry_free(in, v);
-        ks__strmap_destroy(&in->known);
-        ks__api_destroy(in->api);
+        ks__informer_clear(&s->inf[i]);
+        ks__strmap_destroy(&s->inf[i].known);
+        ks__api_destroy(s->inf[i].api);
     }
     if (rc == 0)
         ks__log('I', "apisource", "stopped");

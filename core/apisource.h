@@ -9,8 +9,15 @@
  * status.phase!=Succeeded,status.phase!=Failed; Namespaces, Services, ReplicationControllers,
  * ReplicaSets, StatefulSets, PodDisruptionBudgets for the store). Each lists (paginated), then
  * watches from the list's resourceVersion with bookmarks; 410 Gone relists and reconciles (what
- * the new list lacks is deleted); other errors reconnect with a backoff (1 s doubling to 30 s).
- * Objects are decoded on the informer thread. Scheduling starts once every initial list is in.
+ * the new list lacks is deleted; a Node or store object re-created under its name stays); other
+ * errors reconnect with a backoff (1 s doubling to 30 s, back to 1 s after a list, or a watch
+ * that delivered events or stayed open a second), each attempt logged with the request, the
+ * server and the cause. A list whose continue token expired is taken again in one page. So an
+ * API server that is down, refuses the credentials (401/403) or fails TLS verification is
+ * retried, as kube-scheduler's informers retry: /healthz stays ok, /readyz is not ready until
+ * every initial list is in, SIGTERM still exits 0. A kubeconfig that cannot be loaded ends the
+ * run at once (exit status 1). Objects are decoded on the informer thread; one that does not
+ * decode is logged and skipped. Scheduling starts once every initial list is in.
  *
  * Updates: a Node update replaces it (on_node_add). A Pod update goes to
  * ks__scheduler_on_pod_update with the old and new objects: an assigned Pod is replaced in the

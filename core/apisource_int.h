@@ -28,6 +28,9 @@ typedef struct ks_informer {
     int started;
     ks_strmap known;   /* uid -> struct inf_entry *; this informer's thread only */
     unsigned gen;      /* list generation, for reconciling after a relist */
+    int failures;      /* failed lists / watches in a row, for the reconnect messages */
+    long events;       /* events of the current watch */
+    char api_err[128]; /* a failure the client did not report */
     atomic_int synced;
 } ks_informer;
 
@@ -67,6 +70,17 @@ struct ks_apisrc {
     struct ks_leaderelect *_Atomic le;
     atomic_int leading;
 };
+
+/* The informer's handlers without the network (apisource.c), for unit tests: a listed item,
+ * a watch event (the object is taken), the start and the end of a list (the end reconciles:
+ * what that list lacked is deleted), and dropping every known object (not telling the
+ * scheduler). The informer needs src (with sched), name, api_version, type and an initialised
+ * known map. */
+int ks__informer_list_item(ks_informer *in, cJSON *item);
+int ks__informer_event(ks_informer *in, const char *type, cJSON *obj);
+void ks__informer_begin_list(ks_informer *in);
+void ks__informer_end_list(ks_informer *in);
+void ks__informer_clear(ks_informer *in);
 
 /* The calling thread's client for side effects (created on first use); NULL if that failed. */
 ks_api *ks__apisrc_thread_api(ks_apisrc *s);

@@ -835,8 +835,14 @@ int ks__kubeconfig_resolve(const ks_kubeconfig_sources *s, ks_kubeconfig **out, 
     int rc;
     *out = NULL;
     if (path) {
-        if ((rc = ks__kubeconfig_load(path, s->context, out, err, errlen)) != 0)
+        if ((rc = ks__kubeconfig_load(path, s->context, out, err, errlen)) != 0) {
+            size_t n = err ? strlen(err) : 0;
+            if (rc == KS_EIO && n + 1 < errlen) /* say where the path came from: that is what to fix */
+                snprintf(err + n, errlen - n, " (the file named by %s; correct the path there)",
+                         s->have_config_file ? "clientConnection.kubeconfig in the --config file"
+                                             : "--kubeconfig");
             return rc;
+        }
         if (master) {
             char *srv = normalize_server(master, &why);
             if (!srv) {

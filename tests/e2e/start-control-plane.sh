@@ -31,6 +31,8 @@
 # KUBESCHED_E2E_DIR, KUBESCHED_E2E_APISERVER (https URL), KUBESCHED_E2E_CA (CA file),
 # KUBESCHED_E2E_TOKEN (bearer token, also system:masters), KUBESCHED_E2E_ETCD (http URL),
 # KUBESCHED_E2E_SCHEDULER_KUBECONFIG (a client cert kubeconfig as user system:kube-scheduler).
+# DIR/start-apiserver starts kube-apiserver again with the same flags (after a test stopped it
+# with SIGTERM to DIR/pids/kube-apiserver), or a second one: see its header.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --dir) dir=$2; shift ;;
     --) shift; cmd=("$@"); break ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "start-control-plane: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -184,25 +186,63 @@ done
 echo "== etcd ready in $(( $(date +%s) - t0 )) s ($etcd_url)" >&2
 
 # ---- kube-apiserver -----------------------------------------------------------------------
+# Its command line goes into DIR/start-apiserver, a script that starts it (again) with the same
+# flags, so that tests can stop kube-apiserver and restart it, or run a second one on the same
+# etcd (see the script's header). The first start goes through it too.
 api_url="https://127.0.0.1:$api_port"
-start_proc kube-apiserver "$bin_dir/kube-apiserver" \
-  --etcd-servers="$etcd_url" \
-  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
-  --cert-dir="$dir/apiserver-certs" \
-  --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-  --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
-  --authorization-mode=RBAC \
-  --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
-  --service-cluster-ip-range=10.0.0.0/24 \
-  --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-  --service-account-key-file="$pki/sa.pub" \
-  --service-account-signing-key-file="$pki/sa.key" \
-  --max-requests-inflight=0 --max-mutating-requests-inflight=0 \
-  --enable-priority-and-fairness=false \
-  --allow-privileged=true \
-  --v="${KUBESCHED_E2E_APISERVER_V:-0}"
-wait_for kube-apiserver "$api_url/readyz" \
-  --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key"
+cat > "$dir/start-apiserver" <<EOF_START
+#!/usr/bin/env bash
+# Starts this control plane's kube-apiserver with the flags start-control-plane.sh gave it, in
+# the background (pid in $dir/pids/NAME, log appended to $dir/logs/NAME.log), and waits up to
+# $timeout_s s for /readyz. Written by start-control-plane.sh; stop-control-plane.sh stops it.
+# Usage: $dir/start-apiserver [--name NAME] [--port PORT] [EXTRA-APISERVER-FLAG...]
+#   --name NAME  pid/log name (default kube-apiserver; another name, e.g. kube-apiserver-2,
+#                runs a second API server on the same etcd)
+#   --port PORT  secure port (default $api_port, the one in the kubeconfigs)
+#   extra flags are appended (a later flag wins), e.g. --watch-cache=false
+set -euo pipefail
+name=kube-apiserver port=$api_port
+while [ \$# -gt 0 ]; do
+  case "\$1" in
+    --name) name=\$2; shift 2 ;;
+    --port) port=\$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+if [ -f "$dir/pids/\$name" ] && kill -0 "\$(cat "$dir/pids/\$name")" 2>/dev/null; then
+  echo "start-apiserver: \$name is already running (pid \$(cat "$dir/pids/\$name"))" >&2; exit 1
+fi
+"$bin_dir/kube-apiserver" \\
+  --etcd-servers="$etcd_url" \\
+  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="\$port" \\
+  --cert-dir="$dir/apiserver-certs" \\
+  --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \\
+  --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \\
+  --authorization-mode=RBAC \\
+  --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \\
+  --service-cluster-ip-range=10.0.0.0/24 \\
+  --service-account-issuer=https://kubernetes.default.svc.cluster.local \\
+  --service-account-key-file="$pki/sa.pub" \\
+  --service-account-signing-key-file="$pki/sa.key" \\
+  --max-requests-inflight=0 --max-mutating-requests-inflight=0 \\
+  --enable-priority-and-fairness=false \\
+  --allow-privileged=true \\
+  --v="${KUBESCHED_E2E_APISERVER_V:-0}" "\$@" </dev/null >>"$dir/logs/\$name.log" 2>&1 &
+pid=\$!
+echo \$pid > "$dir/pids/\$name"
+t0=\$(date +%s)
+while :; do
+  kill -0 \$pid 2>/dev/null || { echo "start-apiserver: \$name exited; tail of its log:" >&2; tail -n 20 "$dir/logs/\$name.log" >&2; exit 1; }
+  if [ "\$(curl -s --max-time 2 --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "https://127.0.0.1:\$port/readyz" 2>/dev/null)" = ok ]; then
+    echo "== \$name ready in \$(( \$(date +%s) - t0 )) s (https://127.0.0.1:\$port)" >&2
+    exit 0
+  fi
+  [ \$(( \$(date +%s) - t0 )) -lt $timeout_s ] || { echo "start-apiserver: \$name not ready after $timeout_s s" >&2; exit 1; }
+  sleep 0.3
+done
+EOF_START
+chmod 700 "$dir/start-apiserver"
+"$dir/start-apiserver"
 
 # ---- kubeconfigs --------------------------------------------------------------------------
 mkkubeconfig() { # file user cert key

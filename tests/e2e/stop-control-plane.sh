@@ -3,7 +3,7 @@
 # Usage: tests/e2e/stop-control-plane.sh [--keep] [DIR]
 #   DIR     the dir start-control-plane.sh printed (default: $KUBESCHED_E2E_DIR)
 #   --keep  stop the processes but keep DIR (logs, certs)
-# Stops kube-scheduler, then kube-apiserver, then etcd (SIGTERM, SIGKILL after 10 s), only the
+# Stops kube-scheduler, then the kube-apiserver(s), then etcd (SIGTERM, SIGKILL after 10 s), only the
 # pids recorded in DIR/pids and only while they still run the expected binary. Then checks
 # that no process whose command line names DIR is left, and fails if one is.
 set -uo pipefail
@@ -23,18 +23,19 @@ if [ -z "$dir" ] || [ ! -d "$dir/pids" ]; then
   exit 1
 fi
 
-ours() { # pid name: is pid still our process?
+ours() { # pid binary: is pid still our process?
   [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q -- "$2"
 }
 
 stop_one() {
-  local name=$1 f="$dir/pids/$1" pid i
+  local name=$1 f="$dir/pids/$1" pid i bin=$1
   [ -f "$f" ] || return 0
+  case "$name" in kube-apiserver*) bin=kube-apiserver ;; esac # DIR/start-apiserver --name
   pid=$(cat "$f")
-  if ours "$pid" "$name"; then
+  if ours "$pid" "$bin"; then
     kill -TERM "$pid" 2>/dev/null
-    for i in $(seq 1 100); do ours "$pid" "$name" || break; sleep 0.1; done
-    if ours "$pid" "$name"; then
+    for i in $(seq 1 100); do ours "$pid" "$bin" || break; sleep 0.1; done
+    if ours "$pid" "$bin"; then
       echo "stop-control-plane: $name ($pid) ignored SIGTERM; SIGKILL" >&2
       kill -KILL "$pid" 2>/dev/null
       sleep 0.2
@@ -45,7 +46,9 @@ stop_one() {
   rm -f "$f"
 }
 
-for name in kube-scheduler kube-apiserver etcd; do stop_one "$name"; done
+# Extra API servers (DIR/start-apiserver --name kube-apiserver-2) go with the first one.
+extra=$(cd "$dir/pids" && ls -d kube-apiserver?* 2>/dev/null || true)
+for name in kube-scheduler $extra kube-apiserver etcd; do stop_one "$name"; done
 
 left=
 for p in /proc/[0-9]*; do

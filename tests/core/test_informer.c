@@ -1,0 +1,314 @@
+/*
+ * The live source's informers (core/apisource.c) without a cluster: a watch stream served by a
+ * one-shot HTTP server goes through the API client's stream reader (apiclient_stream.c) into
+ * the informer's event handler and a real scheduler's queue and cache. Bad events (a line that
+ * is not JSON, a Pod with a quantity that does not parse, objects without metadata.uid) are
+ * logged and skipped and the events after them still land; a relist reconciles (what the new
+ * list lacks is deleted, a Node re-created under the same name stays).
+ */
+#define _GNU_SOURCE /* asprintf */
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "apiclient.h"
+#include "apisource_int.h"
+#include "cache.h"
+#include "config.h"
+#include "host_api.h"
+#include "kubeconfig.h"
+#include "queue.h"
+#include "registry.h"
+#include "scheduler.h"
+
+/* --- a one-shot HTTP server: one request, one canned 200 response, close ------------------ */
+
+typedef struct once_srv {
+    int lfd, port;
+    const char *body;
+    char target[2048];
+    pthread_t th;
+} once_srv;
+
+static void *serve_once(void *arg)
+{
+    once_srv *o = arg;
+    int fd = accept(o->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char buf[8192];
+    size_t n = 0;
+    while (n < sizeof(buf) - 1) {
+        ssize_t got = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+        buf[n] = '\0';
+        if (strstr(buf, "\r\n\r\n"))
+            break;
+    }
+    buf[n] = '\0';
+    sscanf(buf, "%*s %2047s", o->target);
+    char head[256];
+    int h = snprintf(head, sizeof(head),
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n",
+                     strlen(o->body));
+    send(fd, head, (size_t)h, MSG_NOSIGNAL);
+    send(fd, o->body, strlen(o->body), MSG_NOSIGNAL);
+    close(fd);
+    return NULL;
+}
+
+static void once_start(once_srv *o, const char *body)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    o->body = body;
+    o->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_eq(bind(o->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(o->lfd, 4), 0);
+    getsockname(o->lfd, (struct sockaddr *)&a, &len);
+    o->port = ntohs(a.sin_port);
+    cr_assert_eq(pthread_create(&o->th, NULL, serve_once, o), 0);
+}
+
+static void once_stop(once_srv *o)
+{
+    pthread_join(o->th, NULL);
+    close(o->lfd);
+}
+
+/* --- a scheduler with the default plugins, one profile "kubesched" --------------------------- */
+
+static struct {
+    ks_config *cfg;
+    ks_registry *reg;
+    ks_profile_plan *plans;
+    ks_apisrc src;
+    ks_informer pods, nodes;
+    char logpath[64];
+    int saved_stderr;
+} W;
+
+static void informer_init(ks_informer *in, const char *kind, const char *path, int type)
+{
+    in->src = &W.src;
+    in->name = kind;
+    in->api_version = "v1";
+    in->path = path;
+    in->type = type;
+    ks__strmap_init(&in->known);
+}
+
+static void setup(void)
+{
+    char err[1024] = "";
+    memset(&W, 0, sizeof(W));
+    ks__host_init();
+    cr_assert_eq(ks__config_load_string("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                        "kind: KubeSchedulerConfiguration\n"
+                                        "profiles:\n- schedulerName: kubesched\n",
+                                        "test.yaml", &W.cfg, err, sizeof(err)),
+                 0, "%s", err);
+    W.reg = ks__registry_new();
+    cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
+    ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1};
+    cr_assert_eq(ks__scheduler_new(&o, &W.src.sched, err, sizeof(err)), 0, "%s", err);
+    informer_init(&W.pods, "Pod", "/api/v1/pods", INF_POD);
+    informer_init(&W.nodes, "Node", "/api/v1/nodes", INF_NODE);
+    /* The log goes to stderr: capture it in a file. */
+    snprintf(W.logpath, sizeof(W.logpath), "/tmp/ks-informer-log-XXXXXX");
+    int fd = mkstemp(W.logpath);
+    cr_assert(fd >= 0);
+    fflush(stderr);
+    W.saved_stderr = dup(2);
+    dup2(fd, 2);
+    close(fd);
+}
+
+static void teardown(void)
+{
+    fflush(stderr);
+    dup2(W.saved_stderr, 2);
+    close(W.saved_stderr);
+    unlink(W.logpath);
+    ks__informer_clear(&W.pods);
+    ks__informer_clear(&W.nodes);
+    ks__strmap_destroy(&W.pods.known);
+    ks__strmap_destroy(&W.nodes.known);
+    ks__scheduler_free(W.src.sched);
+    ks__config_plans_free(W.plans, W.cfg->nprofiles);
+    ks__config_free(W.cfg);
+    ks__registry_free(W.reg);
+}
+
+static char *log_text(void)
+{
+    fflush(stderr);
+    FILE *f = fopen(W.logpath, "r");
+    cr_assert(f);
+    static char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static cJSON *json(const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    cr_assert(j, "bad test JSON: %s", text);
+    return j;
+}
+
+#define NODE(name, uid, cpu)                                                                          \
+    "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid      \
+    "\",\"resourceVersion\":\"1\"},\"status\":{\"allocatable\":{\"cpu\":\"" cpu                       \
+    "\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}"
+#define POD(name, uid, rv, node, cpu)                                                                 \
+    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name                          \
+    "\",\"namespace\":\"default\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\"},"                \
+    "\"spec\":{\"schedulerName\":\"kubesched\",\"nodeName\":\"" node "\",\"containers\":[{\"name\":" \
+    "\"c\",\"resources\":{\"requests\":{\"cpu\":\"" cpu "\"}}}]}}"
+
+static int feed_event(const char *type, cJSON *obj, void *ud)
+{
+    return ks__informer_event(ud, type, obj);
+}
+
+static void counts(size_t *pending, size_t *assigned, size_t *nodes)
+{
+    ks_queue_counts qc;
+    ks_cache_counts cc;
+    ks__queue_counts(ks__scheduler_queue(W.src.sched), &qc);
+    ks__cache_counts(ks__scheduler_cache(W.src.sched), &cc);
+    *pending = qc.active + qc.backoff + qc.unschedulable + qc.gated;
+    *assigned = cc.pods;
+    *nodes = cc.nodes;
+}
+
+Test(informer, bad_watch_events_are_logged_and_skipped_and_later_ones_land, .init = setup,
+     .fini = teardown)
+{
+    size_t pending, assigned, nodes;
+    cr_assert_eq(ks__informer_event(&W.nodes, "ADDED", json(NODE("n1", "node-uid-1", "4"))), 0);
+
+    /* One watch stream: the bad events come first, the good ones after them. */
+    const char *stream =
+        "this is not JSON\n"
+        "{\"type\":\"ADDED\",\"object\":" POD("bad-qty", "uid-bad", "10", "", "12x") "}\n"
+        "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"no-uid\","
+        "\"namespace\":\"default\"},\"spec\":{\"schedulerName\":\"kubesched\",\"containers\":[]}}}\n"
+        "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"gone\"}}}\n"
+        "{\"type\":\"ADDED\",\"object\":" POD("pending-1", "uid-p1", "11", "", "100m") "}\n"
+        "{\"type\":\"ADDED\",\"object\":" POD("bound-1", "uid-b1", "12", "n1", "1") "}\n"
+        "{\"type\":\"ADDED\",\"object\":" POD("bound-2", "uid-b2", "13", "n1", "1") "}\n"
+        "{\"type\":\"DELETED\",\"object\":" POD("bound-2", "uid-b2", "14", "n1", "1") "}\n"
+        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"20\"}}}\n";
+    once_srv o;
+    once_start(&o, stream);
+    char *kcfile = NULL, err[512] = "";
+    cr_assert(asprintf(&kcfile, "/tmp/ks-informer-kc-%d", (int)getpid()) > 0);
+    FILE *f = fopen(kcfile, "w");
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+            "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
+            "contexts: [{name: x, context: {cluster: c}}]\n",
+            o.port);
+    fclose(f);
+    ks_kubeconfig *kc = NULL;
+    cr_assert_eq(ks__kubeconfig_load(kcfile, NULL, &kc, err, sizeof(err)), 0, "%s", err);
+    ks_api *api = NULL;
+    ks_api_opts ao = {.qps = -1};
+    cr_assert_eq(ks__api_create(kc, &ao, &api, err, sizeof(err)), 0, "%s", err);
+    char *rv = NULL;
+    ks_api_watch_opts wo = {.resource_version = "9"};
+    int rc = ks__api_watch(api, "/api/v1/pods", &wo, feed_event, &W.pods, &rv);
+    once_stop(&o);
+    cr_expect_eq(rc, 0, "watch: %d %s", rc, ks__api_error(api));
+    cr_expect_str_eq(rv ? rv : "(null)", "20", "the bookmark's resourceVersion is where to resume");
+    cr_expect(strstr(o.target, "watch=1") && strstr(o.target, "resourceVersion=9") &&
+                  strstr(o.target, "allowWatchBookmarks=true"),
+              "%s", o.target);
+
+    counts(&pending, &assigned, &nodes);
+    cr_expect_eq(pending, 1, "pending-1 is queued (and nothing else): %zu", pending);
+    cr_expect_eq(assigned, 1, "bound-1 is in the cache, bound-2 was added and deleted: %zu", assigned);
+    cr_expect_eq(W.pods.known.len, 2, "known: pending-1 and bound-1, got %zu", W.pods.known.len);
+
+    const char *log = log_text();
+    cr_expect(strstr(log, "GET /api/v1/pods (watch): skipped event 1: not a JSON object: this is not JSON"),
+              "%s", log);
+    cr_expect(strstr(log, "Pod default/bad-qty: ") && strstr(log, "12x") && strstr(log, ": skipped"), "%s",
+              log);
+    cr_expect(strstr(log, "Pod without metadata.uid / metadata.name: skipped"), "%s", log);
+    cr_expect(strstr(log, "Pod informer: DELETED event without metadata.uid (gone): skipped"), "%s", log);
+
+    free(rv);
+    ks__api_destroy(api);
+    ks__kubeconfig_free(kc);
+    unlink(kcfile);
+    free(kcfile);
+}
+
+Test(informer, relist_deletes_what_the_new_list_lacks_and_counts_nothing_twice, .init = setup,
+     .fini = teardown)
+{
+    size_t pending, assigned, nodes;
+    /* The first list. */
+    ks__informer_begin_list(&W.nodes);
+    ks__informer_list_item(&W.nodes, json(NODE("n1", "node-uid-1", "4")));
+    ks__informer_list_item(&W.nodes, json(NODE("n2", "node-uid-2", "4")));
+    ks__informer_end_list(&W.nodes);
+    ks__informer_begin_list(&W.pods);
+    ks__informer_list_item(&W.pods, json(POD("a", "uid-a", "5", "n1", "1")));
+    ks__informer_list_item(&W.pods, json(POD("b", "uid-b", "6", "n1", "1")));
+    ks__informer_list_item(&W.pods, json(POD("p", "uid-p", "7", "", "1")));
+    ks__informer_list_item(&W.pods, json(POD("q", "uid-q", "8", "", "1")));
+    ks__informer_end_list(&W.pods);
+    counts(&pending, &assigned, &nodes);
+    cr_assert_eq(nodes, 2);
+    cr_assert_eq(assigned, 2);
+    cr_assert_eq(pending, 2);
+
+    /* While not watching: b and q were deleted, c created, p bound to n2 (now assigned), n2
+     * deleted and created again (another uid, same name), and a pod re-created under a's name.
+     * The relist after 410 Gone brings the new state. */
+    ks__informer_begin_list(&W.nodes);
+    ks__informer_list_item(&W.nodes, json(NODE("n1", "node-uid-1", "4")));
+    ks__informer_list_item(&W.nodes, json(NODE("n2", "node-uid-2b", "8")));
+    ks__informer_end_list(&W.nodes);
+    ks__informer_begin_list(&W.pods);
+    ks__informer_list_item(&W.pods, json(POD("a", "uid-a2", "20", "n1", "1")));
+    ks__informer_list_item(&W.pods, json(POD("c", "uid-c", "21", "", "1")));
+    ks__informer_list_item(&W.pods, json(POD("p", "uid-p", "22", "n2", "1")));
+    ks__informer_end_list(&W.pods);
+
+    counts(&pending, &assigned, &nodes);
+    cr_expect_eq(nodes, 2, "n2 re-created under the same name stays in the cache: %zu nodes", nodes);
+    cr_expect_eq(assigned, 2, "a (new uid) and p: %zu assigned pods", assigned);
+    cr_expect_eq(pending, 1, "only c is pending: %zu", pending);
+    cr_expect_eq(W.pods.known.len, 3);
+    cr_expect_eq(W.nodes.known.len, 2);
+    const char *log = log_text();
+    cr_expect(strstr(log, "Pod informer: 3 object(s) deleted while not watching"), "%s", log);
+    cr_expect(strstr(log, "Node informer: 1 object(s) deleted while not watching"), "%s", log);
+
+    /* Listing the same state again changes nothing. */
+    ks__informer_begin_list(&W.pods);
+    ks__informer_list_item(&W.pods, json(POD("a", "uid-a2", "20", "n1", "1")));
+    ks__informer_list_item(&W.pods, json(POD("c", "uid-c", "21", "", "1")));
+    ks__informer_list_item(&W.pods, json(POD("p", "uid-p", "22", "n2", "1")));
+    ks__informer_end_list(&W.pods);
+    counts(&pending, &assigned, &nodes);
+    cr_expect_eq(assigned, 2, "no double count after a relist: %zu", assigned);
+    cr_expect_eq(pending, 1, "%zu", pending);
+}
