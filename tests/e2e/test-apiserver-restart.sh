@@ -31,7 +31,7 @@ stop_apiserver() {
   wait_for 60 bash -c "! kill -0 $pid 2>/dev/null" || { kill -KILL "$pid"; sleep 1; }
 }
 start_apiserver() { "$E2E_DIR/start-apiserver" "$@" 2>&1 | tail -n 3; }
-healthz() { curl -s --max-time 5 "http://127.0.0.1:${KS_PORT[main]}/healthz"; }
+healthz() { curl -sk --max-time 5 "https://127.0.0.1:${KS_PORT[main]}/healthz"; }
 # bound_to NAME: the node a pod is bound to ("" if none).
 bound_to() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 all_bound() { local p; for p in "$@"; do [ -n "$(bound_to "$p")" ] || return 1; done; }

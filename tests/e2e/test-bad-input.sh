@@ -37,8 +37,8 @@ mk_kc() {
   KUBECONFIG="$f" kubectl config set-context e2e --cluster=e2e --user=u >/dev/null
   KUBECONFIG="$f" kubectl config use-context e2e >/dev/null
 }
-readyz_code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:${KS_PORT[$1]}/readyz"; }
-healthz() { curl -s --max-time 5 "http://127.0.0.1:${KS_PORT[$1]}/healthz"; }
+readyz_code() { curl -sk -o /dev/null -w '%{http_code}' --max-time 5 "https://127.0.0.1:${KS_PORT[$1]}/readyz"; }
+healthz() { curl -sk --max-time 5 "https://127.0.0.1:${KS_PORT[$1]}/healthz"; }
 # still_retrying ID WHAT PATTERN: kubesched ID keeps running, logs PATTERN (a fixed string),
 # is not ready, is healthy, and exits 0 on SIGTERM.
 still_retrying() {
