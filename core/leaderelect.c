@@ -117,19 +117,19 @@ static void keep_lease(ks_leaderelect *le, const char *body)
     le->lease = o;
 }
 
-/* Lock.Update: PUT the Lease last seen with rec as its spec. 0, or the client's code with
- * ks__api_error set (KS_EEXIST for 409 Conflict). */
-static int lease_update(ks_leaderelect *le, const ks_lease_record *rec)
+/* Sends rec as the Lease's spec: PUT over the Lease last seen (update) or POST a new one
+ * (create), and keeps what the server answers. 0, or the client's code with ks__api_error set
+ * (KS_EEXIST for 409 Conflict). */
+static int lease_write(ks_leaderelect *le, const char *method, const cJSON *last, const char *path,
+                       const ks_lease_record *rec)
 {
-    if (!le->lease)
-        return KS_EINVAL; /* "lease not initialized, call get or create first" */
-    cJSON *o = ks__lease_encode(le->lease, le->ns, le->name, rec);
+    cJSON *o = ks__lease_encode(last, le->ns, le->name, rec);
     char *body = o ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     if (!body)
         return KS_ENOMEM;
     ks_api_response r = {0};
-    int rc = ks__api_request(le->api, "PUT", le->lease_path, body, "application/json", &r);
+    int rc = ks__api_request(le->api, method, path, body, "application/json", &r);
     le->last_status = r.status;
     free(body);
     if (rc == 0)
@@ -138,22 +138,18 @@ static int lease_update(ks_leaderelect *le, const ks_lease_record *rec)
     return rc;
 }
 
+/* Lock.Update: PUT the Lease last seen with rec as its spec. */
+static int lease_update(ks_leaderelect *le, const ks_lease_record *rec)
+{
+    if (!le->lease)
+        return KS_EINVAL; /* "lease not initialized, call get or create first" */
+    return lease_write(le, "PUT", le->lease, le->lease_path, rec);
+}
+
 /* Lock.Create: POST a new Lease. */
 static int lease_create(ks_leaderelect *le, const ks_lease_record *rec)
 {
-    cJSON *o = ks__lease_encode(NULL, le->ns, le->name, rec);
-    char *body = o ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    if (!body)
-        return KS_ENOMEM;
-    ks_api_response r = {0};
-    int rc = ks__api_request(le->api, "POST", le->leases_path, body, "application/json", &r);
-    le->last_status = r.status;
-    free(body);
-    if (rc == 0)
-        keep_lease(le, r.body);
-    ks__api_response_free(&r);
-    return rc;
+    return lease_write(le, "POST", NULL, le->leases_path, rec);
 }
 
 /* What would fix a 403 on the Lease: upstream's system:kube-scheduler ClusterRole may create any

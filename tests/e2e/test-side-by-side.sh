@@ -192,17 +192,24 @@ if [ "$tp_pods" -gt 0 ]; then
   # One scheduler at a time, so that neither takes CPU from the other on a small machine: first
   # kubesched alone (the default-scheduler pods wait, unassigned), then kube-scheduler alone.
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  # CPU seconds (user + system) a process has used so far: where the time of each phase went.
+  cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || echo "?"; }
+  apiserver_pid=$(cat "$E2E_DIR/pids/kube-apiserver")
+  api_cpu0=$(cpu_s "$apiserver_pid")
   t_ks=$(date +%s.%N)
   ks_start tp "$cfg"
   if wait_for "$((E2E_TIMEOUT * 2))" bound_by p2 kubesched "$tp_pods"; then ok "phase 2: kubesched bound its $tp_pods pods"
   else bad "phase 2: kubesched bound $(bound_by p2 kubesched) of $tp_pods pods"; fi
+  ks_cpu=$(cpu_s "${KS_PID[tp]}") api_cpu1=$(cpu_s "$apiserver_pid")
   ks_stop tp TERM
   if [ "$KS_RC" = 0 ]; then ok "kubesched (phase 2) exited 0 on SIGTERM"; else bad "kubesched (phase 2) exited $KS_RC on SIGTERM"; fi
   t_def=$(date +%s.%N)
+  api_cpu2=$(cpu_s "$apiserver_pid")
   "${ksched_cmd[@]}" </dev/null >>"$E2E_DIR/logs/kube-scheduler.log" 2>&1 &
   echo $! >"$E2E_DIR/pids/kube-scheduler"
   if wait_for "$((E2E_TIMEOUT * 2))" bound_by p2 default-scheduler "$tp_pods"; then ok "phase 2: kube-scheduler bound its $tp_pods pods"
   else bad "phase 2: kube-scheduler bound $(bound_by p2 default-scheduler) of $tp_pods pods"; fi
+  def_cpu=$(cpu_s "$(cat "$E2E_DIR/pids/kube-scheduler")") api_cpu3=$(cpu_s "$apiserver_pid")
 
   wait_for 60 events_complete p2 "$((2 * tp_pods))" || true
   snapshot p2
@@ -220,6 +227,8 @@ if [ "$tp_pods" -gt 0 ]; then
     if [ "$n" -eq "$tp_pods" ]; then ok "phase 2: $n Scheduled events from $who"
     else bad "phase 2: $n Scheduled events from $who, want $tp_pods"; fi
   done <"$E2E_DIR/p2-rates.tsv"
+  note "CPU seconds from start until its pods were bound: kubesched $ks_cpu (kube-apiserver meanwhile"
+  note "  $(awk -v a="$api_cpu1" -v b="$api_cpu0" 'BEGIN {print a - b}')), kube-scheduler $def_cpu (kube-apiserver meanwhile $(awk -v a="$api_cpu3" -v b="$api_cpu2" 'BEGIN {print a - b}'))"
   ks_no_errors tp
 else
   ks_stop main TERM
