@@ -131,6 +131,9 @@ YAML
 pods_bound() {
   [ "$(kubectl get pods -A -l "$1" -o json | jq '[.items[] | select((.spec.nodeName // "") != "")] | length')" -ge "$2" ]
 }
+# node_of POD: its spec.nodeName (namespace default); bound_to POD NODE: it is bound there.
+node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+bound_to() { [ "$(node_of "$1")" = "$2" ]; }
 # pod_cond NAME: "Status|Reason|Message" of its PodScheduled condition (namespace default).
 pod_cond() { kubectl get pod "$1" -o json | jq -r '.status.conditions[]? | select(.type=="PodScheduled") | "\(.status)|\(.reason)|\(.message)"'; }
 

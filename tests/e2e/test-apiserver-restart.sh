@@ -32,9 +32,7 @@ stop_apiserver() {
 }
 start_apiserver() { "$E2E_DIR/start-apiserver" "$@" 2>&1 | tail -n 3; }
 healthz() { curl -sk --max-time 5 "https://127.0.0.1:${KS_PORT[main]}/healthz"; }
-# bound_to NAME: the node a pod is bound to ("" if none).
-bound_to() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-all_bound() { local p; for p in "$@"; do [ -n "$(bound_to "$p")" ] || return 1; done; }
+all_bound() { local p; for p in "$@"; do [ -n "$(node_of "$p")" ] || return 1; done; }
 # pod_yaml NAME CPU [nodeSelector-zone] [toleration]: a kubesched Pod.
 pod_yaml() {
   local sel="" tol=""
@@ -82,7 +80,7 @@ exactly_once() {
   local p n bad_=0 none=()
   for p in "$@"; do
     n=$(scheduled_events "$p")
-    if [ -z "$(bound_to "$p")" ] || [ "$n" -gt 1 ]; then bad_=1; echo "#      $p: node '$(bound_to "$p")', $n Scheduled events"; fi
+    if [ -z "$(node_of "$p")" ] || [ "$n" -gt 1 ]; then bad_=1; echo "#      $p: node '$(node_of "$p")', $n Scheduled events"; fi
     [ "$n" = 0 ] && none+=("$p")
   done
   [ ${#none[@]} -eq 0 ] || note "no Scheduled event (bound while the API server went away?): ${none[*]}"
@@ -122,11 +120,11 @@ if [ "${listed:-0}" -ge 520 ]; then ok "the Pod informer's first list went past 
 else bad "the Pod informer listed ${listed:-?} pods, want >= 520"; fi
 kubectl create -f - >/dev/null < <(for i in 1 2 3; do pod_yaml "page-$i" 1m bulk tol; done)
 if wait_for "$T" all_bound page-1 page-2; then ok "2 more pods fit on bulk (522 pods capacity, 520 in the cache)"
-else bad "page-1/page-2 not bound: $(bound_to page-1)/$(bound_to page-2)"; fi
+else bad "page-1/page-2 not bound: $(node_of page-1)/$(node_of page-2)"; fi
 sleep 3
-if [ -z "$(bound_to page-3)" ] && wait_for "$T" bash -c "kubectl get pod page-3 -o json | jq -e '.status.conditions[]? | select(.type==\"PodScheduled\" and .reason==\"Unschedulable\")' >/dev/null"; then
+if [ -z "$(node_of page-3)" ] && wait_for "$T" bash -c "kubectl get pod page-3 -o json | jq -e '.status.conditions[]? | select(.type==\"PodScheduled\" and .reason==\"Unschedulable\")' >/dev/null"; then
   ok "page-3 is unschedulable: the cache counts all 522 pods on bulk ($(pod_cond page-3 | cut -d'|' -f3 | cut -c1-80))"
-else bad "page-3: node '$(bound_to page-3)', condition '$(pod_cond page-3)' (the cache lost pods of the second page?)"; fi
+else bad "page-3: node '$(node_of page-3)', condition '$(pod_cond page-3)' (the cache lost pods of the second page?)"; fi
 
 # ---- 1. restart -----------------------------------------------------------------------------
 kubectl create -f - >/dev/null < <(for i in 1 2 3 4 5 6; do pod_yaml "a-$i" 500m main; done)
@@ -217,14 +215,14 @@ else bad "no message about node m2 being re-created"; fi
 
 if wait_for "$T" all_bound d-1 d-2 d-3; then ok "d-1..d-3 (created while kubesched was not watching) bound"; else bad "d-* not bound"; fi
 kubectl create -f - >/dev/null < <(pod_yaml m-exact 2 m; pod_yaml m2-fit 3 m2)
-if wait_for "$T" all_bound m-exact; then ok "m-exact (2 CPUs) bound to $(bound_to m-exact): m-a's CPU was freed and m-b, m-c counted once"
+if wait_for "$T" all_bound m-exact; then ok "m-exact (2 CPUs) bound to $(node_of m-exact): m-a's CPU was freed and m-b, m-c counted once"
 else bad "m-exact (2 CPUs) not bound: the cache still counts m-a or counts a pod twice ($(pod_cond m-exact))"; fi
-if wait_for "$T" all_bound m2-fit; then ok "m2-fit (3 CPUs) bound to $(bound_to m2-fit): the re-created m2 is in the cache with 3 CPUs"
+if wait_for "$T" all_bound m2-fit; then ok "m2-fit (3 CPUs) bound to $(node_of m2-fit): the re-created m2 is in the cache with 3 CPUs"
 else bad "m2-fit not bound ($(pod_cond m2-fit)): the cache lost node m2 or kept the old one"; fi
 pod_yaml m-over 100m m | kubectl create -f - >/dev/null
-if wait_for "$T" bash -c "kubectl get pod m-over -o json | jq -e '.status.conditions[]? | select(.type==\"PodScheduled\" and .reason==\"Unschedulable\")' >/dev/null" && [ -z "$(bound_to m-over)" ]; then
+if wait_for "$T" bash -c "kubectl get pod m-over -o json | jq -e '.status.conditions[]? | select(.type==\"PodScheduled\" and .reason==\"Unschedulable\")' >/dev/null" && [ -z "$(node_of m-over)" ]; then
   ok "m-over (100m) is unschedulable: m1 is full (4/4 CPUs), no pod lost by the cache"
-else bad "m-over: node '$(bound_to m-over)', condition '$(pod_cond m-over)'"; fi
+else bad "m-over: node '$(node_of m-over)', condition '$(pod_cond m-over)'"; fi
 sleep 2
 if exactly_once m-b m-c d-1 d-2 d-3 m-exact m2-fit; then ok "each pod of phase 2 bound once, at most one Scheduled event"
 else bad "a phase-2 pod was not bound or has several Scheduled events"; fi

@@ -42,8 +42,6 @@ $extra
     resources: {requests: {cpu: "$cpu", memory: 100Mi}}
 YAML
 }
-node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-bound_to() { [ "$(node_of "$1")" = "$2" ]; }
 cond_msg() { kubectl get pod "$1" -o json 2>/dev/null | jq -r '.status.conditions[]? | select(.type=="PodScheduled") | .message'; }
 has_cond() { [ -n "$(cond_msg "$1")" ]; }
 gauge() { ks_metrics main | sed -n "s/^scheduler_pending_pods{queue=\"$1\"} //p"; }

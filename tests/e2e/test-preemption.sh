@@ -59,8 +59,6 @@ spec:
     resources: {requests: {cpu: "$cpu", memory: 100Mi}}
 YAML
 }
-node_of() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-bound_to() { [ "$(node_of "$1")" = "$2" ]; }
 exists() { kubectl get pod "$1" >/dev/null 2>&1; }
 gone() { ! exists "$1"; }
 terminating() { [ -n "$(kubectl get pod "$1" -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)" ]; }

@@ -33,8 +33,6 @@ node() {
 }
 # pod NAME SCHEDULER CPU SCENARIO: a pod with a nodeSelector for the scenario's nodes
 pod() { mk_pod "$1" "$2" "$3" 1Gi "requeue=$4" | sed "s|^spec:|spec:\n  nodeSelector: {e2e-scenario: \"$4\"}|"; }
-node_name() { kubectl get pod "$1" -o jsonpath='{.spec.nodeName}'; }
-bound_to() { [ "$(node_name "$1")" = "$2" ]; }
 unschedulable() { case "$(pod_cond "$1")" in "False|Unschedulable|"?*) return 0 ;; esac; return 1; }
 now() { date +%s.%N; }
 # api METHOD PATH BODY_FILE [CONTENT_TYPE]: one request with curl (the admin token), so that the
@@ -62,7 +60,7 @@ scheduled_at() {
 requeued() {
   local name=$1 what=$2 t0=$3 want=$4 at delay
   if ! wait_for "$E2E_TIMEOUT" bound_to "$name" "$want"; then
-    bad "$what: $name not bound to $want in ${E2E_TIMEOUT}s (node '$(node_name "$name")', $(pod_cond "$name"))"; return
+    bad "$what: $name not bound to $want in ${E2E_TIMEOUT}s (node '$(node_of "$name")', $(pod_cond "$name"))"; return
   fi
   wait_for 10 scheduled_at "$name" >/dev/null
   at=$(scheduled_at "$name")
@@ -92,7 +90,7 @@ parked() {
 }
 wait_unschedulable() { # NAME WHAT
   if wait_for "$E2E_TIMEOUT" unschedulable "$1"; then ok "$2: $1 is unschedulable: $(pod_cond "$1" | cut -d'|' -f3)"
-  else bad "$2: $1 did not become unschedulable ($(pod_cond "$1"), node '$(node_name "$1")')"; return 1; fi
+  else bad "$2: $1 did not become unschedulable ($(pod_cond "$1"), node '$(node_of "$1")')"; return 1; fi
 }
 
 # ---- A. node add -------------------------------------------------------------------------
@@ -165,9 +163,9 @@ pod ks-gated kubesched 100m e | sed 's|^spec:|spec:\n  schedulingGates: [{name: 
   kubectl create -f - >/dev/null
 sleep 3
 gauge=$(ks_metrics main | awk '$1 == "scheduler_pending_pods{queue=\"gated\"}" {print $2}')
-if [ -z "$(node_name ks-gated)" ] && [ "$gauge" = 1 ]; then
+if [ -z "$(node_of ks-gated)" ] && [ "$gauge" = 1 ]; then
   ok "gates: ks-gated waits unbound ($(pod_cond ks-gated)), scheduler_pending_pods{queue=\"gated\"} 1"
-else bad "gates: ks-gated node '$(node_name ks-gated)', gated gauge '$gauge'"; fi
+else bad "gates: ks-gated node '$(node_of ks-gated)', gated gauge '$gauge'"; fi
 echo '[{"op":"remove","path":"/spec/schedulingGates"}]' >"$E2E_DIR/ungate.json"
 t0=$(now); api PATCH /api/v1/namespaces/default/pods/ks-gated "$E2E_DIR/ungate.json" application/json-patch+json ||
   bad "gate removed: PATCH ks-gated failed"
