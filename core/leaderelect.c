@@ -162,8 +162,26 @@ static const char *forbidden_hint(const ks_leaderelect *le, long status)
            "leases rule of the system:kube-scheduler ClusterRole, or bind a Role in its namespace)";
 }
 
-/* tryAcquireOrRenew. 1 when we hold the lease afterwards. */
-static int try_acquire_or_renew(ks_leaderelect *le)
+/* Gives the next request of a try the time left before deadline (0: no deadline of the try,
+ * the client's timeout renewDeadline, as in the acquire loop). 0 when the deadline has passed:
+ * upstream runs the whole try under the renewal's context, so no request of it, the fast path's
+ * PUT, the GET and the PUT after it together, may outlast renewDeadline. */
+static int arm(ks_leaderelect *le, int64_t deadline)
+{
+    if (!deadline) {
+        ks__api_set_request_timeout(le->api, (long)le->o.renew_deadline_ms);
+        return 1;
+    }
+    int64_t left = deadline - now_ms();
+    if (left <= 0)
+        return 0;
+    ks__api_set_request_timeout(le->api, (long)left);
+    return 1;
+}
+
+/* tryAcquireOrRenew, its requests bounded by deadline (see arm). 1 when we hold the lease
+ * afterwards. */
+static int try_acquire_or_renew(ks_leaderelect *le, int64_t deadline)
 {
     char now[KS_LE_TIME_MAX], err[256] = "";
     int64_t mono = now_ms();
@@ -174,6 +192,8 @@ static int try_acquire_or_renew(ks_leaderelect *le)
     if (atomic_load(&le->leader) && le->lease &&
         atomic_load(&le->observed_at_ms) + (int64_t)le->observed.lease_duration_seconds * 1000 >
             mono) {
+        if (!arm(le, deadline))
+            return 0;
         ks__le_next_record(&le->observed, KS_LE_RENEW, le->identity, le->o.lease_duration_ms, now,
                            &rec);
         if (lease_update(le, &rec) == 0) {
@@ -186,11 +206,15 @@ static int try_acquire_or_renew(ks_leaderelect *le)
     }
 
     /* 2. Get or create the record. */
+    if (!arm(le, deadline))
+        return 0;
     ks_api_response r = {0};
     int rc = ks__api_request(le->api, "GET", le->lease_path, NULL, NULL, &r);
     if (rc == KS_ENOTFOUND) {
         ks__api_response_free(&r);
         ks__le_next_record(NULL, KS_LE_ACQUIRE, le->identity, le->o.lease_duration_ms, now, &rec);
+        if (!arm(le, deadline))
+            return 0;
         if ((rc = lease_create(le, &rec)) != 0) {
             if (rc != KS_API_STOPPED)
                 ks__log('E', "leaderelection",
@@ -239,6 +263,8 @@ static int try_acquire_or_renew(ks_leaderelect *le)
     if (d == KS_LE_RENEW)
         ks__metrics_inc(le->slowpath);
     ks__le_next_record(&old, d, le->identity, le->o.lease_duration_ms, now, &rec);
+    if (!arm(le, deadline))
+        return 0;
     if ((rc = lease_update(le, &rec)) != 0) {
         if (rc != KS_API_STOPPED)
             ks__log('E', "leaderelection", "Failed to update lock: %s%s", ks__api_error(le->api),
@@ -349,8 +375,7 @@ static void *elector_main(void *arg)
     for (;;) {
         if (stopping(le))
             return NULL;
-        ks__api_set_request_timeout(le->api, (long)le->o.renew_deadline_ms);
-        if (try_acquire_or_renew(le))
+        if (try_acquire_or_renew(le, 0))
             break;
         if (ks__log_enabled(4))
             ks__log('I', "leaderelection", "failed to acquire lease %s", le->desc);
@@ -379,8 +404,7 @@ static void *elector_main(void *arg)
             int64_t left = deadline - now_ms();
             if (left <= 0)
                 break;
-            ks__api_set_request_timeout(le->api, (long)left);
-            if (try_acquire_or_renew(le)) {
+            if (try_acquire_or_renew(le, deadline)) {
                 renewed = 1;
                 break;
             }

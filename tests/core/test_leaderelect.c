@@ -5,6 +5,7 @@
  * they override the configuration file before validation, and the elector's option checks.
  * The elector against a real API server: tests/e2e/test-leader-election.sh.
  */
+#define _GNU_SOURCE /* strcasestr */
 #include <criterion/criterion.h>
 
 #include <regex.h>
@@ -408,4 +409,252 @@ Test(leaderelect, the_elector_refuses_upstreams_bad_timings)
     o.name = "";
     cr_assert_eq(ks__leaderelect_start(&o, &le, err, sizeof err), KS_EINVAL);
     cr_assert(strstr(err, "namespace and a name"), "%s", err);
+}
+
+/* --- the elector against a fake Lease server --------------------------------------------------- */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kubeconfig.h"
+
+/* One Lease kept as the last body written (POST / PUT), "resourceVersion" aside. hang: read the
+ * request and never answer (an API server that stopped answering). */
+static struct {
+    int lfd, port, wake[2];
+    pthread_t th, conns[64];
+    atomic_int nconn, hang, nput;
+    pthread_mutex_t mu;
+    char lease[8192];  /* "" until created */
+    char last_put[8192];
+} F;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void f_send(int fd, int status, const char *body)
+{
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                     status, strlen(body));
+    send(fd, head, (size_t)n, MSG_NOSIGNAL);
+    send(fd, body, strlen(body), MSG_NOSIGNAL);
+}
+
+static void *f_conn(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    char buf[16384];
+    size_t n = 0;
+    for (;;) {
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {F.wake[0], POLLIN, 0}};
+        if (poll(p, 2, 20000) <= 0 || p[1].revents)
+            break;
+        ssize_t got = recv(fd, buf + n, sizeof buf - 1 - n, 0);
+        if (got <= 0)
+            break;
+        n += (size_t)got;
+        buf[n] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (!end)
+            continue;
+        char *cl = strcasestr(buf, "Content-Length:");
+        size_t clen = cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0;
+        if (n < (size_t)(end + 4 - buf) + clen)
+            continue;
+        if (atomic_load(&F.hang))
+            continue; /* read it, never answer */
+        char method[16] = "", body[8192] = "";
+        sscanf(buf, "%15s", method);
+        snprintf(body, sizeof body, "%.*s", (int)clen, end + 4);
+        pthread_mutex_lock(&F.mu);
+        if (!strcmp(method, "GET") && !F.lease[0])
+            f_send(fd, 404, "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}");
+        else if (!strcmp(method, "GET"))
+            f_send(fd, 200, F.lease);
+        else if (!strcmp(method, "POST") && strstr(body, "\"Event\""))
+            f_send(fd, 201, body);
+        else {
+            snprintf(F.lease, sizeof F.lease, "%s", body);
+            if (!strcmp(method, "PUT")) {
+                snprintf(F.last_put, sizeof F.last_put, "%s", body);
+                atomic_fetch_add(&F.nput, 1);
+            }
+            f_send(fd, !strcmp(method, "POST") ? 201 : 200, body);
+        }
+        pthread_mutex_unlock(&F.mu);
+        n = 0;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void *f_accept(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct pollfd p[2] = {{F.lfd, POLLIN, 0}, {F.wake[0], POLLIN, 0}};
+        if (poll(p, 2, -1) < 0 || p[1].revents)
+            return NULL;
+        int fd = accept(F.lfd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        int i = atomic_fetch_add(&F.nconn, 1);
+        if (i >= 64 || pthread_create(&F.conns[i], NULL, f_conn, (void *)(intptr_t)fd) != 0)
+            close(fd);
+    }
+}
+
+static char f_kcpath[64];
+static ks_kubeconfig *f_kc;
+
+static void f_start(void)
+{
+    memset(&F, 0, sizeof F);
+    pthread_mutex_init(&F.mu, NULL);
+    F.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    cr_assert_eq(bind(F.lfd, (struct sockaddr *)&a, sizeof a), 0);
+    cr_assert_eq(listen(F.lfd, 16), 0);
+    getsockname(F.lfd, (struct sockaddr *)&a, &len);
+    F.port = ntohs(a.sin_port);
+    cr_assert_eq(pipe(F.wake), 0);
+    cr_assert_eq(pthread_create(&F.th, NULL, f_accept, NULL), 0);
+    snprintf(f_kcpath, sizeof f_kcpath, "/tmp/ks-le-kc-XXXXXX");
+    int fd = mkstemp(f_kcpath);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f,
+            "current-context: t\n"
+            "contexts: [{name: t, context: {cluster: c, user: u}}]\n"
+            "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
+            "users: [{name: u, user: {token: t}}]\n",
+            F.port);
+    fclose(f);
+    char err[1024] = "";
+    cr_assert_eq(ks__kubeconfig_load(f_kcpath, NULL, &f_kc, err, sizeof err), 0, "%s", err);
+}
+
+static void f_stop(void)
+{
+    if (write(F.wake[1], "x", 1) != 1)
+        return;
+    pthread_join(F.th, NULL);
+    for (int i = 0; i < atomic_load(&F.nconn) && i < 64; i++)
+        pthread_join(F.conns[i], NULL);
+    close(F.lfd);
+    close(F.wake[0]);
+    close(F.wake[1]);
+    ks__kubeconfig_free(f_kc);
+    unlink(f_kcpath);
+}
+
+static struct {
+    atomic_llong started_at, stopped_at;
+    atomic_int lost;
+} CB;
+
+static void cb_started(void *ud)
+{
+    (void)ud;
+    atomic_store(&CB.started_at, mono_ms());
+}
+
+static void cb_stopped(void *ud, int lost)
+{
+    (void)ud;
+    atomic_store(&CB.lost, lost);
+    atomic_store(&CB.stopped_at, mono_ms());
+}
+
+static ks_leaderelect *f_elector(void)
+{
+    memset(&CB, 0, sizeof CB);
+    ks_leaderelect_opts o = {.kc = f_kc,
+                             .ns = "kube-system",
+                             .name = "kubesched",
+                             .identity = ID,
+                             .lease_duration_ms = 3000,
+                             .renew_deadline_ms = 2000,
+                             .retry_period_ms = 500,
+                             .on_started_leading = cb_started,
+                             .on_stopped_leading = cb_stopped};
+    ks_leaderelect *le = NULL;
+    char err[512] = "";
+    cr_assert_eq(ks__leaderelect_start(&o, &le, err, sizeof err), 0, "%s", err);
+    return le;
+}
+
+static void wait_for(atomic_llong *v, int64_t ms)
+{
+    for (int64_t end = mono_ms() + ms; !atomic_load(v) && mono_ms() < end;)
+        usleep(10000);
+}
+
+Test(leaderelect, a_renewal_gives_up_within_renew_deadline_when_the_server_stops_answering)
+{
+    f_start();
+    ks_leaderelect *le = f_elector();
+    wait_for(&CB.started_at, 3000);
+    cr_assert(atomic_load(&CB.started_at), "never became leader");
+    cr_assert(ks__leaderelect_is_leader(le));
+    usleep(700000); /* a renewal or two on the fast path */
+    atomic_store(&F.hang, 1);
+    int64_t t0 = mono_ms();
+    wait_for(&CB.stopped_at, 8000);
+    int64_t took = atomic_load(&CB.stopped_at) - t0;
+    cr_assert(atomic_load(&CB.stopped_at), "the lease was never given up");
+    cr_assert_eq(atomic_load(&CB.lost), 1);
+    /* At most retryPeriod until the renewal starts, then renewDeadline (2 s) for all of its
+     * requests together: the fast path's PUT must not leave the GET a new 2 s. */
+    cr_assert_leq(took, 500 + 2000 + 400, "leadership lost %lld ms after the server hung",
+                  (long long)took);
+    ks__leaderelect_free(le);
+    f_stop();
+}
+
+Test(leaderelect, a_stopped_leader_releases_the_lease)
+{
+    f_start();
+    ks_leaderelect *le = f_elector();
+    wait_for(&CB.started_at, 3000);
+    cr_assert(atomic_load(&CB.started_at), "never became leader");
+    ks__leaderelect_stop(le);
+    cr_assert(atomic_load(&CB.stopped_at));
+    cr_assert_eq(atomic_load(&CB.lost), 0);
+    cr_assert_not(ks__leaderelect_is_leader(le));
+    pthread_mutex_lock(&F.mu);
+    cr_assert(strstr(F.last_put, "\"holderIdentity\":\"\""), "%s", F.last_put);
+    cr_assert(strstr(F.last_put, "\"leaseDurationSeconds\":1,"), "%s", F.last_put);
+    pthread_mutex_unlock(&F.mu);
+    ks__leaderelect_free(le);
+    f_stop();
+}
+
+Test(leaderelect, a_standby_stops_at_once_while_the_server_does_not_answer)
+{
+    f_start();
+    atomic_store(&F.hang, 1);
+    ks_leaderelect *le = f_elector();
+    usleep(300000); /* the GET is in flight */
+    int64_t t0 = mono_ms();
+    ks__leaderelect_stop(le);
+    cr_assert_leq(mono_ms() - t0, 500);
+    cr_assert_not(atomic_load(&CB.started_at));
+    cr_assert_not(atomic_load(&CB.stopped_at));
+    ks__leaderelect_free(le);
+    f_stop();
 }
