@@ -4,8 +4,9 @@
  * One thread polls the listening socket and a wake-up pipe; it accepts a connection, reads the
  * request head (up to 8 KiB, within 5 seconds), writes the whole answer and closes. stop writes
  * a byte into the pipe, which every wait of the thread also watches, so shutdown never waits on
- * a slow client, and then joins the thread. Writes use MSG_NOSIGNAL: a client that hangs up
- * early must not raise SIGPIPE in the scheduler.
+ * a slow client, and then joins the thread. A client that hangs up early must not raise SIGPIPE
+ * in the scheduler: plain writes use MSG_NOSIGNAL, and since OpenSSL writes with write(2), the
+ * thread keeps SIGPIPE blocked (a SIGPIPE a write raises stays pending on it, harmless).
  */
 #define _GNU_SOURCE /* accept4, pipe2 */
 #include "httpserver.h"
@@ -17,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -55,6 +57,7 @@ typedef struct conn {
     ks_httpserver *s;
     int fd;
     SSL *ssl;
+    bool ssl_failed; /* a fatal error (SSL_ERROR_SYSCALL / _SSL): no SSL_shutdown then */
 } conn;
 
 /* --- small helpers ------------------------------------------------------------------------- */
@@ -96,6 +99,10 @@ static bool ssl_retry(conn *c, int r, int64_t deadline)
         return wait_fd(c->s, c->fd, POLLIN, deadline) == 1;
     case SSL_ERROR_WANT_WRITE:
         return wait_fd(c->s, c->fd, POLLOUT, deadline) == 1;
+    case SSL_ERROR_SYSCALL:
+    case SSL_ERROR_SSL:
+        c->ssl_failed = true;
+        /* fall through */
     default:
         ERR_clear_error(); /* the queue is per thread; leave it clean for the next connection */
         return false;
@@ -158,6 +165,7 @@ static size_t conn_recv(conn *c, char *p, size_t n, int64_t deadline)
 /* The TLS handshake, within the deadline. false: the client gave up or spoke no TLS. */
 static bool conn_handshake(conn *c, int64_t deadline)
 {
+    ERR_clear_error(); /* SSL_get_error reads this thread's queue: it must start empty */
     if (!(c->ssl = SSL_new(c->s->tls)) || SSL_set_fd(c->ssl, c->fd) != 1)
         return false;
     for (;;) {
@@ -333,7 +341,7 @@ static void serve(ks_httpserver *s, int fd)
     int64_t deadline = now_ms() + IO_TIMEOUT_MS;
     response r = {0};
     bool head_only = false;
-    conn c = {s, fd, NULL};
+    conn c = {s, fd, NULL, false};
 
     if (s->tls && !conn_handshake(&c, deadline))
         goto done;
@@ -378,10 +386,13 @@ answer:
     free(r.body);
 done:
     if (c.ssl) {
-        SSL_shutdown(c.ssl); /* close_notify, without waiting for the client's */
+        /* close_notify, without waiting for the client's; never after a fatal error or before
+         * the handshake finished (SSL_shutdown(3)). */
+        if (!c.ssl_failed && SSL_is_init_finished(c.ssl))
+            SSL_shutdown(c.ssl);
         SSL_free(c.ssl);
-        ERR_clear_error();
     }
+    ERR_clear_error();
     /* Half-close first so the client reads the whole answer before the FIN. */
     shutdown(fd, SHUT_WR);
     close(fd);
@@ -390,6 +401,10 @@ done:
 static void *server_main(void *arg)
 {
     ks_httpserver *s = arg;
+    sigset_t pipe_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
     for (;;) {
         struct pollfd p[2] = {{.fd = s->listen_fd, .events = POLLIN},
                               {.fd = s->wake[0], .events = POLLIN}};

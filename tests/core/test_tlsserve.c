@@ -6,8 +6,13 @@
  */
 #include <criterion/criterion.h>
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +164,42 @@ Test(tlsserve, files_that_do_not_fit_are_refused_with_the_flag_and_file)
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     cr_expect_eq(system(cmd), 0);
+}
+
+/* A client that resets the connection as soon as it has sent its request: the server's answer
+ * (and its close_notify) hit a dead socket. OpenSSL writes with write(2), so without care that
+ * raises SIGPIPE: the server must survive it even where SIGPIPE is not ignored. */
+Test(tlsserve, a_client_that_resets_does_not_kill_the_process_with_sigpipe)
+{
+    signal(SIGPIPE, SIG_DFL); /* a program that embeds the server and did not ignore it */
+    char err[512] = "";
+    ks_tls_ctx *tls = NULL;
+    cr_assert_eq(ks__tls_ctx_create(NULL, NULL, &tls, err, sizeof err), 0, "%s", err);
+    ks_httpserver *s = start_tls(tls);
+    SSL_CTX *cctx = SSL_CTX_new(TLS_client_method());
+    cr_assert_not_null(cctx);
+    for (int i = 0; i < 20; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)ks__httpserver_port(s)),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+        SSL *ssl = SSL_new(cctx);
+        SSL_set_fd(ssl, fd);
+        cr_assert_eq(SSL_connect(ssl), 1);
+        const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+        cr_assert_gt(SSL_write(ssl, req, (int)strlen(req)), 0);
+        struct linger lg = {1, 0}; /* close with RST */
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        SSL_free(ssl);
+        close(fd);
+        usleep(20000);
+    }
+    SSL_CTX_free(cctx);
+    body b;
+    char url[64];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/healthz", ks__httpserver_port(s));
+    cr_expect_eq(get(url, NULL, &b, NULL, 0), 200);
+    ks__httpserver_stop(s);
+    ks__tls_ctx_free(tls);
 }
