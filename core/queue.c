@@ -699,6 +699,22 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
     return 0;
 }
 
+int ks__queue_update_in_flight(ks_queue *q, ks_pod *new_pod)
+{
+    if (!q || !new_pod || !new_pod->uid)
+        return 0;
+    lock(q);
+    qentry *e = map_get(q, new_pod->uid, hash_uid(new_pod->uid));
+    int recorded = e && e->in_flight;
+    if (recorded) {
+        ks__pod_unref(e->newer_pod);
+        e->newer_pod = ks__pod_ref(new_pod);
+        e->updated_in_flight = 1;
+    }
+    unlock(q);
+    return recorded;
+}
+
 int ks__queue_delete(ks_queue *q, const char *uid)
 {
     if (!q || !uid)

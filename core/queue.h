@@ -117,6 +117,10 @@ int ks__queue_add(ks_queue *q, ks_pod *pod);
  * moves to backoffQ (still backing off) or activeQ after PreEnqueue. Gated: PreEnqueue again;
  * admitted: backoffQ/activeQ likewise. Unknown: added as ks__queue_add. */
 int ks__queue_update(ks_queue *q, ks_pod *new_pod);
+/* As ks__queue_update for a pod in flight, and nothing otherwise (never adds it): for a pod whose
+ * binding cycle owns it (assumed), so that a binding failure requeues its latest object, as
+ * upstream's handleSchedulingFailure requeues the informer's copy. 1 when recorded, else 0. */
+int ks__queue_update_in_flight(ks_queue *q, ks_pod *new_pod);
 /* The pod is gone (deleted, or bound by someone else). KS_ENOTFOUND when unknown. A pod in
  * flight is forgotten by uid at once; its qp stays valid until done/requeue_failed, and
  * requeue_failed then drops it (frees qp) instead of queueing it. */

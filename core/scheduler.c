@@ -351,7 +351,12 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
             ks__queue_move_on_event(s->queue, &ev);
         return rc;
     }
-    return ks__queue_delete(s->queue, pod->uid);
+    int rc = ks__queue_delete(s->queue, pod->uid);
+    /* upstream deletePodFromSchedulingQueue: a pod waiting on Permit is rejected ("removed"), so
+     * that its binding cycle forgets it (freeing its node) and moves pods as an AssignedPod
+     * delete now, not when its Permit timeout runs out. */
+    ks__binding_reject_waiting(s, pod->uid, "", "removed");
+    return rc;
 }
 
 int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed)
@@ -364,9 +369,17 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
          * InterPodAffinity and PodTopologySpread a label change). Without hints it would wake
          * every parked pod on each status or deletionTimestamp update: nothing is sent. */
         uint32_t acts = ks__pod_change_actions(new_pod, old_pod);
-        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, acts};
-        if (rc == 0 && acts)
-            ks__queue_move_on_event(s->queue, &ev);
+        /* One event per change, in upstream's order (PodSchedulingPropertiesChange returns a list
+         * and updatePodInCache moves pods once per event): each has its own label
+         * ("AssignedPodUpdatePodLabel", ...) for the queue's metrics and hints. */
+        static const uint32_t order[] = {KS_ACT_UPDATE_POD_LABEL, KS_ACT_UPDATE_POD_SCALE_DOWN,
+                                         KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+                                         KS_ACT_UPDATE_POD_TOLERATIONS};
+        for (size_t i = 0; rc == 0 && i < sizeof(order) / sizeof(order[0]); i++) {
+            ks_cluster_event ev = {KS_RES_ASSIGNED_POD, order[i]};
+            if (acts & order[i])
+                ks__queue_move_on_event(s->queue, &ev);
+        }
         return rc;
     }
     if (!was && is) {
@@ -382,8 +395,14 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
         ks__queue_delete(s->queue, old_pod->uid); /* schedulerName is immutable: normally unknown */
         return KS_ENOTFOUND;
     }
-    if (ks__cache_is_assumed(s->cache, new_pod->uid))
+    if (ks__cache_is_assumed(s->cache, new_pod->uid)) {
+        /* Its binding cycle owns it (upstream skips the queue), but a binding failure requeues
+         * the latest object (upstream handleSchedulingFailure takes the informer's copy), not the
+         * one assumed: keep the change for that. */
+        if (spec_changed)
+            ks__queue_update_in_flight(s->queue, new_pod);
         return 0;
+    }
     int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
     if (old_pod->nominated_node_name != KS_SYM_EMPTY && old_pod->nominated_node_name != KS_SYM_ABSENT &&
         old_pod->nominated_node_name != new_pod->nominated_node_name) {

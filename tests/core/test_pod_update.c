@@ -20,6 +20,7 @@
 #include "objects.h"
 #include "registry.h"
 #include "scheduler.h"
+#include "scheduler_int.h" /* ks__permit_hook */
 
 static struct {
     ks_config *cfg;
@@ -520,4 +521,73 @@ Test(pod_update, pod_cached_as_bound_between_pop_and_assume_fails_as_upstream_an
     cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated + c.in_flight, 0);
     ks__pod_unref(p);
     ks__pod_unref(bound);
+}
+
+/* Waits up to 5 s for a pod to reach activeQ (backoff is real time here). */
+static void wait_active(void)
+{
+    for (int i = 0; i < 50 && counts().active == 0; i++) {
+        usleep(100 * 1000);
+        ks__queue_flush_backoff(ks__scheduler_queue(W.s));
+    }
+}
+
+Test(pod_update, update_of_an_assumed_pod_is_what_a_binding_failure_requeues)
+{
+    add_node("n1", "4");
+    ks_pod *w = mkpod("w", "\"permit-wait\":\"1\"", "", "1", "");
+    add(w);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "assumed, waiting on Permit");
+    /* The user changes the pod meanwhile: now it wants a zone n1 is not in. */
+    ks_pod *moved = mkpod("w", "\"permit-wait\":\"1\"", "", "1", "\"nodeSelector\":{\"zone\":\"b\"}");
+    cr_assert_eq(ks__scheduler_on_pod_update(W.s, w, moved, 1), 0);
+    ks_queue_counts c = counts();
+    cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated, 0, "not queued a second time");
+    cr_assert_eq(c.in_flight, 1);
+    /* Permit rejects it: the binding cycle fails and requeues the pod as it is now. */
+    cr_assert_eq(ks__permit_hook(W.s, "uid-w", "WaitLong", 0, "no"), 0);
+    ks__scheduler_wait_bindings(W.s);
+    cr_assert_eq(W.bind_errors, 1);
+    wait_active();
+    cr_assert_eq(counts().active, 1, "requeued (its spec changed while in flight)");
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    ks__scheduler_wait_bindings(W.s);
+    cr_assert_not(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"),
+                  "the new nodeSelector fits no node (the old object would wait on n1 again)");
+    cr_assert_eq(counts().unschedulable, 1);
+    cr_assert_eq(W.binds, 0);
+    ks__pod_unref(w);
+    ks__pod_unref(moved);
+}
+
+Test(pod_update, deleting_a_pod_waiting_on_permit_rejects_it_at_once)
+{
+    add_node("n1", "2");
+    ks_pod *w = mkpod("w", "\"permit-wait\":\"1\"", "", "1500m", "");
+    add(w);
+    ks_pod *big = mkpod("big", "", "", "1", "");
+    add(big);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "assumed, waiting on Permit");
+    cr_assert_eq(counts().unschedulable, 1, "big does not fit next to it");
+    /* Deleted (never bound): upstream rejects the waiting pod, its node is free now, not in 60 s,
+     * and the AssignedPod delete moves big. */
+    cr_assert_eq(ks__scheduler_on_pod_delete(W.s, w), 0);
+    for (int i = 0; i < 20 && ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"); i++)
+        usleep(100 * 1000);
+    cr_assert_not(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "forgotten at once");
+    ks__scheduler_wait_bindings(W.s);
+    cr_assert_eq(node_cpu("n1"), 0);
+    cr_assert_eq(W.binds, 0, "a deleted pod is not bound");
+    ks_queue_counts c = counts();
+    cr_assert_eq(c.unschedulable, 0, "big moved");
+    cr_assert_eq(c.active + c.backoff, 1, "only big is queued; the deleted pod is not");
+    wait_active();
+    schedule();
+    cr_assert_eq(W.scheduled, 1);
+    cr_assert_eq(node_cpu("n1"), 1000);
+    ks__pod_unref(w);
+    ks__pod_unref(big);
 }

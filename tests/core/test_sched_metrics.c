@@ -360,3 +360,34 @@ Test(sched_metrics, permit_wait_timed_out)
                  1);
     cr_expect_eq(counter(t.m.unschedulable_pods, "Waiter", PROFILE, NULL), 1);
 }
+
+/* An assigned pod's update that changes its labels and lowers its request is two events, as
+ * upstream's PodSchedulingPropertiesChange list: the scale-down one (NodeResourcesFit's) moves the
+ * pod it rejected, and is counted under its own label. */
+Test(sched_metrics, assigned_pod_update_is_one_event_per_change)
+{
+    start(NULL);
+    node("n1", "2");
+    const char *bound = "{'metadata':{'name':'b','namespace':'default','uid':'uid-b','labels':{'app':"
+                        "'%s'}},'spec':{'nodeName':'n1','containers':[{'name':'c','image':'i',"
+                        "'resources':{'requests':{'cpu':'%s'}}}]}}";
+    char json[512];
+    snprintf(json, sizeof(json), bound, "x", "1500m");
+    ks_pod *old = th_pod(json);
+    cr_assert_eq(ks__scheduler_on_pod_add(t.s, old), 0);
+    pod("big", "1");
+    drain();
+    cr_assert_eq(counter(t.m.unschedulable_pods, "NodeResourcesFit", PROFILE, NULL), 1);
+    snprintf(json, sizeof(json), bound, "y", "500m");
+    ks_pod *smaller = th_pod(json);
+    cr_assert_eq(ks__scheduler_on_pod_update(t.s, old, smaller, 1), 0);
+    ks_metric_family *in = t.m.queue_incoming_pods;
+    cr_expect_eq(counter(in, "backoff", "AssignedPodUpdatePodScaleDown", NULL), 1);
+    cr_expect_eq(hcount(t.m.queueing_hint_execution_duration, "NodeResourcesFit",
+                        "AssignedPodUpdatePodScaleDown", "Queue"),
+                 1);
+    t.now += 2 * SEC;
+    ks__queue_flush_backoff(ks__scheduler_queue(t.s));
+    drain();
+    cr_expect_eq(t.binds, 1, "big fits next to the smaller pod");
+}
