@@ -185,15 +185,23 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
      * scheduler: the 409 of a conflicting binding) the cache holds that binding instead, and the
      * queue has dropped the pod, so requeueing below does nothing (upstream: "Pod has been
      * assigned to node. Abort adding it back to queue."). */
-    if (ks__cache_forget_pod(s->cache, j->assumed->uid) == 0) {
-        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+    /* Upstream moves pods (AssignedPodDelete) before requeueing this one after an error, and after
+     * it when it was rejected, leaving the pod itself alone: "it's always Unschedulable" (as an
+     * event recorded while it was in flight, the forget would send it to backoffQ instead). */
+    int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
+    ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+    int forgotten = ks__cache_forget_pod(s->cache, j->assumed->uid) == 0;
+    if (forgotten && !rejected) {
         ks__queue_move_on_event(s->queue, &ev);
-    } else if (ks__log_enabled(2)) {
+    } else if (!forgotten && ks__log_enabled(2)) {
         ks__log('I', NULL, "pod %s: binding failed but the pod is no longer assumed (bound elsewhere, or deleted)",
                 j->qp->pod->key);
     }
     report_bind(s, j, code == KS_ERROR ? "Error" : "Unschedulable", KS_SYM_ABSENT, msg);
     ks__handle_failure(s, j->fw, j->qp, code, msg, rejectors, 0, KS_SYM_ABSENT);
+    /* j->qp may be popped again or freed by now; the job still holds the assumed pod (its uid) */
+    if (forgotten && rejected)
+        ks__queue_move_on_event_except(s->queue, &ev, j->assumed->uid);
 }
 
 static void run_job(ks_scheduler *s, ks_binding_job *j)

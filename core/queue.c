@@ -823,7 +823,7 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
  * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
  * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
 static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *event, int64_t older_than,
-                          int64_t now)
+                          int64_t now, const char *except_uid)
 {
     size_t moved = 0;
     int activated = 0;
@@ -831,6 +831,8 @@ static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *e
         next = l->next;
         qentry *e = CONTAINER_OF(l, qentry, park);
         if (older_than >= 0 && !(now - e->qp.timestamp_ns > older_than))
+            continue;
+        if (except_uid && strcmp(e->qp.pod->uid, except_uid) == 0)
             continue;
         strategy s;
         if (e->qp.where == KS_Q_GATED) {
@@ -855,8 +857,14 @@ static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *e
 
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev)
 {
+    return ks__queue_move_on_event_except(q, ev, NULL);
+}
+
+size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev, const char *except_uid)
+{
     lock(q);
-    size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1, now_ns(q));
+    size_t moved =
+        move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1, now_ns(q), except_uid);
     record_in_flight_event(q, ev, NULL);
     unlock(q);
     return moved;
@@ -890,7 +898,7 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
         any = now - CONTAINER_OF(l, qentry, park)->qp.timestamp_ns > q->opts.max_unschedulable_ns;
     size_t moved = 0;
     if (any) {
-        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now);
+        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now, NULL);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
         record_in_flight_event(q, &timeout, "UnschedulableTimeout");

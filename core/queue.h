@@ -148,6 +148,9 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
  * and moves likewise once admitted. Also remembered for pods now in flight. Wakes pop. Returns the
  * pods that reached activeQ or backoffQ. */
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev);
+/* The same, leaving the pod with uid except_uid (NULL: none) where it is: upstream's preCheck in
+ * handleBindingCycleError, so that forgetting a rejected pod does not move that pod itself. */
+size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev, const char *except_uid);
 /* Periodic work: backoffQ pods whose backoff expired (expiry <= now) go to activeQ (every 1 s
  * upstream); parked pods whose timestamp_ns is more than max_unschedulable_ns old move with the
  * wildcard UnschedulableTimeout (every 30 s): unschedulable ones to backoffQ/activeQ, gated ones

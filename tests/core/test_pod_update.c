@@ -591,3 +591,30 @@ Test(pod_update, deleting_a_pod_waiting_on_permit_rejects_it_at_once)
     ks__pod_unref(w);
     ks__pod_unref(big);
 }
+
+Test(pod_update, a_pod_rejected_at_permit_stays_unschedulable_and_its_forget_moves_the_others)
+{
+    add_node("n1", "2");
+    ks_pod *w = mkpod("w", "\"permit-wait\":\"1\"", "", "1500m", "");
+    add(w);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    ks_pod *big = mkpod("big", "", "", "1", "");
+    add(big);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    cr_assert_eq(counts().unschedulable, 1, "big does not fit next to the assumed pod");
+    cr_assert_eq(ks__permit_hook(W.s, "uid-w", "WaitLong", 0, "not now"), 0);
+    ks__scheduler_wait_bindings(W.s);
+    cr_assert_eq(W.bind_errors, 1);
+    ks_queue_counts c = counts();
+    /* upstream handleBindingCycleError: the AssignedPodDelete of the forget moves big, after w is
+     * back as unschedulable and without w itself */
+    cr_assert_eq(c.unschedulable, 1, "w is parked (WaitLong rejected it, nothing changed since)");
+    cr_assert_eq(c.active + c.backoff, 1, "big moved");
+    wait_active();
+    schedule();
+    cr_assert_eq(W.scheduled, 1, "big is bound");
+    cr_assert_eq(node_cpu("n1"), 1000);
+    cr_assert_eq(counts().unschedulable, 1, "w still waits for a change");
+    ks__pod_unref(w);
+    ks__pod_unref(big);
+}
