@@ -90,9 +90,22 @@ out:
     return rc;
 }
 
+/* The passphrase callback: none. Without one OpenSSL asks for the passphrase of an encrypted key
+ * on the terminal, or reads it from stdin, and a scheduler started with its stdin left open
+ * waits there for ever. Upstream (Go's tls.X509KeyPair) does not take encrypted keys either. */
+static int no_passphrase(char *buf, int size, int rwflag, void *ud)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    *(int *)ud = 1;
+    return -1;
+}
+
 static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file, char *err, size_t errlen)
 {
     char why[256];
+    int asked = 0;
     if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
         snprintf(err, errlen,
                  "--tls-cert-file %s: cannot read a PEM certificate from it (%s); give the serving "
@@ -100,7 +113,19 @@ static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file,
                  cert_file, ssl_reason(why, sizeof why, "unreadable"));
         return KS_EINVAL;
     }
+    SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, &asked);
     int key_ok = SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) == 1;
+    SSL_CTX_set_default_passwd_cb(ctx, NULL);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL); /* `asked` ends with this call */
+    if (!key_ok && asked) {
+        ERR_clear_error();
+        snprintf(err, errlen,
+                 "--tls-private-key-file %s: the key is encrypted with a passphrase, which is not "
+                 "supported; give it unencrypted (e.g. openssl pkey -in %s -out PLAIN.key)",
+                 key_file, key_file);
+        return KS_EINVAL;
+    }
     /* OpenSSL 3 already compares the key with the certificate while loading it. */
     int mismatch = !key_ok && ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
     if (!key_ok && !mismatch) {

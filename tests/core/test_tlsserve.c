@@ -203,3 +203,26 @@ Test(tlsserve, a_client_that_resets_does_not_kill_the_process_with_sigpipe)
     ks__httpserver_stop(s);
     ks__tls_ctx_free(tls);
 }
+
+/* A passphrase-protected key is refused at once, with a reason, never by asking for the
+ * passphrase on the terminal (OpenSSL's default when no callback is set: a hang for a daemon
+ * started from a shell). */
+Test(tlsserve, an_encrypted_key_is_refused_without_asking_for_a_passphrase, .timeout = 20)
+{
+    char dir[] = "/tmp/ks-tls-XXXXXX", crt[128], key[128], cmd[512], err[512] = "";
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(crt, sizeof crt, "%s/e.crt", dir);
+    snprintf(key, sizeof key, "%s/e.key", dir);
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -passout pass:secret -days 1 -subj /CN=e "
+             "-keyout %s -out %s >/dev/null 2>&1",
+             key, crt);
+    cr_assert_eq(system(cmd), 0, "openssl req failed: is the openssl command installed?");
+    ks_tls_ctx *tls = NULL;
+    cr_expect_eq(ks__tls_ctx_create(crt, key, &tls, err, sizeof err), KS_EINVAL);
+    cr_expect_null(tls);
+    cr_expect(strstr(err, "--tls-private-key-file") && strstr(err, key), "%s", err);
+    cr_expect(strstr(err, "encrypted"), "%s", err);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
