@@ -385,7 +385,12 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
     if (!was && is) {
         ks__nominator_remove(s, old_pod->uid);
         ks__queue_delete(s->queue, old_pod->uid);
-        return ks__scheduler_on_pod_add(s, new_pod);
+        int rc = ks__scheduler_on_pod_add(s, new_pod);
+        /* It left upstream's unscheduled-pod informer (deletePodFromSchedulingQueue): a pod of ours
+         * still waiting on Permit is rejected rather than bound (409) once allowed; its binding
+         * cycle finds it no longer assumed and drops it. */
+        ks__binding_reject_waiting(s, old_pod->uid, "", "removed");
+        return rc;
     }
     if (was) { /* nodeName is immutable once set: a recreated object; treat it as one */
         ks__scheduler_on_pod_delete(s, old_pod);

@@ -618,3 +618,30 @@ Test(pod_update, a_pod_rejected_at_permit_stays_unschedulable_and_its_forget_mov
     ks__pod_unref(w);
     ks__pod_unref(big);
 }
+
+Test(pod_update, a_pod_waiting_on_permit_bound_by_someone_else_ends_its_binding_cycle_at_once)
+{
+    add_node("n1", "2");
+    add_node("n2", "2");
+    ks_pod *w = mkpod("w", "\"permit-wait\":\"1\"", "", "1500m", "");
+    add(w);
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "assumed, waiting on Permit");
+    /* Another scheduler bound it (to whichever node): the watch shows it assigned. */
+    ks_pod *bound_n1 = mkpod("w", "\"permit-wait\":\"1\"", "n1", "1500m", "");
+    ks_pod *bound_n2 = mkpod("w", "\"permit-wait\":\"1\"", "n2", "1500m", "");
+    ks_pod *bound = node_cpu("n1") == 1500 ? bound_n2 : bound_n1;
+    cr_assert_eq(ks__scheduler_on_pod_update(W.s, w, bound, 1), 0);
+    for (int i = 0; i < 20 && W.bind_errors == 0; i++)
+        usleep(100 * 1000);
+    cr_assert_eq(W.bind_errors, 1, "rejected at once, not after its 60 s Permit wait");
+    ks__scheduler_wait_bindings(W.s);
+    cr_assert_eq(W.binds, 0, "never bound by kubesched");
+    cr_assert_not(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"));
+    cr_assert_eq(node_cpu("n1") + node_cpu("n2"), 1500, "counted once, where the other bound it");
+    ks_queue_counts c = counts();
+    cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated + c.in_flight, 0, "not requeued");
+    ks__pod_unref(w);
+    ks__pod_unref(bound_n1);
+    ks__pod_unref(bound_n2);
+}
