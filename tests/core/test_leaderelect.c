@@ -620,8 +620,8 @@ Test(leaderelect, a_renewal_gives_up_within_renew_deadline_when_the_server_stops
     cr_assert_eq(atomic_load(&CB.lost), 1);
     /* At most retryPeriod until the renewal starts, then renewDeadline (2 s) for all of its
      * requests together: the fast path's PUT must not leave the GET a new 2 s (before the
-     * fix: 4 s and more). */
-    cr_assert_leq(took, 500 + 2000 + 900, "leadership lost %lld ms after the server hung",
+     * fix: 4.3 s and more; the slack is for a loaded machine running the sanitizer build). */
+    cr_assert_leq(took, 500 + 2000 + 1500, "leadership lost %lld ms after the server hung",
                   (long long)took);
     ks__leaderelect_free(le);
     f_stop();
