@@ -24,12 +24,9 @@
 
 #define PATH_MAX_LEN 96
 
-/* RES_OTHER: "pods", or a name that is neither native nor scalar: never scored. */
-typedef enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_SCALAR, RES_PODS, RES_OTHER } res_kind;
-
 typedef struct resource {
     ks_sym name;
-    res_kind kind;
+    ks_h_res_kind kind;
 } resource;
 
 /* What create() builds; read-only afterwards. */
@@ -45,20 +42,6 @@ typedef struct prescore_state {
 } prescore_state;
 
 static char prescore_key;
-
-
-static res_kind kind_of(const char *name)
-{
-    if (strcmp(name, "cpu") == 0)
-        return RES_CPU;
-    if (strcmp(name, "memory") == 0)
-        return RES_MEMORY;
-    if (strcmp(name, "ephemeral-storage") == 0)
-        return RES_EPHEMERAL;
-    if (strcmp(name, "pods") == 0)
-        return RES_PODS;
-    return ks_h_is_scalar_resource(name) ? RES_SCALAR : RES_OTHER;
-}
 
 static void balanced_destroy(void *self)
 {
@@ -86,8 +69,8 @@ static void *balanced_create(const ks_args *args, ks_error *err)
     }
     b->n = count;
     if (n == 0) {
-        b->res[0] = (resource){ks_intern("cpu"), RES_CPU};
-        b->res[1] = (resource){ks_intern("memory"), RES_MEMORY};
+        b->res[0] = (resource){ks_intern("cpu"), KS_H_RES_CPU};
+        b->res[1] = (resource){ks_intern("memory"), KS_H_RES_MEMORY};
         return b;
     }
     for (size_t i = 0; i < n; i++) {
@@ -100,7 +83,7 @@ static void *balanced_create(const ks_args *args, ks_error *err)
                          rc == KS_ENOTFOUND ? "Required value" : "must be a string");
             goto fail;
         }
-        b->res[i] = (resource){ks_intern(name), kind_of(name)};
+        b->res[i] = (resource){ks_intern(name), ks_h_resource_kind(name)};
         for (size_t k = 0; k < i; k++) {
             if (b->res[k].name == b->res[i].name) {
                 ks_error_set(err, "NodeResourcesBalancedAllocation: %s: Duplicate value: \"%s\"",
@@ -132,13 +115,13 @@ fail:
 static int64_t pod_request(const resource *r, const ks_resources *req)
 {
     switch (r->kind) {
-    case RES_CPU:
+    case KS_H_RES_CPU:
         return req->milli_cpu;
-    case RES_MEMORY:
+    case KS_H_RES_MEMORY:
         return req->memory;
-    case RES_EPHEMERAL:
+    case KS_H_RES_EPHEMERAL:
         return req->ephemeral_storage;
-    case RES_PODS:
+    case KS_H_RES_PODS:
         return req->allowed_pods;
     default: /* the host keeps every other requested name with the scalars */
         return ks_resources_scalar(req, r->name);
@@ -173,9 +156,6 @@ static ks_code balanced_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod
     return KS_SUCCESS;
 }
 
-/* Go's int64 addition wraps; do the same without C's undefined behaviour. */
-static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-
 /* The fraction of resource i on the node: 1 and *f when it takes part in the score, 0 when it is
  * left out (a scalar the pod does not request, a name framework.Resource never holds, or
  * allocatable 0). */
@@ -183,28 +163,8 @@ static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
                     const ks_resources *used, double *f)
 {
     int64_t capacity, requested;
-    switch (r->kind) {
-    case RES_CPU:
-        capacity = alloc->milli_cpu;
-        requested = wrap_add(used->milli_cpu, req);
-        break;
-    case RES_MEMORY:
-        capacity = alloc->memory;
-        requested = wrap_add(used->memory, req);
-        break;
-    case RES_EPHEMERAL:
-        capacity = alloc->ephemeral_storage;
-        requested = wrap_add(used->ephemeral_storage, req);
-        break;
-    case RES_SCALAR:
-        if (req == 0)
-            return 0;
-        capacity = ks_resources_scalar(alloc, r->name);
-        requested = wrap_add(ks_resources_scalar(used, r->name), req);
-        break;
-    default:
+    if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used, used, &capacity, &requested))
         return 0;
-    }
     if (capacity == 0)
         return 0;
     *f = (double)requested / (double)capacity;

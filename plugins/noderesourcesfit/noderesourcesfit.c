@@ -32,15 +32,11 @@
 #define MAX_UTILIZATION 100
 #define PATH_MAX_LEN 96
 
-/* RES_OTHER: a name upstream's framework.Resource never holds ("pods", or one that is neither
- * native nor scalar); it is never scored. */
-typedef enum res_kind { RES_CPU, RES_MEMORY, RES_EPHEMERAL, RES_SCALAR, RES_OTHER } res_kind;
-
 typedef enum strategy { STRAT_LEAST, STRAT_MOST, STRAT_RTCR } strategy;
 
 typedef struct scored_resource {
     ks_sym name;
-    res_kind kind;
+    ks_h_res_kind kind;
     int64_t weight; /* 1..100 */
 } scored_resource;
 
@@ -213,18 +209,6 @@ static int get_int(const ks_args *args, const char *path, int64_t dflt, int64_t 
     return 0;
 }
 
-
-static res_kind kind_of(const char *name)
-{
-    if (strcmp(name, "cpu") == 0)
-        return RES_CPU;
-    if (strcmp(name, "memory") == 0)
-        return RES_MEMORY;
-    if (strcmp(name, "ephemeral-storage") == 0)
-        return RES_EPHEMERAL;
-    return ks_h_is_scalar_resource(name) ? RES_SCALAR : RES_OTHER;
-}
-
 static int parse_ignored(fit *f, const ks_args *args, ks_error *err)
 {
     char path[PATH_MAX_LEN];
@@ -312,8 +296,8 @@ static int parse_strategy(fit *f, const ks_args *args, ks_error *err)
     if (!(f->res = zalloc(f->nres * sizeof(*f->res))))
         goto nomem;
     if (n == 0) {
-        f->res[0] = (scored_resource){ks_intern("cpu"), RES_CPU, 1};
-        f->res[1] = (scored_resource){ks_intern("memory"), RES_MEMORY, 1};
+        f->res[0] = (scored_resource){ks_intern("cpu"), KS_H_RES_CPU, 1};
+        f->res[1] = (scored_resource){ks_intern("memory"), KS_H_RES_MEMORY, 1};
     }
     for (long i = 0; i < n; i++) {
         const char *name;
@@ -334,7 +318,7 @@ static int parse_strategy(fit *f, const ks_args *args, ks_error *err)
             return -1;
         }
         f->res[i].name = ks_intern(name);
-        f->res[i].kind = kind_of(name);
+        f->res[i].kind = ks_h_resource_kind(name);
         f->res[i].weight = w;
     }
 
@@ -519,7 +503,6 @@ static ks_code fit_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
  * ------------------------------------------------------------------------------------------- */
 
 /* Go's int64 arithmetic wraps on overflow; do the same without C's undefined behaviour. */
-static int64_t wrap_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
 static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
 /* The pod's request for a scoring resource: the non-zero variant for cpu and memory (upstream
@@ -527,13 +510,13 @@ static int64_t wrap_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (
 static int64_t pod_request(const scored_resource *r, const ks_pod *pod)
 {
     switch (r->kind) {
-    case RES_CPU:
+    case KS_H_RES_CPU:
         return ks_pod_nonzero_requests(pod)->milli_cpu;
-    case RES_MEMORY:
+    case KS_H_RES_MEMORY:
         return ks_pod_nonzero_requests(pod)->memory;
-    case RES_EPHEMERAL:
+    case KS_H_RES_EPHEMERAL:
         return ks_pod_requests(pod)->ephemeral_storage;
-    case RES_SCALAR:
+    case KS_H_RES_SCALAR:
         return ks_resources_scalar(ks_pod_requests(pod), r->name);
     default:
         return 0;
@@ -615,28 +598,9 @@ static ks_code fit_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
         const scored_resource *r = &f->res[i];
         int64_t req = s && i < s->n ? s->requests[i] : pod_request(r, pod);
         int64_t capacity, requested;
-        switch (r->kind) {
-        case RES_CPU:
-            capacity = alloc->milli_cpu;
-            requested = wrap_add(used_nz->milli_cpu, req);
-            break;
-        case RES_MEMORY:
-            capacity = alloc->memory;
-            requested = wrap_add(used_nz->memory, req);
-            break;
-        case RES_EPHEMERAL:
-            capacity = alloc->ephemeral_storage;
-            requested = wrap_add(used->ephemeral_storage, req);
-            break;
-        case RES_SCALAR:
-            if (req == 0)
-                continue;
-            capacity = ks_resources_scalar(alloc, r->name);
-            requested = wrap_add(ks_resources_scalar(used, r->name), req);
-            break;
-        default:
+        if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz, used, &capacity,
+                                        &requested))
             continue;
-        }
         if (capacity == 0)
             continue;
         int64_t rs = resource_score(f, requested, capacity);
