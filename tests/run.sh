@@ -31,6 +31,8 @@ for a in "$@"; do
   esac
 done
 
+echo "== layers (tests/check-layers.sh)"
+if ! tests/check-layers.sh; then status=1; fi
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_SANITIZE=OFF
 if [ $sanitize = 1 ]; then
   # detect_leaks: every test must free what it allocates.

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "host_api.h"
-#include "registry.h"
-#include "simulate.h"
+#include "config/config.h"
+#include "sched/host_api.h"
+#include "config/registry.h"
+#include "cli/simulate.h"
 
 typedef enum { BASIC, ANTI_AFFINITY, AFFINITY, NODE_AFFINITY, SPREADING } shape;
 

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "apiclient.h"
-#include "kubeconfig.h"
+#include "live/apiclient.h"
+#include "live/kubeconfig.h"
 #include "kubesched/plugin.h"
 
 #define PKI KS_SOURCE_DIR "/tests/fixtures/kubeconfig/pki/"

@@ -1,5 +1,5 @@
 /*
- * The scheduler cache and its snapshot (core/cache.c): nodes and pods in, assume / forget /
+ * The scheduler cache and its snapshot (core/sched/cache.c): nodes and pods in, assume / forget /
  * confirm, the per-node requested and non-zero requested sums, the incremental snapshot update
  * (only changed NodeInfos copied), the node list order (insertion order, zones interleaved
  * round-robin as upstream's nodeTree), and nodes removed while pods still run there.
@@ -12,10 +12,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "cache.h"
-#include "host_api.h"
-#include "intern.h"
-#include "objects.h"
+#include "sched/cache.h"
+#include "sched/host_api.h"
+#include "api/intern.h"
+#include "api/objects.h"
 
 #define MI (1024LL * 1024)
 

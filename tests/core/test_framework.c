@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "host_api.h"
-#include "intern.h"
-#include "objects.h"
-#include "registry.h"
-#include "scheduler.h"
+#include "config/config.h"
+#include "sched/host_api.h"
+#include "api/intern.h"
+#include "api/objects.h"
+#include "config/registry.h"
+#include "sched/scheduler.h"
 
 /* ---- recording plugins --------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * The health and metrics HTTP server (core/httpserver.c), over real sockets on 127.0.0.1: a raw
+ * The health and metrics HTTP server (core/live/httpserver.c), over real sockets on 127.0.0.1: a raw
  * socket client that writes the request bytes itself (so malformed requests can be sent too) and
  * libcurl for one scrape the way a real client parses it. Every server binds port 0 and asks
  * which port it got, so tests never collide.
@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "httpserver.h"
-#include "metrics.h"
+#include "live/httpserver.h"
+#include "util/metrics.h"
 
 typedef struct reply {
     int status;

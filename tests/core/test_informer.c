@@ -1,5 +1,5 @@
 /*
- * The live source's informers (core/apisource.c) without a cluster: a watch stream served by a
+ * The live source's informers (core/live/apisource.c) without a cluster: a watch stream served by a
  * one-shot HTTP server goes through the API client's stream reader (apiclient_stream.c) into
  * the informer's event handler and a real scheduler's queue and cache. Bad events (a line that
  * is not JSON, a Pod with a quantity that does not parse, objects without metadata.uid) are
@@ -18,15 +18,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "apiclient.h"
-#include "apisource_int.h"
-#include "cache.h"
-#include "config.h"
-#include "host_api.h"
-#include "kubeconfig.h"
-#include "queue.h"
-#include "registry.h"
-#include "scheduler.h"
+#include "live/apiclient.h"
+#include "live/apisource_int.h"
+#include "sched/cache.h"
+#include "config/config.h"
+#include "sched/host_api.h"
+#include "live/kubeconfig.h"
+#include "sched/queue.h"
+#include "config/registry.h"
+#include "sched/scheduler.h"
 
 /* --- a one-shot HTTP server: one request, one canned 200 response, close ------------------ */
 

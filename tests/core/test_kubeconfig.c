@@ -1,5 +1,5 @@
 /*
- * Kubeconfig files and the in-cluster config (core/kubeconfig.c): contexts, files against
+ * Kubeconfig files and the in-cluster config (core/live/kubeconfig.c): contexts, files against
  * embedded data, paths relative to the kubeconfig, token files re-read on change under a fake
  * clock, the in-cluster directory, the precedence of upstream, and every refusal with its
  * message. Fixtures live in tests/fixtures/kubeconfig/; error cases write small files into a
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kubeconfig.h"
+#include "live/kubeconfig.h"
 #include "kubesched/plugin.h"
 
 #define FIXDIR KS_SOURCE_DIR "/tests/fixtures/kubeconfig"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "leaderelect.h"
+#include "config/config.h"
+#include "live/leaderelect.h"
 
 #define ID "host-a_6b1f3c2e-0d4a-4b6e-9c1d-2f3e4a5b6c7d"
 #define OTHER "host-b_00000000-0000-4000-8000-000000000000"
@@ -423,7 +423,7 @@ Test(leaderelect, the_elector_refuses_upstreams_bad_timings)
 #include <time.h>
 #include <unistd.h>
 
-#include "kubeconfig.h"
+#include "live/kubeconfig.h"
 
 /* One Lease kept as the last body written (POST / PUT), "resourceVersion" aside. hang: read the
  * request and never answer (an API server that stopped answering). */

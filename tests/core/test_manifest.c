@@ -1,5 +1,5 @@
 /*
- * Manifest files (core/manifest.c): multi-document YAML, a JSON object, a JSON array, List
+ * Manifest files (core/api/manifest.c): multi-document YAML, a JSON object, a JSON array, List
  * documents as kubectl prints them, YAML scalar typing as sigs.k8s.io/yaml does it, and the
  * messages for syntax errors and missing files. Fixtures live in tests/fixtures/manifest/.
  */
@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "kubesched/plugin.h"
-#include "manifest.h"
+#include "api/manifest.h"
 
 #define FIXTURE(name) KS_SOURCE_DIR "/tests/fixtures/manifest/" name
 

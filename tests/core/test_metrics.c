@@ -1,5 +1,5 @@
 /*
- * The metrics registry (core/metrics.c): exposition text, number formatting, bucket bounds, label
+ * The metrics registry (core/util/metrics.c): exposition text, number formatting, bucket bounds, label
  * escaping, concurrent updates, bad definitions.
  *
  * The expected texts, float strings and bucket bits below were produced by the upstream libraries
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "util/metrics.h"
 
 /* Compares two texts and, on a mismatch, names the first differing line of each. */
 static void expect_text(const char *got, const char *want)

@@ -1,5 +1,5 @@
 /*
- * Pod and Node conversion (core/objects.c): upstream PodRequests and its non-zero variant,
+ * Pod and Node conversion (core/api/objects.c): upstream PodRequests and its non-zero variant,
  * API-server defaulting (requests from limits, allocatable from capacity), the pre-parsed
  * metadata and spec fields, error messages naming the field path, and reference counting of
  * pods and their assumed copies.
@@ -14,9 +14,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "host_api.h"
-#include "intern.h"
-#include "objects.h"
+#include "sched/host_api.h"
+#include "api/intern.h"
+#include "api/objects.h"
 
 #define MI (1024LL * 1024)
 #define GI (1024LL * MI)

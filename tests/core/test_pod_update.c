@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "config.h"
-#include "host_api.h"
-#include "intern.h"
-#include "objects.h"
-#include "registry.h"
-#include "scheduler.h"
-#include "scheduler_int.h" /* ks__permit_hook */
+#include "sched/cache.h"
+#include "config/config.h"
+#include "sched/host_api.h"
+#include "api/intern.h"
+#include "api/objects.h"
+#include "config/registry.h"
+#include "sched/scheduler.h"
+#include "sched/scheduler_int.h" /* ks__permit_hook */
 
 static struct {
     ks_config *cfg;

@@ -1,5 +1,5 @@
 /*
- * resource.Quantity parsing (core/quantity.c): every suffix, decimal exponents, fractions, the
+ * resource.Quantity parsing (core/api/quantity.c): every suffix, decimal exponents, fractions, the
  * rounding up of Value() / MilliValue(), saturation, and the strings upstream rejects. Cases follow
  * apimachinery's quantity_test.go (TestQuantityParse, TestQuantityRoundUp and the invalid list),
  * read as the two integers the scheduler uses.
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "kubesched/plugin.h"
-#include "quantity.h"
+#include "api/quantity.h"
 
 /* Parses s and checks Value() and MilliValue(). */
 static void expect_q(const char *s, int64_t value, int64_t milli)

@@ -1,5 +1,5 @@
 /*
- * The scheduling queue (core/queue.c): ordering, backoff, parking and requeueing by events,
+ * The scheduling queue (core/sched/queue.c): ordering, backoff, parking and requeueing by events,
  * gating, updates and deletes of queued and in-flight pods, blocking pop.
  *
  * Pods are built by hand (calloc, refs = 1, uid, priority) so these tests do not depend on the
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "objects.h"
-#include "queue.h"
+#include "api/objects.h"
+#include "sched/queue.h"
 
 #define SEC 1000000000LL
 #define MS 1000000LL

@@ -1,5 +1,5 @@
 /*
- * The scheduler's metrics (core/sched_metrics.c, core/framework_metrics.c and their call sites):
+ * The scheduler's metrics (core/sched/sched_metrics.c, core/sched/framework_metrics.c and their call sites):
  * a scheduler with the default profile runs in memory (bindings succeed at once, a virtual queue
  * clock) with a registry, and the families upstream fills must count what happened: attempts by
  * result, one observation per extension point run, evaluations per plugin call, unschedulable
@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "harness.h"
-#include "metrics.h"
-#include "registry.h"
-#include "scheduler.h"
+#include "util/metrics.h"
+#include "config/registry.h"
+#include "sched/scheduler.h"
 
 #define SEC 1000000000LL
 

@@ -1,5 +1,5 @@
 /*
- * HTTPS on the serving port (core/tlsserve.c with core/httpserver.c): the self-signed identity
+ * HTTPS on the serving port (core/live/tlsserve.c with core/live/httpserver.c): the self-signed identity
  * made at start, certificate and key files, and the errors for files that do not fit. libcurl is
  * the client, as a probe or Prometheus would be; PEM files are made with the openssl command
  * (tests/install-deps.sh installs it).
@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "httpserver.h"
+#include "live/httpserver.h"
 #include "kubesched/plugin.h"
-#include "tlsserve.h"
+#include "live/tlsserve.h"
 
 typedef struct body {
     char buf[4096];

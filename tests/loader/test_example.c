@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "harness.h"
-#include "host_api.h"
-#include "loader.h"
-#include "log.h"
+#include "sched/host_api.h"
+#include "sched/loader.h"
+#include "util/log.h"
 
 static ks_loaded_module *mod;
 static const ks_plugin_desc *desc;

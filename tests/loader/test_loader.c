@@ -6,7 +6,7 @@
  *
  * The fixture modules are built from the sources in fixtures/ by CMakeLists.txt; their paths arrive
  * as FIX_...
- * compile definitions. The host table is the real one (core/host_api.c), as kubesched hands it over.
+ * compile definitions. The host table is the real one (core/sched/host_api.c), as kubesched hands it over.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "host_api.h"
-#include "loader.h"
-#include "registry.h"
+#include "config/config.h"
+#include "sched/host_api.h"
+#include "sched/loader.h"
+#include "config/registry.h"
 
 static const ks_host_api *host;
 

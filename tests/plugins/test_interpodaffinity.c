@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache.h"
-#include "framework.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
 #include "harness.h"
 
 extern const ks_plugin_desc ks_plugin_inter_pod_affinity;
@@ -599,7 +599,7 @@ Test(inter_pod_affinity, anti_affinity_leaves_other_regions_open)
 Test(inter_pod_affinity, existing_anti_affinity_of_other_namespace_does_not_apply)
 {
     th_cluster *c = th_cluster_new();
-    add_namespace(c, "NS1", "'kind':'test'"); /* labels: core/store.c qsorts NULL for none */
+    add_namespace(c, "NS1", "'kind':'test'"); /* labels: core/api/store.c qsorts NULL for none */
     add_node(c, "nodeA", "'region':'China'");
     add_node(c, "nodeB", "'region':'China','az':'az1'");
     add_node(c, "nodeC", "'region':'India'");

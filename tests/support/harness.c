@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "framework.h"
-#include "host_api.h"
-#include "intern.h"
-#include "objects.h"
-#include "queue.h"
-#include "store.h"
-#include "strmap.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "sched/host_api.h"
+#include "api/intern.h"
+#include "api/objects.h"
+#include "sched/queue.h"
+#include "api/store.h"
+#include "util/strmap.h"
 
 /* Everything to release at th_fini. */
 typedef struct cleanup {

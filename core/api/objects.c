@@ -1,0 +1,1094 @@
+/*
+ * Pod and Node conversion from JSON (cJSON) into the compact structs of objects.h.
+ *
+ * This is the one place where API objects are read field by field; everything downstream
+ * (cache, framework, plugins through the SDK) reads the structs. Pod requests follow upstream
+ * component-helpers PodRequests (containers, init containers with restartable sidecars, pod-level
+ * resources, overhead) and the scheduler's non-zero variant (100m / 200Mi per container lacking a
+ * cpu / memory request). API-server defaulting that a manifest may lack is applied here, as the
+ * API server would on create: a container's requests default to its limits; a node's allocatable
+ * defaults to its capacity.
+ */
+#define _GNU_SOURCE /* strptime, timegm */
+#include "api/objects.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/intern.h"
+#include "api/quantity.h"
+#include "api/selector.h"
+#include "api/shared.h"
+
+ks_sym ks__sym_cpu, ks__sym_memory, ks__sym_ephemeral_storage, ks__sym_pods;
+
+#define DEFAULT_MILLI_CPU_REQUEST 100
+#define DEFAULT_MEMORY_REQUEST (200LL * 1024 * 1024)
+
+void ks__objects_init(void)
+{
+    ks__intern("");
+    ks__sym_cpu = ks__intern("cpu");
+    ks__sym_memory = ks__intern("memory");
+    ks__sym_ephemeral_storage = ks__intern("ephemeral-storage");
+    ks__sym_pods = ks__intern("pods");
+}
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+typedef struct {
+    char *buf;
+    size_t len;
+} errbuf;
+
+static KS_PRINTF(2, 3) int fail(errbuf *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->buf, e->len, fmt, ap);
+    va_end(ap);
+    return KS_EPARSE;
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+    return cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+static const char *get_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = get(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static ks_sym get_sym(const cJSON *obj, const char *key, const char *dflt)
+{
+    const char *s = get_str(obj, key);
+    return ks__intern(s ? s : dflt);
+}
+
+static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
+
+/* Text of a JSON number that YAML made out of a plain scalar: the shortest form that reads back
+ * as the same double, so "0.1" stays "0.1" (not "0.10000000000000001") and 17-digit integers
+ * keep their digits. */
+static const char *number_text(double d, char *buf, size_t len)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    return buf;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    const ks_label *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (labels[mid].key == key)
+            return labels[mid].value;
+        if (labels[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return KS_SYM_ABSENT;
+}
+
+/* A map of string -> string (labels, annotations, nodeSelector) as a sorted ks_label array. */
+static int parse_string_map(const cJSON *obj, const char *path, ks_label **out, size_t *n,
+                            errbuf *e)
+{
+    const cJSON *it;
+    size_t i = 0;
+    *out = NULL;
+    *n = 0;
+    if (!obj || cJSON_IsNull(obj))
+        return 0;
+    if (!cJSON_IsObject(obj))
+        return fail(e, "%s: expected a map of strings", path);
+    *n = (size_t)cJSON_GetArraySize(obj);
+    if (*n == 0)
+        return 0;
+    *out = calloc(*n, sizeof(ks_label));
+    if (!*out)
+        return KS_ENOMEM;
+    cJSON_ArrayForEach(it, obj)
+    {
+        char num[64];
+        const char *v = NULL;
+        if (cJSON_IsString(it))
+            v = it->valuestring;
+        else if (cJSON_IsNumber(it)) /* YAML may turn "1" into a number; keep the text */
+            v = number_text(it->valuedouble, num, sizeof(num));
+        else if (cJSON_IsBool(it))
+            v = cJSON_IsTrue(it) ? "true" : "false";
+        else
+            return fail(e, "%s.%s: expected a string value", path, it->string);
+        (*out)[i].key = ks__intern(it->string);
+        (*out)[i].value = ks__intern(v);
+        i++;
+    }
+    qsort(*out, *n, sizeof(ks_label), cmp_label);
+    return 0;
+}
+
+/* Text of a quantity that YAML may have turned into a number. */
+static const char *quantity_text(const cJSON *v, char *buf, size_t len)
+{
+    if (cJSON_IsString(v)) {
+        /* upstream Quantity.UnmarshalJSON trims surrounding white space */
+        const char *p = v->valuestring;
+        size_t n;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        n = strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\n' || p[n - 1] == '\r'))
+            n--;
+        if (p == v->valuestring && n == strlen(p))
+            return p;
+        if (n >= len)
+            return p; /* too long to copy: parse as is (and fail, naming the field) */
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+        return buf;
+    }
+    if (cJSON_IsNumber(v))
+        return number_text(v->valuedouble, buf, len);
+    return NULL;
+}
+
+/* ---- resource lists ------------------------------------------------------------------------ */
+
+/* A growable resource list used while computing requests. */
+typedef struct {
+    int64_t cpu, memory, eph, pods;
+    int has_cpu, has_memory;
+    size_t n, cap;
+    ks_scalar *sc;
+} rlist;
+
+static void rl_free(rlist *r) { free(r->sc); memset(r, 0, sizeof(*r)); }
+
+static int64_t *rl_scalar_slot(rlist *r, ks_sym name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->sc[i].name == name)
+            return &r->sc[i].value;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 4;
+        ks_scalar *s = realloc(r->sc, cap * sizeof(*s));
+        if (!s)
+            return NULL;
+        r->sc = s;
+        r->cap = cap;
+    }
+    r->sc[r->n].name = name;
+    r->sc[r->n].value = 0;
+    return &r->sc[r->n++].value;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return a > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Parses a ResourceList (requests, limits, allocatable, overhead) into r. */
+static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, errbuf *e)
+{
+    const cJSON *it;
+    memset(r, 0, sizeof(*r));
+    if (!obj || cJSON_IsNull(obj))
+        return 0;
+    if (!cJSON_IsObject(obj))
+        return fail(e, "%s: expected a map of resource quantities", path);
+    cJSON_ArrayForEach(it, obj)
+    {
+        char buf[64];
+        int64_t value, milli;
+        const char *text = quantity_text(it, buf, sizeof(buf));
+        if (!text || ks__quantity_parse(text, &value, &milli) != 0) {
+            rl_free(r);
+            return fail(e, "%s.%s: invalid quantity \"%s\" (expected e.g. \"500m\", \"2\", \"1Gi\")",
+                        path, it->string, text ? text : "(not a string)");
+        }
+        ks_sym name = ks__intern(it->string);
+        if (name == ks__sym_cpu) {
+            r->cpu = milli;
+            r->has_cpu = 1;
+        } else if (name == ks__sym_memory) {
+            r->memory = value;
+            r->has_memory = 1;
+        } else if (name == ks__sym_ephemeral_storage) {
+            r->eph = value;
+        } else if (name == ks__sym_pods) {
+            r->pods = value;
+        } else {
+            int64_t *slot = rl_scalar_slot(r, name);
+            if (!slot) {
+                rl_free(r);
+                return KS_ENOMEM;
+            }
+            *slot = value;
+        }
+    }
+    return 0;
+}
+
+static int rl_add(rlist *dst, const rlist *src)
+{
+    dst->cpu = sat_add(dst->cpu, src->cpu);
+    dst->memory = sat_add(dst->memory, src->memory);
+    dst->eph = sat_add(dst->eph, src->eph);
+    for (size_t i = 0; i < src->n; i++) {
+        int64_t *slot = rl_scalar_slot(dst, src->sc[i].name);
+        if (!slot)
+            return KS_ENOMEM;
+        *slot = sat_add(*slot, src->sc[i].value);
+    }
+    return 0;
+}
+
+static int rl_max(rlist *dst, const rlist *src)
+{
+    if (src->cpu > dst->cpu)
+        dst->cpu = src->cpu;
+    if (src->memory > dst->memory)
+        dst->memory = src->memory;
+    if (src->eph > dst->eph)
+        dst->eph = src->eph;
+    for (size_t i = 0; i < src->n; i++) {
+        int64_t *slot = rl_scalar_slot(dst, src->sc[i].name);
+        if (!slot)
+            return KS_ENOMEM;
+        if (src->sc[i].value > *slot)
+            *slot = src->sc[i].value;
+    }
+    return 0;
+}
+
+static int cmp_scalar(const void *a, const void *b)
+{
+    const ks_scalar *x = a, *y = b;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Moves r into an owned ks__resources (drops zero scalars? no: upstream keeps explicit zeros). */
+static void rl_to_resources(rlist *r, ks__resources *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->pub.milli_cpu = r->cpu;
+    out->pub.memory = r->memory;
+    out->pub.ephemeral_storage = r->eph;
+    out->pub.allowed_pods = r->pods;
+    if (r->n) {
+        qsort(r->sc, r->n, sizeof(ks_scalar), cmp_scalar);
+        out->scalar = r->sc;
+        out->pub.scalar = r->sc;
+        out->pub.nscalar = (uint32_t)r->n;
+    } else {
+        free(r->sc);
+    }
+    r->sc = NULL;
+    r->n = r->cap = 0;
+}
+
+void ks__resources_free(ks__resources *r)
+{
+    if (!r)
+        return;
+    free(r->scalar);
+    memset(r, 0, sizeof(*r));
+}
+
+static int res_scalar_apply(ks__resources *dst, const ks_resources *src, int sign)
+{
+    for (uint32_t i = 0; i < src->nscalar; i++) {
+        uint32_t j;
+        for (j = 0; j < dst->pub.nscalar; j++)
+            if (dst->scalar[j].name == src->scalar[i].name)
+                break;
+        if (j == dst->pub.nscalar) {
+            ks_scalar *s = realloc(dst->scalar, (j + 1) * sizeof(*s));
+            if (!s)
+                return KS_ENOMEM;
+            dst->scalar = s;
+            s[j].name = src->scalar[i].name;
+            s[j].value = 0;
+            dst->pub.nscalar = j + 1;
+            qsort(dst->scalar, j + 1, sizeof(ks_scalar), cmp_scalar);
+            dst->pub.scalar = dst->scalar;
+            for (j = 0; j < dst->pub.nscalar; j++)
+                if (dst->scalar[j].name == src->scalar[i].name)
+                    break;
+        }
+        dst->scalar[j].value += sign * src->scalar[i].value;
+    }
+    dst->pub.scalar = dst->scalar;
+    return 0;
+}
+
+void ks__resources_add(ks__resources *dst, const ks_resources *src)
+{
+    dst->pub.milli_cpu += src->milli_cpu;
+    dst->pub.memory += src->memory;
+    dst->pub.ephemeral_storage += src->ephemeral_storage;
+    if (src->nscalar)
+        (void)res_scalar_apply(dst, src, 1);
+}
+
+void ks__resources_sub(ks__resources *dst, const ks_resources *src)
+{
+    dst->pub.milli_cpu -= src->milli_cpu;
+    dst->pub.memory -= src->memory;
+    dst->pub.ephemeral_storage -= src->ephemeral_storage;
+    if (src->nscalar)
+        (void)res_scalar_apply(dst, src, -1);
+}
+
+int ks__resources_copy(ks__resources *dst, const ks_resources *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->pub = *src;
+    dst->pub.scalar = NULL;
+    if (src->nscalar) {
+        dst->scalar = malloc(src->nscalar * sizeof(ks_scalar));
+        if (!dst->scalar)
+            return KS_ENOMEM;
+        memcpy(dst->scalar, src->scalar, src->nscalar * sizeof(ks_scalar));
+        dst->pub.scalar = dst->scalar;
+    }
+    return 0;
+}
+
+/* ---- pods ---------------------------------------------------------------------------------- */
+
+/* One container's requests (defaulted from limits as the API server does) and, when nonzero,
+ * with the scheduler's defaults for a missing cpu / memory entry. */
+static int container_requests(const cJSON *c, const char *path, int nonzero, rlist *out,
+                              errbuf *e)
+{
+    char p[256];
+    rlist lim;
+    const cJSON *res = get(c, "resources");
+    int rc;
+    snprintf(p, sizeof(p), "%s.resources.requests", path);
+    if ((rc = parse_resource_list(get(res, "requests"), p, out, e)) != 0)
+        return rc;
+    snprintf(p, sizeof(p), "%s.resources.limits", path);
+    if ((rc = parse_resource_list(get(res, "limits"), p, &lim, e)) != 0) {
+        rl_free(out);
+        return rc;
+    }
+    /* API-server defaulting: a resource with a limit and no request requests its limit. */
+    if (!out->has_cpu && lim.has_cpu) {
+        out->cpu = lim.cpu;
+        out->has_cpu = 1;
+    }
+    if (!out->has_memory && lim.has_memory) {
+        out->memory = lim.memory;
+        out->has_memory = 1;
+    }
+    if (!get(get(res, "requests"), "ephemeral-storage") && get(get(res, "limits"), "ephemeral-storage"))
+        out->eph = lim.eph;
+    for (size_t i = 0; i < lim.n; i++) {
+        int found = 0;
+        for (size_t j = 0; j < out->n; j++)
+            found |= out->sc[j].name == lim.sc[i].name;
+        if (!found) {
+            int64_t *slot = rl_scalar_slot(out, lim.sc[i].name);
+            if (!slot) {
+                rl_free(&lim);
+                rl_free(out);
+                return KS_ENOMEM;
+            }
+            *slot = lim.sc[i].value;
+        }
+    }
+    rl_free(&lim);
+    if (nonzero) {
+        if (!out->has_cpu)
+            out->cpu = DEFAULT_MILLI_CPU_REQUEST;
+        if (!out->has_memory)
+            out->memory = DEFAULT_MEMORY_REQUEST;
+    }
+    return 0;
+}
+
+/* upstream PodRequests (component-helpers resource/helpers.go) for one variant. */
+static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, errbuf *e)
+{
+    rlist reqs = {0}, init_max = {0}, sidecars = {0}, c = {0};
+    const cJSON *it;
+    char path[128];
+    int i = 0, rc = 0;
+
+    cJSON_ArrayForEach(it, get(spec, "containers"))
+    {
+        snprintf(path, sizeof(path), "spec.containers[%d]", i++);
+        if ((rc = container_requests(it, path, nonzero, &c, e)) != 0)
+            goto out;
+        rc = rl_add(&reqs, &c);
+        rl_free(&c);
+        if (rc)
+            goto out;
+    }
+    i = 0;
+    cJSON_ArrayForEach(it, get(spec, "initContainers"))
+    {
+        const char *policy = get_str(it, "restartPolicy");
+        snprintf(path, sizeof(path), "spec.initContainers[%d]", i++);
+        if ((rc = container_requests(it, path, nonzero, &c, e)) != 0)
+            goto out;
+        if (policy && strcmp(policy, "Always") == 0) {
+            /* A sidecar keeps running: it adds to the pod and to every later init container. */
+            if ((rc = rl_add(&reqs, &c)) != 0 || (rc = rl_add(&sidecars, &c)) != 0)
+                goto out;
+            rc = rl_max(&init_max, &sidecars);
+        } else {
+            if ((rc = rl_add(&c, &sidecars)) != 0)
+                goto out;
+            rc = rl_max(&init_max, &c);
+        }
+        rl_free(&c);
+        if (rc)
+            goto out;
+    }
+    if ((rc = rl_max(&reqs, &init_max)) != 0)
+        goto out;
+
+    /* Pod-level resources (PodLevelResources, beta and on in v1.34) replace cpu and memory. */
+    {
+        rlist pod_level, pod_limits;
+        const cJSON *pr = get(get(spec, "resources"), "requests");
+        const cJSON *pl = get(get(spec, "resources"), "limits");
+        if ((rc = parse_resource_list(pr, "spec.resources.requests", &pod_level, e)) != 0)
+            goto out;
+        if ((rc = parse_resource_list(pl, "spec.resources.limits", &pod_limits, e)) != 0) {
+            rl_free(&pod_level);
+            goto out;
+        }
+        /* API-server defaulting (defaultPodRequests): a pod-level limit without a pod-level
+         * request is the request. */
+        if (!pod_level.has_cpu && pod_limits.has_cpu) {
+            pod_level.cpu = pod_limits.cpu;
+            pod_level.has_cpu = 1;
+        }
+        if (!pod_level.has_memory && pod_limits.has_memory) {
+            pod_level.memory = pod_limits.memory;
+            pod_level.has_memory = 1;
+        }
+        if (pod_level.has_cpu)
+            reqs.cpu = pod_level.cpu;
+        if (pod_level.has_memory)
+            reqs.memory = pod_level.memory;
+        rl_free(&pod_level);
+        rl_free(&pod_limits);
+    }
+    {
+        rlist overhead;
+        if ((rc = parse_resource_list(get(spec, "overhead"), "spec.overhead", &overhead, e)) != 0)
+            goto out;
+        rc = rl_add(&reqs, &overhead);
+        rl_free(&overhead);
+        if (rc)
+            goto out;
+    }
+    rl_to_resources(&reqs, out);
+out:
+    rl_free(&reqs);
+    rl_free(&init_max);
+    rl_free(&sidecars);
+    rl_free(&c);
+    return rc;
+}
+
+static ks_taint_effect parse_effect(const char *s, int *ok)
+{
+    *ok = 1;
+    if (!s || !*s)
+        return KS_EFFECT_ALL;
+    if (strcmp(s, "NoSchedule") == 0)
+        return KS_EFFECT_NO_SCHEDULE;
+    if (strcmp(s, "PreferNoSchedule") == 0)
+        return KS_EFFECT_PREFER_NO_SCHEDULE;
+    if (strcmp(s, "NoExecute") == 0)
+        return KS_EFFECT_NO_EXECUTE;
+    *ok = 0;
+    return KS_EFFECT_ALL;
+}
+
+static int parse_tolerations(const cJSON *arr, ks_pod *pod, errbuf *e)
+{
+    const cJSON *it;
+    size_t i = 0;
+    int n = cJSON_GetArraySize(arr);
+    if (!cJSON_IsArray(arr) || n == 0)
+        return 0;
+    pod->tolerations = calloc((size_t)n, sizeof(ks_toleration));
+    if (!pod->tolerations)
+        return KS_ENOMEM;
+    cJSON_ArrayForEach(it, arr)
+    {
+        ks_toleration *t = &pod->tolerations[i];
+        const char *op = get_str(it, "operator");
+        const cJSON *secs = get(it, "tolerationSeconds");
+        int ok;
+        t->key = get_sym(it, "key", "");
+        t->value = get_sym(it, "value", "");
+        if (!op || !*op || strcmp(op, "Equal") == 0)
+            t->op = KS_TOL_EQUAL;
+        else if (strcmp(op, "Exists") == 0)
+            t->op = KS_TOL_EXISTS;
+        else
+            return fail(e, "spec.tolerations[%zu].operator: unsupported value \"%s\" (valid: Equal, Exists)", i, op);
+        t->effect = parse_effect(get_str(it, "effect"), &ok);
+        if (!ok)
+            return fail(e, "spec.tolerations[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, PreferNoSchedule, NoExecute)",
+                        i, get_str(it, "effect"));
+        if (cJSON_IsNumber(secs)) {
+            t->has_seconds = 1;
+            t->toleration_seconds = (int64_t)secs->valuedouble;
+        }
+        i++;
+    }
+    pod->ntolerations = i;
+    return 0;
+}
+
+/* Node affinity: all arrays live in one block (affinity_storage) sized in a first pass. */
+typedef struct {
+    char *base;
+    size_t used, cap;
+} arena;
+
+static void *arena_take(arena *a, size_t n, size_t align)
+{
+    size_t off = (a->used + align - 1) & ~(align - 1);
+    if (off + n > a->cap)
+        return NULL;
+    a->used = off + n;
+    return a->base + off;
+}
+
+static size_t reqs_size(const cJSON *reqs)
+{
+    size_t n = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, reqs)
+    {
+        n += sizeof(ks_selector_req) + 8;
+        n += (size_t)cJSON_GetArraySize(get(r, "values")) * sizeof(ks_sym) + 8;
+    }
+    return n;
+}
+
+static size_t term_size(const cJSON *term)
+{
+    return reqs_size(get(term, "matchExpressions")) + reqs_size(get(term, "matchFields")) + 16;
+}
+
+static int parse_op(const char *s, ks_selector_op *op)
+{
+    static const char *names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    for (int i = 0; i < 6; i++)
+        if (s && strcmp(s, names[i]) == 0) {
+            *op = (ks_selector_op)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
+                      const ks_selector_req **out, errbuf *e)
+{
+    const cJSON *r;
+    uint32_t i = 0;
+    int count = cJSON_GetArraySize(arr);
+    ks_selector_req *reqs;
+    *n = 0;
+    *out = NULL;
+    if (!cJSON_IsArray(arr) || count == 0)
+        return 0;
+    reqs = arena_take(a, (size_t)count * sizeof(*reqs), 8);
+    cJSON_ArrayForEach(r, arr)
+    {
+        const cJSON *v;
+        int nv = cJSON_GetArraySize(get(r, "values")), j = 0;
+        ks_sym *vals = nv ? arena_take(a, (size_t)nv * sizeof(ks_sym), 8) : NULL;
+        reqs[i].key = get_sym(r, "key", "");
+        if (parse_op(get_str(r, "operator"), &reqs[i].op) != 0)
+            return fail(e, "%s[%u].operator: unsupported value \"%s\" (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)",
+                        path, i, get_str(r, "operator") ? get_str(r, "operator") : "");
+        cJSON_ArrayForEach(v, get(r, "values"))
+        {
+            char buf[64];
+            const char *s = cJSON_IsString(v) ? v->valuestring : number_text(v->valuedouble, buf, sizeof(buf));
+            vals[j++] = ks__intern(s);
+        }
+        reqs[i].nvalues = (uint32_t)nv;
+        reqs[i].values = vals;
+        i++;
+    }
+    *n = i;
+    *out = reqs;
+    return 0;
+}
+
+static int parse_term(const cJSON *t, const char *path, arena *a, ks_node_selector_term *term,
+                      errbuf *e)
+{
+    char p[200];
+    int rc;
+    snprintf(p, sizeof(p), "%s.matchExpressions", path);
+    if ((rc = parse_reqs(get(t, "matchExpressions"), p, a, &term->nexprs, &term->exprs, e)) != 0)
+        return rc;
+    snprintf(p, sizeof(p), "%s.matchFields", path);
+    return parse_reqs(get(t, "matchFields"), p, a, &term->nfields, &term->fields, e);
+}
+
+static int parse_node_affinity(const cJSON *na, ks_pod *pod, errbuf *e)
+{
+    const cJSON *req = get(na, "requiredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *terms = get(req, "nodeSelectorTerms");
+    const cJSON *pref = get(na, "preferredDuringSchedulingIgnoredDuringExecution");
+    const cJSON *it;
+    size_t size = sizeof(ks_node_affinity) + 16;
+    arena a;
+    uint32_t i;
+    int rc;
+    if (!cJSON_IsObject(na))
+        return 0;
+    cJSON_ArrayForEach(it, terms) size += sizeof(ks_node_selector_term) + term_size(it);
+    cJSON_ArrayForEach(it, pref) size += sizeof(ks_preferred_term) + term_size(get(it, "preference"));
+    a.base = calloc(1, size);
+    a.used = 0;
+    a.cap = size;
+    if (!a.base)
+        return KS_ENOMEM;
+    pod->affinity_storage = a.base;
+    ks_node_affinity *aff = arena_take(&a, sizeof(*aff), 8);
+    pod->node_affinity = aff;
+    if (cJSON_IsObject(req)) {
+        int n = cJSON_GetArraySize(terms);
+        ks_node_selector_term *ts = n ? arena_take(&a, (size_t)n * sizeof(*ts), 8) : NULL;
+        aff->has_required = 1;
+        i = 0;
+        cJSON_ArrayForEach(it, terms)
+        {
+            char p[160];
+            snprintf(p, sizeof(p), "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%u]", i);
+            if ((rc = parse_term(it, p, &a, &ts[i], e)) != 0)
+                return rc;
+            i++;
+        }
+        aff->nrequired = i;
+        aff->required = ts;
+    }
+    {
+        int n = cJSON_GetArraySize(pref);
+        ks_preferred_term *ps = n ? arena_take(&a, (size_t)n * sizeof(*ps), 8) : NULL;
+        i = 0;
+        cJSON_ArrayForEach(it, pref)
+        {
+            char p[160];
+            const cJSON *w = get(it, "weight");
+            snprintf(p, sizeof(p), "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%u].preference", i);
+            ps[i].weight = cJSON_IsNumber(w) ? (int32_t)w->valuedouble : 0;
+            if ((rc = parse_term(get(it, "preference"), p, &a, &ps[i].term, e)) != 0)
+                return rc;
+            i++;
+        }
+        aff->npreferred = i;
+        aff->preferred = ps;
+    }
+    return 0;
+}
+
+static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
+{
+    static const char *const lists[] = {"initContainers", "containers"};
+    size_t nimg = 0, nports = 0;
+    const cJSON *c, *p;
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(c, get(spec, lists[l]))
+        {
+            nimg++;
+            nports += (size_t)cJSON_GetArraySize(get(c, "ports"));
+        }
+    if (nimg && !(pod->images = calloc(nimg, sizeof(ks_sym))))
+        return KS_ENOMEM;
+    if (nports && !(pod->host_ports = calloc(nports, sizeof(ks_host_port))))
+        return KS_ENOMEM;
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(c, get(spec, lists[l]))
+        {
+            const char *img = get_str(c, "image");
+            const char *policy = get_str(c, "restartPolicy");
+            if (img)
+                pod->images[pod->nimages++] = ks__intern(img);
+            /* Host ports: regular containers and restartable (sidecar) init containers only; a
+             * regular init container has exited before the others start (upstream NodePorts,
+             * kubernetes#132040). */
+            if (l == 0 && !(policy && strcmp(policy, "Always") == 0))
+                continue;
+            cJSON_ArrayForEach(p, get(c, "ports"))
+            {
+                const cJSON *hp = get(p, "hostPort");
+                if (!cJSON_IsNumber(hp) || hp->valuedouble <= 0)
+                    continue;
+                ks_host_port *h = &pod->host_ports[pod->nports++];
+                h->port = (int32_t)hp->valuedouble;
+                h->protocol = get_sym(p, "protocol", "TCP");
+                if (h->protocol == KS_SYM_EMPTY) /* as upstream HostPortInfo's sanitize */
+                    h->protocol = ks__intern("TCP");
+                h->host_ip = get_sym(p, "hostIP", "0.0.0.0");
+                if (h->host_ip == KS_SYM_EMPTY)
+                    h->host_ip = ks__intern("0.0.0.0");
+            }
+        }
+    return 0;
+}
+
+static void ks__pod_free_(ks_pod *pod);
+
+/* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
+static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, errbuf *e)
+{
+    int rc = ks__shared_pod_affinity(get(spec, "affinity"), &pod->pod_affinity, e->buf, e->len);
+    if (rc != 0)
+        return rc;
+    return ks__shared_spread(get(spec, "topologySpreadConstraints"), &pod->spread, &pod->nspread,
+                             e->buf, e->len);
+}
+
+/* Labels: the sorted array is replaced by the shared copy (pods of a template share one). */
+static int share_labels(ks_pod *pod)
+{
+    ks_label *own = (ks_label *)pod->labels;
+    if (pod->nlabels == 0)
+        return 0;
+    pod->labels = ks__shared_labels(own, pod->nlabels);
+    free(own);
+    pod->labels_owned = 0;
+    return pod->labels ? 0 : KS_ENOMEM;
+}
+
+int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+{
+    errbuf e = {err, errlen};
+    const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"), *status = get(obj, "status");
+    const char *name = get_str(meta, "name"), *ns = get_str(meta, "namespace"), *uid;
+    ks_pod *pod;
+    int rc;
+    char buf[512];
+
+    *out = NULL;
+    if (!name || !*name)
+        return fail(&e, "metadata.name: required for a Pod");
+    if (!ns || !*ns)
+        ns = "default";
+    pod = calloc(1, sizeof(*pod));
+    if (!pod)
+        return KS_ENOMEM;
+    atomic_init(&pod->refs, 1);
+    pod->name = ks__intern(name);
+    pod->ns = ks__intern(ns);
+    snprintf(buf, sizeof(buf), "%s/%s", ns, name);
+    pod->key = strdup(buf);
+    uid = get_str(meta, "uid");
+    pod->uid = xstrdup(uid && *uid ? uid : buf); /* manifests without a uid: namespace/name */
+    pod->resource_version = xstrdup(get_str(meta, "resourceVersion"));
+    pod->terminating = get(meta, "deletionTimestamp") != NULL && !cJSON_IsNull(get(meta, "deletionTimestamp"));
+    pod->scheduler_name = get_sym(spec, "schedulerName", "default-scheduler");
+    if (pod->scheduler_name == KS_SYM_EMPTY)
+        pod->scheduler_name = ks__intern("default-scheduler");
+    pod->node_name = get_sym(spec, "nodeName", "");
+    pod->nominated_node_name = get_sym(status, "nominatedNodeName", "");
+    pod->phase = get_sym(status, "phase", "");
+    {
+        const char *pp = get_str(spec, "preemptionPolicy");
+        pod->preemption_never = pp && strcmp(pp, "Never") == 0;
+        pod->start_time_ns = ks__parse_time_ns(get_str(status, "startTime"));
+    }
+    {
+        const cJSON *prio = get(spec, "priority");
+        pod->priority = cJSON_IsNumber(prio) ? (int32_t)prio->valuedouble : 0;
+    }
+    if (!pod->key || !pod->uid || !pod->resource_version) {
+        rc = KS_ENOMEM;
+        goto fail;
+    }
+    pod->labels_owned = 1;
+    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", (ks_label **)&pod->labels, &pod->nlabels, &e)) ||
+        (rc = share_labels(pod)) ||
+        (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &pod->annotations, &pod->nannotations, &e)) ||
+        (rc = parse_string_map(get(spec, "nodeSelector"), "spec.nodeSelector", &pod->node_selector, &pod->nselector, &e)) ||
+        (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
+        (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
+        (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
+        (rc = parse_containers_extra(spec, pod)) ||
+        (rc = pod_requests(spec, 0, &pod->requests, &e)) ||
+        (rc = pod_requests(spec, 1, &pod->nonzero_requests, &e)))
+        goto fail;
+    {
+        const cJSON *g;
+        int n = cJSON_GetArraySize(get(spec, "schedulingGates"));
+        if (n > 0 && !(pod->gates = calloc((size_t)n, sizeof(ks_sym)))) {
+            rc = KS_ENOMEM;
+            goto fail;
+        }
+        cJSON_ArrayForEach(g, get(spec, "schedulingGates"))
+        {
+            const char *gn = get_str(g, "name");
+            if (gn)
+                pod->gates[pod->ngates++] = ks__intern(gn);
+        }
+    }
+    /* A pod with no containers contributes nothing, including the non-zero defaults. */
+    pod->json = cJSON_PrintUnformatted(obj);
+    if (!pod->json) {
+        rc = KS_ENOMEM;
+        goto fail;
+    }
+    *out = pod;
+    return 0;
+fail:
+    if (rc == KS_ENOMEM)
+        snprintf(err, errlen, "out of memory parsing pod %s/%s", ns, name);
+    ks__pod_free_(pod);
+    return rc;
+}
+
+static void ks__pod_free_(ks_pod *pod)
+{
+    if (!pod)
+        return;
+    if (pod->base) {
+        ks__pod_unref(pod->base);
+        free(pod);
+        return;
+    }
+    if (pod->labels_owned)
+        free((void *)pod->labels);
+    free(pod->uid);
+    free(pod->key);
+    free(pod->resource_version);
+    free(pod->annotations);
+    free(pod->node_selector);
+    free(pod->tolerations);
+    free(pod->images);
+    free(pod->host_ports);
+    free(pod->gates);
+    free(pod->affinity_storage);
+    ks__resources_free(&pod->requests);
+    ks__resources_free(&pod->nonzero_requests);
+    free(pod->json);
+    free(pod);
+}
+
+ks_pod *ks__pod_ref(ks_pod *pod)
+{
+    if (pod)
+        atomic_fetch_add_explicit(&pod->refs, 1, memory_order_relaxed);
+    return pod;
+}
+
+void ks__pod_unref(ks_pod *pod)
+{
+    if (pod && atomic_fetch_sub_explicit(&pod->refs, 1, memory_order_acq_rel) == 1)
+        ks__pod_free_(pod);
+}
+
+/* The assumed copy shares every array with the original (immutable) pod and holds a reference
+ * to it: one small allocation per scheduled pod. */
+ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node)
+{
+    ks_pod *copy = malloc(sizeof(*copy));
+    if (!copy)
+        return NULL;
+    memcpy(copy, pod, sizeof(*copy));
+    atomic_init(&copy->refs, 1);
+    copy->node_name = node;
+    copy->base = ks__pod_ref((ks_pod *)(pod->base ? pod->base : pod));
+    return copy;
+}
+
+ks_pod *ks__pod_with_nominated(const ks_pod *pod, ks_sym node)
+{
+    ks_pod *copy = ks__pod_with_node(pod, pod->node_name);
+    if (copy)
+        copy->nominated_node_name = node;
+    return copy;
+}
+
+int64_t ks__parse_time_ns(const char *s)
+{
+    struct tm tm;
+    const char *p;
+    int64_t frac_ns = 0, offset = 0;
+    if (!s || !*s)
+        return 0;
+    memset(&tm, 0, sizeof(tm));
+    p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!p)
+        return 0;
+    if (*p == '.') {
+        int64_t scale = 100000000;
+        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+            frac_ns += (*p - '0') * scale;
+    }
+    if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, hh = 0, mm = 0;
+        if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+            return 0;
+        offset = sign * (int64_t)(hh * 3600 + mm * 60);
+    } else if (*p != 'Z' && *p != 'z') {
+        return 0;
+    }
+    return ((int64_t)timegm(&tm) - offset) * 1000000000LL + frac_ns;
+}
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+static void node_free_(ks_node *node)
+{
+    if (!node)
+        return;
+    free(node->resource_version);
+    free(node->labels);
+    free(node->annotations);
+    free(node->taints);
+    free(node->images);
+    free(node->image_names);
+    ks__resources_free(&node->allocatable);
+    free(node->json);
+    free(node);
+}
+
+static int parse_node_images(const cJSON *arr, ks_node *node)
+{
+    const cJSON *img, *nm;
+    size_t nimg = 0, nnames = 0, k = 0;
+    cJSON_ArrayForEach(img, arr)
+    {
+        nimg++;
+        nnames += (size_t)cJSON_GetArraySize(get(img, "names"));
+    }
+    if (!nimg)
+        return 0;
+    node->images = calloc(nimg, sizeof(ks_node_image));
+    node->image_names = calloc(nnames ? nnames : 1, sizeof(ks_sym));
+    if (!node->images || !node->image_names)
+        return KS_ENOMEM;
+    ks_sym *names = node->image_names;
+    cJSON_ArrayForEach(img, arr)
+    {
+        ks_node_image *ni = &node->images[node->nimages++];
+        const cJSON *size = get(img, "sizeBytes");
+        ni->names = &names[k];
+        cJSON_ArrayForEach(nm, get(img, "names"))
+        {
+            if (cJSON_IsString(nm)) {
+                names[k++] = ks__intern(nm->valuestring);
+                ni->nnames++;
+            }
+        }
+        ni->size_bytes = cJSON_IsNumber(size) ? (int64_t)size->valuedouble : 0;
+    }
+    return 0;
+}
+
+int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+{
+    errbuf e = {err, errlen};
+    const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"), *status = get(obj, "status");
+    const char *name = get_str(meta, "name");
+    const cJSON *alloc, *t;
+    ks_node *node;
+    rlist rl;
+    int rc;
+
+    *out = NULL;
+    if (!name || !*name)
+        return fail(&e, "metadata.name: required for a Node");
+    node = calloc(1, sizeof(*node));
+    if (!node)
+        return KS_ENOMEM;
+    atomic_init(&node->refs, 1);
+    node->name = ks__intern(name);
+    node->resource_version = xstrdup(get_str(meta, "resourceVersion"));
+    node->unschedulable = cJSON_IsTrue(get(spec, "unschedulable"));
+    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", &node->labels, &node->nlabels, &e)) ||
+        (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &node->annotations, &node->nannotations, &e)))
+        goto fail;
+    {
+        int n = cJSON_GetArraySize(get(spec, "taints"));
+        if (n > 0 && !(node->taints = calloc((size_t)n, sizeof(ks_taint)))) {
+            rc = KS_ENOMEM;
+            goto fail;
+        }
+        cJSON_ArrayForEach(t, get(spec, "taints"))
+        {
+            int ok;
+            ks_taint *x = &node->taints[node->ntaints];
+            x->key = get_sym(t, "key", "");
+            x->value = get_sym(t, "value", "");
+            x->effect = parse_effect(get_str(t, "effect"), &ok);
+            if (!ok || x->effect == KS_EFFECT_ALL) {
+                rc = fail(&e, "spec.taints[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, PreferNoSchedule, NoExecute)",
+                          node->ntaints, get_str(t, "effect") ? get_str(t, "effect") : "");
+                goto fail;
+            }
+            node->ntaints++;
+        }
+    }
+    /* API-server defaulting: allocatable defaults to capacity. */
+    alloc = get(status, "allocatable");
+    if (!alloc || cJSON_IsNull(alloc))
+        alloc = get(status, "capacity");
+    if ((rc = parse_resource_list(alloc, alloc == get(status, "allocatable") ? "status.allocatable" : "status.capacity", &rl, &e)))
+        goto fail;
+    rl_to_resources(&rl, &node->allocatable);
+    if ((rc = parse_node_images(get(status, "images"), node)))
+        goto fail;
+    node->json = cJSON_PrintUnformatted(obj);
+    if (!node->json || !node->resource_version) {
+        rc = KS_ENOMEM;
+        goto fail;
+    }
+    *out = node;
+    return 0;
+fail:
+    if (rc == KS_ENOMEM)
+        snprintf(err, errlen, "out of memory parsing node %s", name);
+    node_free_(node);
+    return rc;
+}
+
+ks_node *ks__node_ref(ks_node *node)
+{
+    if (node)
+        atomic_fetch_add_explicit(&node->refs, 1, memory_order_relaxed);
+    return node;
+}
+
+void ks__node_unref(ks_node *node)
+{
+    if (node && atomic_fetch_sub_explicit(&node->refs, 1, memory_order_acq_rel) == 1)
+        node_free_(node);
+}

@@ -1,0 +1,211 @@
+/* The store of other kinds; see store.h. */
+#include "api/store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/intern.h"
+#include "util/mempool.h"
+#include "api/selector.h"
+#include "util/strmap.h"
+
+typedef enum { K_NAMESPACE, K_SERVICE, K_RC, K_RS, K_SS, K_PDB, K_COUNT } kind;
+
+static const char *const kind_names[K_COUNT] = {"Namespace", "Service", "ReplicationController",
+                                                "ReplicaSet", "StatefulSet", "PodDisruptionBudget"};
+
+typedef struct entry {
+    kind k;
+    ks_sym ns, name;
+    ks_label *labels; /* Namespace labels (pool memory) */
+    size_t nlabels;
+    ks_label_selector selector;
+    int32_t disruptions_allowed;
+    uint32_t ndisrupted;
+    ks_sym *disrupted;
+} entry;
+
+struct ks_store {
+    pthread_rwlock_t lock;
+    ks_strmap objs; /* "Kind/ns/name" -> entry */
+    ks_mempool pool; /* every parsed object's memory, freed with the store */
+};
+
+ks_store *ks__store_new(void)
+{
+    ks_store *st = calloc(1, sizeof(*st));
+    if (!st)
+        return NULL;
+    pthread_rwlock_init(&st->lock, NULL);
+    ks__strmap_init(&st->objs);
+    return st;
+}
+
+void ks__store_free(ks_store *st)
+{
+    if (!st)
+        return;
+    ks__strmap_destroy(&st->objs);
+    ks__mempool_free(&st->pool);
+    pthread_rwlock_destroy(&st->lock);
+    free(st);
+}
+
+static int kind_of(const char *k)
+{
+    for (int i = 0; i < K_COUNT; i++)
+        if (k && !strcmp(k, kind_names[i]))
+            return i;
+    return -1;
+}
+
+int ks__store_wants(const char *kind_name) { return kind_of(kind_name) >= 0; }
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    const ks_label *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size_t errlen)
+{
+    const cJSON *kindv = get(obj, "kind"), *meta = get(obj, "metadata"), *spec = get(obj, "spec");
+    int k = kind_of(cJSON_IsString(kindv) ? kindv->valuestring : NULL);
+    const cJSON *name = get(meta, "name"), *ns = get(meta, "namespace");
+    char key[512];
+    int rc = 0;
+    if (k < 0)
+        return KS_EINVAL;
+    if (!cJSON_IsString(name)) {
+        snprintf(err, errlen, "metadata.name: required for a %s", kind_names[k]);
+        return KS_EPARSE;
+    }
+    const char *nss = k == K_NAMESPACE ? "" : cJSON_IsString(ns) ? ns->valuestring : "default";
+    snprintf(key, sizeof(key), "%s/%s/%s", kind_names[k], nss, name->valuestring);
+    pthread_rwlock_wrlock(&st->lock);
+    if (deleted) {
+        ks__strmap_remove(&st->objs, key);
+        goto out;
+    }
+    entry *e = ks__mempool_alloc(&st->pool, sizeof(*e));
+    if (!e) {
+        rc = KS_ENOMEM;
+        goto out;
+    }
+    e->k = (kind)k;
+    e->ns = ks__intern(nss);
+    e->name = ks__intern(name->valuestring);
+    switch (e->k) {
+    case K_NAMESPACE: {
+        const cJSON *labels = get(meta, "labels"), *it;
+        int n = cJSON_IsObject(labels) ? cJSON_GetArraySize(labels) : 0;
+        e->labels = n ? ks__mempool_alloc(&st->pool, (size_t)n * sizeof(ks_label)) : NULL;
+        cJSON_ArrayForEach(it, labels)
+        {
+            if (!cJSON_IsString(it))
+                continue;
+            e->labels[e->nlabels].key = ks__intern(it->string);
+            e->labels[e->nlabels].value = ks__intern(it->valuestring);
+            e->nlabels++;
+        }
+        if (e->nlabels)
+            qsort(e->labels, e->nlabels, sizeof(ks_label), cmp_label);
+        break;
+    }
+    case K_SERVICE:
+    case K_RC:
+        rc = ks__parse_map_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
+        break;
+    case K_RS:
+    case K_SS:
+        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
+        break;
+    case K_PDB: {
+        const cJSON *da = get(get(obj, "status"), "disruptionsAllowed");
+        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
+        e->disruptions_allowed = cJSON_IsNumber(da) ? (int32_t)da->valuedouble : 0;
+        const cJSON *dp = get(get(obj, "status"), "disruptedPods"), *it;
+        int nd = cJSON_IsObject(dp) ? cJSON_GetArraySize(dp) : 0;
+        e->disrupted = nd ? ks__mempool_alloc(&st->pool, (size_t)nd * sizeof(ks_sym)) : NULL;
+        cJSON_ArrayForEach(it, dp)
+        {
+            if (e->disrupted)
+                e->disrupted[e->ndisrupted++] = ks__intern(it->string);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    if (rc == 0)
+        rc = ks__strmap_put(&st->objs, key, e, NULL);
+out:
+    pthread_rwlock_unlock(&st->lock);
+    return rc;
+}
+
+int ks__store_namespace_labels(ks_store *st, ks_sym ns, const ks_label **out, size_t *n)
+{
+    char key[300];
+    snprintf(key, sizeof(key), "Namespace//%s", ks__sym_str(ns));
+    pthread_rwlock_rdlock(&st->lock);
+    entry *e = ks__strmap_get(&st->objs, key);
+    if (e) {
+        *out = e->labels;
+        *n = e->nlabels;
+    }
+    pthread_rwlock_unlock(&st->lock);
+    return e ? 0 : KS_ENOTFOUND;
+}
+
+size_t ks__store_owner_selectors(ks_store *st, ks_sym ns, const ks_label *labels, size_t nlabels,
+                                 ks_label_selector *out, size_t cap)
+{
+    const char *k;
+    void *v;
+    size_t n = 0;
+    pthread_rwlock_rdlock(&st->lock);
+    for (size_t it = 0; ks__strmap_next(&st->objs, &it, &k, &v);) {
+        entry *e = v;
+        if (e->k == K_NAMESPACE || e->k == K_PDB || e->ns != ns || !e->selector.present)
+            continue;
+        if (!ks_label_selector_matches(&e->selector, labels, nlabels))
+            continue;
+        if (n < cap)
+            out[n] = e->selector;
+        n++;
+    }
+    pthread_rwlock_unlock(&st->lock);
+    return n;
+}
+
+size_t ks__store_pdbs(ks_store *st, ks_pdb **out)
+{
+    const char *k;
+    void *v;
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    pthread_rwlock_rdlock(&st->lock);
+    for (size_t it = 0; ks__strmap_next(&st->objs, &it, &k, &v);) {
+        entry *e = v;
+        if (e->k != K_PDB)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            ks_pdb *p = realloc(*out, cap * sizeof(*p));
+            if (!p)
+                break;
+            *out = p;
+        }
+        (*out)[n++] = (ks_pdb){e->ns, e->name, e->selector, e->disruptions_allowed, e->ndisrupted, e->disrupted};
+    }
+    pthread_rwlock_unlock(&st->lock);
+    return n;
+}

@@ -1,0 +1,301 @@
+/*
+ * kubesched command line:
+ *   kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain]
+ *                      [--seed N] [-v N]
+ *   kubesched validate-config FILE [-v N]
+ *   kubesched --config FILE [--kubeconfig FILE] [--leader-elect* ...] [-v N]
+ *                                                        (live mode, apisource.h)
+ *   kubesched --version
+ * Errors go to stderr as one sentence naming the file and what would fix it; exit status 1 for
+ * bad input, 2 for bad usage.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live/apisource.h"
+#include "config/config.h"
+#include "sched/framework.h"
+#include "sched/host_api.h"
+#include "live/leaderelect.h"
+#include "sched/loader.h"
+#include "util/log.h"
+#include "config/registry.h"
+#include "cli/simulate.h"
+
+static void usage(FILE *f)
+{
+    fputs("Usage:\n"
+          "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] [--seed N] [-v N]\n"
+          "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output of\n"
+          "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
+          "  kubesched validate-config FILE [-v N]\n"
+          "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
+          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v N]\n"
+          "            [--tls-cert-file FILE --tls-private-key-file FILE]\n"
+          "            [--leader-elect[=BOOL]] [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]\n"
+          "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
+          "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
+          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster).\n"
+          "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a self-signed\n"
+          "      certificate unless --tls-cert-file/--tls-private-key-file are given).\n"
+          "      The --leader-elect* flags that are given override the file's leaderElection values\n"
+          "      (durations in Go syntax: 15s, 1m30s, 500ms). With leader election on, only the replica\n"
+          "      holding the Lease (default kube-system/kube-scheduler, the one kube-scheduler uses: set\n"
+          "      leaderElection.resourceName, e.g. kubesched) schedules.\n"
+          "  kubesched --version\n",
+          f);
+}
+
+/* Everything a command needs from a configuration: parsed, plugins loaded, planned. */
+typedef struct loaded {
+    ks_config *cfg;
+    ks_registry *reg;
+    ks_loaded_module **mods;
+    ks_profile_plan *plans;
+} loaded;
+
+static void loaded_free(loaded *l)
+{
+    if (l->plans)
+        ks__config_plans_free(l->plans, l->cfg->nprofiles);
+    ks__config_free(l->cfg);
+    ks__registry_free(l->reg);
+    ks__loader_close_all(l->mods);
+    memset(l, 0, sizeof(*l));
+}
+
+/* le_flags: the --leader-elect* flags of live mode, or NULL. */
+static int load_config(const char *path, const ks_leader_election_flags *le_flags, loaded *l)
+{
+    char err[2048] = "";
+    int rc;
+    memset(l, 0, sizeof(*l));
+    rc = path ? ks__config_load_file_flags(path, le_flags, &l->cfg, err, sizeof(err))
+              : ks__config_default(&l->cfg, err, sizeof(err));
+    if (rc == 0 && !(l->reg = ks__registry_new())) {
+        snprintf(err, sizeof(err), "out of memory");
+        rc = KS_ENOMEM;
+    }
+    if (rc == 0)
+        rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, sizeof(err));
+    if (rc == 0)
+        rc = ks__config_plan(l->cfg, l->reg, &l->plans, err, sizeof(err));
+    if (rc != 0) {
+        /* A leaderElection value may have come from a flag rather than from the file. */
+        int from_flags = le_flags && le_flags->set && strstr(err, "leaderElection.");
+        fprintf(stderr, "kubesched: %s%s\n", err[0] ? err : "invalid configuration",
+                from_flags ? " (after the --leader-elect* flags were applied)" : "");
+        loaded_free(l);
+    }
+    return rc;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    const char *path = NULL;
+    loaded l;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-v") && i + 1 < argc)
+            ks__log_verbosity = atoi(argv[++i]);
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "kubesched validate-config: unknown flag %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (!path)
+            path = argv[i];
+    }
+    if (!path) {
+        fprintf(stderr, "kubesched validate-config: which file? e.g. kubesched validate-config examples/config.yaml\n");
+        return 2;
+    }
+    if (load_config(path, NULL, &l) != 0)
+        return 1;
+    /* Build every profile's plugins once, so that bad plugin args are reported here too. */
+    for (size_t i = 0; i < l.cfg->nprofiles; i++) {
+        char err[2048] = "";
+        ks_framework *fw;
+        if (ks__framework_new(&l.plans[i], &fw, err, sizeof(err)) != 0) {
+            fprintf(stderr, "kubesched: %s: %s\n", path, err);
+            loaded_free(&l);
+            return 1;
+        }
+        ks__framework_free(fw);
+    }
+    ks__config_print(l.cfg, l.plans, stdout);
+    loaded_free(&l);
+    return 0;
+}
+
+static int cmd_simulate(int argc, char **argv)
+{
+    const char *cluster = NULL, *config = NULL;
+    ks_output output = KS_OUTPUT_TABLE;
+    int explain = 0;
+    uint64_t seed = 1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--cluster") && v) {
+            cluster = v;
+            i++;
+        } else if (!strcmp(a, "--config") && v) {
+            config = v;
+            i++;
+        } else if ((!strcmp(a, "--output") || !strcmp(a, "-o")) && v) {
+            if (!strcmp(v, "json"))
+                output = KS_OUTPUT_JSON;
+            else if (!strcmp(v, "table"))
+                output = KS_OUTPUT_TABLE;
+            else {
+                fprintf(stderr, "kubesched simulate: --output %s: valid values are table and json\n", v);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--explain")) {
+            explain = 1;
+        } else if (!strcmp(a, "--seed") && v) {
+            seed = strtoull(v, NULL, 10);
+            i++;
+        } else if (!strcmp(a, "-v") && v) {
+            ks__log_verbosity = atoi(v);
+            i++;
+        } else {
+            fprintf(stderr, "kubesched simulate: unknown or incomplete flag %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!cluster) {
+        fprintf(stderr, "kubesched simulate: --cluster FILE is required (Nodes and Pods as YAML or JSON)\n");
+        return 2;
+    }
+    loaded l;
+    if (load_config(config, NULL, &l) != 0)
+        return 1;
+    char err[2048] = "";
+    ks_simulate_stats stats;
+    ks_simulate_opts o = {cluster, l.cfg, l.plans, output, explain, seed, stdout};
+    int rc = ks__simulate_run(&o, &stats, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "kubesched: %s\n", err[0] ? err : "simulation failed");
+    loaded_free(&l);
+    return rc == 0 ? 0 : 1;
+}
+
+/* Live mode: kubesched --config FILE [--kubeconfig FILE] [-v N]. */
+static int cmd_run(int argc, char **argv)
+{
+    const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL, *tls_key = NULL;
+    int port = 10259; /* upstream --secure-port default */
+    ks_leader_election_flags le_flags = {0};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char ferr[512];
+        int used = 0, taken = ks__le_parse_flag(&le_flags, a, v, &used, ferr, sizeof(ferr));
+        if (taken < 0) {
+            fprintf(stderr, "kubesched: %s\n", ferr);
+            return 2;
+        }
+        if (taken) {
+            i += used;
+        } else if (!strncmp(a, "--secure-port=", 14) || (!strcmp(a, "--secure-port") && v)) {
+            const char *val = a[13] == '=' ? a + 14 : v;
+            char *end;
+            long p = strtol(val, &end, 10);
+            if (*end || p < 0 || p > 65535) {
+                fprintf(stderr, "kubesched: --secure-port %s: expected a port 0..65535 (0 turns serving off)\n", val);
+                return 2;
+            }
+            port = (int)p;
+            if (a[13] != '=')
+                i++;
+        } else if (!strncmp(a, "--tls-cert-file=", 16)) {
+            tls_cert = a + 16;
+        } else if (!strcmp(a, "--tls-cert-file") && v) {
+            tls_cert = v;
+            i++;
+        } else if (!strncmp(a, "--tls-private-key-file=", 23)) {
+            tls_key = a + 23;
+        } else if (!strcmp(a, "--tls-private-key-file") && v) {
+            tls_key = v;
+            i++;
+        } else if (!strncmp(a, "--bind-address=", 15)) {
+            bind_address = a + 15;
+        } else if (!strcmp(a, "--bind-address") && v) {
+            bind_address = v;
+            i++;
+        } else if (!strncmp(a, "--config=", 9)) {
+            config = a + 9;
+        } else if (!strncmp(a, "--kubeconfig=", 13)) {
+            kubeconfig = a + 13;
+        } else if (!strcmp(a, "--config") && v) {
+            config = v;
+            i++;
+        } else if (!strcmp(a, "--kubeconfig") && v) {
+            kubeconfig = v;
+            i++;
+        } else if (!strcmp(a, "-v") && v) {
+            ks__log_verbosity = atoi(v);
+            i++;
+        } else if (!strncmp(a, "--v=", 4) || !strncmp(a, "-v=", 3)) {
+            ks__log_verbosity = atoi(strchr(a, '=') + 1);
+        } else if (i > 0 && !strcmp(argv[i - 1], "--leader-elect") &&
+                   (!strcmp(a, "true") || !strcmp(a, "false"))) {
+            fprintf(stderr, "kubesched: --leader-elect takes its value after \"=\" "
+                            "(--leader-elect=%s), as a boolean flag does\n", a);
+            return 2;
+        } else {
+            fprintf(stderr, "kubesched: unknown or incomplete flag %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!config) {
+        fprintf(stderr, "kubesched: --config FILE is required to run against an API server "
+                        "(a KubeSchedulerConfiguration; see examples/)\n");
+        return 2;
+    }
+    loaded l;
+    if (load_config(config, &le_flags, &l) != 0)
+        return 1;
+    char err[2048] = "";
+    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig, bind_address, port, tls_cert, tls_key};
+    /* A client that hangs up while we write must not kill the scheduler: OpenSSL and libcurl
+     * write with plain write(2) (Go programs ignore SIGPIPE on sockets the same way). */
+    signal(SIGPIPE, SIG_IGN);
+    int rc = ks__apisource_run(&o, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "kubesched: %s\n", err[0] ? err : "live mode failed");
+    loaded_free(&l);
+    return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    ks__host_init();
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "simulate"))
+        return cmd_simulate(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "validate-config"))
+        return cmd_validate(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("kubesched 0.1.0 (plugin ABI %d.%d, Kubernetes v1.34 scheduling semantics)\n", KS_ABI_MAJOR, KS_ABI_MINOR);
+        return 0;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    /* Live mode's flags may come in any order (--leader-elect=false --config FILE ...). */
+    if (!strncmp(argv[1], "--", 2) || !strcmp(argv[1], "-v"))
+        return cmd_run(argc - 1, argv + 1);
+    fprintf(stderr, "kubesched: unknown command \"%s\"\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

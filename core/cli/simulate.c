@@ -1,0 +1,493 @@
+/*
+ * `kubesched simulate`; see simulate.h. The file source: objects from manifests, an in-memory
+ * bind, a virtual queue clock (1 µs per reading, so pods of equal priority keep file order, and
+ * jumps to the next backoff expiry when nothing else is runnable), and the report.
+ */
+#include "cli/simulate.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched/framework.h"
+#include "api/intern.h"
+#include "util/log.h"
+#include "api/manifest.h"
+#include "api/objects.h"
+#include "sched/scheduler.h"
+#include "api/store.h"
+
+typedef struct record {
+    uint64_t seq;
+    char *ns, *name, *profile;
+    const char *result; /* static string */
+    ks_sym node;
+    char *message;
+    cJSON *explain; /* {"filter":..., "score":..., "finalScore":...} */
+    ks_sym nominated;  /* PostFilter's nomination, KS_SYM_ABSENT when none */
+    cJSON *victims;    /* [{"namespace","name","node"}] evicted for this attempt */
+} record;
+
+typedef struct sim {
+    const ks_simulate_opts *o;
+    ks_scheduler *sched;
+    ks_cache *cache;
+    atomic_llong clock_ns;
+    pthread_mutex_t mu; /* guards records (observer calls come from binding threads too) */
+    record *recs;
+    size_t nrecs, cap;
+    ks_simulate_stats *stats;
+} sim;
+
+static int64_t sim_now(void *ctx)
+{
+    sim *s = ctx;
+    return atomic_fetch_add(&s->clock_ns, 1000) + 1000;
+}
+
+/* ---- the in-memory cluster source ---------------------------------------------------------- */
+
+static ks_code sim_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
+{
+    sim *s = ctx;
+    (void)st;
+    /* The bound pod is what an informer would deliver: it confirms the assumed one. */
+    if (ks__scheduler_on_pod_add(s->sched, (ks_pod *)pod) != 0) {
+        ks__status_add(st, "in-memory bind failed");
+        return KS_ERROR;
+    }
+    (void)node;
+    return KS_SUCCESS;
+}
+
+/* ---- records ------------------------------------------------------------------------------- */
+
+/* Records reported after the run (pods with no profile, gated pods) sort after every attempt. */
+#define LATE_SEQ (UINT64_MAX / 2)
+
+static record *rec_new(sim *s, uint64_t seq)
+{
+    if (s->nrecs == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 1024;
+        record *r = realloc(s->recs, cap * sizeof(*r));
+        if (!r)
+            return NULL;
+        s->recs = r;
+        s->cap = cap;
+    }
+    record *r = &s->recs[s->nrecs++];
+    memset(r, 0, sizeof(*r));
+    r->seq = seq;
+    r->nominated = KS_SYM_ABSENT;
+    return r;
+}
+
+static record *rec_for(sim *s, uint64_t seq)
+{
+    for (size_t i = s->nrecs; i-- > 0;)
+        if (s->recs[i].seq == seq)
+            return &s->recs[i];
+    return rec_new(s, seq);
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void reasons_joined(const ks_status *st, char *out, size_t len) { ks__status_message(st, out, len); }
+
+static cJSON *build_explain(const ks_explain *ex)
+{
+    cJSON *root = cJSON_CreateObject(), *filter = cJSON_AddObjectToObject(root, "filter");
+    cJSON *score = cJSON_AddObjectToObject(root, "score"), *final = cJSON_AddObjectToObject(root, "finalScore");
+    const ks_framework *fw = ex->fw;
+    char msg[KS_STATUS_BUF + 64];
+    if (ex->prefilter_status) {
+        /* PreFilter rejected the pod: no node was evaluated; each node shows that verdict. */
+        reasons_joined(ex->prefilter_status, msg, sizeof(msg));
+        cJSON *pf = cJSON_AddObjectToObject(root, "preFilter");
+        cJSON_AddStringToObject(pf, ex->prefilter_status->plugin ? ex->prefilter_status->plugin : "PreFilter", msg);
+        return root;
+    }
+    for (size_t i = 0; i < ex->nevaluated; i++) {
+        cJSON *n = cJSON_AddObjectToObject(filter, ks__sym_str(ex->evaluated[i]->name));
+        uint16_t passed = ex->passed[i], seen = 0;
+        for (size_t p = 0; p < fw->n[KS_PT_FILTER] && seen < passed; p++) {
+            if (ex->skip_filter & (1ull << fw->pt[KS_PT_FILTER][p].inst->index))
+                continue;
+            cJSON_AddStringToObject(n, fw->pt[KS_PT_FILTER][p].inst->name, "passed");
+            seen++;
+        }
+        if (ex->statuses[i].code != KS_SUCCESS) {
+            reasons_joined(&ex->statuses[i], msg, sizeof(msg));
+            cJSON_AddStringToObject(n, ex->statuses[i].plugin ? ex->statuses[i].plugin : "Filter", msg);
+        }
+    }
+    if (ex->scored) {
+        for (size_t f = 0; f < ex->nfeasible; f++) {
+            const char *name = ks__sym_str(ex->feasible[f]->name);
+            cJSON *n = cJSON_AddObjectToObject(score, name);
+            for (size_t p = 0; p < fw->n[KS_PT_SCORE]; p++) {
+                if (ex->skip_score & (1ull << p))
+                    continue;
+                cJSON_AddNumberToObject(n, fw->pt[KS_PT_SCORE][p].inst->name,
+                                        (double)ex->scores[p * ex->nfeasible + f]);
+            }
+            cJSON_AddNumberToObject(final, name, (double)ex->totals[f]);
+        }
+    }
+    return root;
+}
+
+static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                          const char *result, ks_sym node, const char *message,
+                          const ks_explain *ex)
+{
+    sim *s = ctx;
+    pthread_mutex_lock(&s->mu);
+    record *r = rec_new(s, seq);
+    if (r) {
+        r->ns = strdup(ks__sym_str(pod->ns));
+        r->name = strdup(ks__sym_str(pod->name));
+        r->profile = strdup(profile);
+        r->result = result ? result : "Binding";
+        r->node = result ? KS_SYM_ABSENT : node;
+        r->message = dup_or_null(message);
+        if (ex && s->o->explain)
+            r->explain = build_explain(ex);
+    }
+    s->stats->attempts++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                         const char *result, ks_sym node, const char *message)
+{
+    sim *s = ctx;
+    (void)pod;
+    (void)profile;
+    pthread_mutex_lock(&s->mu);
+    record *r = rec_for(s, seq);
+    if (r) {
+        r->result = strcmp(result, "Scheduled") == 0 ? "Scheduled" : strcmp(result, "Error") == 0 ? "Error" : "Unschedulable";
+        r->node = node;
+        free(r->message);
+        r->message = dup_or_null(message);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void on_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                         ks_pod *const *victims, size_t nvictims)
+{
+    sim *s = ctx;
+    (void)pod;
+    pthread_mutex_lock(&s->mu);
+    record *r = rec_for(s, seq);
+    if (r) {
+        r->nominated = node;
+        r->victims = cJSON_CreateArray();
+        for (size_t i = 0; r->victims && i < nvictims; i++) {
+            cJSON *v = cJSON_CreateObject();
+            cJSON_AddStringToObject(v, "namespace", ks__sym_str(victims[i]->ns));
+            cJSON_AddStringToObject(v, "name", ks__sym_str(victims[i]->name));
+            cJSON_AddStringToObject(v, "node", ks__sym_str(victims[i]->node_name));
+            cJSON_AddItemToArray(r->victims, v);
+        }
+    }
+    s->stats->preemptions++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const record *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ---- output -------------------------------------------------------------------------------- */
+
+static void print_json(sim *s, FILE *out)
+{
+    fputs("{\"pods\": [", out);
+    for (size_t i = 0; i < s->nrecs; i++) {
+        record *r = &s->recs[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "namespace", r->ns ? r->ns : "");
+        cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
+        if (r->profile)
+            cJSON_AddStringToObject(o, "profile", r->profile);
+        else
+            cJSON_AddNullToObject(o, "profile");
+        cJSON_AddStringToObject(o, "result", r->result);
+        if (r->node != KS_SYM_ABSENT && strcmp(r->result, "Scheduled") == 0)
+            cJSON_AddStringToObject(o, "node", ks__sym_str(r->node));
+        else
+            cJSON_AddNullToObject(o, "node");
+        cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+        if (r->nominated != KS_SYM_ABSENT) {
+            cJSON_AddStringToObject(o, "nominatedNode", ks__sym_str(r->nominated));
+            cJSON_AddItemToObject(o, "victims", r->victims ? r->victims : cJSON_CreateArray());
+            r->victims = NULL;
+        }
+        if (r->explain) {
+            cJSON *ex = r->explain;
+            cJSON_AddItemToObject(o, "filter", cJSON_DetachItemFromObject(ex, "filter"));
+            cJSON_AddItemToObject(o, "score", cJSON_DetachItemFromObject(ex, "score"));
+            cJSON_AddItemToObject(o, "finalScore", cJSON_DetachItemFromObject(ex, "finalScore"));
+            cJSON *pf = cJSON_DetachItemFromObject(ex, "preFilter");
+            if (pf)
+                cJSON_AddItemToObject(o, "preFilter", pf);
+        }
+        char *text = cJSON_PrintUnformatted(o);
+        fprintf(out, "%s\n  %s", i ? "," : "", text ? text : "{}");
+        free(text);
+        cJSON_Delete(o);
+    }
+    fputs("\n]}\n", out);
+}
+
+static void print_table(sim *s, FILE *out)
+{
+    size_t w_pod = 3, w_prof = 7, w_node = 4;
+    for (size_t i = 0; i < s->nrecs; i++) {
+        record *r = &s->recs[i];
+        size_t l = strlen(r->ns ? r->ns : "") + 1 + strlen(r->name ? r->name : "");
+        if (l > w_pod)
+            w_pod = l;
+        if (r->profile && strlen(r->profile) > w_prof)
+            w_prof = strlen(r->profile);
+        if (r->node != KS_SYM_ABSENT && strlen(ks__sym_str(r->node)) > w_node)
+            w_node = strlen(ks__sym_str(r->node));
+    }
+    fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s\n", (int)w_pod, "POD", (int)w_prof, "PROFILE", "RESULT",
+            (int)w_node, "NODE", "MESSAGE");
+    for (size_t i = 0; i < s->nrecs; i++) {
+        record *r = &s->recs[i];
+        char pod[512];
+        snprintf(pod, sizeof(pod), "%s/%s", r->ns ? r->ns : "", r->name ? r->name : "");
+        int scheduled = strcmp(r->result, "Scheduled") == 0;
+        char extra[1024] = "";
+        if (r->nominated != KS_SYM_ABSENT) {
+            size_t off = (size_t)snprintf(extra, sizeof(extra), " [preemption: nominated node %s, victims:",
+                                          ks__sym_str(r->nominated));
+            const cJSON *v;
+            cJSON_ArrayForEach(v, r->victims)
+            {
+                if (off < sizeof(extra))
+                    off += (size_t)snprintf(extra + off, sizeof(extra) - off, " %s/%s",
+                                            cJSON_GetObjectItem(v, "namespace")->valuestring,
+                                            cJSON_GetObjectItem(v, "name")->valuestring);
+            }
+            if (off < sizeof(extra))
+                snprintf(extra + off, sizeof(extra) - off, "]");
+        }
+        fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s%s\n", (int)w_pod, pod, (int)w_prof,
+                r->profile ? r->profile : "-", r->result, (int)w_node,
+                scheduled ? ks__sym_str(r->node) : "-", r->message ? r->message : "", extra);
+    }
+    fprintf(out, "\n%zu attempts: %zu scheduled, %zu unschedulable, %zu errors",
+            s->stats->attempts, s->stats->scheduled, s->stats->unschedulable, s->stats->errors);
+    if (s->stats->unhandled)
+        fprintf(out, ", %zu pods with no matching profile", s->stats->unhandled);
+    fputc('\n', out);
+}
+
+/* ---- loading ------------------------------------------------------------------------------- */
+
+static const char *kind_of(const cJSON *o)
+{
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    return cJSON_IsString(k) ? k->valuestring : "";
+}
+
+static void add_unhandled(sim *s, const ks_pod *pod)
+{
+    char msg[512], profiles[300] = "";
+    size_t off = 0;
+    for (size_t i = 0; i < s->o->cfg->nprofiles; i++)
+        off += (size_t)snprintf(profiles + off, sizeof(profiles) - (off < sizeof(profiles) ? off : sizeof(profiles)),
+                                "%s%s", i ? ", " : "", s->o->cfg->profiles[i].scheduler_name);
+    snprintf(msg, sizeof(msg), "no profile has schedulerName \"%s\" (this configuration's profiles: %s); the pod was not scheduled",
+             ks__sym_str(pod->scheduler_name), profiles);
+    pthread_mutex_lock(&s->mu);
+    record *r = rec_new(s, LATE_SEQ + s->nrecs);
+    if (r) {
+        r->ns = strdup(ks__sym_str(pod->ns));
+        r->name = strdup(ks__sym_str(pod->name));
+        r->profile = NULL;
+        r->result = "Error";
+        r->node = KS_SYM_ABSENT;
+        r->message = strdup(msg);
+    }
+    pthread_mutex_unlock(&s->mu);
+    s->stats->unhandled++;
+}
+
+static int load(sim *s, char *err, size_t errlen)
+{
+    ks_manifest m;
+    char perr[400];
+    int rc = ks__manifest_load(s->o->cluster_path, &m, err, errlen);
+    if (rc)
+        return rc;
+    /* Nodes first, then running pods, then pending pods in file order. */
+    for (int pass = 0; pass < 3 && rc == 0; pass++) {
+        for (size_t i = 0; i < m.n; i++) {
+            const cJSON *o = m.objs[i].obj;
+            const char *kind = kind_of(o);
+            if (pass == 0 && strcmp(kind, "Node") == 0) {
+                ks_node *node;
+                if ((rc = ks__node_from_json(o, &node, perr, sizeof(perr))) != 0) {
+                    snprintf(err, errlen, "%s (%s): Node: %s", s->o->cluster_path, m.objs[i].where, perr);
+                    break;
+                }
+                rc = ks__scheduler_on_node_add(s->sched, node);
+                ks__node_unref(node);
+                s->stats->nodes++;
+            } else if (pass > 0 && strcmp(kind, "Pod") == 0) {
+                ks_pod *pod;
+                if ((rc = ks__pod_from_json(o, &pod, perr, sizeof(perr))) != 0) {
+                    snprintf(err, errlen, "%s (%s): Pod: %s", s->o->cluster_path, m.objs[i].where, perr);
+                    break;
+                }
+                int assigned = pod->node_name != KS_SYM_EMPTY;
+                /* Finished pods hold no resources (upstream's informer filters them out). */
+                int finished = pod->phase == ks__intern("Succeeded") || pod->phase == ks__intern("Failed");
+                if (!finished && pass == 1 && assigned) {
+                    rc = ks__scheduler_on_pod_add(s->sched, pod);
+                    s->stats->running_pods++;
+                } else if (!finished && pass == 2 && !assigned) {
+                    int r = ks__scheduler_on_pod_add(s->sched, pod);
+                    if (r == KS_ENOTFOUND)
+                        add_unhandled(s, pod);
+                    else if (r == KS_EEXIST) {
+                        snprintf(err, errlen, "%s (%s): Pod %s: duplicate uid %s", s->o->cluster_path,
+                                 m.objs[i].where, pod->key, pod->uid);
+                        rc = r;
+                    } else
+                        rc = r;
+                    s->stats->pending_pods++;
+                }
+                ks__pod_unref(pod);
+            } else if (pass == 0 && ks__store_wants(kind)) {
+                /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. */
+                if ((rc = ks__store_apply(ks__scheduler_store(s->sched), o, 0, perr, sizeof(perr))) != 0) {
+                    snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, m.objs[i].where, kind, perr);
+                    break;
+                }
+            } else if (pass == 0 && strcmp(kind, "Node") != 0 && strcmp(kind, "Pod") != 0) {
+                s->stats->skipped_objects++; /* kinds nothing reads */
+            }
+            if (rc)
+                break;
+        }
+    }
+    ks__manifest_free(&m);
+    return rc;
+}
+
+static void report_gated(void *ctx, const ks_queued_pod *qp)
+{
+    sim *s = ctx;
+    if (!qp->gating_plugin)
+        return;
+    record *r = rec_new(s, LATE_SEQ + s->nrecs);
+    if (!r)
+        return;
+    r->ns = strdup(ks__sym_str(qp->pod->ns));
+    r->name = strdup(ks__sym_str(qp->pod->name));
+    r->profile = strdup(ks__sym_str(qp->pod->scheduler_name));
+    r->result = "Unschedulable";
+    r->node = KS_SYM_ABSENT;
+    r->message = strdup(qp->gated_message);
+}
+
+int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *err,
+                     size_t errlen)
+{
+    sim s;
+    int rc;
+    memset(&s, 0, sizeof(s));
+    memset(stats, 0, sizeof(*stats));
+    s.o = o;
+    s.stats = stats;
+    pthread_mutex_init(&s.mu, NULL);
+    atomic_init(&s.clock_ns, 1000000000LL);
+    ks_scheduler_opts so = {
+        .cfg = o->cfg,
+        .plans = o->plans,
+        .seed = o->seed,
+        .explain = o->explain,
+        .binding_workers = 4,
+        .now_ns = sim_now,
+        .clock_ctx = &s,
+        .source = {&s, sim_bind, NULL, NULL, NULL},
+        .observer = {&s, on_cycle_done, on_bind_done, on_preempted},
+    };
+    if ((rc = ks__scheduler_new(&so, &s.sched, err, errlen)) != 0)
+        goto out;
+    if ((rc = load(&s, err, errlen)) != 0)
+        goto out;
+
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ks_queue *q = ks__scheduler_queue(s.sched);
+    /* A guard against plugins that keep a pod cycling (Pending forever): far beyond what
+     * event-driven retries of a finite simulation need. */
+    size_t limit = 100 + 20 * (stats->pending_pods + 1);
+    size_t done = 0;
+    for (;;) {
+        if (ks__scheduler_schedule_one(s.sched, 0)) {
+            if (++done > limit) {
+                ks__log('W', "simulate", "stopping after %zu attempts: pods keep being retried", done);
+                break;
+            }
+            continue;
+        }
+        ks__scheduler_wait_bindings(s.sched); /* a failed binding may requeue a pod */
+        if (ks__scheduler_schedule_one(s.sched, 0)) {
+            done++;
+            continue;
+        }
+        int64_t next = ks__queue_next_backoff_expiry(q);
+        if (next < 0)
+            break;
+        /* Nothing runnable now: jump the virtual clock to the next backoff expiry. */
+        long long now = atomic_load(&s.clock_ns);
+        if (next > now)
+            atomic_store(&s.clock_ns, next);
+        ks__queue_flush_backoff(q);
+    }
+    ks__scheduler_wait_bindings(s.sched);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    ks__queue_each_parked(q, report_gated, &s);
+
+    qsort(s.recs, s.nrecs, sizeof(record), cmp_rec);
+    for (size_t i = 0; i < s.nrecs; i++) {
+        if (strcmp(s.recs[i].result, "Scheduled") == 0)
+            stats->scheduled++;
+        else if (strcmp(s.recs[i].result, "Unschedulable") == 0)
+            stats->unschedulable++;
+        else if (s.recs[i].profile)
+            stats->errors++;
+    }
+    if (o->output == KS_OUTPUT_JSON)
+        print_json(&s, o->out);
+    else if (o->output == KS_OUTPUT_TABLE)
+        print_table(&s, o->out);
+out:
+    ks__scheduler_free(s.sched);
+    for (size_t i = 0; i < s.nrecs; i++) {
+        free(s.recs[i].ns);
+        free(s.recs[i].name);
+        free(s.recs[i].profile);
+        free(s.recs[i].message);
+        cJSON_Delete(s.recs[i].explain);
+        cJSON_Delete(s.recs[i].victims);
+    }
+    free(s.recs);
+    pthread_mutex_destroy(&s.mu);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * `kubesched simulate`: the file cluster source. Loads Nodes and Pods (and skips kinds nothing
+ * reads), schedules every pending pod through the real queue, framework, plugins and binding
+ * cycle, binding in memory so later pods see earlier ones, and reports every attempt: a table, or
+ * the JSON contract of DESIGN.md (with --explain: per-node per-plugin filter outcomes, normalized
+ * scores and final scores).
+ *
+ * Threads: ks__simulate_run runs the scheduling loop on the calling thread; binding threads and
+ * Filter/Score workers belong to the scheduler it creates.
+ */
+#ifndef KS_CORE_SIMULATE_H
+#define KS_CORE_SIMULATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config/config.h"
+
+typedef enum ks_output { KS_OUTPUT_TABLE = 0, KS_OUTPUT_JSON = 1, KS_OUTPUT_NONE = 2 } ks_output;
+
+typedef struct ks_simulate_opts {
+    const char *cluster_path;
+    const ks_config *cfg;
+    ks_profile_plan *plans;
+    ks_output output;
+    int explain;
+    uint64_t seed;
+    FILE *out;
+} ks_simulate_opts;
+
+typedef struct ks_simulate_stats {
+    size_t nodes, running_pods, pending_pods, skipped_objects;
+    size_t attempts, scheduled, unschedulable, errors, unhandled, preemptions;
+    double seconds; /* wall time of the scheduling loop (loading excluded) */
+} ks_simulate_stats;
+
+/* 0 on success (whatever the decisions), or a negative code with a message in err (bad file,
+ * invalid object: the message names the file, the object and the field). */
+int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *err,
+                     size_t errlen);
+
+#endif

@@ -1,0 +1,1020 @@
+/*
+ * Upstream defaulting that is not a plain "if unset" (v1/defaults.go, default_plugins.go) and the
+ * in-tree plugin args kinds (types_pluginargs.go, validation_pluginargs.go):
+ *
+ *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
+ *   - for each registered <Name>Args kind: a strict shape check of the user's args (unknown fields,
+ *     types; nulls dropped as Go's decoder would leave the pointers nil), SetDefaults_<Kind> in
+ *     place, and Validate<Kind> with upstream's messages and field paths.
+ *
+ * Args are cJSON objects throughout, so what a plugin later reads is exactly what is printed.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config_int.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Default plugins and mergePluginSet
+ * ------------------------------------------------------------------------------------------- */
+
+#define DEF(n, w) {(char *)(n), (w), 1}
+static const ks_plugin_ref default_plugins[] = {
+    DEF("SchedulingGates", 0),
+    DEF("PrioritySort", 0),
+    DEF("NodeUnschedulable", 0),
+    DEF("NodeName", 0),
+    DEF("TaintToleration", 3),
+    DEF("NodeAffinity", 2),
+    DEF("NodePorts", 0),
+    DEF("NodeResourcesFit", 1),
+    DEF("VolumeRestrictions", 0),
+    DEF("NodeVolumeLimits", 0),
+    DEF("VolumeBinding", 0),
+    DEF("VolumeZone", 0),
+    DEF("PodTopologySpread", 2),
+    DEF("InterPodAffinity", 2),
+    /* DynamicResourceAllocation is GA (on) in v1.34: inserted before DefaultPreemption. */
+    DEF("DynamicResources", 0),
+    DEF("DefaultPreemption", 0),
+    DEF("NodeResourcesBalancedAllocation", 1),
+    DEF("ImageLocality", 1),
+    DEF("DefaultBinder", 0),
+};
+#undef DEF
+
+size_t ks__cfg_default_plugins(const ks_plugin_ref **out)
+{
+    *out = default_plugins;
+    return sizeof(default_plugins) / sizeof(default_plugins[0]);
+}
+
+void ks__cfg_set_free(ks_plugin_set *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nenabled; i++)
+        free(s->enabled[i].name);
+    free(s->enabled);
+    for (size_t i = 0; i < s->ndisabled; i++)
+        free(s->disabled[i]);
+    free(s->disabled);
+    memset(s, 0, sizeof(*s));
+}
+
+static int push_ref(ks_plugin_set *out, const ks_plugin_ref *r, int from_default)
+{
+    char *name = ks__cfg_strdup(r->name);
+    if (!name)
+        return KS_ENOMEM;
+    out->enabled[out->nenabled].name = name;
+    out->enabled[out->nenabled].weight = r->weight;
+    out->enabled[out->nenabled].from_default = from_default;
+    out->nenabled++;
+    return 0;
+}
+
+static int has_name(char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int ks__cfg_merge_set(const ks_plugin_set *def, const ks_plugin_set *user, ks_plugin_set *out)
+{
+    size_t nd = user->ndisabled + def->ndisabled;
+    unsigned char *replaced = NULL;
+    memset(out, 0, sizeof(*out));
+    if (nd) {
+        out->disabled = calloc(nd, sizeof(char *));
+        if (!out->disabled)
+            goto oom;
+    }
+    for (size_t i = 0; i < user->ndisabled; i++)
+        if (!(out->disabled[out->ndisabled++] = ks__cfg_strdup(user->disabled[i])))
+            goto oom;
+    for (size_t i = 0; i < def->ndisabled; i++)
+        if (!(out->disabled[out->ndisabled++] = ks__cfg_strdup(def->disabled[i])))
+            goto oom;
+    if (def->nenabled + user->nenabled) {
+        out->enabled = calloc(def->nenabled + user->nenabled, sizeof(*out->enabled));
+        if (!out->enabled)
+            goto oom;
+    }
+    if (user->nenabled && !(replaced = calloc(user->nenabled, 1)))
+        goto oom;
+    if (!has_name(out->disabled, out->ndisabled, "*")) {
+        for (size_t i = 0; i < def->nenabled; i++) {
+            const ks_plugin_ref *r = &def->enabled[i];
+            long custom = -1;
+            if (has_name(out->disabled, out->ndisabled, r->name))
+                continue;
+            /* Upstream keeps the last user entry of a name in a map: that one replaces the
+             * default in place (its weight wins); earlier duplicates are appended below. */
+            for (size_t j = 0; j < user->nenabled; j++)
+                if (strcmp(user->enabled[j].name, r->name) == 0)
+                    custom = (long)j;
+            if (custom >= 0) {
+                replaced[custom] = 1;
+                if (push_ref(out, &user->enabled[custom], 0) != 0)
+                    goto oom;
+            } else if (push_ref(out, r, r->from_default) != 0) {
+                goto oom;
+            }
+        }
+    }
+    for (size_t j = 0; j < user->nenabled; j++)
+        if (!replaced[j] && push_ref(out, &user->enabled[j], 0) != 0)
+            goto oom;
+    free(replaced);
+    return 0;
+oom:
+    free(replaced);
+    ks__cfg_set_free(out);
+    return KS_ENOMEM;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Args schemas
+ * ------------------------------------------------------------------------------------------- */
+
+typedef enum ftype { F_ANY, F_I32, F_I64, F_BOOL, F_STR, F_DUR, F_OBJ, F_ARR_OBJ, F_ARR_STR } ftype;
+
+typedef struct sdef sdef;
+typedef struct fdef {
+    const char *name;
+    ftype t;
+    const sdef *sub; /* F_OBJ / F_ARR_OBJ: the object's fields; NULL: anything */
+} fdef;
+struct sdef {
+    const fdef *f;
+    size_t n;
+};
+
+#define SDEF(a) {a, sizeof(a) / sizeof((a)[0])}
+
+static const fdef resource_spec_f[] = {{"name", F_STR, NULL}, {"weight", F_I64, NULL}};
+static const sdef resource_spec = SDEF(resource_spec_f);
+static const fdef shape_point_f[] = {{"utilization", F_I32, NULL}, {"score", F_I32, NULL}};
+static const sdef shape_point = SDEF(shape_point_f);
+static const fdef rtcr_f[] = {{"shape", F_ARR_OBJ, &shape_point}};
+static const sdef rtcr = SDEF(rtcr_f);
+static const fdef strategy_f[] = {{"type", F_STR, NULL},
+                                  {"resources", F_ARR_OBJ, &resource_spec},
+                                  {"requestedToCapacityRatio", F_OBJ, &rtcr}};
+static const sdef strategy = SDEF(strategy_f);
+static const fdef fit_f[] = {{"ignoredResources", F_ARR_STR, NULL},
+                             {"ignoredResourceGroups", F_ARR_STR, NULL},
+                             {"scoringStrategy", F_OBJ, &strategy}};
+static const fdef preemption_f[] = {{"minCandidateNodesPercentage", F_I32, NULL},
+                                    {"minCandidateNodesAbsolute", F_I32, NULL}};
+static const fdef ipa_f[] = {{"hardPodAffinityWeight", F_I32, NULL},
+                             {"ignorePreferredTermsOfExistingPods", F_BOOL, NULL}};
+static const fdef selector_req_f[] = {
+    {"key", F_STR, NULL}, {"operator", F_STR, NULL}, {"values", F_ARR_STR, NULL}};
+static const sdef selector_req = SDEF(selector_req_f);
+static const fdef term_f[] = {{"matchExpressions", F_ARR_OBJ, &selector_req},
+                              {"matchFields", F_ARR_OBJ, &selector_req}};
+static const sdef term = SDEF(term_f);
+static const fdef node_selector_f[] = {{"nodeSelectorTerms", F_ARR_OBJ, &term}};
+static const sdef node_selector = SDEF(node_selector_f);
+static const fdef preferred_f[] = {{"weight", F_I32, NULL}, {"preference", F_OBJ, &term}};
+static const sdef preferred = SDEF(preferred_f);
+static const fdef node_affinity_f[] = {
+    {"requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector},
+    {"preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred}};
+static const sdef node_affinity = SDEF(node_affinity_f);
+static const fdef na_f[] = {{"addedAffinity", F_OBJ, &node_affinity}};
+static const fdef balanced_f[] = {{"resources", F_ARR_OBJ, &resource_spec}};
+static const fdef tsc_f[] = {{"maxSkew", F_I32, NULL},
+                             {"topologyKey", F_STR, NULL},
+                             {"whenUnsatisfiable", F_STR, NULL},
+                             {"labelSelector", F_ANY, NULL},
+                             {"minDomains", F_I32, NULL},
+                             {"nodeAffinityPolicy", F_STR, NULL},
+                             {"nodeTaintsPolicy", F_STR, NULL},
+                             {"matchLabelKeys", F_ARR_STR, NULL}};
+static const sdef tsc = SDEF(tsc_f);
+static const fdef pts_f[] = {{"defaultConstraints", F_ARR_OBJ, &tsc},
+                             {"defaultingType", F_STR, NULL}};
+static const fdef vb_f[] = {{"bindTimeoutSeconds", F_I64, NULL},
+                            {"shape", F_ARR_OBJ, &shape_point}};
+static const fdef dra_f[] = {{"filterTimeout", F_DUR, NULL}};
+
+typedef struct args_kind {
+    const char *plugin;
+    const char *kind;
+    sdef schema;
+    void (*defaults)(cJSON *args);
+    int (*validate)(cfg_load *L, const cJSON *args, const char *path);
+} args_kind;
+
+/* ---------------------------------------------------------------------------------------------
+ * Small cJSON helpers
+ * ------------------------------------------------------------------------------------------- */
+
+static cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
+
+static int64_t num(const cJSON *o, const char *k, int64_t dflt)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void set_num_if_missing(cJSON *o, const char *k, double v)
+{
+    if (!get(o, k))
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+static cJSON *default_resources(void)
+{
+    cJSON *a = cJSON_CreateArray();
+    const char *names[] = {"cpu", "memory"};
+    for (size_t i = 0; a && i < 2; i++) {
+        cJSON *r = cJSON_CreateObject();
+        if (!r)
+            break;
+        cJSON_AddStringToObject(r, "name", names[i]);
+        cJSON_AddNumberToObject(r, "weight", 1);
+        cJSON_AddItemToArray(a, r);
+    }
+    return a;
+}
+
+/* Resources with weight 0 or unset get 1. */
+static void default_weights(cJSON *resources)
+{
+    cJSON *r;
+    cJSON_ArrayForEach(r, resources)
+    {
+        cJSON *w = get(r, "weight");
+        if (!w)
+            cJSON_AddNumberToObject(r, "weight", 1);
+        else if (cJSON_IsNumber(w) && w->valuedouble == 0)
+            cJSON_SetNumberValue(w, 1);
+    }
+}
+
+static void describe_json(const cJSON *v, char *buf, size_t len)
+{
+    if (cJSON_IsString(v))
+        snprintf(buf, len, "string \"%.60s\"", v->valuestring);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, len, "boolean %s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+             fabs(v->valuedouble) < 9.2e18)
+        snprintf(buf, len, "integer %" PRId64, (int64_t)v->valuedouble);
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, len, "number %g", v->valuedouble);
+    else if (cJSON_IsNull(v))
+        snprintf(buf, len, "null");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, len, "a list");
+    else
+        snprintf(buf, len, "a mapping");
+}
+
+/* The value as field.Invalid prints it: strings quoted, numbers plain. */
+static void value_json(const cJSON *v, char *buf, size_t len)
+{
+    if (cJSON_IsString(v))
+        snprintf(buf, len, "\"%.80s\"", v->valuestring);
+    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+             fabs(v->valuedouble) < 9.2e18)
+        snprintf(buf, len, "%" PRId64, (int64_t)v->valuedouble);
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, len, "%g", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else
+        snprintf(buf, len, "%s", cJSON_IsArray(v) ? "[...]" : "{...}");
+}
+
+static int invalid(cfg_load *L, const char *path, const cJSON *v, const char *detail)
+{
+    char val[100];
+    value_json(v, val, sizeof(val));
+    return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %s: %s", path, val, detail);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Shape check (the strict decoder)
+ * ------------------------------------------------------------------------------------------- */
+
+static int type_err(cfg_load *L, const char *path, const cJSON *v, const char *expected)
+{
+    char got[100];
+    describe_json(v, got, sizeof(got));
+    return ks__cfg_fail(L, KS_ETYPE, "%s: expected %s, got %s", path, expected, got);
+}
+
+static int is_int(const cJSON *v, double lo, double hi)
+{
+    return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && v->valuedouble >= lo &&
+           v->valuedouble <= hi;
+}
+
+static int check_obj(cfg_load *L, cJSON *o, const sdef *s, const char *path, int top);
+
+static int check_value(cfg_load *L, cJSON *v, const fdef *f, const char *path)
+{
+    int64_t ns;
+    size_t i = 0;
+    cJSON *it;
+    switch (f->t) {
+    case F_ANY:
+        return 0;
+    case F_I32:
+        if (is_int(v, -9.2e18, 9.2e18) && !is_int(v, INT32_MIN, INT32_MAX))
+            return ks__cfg_fail(L, KS_ERANGE, "%s: %.0f does not fit in a 32-bit integer", path,
+                                v->valuedouble);
+        if (!is_int(v, INT32_MIN, INT32_MAX))
+            return type_err(L, path, v, "an integer");
+        return 0;
+    case F_I64:
+        if (!is_int(v, -9.2e18, 9.2e18))
+            return type_err(L, path, v, "an integer");
+        return 0;
+    case F_BOOL:
+        return cJSON_IsBool(v) ? 0 : type_err(L, path, v, "a boolean (true or false)");
+    case F_STR:
+        return cJSON_IsString(v) ? 0 : type_err(L, path, v, "a string");
+    case F_DUR:
+        if (!cJSON_IsString(v))
+            return type_err(L, path, v, "a duration string such as \"10s\"");
+        if (ks__cfg_parse_duration(v->valuestring, &ns) != 0)
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: invalid duration \"%s\" (valid: such as \"10s\", \"1m30s\", "
+                                "\"100ms\")",
+                                path, v->valuestring);
+        return 0;
+    case F_OBJ:
+        if (!cJSON_IsObject(v))
+            return type_err(L, path, v, "a mapping");
+        return f->sub ? check_obj(L, v, f->sub, path, 0) : 0;
+    case F_ARR_OBJ:
+    case F_ARR_STR:
+        if (!cJSON_IsArray(v))
+            return type_err(L, path, v, "a list");
+        cJSON_ArrayForEach(it, v)
+        {
+            char p[512];
+            int rc;
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
+            if (f->t == F_ARR_STR) {
+                if (!cJSON_IsString(it))
+                    return type_err(L, p, it, "a string");
+                continue;
+            }
+            if (!cJSON_IsObject(it))
+                return type_err(L, p, it, "a mapping");
+            if (f->sub && (rc = check_obj(L, it, f->sub, p, 0)) < 0)
+                return rc;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+static int check_obj(cfg_load *L, cJSON *o, const sdef *s, const char *path, int top)
+{
+    cJSON *v = o->child;
+    while (v) {
+        cJSON *next = v->next;
+        const fdef *f = NULL;
+        char p[512];
+        int rc;
+        if (top && (strcmp(v->string, "apiVersion") == 0 || strcmp(v->string, "kind") == 0)) {
+            v = next;
+            continue;
+        }
+        for (size_t i = 0; i < s->n; i++)
+            if (strcmp(s->f[i].name, v->string) == 0)
+                f = &s->f[i];
+        if (!f) {
+            char valid[512];
+            size_t off = 0;
+            valid[0] = '\0';
+            for (size_t i = 0; i < s->n && off < sizeof(valid); i++) {
+                int w = snprintf(valid + off, sizeof(valid) - off, "%s%s", i ? ", " : "",
+                                 s->f[i].name);
+                if (w < 0)
+                    break;
+                off += (size_t)w;
+            }
+            return ks__cfg_fail(L, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)", path,
+                                v->string, valid);
+        }
+        ks__cfg_pathf(p, sizeof(p), "%s.%s", path, v->string);
+        /* A null leaves Go's pointer nil: the field is unset and gets its default. */
+        if (cJSON_IsNull(v)) {
+            cJSON_Delete(cJSON_DetachItemViaPointer(o, v));
+            v = next;
+            continue;
+        }
+        if ((rc = check_value(L, v, f, p)) < 0)
+            return rc;
+        v = next;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * SetDefaults_<Kind>
+ * ------------------------------------------------------------------------------------------- */
+
+static void defaults_fit(cJSON *a)
+{
+    cJSON *s = get(a, "scoringStrategy");
+    cJSON *r;
+    if (!s) {
+        s = cJSON_AddObjectToObject(a, "scoringStrategy");
+        if (!s)
+            return;
+        cJSON_AddStringToObject(s, "type", "LeastAllocated");
+    }
+    r = get(s, "resources");
+    if (!r || cJSON_GetArraySize(r) == 0) {
+        cJSON *d = default_resources();
+        if (!d)
+            return;
+        if (r)
+            cJSON_ReplaceItemInObjectCaseSensitive(s, "resources", d);
+        else
+            cJSON_AddItemToObject(s, "resources", d);
+        r = d;
+    }
+    default_weights(r);
+}
+
+static void defaults_preemption(cJSON *a)
+{
+    set_num_if_missing(a, "minCandidateNodesPercentage", 10);
+    set_num_if_missing(a, "minCandidateNodesAbsolute", 100);
+}
+
+static void defaults_ipa(cJSON *a)
+{
+    set_num_if_missing(a, "hardPodAffinityWeight", 1);
+    if (!get(a, "ignorePreferredTermsOfExistingPods"))
+        cJSON_AddFalseToObject(a, "ignorePreferredTermsOfExistingPods");
+}
+
+static void defaults_none(cJSON *a) { (void)a; }
+
+static void defaults_balanced(cJSON *a)
+{
+    cJSON *r = get(a, "resources");
+    if (!r || cJSON_GetArraySize(r) == 0) {
+        cJSON *d = default_resources();
+        if (!d)
+            return;
+        if (r)
+            cJSON_ReplaceItemInObjectCaseSensitive(a, "resources", d);
+        else
+            cJSON_AddItemToObject(a, "resources", d);
+        return;
+    }
+    default_weights(r);
+}
+
+static void defaults_pts(cJSON *a)
+{
+    const char *t = str(a, "defaultingType");
+    if (!t || !t[0]) {
+        if (get(a, "defaultingType"))
+            cJSON_DeleteItemFromObjectCaseSensitive(a, "defaultingType");
+        cJSON_AddStringToObject(a, "defaultingType", "System");
+    }
+}
+
+static void defaults_vb(cJSON *a)
+{
+    /* No shape: VolumeCapacityPriority / StorageCapacityScoring are off in v1.34. */
+    set_num_if_missing(a, "bindTimeoutSeconds", 600);
+}
+
+static void defaults_dra(cJSON *a)
+{
+    if (!get(a, "filterTimeout"))
+        cJSON_AddStringToObject(a, "filterTimeout", "10s");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Validate<Kind>
+ * ------------------------------------------------------------------------------------------- */
+
+int ks__cfg_is_qualified_name(const char *s, const char **why)
+{
+    const char *slash = strrchr(s, '/');
+    const char *name = slash ? slash + 1 : s;
+    size_t nl = strlen(name);
+    if (slash) {
+        size_t pl = (size_t)(slash - s);
+        if (pl == 0) {
+            *why = "prefix part must be non-empty";
+            return 0;
+        }
+        if (pl > 253) {
+            *why = "prefix part must be no more than 253 characters";
+            return 0;
+        }
+        for (size_t i = 0; i < pl; i++) {
+            char c = s[i];
+            int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!alnum && !((c == '-' || c == '.') && i > 0 && i + 1 < pl)) {
+                *why = "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+                       "alphanumeric characters, '-' or '.', and must start and end with an "
+                       "alphanumeric character";
+                return 0;
+            }
+        }
+        if (memchr(s, '/', pl)) {
+            *why = "a qualified name must consist of an optional prefix, '/' and a name";
+            return 0;
+        }
+    }
+    if (nl == 0) {
+        *why = "name part must be non-empty";
+        return 0;
+    }
+    if (nl > 63) {
+        *why = "name part must be no more than 63 characters";
+        return 0;
+    }
+    for (size_t i = 0; i < nl; i++) {
+        char c = name[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && !((c == '-' || c == '_' || c == '.') && i > 0 && i + 1 < nl)) {
+            *why = "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+                   "start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', "
+                   "or '123-abc')";
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int validate_label_name(cfg_load *L, const char *path, const cJSON *v)
+{
+    const char *why;
+    if (!ks__cfg_is_qualified_name(v->valuestring, &why))
+        return invalid(L, path, v, why);
+    return 0;
+}
+
+static int validate_preemption(cfg_load *L, const cJSON *a, const char *path)
+{
+    int64_t pct = num(a, "minCandidateNodesPercentage", 0);
+    int64_t abs_ = num(a, "minCandidateNodesAbsolute", 0);
+    char p[300], q[300];
+    ks__cfg_pathf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
+    ks__cfg_pathf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
+    if (pct < 0 || pct > 100)
+        return invalid(L, p, get(a, "minCandidateNodesPercentage"), "not in valid range [0, 100]");
+    if (abs_ < 0)
+        return invalid(L, q, get(a, "minCandidateNodesAbsolute"), "not in valid range [0, inf)");
+    if (pct == 0 && abs_ == 0)
+        return invalid(L, p, get(a, "minCandidateNodesPercentage"),
+                       "cannot be zero at the same time as minCandidateNodesAbsolute");
+    return 0;
+}
+
+static int validate_ipa(cfg_load *L, const cJSON *a, const char *path)
+{
+    int64_t w = num(a, "hardPodAffinityWeight", 0);
+    char p[300];
+    ks__cfg_pathf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
+    if (w < 0 || w > 100)
+        return invalid(L, p, get(a, "hardPodAffinityWeight"), "not in valid range [0, 100]");
+    return 0;
+}
+
+static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *path, int fields)
+{
+    const cJSON *r;
+    size_t i = 0;
+    cJSON_ArrayForEach(r, reqs)
+    {
+        const char *op = str(r, "operator");
+        const char *key = str(r, "key");
+        const cJSON *values = get(r, "values");
+        int nvalues = values ? cJSON_GetArraySize(values) : 0;
+        char p[400], f[420];
+        ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
+        ks__cfg_pathf(f, sizeof(f), "%s.key", p);
+        if (fields) {
+            if (!key || strcmp(key, "metadata.name") != 0)
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Invalid value: \"%s\": not a valid field selector key "
+                                    "(valid: metadata.name)",
+                                    f, key ? key : "");
+            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
+            if (!op || (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0))
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Unsupported value: \"%s\": supported values: \"In\", "
+                                    "\"NotIn\"",
+                                    f, op ? op : "");
+            if (nvalues != 1) {
+                ks__cfg_pathf(f, sizeof(f), "%s.values", p);
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Required value: must be only one value when `operator` "
+                                    "is 'In' or 'NotIn' for node field selector",
+                                    f);
+            }
+            continue;
+        }
+        if (!key || !key[0])
+            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value", f);
+        if (validate_label_name(L, f, get(r, "key")) < 0)
+            return L->rc;
+        ks__cfg_pathf(f, sizeof(f), "%s.values", p);
+        if (op && (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0)) {
+            if (nvalues == 0)
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Required value: for 'in', 'notin' operators, values set "
+                                    "can't be empty",
+                                    f);
+        } else if (op && (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0)) {
+            if (nvalues != 0)
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Forbidden: values set must be empty for exists and does "
+                                    "not exist",
+                                    f);
+        } else if (op && (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0)) {
+            const char *v0;
+            char *end = NULL;
+            if (nvalues != 1)
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Required value: for 'Gt', 'Lt' operators, exactly one "
+                                    "value is required",
+                                    f);
+            v0 = cJSON_GetArrayItem(values, 0)->valuestring;
+            (void)strtoll(v0, &end, 10);
+            if (!v0[0] || *end)
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s[0]: Invalid value: \"%s\": for 'Gt', 'Lt' operators, the "
+                                    "value must be an integer",
+                                    f, v0);
+        } else {
+            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: Unsupported value: \"%s\": supported values: "
+                                "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
+                                f, op ? op : "");
+        }
+    }
+    return 0;
+}
+
+static int validate_term(cfg_load *L, const cJSON *t, const char *path)
+{
+    char p[360];
+    ks__cfg_pathf(p, sizeof(p), "%s.matchExpressions", path);
+    if (validate_requirements(L, get(t, "matchExpressions"), p, 0) < 0)
+        return L->rc;
+    ks__cfg_pathf(p, sizeof(p), "%s.matchFields", path);
+    return validate_requirements(L, get(t, "matchFields"), p, 1);
+}
+
+static int validate_na(cfg_load *L, const cJSON *a, const char *path)
+{
+    const cJSON *aff = get(a, "addedAffinity");
+    const cJSON *req, *t;
+    size_t i = 0;
+    if (!aff)
+        return 0;
+    req = get(aff, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (req) {
+        cJSON_ArrayForEach(t, get(req, "nodeSelectorTerms"))
+        {
+            char p[360];
+            snprintf(p, sizeof(p),
+                     "%s.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                     "nodeSelectorTerms[%zu]",
+                     path, i++);
+            if (validate_term(L, t, p) < 0)
+                return L->rc;
+        }
+    }
+    i = 0;
+    cJSON_ArrayForEach(t, get(aff, "preferredDuringSchedulingIgnoredDuringExecution"))
+    {
+        char p[360];
+        snprintf(p, sizeof(p),
+                 "%s.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%zu].preference",
+                 path, i++);
+        if (get(t, "preference") && validate_term(L, get(t, "preference"), p) < 0)
+            return L->rc;
+    }
+    return 0;
+}
+
+static int validate_resources(cfg_load *L, const cJSON *resources, const char *path)
+{
+    const cJSON *r;
+    size_t i = 0;
+    cJSON_ArrayForEach(r, resources)
+    {
+        int64_t w = num(r, "weight", 0);
+        if (w <= 0 || w > 100) {
+            char p[360], msg[200];
+            const char *name = str(r, "name");
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu].weight", path, i);
+            ks__cfg_pathf(msg, sizeof(msg), "resource weight of %s not in valid range (0, 100]",
+                     name ? name : "");
+            return invalid(L, p, get(r, "weight"), msg);
+        }
+        i++;
+    }
+    return 0;
+}
+
+static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
+{
+    int n = shape ? cJSON_GetArraySize(shape) : 0;
+    char p[360];
+    if (n == 0)
+        return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: at least one point must be "
+                                          "specified",
+                            path);
+    for (int i = 1; i < n; i++) {
+        const cJSON *prev = cJSON_GetArrayItem(shape, i - 1), *cur = cJSON_GetArrayItem(shape, i);
+        if (num(prev, "utilization", 0) >= num(cur, "utilization", 0)) {
+            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: Invalid value: %" PRId64
+                                ": values must be sorted in increasing order",
+                                p, num(cur, "utilization", 0));
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const cJSON *pt = cJSON_GetArrayItem(shape, i);
+        int64_t u = num(pt, "utilization", 0), s = num(pt, "score", 0);
+        if (u < 0 || u > 100) {
+            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
+            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
+                                              ": not in valid range [0, 100]",
+                                p, u);
+        }
+        if (s < 0 || s > 10) {
+            ks__cfg_pathf(p, sizeof(p), "%s[%d].score", path, i);
+            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
+                                              ": not in valid range [0, 10]",
+                                p, s);
+        }
+    }
+    return 0;
+}
+
+static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
+{
+    const cJSON *v, *s;
+    size_t i = 0;
+    char p[360];
+    cJSON_ArrayForEach(v, get(a, "ignoredResources"))
+    {
+        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResources[%zu]", path, i++);
+        if (validate_label_name(L, p, v) < 0)
+            return L->rc;
+    }
+    i = 0;
+    cJSON_ArrayForEach(v, get(a, "ignoredResourceGroups"))
+    {
+        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResourceGroups[%zu]", path, i++);
+        if (strchr(v->valuestring, '/'))
+            return invalid(L, p, v, "resource group name can't contain '/'");
+        if (validate_label_name(L, p, v) < 0)
+            return L->rc;
+    }
+    s = get(a, "scoringStrategy");
+    ks__cfg_pathf(p, sizeof(p), "%s.scoringStrategy", path);
+    if (!s)
+        return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: ScoringStrategy field is required",
+                            p);
+    {
+        const char *type = str(s, "type");
+        char q[400];
+        int rtcr_type = type && strcmp(type, "RequestedToCapacityRatio") == 0;
+        ks__cfg_pathf(q, sizeof(q), "%s.type", p);
+        if (!type || (strcmp(type, "LeastAllocated") != 0 && strcmp(type, "MostAllocated") != 0 &&
+                      !rtcr_type))
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: Unsupported value: \"%s\": supported values: "
+                                "\"LeastAllocated\", \"MostAllocated\", "
+                                "\"RequestedToCapacityRatio\"",
+                                q, type ? type : "");
+        ks__cfg_pathf(q, sizeof(q), "%s.resources", p);
+        if (validate_resources(L, get(s, "resources"), q) < 0)
+            return L->rc;
+        ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio", p);
+        if (rtcr_type) {
+            const cJSON *r = get(s, "requestedToCapacityRatio");
+            if (!r)
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s: Required value: must be specified when type is "
+                                    "RequestedToCapacityRatio",
+                                    q);
+            ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio.shape", p);
+            return validate_shape(L, get(r, "shape"), q);
+        }
+        if (get(s, "requestedToCapacityRatio"))
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: Forbidden: must be nil when type is not "
+                                "RequestedToCapacityRatio",
+                                q);
+    }
+    return 0;
+}
+
+static int validate_balanced(cfg_load *L, const cJSON *a, const char *path)
+{
+    const cJSON *r;
+    size_t i = 0;
+    cJSON_ArrayForEach(r, get(a, "resources"))
+    {
+        const char *name = str(r, "name");
+        char p[360];
+        for (const cJSON *q = get(a, "resources")->child; q != r; q = q->next) {
+            const char *other = str(q, "name");
+            if (name && other && strcmp(name, other) == 0) {
+                ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].name", path, i);
+                return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"%s\"", p, name);
+            }
+        }
+        if (num(r, "weight", 0) != 1) {
+            ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].weight", path, i);
+            return invalid(L, p, get(r, "weight"), "must be 1");
+        }
+        i++;
+    }
+    return 0;
+}
+
+static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
+{
+    const char *type = str(a, "defaultingType");
+    const cJSON *cons = get(a, "defaultConstraints");
+    const cJSON *c;
+    char p[360];
+    size_t i = 0;
+    ks__cfg_pathf(p, sizeof(p), "%s.defaultingType", path);
+    if (!type || (strcmp(type, "System") != 0 && strcmp(type, "List") != 0))
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s: Unsupported value: \"%s\": supported values: \"System\", "
+                            "\"List\"",
+                            p, type ? type : "");
+    if (strcmp(type, "System") == 0 && cons && cJSON_GetArraySize(cons) > 0)
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s: Invalid value: \"System\": when .defaultConstraints are not "
+                            "empty",
+                            p);
+    cJSON_ArrayForEach(c, cons)
+    {
+        const char *key = str(c, "topologyKey");
+        const char *when = str(c, "whenUnsatisfiable");
+        char q[400];
+        ks__cfg_pathf(p, sizeof(p), "%s.defaultConstraints[%zu]", path, i);
+        if (num(c, "maxSkew", 0) <= 0) {
+            ks__cfg_pathf(q, sizeof(q), "%s.maxSkew", p);
+            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
+                                              ": not in valid range (0, inf)",
+                                q, num(c, "maxSkew", 0));
+        }
+        ks__cfg_pathf(q, sizeof(q), "%s.topologyKey", p);
+        if (!key || !key[0])
+            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
+        if (validate_label_name(L, q, get(c, "topologyKey")) < 0)
+            return L->rc;
+        ks__cfg_pathf(q, sizeof(q), "%s.whenUnsatisfiable", p);
+        if (!when || !when[0])
+            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
+        if (strcmp(when, "DoNotSchedule") != 0 && strcmp(when, "ScheduleAnyway") != 0)
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: Unsupported value: \"%s\": supported values: "
+                                "\"DoNotSchedule\", \"ScheduleAnyway\"",
+                                q, when);
+        if (get(c, "labelSelector")) {
+            ks__cfg_pathf(q, sizeof(q), "%s.labelSelector", p);
+            return ks__cfg_fail(L, KS_EINVAL,
+                                "%s: Forbidden: constraint must not define a selector, as they "
+                                "deduced for each pod",
+                                q);
+        }
+        for (const cJSON *o = cons->child; o != c; o = o->next) {
+            const char *ok = str(o, "topologyKey"), *ow = str(o, "whenUnsatisfiable");
+            if (ok && ow && strcmp(ok, key) == 0 && strcmp(ow, when) == 0)
+                return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"{%s, %s}\"", p, key,
+                                    when);
+        }
+        i++;
+    }
+    return 0;
+}
+
+static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
+{
+    char p[360];
+    if (num(a, "bindTimeoutSeconds", 0) < 0) {
+        ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
+        return invalid(L, p, get(a, "bindTimeoutSeconds"),
+                       "invalid BindTimeoutSeconds, should not be a negative value");
+    }
+    if (get(a, "shape")) {
+        ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s: Invalid value: [...]: unexpected field `shape`, remove it or "
+                            "turn on the feature gate StorageCapacityScoring",
+                            p);
+    }
+    return 0;
+}
+
+static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
+{
+    const char *t = str(a, "filterTimeout");
+    int64_t ns = 0;
+    if (t && ks__cfg_parse_duration(t, &ns) == 0 && ns < 0) {
+        char p[360];
+        ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
+        return invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");
+    }
+    return 0;
+}
+
+static const args_kind kinds[] = {
+    {"DefaultPreemption", "DefaultPreemptionArgs", SDEF(preemption_f), defaults_preemption,
+     validate_preemption},
+    {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
+    {"InterPodAffinity", "InterPodAffinityArgs", SDEF(ipa_f), defaults_ipa, validate_ipa},
+    {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
+    {"NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationArgs", SDEF(balanced_f),
+     defaults_balanced, validate_balanced},
+    {"NodeResourcesFit", "NodeResourcesFitArgs", SDEF(fit_f), defaults_fit, validate_fit},
+    {"PodTopologySpread", "PodTopologySpreadArgs", SDEF(pts_f), defaults_pts, validate_pts},
+    {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
+};
+
+static const args_kind *find_kind(const char *plugin)
+{
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (strcmp(kinds[i].plugin, plugin) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+const char *ks__cfg_args_kind(const char *plugin)
+{
+    const args_kind *k = find_kind(plugin);
+    return k ? k->kind : NULL;
+}
+
+int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path)
+{
+    const args_kind *k = find_kind(plugin);
+    const char *kind, *api;
+    int rc;
+    if (!k)
+        return 0;
+    kind = str(args, "kind");
+    api = str(args, "apiVersion");
+    if (get(args, "kind") && (!kind || strcmp(kind, k->kind) != 0))
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s: args for plugin %s were not of type "
+                            "kubescheduler.config.k8s.io/%s, got kind %s",
+                            path, plugin, k->kind, kind ? kind : "(not a string)");
+    if (get(args, "apiVersion") && (!api || strcmp(api, KS_CFG_API_VERSION) != 0))
+        return ks__cfg_fail(L, KS_EINVAL, "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"",
+                            path, api ? api : "", KS_CFG_API_VERSION);
+    if ((rc = check_obj(L, args, &k->schema, path, 1)) < 0)
+        return rc;
+    k->defaults(args);
+    return 0;
+}
+
+int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path)
+{
+    const args_kind *k = find_kind(plugin);
+    return k ? k->validate(L, args, path) : 0;
+}
+
+cJSON *ks__cfg_args_new_default(const char *plugin)
+{
+    const args_kind *k = find_kind(plugin);
+    cJSON *a = cJSON_CreateObject();
+    if (a && k)
+        k->defaults(a);
+    return a;
+}

@@ -1,0 +1,120 @@
+/*
+ * Private header of the configuration module (config*.c): the load context shared by the YAML
+ * decoder (config_parse.c), defaulting and validation (config.c, config_defaults.c), the plan
+ * (config_plan.c) and the printer (config_print.c).
+ *
+ * A load runs in three steps, like upstream's codec: a strict decode of the YAML into ks_config
+ * plus "was it set" flags (syntax, unknown fields and types are refused with file:line:column),
+ * then defaulting (SetDefaults_*, mergePluginSet, default plugin args), then validation (field
+ * paths). The first failure ends the load; its message is in err.
+ */
+#ifndef KS_CORE_CONFIG_INT_H
+#define KS_CORE_CONFIG_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+#include <yaml.h>
+
+#include "config/config.h"
+
+#define KS_CFG_API_VERSION "kubescheduler.config.k8s.io/v1"
+#define KS_CFG_KIND "KubeSchedulerConfiguration"
+#define KS_CFG_DEFAULT_SCHEDULER "default-scheduler"
+#define KS_CFG_PLUGIN_PATH_KEY "kubeschedPluginPath"
+
+/* What the user set, for the fields whose default depends on it (upstream *T pointers). */
+enum {
+    CFG_SET_PARALLELISM = 1u << 0,
+    CFG_SET_PERCENTAGE = 1u << 1,
+    CFG_SET_INITIAL_BACKOFF = 1u << 2,
+    CFG_SET_MAX_BACKOFF = 1u << 3,
+    CFG_SET_PROFILING = 1u << 4,
+    CFG_SET_CONTENTION = 1u << 5,
+    CFG_SET_LEADER_ELECT = 1u << 6,
+    CFG_SET_QPS = 1u << 7
+};
+
+/* Per profile, what the decoder saw before defaulting. */
+typedef struct cfg_profile_in {
+    int has_name;
+    int has_percentage;
+    int has_plugins;
+    ks_plugin_set user[KS_PT_COUNT + 1]; /* the user's sets, merged into the profile later */
+} cfg_profile_in;
+
+/* One extender, decoded only to be validated (kubesched refuses extenders). */
+typedef struct cfg_extender_in {
+    int has_prioritize_verb;
+    int has_bind_verb;
+    int64_t weight;
+    size_t nresources;
+    char **resources; /* managedResources[].name */
+} cfg_extender_in;
+
+typedef struct cfg_load {
+    ks_config *cfg;
+    const char *file; /* cfg->path, for messages */
+    char *err;
+    size_t errlen;
+    int rc; /* first failure, 0 while none */
+    unsigned set;
+    cfg_profile_in *in;   /* cfg->nprofiles entries */
+    int has_profiles;     /* the profiles key was present (even if empty) */
+    size_t nextenders;
+    cfg_extender_in *extenders;
+    size_t budget; /* nodes the YAML -> JSON conversion may still visit (alias bombs) */
+    /* leaderElection durations as given, in nanoseconds (0: unset, then defaulted). */
+    int64_t lease_ns, renew_ns, retry_ns;
+} cfg_load;
+
+/* ---- messages (config.c) ---- */
+/* "FILE: " + fmt; keeps only the first failure. Returns rc. */
+int ks__cfg_fail(cfg_load *L, int rc, const char *fmt, ...) KS_PRINTF(3, 4);
+/* "FILE:LINE:COL: " + fmt, from a YAML node's start mark. */
+int ks__cfg_fail_at(cfg_load *L, const yaml_node_t *node, int rc, const char *fmt, ...)
+    KS_PRINTF(4, 5);
+int ks__cfg_oom(cfg_load *L);
+
+/* ---- decoding (config_parse.c) ---- */
+/* Decodes the YAML text into L->cfg and L->in. */
+int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len);
+/* Go's time.ParseDuration, in nanoseconds. 0 on success, -1 when s is not a duration. */
+int ks__cfg_parse_duration(const char *s, int64_t *ns);
+
+/* ---- defaults and plugin args (config_defaults.c) ---- */
+/* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.34. */
+size_t ks__cfg_default_plugins(const ks_plugin_ref **out);
+/* mergePluginSet(defaults, user) into *out (owned copies). */
+int ks__cfg_merge_set(const ks_plugin_set *def, const ks_plugin_set *user, ks_plugin_set *out);
+void ks__cfg_set_free(ks_plugin_set *s);
+/* "<name>Args" when name has an upstream args kind registered, else NULL. */
+const char *ks__cfg_args_kind(const char *plugin);
+/* Checks the shape of args of a known kind (kind/apiVersion, unknown fields, types), drops nulls
+ * and fills defaults in place (SetDefaults_<Kind>). path: "profiles[0].pluginConfig[1].args".
+ * A plugin without a known kind: nothing to do. */
+int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path);
+/* Validate<Kind> with upstream's messages, on prepared args. */
+int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path);
+/* Fresh defaulted args of a known kind; NULL on out of memory. */
+cJSON *ks__cfg_args_new_default(const char *plugin);
+/* Validation helpers shared with the extender checks. */
+int ks__cfg_is_qualified_name(const char *s, const char **why);
+
+/* ---- small utilities (config.c) ---- */
+/* snprintf for field paths and messages: a long path is cut, which is fine in a message. */
+static inline KS_PRINTF(3, 4) void ks__cfg_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+char *ks__cfg_strdup(const char *s);
+/* Writes the Go duration string of ns into buf ("1m30s", "100ms", "0s"). */
+void ks__cfg_format_duration(int64_t ns, char *buf, size_t len);
+
+#endif

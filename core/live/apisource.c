@@ -1,0 +1,718 @@
+/*
+ * Live mode (see apisource.h): informers, the scheduling loop, the ticker and shutdown. The
+ * side effects are in apisource_ops.c.
+ */
+#include "live/apisource.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "live/apisource_int.h"
+#include "sched/framework_metrics.h" /* ks__mono_ns */
+#include "api/intern.h"
+#include "util/log.h"
+#include "api/objects.h"
+#include "sched/queue.h"
+#include "api/store.h"
+
+typedef struct inf_entry {
+    void *obj;     /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
+    char *podcmp;  /* pods: the object without status and bookkeeping (isPodUpdated) */
+    unsigned gen;
+} inf_entry;
+
+static const char *const k_pod_selector = "status.phase!=Succeeded,status.phase!=Failed";
+
+/* Interruptible sleep: returns early once s->stop is set. */
+static void nap(ks_apisrc *s, int ms)
+{
+    for (int t = 0; t < ms && !atomic_load(&s->stop); t += 50) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static const char *meta_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* List items carry no kind / apiVersion; the parsers and the store want them. Also drops
+ * managedFields (upstream's informer transform). */
+static void normalize(ks_informer *in, cJSON *o)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(o, "kind"))
+        cJSON_AddStringToObject(o, "kind", in->name);
+    if (!cJSON_GetObjectItemCaseSensitive(o, "apiVersion"))
+        cJSON_AddStringToObject(o, "apiVersion", in->api_version);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    if (meta)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+}
+
+static char *pod_cmp_text(const cJSON *o)
+{
+    cJSON *c = cJSON_Duplicate(o, 1);
+    if (!c)
+        return NULL;
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(c, "metadata");
+    static const char *const drop[] = {"resourceVersion", "generation", "managedFields", "finalizers"};
+    for (size_t i = 0; meta && i < sizeof(drop) / sizeof(drop[0]); i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
+    cJSON_DeleteItemFromObjectCaseSensitive(c, "status");
+    char *t = cJSON_PrintUnformatted(c);
+    cJSON_Delete(c);
+    return t;
+}
+
+static void entry_free(ks_informer *in, inf_entry *e)
+{
+    if (!e)
+        return;
+    if (in->type == INF_POD)
+        ks__pod_unref(e->obj);
+    else if (in->type == INF_NODE)
+        ks__node_unref(e->obj);
+    else
+        cJSON_Delete(e->obj);
+    free(e->podcmp);
+    free(e);
+}
+
+static int pod_handled(ks_apisrc *s, const ks_pod *p)
+{
+    return ks__scheduler_profile_index(s->sched, p->scheduler_name) >= 0;
+}
+
+/* scheduler_event_handling_duration_seconds{event}: how long handing an informer event to the
+ * scheduler took, labelled as upstream's event handlers label theirs (eventhandlers.go). */
+static void event_handled(ks_apisrc *s, const char *event, int64_t t0)
+{
+    if (event)
+        ks__metrics_observe(KS_METRICS_WITH(s->m.event_handling_duration, event), ks__seconds_since(t0));
+}
+
+/* Whether another known object (another uid) has gone's name. The cache keeps Nodes and the
+ * store keeps its kinds by name, so when an object was deleted and re-created under the same
+ * name while we were not watching, the relist has already put the new one in place and the
+ * old one's deletion must not remove it. O(known), for Node and store deletions only. */
+static int name_reused(ks_informer *in, const inf_entry *gone)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (ks__strmap_next(&in->known, &it, &k, &v)) {
+        const inf_entry *e = v;
+        if (in->type == INF_NODE) {
+            if (((const ks_node *)e->obj)->name == ((const ks_node *)gone->obj)->name)
+                return 1;
+            continue;
+        }
+        const char *n1 = meta_str(e->obj, "name"), *n2 = meta_str(gone->obj, "name");
+        const char *s1 = meta_str(e->obj, "namespace"), *s2 = meta_str(gone->obj, "namespace");
+        if (n1 && n2 && !strcmp(n1, n2) && !strcmp(s1 ? s1 : "", s2 ? s2 : ""))
+            return 1;
+    }
+    return 0;
+}
+
+/* The object is gone: tell the scheduler and forget it. */
+static void forget(ks_informer *in, const char *uid)
+{
+    ks_apisrc *s = in->src;
+    inf_entry *e = ks__strmap_remove(&in->known, uid);
+    if (!e)
+        return;
+    char err[512] = "";
+    int64_t t0 = ks__mono_ns();
+    if (in->type == INF_POD) {
+        ks_pod *p = e->obj;
+        ks__scheduler_on_pod_delete(s->sched, p);
+        event_handled(s, p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete" : pod_handled(s, p) ? "UnschedulablePodDelete" : NULL,
+                      t0);
+    } else if (name_reused(in, e)) {
+        if (ks__log_enabled(2))
+            ks__log('I', "apisource", "%s %s (uid %s) was deleted and re-created under the same name", in->name,
+                    in->type == INF_NODE ? ks__sym_str(((ks_node *)e->obj)->name) : meta_str(e->obj, "name"), uid);
+    } else if (in->type == INF_NODE) {
+        ks__scheduler_on_node_delete(s->sched, e->obj);
+        event_handled(s, "NodeDelete", t0);
+    } else if (ks__store_apply(ks__scheduler_store(s->sched), e->obj, 1, err, sizeof(err)) != 0) {
+        ks__log('W', "apisource", "%s %s: delete: %s", in->name, uid, err);
+    }
+    entry_free(in, e);
+}
+
+/* upstream isPodUpdated, for a pod still pending: did more than status / resourceVersion /
+ * generation / managedFields / finalizers change? Pending pods keep that text in their entry.
+ * (An assigned pod's update is judged by what changed: ks__pod_change_actions.) */
+static int pod_spec_changed(const inf_entry *old, const inf_entry *e)
+{
+    return !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
+}
+
+/* ADDED / MODIFIED / listed. Takes obj. */
+static void upsert(ks_informer *in, cJSON *obj)
+{
+    ks_apisrc *s = in->src;
+    char err[512] = "";
+    normalize(in, obj);
+    const char *uid = meta_str(obj, "uid"), *name = meta_str(obj, "name");
+    const char *ns = meta_str(obj, "namespace");
+    if (!uid || !name) {
+        ks__log('W', "apisource", "%s without metadata.uid / metadata.name: skipped", in->name);
+        cJSON_Delete(obj);
+        return;
+    }
+    inf_entry *old = ks__strmap_get(&in->known, uid);
+    int64_t t0 = ks__mono_ns();
+    inf_entry *e = calloc(1, sizeof(*e));
+    if (!e) {
+        cJSON_Delete(obj);
+        return;
+    }
+    e->gen = in->gen;
+    if (in->type == INF_NODE) {
+        ks_node *node;
+        if (ks__node_from_json(obj, &node, err, sizeof(err)) != 0) {
+            ks__log('W', "apisource", "Node %s: %s: skipped", name, err);
+            free(e);
+            cJSON_Delete(obj);
+            return;
+        }
+        ks__scheduler_on_node_add(s->sched, node); /* adds or replaces by name */
+        event_handled(s, old ? "NodeUpdate" : "NodeAdd", t0);
+        e->obj = node;
+    } else if (in->type == INF_POD) {
+        ks_pod *pod;
+        if (ks__pod_from_json(obj, &pod, err, sizeof(err)) != 0) {
+            ks__log('W', "apisource", "Pod %s/%s: %s: skipped", ns ? ns : "", name, err);
+            free(e);
+            cJSON_Delete(obj);
+            return;
+        }
+        e->obj = pod;
+        ks_pod *prev = old ? old->obj : NULL;
+        if (pod->node_name == KS_SYM_EMPTY)
+            e->podcmp = pod_cmp_text(obj);
+        int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_spec_changed(old, e))
+                      : ks__scheduler_on_pod_add(s->sched, pod);
+        if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
+            ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add", ks_strerror(rc));
+        /* Labelled as upstream's handlers: a pending pod is the unschedulable-pod informer's, an
+         * assigned one the assigned-pod informer's. A pod that became bound leaves the first
+         * (a delete there) and enters the second (an add). */
+        int assigned = pod->node_name != KS_SYM_EMPTY, was_assigned = prev && prev->node_name != KS_SYM_EMPTY;
+        if (assigned && prev && !was_assigned)
+            event_handled(s, pod_handled(s, prev) ? "UnschedulablePodDelete" : NULL, t0);
+        event_handled(s,
+                      assigned ? (was_assigned ? "AssignedPodUpdate" : "AssignedPodAdd")
+                      : pod_handled(s, pod) ? (prev ? "UnschedulablePodUpdate" : "UnschedulablePodAdd")
+                                            : NULL,
+                      t0);
+    } else {
+        if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
+            ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "", ns ? "/" : "", name, err);
+            free(e);
+            cJSON_Delete(obj);
+            return;
+        }
+        e->obj = obj;
+        obj = NULL;
+    }
+    /* uid points into obj (or into e->obj, which the entry keeps): insert before obj goes. */
+    void *replaced = NULL;
+    if (ks__strmap_put(&in->known, uid, e, &replaced) != 0) {
+        entry_free(in, e);
+        cJSON_Delete(obj);
+        return;
+    }
+    cJSON_Delete(obj);
+    entry_free(in, replaced);
+}
+
+static int on_list_item(cJSON *item, void *ud)
+{
+    ks_informer *in = ud;
+    upsert(in, item);
+    return atomic_load(&in->src->stop) ? KS_API_STOPPED : 0;
+}
+
+static int on_event(const char *type, cJSON *obj, void *ud)
+{
+    ks_informer *in = ud;
+    in->events++;
+    if (in->failures) {
+        ks__log('I', "apisource", "%s informer: watching %s again after %d failed attempt(s)", in->name, in->path,
+                in->failures);
+        in->failures = 0;
+    }
+    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+        upsert(in, obj);
+    } else if (!strcmp(type, "DELETED")) {
+        const char *uid = meta_str(obj, "uid");
+        if (uid)
+            forget(in, uid);
+        else
+            ks__log('W', "apisource", "%s informer: DELETED event without metadata.uid (%s): skipped", in->name,
+                    meta_str(obj, "name") ? meta_str(obj, "name") : "no name either");
+        cJSON_Delete(obj);
+    } else {
+        cJSON_Delete(obj); /* BOOKMARK: the client keeps its resourceVersion */
+    }
+    return 0;
+}
+
+/* After a relist: what the new list lacks was deleted meanwhile. */
+static void reconcile(ks_informer *in)
+{
+    size_t n = 0, cap = 0, it = 0;
+    char **gone = NULL;
+    const char *k;
+    void *v;
+    while (ks__strmap_next(&in->known, &it, &k, &v)) {
+        if (((inf_entry *)v)->gen == in->gen)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **g = realloc(gone, cap * sizeof(*g));
+            if (!g)
+                break;
+            gone = g;
+        }
+        gone[n++] = strdup(k);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (gone[i])
+            forget(in, gone[i]);
+        free(gone[i]);
+    }
+    free(gone);
+    if (n)
+        ks__log('I', "apisource", "%s informer: %zu object(s) deleted while not watching", in->name, n);
+}
+
+/* The informer's handlers, for tests that feed them (apisource_int.h). */
+int ks__informer_list_item(ks_informer *in, cJSON *item) { return on_list_item(item, in); }
+int ks__informer_event(ks_informer *in, const char *type, cJSON *obj) { return on_event(type, obj, in); }
+void ks__informer_begin_list(ks_informer *in) { in->gen++; }
+void ks__informer_end_list(ks_informer *in) { reconcile(in); }
+void ks__informer_clear(ks_informer *in)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (ks__strmap_next(&in->known, &it, &k, &v))
+        entry_free(in, v);
+    ks__strmap_destroy(&in->known);
+    ks__strmap_init(&in->known);
+}
+
+/* Waits before the next attempt: the reflector's backoff, 1 s doubling to 30 s (reset after a
+ * success), interruptible by stop. */
+static void backoff_wait(ks_informer *in, int *backoff_ms)
+{
+    nap(in->src, *backoff_ms);
+    *backoff_ms = *backoff_ms * 2 > 30000 ? 30000 : *backoff_ms * 2;
+}
+
+static void *informer_main(void *arg)
+{
+    ks_informer *in = arg;
+    ks_apisrc *s = in->src;
+    char *rv = NULL;
+    int need_list = 1, unpaged = 0, backoff_ms = 1000;
+    while (!atomic_load(&s->stop)) {
+        int rc;
+        if (need_list) {
+            char *lrv = NULL;
+            /* After an expired continue token, one list in a single page, as the reflector
+             * falls back to a full list. */
+            ks_api_list_opts lo = {.field_selector = in->field_selector, .limit = unpaged ? -1 : 0};
+            in->gen++;
+            rc = ks__api_list(in->api, in->path, &lo, on_list_item, in, &lrv);
+            if (rc == KS_API_STOPPED || atomic_load(&s->stop)) {
+                free(lrv);
+                break;
+            }
+            if (rc == KS_API_GONE && !unpaged) {
+                free(lrv);
+                ks__log('I', "apisource", "%s informer: %s; listing again in one page", in->name,
+                        ks__api_error(in->api));
+                unpaged = 1;
+                continue;
+            }
+            if (rc != 0) {
+                free(lrv);
+                in->failures++;
+                ks__log('W', "apisource", "%s informer: list %s failed (attempt %d, retrying in %d ms): %s", in->name,
+                        in->path, in->failures, backoff_ms, ks__api_error(in->api));
+                backoff_wait(in, &backoff_ms);
+                continue;
+            }
+            unpaged = 0;
+            reconcile(in);
+            free(rv);
+            rv = lrv;
+            need_list = 0;
+            backoff_ms = 1000;
+            if (in->failures)
+                ks__log('I', "apisource", "%s informer: listed %s after %d failed attempt(s) (%zu objects, "
+                        "resourceVersion %s)", in->name, in->path, in->failures, in->known.len, rv ? rv : "");
+            else if (atomic_load(&in->synced))
+                ks__log('I', "apisource", "%s informer: listed %s again (%zu objects, resourceVersion %s)",
+                        in->name, in->path, in->known.len, rv ? rv : "");
+            in->failures = 0;
+            if (!atomic_load(&in->synced)) {
+                if (ks__log_enabled(2))
+                    ks__log('I', "apisource", "%s informer synced (%zu objects, resourceVersion %s)", in->name,
+                            in->known.len, rv ? rv : "");
+                pthread_mutex_lock(&s->mu);
+                atomic_store(&in->synced, 1);
+                pthread_cond_broadcast(&s->cv);
+                pthread_mutex_unlock(&s->mu);
+            }
+        }
+        char *nrv = NULL;
+        ks_api_watch_opts wo = {.resource_version = rv, .field_selector = in->field_selector};
+        int64_t watch_start = ks__clock_monotonic(NULL);
+        in->events = 0;
+        rc = ks__api_watch(in->api, in->path, &wo, on_event, in, &nrv);
+        if (nrv && nrv[0]) {
+            free(rv);
+            rv = nrv;
+        } else {
+            free(nrv);
+        }
+        if (rc == KS_API_STOPPED || atomic_load(&s->stop))
+            break;
+        /* A watch that delivered events or stayed open a while was a success: the next failure
+         * starts the backoff afresh. One closed within 1 s with no event counts as a failure,
+         * as the reflector's "very short watch" (an API server shutting down does that). */
+        int was_up = ks__api_last_status(in->api) == 200 &&
+                     (in->events || ks__clock_monotonic(NULL) - watch_start >= 1000000000LL);
+        if (was_up)
+            backoff_ms = 1000;
+        if (rc == 0 && was_up)
+            continue; /* the server's watch timeout: resume */
+        if (rc == 0)
+            snprintf(in->api_err, sizeof(in->api_err), "GET %s (watch): closed after less than a second "
+                     "without an event (is the API server shutting down?)", in->path);
+        if (rc == KS_API_GONE) {
+            ks__log('I', "apisource", "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
+                    rv ? rv : "");
+            need_list = 1;
+            continue;
+        }
+        in->failures++;
+        ks__log('W', "apisource", "%s informer: watch %s failed (attempt %d, reconnecting in %d ms): %s", in->name,
+                in->path, in->failures, backoff_ms, rc == 0 ? in->api_err : ks__api_error(in->api));
+        backoff_wait(in, &backoff_ms);
+        if (!rv || !rv[0])
+            need_list = 1;
+    }
+    free(rv);
+    return NULL;
+}
+
+/* ---- ticker, signals ----------------------------------------------------------------------- */
+
+/* ---- endpoints and metrics ------------------------------------------------------------------- */
+
+static int ready_synced(void *ctx)
+{
+    ks_apisrc *s = ctx;
+    return atomic_load(&s->synced) != 0;
+}
+
+static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                          ks_pod *const *victims, size_t nvictims)
+{
+    ks_apisrc *s = ctx;
+    (void)seq, (void)pod, (void)node, (void)victims;
+    /* the attempts are counted where DefaultPreemption runs (framework.c, run_post_filter) */
+    ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
+}
+
+/* scheduler_pending_pods {queue} and scheduler_cache_size {type}, refreshed every second. */
+static void update_gauges(ks_apisrc *s)
+{
+    ks_queue_counts qc;
+    ks_cache_counts cc;
+    if (!s->metrics)
+        return;
+    ks__queue_counts(ks__scheduler_queue(s->sched), &qc);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_ACTIVE), (double)qc.active);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_BACKOFF), (double)qc.backoff);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_UNSCHEDULABLE), (double)qc.unschedulable);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_GATED), (double)qc.gated);
+    ks__cache_counts(ks__scheduler_cache(s->sched), &cc);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_NODES), (double)cc.nodes);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_PODS), (double)cc.pods);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_ASSUMED_PODS), (double)cc.assumed);
+}
+
+static void *ticker_main(void *arg)
+{
+    ks_apisrc *s = arg;
+    int ticks = 0;
+    while (!atomic_load(&s->stop)) {
+        nap(s, 1000);
+        if (atomic_load(&s->stop))
+            break;
+        ks_queue *q = ks__scheduler_queue(s->sched);
+        ks__queue_flush_backoff(q);
+        if (++ticks % 30 == 0)
+            ks__queue_flush_unschedulable(q);
+        update_gauges(s);
+    }
+    return NULL;
+}
+
+static void request_stop(ks_apisrc *s)
+{
+    if (atomic_exchange(&s->stop, 1))
+        return;
+    if (s->sched)
+        ks__queue_close(ks__scheduler_queue(s->sched)); /* no new pods; pop returns NULL */
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *signal_main(void *arg)
+{
+    ks_apisrc *s = arg;
+    sigset_t set;
+    int sig = 0;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1); /* internal: the run ended without a signal */
+    while (sigwait(&set, &sig) == 0) {
+        if (sig == SIGUSR1)
+            break;
+        ks__log('I', "apisource", "received %s: no new scheduling attempts; waiting for bindings in flight",
+                sig == SIGINT ? "SIGINT" : "SIGTERM");
+        request_stop(s);
+        break;
+    }
+    return NULL;
+}
+
+/* ---- run ----------------------------------------------------------------------------------- */
+
+typedef struct inf_def {
+    const char *kind, *api_version, *path, *field_selector;
+    int type;
+} inf_def;
+
+static const inf_def k_informers[] = {
+    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE},
+    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD},
+    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE},
+    {"Service", "v1", "/api/v1/services", NULL, INF_STORE},
+    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE},
+    {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL, INF_STORE},
+    {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL, INF_STORE},
+    {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE},
+};
+
+int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
+{
+    ks_apisrc *s = calloc(1, sizeof(*s));
+    int rc = 0;
+    pthread_t sig_thread, tick_thread;
+    int sig_started = 0, tick_started = 0;
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return KS_ENOMEM;
+    }
+    s->o = o;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (gethostname(s->hostname, sizeof(s->hostname) - 1) != 0 || !s->hostname[0])
+        snprintf(s->hostname, sizeof(s->hostname), "localhost");
+
+    /* Every thread started from here on inherits the blocked signals; the signal thread takes them. */
+    sigset_t set, oldset;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, &oldset);
+
+    const char *note = NULL;
+    ks_kubeconfig_sources src = {
+        .have_config_file = o->have_config_file,
+        .config_kubeconfig = o->cfg->client_connection.kubeconfig,
+        .flag_kubeconfig = o->flag_kubeconfig,
+    };
+    ks__kubeconfig_pick(&src, &note);
+    if (note)
+        ks__log('W', "apisource", "%s", note);
+    if ((rc = ks__kubeconfig_resolve(&src, &s->kc, err, errlen)) != 0)
+        goto out;
+    double qps = o->cfg->client_connection.qps;
+    int burst = o->cfg->client_connection.burst;
+    if (qps > 0 && (rc = ks__ratelimit_create(qps, burst > 0 ? burst : 1, NULL, NULL, &s->rl)) != 0) {
+        snprintf(err, errlen, "clientConnection: cannot create the rate limiter (qps %g, burst %d)", qps, burst);
+        goto out;
+    }
+    s->aopts.qps = qps > 0 ? qps : -1;
+    s->aopts.burst = burst;
+    s->aopts.limiter = s->rl;
+    ks__log('I', "apisource", "connecting to %s (%s), qps %g, burst %d", s->kc->server, s->kc->origin, qps, burst);
+
+    s->metrics = ks__metrics_create();
+    if (!s->metrics || ks__metrics_register_scheduler(s->metrics, &s->m) != 0) {
+        snprintf(err, errlen, "out of memory creating the metrics registry");
+        rc = KS_ENOMEM;
+        goto out;
+    }
+    ks_scheduler_opts so = {
+        .cfg = o->cfg,
+        .plans = o->plans,
+        .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
+        .source = ks__apisrc_ops(s),
+        .observer = {s, NULL, NULL, obs_preempted},
+        .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
+        .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
+    };
+    if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
+        goto out;
+    if (o->port > 0) {
+        if ((rc = ks__tls_ctx_create(o->tls_cert_file, o->tls_key_file, &s->tls, err, errlen)) != 0)
+            goto out;
+        /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
+         * /readyz lists leaderElection, shutdown, sched-handler-sync. */
+        int le_on = o->cfg->leader_election.leader_elect;
+        ks_http_check le_check = {"leaderElection", ks__apisrc_leader_healthy, s};
+        ks_http_check ready[] = {le_check, {"sched-handler-sync", ready_synced, s}};
+        ks_httpserver_opts ho = {
+            .bind_address = o->bind_address,
+            .port = o->port,
+            .metrics = s->metrics,
+            .ready_checks = ready + !le_on,
+            .nready_checks = 1 + (size_t)le_on,
+            .nready_before_shutdown = (size_t)le_on,
+            .health_checks = le_on ? &le_check : NULL,
+            .nhealth_checks = (size_t)le_on,
+            .tls = s->tls,
+        };
+        if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
+            snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
+                                  "choose another --secure-port, or 0 to turn serving off",
+                     o->bind_address ? o->bind_address : "0.0.0.0", o->port);
+            goto out;
+        }
+        ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on https://%s:%d (%s)",
+                o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http),
+                o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate");
+    }
+
+    if (pthread_create(&sig_thread, NULL, signal_main, s) == 0)
+        sig_started = 1;
+
+    for (size_t i = 0; i < sizeof(k_informers) / sizeof(k_informers[0]); i++) {
+        ks_informer *in = &s->inf[s->ninf];
+        const inf_def *d = &k_informers[i];
+        in->src = s;
+        in->name = d->kind;
+        in->api_version = d->api_version;
+        in->path = d->path;
+        in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
+        in->type = d->type;
+        ks__strmap_init(&in->known);
+        s->ninf++;
+        ks_api_opts ao = s->aopts;
+        if ((rc = ks__api_create(s->kc, &ao, &in->api, err, errlen)) != 0)
+            goto stop;
+        if (pthread_create(&in->thread, NULL, informer_main, in) != 0) {
+            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name, strerror(errno));
+            rc = KS_ENOMEM;
+            goto stop;
+        }
+        in->started = 1;
+    }
+
+    /* Scheduling starts once every informer has its initial list. */
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        size_t synced = 0;
+        for (size_t i = 0; i < s->ninf; i++)
+            synced += atomic_load(&s->inf[i].synced) != 0;
+        if (synced == s->ninf || atomic_load(&s->stop))
+            break;
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!atomic_load(&s->stop)) {
+        atomic_store(&s->synced, 1);
+        ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
+                o->cfg->nprofiles);
+        /* Upstream starts informers before leader election; scheduling waits for the lease. */
+        if (o->cfg->leader_election.leader_elect && (rc = ks__apisrc_lead(s, err, errlen)) != 0)
+            goto stop;
+    }
+    if (!atomic_load(&s->stop)) {
+        if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
+            tick_started = 1;
+        if (ks__apisrc_effects_start(s) != 0)
+            ks__log('W', "apisource", "no effects thread: status patches and events will be sent from the scheduling thread");
+        while (!atomic_load(&s->stop) && ks__scheduler_schedule_one(s->sched, 1))
+            ;
+    }
+
+stop:
+    if (s->http)
+        ks__httpserver_shutting_down(s->http); /* /readyz fails while we drain */
+    request_stop(s);
+    if (s->sched)
+        ks__scheduler_wait_bindings(s->sched);
+    ks__apisrc_effects_stop(s); /* after the bindings: a binding failure queues effects too */
+    ks__apisrc_lead_stop(s);    /* ReleaseOnCancel, once the work the lease guards is done */
+    for (size_t i = 0; i < s->ninf; i++)
+        if (s->inf[i].api)
+            ks__api_stop(s->inf[i].api);
+    for (size_t i = 0; i < s->ninf; i++)
+        if (s->inf[i].started)
+            pthread_join(s->inf[i].thread, NULL);
+    if (tick_started)
+        pthread_join(tick_thread, NULL);
+    if (sig_started) {
+        pthread_kill(sig_thread, SIGUSR1);
+        pthread_join(sig_thread, NULL);
+    }
+    ks__scheduler_free(s->sched); /* stops the binding pool */
+    for (size_t i = 0; i < s->ninf; i++) {
+        ks__informer_clear(&s->inf[i]);
+        ks__strmap_destroy(&s->inf[i].known);
+        ks__api_destroy(s->inf[i].api);
+    }
+    if (rc == 0)
+        ks__log('I', "apisource", "stopped");
+out:
+    ks__httpserver_stop(s->http);
+    ks__tls_ctx_free(s->tls);
+    ks__apisrc_lead_free(s);
+    ks__metrics_destroy(s->metrics);
+    for (size_t i = 0; i < s->napis; i++)
+        ks__api_destroy(s->apis[i]);
+    free(s->apis);
+    ks__ratelimit_destroy(s->rl);
+    ks__kubeconfig_free(s->kc);
+    pthread_sigmask(SIG_SETMASK, &oldset, NULL);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    return rc;
+}

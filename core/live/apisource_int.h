@@ -1,0 +1,106 @@
+/* Private to apisource.c / apisource_ops.c: the live source's state. */
+#ifndef KS_CORE_APISOURCE_INT_H
+#define KS_CORE_APISOURCE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "live/apiclient.h"
+#include "live/httpserver.h"
+#include "util/metrics.h"
+#include "live/apisource.h"
+#include "sched/scheduler.h"
+#include "util/strmap.h"
+
+enum { INF_NODE, INF_POD, INF_STORE };
+
+typedef struct ks_apisrc ks_apisrc;
+
+typedef struct ks_informer {
+    ks_apisrc *src;
+    const char *name;  /* "Pod", "Node", "Service", ... (the kind) */
+    const char *api_version;
+    const char *path;  /* "/api/v1/pods" */
+    const char *field_selector;
+    int type;          /* INF_* */
+    ks_api *api;
+    pthread_t thread;
+    int started;
+    ks_strmap known;   /* uid -> struct inf_entry *; this informer's thread only */
+    unsigned gen;      /* list generation, for reconciling after a relist */
+    int failures;      /* failed lists / watches in a row, for the reconnect messages */
+    long events;       /* events of the current watch */
+    char api_err[128]; /* a failure the client did not report */
+    atomic_int synced;
+} ks_informer;
+
+#define KS_APISRC_MAX_INFORMERS 8
+
+struct ks_apisrc {
+    const ks_apisource_opts *o;
+    ks_kubeconfig *kc;
+    ks_ratelimit *rl;
+    ks_api_opts aopts;
+    ks_scheduler *sched;
+    ks_informer inf[KS_APISRC_MAX_INFORMERS];
+    size_t ninf;
+    atomic_int stop;
+    pthread_mutex_t mu; /* apis, the sync wait */
+    pthread_cond_t cv;
+    ks_api **apis;      /* side-effect clients made lazily, one per thread */
+    size_t napis, capis;
+    char hostname[128];
+    /* The effects thread: status patches, events and evictions asked for by the scheduling
+     * thread, which never waits on the network (tasks guarded by emu). */
+    pthread_mutex_t emu;
+    pthread_cond_t ecv;
+    struct ks_effect *ehead, *etail;
+    int equit;
+    int estarted;
+    pthread_t ethread;
+    /* Endpoints and metrics. */
+    atomic_int synced;       /* every informer has its initial list */
+    ks_metrics *metrics;
+    ks_sched_metrics m;
+    ks_httpserver *http;
+    ks_tls_ctx *tls; /* the serving port's certificate */
+    /* Leader election (apisource_leader.c): the elector, published once started (the health
+     * check on the HTTP thread reads it), and whether this replica leads (set by the elector's
+     * thread under mu, waited for on cv). */
+    struct ks_leaderelect *_Atomic le;
+    atomic_int leading;
+};
+
+/* The informer's handlers without the network (apisource.c), for unit tests: a listed item,
+ * a watch event (the object is taken), the start and the end of a list (the end reconciles:
+ * what that list lacked is deleted), and dropping every known object (not telling the
+ * scheduler). The informer needs src (with sched), name, api_version, type and an initialised
+ * known map. */
+int ks__informer_list_item(ks_informer *in, cJSON *item);
+int ks__informer_event(ks_informer *in, const char *type, cJSON *obj);
+void ks__informer_begin_list(ks_informer *in);
+void ks__informer_end_list(ks_informer *in);
+void ks__informer_clear(ks_informer *in);
+
+/* The calling thread's client for side effects (created on first use); NULL if that failed. */
+ks_api *ks__apisrc_thread_api(ks_apisrc *s);
+/* The ks_source_ops of the live source (ctx = s). */
+ks_source_ops ks__apisrc_ops(ks_apisrc *s);
+/* Starts / drains and stops the effects thread (start before scheduling, stop after the
+ * bindings are done). */
+int ks__apisrc_effects_start(ks_apisrc *s);
+void ks__apisrc_effects_stop(ks_apisrc *s);
+
+/* With leaderElection.leaderElect: starts the elector and waits until this replica leads or a
+ * stop is requested. 0, or an error (bad timings, no client) with err set. Losing the lease
+ * later ends the process at once with status 1, as kube-scheduler does. */
+int ks__apisrc_lead(ks_apisrc *s, char *err, size_t errlen);
+/* Once the bindings in flight are done: release the lease (when held) and stop campaigning. */
+void ks__apisrc_lead_stop(ks_apisrc *s);
+/* After the HTTP server is gone. */
+void ks__apisrc_lead_free(ks_apisrc *s);
+/* The "leaderElection" health check (ctx = s): healthy until an elector exists and leads
+ * without having renewed for leaseDuration + 20 s. */
+int ks__apisrc_leader_healthy(void *ctx);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * A tiny HTTP/1.1 server for the health and metrics endpoints of live mode, on a thread of its
+ * own:
+ *
+ *   GET /healthz           the health checks (opts.health_checks; "ping" when there are none, as
+ *                          healthz.InstallHandler), listed and answered as /readyz is
+ *   GET /livez             200 "ok" (the "ping" check; ?verbose lists it, as upstream)
+ *   GET /readyz            200 "ok" when every readiness check passes; otherwise the upstream
+ *                          listing, one line per check, "[+]<name> ok" or
+ *                          "[-]<name> failed: reason withheld", then "readyz check failed", with
+ *                          status 500 as k8s.io/apiserver's healthz does (opts.not_ready_status
+ *                          changes it, e.g. to 503). ?verbose lists the checks on success too.
+ *   GET /metrics           the registry in the text exposition format, Content-Type
+ *                          "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+ *   anything else          404 "404 page not found"; a method other than GET or HEAD: 405
+ *
+ * The readiness checks are the caller's with the server's own "shutdown" (fails once
+ * ks__httpserver_shutting_down was called) after the first opts.nready_before_shutdown of them
+ * (upstream kube-scheduler without leader election: shutdown, sched-handler-sync; with it:
+ * leaderElection, shutdown, sched-handler-sync).
+ *
+ * HTTPS when opts.tls is given (live mode always gives one: tlsserve.h), as upstream serves these
+ * endpoints on 10259. Upstream also puts /metrics behind delegated authentication and
+ * authorization (TokenReview, SubjectAccessReview), with /healthz, /readyz and /livez always
+ * allowed; here every path is open to whoever reaches the port (bind it to a trusted address),
+ * and /configz, /flagz and /debug/pprof are not served. One connection at a time, answered and
+ * closed ("Connection: close"; no keep-alive); a client that sends nothing (or no TLS handshake)
+ * is dropped after 5 seconds. Requests are
+ * served in the order they arrive, so a slow /metrics render delays a probe, which is fine for
+ * a registry of a few hundred series.
+ *
+ * Threads: start, shutting_down, port and stop may be called from any thread; stop must not race
+ * with the other calls on the same server. Readiness callbacks run on the server's thread.
+ */
+#ifndef KS_CORE_HTTPSERVER_H
+#define KS_CORE_HTTPSERVER_H
+
+#include <stddef.h>
+
+#include "util/metrics.h"
+#include "live/tlsserve.h"
+
+typedef struct ks_httpserver ks_httpserver;
+
+/* One named readiness check, as upstream's healthz.NamedCheck ("sched-handler-sync"). */
+typedef struct ks_http_check {
+    const char *name; /* copied at start; [a-z0-9-]+ by convention */
+    /* 1 when ready, 0 when not. Runs on the server thread for every /readyz request, so it must
+     * be cheap and thread-safe (read an atomic flag). */
+    int (*ready)(void *ctx);
+    void *ctx; /* borrowed: must stay valid until ks__httpserver_stop returns */
+} ks_http_check;
+
+typedef struct ks_httpserver_opts {
+    const char *bind_address; /* a numeric IPv4/IPv6 address or a host name; NULL or "": 0.0.0.0 */
+    int port;                 /* 0: the kernel picks a free port (see ks__httpserver_port) */
+    ks_metrics *metrics;      /* borrowed, must outlive the server; NULL: /metrics is 404 */
+    const ks_http_check *ready_checks; /* copied at start */
+    size_t nready_checks;
+    int not_ready_status; /* status of a failing /readyz; 0: 500 as upstream */
+    size_t nready_before_shutdown;      /* ready checks listed before "shutdown" (0: none) */
+    const ks_http_check *health_checks; /* /healthz (copied at start); none: "ping" */
+    size_t nhealth_checks;
+    ks_tls_ctx *tls; /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
+} ks_httpserver_opts;
+
+/* Bind, listen and start the thread. 0; KS_EINVAL (bad options, an address that does not
+ * resolve); KS_EIO (socket, bind or listen failed: logged with the address, port and reason);
+ * KS_ENOMEM. OUT: *out, to be released with ks__httpserver_stop. A call that fails starts no
+ * thread and leaves nothing to release. */
+int ks__httpserver_start(const ks_httpserver_opts *opts, ks_httpserver **out);
+
+/* The port the server listens on (the one chosen when opts.port was 0). */
+int ks__httpserver_port(const ks_httpserver *s);
+
+/* From now on the "shutdown" readiness check fails: load balancers stop sending traffic while
+ * the scheduler drains. The server keeps answering until stop. */
+void ks__httpserver_shutting_down(ks_httpserver *s);
+
+/* Stop accepting, abandon a connection in progress, join the thread, close the socket and free
+ * the server. NULL: no-op. */
+void ks__httpserver_stop(ks_httpserver *s);
+
+#endif

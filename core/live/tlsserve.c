@@ -1,0 +1,175 @@
+/*
+ * TLS identity of the serving port (tlsserve.h): files, or a self-signed certificate made at
+ * start. Upstream's certutil.GenerateSelfSignedCertKey settings where they apply: valid from one
+ * hour ago for one year, CN "localhost@<unix time>", SANs DNS:localhost and IP:127.0.0.1, RSA
+ * 2048, key usage for a TLS server. The minimum protocol is TLS 1.2, component-base's default.
+ */
+#include "live/tlsserve.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "kubesched/plugin.h"
+
+/* OpenSSL's reason for the last failure, or fallback. */
+static const char *ssl_reason(char *buf, size_t len, const char *fallback)
+{
+    unsigned long e = ERR_peek_last_error();
+    if (!e) {
+        snprintf(buf, len, "%s", fallback);
+        return buf;
+    }
+    ERR_error_string_n(e, buf, len);
+    ERR_clear_error();
+    return buf;
+}
+
+static int add_ext(X509 *cert, int nid, const char *value)
+{
+    X509V3_CTX v3;
+    X509V3_set_ctx_nodb(&v3);
+    X509V3_set_ctx(&v3, cert, cert, NULL, NULL, 0);
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, nid, value);
+    if (!ext)
+        return -1;
+    int ok = X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok ? 0 : -1;
+}
+
+/* A self-signed serving certificate and its key, installed into ctx. */
+static int self_signed(SSL_CTX *ctx, char *err, size_t errlen)
+{
+    char why[256];
+    EVP_PKEY *key = EVP_RSA_gen(2048);
+    X509 *cert = X509_new();
+    unsigned char serial[16];
+    BIGNUM *bn = NULL;
+    int rc = KS_ENOMEM;
+    if (!key || !cert)
+        goto out;
+    char cn[64];
+    snprintf(cn, sizeof cn, "localhost@%lld", (long long)time(NULL));
+    X509_NAME *name = X509_get_subject_name(cert);
+    if (RAND_bytes(serial, sizeof serial) != 1)
+        goto fail;
+    serial[0] &= 0x7f; /* a positive serial */
+    if (!(bn = BN_bin2bn(serial, sizeof serial, NULL)) || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)))
+        goto fail;
+    if (!X509_set_version(cert, 2) || !X509_gmtime_adj(X509_getm_notBefore(cert), -3600) ||
+        !X509_gmtime_adj(X509_getm_notAfter(cert), 365L * 24 * 3600) ||
+        !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0) ||
+        !X509_set_issuer_name(cert, name) || !X509_set_pubkey(cert, key))
+        goto fail;
+    if (add_ext(cert, NID_basic_constraints, "critical,CA:FALSE") != 0 ||
+        add_ext(cert, NID_key_usage, "critical,digitalSignature,keyEncipherment") != 0 ||
+        add_ext(cert, NID_ext_key_usage, "serverAuth") != 0 ||
+        add_ext(cert, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1") != 0)
+        goto fail;
+    if (!X509_sign(cert, key, EVP_sha256()) || SSL_CTX_use_certificate(ctx, cert) != 1 ||
+        SSL_CTX_use_PrivateKey(ctx, key) != 1)
+        goto fail;
+    rc = 0;
+    goto out;
+fail:
+    snprintf(err, errlen, "cannot make a self-signed serving certificate: %s",
+             ssl_reason(why, sizeof why, "unknown OpenSSL error"));
+    rc = KS_EINVAL;
+out:
+    BN_free(bn);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+/* The passphrase callback: none. Without one OpenSSL asks for the passphrase of an encrypted key
+ * on the terminal, or reads it from stdin, and a scheduler started with its stdin left open
+ * waits there for ever. Upstream (Go's tls.X509KeyPair) does not take encrypted keys either. */
+static int no_passphrase(char *buf, int size, int rwflag, void *ud)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    *(int *)ud = 1;
+    return -1;
+}
+
+static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file, char *err, size_t errlen)
+{
+    char why[256];
+    int asked = 0;
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
+        snprintf(err, errlen,
+                 "--tls-cert-file %s: cannot read a PEM certificate from it (%s); give the serving "
+                 "certificate (then its intermediates) in PEM",
+                 cert_file, ssl_reason(why, sizeof why, "unreadable"));
+        return KS_EINVAL;
+    }
+    SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, &asked);
+    int key_ok = SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) == 1;
+    SSL_CTX_set_default_passwd_cb(ctx, NULL);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL); /* `asked` ends with this call */
+    if (!key_ok && asked) {
+        ERR_clear_error();
+        snprintf(err, errlen,
+                 "--tls-private-key-file %s: the key is encrypted with a passphrase, which is not "
+                 "supported; give it unencrypted (e.g. openssl pkey -in %s -out PLAIN.key)",
+                 key_file, key_file);
+        return KS_EINVAL;
+    }
+    /* OpenSSL 3 already compares the key with the certificate while loading it. */
+    int mismatch = !key_ok && ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+    if (!key_ok && !mismatch) {
+        snprintf(err, errlen, "--tls-private-key-file %s: cannot read a PEM private key from it (%s)",
+                 key_file, ssl_reason(why, sizeof why, "unreadable"));
+        return KS_EINVAL;
+    }
+    if (mismatch || SSL_CTX_check_private_key(ctx) != 1) {
+        snprintf(err, errlen,
+                 "--tls-private-key-file %s does not match the certificate in --tls-cert-file %s (%s)",
+                 key_file, cert_file, ssl_reason(why, sizeof why, "key mismatch"));
+        return KS_EINVAL;
+    }
+    return 0;
+}
+
+int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx **out, char *err,
+                       size_t errlen)
+{
+    *out = NULL;
+    int have_cert = cert_file && *cert_file, have_key = key_file && *key_file;
+    if (have_cert != have_key) {
+        snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together: %s is missing",
+                 have_cert ? "--tls-private-key-file" : "--tls-cert-file");
+        return KS_EINVAL;
+    }
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (!ctx) {
+        snprintf(err, errlen, "out of memory creating the TLS context");
+        return KS_ENOMEM;
+    }
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    /* Each connection is answered and closed: no session resumption state to keep. */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    int rc = have_cert ? from_files(ctx, cert_file, key_file, err, errlen) : self_signed(ctx, err, errlen);
+    if (rc != 0) {
+        SSL_CTX_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return 0;
+}
+
+void ks__tls_ctx_free(ks_tls_ctx *ctx)
+{
+    SSL_CTX_free(ctx);
+}

@@ -1,0 +1,394 @@
+/*
+ * The binding cycle (upstream bindingCycle): WaitOnPermit, PreBind, Bind, PostBind, on a pool of
+ * binding threads so the scheduling thread never waits on the network. Also the Permit
+ * waiting-pod map behind ks_permit_allow / ks_permit_reject.
+ *
+ * A pod that Permit told to wait does not hold a binding thread: its job is parked in the waiting
+ * map and goes back to the job queue when the last waiting plugin allows it, when one rejects it,
+ * or when the permit timer thread sees its deadline pass (upstream runs a goroutine per pod).
+ *
+ * Threads: ks__binding_submit is called by the scheduling thread; jobs run on binding threads;
+ * the waiting map and the job list are guarded by s->bind_mu.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/intern.h"
+#include "util/log.h"
+#include "sched/scheduler_int.h"
+
+struct ks_binding_job {
+    ks_binding_job *next;
+    ks_framework *fw;
+    ks_cycle *cycle;
+    ks_queued_pod *qp;
+    ks_pod *assumed;
+    uint64_t seq;
+    uint64_t waiting;   /* permit plugins still to allow */
+    int64_t deadline_ns;
+    int64_t timeout_ms;
+    int64_t submit_ns;  /* when the binding cycle began (permit_wait_duration_seconds) */
+    int waited;         /* Permit said Wait */
+    int rejected;
+    int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
+    char reject_plugin[64];
+    char reject_msg[KS_STATUS_BUF];
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A duration as Go's time.Duration prints it ("50ms", "1.5s", "15m0s"), for upstream's message. */
+static void go_duration(int64_t ms, char *out, size_t len)
+{
+    if (ms < 1000)
+        snprintf(out, len, "%lldms", (long long)ms);
+    else if (ms < 60000)
+        snprintf(out, len, "%gs", (double)ms / 1000.0);
+    else if (ms < 3600000)
+        snprintf(out, len, "%lldm%gs", (long long)(ms / 60000), (double)(ms % 60000) / 1000.0);
+    else
+        snprintf(out, len, "%lldh%lldm%gs", (long long)(ms / 3600000), (long long)(ms % 3600000 / 60000),
+                 (double)(ms % 60000) / 1000.0);
+}
+
+/* Under bind_mu: the job goes back to the front of the job queue. */
+static void unpark(ks_scheduler *s, ks_binding_job *j)
+{
+    j->parked = 0;
+    j->next = s->jobs_head;
+    s->jobs_head = j;
+    if (!s->jobs_tail)
+        s->jobs_tail = j;
+    pthread_cond_signal(&s->jobs_cv);
+}
+
+/* Under bind_mu: upstream's "rejected due to timeout after waiting %v at plugin %v". */
+static void reject_timeout(ks_binding_job *j)
+{
+    size_t bit = (size_t)__builtin_ctzll(j->waiting);
+    const char *plugin = j->fw->pt[KS_PT_PERMIT][bit].inst->name;
+    char d[32];
+    go_duration(j->timeout_ms, d, sizeof(d));
+    snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %s at plugin %s", d, plugin);
+    snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+    j->rejected = 1;
+}
+
+/* WaitOnPermit, once the job is back from parking. Under bind_mu. 0 = allowed. */
+static int wait_on_permit(ks_scheduler *s, ks_binding_job *j)
+{
+    if (j->waiting && !j->rejected)
+        reject_timeout(j); /* only reached when the deadline passed before a binder parked it */
+    ks__strmap_remove(&s->waiting, j->assumed->uid);
+    return j->rejected ? -1 : 0;
+}
+
+/* The permit timer: rejects parked jobs whose deadline passed. */
+static void *permit_timer_main(void *arg)
+{
+    ks_scheduler *s = arg;
+    pthread_mutex_lock(&s->bind_mu);
+    while (!s->bind_quit) {
+        const char *k;
+        void *v;
+        int64_t now = mono_ns(), next = INT64_MAX;
+        for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+            ks_binding_job *j = v;
+            if (!j->parked)
+                continue;
+            if (j->deadline_ns <= now) {
+                reject_timeout(j);
+                unpark(s, j);
+            } else if (j->deadline_ns < next) {
+                next = j->deadline_ns;
+            }
+        }
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&s->bind_cv, &s->bind_mu);
+        } else {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            int64_t ns = until.tv_nsec + (next - now);
+            until.tv_sec += ns / 1000000000;
+            until.tv_nsec = ns % 1000000000;
+            pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until);
+        }
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return NULL;
+}
+
+int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg)
+{
+    ks_scheduler *s = ctx;
+    int rc = KS_ENOTFOUND;
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
+    if (j) {
+        for (size_t i = 0; i < j->fw->n[KS_PT_PERMIT] && i < 64; i++) {
+            if (!(j->waiting & (1ull << i)) || strcmp(j->fw->pt[KS_PT_PERMIT][i].inst->name, plugin) != 0)
+                continue;
+            rc = 0;
+            if (allow) {
+                j->waiting &= ~(1ull << i);
+            } else {
+                j->rejected = 1;
+                snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+                snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg ? msg : "rejected");
+            }
+        }
+        if (j->parked && (j->waiting == 0 || j->rejected))
+            unpark(s, j);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return rc;
+}
+
+int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
+    if (j && !j->rejected) {
+        j->rejected = 1;
+        snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+        snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg);
+        if (j->parked)
+            unpark(s, j);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return j != NULL;
+}
+
+static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, ks_sym node,
+                        const char *msg)
+{
+    if (s->observer.bind_done)
+        s->observer.bind_done(s->observer.ctx, j->seq, j->qp->pod, j->fw->profile_name, result, node, msg);
+}
+
+/* handleBindingCycleError: Unreserve in reverse, forget the assumed pod, wake pods that an
+ * assigned-pod deletion may help, and requeue this one. */
+static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, const char *msg,
+                           uint64_t rejectors)
+{
+    ks_sym node = j->assumed->node_name;
+    ks__fw_run_unreserve(j->fw, j->cycle, j->assumed, node);
+    /* Only a forgotten pod frees room. When the watch already confirmed the pod bound (by another
+     * scheduler: the 409 of a conflicting binding) the cache holds that binding instead, and the
+     * queue has dropped the pod, so requeueing below does nothing (upstream: "Pod has been
+     * assigned to node. Abort adding it back to queue."). */
+    /* Upstream moves pods (AssignedPodDelete) before requeueing this one after an error, and after
+     * it when it was rejected, leaving the pod itself alone: "it's always Unschedulable" (as an
+     * event recorded while it was in flight, the forget would send it to backoffQ instead). */
+    int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
+    ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+    int forgotten = ks__cache_forget_pod(s->cache, j->assumed->uid) == 0;
+    if (forgotten && !rejected) {
+        ks__queue_move_on_event(s->queue, &ev);
+    } else if (!forgotten && ks__log_enabled(2)) {
+        ks__log('I', NULL, "pod %s: binding failed but the pod is no longer assumed (bound elsewhere, or deleted)",
+                j->qp->pod->key);
+    }
+    report_bind(s, j, code == KS_ERROR ? "Error" : "Unschedulable", KS_SYM_ABSENT, msg);
+    ks__handle_failure(s, j->fw, j->qp, code, msg, rejectors, 0, KS_SYM_ABSENT);
+    /* j->qp may be popped again or freed by now; the job still holds the assumed pod (its uid) */
+    if (forgotten && rejected)
+        ks__queue_move_on_event_except(s->queue, &ev, j->assumed->uid);
+}
+
+static void run_job(ks_scheduler *s, ks_binding_job *j)
+{
+    ks_status st;
+    ks_sym node = j->assumed->node_name;
+    ks_code code;
+
+    pthread_mutex_lock(&s->bind_mu);
+    int permit = wait_on_permit(s, j);
+    pthread_mutex_unlock(&s->bind_mu);
+    if (s->metrics && j->waited) /* upstream WaitOnPermit: the status code it ended with */
+        ks__metrics_observe(KS_METRICS_WITH(s->metrics->permit_wait_duration,
+                                            ks__code_label(permit ? KS_UNSCHEDULABLE : KS_SUCCESS)),
+                            ks__seconds_since(j->submit_ns));
+    if (permit != 0) {
+        char *m = NULL;
+        size_t len = strlen(j->reject_msg) + 64;
+        m = malloc(len);
+        if (m)
+            snprintf(m, len, "0/1 nodes are available: 1 %s.", j->reject_msg); /* FitError, one node */
+        binding_failed(s, j, KS_UNSCHEDULABLE, m ? m : j->reject_msg, ks__plugin_bit(j->fw, j->reject_plugin));
+        free(m);
+        return;
+    }
+    code = ks__fw_run_pre_bind(j->fw, j->cycle, j->assumed, node, &st);
+    if (code == KS_SUCCESS) {
+        code = ks__fw_run_bind(j->fw, j->cycle, j->assumed, node, &st);
+        if (code == KS_SKIP) {
+            ks__status_add(&st, "no bind plugin bound the pod (every Bind plugin returned Skip)");
+            code = KS_ERROR;
+        }
+    }
+    if (code != KS_SUCCESS) {
+        char msg[KS_STATUS_BUF + 64];
+        ks__status_message(&st, msg, sizeof(msg));
+        binding_failed(s, j, code == KS_ERROR ? KS_ERROR : code, msg,
+                       code == KS_ERROR ? 0 : ks__plugin_bit(j->fw, st.plugin ? st.plugin : ""));
+        return;
+    }
+    ks__cache_finish_binding(s->cache, j->assumed->uid);
+    if (s->source.scheduled)
+        s->source.scheduled(s->source.ctx, j->assumed, node, j->fw->profile_name);
+    report_bind(s, j, "Scheduled", node, NULL);
+    if (s->metrics) { /* upstream bindingCycle: PodScheduled, attempts, SLI, before PostBind */
+        ks__sched_metrics_attempt(s, j->qp->profile, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
+        ks__sched_metrics_bound(s, j->qp);
+    }
+    ks__fw_run_post_bind(j->fw, j->cycle, j->assumed, node);
+    ks__queue_done(s->queue, j->qp);
+    j->qp = NULL;
+}
+
+static void *binder_main(void *arg)
+{
+    ks_scheduler *s = arg;
+    pthread_mutex_lock(&s->bind_mu);
+    for (;;) {
+        while (!s->jobs_head && !s->bind_quit)
+            pthread_cond_wait(&s->jobs_cv, &s->bind_mu);
+        if (!s->jobs_head && s->bind_quit)
+            break;
+        ks_binding_job *j = s->jobs_head;
+        if (!j)
+            continue;
+        s->jobs_head = j->next;
+        if (!s->jobs_head)
+            s->jobs_tail = NULL;
+        if (j->waiting && !j->rejected && j->deadline_ns > mono_ns() && !s->bind_quit) {
+            /* Permit said wait: park it (the timer thread learns of its deadline). */
+            j->parked = 1;
+            pthread_cond_broadcast(&s->bind_cv);
+            continue;
+        }
+        pthread_mutex_unlock(&s->bind_mu);
+
+        run_job(s, j);
+        ks__metrics_dec(s->binding_goroutines); /* NULL without metrics */
+        ks__cycle_free(j->cycle);
+        ks__pod_unref(j->assumed);
+        free(j);
+
+        pthread_mutex_lock(&s->bind_mu);
+        if (--s->inflight_bindings == 0)
+            pthread_cond_broadcast(&s->bind_idle);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return NULL;
+}
+
+int ks__binding_start(ks_scheduler *s, int workers)
+{
+    pthread_mutex_init(&s->bind_mu, NULL);
+    pthread_cond_init(&s->bind_cv, NULL);
+    pthread_cond_init(&s->jobs_cv, NULL);
+    pthread_cond_init(&s->bind_idle, NULL);
+    ks__strmap_init(&s->waiting);
+    s->binders = calloc((size_t)workers, sizeof(pthread_t));
+    if (!s->binders)
+        return KS_ENOMEM;
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&s->binders[i], NULL, binder_main, s) != 0)
+            return KS_ENOMEM;
+        s->nbinders++;
+    }
+    if (pthread_create(&s->permit_timer, NULL, permit_timer_main, s) != 0)
+        return KS_ENOMEM;
+    s->has_permit_timer = 1;
+    return 0;
+}
+
+void ks__binding_stop(ks_scheduler *s)
+{
+    if (!s->binders)
+        return;
+    pthread_mutex_lock(&s->bind_mu);
+    s->bind_quit = 1;
+    {
+        /* Pods still waiting on Permit are rejected so that their binding cycle ends. */
+        const char *k;
+        void *v;
+        for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+            ks_binding_job *j = v;
+            if (!j->parked)
+                continue;
+            j->rejected = 1;
+            snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", "");
+            snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", "the scheduler is stopping");
+            unpark(s, j);
+        }
+    }
+    pthread_cond_broadcast(&s->jobs_cv);
+    pthread_cond_broadcast(&s->bind_cv);
+    pthread_mutex_unlock(&s->bind_mu);
+    if (s->has_permit_timer)
+        pthread_join(s->permit_timer, NULL);
+    for (int i = 0; i < s->nbinders; i++)
+        pthread_join(s->binders[i], NULL);
+    free(s->binders);
+    s->binders = NULL;
+    ks__strmap_destroy(&s->waiting);
+    pthread_mutex_destroy(&s->bind_mu);
+    pthread_cond_destroy(&s->bind_cv);
+    pthread_cond_destroy(&s->jobs_cv);
+    pthread_cond_destroy(&s->bind_idle);
+}
+
+void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_queued_pod *qp,
+                        ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms)
+{
+    ks_binding_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        ks__fw_run_unreserve(fw, cycle, assumed, assumed->node_name);
+        ks__cache_forget_pod(s->cache, assumed->uid);
+        ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory starting the binding cycle", 0, 0, KS_SYM_ABSENT);
+        ks__cycle_free(cycle);
+        ks__pod_unref(assumed);
+        return;
+    }
+    j->fw = fw;
+    j->cycle = cycle;
+    j->qp = qp;
+    j->assumed = assumed;
+    j->seq = seq;
+    j->waiting = waiting;
+    j->deadline_ns = mono_ns() + timeout_ms * 1000000;
+    j->timeout_ms = timeout_ms;
+    j->waited = waiting != 0;
+    j->submit_ns = s->metrics ? ks__mono_ns() : 0;
+    ks__metrics_inc(s->binding_goroutines); /* upstream Goroutines{binding}: the binding goroutine */
+    pthread_mutex_lock(&s->bind_mu);
+    if (waiting)
+        ks__strmap_put(&s->waiting, assumed->uid, j, NULL);
+    if (s->jobs_tail)
+        s->jobs_tail->next = j;
+    else
+        s->jobs_head = j;
+    s->jobs_tail = j;
+    s->inflight_bindings++;
+    pthread_cond_signal(&s->jobs_cv); /* one job wakes one binder */
+    pthread_mutex_unlock(&s->bind_mu);
+}
+
+void ks__scheduler_wait_bindings(ks_scheduler *s)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    while (s->inflight_bindings > 0)
+        pthread_cond_wait(&s->bind_idle, &s->bind_mu);
+    pthread_mutex_unlock(&s->bind_mu);
+}

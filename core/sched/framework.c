@@ -1,0 +1,993 @@
+/*
+ * Framework runtime: plugin instances per profile and the run functions of each extension point,
+ * with upstream's ordering and status semantics (framework/runtime/framework.go). See
+ * framework.h for the threads each function runs on.
+ */
+#include "sched/framework.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/framework_metrics.h"
+#include "api/intern.h"
+#include "util/parallel.h"
+
+/* ---- statuses ------------------------------------------------------------------------------ */
+
+void ks__status_reset(ks_status *st)
+{
+    st->code = KS_SUCCESS;
+    st->plugin = NULL;
+    st->nreasons = 0;
+    st->used = 0;
+}
+
+void ks__status_add(ks_status *st, const char *reason)
+{
+    size_t len = strlen(reason);
+    if (st->used + len + 1 > KS_STATUS_BUF) {
+        if (st->used + 4 > KS_STATUS_BUF)
+            return;
+        len = KS_STATUS_BUF - st->used - 1; /* truncated, still NUL-terminated */
+    }
+    memcpy(st->buf + st->used, reason, len);
+    st->buf[st->used + len] = '\0';
+    st->used = (uint16_t)(st->used + len + 1);
+    st->nreasons++;
+}
+
+const char *ks__status_next(const ks_status *st, const char *prev)
+{
+    const char *p = prev ? prev + strlen(prev) + 1 : st->buf;
+    return p < st->buf + st->used ? p : NULL;
+}
+
+void ks__status_message(const ks_status *st, char *out, size_t len)
+{
+    size_t off = 0;
+    out[0] = '\0';
+    for (const char *r = NULL; (r = ks__status_next(st, r));) {
+        int n = snprintf(out + off, len - off, "%s%s", off ? ", " : "", r);
+        if (n < 0 || (size_t)n >= len - off)
+            break;
+        off += (size_t)n;
+    }
+}
+
+/* ---- cycle state --------------------------------------------------------------------------- */
+
+struct ks_arena_block {
+    struct ks_arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+ks_cycle *ks__cycle_new(const ks_snapshot *snap, ks_pod *pod)
+{
+    ks_cycle *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->snap = snap;
+    c->pod = pod;
+    return c;
+}
+
+void ks__cycle_free(ks_cycle *c)
+{
+    if (!c)
+        return;
+    for (ks_cycle *k = c->clones, *n; k; k = n) {
+        n = k->next_clone;
+        ks__cycle_free(k);
+    }
+    for (size_t i = 0; i < c->nni_clones; i++)
+        ks__node_info_free(c->ni_clones[i]);
+    free(c->ni_clones);
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].ops && c->entries[i].ops->cleanup)
+            c->entries[i].ops->cleanup(c->entries[i].data);
+    free(c->entries);
+    for (struct ks_arena_block *b = c->arena, *n; b; b = n) {
+        n = b->next;
+        free(b);
+    }
+    free(c);
+}
+
+void *ks__cycle_alloc_impl(ks_cycle *c, size_t n)
+{
+    size_t need = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    struct ks_arena_block *b = c->arena;
+    if (!b || b->used + need > b->cap) {
+        size_t cap = need > 16384 ? need : 16384;
+        b = malloc(sizeof(*b) + cap);
+        if (!b)
+            return NULL;
+        b->next = c->arena;
+        b->used = 0;
+        b->cap = cap;
+        c->arena = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += need;
+    memset(p, 0, n);
+    return p;
+}
+
+int ks__cycle_write_impl(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops)
+{
+    for (size_t i = 0; i < c->nentries; i++) {
+        if (c->entries[i].key == key) {
+            if (c->entries[i].ops && c->entries[i].ops->cleanup && c->entries[i].data != data)
+                c->entries[i].ops->cleanup(c->entries[i].data);
+            c->entries[i].data = data;
+            c->entries[i].ops = ops;
+            return 0;
+        }
+    }
+    if (c->nentries == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        ks_cycle_entry *e = realloc(c->entries, cap * sizeof(*e));
+        if (!e)
+            return KS_ENOMEM;
+        c->entries = e;
+        c->cap = cap;
+    }
+    c->entries[c->nentries++] = (ks_cycle_entry){key, data, ops};
+    return 0;
+}
+
+void *ks__cycle_read_impl(ks_cycle *c, const void *key)
+{
+    for (size_t i = 0; i < c->nentries; i++)
+        if (c->entries[i].key == key)
+            return c->entries[i].data;
+    return NULL;
+}
+
+ks_cycle *ks__cycle_clone(const ks_cycle *c)
+{
+    ks_cycle *n = ks__cycle_new(c->snap, c->pod);
+    if (!n)
+        return NULL;
+    n->skip_filter = c->skip_filter;
+    n->skip_score = c->skip_score;
+    n->fw = c->fw;
+    n->hooks = c->hooks;
+    n->sampled = c->sampled;
+    n->evals = c->evals;
+    n->eval_rows = c->eval_rows;
+    for (size_t i = 0; i < c->nentries; i++) {
+        const ks_cycle_entry *e = &c->entries[i];
+        void *data = e->data;
+        const ks_state_ops *ops = e->ops;
+        if (ops && ops->clone)
+            data = ops->clone(n, e->data);
+        else
+            ops = NULL; /* shared pointer: the original owns the cleanup */
+        if (ks__cycle_write_impl(n, e->key, data, ops) != 0) {
+            ks__cycle_free(n);
+            return NULL;
+        }
+    }
+    return n;
+}
+
+/* ---- current plugin (log prefixes) -------------------------------------------------------- */
+
+static _Thread_local const char *current_plugin;
+const char *ks__fw_current_plugin(void) { return current_plugin; }
+void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
+
+#define CALL(inst, expr)                                                                           \
+    (current_plugin = (inst)->name, (expr))
+
+/* A plugin call; in a sampled cycle (only ever set when the framework has metrics) it is timed
+ * into plugin_execution_duration_seconds, as upstream's run<Point>Plugin does. */
+#define PCALL(fw, cycle, in, ep, code, expr)                                                       \
+    do {                                                                                           \
+        if ((cycle) && (cycle)->sampled) {                                                         \
+            int64_t t0_ = ks__mono_ns();                                                           \
+            (code) = CALL(in, expr);                                                               \
+            ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), (code), t0_);                  \
+        } else {                                                                                   \
+            (code) = CALL(in, expr);                                                               \
+        }                                                                                          \
+    } while (0)
+/* The same for the calls that return nothing (upstream records them as Success). */
+#define PCALL_VOID(fw, cycle, in, ep, expr)                                                        \
+    do {                                                                                           \
+        if ((cycle) && (cycle)->sampled) {                                                         \
+            int64_t t0_ = ks__mono_ns();                                                           \
+            CALL(in, expr);                                                                        \
+            ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), KS_SUCCESS, t0_);              \
+        } else {                                                                                   \
+            CALL(in, expr);                                                                        \
+        }                                                                                          \
+    } while (0)
+/* upstream's instrumented plugins count every PreFilter/Filter/PreScore/Score call
+ * (plugin_evaluation_total); here into this worker's row of the cycle's counters. */
+#define COUNT_EVAL(cycle, kind, in)                                                                \
+    do {                                                                                           \
+        if ((cycle)->evals && (in)->index < KS_EVAL_STRIDE)                                        \
+            (cycle)->evals[((size_t)(kind) * (cycle)->eval_rows + (size_t)ks__pool_worker_id()) *   \
+                               KS_EVAL_STRIDE +                                                    \
+                           (size_t)(in)->index]++;                                                 \
+    } while (0)
+
+/* ---- construction -------------------------------------------------------------------------- */
+
+static ks_plugin_inst *find_inst(ks_framework *fw, const char *name)
+{
+    for (size_t i = 0; i < fw->ninst; i++)
+        if (strcmp(fw->inst[i].name, name) == 0)
+            return &fw->inst[i];
+    return NULL;
+}
+
+int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err, size_t errlen)
+{
+    ks_framework *fw = calloc(1, sizeof(*fw));
+    *out = NULL;
+    if (!fw)
+        return KS_ENOMEM;
+    fw->plan = plan;
+    fw->profile_name = plan->profile->scheduler_name;
+    fw->scheduler_name = ks__intern(plan->profile->scheduler_name);
+    fw->percentage_of_nodes_to_score = plan->profile->percentage_of_nodes_to_score;
+    if (plan->ninstances > 64) {
+        snprintf(err, errlen, "profile \"%s\": %zu plugins; kubesched supports at most 64 per profile",
+                 fw->profile_name, plan->ninstances);
+        free(fw);
+        return KS_ERANGE;
+    }
+    fw->inst = calloc(plan->ninstances ? plan->ninstances : 1, sizeof(ks_plugin_inst));
+    if (!fw->inst) {
+        free(fw);
+        return KS_ENOMEM;
+    }
+    for (size_t i = 0; i < plan->ninstances; i++) {
+        ks_plugin_inst *in = &fw->inst[i];
+        in->name = plan->instances[i].name;
+        in->desc = plan->instances[i].desc;
+        in->args.json = plan->instances[i].args;
+        in->index = (int)i;
+        fw->ninst = i + 1;
+        if (in->desc->create) {
+            struct ks_error e = {{0}};
+            current_plugin = in->name;
+            in->self = in->desc->create(&in->args, &e);
+            current_plugin = NULL;
+            if (!in->self) {
+                snprintf(err, errlen, "profile \"%s\": plugin %s could not be created: %s",
+                         fw->profile_name, in->name, e.msg[0] ? e.msg : "(no message)");
+                ks__framework_free(fw);
+                return KS_EINVAL;
+            }
+        }
+        if (in->desc->events_to_register) {
+            ks_cluster_event buf[64];
+            size_t n = in->desc->events_to_register(in->self, buf, 64);
+            if (n > 64)
+                n = 64;
+            in->events = calloc(n ? n : 1, sizeof(*in->events));
+            if (!in->events) {
+                ks__framework_free(fw);
+                return KS_ENOMEM;
+            }
+            memcpy(in->events, buf, n * sizeof(*buf));
+            in->nevents = n;
+        } else {
+            in->all_events = 1;
+        }
+    }
+    for (int p = 0; p < KS_PT_COUNT; p++) {
+        fw->n[p] = plan->npoint[p];
+        fw->pt[p] = calloc(plan->npoint[p] ? plan->npoint[p] : 1, sizeof(ks_point_entry));
+        if (!fw->pt[p]) {
+            ks__framework_free(fw);
+            return KS_ENOMEM;
+        }
+        for (size_t i = 0; i < plan->npoint[p]; i++) {
+            fw->pt[p][i].inst = find_inst(fw, plan->point[p][i].name);
+            fw->pt[p][i].weight = plan->point[p][i].weight > 0 ? plan->point[p][i].weight : 1;
+            if (!fw->pt[p][i].inst) {
+                snprintf(err, errlen, "profile \"%s\": plugin %s is planned at %s but was not instantiated",
+                         fw->profile_name, plan->point[p][i].name, ks__point_name((ks_point)p));
+                ks__framework_free(fw);
+                return KS_EINVAL;
+            }
+        }
+    }
+    *out = fw;
+    return 0;
+}
+
+void ks__framework_free(ks_framework *fw)
+{
+    if (!fw)
+        return;
+    ks__fw_metrics_free(fw->metrics);
+    for (size_t i = 0; i < fw->ninst; i++) {
+        ks_plugin_inst *in = &fw->inst[i];
+        if (in->self && in->desc->destroy)
+            in->desc->destroy(in->self);
+        free(in->events);
+        free(in->args.text);
+    }
+    for (int p = 0; p < KS_PT_COUNT; p++)
+        free(fw->pt[p]);
+    free(fw->inst);
+    free(fw);
+}
+
+/* ---- run functions ------------------------------------------------------------------------- */
+
+static void status_from(ks_status *st, ks_code code, const ks_plugin_inst *in)
+{
+    st->code = code;
+    st->plugin = in->name;
+}
+
+static int is_rejection(ks_code c)
+{
+    return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || c == KS_PENDING;
+}
+
+/* Turns a plugin's unexpected code into upstream's Error wrapping: `running X filter plugin: ..`. */
+static void as_error(ks_status *st, const char *fmt, const char *plugin)
+{
+    char msg[KS_STATUS_BUF], wrapped[KS_STATUS_BUF + 64];
+    ks__status_message(st, msg, sizeof(msg));
+    snprintf(wrapped, sizeof(wrapped), fmt, plugin, msg[0] ? msg : "error");
+    ks__status_reset(st);
+    st->code = KS_ERROR;
+    st->plugin = plugin;
+    ks__status_add(st, wrapped);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+    ks_sym x = *(const ks_sym *)a, y = *(const ks_sym *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* result := result ∩ r (both sorted & unique afterwards). */
+static void intersect(ks_prefilter_result *acc, int *restricted, ks_prefilter_result *r)
+{
+    qsort(r->nodes, r->n, sizeof(ks_sym), cmp_sym);
+    size_t u = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (u == 0 || r->nodes[u - 1] != r->nodes[i])
+            r->nodes[u++] = r->nodes[i];
+    r->n = u;
+    if (!*restricted) {
+        ks_sym *copy = malloc((r->n ? r->n : 1) * sizeof(ks_sym));
+        if (!copy)
+            return;
+        memcpy(copy, r->nodes, r->n * sizeof(ks_sym));
+        free(acc->nodes);
+        acc->nodes = copy;
+        acc->n = acc->cap = r->n;
+        *restricted = 1;
+        return;
+    }
+    size_t i = 0, j = 0, k = 0;
+    while (i < acc->n && j < r->n) {
+        if (acc->nodes[i] == r->nodes[j]) {
+            acc->nodes[k++] = acc->nodes[i];
+            i++;
+            j++;
+        } else if (acc->nodes[i] < r->nodes[j])
+            i++;
+        else
+            j++;
+    }
+    acc->n = k;
+}
+
+static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                              ks_prefilter_result *result, int *restricted, ks_status *st)
+{
+    ks_status s, first_unsched;
+    ks_prefilter_result r = {0};
+    const char *narrowing[64];
+    size_t nnarrowing = 0;
+    int have_unsched = 0;
+    *restricted = 0;
+    ks__status_reset(st);
+    ks__status_reset(&first_unsched);
+    cycle->skip_filter = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_FILTER][i].inst;
+        ks__status_reset(&s);
+        r.used = 0;
+        r.n = 0;
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_FILTER, code, in->desc->pre_filter(in->self, cycle, pod, &r, &s));
+        if (code != KS_SKIP)
+            COUNT_EVAL(cycle, KS_EVAL_PRE_FILTER, in);
+        current_plugin = NULL;
+        if (code == KS_SKIP) {
+            /* Its Filter (and AddPod/RemovePod) will not run. */
+            cycle->skip_filter |= 1ull << in->index;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            status_from(&s, code, in);
+            if (code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE) {
+                *st = s;
+                free(r.nodes);
+                return code;
+            }
+            if (code == KS_UNSCHEDULABLE || code == KS_PENDING) {
+                if (!have_unsched)
+                    first_unsched = s;
+                have_unsched = 1;
+                continue;
+            }
+            as_error(&s, "running PreFilter plugin %s: %s", in->name);
+            *st = s;
+            free(r.nodes);
+            return KS_ERROR;
+        }
+        if (r.used) {
+            intersect(result, restricted, &r);
+            if (nnarrowing < 64)
+                narrowing[nnarrowing++] = in->name;
+            if (result->n == 0) {
+                char msg[KS_STATUS_BUF], list[KS_STATUS_BUF] = "";
+                size_t off = 0;
+                for (size_t k = 0; k < nnarrowing; k++)
+                    off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "", narrowing[k]);
+                if (nnarrowing == 1)
+                    snprintf(msg, sizeof(msg), "node(s) didn't satisfy plugin %s", list);
+                else
+                    snprintf(msg, sizeof(msg), "node(s) didn't satisfy plugin(s) [%s] simultaneously", list);
+                ks__status_reset(st);
+                st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+                st->plugin = in->name;
+                ks__status_add(st, msg);
+                free(r.nodes);
+                return st->code;
+            }
+        }
+    }
+    free(r.nodes);
+    if (*restricted) {
+        char list[160] = "";
+        size_t off = 0;
+        for (size_t k = 0; k < nnarrowing; k++)
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "", narrowing[k]);
+        snprintf(result->excluded_msg, sizeof(result->excluded_msg), "node(s) didn't satisfy plugin(s) [%s]", list);
+    }
+    if (have_unsched) {
+        *st = first_unsched;
+        return st->code;
+    }
+    return KS_SUCCESS;
+}
+
+/* The per-node loop. instr is a constant at each call site below, so the compiler makes one copy
+ * without any metrics code (every cycle without metrics, and unsampled ones without evaluation
+ * counting) and one with it. */
+static inline __attribute__((always_inline)) ks_code run_filter(ks_framework *fw, ks_cycle *cycle,
+                                                                ks_pod *pod, const ks_node_info *ni,
+                                                                ks_status *st, uint16_t *passed_count,
+                                                                const int instr)
+{
+    uint16_t passed = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_FILTER][i].inst;
+        if (cycle->skip_filter & (1ull << in->index))
+            continue;
+        ks_code code;
+        if (instr) {
+            COUNT_EVAL(cycle, KS_EVAL_FILTER, in);
+            PCALL(fw, cycle, in, KS_EP_FILTER, code, in->desc->filter(in->self, cycle, pod, ni, st));
+        } else {
+            code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
+        }
+        if (code != KS_SUCCESS) {
+            current_plugin = NULL;
+            if (passed_count)
+                *passed_count = passed;
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running %s filter plugin: %s", in->name);
+                return KS_ERROR;
+            }
+            if (st->nreasons == 0)
+                ks__status_add(st, in->name);
+            return code;
+        }
+        passed++;
+    }
+    current_plugin = NULL;
+    if (passed_count)
+        *passed_count = passed;
+    return KS_SUCCESS;
+}
+
+/* Out of line, so that the plain path below keeps the register use of a loop without metrics. */
+static __attribute__((noinline)) ks_code run_filter_instrumented(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                                                 const ks_node_info *ni, ks_status *st,
+                                                                 uint16_t *passed_count)
+{
+    return run_filter(fw, cycle, pod, ni, st, passed_count, 1);
+}
+
+ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                          ks_status *st, uint16_t *passed_count)
+{
+    if (__builtin_expect(cycle->evals != NULL || cycle->sampled, 0))
+        return run_filter_instrumented(fw, cycle, pod, ni, st, passed_count);
+    return run_filter(fw, cycle, pod, ni, st, passed_count, 0);
+}
+
+void ks__post_filter_result_clear(ks_post_filter_result *r)
+{
+    for (size_t i = 0; i < r->nvictims; i++)
+        ks__pod_unref(r->victims[i]);
+    free(r->victims);
+    r->victims = NULL;
+    r->nvictims = r->victims_cap = 0;
+    r->nominated = KS_SYM_ABSENT;
+}
+
+static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                               const ks_filter_outcome *o, ks_post_filter_result *result,
+                               ks_status *st)
+{
+    ks_status s;
+    char joined[KS_STATUS_BUF] = "";
+    size_t off = 0;
+    memset(result, 0, sizeof(*result));
+    result->nominated = KS_SYM_ABSENT;
+    ks__status_reset(st);
+    st->code = KS_UNSCHEDULABLE;
+    for (size_t i = 0; i < fw->n[KS_PT_POST_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_POST_FILTER][i].inst;
+        struct ks_post_filter_result r;
+        memset(&r, 0, sizeof(r));
+        r.nominated = KS_SYM_ABSENT;
+        ks__status_reset(&s);
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_POST_FILTER, code, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
+        if (fw->metrics && in->index == fw->metrics->preemption_inst) /* upstream: in the plugin */
+            ks__metrics_inc(fw->metrics->m->preemption_attempts_solo);
+        current_plugin = NULL;
+        if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_ERROR) {
+            status_from(&s, code, in);
+            *st = s;
+            if (code == KS_SUCCESS) {
+                ks__post_filter_result_clear(result);
+                *result = r; /* the nomination (and victims) of the plugin that succeeded */
+            } else {
+                ks__post_filter_result_clear(&r);
+            }
+            return code;
+        }
+        /* upstream keeps the last non-noop nomination of the plugins that did not succeed */
+        if (r.nominated != KS_SYM_ABSENT)
+            result->nominated = r.nominated;
+        ks__post_filter_result_clear(&r);
+        char msg[KS_STATUS_BUF];
+        ks__status_message(&s, msg, sizeof(msg));
+        if (msg[0] && off < sizeof(joined))
+            off += (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%s", off ? " " : "", msg);
+    }
+    if (joined[0])
+        ks__status_add(st, joined);
+    return st->code;
+}
+
+static ks_code run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t n, ks_status *st)
+{
+    cycle->skip_score = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_SCORE]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_SCORE][i].inst;
+        ks__status_reset(st);
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_SCORE, code, in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
+        if (code != KS_SKIP)
+            COUNT_EVAL(cycle, KS_EVAL_PRE_SCORE, in);
+        current_plugin = NULL;
+        if (code == KS_SKIP) {
+            for (size_t s = 0; s < fw->n[KS_PT_SCORE] && s < 64; s++)
+                if (fw->pt[KS_PT_SCORE][s].inst == in)
+                    cycle->skip_score |= 1ull << s;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            as_error(st, "running PreScore plugin %s: %s", in->name);
+            return KS_ERROR;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+static ks_code run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                           ks_status *st)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_RESERVE]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
+        if (!in->desc->reserve)
+            continue;
+        ks__status_reset(st);
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_RESERVE, code, in->desc->reserve(in->self, cycle, pod, node, st));
+        current_plugin = NULL;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running Reserve plugin %s: %s", in->name);
+                return KS_ERROR;
+            }
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+static void run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    for (size_t i = fw->n[KS_PT_RESERVE]; i-- > 0;) {
+        ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
+        if (in->desc->unreserve)
+            PCALL_VOID(fw, cycle, in, KS_EP_UNRESERVE, in->desc->unreserve(in->self, cycle, pod, node));
+    }
+    current_plugin = NULL;
+}
+
+#define MAX_PERMIT_TIMEOUT_MS (15LL * 60 * 1000)
+
+static ks_code run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                          int64_t *timeout_ms, uint64_t *waiting, ks_status *st)
+{
+    *timeout_ms = 0;
+    *waiting = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PERMIT]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PERMIT][i].inst;
+        int64_t t = 0;
+        ks__status_reset(st);
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PERMIT, code, in->desc->permit(in->self, cycle, pod, node, &t, st));
+        current_plugin = NULL;
+        if (code == KS_WAIT) {
+            if (t > MAX_PERMIT_TIMEOUT_MS || t <= 0)
+                t = MAX_PERMIT_TIMEOUT_MS;
+            if (t > *timeout_ms)
+                *timeout_ms = t;
+            *waiting |= 1ull << i;
+            continue;
+        }
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running Permit plugin %s: %s", in->name);
+                return KS_ERROR;
+            }
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return *waiting ? KS_WAIT : KS_SUCCESS;
+}
+
+static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                            ks_status *st)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_BIND][i].inst;
+        ks__status_reset(st);
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_BIND, code, in->desc->pre_bind(in->self, cycle, pod, node, st));
+        current_plugin = NULL;
+        if (code == KS_SKIP)
+            continue;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            if (!is_rejection(code)) {
+                as_error(st, "running PreBind plugin %s: %s", in->name);
+                return KS_ERROR;
+            }
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+static ks_code run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                        ks_status *st)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_BIND][i].inst;
+        ks__status_reset(st);
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_BIND, code, in->desc->bind(in->self, cycle, pod, node, st));
+        current_plugin = NULL;
+        if (code == KS_SKIP)
+            continue;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            as_error(st, "running Bind plugin %s: %s", in->name);
+            return KS_ERROR;
+        }
+        return KS_SUCCESS;
+    }
+    ks__status_reset(st);
+    st->code = KS_SKIP;
+    return KS_SKIP;
+}
+
+static void run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_POST_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_POST_BIND][i].inst;
+        PCALL_VOID(fw, cycle, in, KS_EP_POST_BIND, in->desc->post_bind(in->self, cycle, pod, node));
+    }
+    current_plugin = NULL;
+}
+
+static ks_code run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index,
+                               int sampled)
+{
+    *plugin_index = -1;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_ENQUEUE]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_ENQUEUE][i].inst;
+        ks__status_reset(st);
+        int64_t t0 = sampled ? ks__mono_ns() : 0;
+        ks_code code = CALL(in, in->desc->pre_enqueue(in->self, pod, st));
+        if (sampled)
+            ks__fw_metrics_plugin(fw->metrics, in->index, KS_EP_PRE_ENQUEUE, code, t0);
+        current_plugin = NULL;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            *plugin_index = in->index;
+            return code;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+/* ---- dry runs: copies, nominated pods, PreFilter extensions -------------------------------- */
+
+ks_node_info *ks__cycle_clone_node_info(ks_cycle *cycle, const ks_node_info *ni)
+{
+    if (cycle->nni_clones == cycle->ni_clones_cap) {
+        size_t cap = cycle->ni_clones_cap ? cycle->ni_clones_cap * 2 : 8;
+        ks_node_info **a = realloc(cycle->ni_clones, cap * sizeof(*a));
+        if (!a)
+            return NULL;
+        cycle->ni_clones = a;
+        cycle->ni_clones_cap = cap;
+    }
+    ks_node_info *copy = ks__node_info_clone(ni);
+    if (copy)
+        cycle->ni_clones[cycle->nni_clones++] = copy;
+    return copy;
+}
+
+static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                   const ks_pod *other, const ks_node_info *ni, ks_status *st,
+                                   int add)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_FILTER][i].inst;
+        if (cycle->skip_filter & (1ull << in->index))
+            continue;
+        ks_code (*fn)(void *, ks_cycle *, const ks_pod *, const ks_pod *, const ks_node_info *, ks_status *) =
+            add ? in->desc->pre_filter_add_pod : in->desc->pre_filter_remove_pod;
+        if (!fn)
+            continue;
+        ks__status_reset(st);
+        ks_code code;
+        PCALL(fw, cycle, in, add ? KS_EP_PRE_FILTER_ADD_POD : KS_EP_PRE_FILTER_REMOVE_POD, code,
+              fn(in->self, cycle, pod, other, ni, st));
+        current_plugin = NULL;
+        if (code != KS_SUCCESS) {
+            status_from(st, code, in);
+            as_error(st, add ? "running AddPod on PreFilter plugin %s: %s" : "running RemovePod on PreFilter plugin %s: %s",
+                     in->name);
+            return KS_ERROR;
+        }
+    }
+    ks__status_reset(st);
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_run_prefilter_add_pod(ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                     const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return prefilter_extension(fw, cycle, pod, other, ni, st, 1);
+}
+
+ks_code ks__fw_run_prefilter_remove_pod(ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                        const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return prefilter_extension(fw, cycle, pod, other, ni, st, 0);
+}
+
+static const ks_nominated_set *nominated_for(const ks_cycle *cycle, ks_sym node)
+{
+    if (!cycle->hooks)
+        return NULL;
+    for (size_t i = 0; i < cycle->hooks->nnominated; i++)
+        if (cycle->hooks->nominated[i].node == node)
+            return &cycle->hooks->nominated[i];
+    return NULL;
+}
+
+ks_code ks__fw_run_filter_with_nominated(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                         const ks_node_info *ni, ks_status *st,
+                                         uint16_t *passed_count)
+{
+    const ks_nominated_set *set = nominated_for(cycle, ni->name);
+    if (set) {
+        /* Pass 1: with the nominated pods of equal or higher priority, on copies (only this
+         * thread touches them: each worker evaluates its own node). */
+        ks_node_info *copy = NULL;
+        ks_cycle *state = NULL;
+        int added = 0;
+        ks_code code = KS_SUCCESS;
+        for (size_t i = 0; i < set->n; i++) {
+            const ks_pod *np = set->pods[i];
+            if (np->priority < pod->priority || strcmp(np->uid, pod->uid) == 0)
+                continue;
+            if (!copy) {
+                copy = ks__node_info_clone(ni);
+                state = ks__cycle_clone(cycle);
+                if (!copy || !state) {
+                    ks__node_info_free(copy);
+                    ks__cycle_free(state);
+                    ks__status_reset(st);
+                    ks__status_add(st, "out of memory evaluating nominated pods");
+                    st->code = KS_ERROR;
+                    return KS_ERROR;
+                }
+            }
+            ks__node_info_add_pod(copy, (ks_pod *)np);
+            code = ks__fw_run_prefilter_add_pod(fw, state, pod, np, copy, st);
+            added = 1;
+            if (code != KS_SUCCESS)
+                break;
+        }
+        if (added && code == KS_SUCCESS)
+            code = ks__fw_run_filter(fw, state, pod, copy, st, passed_count);
+        ks__node_info_free(copy);
+        ks__cycle_free(state);
+        if (!added)
+            return ks__fw_run_filter(fw, cycle, pod, ni, st, passed_count);
+        if (code != KS_SUCCESS)
+            return code;
+    }
+    /* Pass 2 (or the only pass): the node as it is. */
+    return ks__fw_run_filter(fw, cycle, pod, ni, st, passed_count);
+}
+
+/* ---- extension points with their duration (framework_extension_point_duration_seconds) ------ */
+
+/* Each runs the point and, when the framework has metrics, observes how long it took with the
+ * status it ended with, as upstream's Run<Point>Plugins defers. */
+
+ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                              ks_prefilter_result *result, int *restricted, ks_status *st)
+{
+    if (!fw->metrics)
+        return run_pre_filter(fw, cycle, pod, result, restricted, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_filter(fw, cycle, pod, result, restricted, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_FILTER, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                               const ks_filter_outcome *o, ks_post_filter_result *result,
+                               ks_status *st)
+{
+    /* upstream runs (and times) PostFilter only when the profile has PostFilter plugins */
+    if (!fw->metrics || fw->n[KS_PT_POST_FILTER] == 0)
+        return run_post_filter(fw, cycle, pod, o, result, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_post_filter(fw, cycle, pod, o, result, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_POST_FILTER, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t n, ks_status *st)
+{
+    if (!fw->metrics)
+        return run_pre_score(fw, cycle, pod, nodes, n, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_score(fw, cycle, pod, nodes, n, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_SCORE, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                           ks_status *st)
+{
+    if (!fw->metrics)
+        return run_reserve(fw, cycle, pod, node, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_reserve(fw, cycle, pod, node, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_RESERVE, c, t0);
+    return c;
+}
+
+void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    if (!fw->metrics) {
+        run_unreserve(fw, cycle, pod, node);
+        return;
+    }
+    int64_t t0 = ks__mono_ns();
+    run_unreserve(fw, cycle, pod, node);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_UNRESERVE, KS_SUCCESS, t0);
+}
+
+ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                          int64_t *timeout_ms, uint64_t *waiting, ks_status *st)
+{
+    if (!fw->metrics)
+        return run_permit(fw, cycle, pod, node, timeout_ms, waiting, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_permit(fw, cycle, pod, node, timeout_ms, waiting, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PERMIT, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                            ks_status *st)
+{
+    if (!fw->metrics)
+        return run_pre_bind(fw, cycle, pod, node, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_bind(fw, cycle, pod, node, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_BIND, c, t0);
+    return c;
+}
+
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                        ks_status *st)
+{
+    if (!fw->metrics)
+        return run_bind(fw, cycle, pod, node, st);
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_bind(fw, cycle, pod, node, st);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_BIND, c, t0);
+    return c;
+}
+
+void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
+{
+    if (!fw->metrics) {
+        run_post_bind(fw, cycle, pod, node);
+        return;
+    }
+    int64_t t0 = ks__mono_ns();
+    run_post_bind(fw, cycle, pod, node);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_POST_BIND, KS_SUCCESS, t0);
+}
+
+ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index)
+{
+    if (!fw->metrics)
+        return run_pre_enqueue(fw, pod, st, plugin_index, 0);
+    /* upstream runPreEnqueuePlugins: plugins timed in a sampled share of runs, the point always;
+     * its deferred observation reads a status variable that the loop shadows, so the point's
+     * status is always Success. */
+    int64_t t0 = ks__mono_ns();
+    ks_code c = run_pre_enqueue(fw, pod, st, plugin_index, ks__fw_metrics_sample(fw->metrics));
+    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_ENQUEUE, KS_SUCCESS, t0);
+    return c;
+}

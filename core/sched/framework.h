@@ -1,0 +1,211 @@
+/*
+ * The framework runtime: one instance per profile, holding the plugin instances of its plan and
+ * running them at each extension point with upstream's ordering and status semantics
+ * (framework/runtime/framework.go). The scheduling cycle that calls these lives in
+ * schedule_one.c.
+ *
+ * Also defines the host-side structs behind the SDK's opaque handles (ks_status, ks_cycle, ...).
+ *
+ * Metrics (live mode): with fw->metrics set, each run_* of an extension point is timed
+ * (framework_extension_point_duration_seconds), and in a cycle with cycle->sampled each plugin
+ * call too; Filter/Score evaluations are counted per worker (framework_metrics.h). Without
+ * metrics the per-node Filter loop runs a copy with no metrics code.
+ *
+ * Threads: created and destroyed on the main thread. run_* functions are called by the scheduling
+ * thread, except filter/score which the worker pool calls concurrently for different nodes, and
+ * pre_bind/bind/post_bind/unreserve which run on binding threads.
+ */
+#ifndef KS_CORE_FRAMEWORK_H
+#define KS_CORE_FRAMEWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "sched/cache.h"
+#include "config/config.h"
+#include "kubesched/plugin.h"
+
+#define KS_STATUS_BUF 488
+
+/* A verdict with its reasons (NUL-separated in buf). code KS_SUCCESS means no reasons. */
+struct ks_status {
+    ks_code code;
+    const char *plugin; /* the plugin that returned it (borrowed), NULL when none */
+    uint16_t nreasons;
+    uint16_t used;
+    char buf[KS_STATUS_BUF];
+};
+
+void ks__status_reset(ks_status *st);
+void ks__status_add(ks_status *st, const char *reason);
+/* Reasons joined with ", " (upstream Status.Message()). */
+void ks__status_message(const ks_status *st, char *out, size_t len);
+/* Iterates reasons: for (const char *r = NULL; (r = ks__status_next(st, r));) */
+const char *ks__status_next(const ks_status *st, const char *prev);
+
+struct ks_error {
+    char msg[512];
+};
+
+struct ks_args {
+    const cJSON *json; /* borrowed(config); may be NULL */
+    char *text;        /* lazily printed JSON, owned */
+};
+
+struct ks_prefilter_result {
+    int used; /* the plugin added at least one node: restrict to nodes[] */
+    ks_sym *nodes;
+    size_t n, cap;
+    /* Set by the framework: the status of nodes outside the subset,
+     * "node(s) didn't satisfy plugin(s) [A B]". */
+    char excluded_msg[192];
+};
+
+struct ks_post_filter_result {
+    ks_sym nominated; /* KS_SYM_ABSENT when the plugin nominated nothing */
+    ks_pod **victims; /* one reference each; evicted by the scheduler on Success */
+    size_t nvictims, victims_cap;
+};
+
+struct ks_filter_outcome {
+    const ks_snapshot *snap;
+    const ks_status *by_index;  /* per snapshot index; code KS_SUCCESS = passed or not evaluated */
+    const uint8_t *evaluated;   /* per snapshot index */
+    const ks_status *all_nodes; /* non-NULL when PreFilter rejected every node with one status */
+};
+
+/* Per-cycle key/value state and arena. */
+typedef struct ks_cycle_entry {
+    const void *key;
+    void *data;
+    const ks_state_ops *ops;
+} ks_cycle_entry;
+
+struct ks_cycle {
+    const ks_snapshot *snap;
+    ks_pod *pod;
+    size_t nentries, cap;
+    ks_cycle_entry *entries;
+    struct ks_arena_block *arena;
+    uint64_t skip_filter;   /* bit i: plugin instance i skipped (PreFilter Skip) */
+    uint64_t skip_score;    /* bit i: score plugin i skipped (PreScore Skip) */
+    struct ks_framework *fw;       /* the profile running this cycle */
+    struct ks_cycle_hooks *hooks;  /* the scheduler's services (nominator, randomness) */
+    /* Metrics (see framework_metrics.h), set by the scheduling cycle only when the framework has
+     * them: time each plugin call (a sampled cycle), and per-worker evaluation counters
+     * ([kind][worker][instance], eval_rows workers). */
+    int sampled;
+    uint32_t *evals;
+    size_t eval_rows;
+    /* Copies made for dry runs (ks_cycle_clone, ks_node_info_clone), freed with this cycle. */
+    struct ks_cycle *clones;
+    struct ks_cycle *next_clone;
+    struct ks_node_info **ni_clones;
+    size_t nni_clones, ni_clones_cap;
+};
+
+/* Pods nominated to a node, as the scheduling thread saw them at the start of the cycle. */
+typedef struct ks_nominated_set {
+    ks_sym node;
+    size_t n;
+    const ks_pod **pods;
+} ks_nominated_set;
+
+/* Services a cycle borrows from the scheduler (set by the scheduling thread). */
+typedef struct ks_cycle_hooks {
+    size_t nnominated;
+    ks_nominated_set *nominated;
+    uint64_t (*rand)(void *ctx);
+    void *rand_ctx;
+} ks_cycle_hooks;
+
+/* Filter plugins on ni with the pods nominated there first (upstream
+ * RunFilterPluginsWithNominatedPods): pass 1 with nominated pods of priority >= pod's added (on
+ * copies), then, if any were added, pass 2 without them. */
+ks_code ks__fw_run_filter_with_nominated(struct ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                         const ks_node_info *ni, ks_status *st,
+                                         uint16_t *passed_count);
+ks_code ks__fw_run_prefilter_add_pod(struct ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                     const ks_pod *other, const ks_node_info *ni, ks_status *st);
+ks_code ks__fw_run_prefilter_remove_pod(struct ks_framework *fw, ks_cycle *cycle,
+                                        const ks_pod *pod, const ks_pod *other,
+                                        const ks_node_info *ni, ks_status *st);
+/* A NodeInfo copy owned by the cycle. */
+ks_node_info *ks__cycle_clone_node_info(ks_cycle *cycle, const ks_node_info *ni);
+
+ks_cycle *ks__cycle_new(const ks_snapshot *snap, ks_pod *pod);
+void ks__cycle_free(ks_cycle *c); /* runs cleanups; NULL no-op */
+/* A copy for evaluating a node with nominated pods (clone ops applied). */
+ks_cycle *ks__cycle_clone(const ks_cycle *c);
+
+typedef struct ks_plugin_inst {
+    const char *name;
+    const ks_plugin_desc *desc;
+    void *self;
+    struct ks_args args;
+    int index; /* position in the profile's instance list (queue rejector bits) */
+    size_t nevents;
+    ks_cluster_event *events; /* NULL with nevents 0 and all_events 1: every event */
+    int all_events;
+} ks_plugin_inst;
+
+typedef struct ks_point_entry {
+    ks_plugin_inst *inst;
+    int32_t weight;
+} ks_point_entry;
+
+typedef struct ks_framework {
+    const ks_profile_plan *plan;
+    const char *profile_name;
+    ks_sym scheduler_name;
+    int32_t percentage_of_nodes_to_score; /* -1: global */
+    size_t ninst;
+    ks_plugin_inst *inst;
+    size_t n[KS_PT_COUNT];
+    ks_point_entry *pt[KS_PT_COUNT];
+    struct ks_fw_metrics *metrics; /* NULL: no metrics, no timing (simulate) */
+} ks_framework;
+
+/* Instantiates every plugin of plan (create with its args). On failure, the plugins already
+ * created are destroyed and err says which plugin failed and why. */
+int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err, size_t errlen);
+void ks__framework_free(ks_framework *fw);
+
+/* Upstream RunPreFilterPlugins. On success *restricted says whether result limits the nodes;
+ * result->nodes then holds the intersection. On rejection st holds the status (plugin set) and
+ * for an empty intersection the upstream "node(s) didn't satisfy plugin(s) [...]" message. */
+ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                              ks_prefilter_result *result, int *restricted, ks_status *st);
+/* Upstream RunFilterPlugins on one node; stops at the first non-success. *passed_count gets the
+ * number of filter plugins that passed before (for --explain). */
+ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                          ks_status *st, uint16_t *passed_count);
+/* On Success with a nomination, result->victims lists the pods to evict (caller releases them
+ * with ks__post_filter_result_clear). */
+ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                               const ks_filter_outcome *o, ks_post_filter_result *result,
+                               ks_status *st);
+void ks__post_filter_result_clear(ks_post_filter_result *r);
+ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                             const ks_node_info *const *nodes, size_t n, ks_status *st);
+ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                           ks_status *st);
+void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
+/* Permit: KS_WAIT with the longest timeout in *timeout_ms and the waiting plugins' names in
+ * *waiting (bit i of the permit list). */
+ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                          int64_t *timeout_ms, uint64_t *waiting, ks_status *st);
+ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                            ks_status *st);
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                        ks_status *st);
+void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
+ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index);
+
+/* The thread-local name of the plugin currently called (for log prefixes). */
+const char *ks__fw_current_plugin(void);
+void ks__fw_set_current_plugin(const char *name);
+
+#endif

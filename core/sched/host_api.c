@@ -1,0 +1,618 @@
+/*
+ * The host function table (ks_host_api, ABI 1.0): thin accessors over the compact structs of
+ * objects.h, cache.h and framework.h. Every slot is filled; plugins test newer ones with
+ * KS_HOST_HAS. See sdk/kubesched/plugin.h for the contract of each slot.
+ */
+#include "sched/host_api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched/cache.h"
+#include "sched/framework.h"
+#include "api/intern.h"
+#include "util/log.h"
+#include "api/objects.h"
+#include "api/quantity.h"
+#include "sched/queue.h"
+#include "api/store.h"
+
+/* The in-tree plugins' (and the harness's) host table pointer; see plugin.h. */
+const ks_host_api *ks_host;
+
+static ks_bind_hook bind_hook;
+static void *bind_ctx;
+static struct ks_store *store;
+static ks_permit_hook permit_hook;
+static void *permit_ctx;
+
+void ks__host_set_bind_hook(ks_bind_hook hook, void *ctx)
+{
+    bind_hook = hook;
+    bind_ctx = ctx;
+}
+
+void ks__host_set_store(struct ks_store *st) { store = st; }
+
+void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx)
+{
+    permit_hook = hook;
+    permit_ctx = ctx;
+}
+
+/* ---- memory, strings, logging, errors ------------------------------------------------------ */
+
+static void *h_alloc(size_t n) { return malloc(n); }
+static void h_free(void *p) { free(p); }
+
+static const char *h_strerror(int err)
+{
+    switch (err) {
+    case 0:
+        return "success";
+#define KS_ERRNO_CASE(name, val, text)                                                             \
+    case KS_E##name:                                                                               \
+        return text;
+        KS_ERRNO_MAP(KS_ERRNO_CASE)
+#undef KS_ERRNO_CASE
+    default:
+        return "unknown error";
+    }
+}
+
+static int h_log_enabled(int v) { return ks__log_enabled(v); }
+static void h_logv(int v, const char *fmt, va_list ap)
+{
+    (void)v;
+    ks__logv('I', ks__fw_current_plugin(), fmt, ap);
+}
+
+static void h_error_setv(ks_error *err, const char *fmt, va_list ap)
+{
+    if (err)
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+}
+
+static void h_status_reason(ks_status *st, const char *r) { ks__status_add(st, r ? r : ""); }
+static void h_status_reasonv(ks_status *st, const char *fmt, va_list ap)
+{
+    char buf[KS_STATUS_BUF];
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    ks__status_add(st, buf);
+}
+
+/* ---- args ---------------------------------------------------------------------------------- */
+
+/* Resolves "a.b[2].c" from root; NULL when any step is missing. */
+static const cJSON *resolve(const cJSON *root, const char *path)
+{
+    const cJSON *cur = root;
+    const char *p = path;
+    char key[128];
+    while (cur && *p) {
+        if (*p == '.') {
+            p++;
+            continue;
+        }
+        if (*p == '[') {
+            char *end;
+            long idx = strtol(p + 1, &end, 10);
+            if (*end != ']' || !cJSON_IsArray(cur))
+                return NULL;
+            cur = cJSON_GetArrayItem(cur, (int)idx);
+            p = end + 1;
+            continue;
+        }
+        size_t n = strcspn(p, ".[");
+        if (n >= sizeof(key) || !cJSON_IsObject(cur))
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        cur = cJSON_GetObjectItemCaseSensitive(cur, key);
+        p += n;
+    }
+    return cur;
+}
+
+static const char *h_args_json(const ks_args *a)
+{
+    struct ks_args *args = (struct ks_args *)a;
+    if (!args || !args->json)
+        return "{}";
+    if (!args->text)
+        args->text = cJSON_PrintUnformatted(args->json);
+    return args->text ? args->text : "{}";
+}
+
+static const cJSON *arg(const ks_args *a, const char *path)
+{
+    return a && a->json ? resolve(a->json, path) : NULL;
+}
+
+static int h_args_get_string(const ks_args *a, const char *path, const char **out)
+{
+    const cJSON *v = arg(a, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsString(v))
+        return KS_ETYPE;
+    *out = v->valuestring;
+    return 0;
+}
+
+static int h_args_get_int(const ks_args *a, const char *path, int64_t *out)
+{
+    const cJSON *v = arg(a, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble)
+        return KS_ETYPE;
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+static int h_args_get_double(const ks_args *a, const char *path, double *out)
+{
+    const cJSON *v = arg(a, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsNumber(v))
+        return KS_ETYPE;
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int h_args_get_bool(const ks_args *a, const char *path, int *out)
+{
+    const cJSON *v = arg(a, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsBool(v))
+        return KS_ETYPE;
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+static int h_args_count(const ks_args *a, const char *path, size_t *out)
+{
+    const cJSON *v = arg(a, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsArray(v))
+        return KS_ETYPE;
+    *out = (size_t)cJSON_GetArraySize(v);
+    return 0;
+}
+
+static int h_args_get_quantity(const ks_args *a, const char *path, int milli, int64_t *out)
+{
+    const cJSON *v = arg(a, path);
+    char buf[64];
+    const char *text;
+    int64_t value, mv;
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (cJSON_IsString(v))
+        text = v->valuestring;
+    else if (cJSON_IsNumber(v)) {
+        snprintf(buf, sizeof(buf), "%.15g", v->valuedouble);
+        text = buf;
+    } else
+        return KS_ETYPE;
+    if (ks__quantity_parse(text, &value, &mv) != 0)
+        return KS_EPARSE;
+    *out = milli ? mv : value;
+    return 0;
+}
+
+/* ---- pods ---------------------------------------------------------------------------------- */
+
+static ks_sym p_name(const ks_pod *p) { return p->name; }
+static ks_sym p_namespace(const ks_pod *p) { return p->ns; }
+static const char *p_uid(const ks_pod *p) { return p->uid; }
+static ks_sym p_scheduler_name(const ks_pod *p) { return p->scheduler_name; }
+static ks_sym p_node_name(const ks_pod *p) { return p->node_name; }
+static ks_sym p_nominated(const ks_pod *p) { return p->nominated_node_name; }
+static int32_t p_priority(const ks_pod *p) { return p->priority; }
+static int p_terminating(const ks_pod *p) { return p->terminating; }
+static size_t p_labels(const ks_pod *p, const ks_label **o) { *o = p->labels; return p->nlabels; }
+static ks_sym p_label(const ks_pod *p, ks_sym k) { return ks__labels_get(p->labels, p->nlabels, k); }
+static size_t p_annotations(const ks_pod *p, const ks_label **o) { *o = p->annotations; return p->nannotations; }
+static const ks_resources *p_requests(const ks_pod *p) { return &p->requests.pub; }
+static const ks_resources *p_nonzero(const ks_pod *p) { return &p->nonzero_requests.pub; }
+static size_t p_tolerations(const ks_pod *p, const ks_toleration **o) { *o = p->tolerations; return p->ntolerations; }
+static size_t p_node_selector(const ks_pod *p, const ks_label **o) { *o = p->node_selector; return p->nselector; }
+static const ks_node_affinity *p_node_affinity(const ks_pod *p) { return p->node_affinity; }
+static size_t p_images(const ks_pod *p, const ks_sym **o) { *o = p->images; return p->nimages; }
+static size_t p_host_ports(const ks_pod *p, const ks_host_port **o) { *o = p->host_ports; return p->nports; }
+static size_t p_gates(const ks_pod *p, const ks_sym **o) { *o = p->gates; return p->ngates; }
+static const char *p_json(const ks_pod *p) { return p->json; }
+
+/* ---- nodes, node infos, snapshot ----------------------------------------------------------- */
+
+static ks_sym n_name(const ks_node *n) { return n->name; }
+static size_t n_labels(const ks_node *n, const ks_label **o) { *o = n->labels; return n->nlabels; }
+static ks_sym n_label(const ks_node *n, ks_sym k) { return ks__labels_get(n->labels, n->nlabels, k); }
+static size_t n_annotations(const ks_node *n, const ks_label **o) { *o = n->annotations; return n->nannotations; }
+static int n_unschedulable(const ks_node *n) { return n->unschedulable; }
+static size_t n_taints(const ks_node *n, const ks_taint **o) { *o = n->taints; return n->ntaints; }
+static const ks_resources *n_allocatable(const ks_node *n) { return &n->allocatable.pub; }
+static size_t n_images(const ks_node *n, const ks_node_image **o) { *o = n->images; return n->nimages; }
+static const char *n_json(const ks_node *n) { return n->json; }
+
+static const ks_node *ni_node(const ks_node_info *ni) { return ni->node; }
+static size_t ni_pod_count(const ks_node_info *ni) { return ni->npods; }
+static const ks_pod *ni_pod_at(const ks_node_info *ni, size_t i)
+{
+    if (i >= ni->npods)
+        return NULL;
+    if (i + 1 < ni->npods)
+        __builtin_prefetch(ni->pods[i + 1]);
+    return ni->pods[i];
+}
+static const ks_resources *ni_requested(const ks_node_info *ni) { return &ni->requested.pub; }
+static const ks_resources *ni_nonzero(const ks_node_info *ni) { return &ni->nonzero_requested.pub; }
+
+static const ks_snapshot *c_snapshot(ks_cycle *c) { return c->snap; }
+static size_t s_count(const ks_snapshot *s) { return s->nnodes; }
+/* Plugins walk the snapshot in order (PreFilter/PreScore passes over every node): fetch the
+ * NodeInfos a few steps ahead, and what the next ones point to, so the misses overlap. */
+static const ks_node_info *s_at(const ks_snapshot *s, size_t i)
+{
+    if (i >= s->nnodes)
+        return NULL;
+    if (i + 4 < s->nnodes)
+        __builtin_prefetch(s->nodes[i + 4]);
+    if (i + 2 < s->nnodes) {
+        const ks_node_info *next = s->nodes[i + 2];
+        __builtin_prefetch(next->node);
+        __builtin_prefetch(next->pods);
+        __builtin_prefetch(next->ns_groups);
+    }
+    if (i + 1 < s->nnodes && s->nodes[i + 1]->node)
+        __builtin_prefetch(s->nodes[i + 1]->node->labels);
+    return s->nodes[i];
+}
+static const ks_node_info *s_node(const ks_snapshot *s, ks_sym name) { return ks__snapshot_find(s, name); }
+
+/* framework.c */
+int ks__cycle_write_impl(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops);
+void *ks__cycle_read_impl(ks_cycle *c, const void *key);
+void *ks__cycle_alloc_impl(ks_cycle *c, size_t n);
+
+static const ks_pod *q_pod(const ks_queued_pod *q) { return q->pod; }
+static int64_t q_ts(const ks_queued_pod *q) { return q->timestamp_ns; }
+static int32_t q_attempts(const ks_queued_pod *q) { return q->attempts; }
+
+static void pf_add_node(ks_prefilter_result *r, ks_sym node)
+{
+    r->used = 1;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        ks_sym *n = realloc(r->nodes, cap * sizeof(*n));
+        if (!n)
+            return;
+        r->nodes = n;
+        r->cap = cap;
+    }
+    r->nodes[r->n++] = node;
+}
+
+static ks_code fo_code(const ks_filter_outcome *o, const ks_node_info *node)
+{
+    if (o->all_nodes)
+        return o->all_nodes->code;
+    size_t i = node->snap_index;
+    if (i >= o->snap->nnodes || o->snap->nodes[i]->name != node->name)
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    return o->evaluated[i] ? o->by_index[i].code : KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+static void pf_nominate(ks_post_filter_result *r, ks_sym node) { r->nominated = node; }
+
+static int h_permit_allow(const char *uid, const char *plugin)
+{
+    return permit_hook ? permit_hook(permit_ctx, uid, plugin, 1, NULL) : KS_ENOTFOUND;
+}
+
+static int h_permit_reject(const char *uid, const char *plugin, const char *msg)
+{
+    return permit_hook ? permit_hook(permit_ctx, uid, plugin, 0, msg) : KS_ENOTFOUND;
+}
+
+static ks_code h_bind_pod(ks_cycle *c, const ks_pod *pod, ks_sym node, ks_status *st)
+{
+    if (!bind_hook) {
+        ks__status_add(st, "no cluster source to bind with");
+        return KS_ERROR;
+    }
+    return bind_hook(bind_ctx, c, pod, node, st);
+}
+
+/* ---- ABI 1.1 ------------------------------------------------------------------------------- */
+
+static const ks_pod_affinity *p_pod_affinity(const ks_pod *p) { return p->pod_affinity; }
+static size_t p_spread(const ks_pod *p, const ks_topology_spread_constraint **o) { *o = p->spread; return p->nspread; }
+static size_t ni_ports(const ks_node_info *ni, const ks_host_port **o) { *o = ni->ports; return ni->nports; }
+static size_t ni_with_affinity(const ks_node_info *ni, const ks_pod *const **o) { *o = ni->with_affinity; return ni->naffinity; }
+static size_t ni_with_anti(const ks_node_info *ni, const ks_pod *const **o) { *o = ni->with_anti; return ni->nanti; }
+static size_t s_image_nodes(const ks_snapshot *s, ks_sym image) { return ks__snapshot_image_nodes(s, image); }
+
+static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size_t *n)
+{
+    (void)c;
+    *out = NULL;
+    *n = 0;
+    return store ? ks__store_namespace_labels(store, ns, out, n) : KS_ENOTFOUND;
+}
+
+static size_t h_owner_selectors(ks_cycle *c, const ks_pod *pod, const ks_label_selector **out)
+{
+    ks_label_selector buf[16];
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_owner_selectors(store, pod->ns, pod->labels, pod->nlabels, buf, 16);
+    ks_label_selector *all = n ? ks__cycle_alloc_impl(c, n * sizeof(*all)) : NULL;
+    if (!all)
+        return 0;
+    if (n > 16) /* rare: ask again with room for all of them */
+        n = ks__store_owner_selectors(store, pod->ns, pod->labels, pod->nlabels, all, n);
+    else
+        memcpy(all, buf, n * sizeof(*all));
+    *out = all;
+    return n;
+}
+
+/* ---- ABI 1.2: preemption ------------------------------------------------------------------- */
+
+static int p_preemption_never(const ks_pod *p) { return p->preemption_never; }
+static int64_t p_start_time(const ks_pod *p) { return p->start_time_ns; }
+static ks_node_info *h_ni_clone(ks_cycle *c, const ks_node_info *ni) { return ks__cycle_clone_node_info(c, ni); }
+static int h_ni_remove_pod(ks_node_info *ni, const ks_pod *p) { return ks__node_info_remove_pod(ni, p->uid); }
+static int h_ni_add_pod(ks_node_info *ni, const ks_pod *p) { return ks__node_info_add_pod(ni, (ks_pod *)p); }
+
+static ks_cycle *h_cycle_clone(ks_cycle *c)
+{
+    ks_cycle *k = ks__cycle_clone(c);
+    if (k) {
+        k->next_clone = c->clones;
+        c->clones = k;
+    }
+    return k;
+}
+
+static ks_code h_run_filters(ks_cycle *state, const ks_pod *pod, const ks_node_info *ni, ks_status *st)
+{
+    ks__status_reset(st);
+    if (!state->fw) {
+        ks__status_add(st, "run_filters: this cycle has no framework");
+        return KS_ERROR;
+    }
+    return ks__fw_run_filter_with_nominated(state->fw, state, (ks_pod *)pod, ni, st, NULL);
+}
+
+static ks_code h_run_add_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return state->fw ? ks__fw_run_prefilter_add_pod(state->fw, state, pod, other, ni, st) : KS_ERROR;
+}
+
+static ks_code h_run_remove_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other, const ks_node_info *ni, ks_status *st)
+{
+    return state->fw ? ks__fw_run_prefilter_remove_pod(state->fw, state, pod, other, ni, st) : KS_ERROR;
+}
+
+static size_t h_pdbs(ks_cycle *c, const ks_pdb_info **out)
+{
+    ks_pdb *pdbs = NULL;
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_pdbs(store, &pdbs);
+    ks_pdb_info *info = n ? ks__cycle_alloc_impl(c, n * sizeof(*info)) : NULL;
+    for (size_t i = 0; info && i < n; i++)
+        info[i] = (ks_pdb_info){pdbs[i].ns, pdbs[i].name, pdbs[i].selector, pdbs[i].disruptions_allowed,
+                                pdbs[i].ndisrupted, pdbs[i].disrupted};
+    free(pdbs);
+    *out = info;
+    return info ? n : 0;
+}
+
+static void h_add_victim(ks_post_filter_result *r, const ks_pod *victim)
+{
+    if (r->nvictims == r->victims_cap) {
+        size_t cap = r->victims_cap ? r->victims_cap * 2 : 8;
+        ks_pod **v = realloc(r->victims, cap * sizeof(*v));
+        if (!v)
+            return;
+        r->victims = v;
+        r->victims_cap = cap;
+    }
+    r->victims[r->nvictims++] = ks__pod_ref((ks_pod *)victim);
+}
+
+static int64_t h_rand_below(ks_cycle *c, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (!c->hooks || !c->hooks->rand)
+        return 0;
+    return (int64_t)(c->hooks->rand(c->hooks->rand_ctx) % (uint64_t)n);
+}
+
+static size_t h_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **out)
+{
+    *out = NULL;
+    for (size_t i = 0; c->hooks && i < c->hooks->nnominated; i++)
+        if (c->hooks->nominated[i].node == node) {
+            *out = c->hooks->nominated[i].pods;
+            return c->hooks->nominated[i].n;
+        }
+    return 0;
+}
+
+static size_t s_affinity_nodes(const ks_snapshot *s, int anti_only, const ks_node_info *const **out)
+{
+    *out = anti_only ? s->with_anti : s->with_affinity;
+    return anti_only ? s->nwith_anti : s->nwith_affinity;
+}
+
+static ks_status *h_status_new(ks_cycle *c)
+{
+    ks_status *st = ks__cycle_alloc_impl(c, sizeof(*st));
+    if (st)
+        ks__status_reset(st);
+    return st;
+}
+
+static ks_code h_status_code(const ks_status *st) { return st->code; }
+static size_t h_status_reason_count(const ks_status *st) { return st->nreasons; }
+
+static const char *h_status_reason_at(const ks_status *st, size_t i)
+{
+    const char *r = NULL;
+    for (size_t k = 0; k <= i; k++)
+        if (!(r = ks__status_next(st, r)))
+            return NULL;
+    return r;
+}
+
+static size_t ni_pods_in_ns(const ks_node_info *ni, ks_sym ns, const ks_pod *const **out)
+{
+    *out = NULL;
+    for (size_t g = 0; g < ni->nns_groups; g++) {
+        if (ni->ns_groups[g].ns == ns) {
+            *out = ni->ns_pods + ni->ns_groups[g].start;
+            return ni->ns_groups[g].count;
+        }
+        if (ni->ns_groups[g].ns > ns)
+            break;
+    }
+    return 0;
+}
+
+static uint64_t s_version(const ks_snapshot *s, uint64_t *seq)
+{
+    if (seq)
+        *seq = s->update_seq;
+    return s->version;
+}
+
+static size_t s_changed(const ks_snapshot *s, const uint32_t **idx)
+{
+    *idx = s->changed;
+    return s->nchanged;
+}
+
+static const ks_host_api host_table = {
+    .abi_major = KS_ABI_MAJOR,
+    .abi_minor = KS_ABI_MINOR,
+    .size = sizeof(ks_host_api),
+    .alloc = h_alloc,
+    .free_ = h_free,
+    .strerror = h_strerror,
+    .intern = ks__intern,
+    .sym_lookup = ks__sym_lookup,
+    .sym_str = ks__sym_str,
+    .log_enabled = h_log_enabled,
+    .logv = h_logv,
+    .error_setv = h_error_setv,
+    .status_reason = h_status_reason,
+    .status_reasonv = h_status_reasonv,
+    .args_json = h_args_json,
+    .args_get_string = h_args_get_string,
+    .args_get_int = h_args_get_int,
+    .args_get_double = h_args_get_double,
+    .args_get_bool = h_args_get_bool,
+    .args_count = h_args_count,
+    .args_get_quantity = h_args_get_quantity,
+    .pod_name = p_name,
+    .pod_namespace = p_namespace,
+    .pod_uid = p_uid,
+    .pod_scheduler_name = p_scheduler_name,
+    .pod_node_name = p_node_name,
+    .pod_nominated_node_name = p_nominated,
+    .pod_priority = p_priority,
+    .pod_is_terminating = p_terminating,
+    .pod_labels = p_labels,
+    .pod_label = p_label,
+    .pod_annotations = p_annotations,
+    .pod_requests = p_requests,
+    .pod_nonzero_requests = p_nonzero,
+    .pod_tolerations = p_tolerations,
+    .pod_node_selector = p_node_selector,
+    .pod_node_affinity = p_node_affinity,
+    .pod_images = p_images,
+    .pod_host_ports = p_host_ports,
+    .pod_scheduling_gates = p_gates,
+    .pod_json = p_json,
+    .node_name = n_name,
+    .node_labels = n_labels,
+    .node_label = n_label,
+    .node_annotations = n_annotations,
+    .node_unschedulable = n_unschedulable,
+    .node_taints = n_taints,
+    .node_allocatable = n_allocatable,
+    .node_images = n_images,
+    .node_json = n_json,
+    .node_info_node = ni_node,
+    .node_info_pod_count = ni_pod_count,
+    .node_info_pod_at = ni_pod_at,
+    .node_info_requested = ni_requested,
+    .node_info_nonzero_requested = ni_nonzero,
+    .cycle_snapshot = c_snapshot,
+    .snapshot_node_count = s_count,
+    .snapshot_node_at = s_at,
+    .snapshot_node = s_node,
+    .cycle_write = ks__cycle_write_impl,
+    .cycle_read = ks__cycle_read_impl,
+    .cycle_alloc = ks__cycle_alloc_impl,
+    .queued_pod_pod = q_pod,
+    .queued_pod_timestamp_ns = q_ts,
+    .queued_pod_attempts = q_attempts,
+    .prefilter_result_add_node = pf_add_node,
+    .filter_outcome_code = fo_code,
+    .post_filter_nominate = pf_nominate,
+    .permit_allow = h_permit_allow,
+    .permit_reject = h_permit_reject,
+    .bind_pod = h_bind_pod,
+    .pod_affinity = p_pod_affinity,
+    .pod_topology_spread_constraints = p_spread,
+    .node_info_host_ports = ni_ports,
+    .node_info_pods_with_affinity = ni_with_affinity,
+    .node_info_pods_with_required_anti_affinity = ni_with_anti,
+    .snapshot_image_node_count = s_image_nodes,
+    .namespace_labels = h_namespace_labels,
+    .pod_owner_selectors = h_owner_selectors,
+    .pod_preemption_never = p_preemption_never,
+    .pod_start_time_ns = p_start_time,
+    .node_info_clone = h_ni_clone,
+    .node_info_remove_pod = h_ni_remove_pod,
+    .node_info_add_pod = h_ni_add_pod,
+    .cycle_clone = h_cycle_clone,
+    .run_filters = h_run_filters,
+    .run_prefilter_add_pod = h_run_add_pod,
+    .run_prefilter_remove_pod = h_run_remove_pod,
+    .pdbs = h_pdbs,
+    .post_filter_add_victim = h_add_victim,
+    .rand_below = h_rand_below,
+    .nominated_pods = h_nominated_pods,
+    .snapshot_nodes_with_affinity_pods = s_affinity_nodes,
+    .status_new = h_status_new,
+    .status_code = h_status_code,
+    .status_reason_count = h_status_reason_count,
+    .status_reason_at = h_status_reason_at,
+    .node_info_pods_in_namespace = ni_pods_in_ns,
+    .snapshot_version = s_version,
+    .snapshot_changed_nodes = s_changed,
+};
+
+void ks__host_init(void)
+{
+    ks__objects_init();
+    ks_host = &host_table;
+}
+
+const ks_host_api *ks__host_api(void) { return &host_table; }

@@ -1,0 +1,520 @@
+/*
+ * The plugin loader: opens out-of-tree plugin shared objects, checks the module header before
+ * touching anything else, normalises the plugin descriptors and hands the plugins to the registry.
+ *
+ * Order of the checks, and why:
+ *   1. the file exists and is a regular file (stat), so a typo gets "No such file or directory"
+ *      instead of dlopen's search-path wording;
+ *   2. dlopen(RTLD_NOW | RTLD_LOCAL): every undefined symbol is reported now, not at the first
+ *      Filter call, and two plugins never see each other's symbols (each has its own hidden
+ *      `ks_host`);
+ *   3. dlsym("ks_module_info"), and where the C library can tell us (dladdr1), that it is a data
+ *      object at least as large as the 16-byte header we are about to read;
+ *   4. the header, which has the same four uint32 fields in every ABI: abi_major first (a module of
+ *      another major may lay out everything after the header differently, so its version is the
+ *      one fact worth reporting), then pointer_size (the offsets of init/nplugins/plugins depend on
+ *      it), then size >= the ABI 1.0 ks_module (offsetof(plugins) + sizeof(plugins));
+ *   5. nplugins / plugins, and every descriptor: size >= the ABI 1.0 minimum (size and name), a
+ *      non-empty name, no name twice in the module;
+ *   6. only then init(host).
+ *
+ * Minor versions: a module built against an older minor has a smaller descriptor; the copy made
+ * here is zeroed first, so the slots it lacks read as NULL ("not implemented"). A module built
+ * against a NEWER minor (abi_minor > KS_ABI_MINOR) is accepted: the descriptor tail this host does
+ * not know is ignored, and the module must test KS_HOST_HAS() before calling a host function newer
+ * than the host it runs in (the host table's size says which slots exist). That is the contract
+ * sqlite and redis modules follow, and it lets one plugin binary serve several kubesched releases
+ * of the same major version.
+ */
+#define _GNU_SOURCE /* dladdr1, RTLD_DL_SYMENT */
+
+#include "sched/loader.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#if defined(__GLIBC__) /* dladdr1 and RTLD_DL_SYMENT (an enum value, not a macro) */
+#include <elf.h>
+#include <link.h>
+#define HAVE_DLADDR1 1
+#endif
+
+#include "config/config.h"
+#include "config/registry.h"
+
+/* The smallest structs any ABI 1.x module may hand us: what ABI 1.0 defined. */
+#define MODULE_HEADER_SIZE (offsetof(ks_module, init))
+#define MODULE_MIN_SIZE (offsetof(ks_module, plugins) + sizeof(((ks_module *)0)->plugins))
+#define DESC_MIN_SIZE (offsetof(ks_plugin_desc, name) + sizeof(((ks_plugin_desc *)0)->name))
+/* More than this is a corrupted header, not a real module. */
+#define MAX_PLUGINS 1024u
+
+struct ks_loaded_module {
+    char *path;   /* as given (messages, registry origin) */
+    void *handle; /* dlopen */
+    const ks_module *info;
+    size_t nplugins;
+    ks_plugin_desc *descs;             /* normalised full-size copies */
+    const ks_plugin_desc **desc_ptrs; /* &descs[i], what ks__loaded_module_plugins hands out */
+};
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...) KS_PRINTF(4, 5);
+
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* dlerror() text without the leading "<path>: " it usually repeats. */
+static const char *trim_dlerror(const char *msg, const char *path)
+{
+    size_t n = strlen(path);
+    if (!msg)
+        return "unknown dynamic loader error";
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':') {
+        msg += n + 1;
+        while (*msg == ' ')
+            msg++;
+    }
+    return msg;
+}
+
+/* Fills mod->descs from the module's descriptors after checking each one. */
+static int copy_descriptors(ks_loaded_module *mod, const char *path, char *err, size_t errlen)
+{
+    const ks_module *m = mod->info;
+    size_t n = m->nplugins;
+
+    if (n == 0 || m->plugins == NULL)
+        return fail(err, errlen, KS_EINVAL,
+                    "%s: its module defines no plugins; list them in KS_DEFINE_MODULE(...)", path);
+    if (n > MAX_PLUGINS)
+        return fail(err, errlen, KS_EABI,
+                    "%s: its module claims %zu plugins (at most %u are possible), so its "
+                    "ks_module_info is not a kubesched module; define the module with "
+                    "KS_DEFINE_MODULE(...)",
+                    path, n, MAX_PLUGINS);
+    for (size_t i = 0; i < n; i++) {
+        const ks_plugin_desc *d = m->plugins[i];
+        if (!d)
+            return fail(err, errlen, KS_EINVAL, "%s: plugin descriptor %zu of %zu is NULL", path,
+                        i + 1, n);
+        if (d->size < DESC_MIN_SIZE)
+            return fail(err, errlen, KS_EABI,
+                        "%s: plugin descriptor %zu of %zu is %u bytes but ABI %d.0 needs at least "
+                        "%zu (built for kubesched plugin ABI %u.%u, this kubesched provides ABI "
+                        "%d.%d); rebuild the plugin against this kubesched's SDK",
+                        path, i + 1, n, (unsigned)d->size, KS_ABI_MAJOR, DESC_MIN_SIZE,
+                        (unsigned)m->abi_major, (unsigned)m->abi_minor, KS_ABI_MAJOR,
+                        KS_ABI_MINOR);
+        if (!d->name || !d->name[0])
+            return fail(err, errlen, KS_EINVAL, "%s: plugin descriptor %zu of %zu has no name",
+                        path, i + 1, n);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m->plugins[i]->name, m->plugins[j]->name) == 0)
+                return fail(err, errlen, KS_EEXIST,
+                            "%s: defines plugin \"%s\" twice (descriptors %zu and %zu of %zu)",
+                            path, m->plugins[i]->name, j + 1, i + 1, n);
+
+    mod->descs = calloc(n, sizeof(*mod->descs));
+    mod->desc_ptrs = calloc(n, sizeof(*mod->desc_ptrs));
+    if (!mod->descs || !mod->desc_ptrs)
+        return fail(err, errlen, KS_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < n; i++) {
+        const ks_plugin_desc *d = m->plugins[i];
+        size_t len = d->size < sizeof(ks_plugin_desc) ? d->size : sizeof(ks_plugin_desc);
+        memcpy(&mod->descs[i], d, len);
+        /* The copy has every slot this host knows (NULL where the plugin has none). */
+        mod->descs[i].size = (uint32_t)sizeof(ks_plugin_desc);
+        mod->desc_ptrs[i] = &mod->descs[i];
+    }
+    mod->nplugins = n;
+    return 0;
+}
+
+/* Checks ks_module_info's header. sym_size is the ELF symbol size, 0 when unknown. */
+static int check_module(const ks_module *m, size_t sym_size, const char *path, char *err,
+                        size_t errlen)
+{
+    if (m->abi_major != KS_ABI_MAJOR)
+        return fail(err, errlen, KS_EABI,
+                    "%s: built for kubesched plugin ABI %u.%u, this kubesched provides ABI %d.%d; "
+                    "rebuild the plugin against this kubesched's SDK",
+                    path, (unsigned)m->abi_major, (unsigned)m->abi_minor, KS_ABI_MAJOR,
+                    KS_ABI_MINOR);
+    if (m->pointer_size != sizeof(void *))
+        return fail(err, errlen, KS_EABI,
+                    "%s: built for %u-bit pointers (kubesched plugin ABI %u.%u), this kubesched "
+                    "uses %zu-bit pointers (ABI %d.%d); rebuild the plugin for this platform "
+                    "against this kubesched's SDK",
+                    path, (unsigned)m->pointer_size * 8u, (unsigned)m->abi_major,
+                    (unsigned)m->abi_minor, sizeof(void *) * 8, KS_ABI_MAJOR, KS_ABI_MINOR);
+    if (m->size < MODULE_MIN_SIZE)
+        return fail(err, errlen, KS_EABI,
+                    "%s: its ks_module_info is %u bytes but ABI %d.0 needs at least %zu (built for "
+                    "kubesched plugin ABI %u.%u, this kubesched provides ABI %d.%d); rebuild the "
+                    "plugin against this kubesched's SDK",
+                    path, (unsigned)m->size, KS_ABI_MAJOR, MODULE_MIN_SIZE,
+                    (unsigned)m->abi_major, (unsigned)m->abi_minor, KS_ABI_MAJOR, KS_ABI_MINOR);
+    if (sym_size && sym_size < m->size)
+        return fail(err, errlen, KS_EABI,
+                    "%s: its ks_module_info claims %u bytes but the symbol is %zu bytes; define "
+                    "the module with KS_DEFINE_MODULE(...)",
+                    path, (unsigned)m->size, sym_size);
+    return 0;
+}
+
+int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module **out, char *err,
+                    size_t errlen)
+{
+    ks_loaded_module *mod = NULL;
+    char *open_path = NULL;
+    struct stat st;
+    size_t sym_size = 0;
+    void *sym;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    *out = NULL;
+    if (!path || !path[0])
+        return fail(err, errlen, KS_EINVAL, "empty plugin shared object path");
+    if (stat(path, &st) != 0)
+        return fail(err, errlen, errno == ENOENT ? KS_ENOTFOUND : KS_EIO,
+                    "%s: cannot open plugin shared object: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return fail(err, errlen, KS_EIO, "%s: is a directory, not a plugin shared object", path);
+    if (!host)
+        return fail(err, errlen, KS_EINVAL, "%s: no host API table to initialise the module with",
+                    path);
+
+    mod = calloc(1, sizeof(*mod));
+    /* A name without a slash would make dlopen search LD_LIBRARY_PATH and the system directories
+     * instead of opening the file stat() just found. */
+    open_path = malloc(strlen(path) + 3);
+    if (!mod || !open_path || !(mod->path = strdup(path))) {
+        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    snprintf(open_path, strlen(path) + 3, "%s%s", strchr(path, '/') ? "" : "./", path);
+
+    dlerror();
+    mod->handle = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
+    if (!mod->handle) {
+        rc = fail(err, errlen, KS_EIO, "%s: cannot load as a shared object: %s", path,
+                  trim_dlerror(dlerror(), open_path));
+        goto out;
+    }
+
+    dlerror();
+    sym = dlsym(mod->handle, KS_MODULE_SYMBOL);
+    if (!sym) {
+        rc = fail(err, errlen, KS_ENOTFOUND,
+                  "%s: does not export " KS_MODULE_SYMBOL
+                  "; define the module with KS_DEFINE_MODULE(...)",
+                  path);
+        goto out;
+    }
+#ifdef HAVE_DLADDR1
+    {
+        Dl_info info;
+        const ElfW(Sym) *esym = NULL;
+        if (dladdr1(sym, &info, (void **)&esym, RTLD_DL_SYMENT) && esym &&
+            info.dli_saddr == sym) {
+            /* ELF32_ST_TYPE and ELF64_ST_TYPE are the same: the low 4 bits of st_info. */
+            if (ELF64_ST_TYPE(esym->st_info) == STT_FUNC ||
+                ELF64_ST_TYPE(esym->st_info) == STT_GNU_IFUNC) {
+                rc = fail(err, errlen, KS_EABI,
+                          "%s: " KS_MODULE_SYMBOL " is a function, not the data object that "
+                          "KS_DEFINE_MODULE(...) defines; define the module with "
+                          "KS_DEFINE_MODULE(...)",
+                          path);
+                goto out;
+            }
+            sym_size = (size_t)esym->st_size;
+            if (sym_size && sym_size < MODULE_HEADER_SIZE) {
+                rc = fail(err, errlen, KS_EABI,
+                          "%s: its " KS_MODULE_SYMBOL " is %zu bytes, too small for a kubesched "
+                          "module header; define the module with KS_DEFINE_MODULE(...)",
+                          path, sym_size);
+                goto out;
+            }
+        }
+    }
+#endif
+    mod->info = sym;
+    rc = check_module(mod->info, sym_size, path, err, errlen);
+    if (rc != 0)
+        goto out;
+    rc = copy_descriptors(mod, path, err, errlen);
+    if (rc != 0)
+        goto out;
+
+    if (mod->info->init) {
+        char msg[512];
+        int irc;
+        memset(msg, 0, sizeof(msg));
+        irc = mod->info->init(host, msg, sizeof(msg));
+        msg[sizeof(msg) - 1] = '\0';
+        if (irc != 0) {
+            if (msg[0])
+                rc = fail(err, errlen, KS_EINVAL, "%s: module init failed: %s", path, msg);
+            else
+                rc = fail(err, errlen, KS_EINVAL,
+                          "%s: module init failed (returned %d) without a message", path, irc);
+            goto out;
+        }
+    }
+    *out = mod;
+    mod = NULL;
+    rc = 0;
+out:
+    free(open_path);
+    ks__loader_close(mod);
+    return rc;
+}
+
+size_t ks__loaded_module_plugins(const ks_loaded_module *mod, const ks_plugin_desc *const **out)
+{
+    *out = (const ks_plugin_desc *const *)mod->desc_ptrs;
+    return mod->nplugins;
+}
+
+const char *ks__loaded_module_path(const ks_loaded_module *mod) { return mod->path; }
+
+void ks__loader_close(ks_loaded_module *mod)
+{
+    if (!mod)
+        return;
+    if (mod->handle)
+        dlclose(mod->handle);
+    free(mod->descs);
+    free(mod->desc_ptrs);
+    free(mod->path);
+    free(mod);
+}
+
+void ks__loader_close_all(ks_loaded_module **mods)
+{
+    if (!mods)
+        return;
+    for (size_t i = 0; mods[i]; i++)
+        ks__loader_close(mods[i]);
+    free(mods);
+}
+
+/* ---- Loading what a configuration names ------------------------------------------------------ */
+
+/* One loaded file and the first pluginConfig entry that named it (for messages). */
+struct loaded {
+    ks_loaded_module *mod;
+    char *real; /* realpath, or the path as given when realpath fails */
+    const ks_plugin_config *first;
+};
+
+/* The field path of a pluginConfig entry: its own (set by the config parser), or one made from its
+ * indices. */
+static const char *entry_field(const ks_config *cfg, const ks_plugin_config *pc, char *buf,
+                               size_t len)
+{
+    if (pc->field)
+        return pc->field;
+    for (size_t i = 0; i < cfg->nprofiles; i++)
+        for (size_t j = 0; j < cfg->profiles[i].nplugin_configs; j++)
+            if (&cfg->profiles[i].plugin_configs[j] == pc) {
+                snprintf(buf, len, "profiles[%zu].pluginConfig[%zu]", i, j);
+                return buf;
+            }
+    return "pluginConfig";
+}
+
+/* Writes "<cfg>: <field>.args.kubeschedPluginPath: " into err and points *rest / *restlen at what
+ * is left of it, for the rest of the sentence. */
+static void field_prefix(const ks_config *cfg, const ks_plugin_config *pc, char *err,
+                         size_t errlen, char **rest, size_t *restlen)
+{
+    char buf[64];
+    int n;
+    *rest = NULL;
+    *restlen = 0;
+    if (!err || !errlen)
+        return;
+    n = snprintf(err, errlen, "%s: %s.args.kubeschedPluginPath: ",
+                 cfg->path ? cfg->path : "<config>", entry_field(cfg, pc, buf, sizeof(buf)));
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= errlen)
+        n = (int)(errlen - 1);
+    *rest = err + n;
+    *restlen = errlen - (size_t)n;
+}
+
+/* Lists a module's plugin names, ", "-separated, into buf. */
+static void plugin_names(const ks_loaded_module *mod, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < mod->nplugins && off < len; k++) {
+        int n = snprintf(buf + off, len - off, "%s%s", k ? ", " : "", mod->descs[k].name);
+        if (n < 0)
+            break;
+        off += (size_t)n;
+    }
+}
+
+int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const ks_host_api *host,
+                                   ks_loaded_module ***mods, char *err, size_t errlen)
+{
+    struct loaded *files = NULL;
+    size_t nfiles = 0, cap = 0;
+    ks_loaded_module **result = NULL;
+    char *rest;
+    size_t restlen;
+    int rc = 0;
+
+    if (err && errlen)
+        err[0] = '\0';
+    *mods = NULL;
+
+    /* Pass 1: open every distinct file once and check that it defines the plugin naming it. */
+    for (size_t i = 0; i < cfg->nprofiles; i++) {
+        const ks_profile_config *prof = &cfg->profiles[i];
+        for (size_t j = 0; j < prof->nplugin_configs; j++) {
+            const ks_plugin_config *pc = &prof->plugin_configs[j];
+            struct loaded *f = NULL;
+            char *real;
+            int found = 0;
+
+            if (!pc->so_path)
+                continue;
+            real = realpath(pc->so_path, NULL);
+            if (!real)
+                real = strdup(pc->so_path);
+            if (!real) {
+                rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
+                goto fail;
+            }
+            for (size_t k = 0; k < nfiles; k++)
+                if (strcmp(files[k].real, real) == 0)
+                    f = &files[k];
+            if (f) {
+                free(real);
+            } else {
+                if (nfiles == cap) {
+                    size_t ncap = cap ? cap * 2 : 4;
+                    struct loaded *nf = realloc(files, ncap * sizeof(*nf));
+                    if (!nf) {
+                        free(real);
+                        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
+                        goto fail;
+                    }
+                    files = nf;
+                    cap = ncap;
+                }
+                f = &files[nfiles];
+                f->real = real;
+                f->first = pc;
+                f->mod = NULL;
+                field_prefix(cfg, pc, err, errlen, &rest, &restlen);
+                rc = ks__loader_open(pc->so_path, host, &f->mod, rest, restlen);
+                if (rc != 0) {
+                    free(real);
+                    goto fail;
+                }
+                nfiles++;
+            }
+            for (size_t k = 0; k < f->mod->nplugins; k++)
+                if (pc->name && strcmp(f->mod->descs[k].name, pc->name) == 0)
+                    found = 1;
+            if (!found) {
+                char names[512];
+                field_prefix(cfg, pc, err, errlen, &rest, &restlen);
+                plugin_names(f->mod, names, sizeof(names));
+                rc = fail(rest, restlen, KS_ENOTFOUND,
+                          "%s defines no plugin named \"%s\" (it defines %s); set "
+                          "kubeschedPluginPath in the pluginConfig entry of a plugin that file "
+                          "defines",
+                          pc->so_path, pc->name ? pc->name : "", names);
+                goto fail;
+            }
+        }
+    }
+
+    /* Pass 2: refuse names that are taken before adding anything, so that a failure leaves the
+     * registry as it was (its entries borrow the descriptors of the modules closed below). */
+    for (size_t a = 0; a < nfiles; a++) {
+        const ks_loaded_module *ma = files[a].mod;
+        for (size_t k = 0; k < ma->nplugins; k++) {
+            const char *name = ma->descs[k].name;
+            field_prefix(cfg, files[a].first, err, errlen, &rest, &restlen);
+            if (ks__registry_find(reg, name)) {
+                /* The registry words the clash (and does not add on EEXIST). */
+                rc = ks__registry_add(reg, &ma->descs[k], ma->path, rest, restlen);
+                if (rc == 0) /* cannot happen: the name is taken */
+                    rc = KS_EEXIST;
+                goto fail;
+            }
+            for (size_t b = 0; b < a; b++) {
+                const ks_loaded_module *mb = files[b].mod;
+                for (size_t q = 0; q < mb->nplugins; q++)
+                    if (strcmp(mb->descs[q].name, name) == 0) {
+                        rc = fail(rest, restlen, KS_EEXIST,
+                                  "%s: duplicate plugin name \"%s\" (already registered by %s)",
+                                  ma->path, name, mb->path);
+                        goto fail;
+                    }
+            }
+        }
+    }
+    if (err && errlen)
+        err[0] = '\0';
+
+    result = calloc(nfiles + 1, sizeof(*result));
+    if (!result) {
+        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
+        goto fail;
+    }
+    /* Pass 3: add. Only out of memory can fail here; the registry then holds descriptors of modules
+     * closed below and may only be freed (ks__registry_free touches nothing they own). */
+    for (size_t a = 0; a < nfiles; a++) {
+        ks_loaded_module *m = files[a].mod;
+        for (size_t k = 0; k < m->nplugins; k++) {
+            rc = ks__registry_add(reg, &m->descs[k], m->path, err, errlen);
+            if (rc != 0) {
+                if (rc == KS_ENOMEM)
+                    fail(err, errlen, rc, "%s: out of memory", cfg->path);
+                goto fail;
+            }
+        }
+    }
+    for (size_t a = 0; a < nfiles; a++) {
+        result[a] = files[a].mod;
+        free(files[a].real);
+    }
+    free(files);
+    *mods = result;
+    return 0;
+
+fail:
+    free(result);
+    for (size_t a = 0; a < nfiles; a++) {
+        ks__loader_close(files[a].mod);
+        free(files[a].real);
+    }
+    free(files);
+    return rc;
+}

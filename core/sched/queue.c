@@ -1,0 +1,1007 @@
+/*
+ * The scheduling queue: upstream's PriorityQueue (pkg/scheduler/backend/queue, v1.34) with
+ * QueueingHints on, reduced to what the framework hands us through ks_queue_hooks.
+ *
+ * Every pod the queue knows is one `qentry`, found by uid in an open-addressing hash map, and is in
+ * exactly one place, named by qp.where:
+ *
+ *   KS_Q_ACTIVE         in the `active` heap (hooks.less);
+ *   KS_Q_BACKOFF        in the `backoff` heap (backoff expiry, then hooks.less);
+ *   KS_Q_UNSCHEDULABLE  on the `parked` list, waiting for an event a rejector plugin registered;
+ *   KS_Q_GATED          on the `parked` list too, because PreEnqueue rejected it;
+ *   KS_Q_NONE           in flight: popped and not yet handed back (or detached for a moment while
+ *                       it moves between the others).
+ *
+ * Upstream keeps unschedulable and gated pods in one map and iterates it on every cluster event;
+ * here they share one intrusive list, so an event costs O(parked pods), not O(all pods).
+ *
+ * In-flight events (upstream activeQueue.inFlightPods / inFlightEvents): while any pod is in
+ * flight, each event passed to ks__queue_move_on_event is appended to the `flight` list, and
+ * each pop appends the pod's own marker. When a pod comes back through
+ * ks__queue_requeue_failed, the events after its marker are exactly those that arrived while it
+ * was being scheduled; they are replayed through the hints (isPodWorthRequeuing) to choose
+ * between unschedulablePods, backoffQ and activeQ. When a pod leaves the list, events in front of
+ * the oldest remaining marker can concern nobody and are freed.
+ *
+ * PreEnqueue runs whenever a pod enters activeQ or backoffQ from outside them (add, requeue after
+ * a failure, move from unschedulablePods, update of a parked pod), and not when backoffQ flushes
+ * into activeQ: that is v1.34 with SchedulerPopFromBackoffQ on, which checks gates on the way
+ * into backoffQ. Popping from backoffQ while activeQ is empty (the rest of that gate) is not done.
+ *
+ * Backoff is not truncated to 1 s windows (upstream 1.33+ backoffQOrderingWindowDuration): a pod is
+ * backing off iff timestamp + duration > now, and flush_backoff moves exactly the expired ones.
+ *
+ * Memory: every heap has room reserved for every known pod (ks__heap_reserve on add), so moving a
+ * pod between places never allocates and never fails. The only allocation after add is an
+ * in-flight event record; when that fails, every in-flight pod is marked to come back through
+ * backoffQ as if the event had mattered (never stuck in unschedulablePods by a lost event).
+ */
+#include "sched/queue.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/heap.h"
+#include "api/objects.h"
+
+#define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* What to do with a parked or returning pod (upstream queueingStrategy), in increasing order. */
+typedef enum strategy {
+    Q_SKIP = 0,          /* stay in (or go to) unschedulablePods */
+    Q_AFTER_BACKOFF = 1, /* backoffQ while backing off, else activeQ */
+    Q_IMMEDIATELY = 2    /* activeQ now (a Pending plugin said Queue) */
+} strategy;
+
+/* Circular doubly-linked list with a sentinel head. */
+typedef struct dlink {
+    struct dlink *prev, *next;
+} dlink;
+
+static void dl_init(dlink *n) { n->prev = n->next = n; }
+static int dl_empty(const dlink *head) { return head->next == head; }
+
+static void dl_append(dlink *head, dlink *n)
+{
+    n->prev = head->prev;
+    n->next = head;
+    head->prev->next = n;
+    head->prev = n;
+}
+
+static void dl_unlink(dlink *n)
+{
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    dl_init(n);
+}
+
+struct qentry;
+
+/* One element of the in-flight list: a popped pod's marker (entry != NULL, embedded in the
+ * entry) or an event received while some pod was in flight (entry == NULL, malloc'd). */
+typedef struct flight_node {
+    dlink link;
+    struct qentry *entry;
+    ks_cluster_event ev;
+    const char *label; /* ev's label for the inflight hook (static), NULL without the hook */
+} flight_node;
+
+typedef struct qentry {
+    ks_queued_pod qp;          /* first member: callers only ever see &qp */
+    uint64_t hash;             /* of qp.pod->uid */
+    int64_t backoff_expiry_ns; /* set when it enters backoffQ (the heap's key) */
+    ks_pod *newer_pod;         /* update received while in flight; one reference */
+    dlink park;                /* on q->parked while unschedulable or gated */
+    flight_node mark;          /* on q->flight while in flight */
+    unsigned in_flight : 1;
+    unsigned deleted : 1;           /* deleted while in flight: dropped when it comes back */
+    unsigned updated_in_flight : 1; /* ks__queue_update while in flight */
+    unsigned missed_events : 1;     /* an event for it could not be recorded (out of memory) */
+} qentry;
+
+struct ks_queue {
+    ks_queue_opts opts;
+    ks_queue_hooks hooks;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cond; /* activeQ became non-empty, or the queue closed */
+#ifndef NDEBUG
+    pthread_t owner; /* guarded by mu: who holds it, for assert_held() */
+    int owned;
+#endif
+    /* Everything below is guarded by mu. */
+    int closed;
+    int64_t cycle; /* pops so far (upstream schedulingCycle) */
+    ks_heap active, backoff;
+    dlink parked;
+    dlink flight;
+    qentry **slots; /* uid -> entry, open addressing with linear probing */
+    size_t nslots, nentries;
+    ks_queue_counts counts;
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Lock
+ * ------------------------------------------------------------------------------------------- */
+
+static void lock(ks_queue *q)
+{
+    int rc = pthread_mutex_lock(&q->mu);
+    (void)rc;
+    /* EDEADLK (error-checking mutex in debug builds): a callback called back into the queue. */
+    assert(rc == 0);
+#ifndef NDEBUG
+    q->owner = pthread_self();
+    q->owned = 1;
+#endif
+}
+
+static void unlock(ks_queue *q)
+{
+#ifndef NDEBUG
+    q->owned = 0;
+#endif
+    pthread_mutex_unlock(&q->mu);
+}
+
+static void wait_cond(ks_queue *q)
+{
+#ifndef NDEBUG
+    q->owned = 0;
+#endif
+    pthread_cond_wait(&q->cond, &q->mu);
+#ifndef NDEBUG
+    q->owner = pthread_self();
+    q->owned = 1;
+#endif
+}
+
+static void assert_held(const ks_queue *q)
+{
+#ifndef NDEBUG
+    assert(q->owned && pthread_equal(q->owner, pthread_self()));
+#else
+    (void)q;
+#endif
+}
+
+static int64_t now_ns(const ks_queue *q)
+{
+    if (q->hooks.now_ns)
+        return q->hooks.now_ns(q->hooks.ctx);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * uid -> entry map. Open addressing, linear probing, deletion by backward shift (no tombstones).
+ * Keys are compared through the entry's current pod, whose uid never changes across updates.
+ * ------------------------------------------------------------------------------------------- */
+
+static uint64_t hash_uid(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static size_t map_find_slot(const ks_queue *q, const char *uid, uint64_t h)
+{
+    size_t mask = q->nslots - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        qentry *e = q->slots[i];
+        if (!e || (e->hash == h && strcmp(e->qp.pod->uid, uid) == 0))
+            return i;
+    }
+}
+
+static qentry *map_get(const ks_queue *q, const char *uid, uint64_t h)
+{
+    return q->slots[map_find_slot(q, uid, h)];
+}
+
+static int map_grow(ks_queue *q)
+{
+    size_t n = q->nslots * 2;
+    qentry **slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return KS_ENOMEM;
+    for (size_t i = 0; i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (!e)
+            continue;
+        size_t j = e->hash & (n - 1);
+        while (slots[j])
+            j = (j + 1) & (n - 1);
+        slots[j] = e;
+    }
+    free(q->slots);
+    q->slots = slots;
+    q->nslots = n;
+    return 0;
+}
+
+/* e must not be in the map yet. 0 or KS_ENOMEM. */
+static int map_put(ks_queue *q, qentry *e)
+{
+    /* Keep the load factor under 0.7 so that probe runs stay short. */
+    if ((q->nentries + 1) * 10 > q->nslots * 7 && map_grow(q) != 0)
+        return KS_ENOMEM;
+    q->slots[map_find_slot(q, e->qp.pod->uid, e->hash)] = e;
+    q->nentries++;
+    return 0;
+}
+
+static void map_del(ks_queue *q, qentry *e)
+{
+    size_t mask = q->nslots - 1;
+    size_t i = map_find_slot(q, e->qp.pod->uid, e->hash);
+    if (q->slots[i] != e)
+        return;
+    q->slots[i] = NULL;
+    q->nentries--;
+    /* Shift back every following entry of the run whose home slot is not in (i, j]. */
+    for (size_t j = (i + 1) & mask; q->slots[j]; j = (j + 1) & mask) {
+        size_t home = q->slots[j]->hash & mask;
+        int stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
+        if (stays)
+            continue;
+        q->slots[i] = q->slots[j];
+        q->slots[j] = NULL;
+        i = j;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Orders
+ * ------------------------------------------------------------------------------------------- */
+
+/* Upstream PrioritySort, used when the framework supplies no less(). */
+static int priority_sort_less(void *ctx, const ks_queued_pod *a, const ks_queued_pod *b)
+{
+    (void)ctx;
+    if (a->pod->priority != b->pod->priority)
+        return a->pod->priority > b->pod->priority;
+    return a->timestamp_ns < b->timestamp_ns;
+}
+
+static int active_less(void *ctx, const void *a, const void *b)
+{
+    const ks_queue *q = ctx;
+    return q->hooks.less(q->hooks.ctx, &((const qentry *)a)->qp, &((const qentry *)b)->qp);
+}
+
+static int backoff_less(void *ctx, const void *a, const void *b)
+{
+    const ks_queue *q = ctx;
+    const qentry *x = a, *y = b;
+    if (x->backoff_expiry_ns != y->backoff_expiry_ns)
+        return x->backoff_expiry_ns < y->backoff_expiry_ns;
+    return q->hooks.less(q->hooks.ctx, &x->qp, &y->qp);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Backoff
+ * ------------------------------------------------------------------------------------------- */
+
+int64_t ks__queue_backoff_duration_ns(const ks_queue *q, const ks_queued_pod *qp)
+{
+    int32_t n = qp->consecutive_errors > 0 ? qp->consecutive_errors : qp->unschedulable_count;
+    int64_t d = q->opts.initial_backoff_ns, max = q->opts.max_backoff_ns;
+    if (n <= 0 || d <= 0 || max <= 0)
+        return 0;
+    /* d = initial * 2^(n-1), doubling by addition and stopping at max so nothing overflows. */
+    for (int32_t i = 1; i < n && d < max; i++)
+        d = d > max - d ? max : d + d;
+    return d < max ? d : max;
+}
+
+static int backing_off(const ks_queue *q, const ks_queued_pod *qp, int64_t now)
+{
+    return qp->timestamp_ns + ks__queue_backoff_duration_ns(q, qp) > now;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Places. detach() takes an entry out of wherever it is; the put_* functions place a detached
+ * entry. None of them allocate.
+ * ------------------------------------------------------------------------------------------- */
+
+static void detach(ks_queue *q, qentry *e)
+{
+    assert_held(q);
+    switch (e->qp.where) {
+    case KS_Q_ACTIVE:
+        ks__heap_remove(&q->active, e->qp.heap_index);
+        q->counts.active--;
+        break;
+    case KS_Q_BACKOFF:
+        ks__heap_remove(&q->backoff, e->qp.heap_index);
+        q->counts.backoff--;
+        break;
+    case KS_Q_UNSCHEDULABLE:
+        dl_unlink(&e->park);
+        q->counts.unschedulable--;
+        break;
+    case KS_Q_GATED:
+        dl_unlink(&e->park);
+        q->counts.gated--;
+        break;
+    case KS_Q_NONE:
+        break;
+    }
+    e->qp.where = KS_Q_NONE;
+}
+
+/* Tells the incoming hook (metrics) that e entered where because of event. */
+static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const char *event)
+{
+    if (q->hooks.incoming && event)
+        q->hooks.incoming(q->hooks.ctx, &e->qp, where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where, event);
+}
+
+static void put_active(ks_queue *q, qentry *e, const char *event)
+{
+    int rc = ks__heap_push(&q->active, e);
+    (void)rc;
+    assert(rc == 0); /* capacity reserved on add */
+    e->qp.where = KS_Q_ACTIVE;
+    q->counts.active++;
+    if (e->qp.initial_attempt_ns == 0) /* upstream moveToActiveQ: InitialAttemptTimestamp */
+        e->qp.initial_attempt_ns = now_ns(q);
+    note_incoming(q, e, KS_Q_ACTIVE, event);
+}
+
+static void put_backoff(ks_queue *q, qentry *e, const char *event)
+{
+    e->backoff_expiry_ns = e->qp.timestamp_ns + ks__queue_backoff_duration_ns(q, &e->qp);
+    int rc = ks__heap_push(&q->backoff, e);
+    (void)rc;
+    assert(rc == 0);
+    e->qp.where = KS_Q_BACKOFF;
+    q->counts.backoff++;
+    note_incoming(q, e, KS_Q_BACKOFF, event);
+}
+
+/* Parks e as unschedulable or gated. A pod already parked keeps its place in the list, so that
+ * a walk over the list may re-park the pod it is looking at without meeting it again. */
+static void put_parked(ks_queue *q, qentry *e, ks_queue_where where, const char *event)
+{
+    if (e->qp.where == KS_Q_UNSCHEDULABLE || e->qp.where == KS_Q_GATED) {
+        if (e->qp.where == KS_Q_UNSCHEDULABLE)
+            q->counts.unschedulable--;
+        else
+            q->counts.gated--;
+    } else {
+        detach(q, e);
+        dl_append(&q->parked, &e->park);
+        note_incoming(q, e, where, event); /* upstream counts only a pod new to the map */
+    }
+    e->qp.where = where;
+    if (where == KS_Q_UNSCHEDULABLE)
+        q->counts.unschedulable++;
+    else
+        q->counts.gated++;
+}
+
+/* PreEnqueue. The hook sets gating_plugin / gated_message when it refuses. */
+static int pre_enqueue_admits(ks_queue *q, qentry *e)
+{
+    if (q->hooks.pre_enqueue && q->hooks.pre_enqueue(q->hooks.ctx, &e->qp) != KS_SUCCESS)
+        return 0;
+    e->qp.gating_plugin = 0;
+    e->qp.gated_message[0] = '\0';
+    return 1;
+}
+
+/* Moves e from wherever it is by strategy s (upstream requeuePodWithQueueingStrategy with
+ * moveToActiveQ / moveToBackoffQ): PreEnqueue first, so a gated pod is parked as gated. */
+static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, const char *event)
+{
+    if (s == Q_SKIP) {
+        put_parked(q, e, KS_Q_UNSCHEDULABLE, event);
+        return KS_Q_UNSCHEDULABLE;
+    }
+    if (!pre_enqueue_admits(q, e)) {
+        put_parked(q, e, KS_Q_GATED, event);
+        return KS_Q_GATED;
+    }
+    detach(q, e);
+    if (s == Q_AFTER_BACKOFF && backing_off(q, &e->qp, now))
+        put_backoff(q, e, event);
+    else
+        put_active(q, e, event);
+    return e->qp.where;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Hints (upstream isPodWorthRequeuing)
+ * ------------------------------------------------------------------------------------------- */
+
+static strategy hint(ks_queue *q, const qentry *e, const ks_cluster_event *ev)
+{
+    const ks_queued_pod *qp = &e->qp;
+    uint64_t rejectors = qp->rejector_plugins | qp->pending_plugins;
+    /* No plugin to ask, or an event (UnschedulableTimeout, ForceActivate) meant for everyone. */
+    if (rejectors == 0 || ev->resource == KS_RES_WILDCARD)
+        return Q_AFTER_BACKOFF;
+    int r = q->hooks.worth_requeue ? q->hooks.worth_requeue(q->hooks.ctx, qp, ev) : KS_QHINT_QUEUE;
+    if (r == KS_QHINT_SKIP)
+        return Q_SKIP;
+    /* Queue from a Pending plugin skips backoff. When every rejector is Pending the Queue can only
+     * have come from one of them; otherwise only the framework can tell, by saying so. */
+    if (qp->pending_plugins &&
+        (r == KS_QHINT_QUEUE_IMMEDIATELY || (rejectors & ~qp->pending_plugins) == 0))
+        return Q_IMMEDIATELY;
+    return Q_AFTER_BACKOFF;
+}
+
+/* A gated pod is worth another PreEnqueue when its gating plugin registered the event; the
+ * framework's worth_requeue answers that from qp->gating_plugin. */
+static int gate_may_open(ks_queue *q, const qentry *e, const ks_cluster_event *ev)
+{
+    if (ev->resource == KS_RES_WILDCARD || !q->hooks.worth_requeue)
+        return 1;
+    return q->hooks.worth_requeue(q->hooks.ctx, &e->qp, ev) != KS_QHINT_SKIP;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * In-flight pods and the events they saw
+ * ------------------------------------------------------------------------------------------- */
+
+/* The inflight hook (metrics): +1 / -1 for an event label or "PodPopped". */
+static void note_inflight(ks_queue *q, const char *label, int delta)
+{
+    if (q->hooks.inflight && label && *label)
+        q->hooks.inflight(q->hooks.ctx, label, delta);
+}
+
+static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev, const char *label)
+{
+    if (dl_empty(&q->flight))
+        return;
+    flight_node *n = malloc(sizeof *n);
+    if (!n) {
+        for (dlink *l = q->flight.next; l != &q->flight; l = l->next) {
+            flight_node *f = CONTAINER_OF(l, flight_node, link);
+            if (f->entry)
+                f->entry->missed_events = 1;
+        }
+        return;
+    }
+    n->entry = NULL;
+    n->ev = *ev;
+    n->label = q->hooks.inflight ? (label ? label : ks__queue_event_label(ev)) : NULL;
+    dl_append(&q->flight, &n->link);
+    note_inflight(q, n->label, +1);
+}
+
+/* upstream determineSchedulingHintForInFlightPod */
+static strategy in_flight_strategy(ks_queue *q, const qentry *e)
+{
+    const ks_queued_pod *qp = &e->qp;
+    if ((qp->rejector_plugins | qp->pending_plugins) == 0)
+        return Q_AFTER_BACKOFF;
+    /* An update to the pod itself counts as a change that may make it schedulable, as it does
+     * for a parked pod (ks__queue_update: upstream isPodUpdated with every update a change). */
+    if (e->updated_in_flight || e->missed_events)
+        return Q_AFTER_BACKOFF;
+    strategy s = Q_SKIP;
+    for (dlink *l = e->mark.link.next; l != &q->flight; l = l->next) {
+        const flight_node *f = CONTAINER_OF(l, flight_node, link);
+        if (f->entry)
+            continue; /* another pod's marker */
+        strategy t = hint(q, e, &f->ev);
+        if (t > s)
+            s = t;
+        /* Only a Pending plugin can raise Q_AFTER_BACKOFF further. */
+        if (s == Q_IMMEDIATELY || (s == Q_AFTER_BACKOFF && qp->pending_plugins == 0))
+            break;
+    }
+    return s;
+}
+
+/* The pod leaves the in-flight list; events older than the oldest remaining marker go. */
+static void end_flight(ks_queue *q, qentry *e)
+{
+    dl_unlink(&e->mark.link);
+    e->in_flight = 0;
+    q->counts.in_flight--;
+    note_inflight(q, "PodPopped", -1);
+    while (!dl_empty(&q->flight)) {
+        flight_node *f = CONTAINER_OF(q->flight.next, flight_node, link);
+        if (f->entry)
+            break;
+        dl_unlink(&f->link);
+        note_inflight(q, f->label, -1);
+        free(f);
+    }
+}
+
+static void free_entry(qentry *e)
+{
+    ks__pod_unref(e->newer_pod);
+    ks__pod_unref(e->qp.pod);
+    free(e);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * API
+ * ------------------------------------------------------------------------------------------- */
+
+ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks)
+{
+    ks_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    if (opts) {
+        q->opts = *opts;
+    } else {
+        q->opts.initial_backoff_ns = 1000000000LL;
+        q->opts.max_backoff_ns = 10 * 1000000000LL;
+        q->opts.max_unschedulable_ns = 300 * 1000000000LL;
+    }
+    if (hooks)
+        q->hooks = *hooks;
+    if (!q->hooks.less)
+        q->hooks.less = priority_sort_less;
+
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+#ifndef NDEBUG
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+#endif
+    int rc = pthread_mutex_init(&q->mu, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0) {
+        free(q);
+        return NULL;
+    }
+    if (pthread_cond_init(&q->cond, NULL) != 0) {
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+        return NULL;
+    }
+    ks__heap_init(&q->active, active_less, q, offsetof(qentry, qp.heap_index));
+    ks__heap_init(&q->backoff, backoff_less, q, offsetof(qentry, qp.heap_index));
+    dl_init(&q->parked);
+    dl_init(&q->flight);
+    q->nslots = 64;
+    q->slots = calloc(q->nslots, sizeof *q->slots);
+    if (!q->slots) {
+        ks__queue_free(q);
+        return NULL;
+    }
+    return q;
+}
+
+void ks__queue_free(ks_queue *q)
+{
+    if (!q)
+        return;
+    /* Events, and pods deleted while in flight (no longer in the map). Other in-flight pods are
+     * in the map: whoever still holds one must not touch it after this. */
+    for (dlink *l = q->flight.next, *next; l != &q->flight; l = next) {
+        next = l->next;
+        flight_node *f = CONTAINER_OF(l, flight_node, link);
+        if (!f->entry)
+            free(f);
+        else if (f->entry->deleted)
+            free_entry(f->entry);
+    }
+    for (size_t i = 0; q->slots && i < q->nslots; i++)
+        if (q->slots[i])
+            free_entry(q->slots[i]);
+    free(q->slots);
+    ks__heap_destroy(&q->active);
+    ks__heap_destroy(&q->backoff);
+    pthread_cond_destroy(&q->cond);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}
+
+static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
+{
+    uint64_t h = hash_uid(pod->uid);
+    if (map_get(q, pod->uid, h))
+        return KS_EEXIST;
+    int profile = q->hooks.profile_of ? q->hooks.profile_of(q->hooks.ctx, pod) : 0;
+    if (profile < 0)
+        return KS_EINVAL;
+    /* Room in both heaps for every known pod: later moves cannot fail. */
+    if (ks__heap_reserve(&q->active, q->nentries + 1) != 0 ||
+        ks__heap_reserve(&q->backoff, q->nentries + 1) != 0)
+        return KS_ENOMEM;
+    qentry *e = calloc(1, sizeof *e);
+    if (!e)
+        return KS_ENOMEM;
+    e->qp.pod = pod;
+    e->qp.profile = profile;
+    e->qp.timestamp_ns = now;
+    e->qp.heap_index = KS_HEAP_NONE;
+    e->qp.where = KS_Q_NONE;
+    e->hash = h;
+    dl_init(&e->park);
+    dl_init(&e->mark.link);
+    e->mark.entry = e;
+    if (map_put(q, e) != 0) {
+        free(e);
+        return KS_ENOMEM;
+    }
+    ks__pod_ref(pod);
+    if (requeue(q, e, Q_IMMEDIATELY, now, event) == KS_Q_ACTIVE)
+        pthread_cond_broadcast(&q->cond);
+    return 0;
+}
+
+int ks__queue_add(ks_queue *q, ks_pod *pod)
+{
+    if (!q || !pod || !pod->uid)
+        return KS_EINVAL;
+    lock(q);
+    int rc = add_locked(q, pod, now_ns(q), "UnschedulablePodAdd");
+    unlock(q);
+    return rc;
+}
+
+int ks__queue_update(ks_queue *q, ks_pod *new_pod)
+{
+    if (!q || !new_pod || !new_pod->uid)
+        return KS_EINVAL;
+    lock(q);
+    int64_t now = now_ns(q);
+    qentry *e = map_get(q, new_pod->uid, hash_uid(new_pod->uid));
+    if (!e) {
+        int rc = add_locked(q, new_pod, now, "UnschedulablePodUpdate");
+        unlock(q);
+        return rc;
+    }
+    ks__pod_ref(new_pod);
+    if (e->in_flight) {
+        /* The scheduling thread reads qp.pod without the lock: keep it until the pod returns. */
+        ks__pod_unref(e->newer_pod);
+        e->newer_pod = new_pod;
+        e->updated_in_flight = 1;
+        unlock(q);
+        return 0;
+    }
+    ks__pod_unref(e->qp.pod);
+    e->qp.pod = new_pod;
+    switch (e->qp.where) {
+    case KS_Q_ACTIVE:
+        ks__heap_fix(&q->active, e->qp.heap_index);
+        break;
+    case KS_Q_BACKOFF:
+        ks__heap_fix(&q->backoff, e->qp.heap_index);
+        break;
+    case KS_Q_UNSCHEDULABLE:
+    case KS_Q_GATED:
+        /* Any update counts as a change (upstream isPodUpdated); a gated pod gets PreEnqueue
+         * again (its gates may be gone). */
+        /* upstream labels the move with the pod's specific update events
+         * (UnschedulablePodUpdatePodLabel, ...); the queue knows only that it changed. */
+        if (requeue(q, e, Q_AFTER_BACKOFF, now, "UnschedulablePodUpdate") == KS_Q_ACTIVE)
+            pthread_cond_broadcast(&q->cond);
+        break;
+    case KS_Q_NONE:
+        break;
+    }
+    unlock(q);
+    return 0;
+}
+
+int ks__queue_update_in_flight(ks_queue *q, ks_pod *new_pod)
+{
+    if (!q || !new_pod || !new_pod->uid)
+        return 0;
+    lock(q);
+    qentry *e = map_get(q, new_pod->uid, hash_uid(new_pod->uid));
+    int recorded = e && e->in_flight;
+    if (recorded) {
+        ks__pod_unref(e->newer_pod);
+        e->newer_pod = ks__pod_ref(new_pod);
+        e->updated_in_flight = 1;
+    }
+    unlock(q);
+    return recorded;
+}
+
+int ks__queue_delete(ks_queue *q, const char *uid)
+{
+    if (!q || !uid)
+        return KS_EINVAL;
+    lock(q);
+    qentry *e = map_get(q, uid, hash_uid(uid));
+    if (!e) {
+        unlock(q);
+        return KS_ENOTFOUND;
+    }
+    map_del(q, e);
+    if (e->in_flight) {
+        /* The scheduling thread still holds it; requeue_failed will drop it, done frees it. */
+        e->deleted = 1;
+        unlock(q);
+        return 0;
+    }
+    detach(q, e);
+    unlock(q);
+    free_entry(e);
+    return 0;
+}
+
+ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
+{
+    lock(q);
+    while (block && !q->closed && q->active.len == 0)
+        wait_cond(q);
+    if (q->closed || q->active.len == 0) {
+        unlock(q);
+        return NULL;
+    }
+    qentry *e = ks__heap_pop(&q->active);
+    q->counts.active--;
+    e->qp.where = KS_Q_NONE;
+    e->qp.attempts++;
+    e->qp.move_request_cycle_seen = ++q->cycle;
+    e->in_flight = 1;
+    e->updated_in_flight = 0;
+    e->missed_events = 0;
+    dl_append(&q->flight, &e->mark.link);
+    note_inflight(q, "PodPopped", +1); /* upstream PodPoppedInFlightEvent */
+    q->counts.in_flight++;
+    unlock(q);
+    return &e->qp;
+}
+
+void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
+{
+    if (!qp)
+        return;
+    qentry *e = (qentry *)qp;
+    lock(q);
+    assert(e->in_flight);
+    if (e->deleted) {
+        end_flight(q, e);
+        unlock(q);
+        free_entry(e);
+        return;
+    }
+    if (e->newer_pod) {
+        ks__pod_unref(qp->pod);
+        qp->pod = e->newer_pod;
+        e->newer_pod = NULL;
+    }
+    /* Upstream AddUnschedulableIfNotPresent: a failure no plugin is blamed for is an error. */
+    if (err != 0 || (qp->rejector_plugins | qp->pending_plugins) == 0) {
+        qp->rejector_plugins = qp->pending_plugins = 0;
+        qp->consecutive_errors++;
+    } else {
+        qp->unschedulable_count++;
+        qp->consecutive_errors = 0;
+    }
+    int64_t now = now_ns(q);
+    qp->timestamp_ns = now;
+    strategy s = in_flight_strategy(q, e);
+    end_flight(q, e);
+    if (requeue(q, e, s, now, "ScheduleAttemptFailure") == KS_Q_ACTIVE)
+        pthread_cond_broadcast(&q->cond);
+    unlock(q);
+}
+
+int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp)
+{
+    lock(q);
+    int deleted = ((const qentry *)qp)->deleted;
+    unlock(q);
+    return deleted;
+}
+
+void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
+{
+    if (!qp)
+        return;
+    qentry *e = (qentry *)qp;
+    lock(q);
+    assert(e->in_flight);
+    end_flight(q, e);
+    if (!e->deleted)
+        map_del(q, e);
+    unlock(q);
+    free_entry(e);
+}
+
+/* Offers ev to every parked pod (only those parked for longer than older_than ns, when it is
+ * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
+ * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
+static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *event, int64_t older_than,
+                          int64_t now, const char *except_uid)
+{
+    size_t moved = 0;
+    int activated = 0;
+    for (dlink *l = q->parked.next, *next; l != &q->parked; l = next) {
+        next = l->next;
+        qentry *e = CONTAINER_OF(l, qentry, park);
+        if (older_than >= 0 && !(now - e->qp.timestamp_ns > older_than))
+            continue;
+        if (except_uid && strcmp(e->qp.pod->uid, except_uid) == 0)
+            continue;
+        strategy s;
+        if (e->qp.where == KS_Q_GATED) {
+            if (!gate_may_open(q, e, ev))
+                continue;
+            s = Q_AFTER_BACKOFF;
+        } else {
+            s = hint(q, e, ev);
+            if (s == Q_SKIP)
+                continue;
+        }
+        ks_queue_where w = requeue(q, e, s, now, event);
+        if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
+            moved++;
+        if (w == KS_Q_ACTIVE)
+            activated = 1;
+    }
+    if (activated)
+        pthread_cond_broadcast(&q->cond);
+    return moved;
+}
+
+size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev)
+{
+    return ks__queue_move_on_event_except(q, ev, NULL);
+}
+
+size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev, const char *except_uid)
+{
+    lock(q);
+    size_t moved =
+        move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1, now_ns(q), except_uid);
+    record_in_flight_event(q, ev, NULL);
+    unlock(q);
+    return moved;
+}
+
+size_t ks__queue_flush_backoff(ks_queue *q)
+{
+    lock(q);
+    int64_t now = now_ns(q);
+    size_t moved = 0;
+    for (qentry *e; (e = ks__heap_peek(&q->backoff)) && e->backoff_expiry_ns <= now;) {
+        ks__heap_pop(&q->backoff);
+        q->counts.backoff--;
+        e->qp.where = KS_Q_NONE;
+        put_active(q, e, "BackoffComplete"); /* PreEnqueue ran on the way into backoffQ */
+        moved++;
+    }
+    if (moved)
+        pthread_cond_broadcast(&q->cond);
+    unlock(q);
+    return moved;
+}
+
+size_t ks__queue_flush_unschedulable(ks_queue *q)
+{
+    static const ks_cluster_event timeout = {KS_RES_WILDCARD, KS_ACT_ALL}; /* UnschedulableTimeout */
+    lock(q);
+    int64_t now = now_ns(q);
+    int any = 0;
+    for (dlink *l = q->parked.next; l != &q->parked && !any; l = l->next)
+        any = now - CONTAINER_OF(l, qentry, park)->qp.timestamp_ns > q->opts.max_unschedulable_ns;
+    size_t moved = 0;
+    if (any) {
+        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now, NULL);
+        /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
+         * records it for the pods in flight. */
+        record_in_flight_event(q, &timeout, "UnschedulableTimeout");
+    }
+    unlock(q);
+    return moved;
+}
+
+int64_t ks__queue_next_backoff_expiry(ks_queue *q)
+{
+    lock(q);
+    const qentry *e = ks__heap_peek(&q->backoff);
+    int64_t t = e ? e->backoff_expiry_ns : -1;
+    unlock(q);
+    return t;
+}
+
+void ks__queue_counts(ks_queue *q, ks_queue_counts *out)
+{
+    lock(q);
+    *out = q->counts;
+    unlock(q);
+}
+
+void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx)
+{
+    lock(q);
+    for (dlink *l = q->parked.next; l != &q->parked; l = l->next)
+        fn(ctx, &CONTAINER_OF(l, qentry, park)->qp);
+    unlock(q);
+}
+
+void ks__queue_close(ks_queue *q)
+{
+    lock(q);
+    q->closed = 1;
+    pthread_cond_broadcast(&q->cond);
+    unlock(q);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Event labels (metrics)
+ * ------------------------------------------------------------------------------------------- */
+
+static const struct {
+    ks_event_resource res;
+    const char *name;
+} k_resources[] = {
+    {KS_RES_POD, "Pod"},
+    {KS_RES_ASSIGNED_POD, "AssignedPod"},
+    {KS_RES_UNSCHEDULED_POD, "UnschedulablePod"},
+    {KS_RES_NODE, "Node"},
+    {KS_RES_NAMESPACE, "Namespace"},
+    {KS_RES_SERVICE, "Service"},
+    {KS_RES_PDB, "PodDisruptionBudget"},
+    {KS_RES_REPLICASET, "ReplicaSet"},
+    {KS_RES_STATEFULSET, "StatefulSet"},
+    {KS_RES_WILDCARD, "*"},
+};
+
+/* upstream fwk.ActionType.String() */
+static const struct {
+    uint32_t actions;
+    const char *name;
+} k_actions[] = {
+    {KS_ACT_ADD, "Add"},
+    {KS_ACT_DELETE, "Delete"},
+    {KS_ACT_UPDATE_NODE_ALLOCATABLE, "UpdateNodeAllocatable"},
+    {KS_ACT_UPDATE_NODE_LABEL, "UpdateNodeLabel"},
+    {KS_ACT_UPDATE_NODE_TAINT, "UpdateNodeTaint"},
+    {KS_ACT_UPDATE_NODE_CONDITION, "UpdateNodeCondition"},
+    {KS_ACT_UPDATE_NODE_ANNOTATION, "UpdateNodeAnnotation"},
+    {KS_ACT_UPDATE_POD_LABEL, "UpdatePodLabel"},
+    {KS_ACT_UPDATE_POD_SCALE_DOWN, "UpdatePodScaleDown"},
+    {KS_ACT_UPDATE_POD_TOLERATIONS, "UpdatePodToleration"},
+    {KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"},
+    {KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"},
+    {KS_ACT_UPDATE, "Update"},
+    {KS_ACT_ALL, "All"},
+};
+
+#define N_RES (sizeof(k_resources) / sizeof(k_resources[0]))
+#define N_ACT (sizeof(k_actions) / sizeof(k_actions[0]))
+static char k_labels[N_RES][N_ACT][64]; /* filled once: "<resource><action>" */
+static pthread_once_t k_labels_once = PTHREAD_ONCE_INIT;
+
+static void labels_init(void)
+{
+    for (size_t r = 0; r < N_RES; r++)
+        for (size_t a = 0; a < N_ACT; a++)
+            snprintf(k_labels[r][a], sizeof(k_labels[r][a]), "%s%s", k_resources[r].name, k_actions[a].name);
+}
+
+const char *ks__queue_event_label(const ks_cluster_event *ev)
+{
+    pthread_once(&k_labels_once, labels_init);
+    for (size_t r = 0; r < N_RES; r++) {
+        if (k_resources[r].res != ev->resource)
+            continue;
+        for (size_t a = 0; a < N_ACT; a++)
+            if (k_actions[a].actions == ev->actions)
+                return k_labels[r][a];
+        break;
+    }
+    return "";
+}

@@ -1,0 +1,146 @@
+/*
+ * The scheduler: profiles (one framework each), cache, snapshot, queue, the scheduling cycle
+ * (schedule_one.c) and the asynchronous binding cycle (binding.c), wired to a cluster source.
+ *
+ * A cluster source feeds object events in (ks__scheduler_on_*) and performs the side effects the
+ * scheduler asks for (ks_source_ops): the file source of `simulate` binds in memory, the API
+ * source talks to a kube-apiserver. The scheduler does not know which one it runs with.
+ *
+ * Threads: on_* event functions may be called from any thread. ks__scheduler_schedule_one runs on
+ * the one scheduling thread; it uses the Filter/Score worker pool and hands each scheduled pod to
+ * the binding pool. Source and observer callbacks say which thread calls them.
+ */
+#ifndef KS_CORE_SCHEDULER_H
+#define KS_CORE_SCHEDULER_H
+
+#include <stdint.h>
+
+#include "sched/cache.h"
+#include "config/config.h"
+#include "sched/framework.h"
+#include "sched/queue.h"
+
+/* Side effects, performed by the cluster source. */
+typedef struct ks_source_ops {
+    void *ctx;
+    /* Binding thread: make pod bound to node (POST pods/binding, or in memory). */
+    ks_code (*bind)(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st);
+    /* Binding thread: the pod is bound (the Scheduled event). May be NULL. */
+    void (*scheduled)(void *ctx, const ks_pod *pod, ks_sym node, const char *profile);
+    /* Scheduling or binding thread: the attempt failed; reason "Unschedulable" or
+     * "SchedulerError", message in upstream format (status patch + FailedScheduling event).
+     * nominated is KS_SYM_ABSENT unless PostFilter nominated a node. May be NULL. */
+    void (*failed)(void *ctx, const ks_pod *pod, const char *reason, const char *message,
+                   ks_sym nominated, const char *profile);
+    /* Scheduling thread: preemption chose victim on node for preemptor; delete it (the
+     * Preempted event). The scheduler has already dropped it from its own view unless
+     * victims_leave_on_delete_event is set. May be NULL. */
+    void (*evict)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
+    /* Scheduling thread: preemption chose victim, a pod waiting on Permit (not bound yet), and
+     * rejected it instead (victims_leave_on_delete_event only): nothing to delete, the Preempted
+     * event only (upstream). May be NULL. */
+    void (*preempted_waiting)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
+    /* Scheduling thread: a lower-priority pod nominated to the node a preemptor now takes lost
+     * its nomination (upstream clearNominatedNodeName): clear its status.nominatedNodeName.
+     * May be NULL. */
+    void (*clear_nominated)(void *ctx, const ks_pod *pod);
+} ks_source_ops;
+
+/* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */
+typedef struct ks_explain {
+    const ks_framework *fw;
+    uint64_t skip_filter, skip_score;
+    const ks_status *prefilter_status; /* non-NULL when PreFilter rejected every node */
+    size_t nevaluated;
+    const ks_node_info *const *evaluated;
+    const uint16_t *passed;      /* per evaluated node: filter plugins passed before the verdict */
+    const ks_status *statuses;   /* per evaluated node (code KS_SUCCESS: passed all) */
+    size_t nfeasible;
+    const ks_node_info *const *feasible;
+    int scored;                  /* 0 when one feasible node was taken without scoring */
+    const int64_t *scores;       /* [score plugin][feasible], after NormalizeScore */
+    const int64_t *totals;       /* [feasible] weighted sums */
+} ks_explain;
+
+/* Observes attempts (simulate's report, metrics). seq orders attempts as they were made. */
+typedef struct ks_observer {
+    void *ctx;
+    /* Scheduling thread, at the end of each scheduling cycle. result NULL: the pod was assumed on
+     * node and goes to binding (bind_done follows with the same seq). explain is NULL unless the
+     * scheduler was created with explain on. */
+    void (*cycle_done)(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                       const char *result, ks_sym node, const char *message,
+                       const ks_explain *explain);
+    /* Binding thread: result "Scheduled" or "Error" / "Unschedulable" with message. */
+    void (*bind_done)(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                      const char *result, ks_sym node, const char *message);
+    /* Scheduling thread, after cycle_done of the same seq: PostFilter nominated node and these
+     * victims are evicted. May be NULL. */
+    void (*preempted)(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                      ks_pod *const *victims, size_t nvictims);
+} ks_observer;
+
+typedef struct ks_scheduler_opts {
+    const ks_config *cfg;
+    ks_profile_plan *plans; /* cfg->nprofiles entries, borrowed */
+    uint64_t seed;          /* tie-breaking among equal best nodes */
+    int explain;
+    int binding_workers;    /* 0: 16 */
+    int64_t (*now_ns)(void *ctx); /* queue clock; NULL: monotonic */
+    void *clock_ctx;
+    ks_source_ops source;
+    ks_observer observer;
+    /* Preemption victims stay in the cache (still using their node) until the source reports
+     * them gone, as upstream: the live source, whose deletions are confirmed by the watch. 0:
+     * dropped at once (simulate, whose evict is the deletion). */
+    int victims_leave_on_delete_event;
+    /* Registered families to fill (live mode), borrowed; NULL: no metrics and no timing. */
+    const struct ks_sched_metrics *metrics;
+    int plugin_metrics_sample_percent; /* 0: upstream's 10 (tests use 100) */
+} ks_scheduler_opts;
+
+typedef struct ks_scheduler ks_scheduler;
+
+int ks__scheduler_new(const ks_scheduler_opts *opts, ks_scheduler **out, char *err, size_t errlen);
+/* Stops the binding pool (waits for in-flight bindings) and frees everything. */
+void ks__scheduler_free(ks_scheduler *s);
+
+/* Object events from the cluster source. Pods: assigned ones go to the cache, unassigned ones
+ * whose schedulerName is one of the profiles go to the queue (others are ignored: returns
+ * KS_ENOTFOUND so that the caller can report them). Takes references. */
+int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod);
+int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod);
+/* A pod changed (upstream updatePodInCache / updatePodInSchedulingQueue and the informer's
+ * assigned / unscheduled filters). Assigned -> assigned: the cache entry is replaced in place
+ * (one lock: the node's resources are never briefly free) and the changes
+ * (ks__pod_change_actions) move parked pods as AssignedPod update events; an update with none
+ * of those (status, annotations, deletionTimestamp) moves nothing (upstream's queueing hints
+ * skip its generic Pod/Update for every in-tree plugin). Unassigned -> assigned (bound by us
+ * and confirmed, or by someone else): the pod leaves the queue and the nominator, and enters the
+ * cache (confirming an assumed pod), an AssignedPod add event. Unassigned -> unassigned: ignored
+ * when not ours or assumed (the binding cycle owns it); else ks__queue_update when spec_changed
+ * (upstream isPodUpdated); a nominatedNodeName that was set and changed moves pods as an
+ * AssignedPod delete. Takes references. */
+int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed);
+/* upstream PodSchedulingPropertiesChange: the KS_ACT_UPDATE_POD_* bits a pod update carries (0:
+ * none of those; upstream then sends the generic Update). */
+uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod);
+int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node);
+int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
+
+/* One scheduling cycle. Returns 1 when a pod was processed, 0 when the queue was empty
+ * (block == 0) or closed. */
+int ks__scheduler_schedule_one(ks_scheduler *s, int block);
+/* Waits until no binding cycle is in flight. */
+void ks__scheduler_wait_bindings(ks_scheduler *s);
+
+ks_queue *ks__scheduler_queue(ks_scheduler *s);
+ks_cache *ks__scheduler_cache(ks_scheduler *s);
+struct ks_store *ks__scheduler_store(ks_scheduler *s);
+int ks__scheduler_profile_index(ks_scheduler *s, ks_sym scheduler_name); /* -1: none */
+ks_framework *ks__scheduler_framework(ks_scheduler *s, int profile);
+
+/* Upstream numFeasibleNodesToFind (exposed for tests). */
+int32_t ks__num_feasible_nodes_to_find(int32_t percentage, int32_t num_all_nodes);
+
+#endif

@@ -1,0 +1,294 @@
+/* DefaultPreemption: the pure helpers of plugins/defaultpreemption/select.c on hand-made data
+ * (upstream default_preemption_test.go TestCalculateNumCandidates and TestSelectBestCandidate's
+ * orderings, preemption_test.go pickOneNodeForPreemption, filterPodsWithPDBViolation, util
+ * MoreImportantPod / GetEarliestPodStartTime, types.go FitError.Error), plus create() and the
+ * descriptor. The dry run itself needs a scheduling cycle: tests/sim/test_preemption.c. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../defaultpreemption_int.h"
+#include "harness.h"
+
+extern const ks_plugin_desc ks_plugin_default_preemption;
+
+TestSuite(default_preemption, .init = th_init, .fini = th_fini);
+
+static dp_pod P(int32_t prio, int64_t start)
+{
+    return (dp_pod){NULL, KS_SYM_EMPTY, KS_SYM_EMPTY, prio, start, NULL, 0};
+}
+
+/* ---- calculateNumCandidates ---------------------------------------------------------------- */
+
+Test(default_preemption, num_candidates_is_max_of_percentage_and_absolute_capped_at_nodes)
+{
+    struct {
+        int32_t nodes, pct, abs, want;
+    } cases[] = {
+        {10, 10, 100, 10},   /* the defaults on a small cluster: every node */
+        {100, 40, 10, 40},   /* percentage wins */
+        {100, 5, 10, 10},    /* absolute wins */
+        {1000, 10, 100, 100},
+        {5000, 10, 100, 500},
+        {1, 5, 10, 1},       /* never more than the nodes */
+        {0, 10, 100, 0},
+        {5, 10, 0, 0},       /* 5*10/100 truncates to 0 and nothing raises it */
+        {1000, 100, 0, 1000},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_assert_eq(dp_num_candidates(cases[i].nodes, cases[i].pct, cases[i].abs), cases[i].want,
+                     "case %zu", i);
+}
+
+/* ---- MoreImportantPod and sorting ---------------------------------------------------------- */
+
+Test(default_preemption, more_important_is_higher_priority_then_earlier_start)
+{
+    dp_pod hi = P(10, 500), lo = P(5, 100), early = P(10, 100), unset = P(10, DP_START_NOW);
+    cr_assert(dp_more_important(&hi, &lo));
+    cr_assert_not(dp_more_important(&lo, &hi));
+    cr_assert(dp_more_important(&early, &hi));
+    cr_assert_not(dp_more_important(&hi, &early));
+    /* No start time reads as "now": later than any real start. */
+    cr_assert(dp_more_important(&hi, &unset));
+    cr_assert_not(dp_more_important(&hi, &hi));
+}
+
+Test(default_preemption, sort_by_importance_is_stable_and_descending)
+{
+    dp_pod pods[] = {P(1, 300), P(5, 200), P(1, 100), P(5, 200), P(-3, 0), P(5, 50)};
+    pods[1].name = 11; /* the two equal pods keep their order */
+    pods[3].name = 33;
+    dp_sort_by_importance(pods, 6);
+    int32_t prio[] = {5, 5, 5, 1, 1, -3};
+    int64_t start[] = {50, 200, 200, 100, 300, 0};
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(pods[i].priority, prio[i], "pos %d", i);
+        cr_assert_eq(pods[i].start_ns, start[i], "pos %d", i);
+    }
+    cr_assert_eq(pods[1].name, 11);
+    cr_assert_eq(pods[2].name, 33);
+}
+
+/* ---- filterPodsWithPDBViolation ------------------------------------------------------------ */
+
+static ks_label app_a[] = {{1, 2}}; /* app=a (ids stand in for interned symbols) */
+static ks_label app_b[] = {{1, 3}}; /* app=b */
+
+static dp_pod labeled(ks_sym ns, ks_sym name, ks_label *labels)
+{
+    dp_pod p = P(0, 0);
+    p.ns = ns;
+    p.name = name;
+    p.labels = labels;
+    p.nlabels = labels ? 1 : 0;
+    return p;
+}
+
+static ks_pdb_info pdb(ks_sym ns, const ks_label *match, int32_t allowed)
+{
+    ks_pdb_info b;
+    memset(&b, 0, sizeof(b));
+    b.ns = ns;
+    b.selector.present = 1;
+    b.selector.nmatch_labels = match ? 1 : 0;
+    b.selector.match_labels = match;
+    b.disruptions_allowed = allowed;
+    return b;
+}
+
+Test(default_preemption, pdb_violation_counts_earlier_victims_against_the_budget)
+{
+    dp_pod pods[] = {labeled(7, 100, app_a), labeled(7, 101, app_a), labeled(7, 102, app_b),
+                     labeled(7, 103, NULL), labeled(8, 104, app_a)};
+    ks_pdb_info pdbs[] = {pdb(7, app_a, 1)};
+    int32_t allowed[1];
+    uint8_t v[5];
+    dp_pdb_violations(pods, 5, pdbs, 1, allowed, v);
+    /* The first app=a pod uses the one allowed disruption; the second violates. Other labels,
+     * no labels, another namespace: no match. */
+    uint8_t want[] = {0, 1, 0, 0, 0};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(v[i], want[i], "pod %d", i);
+}
+
+Test(default_preemption, pdb_disrupted_pods_do_not_count_again)
+{
+    ks_sym disrupted[] = {100};
+    ks_pdb_info b = pdb(7, app_a, 0);
+    b.ndisrupted = 1;
+    b.disrupted = disrupted;
+    dp_pod pods[] = {labeled(7, 100, app_a), labeled(7, 101, app_a)};
+    int32_t allowed[1];
+    uint8_t v[2];
+    dp_pdb_violations(pods, 2, &b, 1, allowed, v);
+    cr_assert_eq(v[0], 0, "already in disruptedPods");
+    cr_assert_eq(v[1], 1);
+}
+
+Test(default_preemption, pdb_with_empty_or_nil_selector_matches_nothing)
+{
+    ks_pdb_info pdbs[] = {pdb(7, NULL, 0), pdb(7, app_a, 5)};
+    pdbs[1].selector.present = 0; /* nil selector */
+    dp_pod pods[] = {labeled(7, 100, app_a)};
+    int32_t allowed[2];
+    uint8_t v[1];
+    dp_pdb_violations(pods, 1, pdbs, 2, allowed, v);
+    cr_assert_eq(v[0], 0);
+}
+
+Test(default_preemption, pdb_any_matching_budget_below_zero_violates)
+{
+    ks_pdb_info pdbs[] = {pdb(7, app_a, 3), pdb(7, app_a, 0)};
+    dp_pod pods[] = {labeled(7, 100, app_a)};
+    int32_t allowed[2];
+    uint8_t v[1];
+    dp_pdb_violations(pods, 1, pdbs, 2, allowed, v);
+    cr_assert_eq(v[0], 1);
+    cr_assert_eq(allowed[0], 2, "every matching budget is decremented");
+    cr_assert_eq(allowed[1], -1);
+}
+
+/* ---- pickOneNodeForPreemption -------------------------------------------------------------- */
+
+static dp_candidate cand(ks_sym node, dp_pod *victims, size_t n, int64_t pdb_violations)
+{
+    return (dp_candidate){node, victims, n, pdb_violations};
+}
+
+static size_t pick(dp_candidate *c, size_t n)
+{
+    size_t scratch[16];
+    return dp_pick_one(c, n, scratch);
+}
+
+Test(default_preemption, pick_prefers_fewest_pdb_violations)
+{
+    dp_pod a[] = {P(1, 0)}, b[] = {P(100, 0), P(100, 0)};
+    dp_candidate c[] = {cand(1, a, 1, 1), cand(2, b, 2, 0)};
+    cr_assert_eq(pick(c, 2), 1);
+}
+
+Test(default_preemption, pick_prefers_lowest_highest_victim_priority)
+{
+    /* upstream "node with min highest priority pod is picked" */
+    dp_pod a[] = {P(30, 0), P(1, 0)}, b[] = {P(20, 0), P(20, 0), P(20, 0)}, d[] = {P(25, 0)};
+    dp_candidate c[] = {cand(1, a, 2, 0), cand(2, b, 3, 0), cand(3, d, 1, 0)};
+    cr_assert_eq(pick(c, 3), 1);
+}
+
+Test(default_preemption, pick_breaks_priority_ties_by_sum_with_negative_priorities_shifted)
+{
+    /* "when highest priorities are the same, minimum sum of lower priority pods is used" */
+    dp_pod a[] = {P(10, 0), P(5, 0)}, b[] = {P(10, 0), P(1, 0)};
+    dp_candidate c[] = {cand(1, a, 2, 0), cand(2, b, 2, 0)};
+    cr_assert_eq(pick(c, 2), 1);
+    /* Without the MaxInt32+1 shift, three pods of -100 would sum lower than one of -100. */
+    dp_pod x[] = {P(-100, 0), P(-100, 0), P(-100, 0)}, y[] = {P(-100, 0)};
+    dp_candidate d[] = {cand(1, x, 3, 0), cand(2, y, 1, 0)};
+    cr_assert_eq(pick(d, 2), 1);
+}
+
+Test(default_preemption, pick_then_fewest_victims)
+{
+    /* The shifted sums tie only when the extra victim has priority MinInt32 (it adds 0): then
+     * the node with fewer victims wins. */
+    dp_pod a[] = {P(7, 0), P(INT32_MIN, 0)}, b[] = {P(7, 0)};
+    dp_candidate c[] = {cand(1, a, 2, 0), cand(2, b, 1, 0)};
+    cr_assert_eq(pick(c, 2), 1);
+}
+
+Test(default_preemption, pick_then_latest_start_of_highest_priority_victims)
+{
+    /* "same priority, same number of victims, different start time for each node's pod" */
+    dp_pod a[] = {P(10, 100), P(10, 300)}, b[] = {P(10, 200), P(10, 400)},
+           d[] = {P(10, 150), P(10, 500)};
+    dp_candidate c[] = {cand(1, a, 2, 0), cand(2, b, 2, 0), cand(3, d, 2, 0)};
+    cr_assert_eq(pick(c, 3), 1, "earliest start per node: 100, 200, 150");
+    /* An unset start time is "now", the latest. */
+    dp_pod e[] = {P(10, DP_START_NOW)};
+    dp_pod f[] = {P(10, 1000)};
+    dp_candidate g[] = {cand(1, f, 1, 0), cand(2, e, 1, 0)};
+    cr_assert_eq(pick(g, 2), 1);
+}
+
+Test(default_preemption, pick_takes_the_first_when_all_tie_and_zero_victims_win)
+{
+    dp_pod a[] = {P(3, 7)}, b[] = {P(3, 7)};
+    dp_candidate c[] = {cand(1, a, 1, 0), cand(2, b, 1, 0)};
+    cr_assert_eq(pick(c, 2), 0);
+    dp_candidate d[] = {cand(1, a, 1, 0), cand(2, NULL, 0, 0)};
+    cr_assert_eq(pick(d, 2), 1);
+    cr_assert_eq(pick(c, 1), 0);
+}
+
+Test(default_preemption, earliest_start_considers_only_the_highest_priority_victims)
+{
+    /* util.GetEarliestPodStartTime: the list is not necessarily sorted. */
+    dp_pod v[] = {P(5, 50), P(9, 300), P(9, 200), P(1, 10)};
+    dp_candidate c = cand(1, v, 4, 0);
+    cr_assert_eq(dp_earliest_start_of_highest(&c), 200);
+}
+
+/* ---- FitError.Error ------------------------------------------------------------------------ */
+
+Test(default_preemption, fit_error_sorts_count_and_reason_as_strings)
+{
+    dp_reason r[] = {{"Preemption is not helpful for scheduling", 2},
+                     {"No preemption victims found for incoming pod", 1}};
+    char out[256];
+    size_t n = dp_fit_error(out, sizeof(out), 3, r, 2);
+    cr_assert_str_eq(out, "0/3 nodes are available: 1 No preemption victims found for incoming "
+                          "pod, 2 Preemption is not helpful for scheduling.");
+    cr_assert_eq(n, strlen(out));
+    /* Go's sort.Strings compares the text: "10 ..." sorts before "9 ...". */
+    dp_reason s[] = {{"B", 9}, {"A", 10}, {"A", 9}};
+    dp_fit_error(out, sizeof(out), 28, s, 3);
+    cr_assert_str_eq(out, "0/28 nodes are available: 10 A, 9 A, 9 B.");
+}
+
+Test(default_preemption, fit_error_reports_its_length_and_truncates_safely)
+{
+    dp_reason r[] = {{"Preemption is not helpful for scheduling", 4}};
+    size_t need = dp_fit_error(NULL, 0, 4, r, 1);
+    char small[16];
+    cr_assert_eq(dp_fit_error(small, sizeof(small), 4, r, 1), need);
+    cr_assert_eq(strlen(small), sizeof(small) - 1);
+    cr_assert_eq(need,
+                 strlen("0/4 nodes are available: 4 Preemption is not helpful for scheduling."));
+}
+
+/* ---- the descriptor and create() ----------------------------------------------------------- */
+
+Test(default_preemption, descriptor_is_post_filter_only)
+{
+    const ks_plugin_desc *d = &ks_plugin_default_preemption;
+    cr_assert_str_eq(d->name, "DefaultPreemption");
+    cr_assert_not_null(d->post_filter);
+    cr_assert_null(d->filter);
+    cr_assert_null(d->pre_filter);
+    cr_assert_null(d->pre_enqueue);
+    cr_assert_null(d->score);
+    ks_cluster_event ev[4];
+    cr_assert_eq(d->events_to_register(NULL, ev, 4), 0);
+}
+
+Test(default_preemption, create_accepts_default_and_explicit_args)
+{
+    cr_assert_not_null(th_plugin_new(&ks_plugin_default_preemption, NULL));
+    cr_assert_not_null(th_plugin_new(
+        &ks_plugin_default_preemption,
+        "{'minCandidateNodesPercentage':0,'minCandidateNodesAbsolute':1}"));
+}
+
+Test(default_preemption, create_refuses_out_of_range_args)
+{
+    char err[256];
+    cr_assert_null(th_plugin_try_new(
+        &ks_plugin_default_preemption,
+        "{'minCandidateNodesPercentage':0,'minCandidateNodesAbsolute':0}", err, sizeof(err)));
+    cr_assert(strstr(err, "minCandidateNodesPercentage"), "%s", err);
+    cr_assert_null(th_plugin_try_new(&ks_plugin_default_preemption,
+                                     "{'minCandidateNodesPercentage':101}", err, sizeof(err)));
+}
