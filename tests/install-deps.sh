@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config python3 libcjson-dev libyaml-dev
-          libcurl4-openssl-dev libssl-dev libcriterion-dev
+          libcurl4-openssl-dev libssl-dev libcriterion-dev clang-format-16
           jq openssl curl ca-certificates iproute2)  # the last five: tests/e2e
 missing=()
 for p in "${packages[@]}"; do
