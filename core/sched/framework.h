@@ -26,6 +26,7 @@
 #include "sched/cache.h"
 #include "config/config.h"
 #include "kubesched/plugin.h"
+#include "sched/parallelize.h"
 
 #define KS_STATUS_BUF 488
 
@@ -166,6 +167,7 @@ typedef struct ks_framework {
     size_t n[KS_PT_COUNT];
     ks_point_entry *pt[KS_PT_COUNT];
     struct ks_fw_metrics *metrics; /* NULL: no metrics, no timing (simulate) */
+    const ks_parallelizer *parallelizer; /* the scheduler's, borrowed: Score runs on it */
 } ks_framework;
 
 /* Instantiates every plugin of plan (create with its args). On failure, the plugins already
@@ -190,6 +192,19 @@ ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 void ks__post_filter_result_clear(ks_post_filter_result *r);
 ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                              const ks_node_info *const *nodes, size_t n, ks_status *st);
+/* Where RunScorePlugins writes, sized by the caller for n nodes and the profile's Score plugins. */
+typedef struct ks_score_scratch {
+    int64_t *scores;     /* [score plugin][node]: after NormalizeScore (a skipped plugin: 0) */
+    ks_node_score *norm; /* [node]: NormalizeScore's working list */
+    int64_t *totals;     /* [node]: the weighted sums */
+} ks_score_scratch;
+/* Upstream RunScorePlugins: Score on every node (in parallel, on fw->parallelizer), then per
+ * plugin NormalizeScore, the [0, 100] range check and the weight. KS_ERROR with st on a failure.
+ * Called with at least one Score plugin (upstream prioritizeNodes gives every node score 1
+ * without any). */
+ks_code ks__fw_run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                 const ks_node_info *const *nodes, size_t n,
+                                 ks_score_scratch *out, ks_status *st);
 ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                            ks_status *st);
 void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
