@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "kubesched/plugin.h"
-#include "util/metrics.h"
+#include "sched/sched_families.h"
 
 struct ks_framework;
 
