@@ -114,12 +114,25 @@ typedef struct ks_nominated_set {
     const ks_pod **pods;
 } ks_nominated_set;
 
-/* Services a cycle borrows from the scheduler (set by the scheduling thread). */
+/* The scheduler's state a cycle reaches through the host table (ks_cycle_hooks), instead of
+ * process globals: one set per scheduler (or test harness), borrowed by every cycle it runs and
+ * by their clones. The binding side effect and the store are set at construction and read-only
+ * afterwards (any thread); the nominated pods and the generator are refreshed and used by the
+ * scheduling thread for each cycle. A cycle without hooks (NULL) sees no nominated pods, no
+ * store, no randomness and cannot bind. */
+typedef ks_code (*ks_bind_hook)(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                ks_status *st);
 typedef struct ks_cycle_hooks {
     size_t nnominated;
     ks_nominated_set *nominated;
     uint64_t (*rand)(void *ctx);
     void *rand_ctx;
+    /* bind_pod: the scheduler routes it to its cluster source. Binding threads. */
+    ks_bind_hook bind;
+    void *bind_ctx;
+    /* The Namespaces, Services, PDBs, ... that namespace_labels, pod_owner_selectors and pdbs
+     * read (borrowed). */
+    struct ks_store *store;
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream

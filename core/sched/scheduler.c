@@ -175,10 +175,11 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     ks__nominator_init(s);
     s->hooks.rand = ks__sched_rand;
     s->hooks.rand_ctx = s;
+    s->hooks.bind = bind_through_source;
+    s->hooks.bind_ctx = s;
+    s->hooks.store = s->store;
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
-    ks__host_set_bind_hook(bind_through_source, s);
-    ks__host_set_store(s->store);
     ks__host_set_permit_hook(ks__permit_hook, s);
     *out = s;
     return 0;
@@ -197,9 +198,7 @@ void ks__scheduler_free(ks_scheduler *s)
         ks__scheduler_wait_bindings(s);
         ks__binding_stop(s);
     }
-    ks__host_set_bind_hook(NULL, NULL);
     ks__host_set_permit_hook(NULL, NULL);
-    ks__host_set_store(NULL);
     ks__queue_free(s->queue);
     ks__store_free(s->store);
     ks__pool_free(s->par.pool);
