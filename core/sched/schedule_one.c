@@ -178,14 +178,20 @@ static int evaluate_nominated_node(sched_cycle *c)
 
 /* ---- Filter -------------------------------------------------------------------------------- */
 
-/* upstream numFeasibleNodesToFind, and hasScoring: without Score plugins the first feasible node
- * is as good as any, so one is enough. */
+/* upstream hasScoring (kubesched has no extenders). */
+static int has_scoring(const ks_framework *fw)
+{
+    return fw->n[KS_PT_SCORE] > 0;
+}
+
+/* upstream numFeasibleNodesToFind; without scoring the first feasible node is as good as any, so
+ * one is enough. */
 static size_t num_nodes_to_find(const sched_cycle *c)
 {
     int32_t percentage = c->fw->percentage_of_nodes_to_score >= 0
                              ? c->fw->percentage_of_nodes_to_score
                              : c->s->cfg->percentage_of_nodes_to_score;
-    if (c->fw->n[KS_PT_SCORE] == 0)
+    if (!has_scoring(c->fw))
         return 1;
     return (size_t)ks__num_feasible_nodes_to_find(percentage, (int32_t)c->ncand);
 }
@@ -333,7 +339,7 @@ static ks_code prioritize_nodes(sched_cycle *c)
     ks_code code = ks__fw_run_pre_score(c->fw, c->state, c->pod, nodes, c->nfeasible, &c->st);
     if (code != KS_SUCCESS)
         return fail_status(c, &c->st, 0);
-    if (c->fw->n[KS_PT_SCORE] == 0) {
+    if (!has_scoring(c->fw)) {
         for (size_t f = 0; f < c->nfeasible; f++)
             sc->totals[f] = 1;
     } else {
