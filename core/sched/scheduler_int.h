@@ -1,6 +1,14 @@
 /*
- * Private state of the scheduler, shared by scheduler.c (construction, events, queue hooks),
- * schedule_one.c (the scheduling cycle) and binding.c (the binding cycle, Permit waiting).
+ * Private state of the scheduler, shared by its files. Calls between them go one way:
+ *
+ *   schedule_one.c (the scheduling cycle)
+ *     -> scheduler.c (construction, events, queue hooks, the seeded generator)
+ *     -> binding.c (the binding cycle, Permit waiting)
+ *     -> failure.c (handleSchedulingFailure), nominator.c, fit_error.c, cycle_scratch.c,
+ *        sched_metrics.c, parallelize.c, framework.c
+ *
+ * scheduler.c calls binding.c, nominator.c, cycle_scratch.c and sched_metrics.c; binding.c calls
+ * failure.c and sched_metrics.c; failure.c calls sched_metrics.c; none calls back up.
  */
 #ifndef KS_CORE_SCHEDULER_INT_H
 #define KS_CORE_SCHEDULER_INT_H
