@@ -213,10 +213,8 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     pthread_mutex_lock(&s->bind_mu);
     int permit = wait_on_permit(s, j);
     pthread_mutex_unlock(&s->bind_mu);
-    if (s->metrics && j->waited) /* upstream WaitOnPermit: the status code it ended with */
-        ks__metrics_observe(KS_METRICS_WITH(s->metrics->permit_wait_duration,
-                                            ks__code_label(permit ? KS_UNSCHEDULABLE : KS_SUCCESS)),
-                            ks__seconds_since(j->submit_ns));
+    if (j->waited) /* upstream WaitOnPermit: the status code it ended with */
+        ks__sched_metrics_permit_wait(s, permit == 0, j->submit_ns);
     if (permit != 0) {
         char *m = NULL;
         size_t len = strlen(j->reject_msg) + 64;
@@ -246,10 +244,9 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     if (s->source.scheduled)
         s->source.scheduled(s->source.ctx, j->assumed, node, j->fw->profile_name);
     report_bind(s, j, "Scheduled", node, NULL);
-    if (s->metrics) { /* upstream bindingCycle: PodScheduled, attempts, SLI, before PostBind */
-        ks__sched_metrics_attempt(s, j->qp->profile, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
-        ks__sched_metrics_bound(s, j->qp);
-    }
+    /* upstream bindingCycle: PodScheduled, attempts, SLI, before PostBind */
+    ks__sched_metrics_attempt(s, j->qp->profile, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
+    ks__sched_metrics_bound(s, j->qp);
     ks__fw_run_post_bind(j->fw, j->cycle, j->assumed, node);
     ks__queue_done(s->queue, j->qp);
     j->qp = NULL;
@@ -279,7 +276,7 @@ static void *binder_main(void *arg)
         pthread_mutex_unlock(&s->bind_mu);
 
         run_job(s, j);
-        ks__metrics_dec(s->binding_goroutines); /* NULL without metrics */
+        ks__sched_metrics_binding(s, -1);
         ks__cycle_free(j->cycle);
         ks__pod_unref(j->assumed);
         free(j);
@@ -371,7 +368,7 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     j->timeout_ms = timeout_ms;
     j->waited = waiting != 0;
     j->submit_ns = s->metrics ? ks__mono_ns() : 0;
-    ks__metrics_inc(s->binding_goroutines); /* upstream Goroutines{binding}: the binding goroutine */
+    ks__sched_metrics_binding(s, +1); /* upstream Goroutines{binding}: the binding goroutine */
     pthread_mutex_lock(&s->bind_mu);
     if (waiting)
         ks__strmap_put(&s->waiting, assumed->uid, j, NULL);

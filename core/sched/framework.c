@@ -12,6 +12,8 @@
 #include "sched/framework_metrics.h"
 #include "api/intern.h"
 #include "util/parallel.h"
+#include "sched/parallelize.h"
+#include <pthread.h>
 
 /* ---- statuses ------------------------------------------------------------------------------ */
 
@@ -873,19 +875,180 @@ ks_code ks__fw_run_filter_with_nominated(ks_framework *fw, ks_cycle *cycle, ks_p
     return ks__fw_run_filter(fw, cycle, pod, ni, st, passed_count);
 }
 
+/* ---- Score (upstream RunScorePlugins) ------------------------------------------------------ */
+
+typedef struct score_job {
+    ks_framework *fw;
+    ks_cycle *cycle;
+    ks_pod *pod;
+    const ks_node_info *const *nodes;
+    size_t n;
+    int64_t *scores; /* [plugin][node] */
+    _Atomic int error;
+    ks_status err_status; /* the first failure, under err_mu */
+    pthread_mutex_t err_mu;
+} score_job;
+
+/* The first failing Score call wins the cycle's error (upstream: the parallel loop is cancelled
+ * with the first error). */
+static void score_failed(score_job *j, const ks_plugin_inst *in, const ks_status *st)
+{
+    pthread_mutex_lock(&j->err_mu);
+    if (!j->error) {
+        char msg[KS_STATUS_BUF], wrapped[KS_STATUS_BUF + 64];
+        ks__status_message(st, msg, sizeof(msg));
+        snprintf(wrapped, sizeof(wrapped), "running Score plugin %s: %s", in->name, msg);
+        ks__status_reset(&j->err_status);
+        ks__status_add(&j->err_status, wrapped);
+        j->error = 1;
+    }
+    pthread_mutex_unlock(&j->err_mu);
+}
+
+/* One node's scores. instr is a constant at each call below: the copy the scheduler runs without
+ * metrics (or in an unsampled cycle without evaluation counters) has no metrics code at all. The
+ * evaluation counters use this worker's row. */
+static inline __attribute__((always_inline)) int score_node(score_job *j, size_t i, int worker,
+                                                            const int instr)
+{
+    ks_cycle *cycle = j->cycle;
+    uint32_t *evals = instr && cycle->evals
+                          ? cycle->evals + ((size_t)KS_EVAL_SCORE * cycle->eval_rows +
+                                            (size_t)worker) * KS_EVAL_STRIDE
+                          : NULL;
+    for (size_t p = 0; p < j->fw->n[KS_PT_SCORE]; p++) {
+        int64_t v = 0;
+        if (!(cycle->skip_score & (1ull << p))) {
+            ks_plugin_inst *in = j->fw->pt[KS_PT_SCORE][p].inst;
+            ks_status st;
+            ks__status_reset(&st);
+            ks_code code;
+            if (instr && evals) /* plugin_evaluation_total */
+                evals[in->index]++;
+            if (instr)
+                PCALL(j->fw, cycle, in, KS_EP_SCORE, code,
+                      in->desc->score(in->self, cycle, j->pod, j->nodes[i], &v, &st));
+            else
+                code = CALL(in, in->desc->score(in->self, cycle, j->pod, j->nodes[i], &v, &st));
+            current_plugin = NULL;
+            if (code != KS_SUCCESS) {
+                score_failed(j, in, &st);
+                return 1;
+            }
+        }
+        j->scores[p * j->n + i] = v;
+    }
+    return 0;
+}
+
+static __attribute__((noinline)) int score_one_instrumented(score_job *j, size_t i, int worker)
+{
+    return score_node(j, i, worker, 1);
+}
+
+static int score_one(void *ctx, size_t i, int worker)
+{
+    score_job *j = ctx;
+    if (__builtin_expect(j->cycle->evals != NULL || j->cycle->sampled, 0))
+        return score_one_instrumented(j, i, worker);
+    return score_node(j, i, worker, 0);
+}
+
+/* NormalizeScore of score plugin p over its row (upstream: the plugin's ScoreExtensions). */
+static ks_code normalize_row(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, size_t p,
+                             const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                             ks_status *st)
+{
+    ks_plugin_inst *in = fw->pt[KS_PT_SCORE][p].inst;
+    int64_t *row = &out->scores[p * n];
+    for (size_t f = 0; f < n; f++)
+        out->norm[f] = (ks_node_score){nodes[f], row[f]};
+    ks__status_reset(st);
+    ks_code code;
+    PCALL(fw, cycle, in, KS_EP_SCORE_NORMALIZE, code,
+          in->desc->normalize_score(in->self, cycle, pod, out->norm, n, st));
+    current_plugin = NULL;
+    if (code != KS_SUCCESS) {
+        char msg[KS_STATUS_BUF], w[KS_STATUS_BUF + 64];
+        ks__status_message(st, msg, sizeof(msg));
+        snprintf(w, sizeof(w), "running Normalize on Score plugin %s: %s", in->name, msg);
+        ks__status_reset(st);
+        ks__status_add(st, w);
+        return KS_ERROR;
+    }
+    for (size_t f = 0; f < n; f++)
+        row[f] = out->norm[f].score;
+    return KS_SUCCESS;
+}
+
+/* The range check after NormalizeScore, then the weighted sum into the totals. */
+static ks_code weigh_row(ks_framework *fw, size_t p, size_t n, ks_score_scratch *out,
+                         ks_status *st)
+{
+    ks_point_entry *pe = &fw->pt[KS_PT_SCORE][p];
+    const int64_t *row = &out->scores[p * n];
+    for (size_t f = 0; f < n; f++) {
+        if (row[f] > KS_MAX_NODE_SCORE || row[f] < KS_MIN_NODE_SCORE) {
+            char w[KS_STATUS_BUF];
+            snprintf(w, sizeof(w),
+                     "plugin %s returns an invalid score %lld, it should in the range of [0, 100] "
+                     "after normalizing",
+                     pe->inst->name, (long long)row[f]);
+            ks__status_reset(st);
+            ks__status_add(st, w);
+            return KS_ERROR;
+        }
+        out->totals[f] += row[f] * pe->weight;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_code run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                 const ks_node_info *const *nodes, size_t n,
+                                 ks_score_scratch *out, ks_status *st)
+{
+    score_job job = {.fw = fw, .cycle = cycle, .pod = pod, .nodes = nodes, .n = n,
+                     .scores = out->scores};
+    pthread_mutex_init(&job.err_mu, NULL);
+    ks__parallelizer_until(fw->parallelizer, KS_OP_SCORE, n, score_one, &job);
+    pthread_mutex_destroy(&job.err_mu);
+    if (job.error) {
+        *st = job.err_status;
+        return KS_ERROR;
+    }
+    for (size_t f = 0; f < n; f++)
+        out->totals[f] = 0;
+    for (size_t p = 0; p < fw->n[KS_PT_SCORE]; p++) {
+        if (cycle->skip_score & (1ull << p))
+            continue; /* contributes 0 */
+        ks_code code = KS_SUCCESS;
+        if (fw->pt[KS_PT_SCORE][p].inst->desc->normalize_score)
+            code = normalize_row(fw, cycle, pod, p, nodes, n, out, st);
+        if (code == KS_SUCCESS)
+            code = weigh_row(fw, p, n, out, st);
+        if (code != KS_SUCCESS)
+            return code;
+    }
+    return KS_SUCCESS;
+}
+
 /* ---- extension points with their duration (framework_extension_point_duration_seconds) ------ */
 
-/* Each runs the point and, when the framework has metrics, observes how long it took with the
- * status it ended with, as upstream's Run<Point>Plugins defers. */
+/* Runs one extension point, `code = call`, and, when the framework has metrics and `timed`, observes
+ * how long it took with the status it ended with, as upstream's Run<Point>Plugins defers. */
+#define RUN_POINT(fw, ep, timed, code, call)                                                       \
+    do {                                                                                           \
+        int64_t t0_ = (timed) ? ks__fw_metrics_ep_start((fw)->metrics) : 0;                        \
+        (code) = (call);                                                                           \
+        if (t0_)                                                                                   \
+            ks__fw_metrics_ep((fw)->metrics, (ep), (code), t0_);                                   \
+    } while (0)
 
 ks_code ks__fw_run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                               ks_prefilter_result *result, int *restricted, ks_status *st)
 {
-    if (!fw->metrics)
-        return run_pre_filter(fw, cycle, pod, result, restricted, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_pre_filter(fw, cycle, pod, result, restricted, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_FILTER, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_PRE_FILTER, 1, c, run_pre_filter(fw, cycle, pod, result, restricted, st));
     return c;
 }
 
@@ -894,89 +1057,71 @@ ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                                ks_status *st)
 {
     /* upstream runs (and times) PostFilter only when the profile has PostFilter plugins */
-    if (!fw->metrics || fw->n[KS_PT_POST_FILTER] == 0)
-        return run_post_filter(fw, cycle, pod, o, result, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_post_filter(fw, cycle, pod, o, result, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_POST_FILTER, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_POST_FILTER, fw->n[KS_PT_POST_FILTER] > 0, c,
+              run_post_filter(fw, cycle, pod, o, result, st));
     return c;
 }
 
 ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                              const ks_node_info *const *nodes, size_t n, ks_status *st)
 {
-    if (!fw->metrics)
-        return run_pre_score(fw, cycle, pod, nodes, n, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_pre_score(fw, cycle, pod, nodes, n, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_SCORE, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_PRE_SCORE, 1, c, run_pre_score(fw, cycle, pod, nodes, n, st));
+    return c;
+}
+
+ks_code ks__fw_run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                 const ks_node_info *const *nodes, size_t n,
+                                 ks_score_scratch *out, ks_status *st)
+{
+    ks_code c;
+    RUN_POINT(fw, KS_EP_SCORE, 1, c, run_score_plugins(fw, cycle, pod, nodes, n, out, st));
     return c;
 }
 
 ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                            ks_status *st)
 {
-    if (!fw->metrics)
-        return run_reserve(fw, cycle, pod, node, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_reserve(fw, cycle, pod, node, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_RESERVE, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_RESERVE, 1, c, run_reserve(fw, cycle, pod, node, st));
     return c;
 }
 
 void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
 {
-    if (!fw->metrics) {
-        run_unreserve(fw, cycle, pod, node);
-        return;
-    }
-    int64_t t0 = ks__mono_ns();
-    run_unreserve(fw, cycle, pod, node);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_UNRESERVE, KS_SUCCESS, t0);
+    ks_code c; /* upstream records the calls that return nothing as Success */
+    RUN_POINT(fw, KS_EP_UNRESERVE, 1, c, (run_unreserve(fw, cycle, pod, node), KS_SUCCESS));
 }
 
 ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                           int64_t *timeout_ms, uint64_t *waiting, ks_status *st)
 {
-    if (!fw->metrics)
-        return run_permit(fw, cycle, pod, node, timeout_ms, waiting, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_permit(fw, cycle, pod, node, timeout_ms, waiting, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_PERMIT, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_PERMIT, 1, c, run_permit(fw, cycle, pod, node, timeout_ms, waiting, st));
     return c;
 }
 
 ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                             ks_status *st)
 {
-    if (!fw->metrics)
-        return run_pre_bind(fw, cycle, pod, node, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_pre_bind(fw, cycle, pod, node, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_BIND, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_PRE_BIND, 1, c, run_pre_bind(fw, cycle, pod, node, st));
     return c;
 }
 
 ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                         ks_status *st)
 {
-    if (!fw->metrics)
-        return run_bind(fw, cycle, pod, node, st);
-    int64_t t0 = ks__mono_ns();
-    ks_code c = run_bind(fw, cycle, pod, node, st);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_BIND, c, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_BIND, 1, c, run_bind(fw, cycle, pod, node, st));
     return c;
 }
 
 void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node)
 {
-    if (!fw->metrics) {
-        run_post_bind(fw, cycle, pod, node);
-        return;
-    }
-    int64_t t0 = ks__mono_ns();
-    run_post_bind(fw, cycle, pod, node);
-    ks__fw_metrics_ep(fw->metrics, KS_EP_POST_BIND, KS_SUCCESS, t0);
+    ks_code c;
+    RUN_POINT(fw, KS_EP_POST_BIND, 1, c, (run_post_bind(fw, cycle, pod, node), KS_SUCCESS));
 }
 
 ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index)

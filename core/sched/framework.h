@@ -26,6 +26,7 @@
 #include "sched/cache.h"
 #include "config/config.h"
 #include "kubesched/plugin.h"
+#include "sched/parallelize.h"
 
 #define KS_STATUS_BUF 488
 
@@ -113,12 +114,25 @@ typedef struct ks_nominated_set {
     const ks_pod **pods;
 } ks_nominated_set;
 
-/* Services a cycle borrows from the scheduler (set by the scheduling thread). */
+/* The scheduler's state a cycle reaches through the host table (ks_cycle_hooks), instead of
+ * process globals: one set per scheduler (or test harness), borrowed by every cycle it runs and
+ * by their clones. The binding side effect and the store are set at construction and read-only
+ * afterwards (any thread); the nominated pods and the generator are refreshed and used by the
+ * scheduling thread for each cycle. A cycle without hooks (NULL) sees no nominated pods, no
+ * store, no randomness and cannot bind. */
+typedef ks_code (*ks_bind_hook)(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                ks_status *st);
 typedef struct ks_cycle_hooks {
     size_t nnominated;
     ks_nominated_set *nominated;
     uint64_t (*rand)(void *ctx);
     void *rand_ctx;
+    /* bind_pod: the scheduler routes it to its cluster source. Binding threads. */
+    ks_bind_hook bind;
+    void *bind_ctx;
+    /* The Namespaces, Services, PDBs, ... that namespace_labels, pod_owner_selectors and pdbs
+     * read (borrowed). */
+    struct ks_store *store;
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream
@@ -166,6 +180,7 @@ typedef struct ks_framework {
     size_t n[KS_PT_COUNT];
     ks_point_entry *pt[KS_PT_COUNT];
     struct ks_fw_metrics *metrics; /* NULL: no metrics, no timing (simulate) */
+    const ks_parallelizer *parallelizer; /* the scheduler's, borrowed: Score runs on it */
 } ks_framework;
 
 /* Instantiates every plugin of plan (create with its args). On failure, the plugins already
@@ -190,6 +205,19 @@ ks_code ks__fw_run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 void ks__post_filter_result_clear(ks_post_filter_result *r);
 ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                              const ks_node_info *const *nodes, size_t n, ks_status *st);
+/* Where RunScorePlugins writes, sized by the caller for n nodes and the profile's Score plugins. */
+typedef struct ks_score_scratch {
+    int64_t *scores;     /* [score plugin][node]: after NormalizeScore (a skipped plugin: 0) */
+    ks_node_score *norm; /* [node]: NormalizeScore's working list */
+    int64_t *totals;     /* [node]: the weighted sums */
+} ks_score_scratch;
+/* Upstream RunScorePlugins: Score on every node (in parallel, on fw->parallelizer), then per
+ * plugin NormalizeScore, the [0, 100] range check and the weight. KS_ERROR with st on a failure.
+ * Called with at least one Score plugin (upstream prioritizeNodes gives every node score 1
+ * without any). */
+ks_code ks__fw_run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                 const ks_node_info *const *nodes, size_t n,
+                                 ks_score_scratch *out, ks_status *st);
 ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                            ks_status *st);
 void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);

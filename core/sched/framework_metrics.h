@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "kubesched/plugin.h"
-#include "util/metrics.h"
+#include "sched/sched_families.h"
 
 struct ks_framework;
 
@@ -104,6 +104,11 @@ static inline double ks__seconds_since(int64_t start_ns)
 /* Whether to time the plugins of this run: true for KS_PLUGIN_METRICS_SAMPLE_PERCENT of calls
  * (a lock-free generator; for PreEnqueue, which any thread may run). */
 int ks__fw_metrics_sample(ks_fw_metrics *fm);
+/* The start of a timed extension point: 0 without metrics (ks__fw_metrics_ep then does nothing). */
+static inline int64_t ks__fw_metrics_ep_start(const ks_fw_metrics *fm)
+{
+    return fm ? ks__mono_ns() : 0;
+}
 /* framework_extension_point_duration_seconds{ep, code, profile}. */
 void ks__fw_metrics_ep(ks_fw_metrics *fm, ks_ep ep, ks_code code, int64_t start_ns);
 /* plugin_execution_duration_seconds{plugin, ep, code} (sampled cycles only). */

@@ -22,19 +22,14 @@
 /* The in-tree plugins' (and the harness's) host table pointer; see plugin.h. */
 const ks_host_api *ks_host;
 
-static ks_bind_hook bind_hook;
-static void *bind_ctx;
-static struct ks_store *store;
+/* The one process-wide hook: Permit's waiting pods. ks_permit_allow / ks_permit_reject name a pod
+ * by uid and carry no cycle or scheduler handle (a plugin calls them from any thread, typically
+ * its own, after the cycle that said Wait has ended), so the SDK gives no way to reach the
+ * scheduler that waits on the pod; until it does, the running scheduler registers itself here.
+ * Everything else a plugin reaches through its cycle (ks_cycle_hooks). Set before scheduling
+ * starts, read-only afterwards. */
 static ks_permit_hook permit_hook;
 static void *permit_ctx;
-
-void ks__host_set_bind_hook(ks_bind_hook hook, void *ctx)
-{
-    bind_hook = hook;
-    bind_ctx = ctx;
-}
-
-void ks__host_set_store(struct ks_store *st) { store = st; }
 
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx)
 {
@@ -324,11 +319,23 @@ static int h_permit_reject(const char *uid, const char *plugin, const char *msg)
 
 static ks_code h_bind_pod(ks_cycle *c, const ks_pod *pod, ks_sym node, ks_status *st)
 {
-    if (!bind_hook) {
+    if (!c->hooks || !c->hooks->bind) {
         ks__status_add(st, "no cluster source to bind with");
         return KS_ERROR;
     }
-    return bind_hook(bind_ctx, c, pod, node, st);
+    return c->hooks->bind(c->hooks->bind_ctx, c, pod, node, st);
+}
+
+/* Cycles made outside a scheduler and its hooks (plugin white-box tests that build their own
+ * cycles) read this store; the scheduler never sets it. Set by the test harness, on its thread. */
+static struct ks_store *fallback_store;
+
+void ks__host_set_fallback_store(struct ks_store *store) { fallback_store = store; }
+
+/* The store behind the cycle: its scheduler's (NULL: none), or the fallback without hooks. */
+static struct ks_store *store_of(const ks_cycle *c)
+{
+    return c && c->hooks ? c->hooks->store : fallback_store;
 }
 
 /* ---- ABI 1.1 ------------------------------------------------------------------------------- */
@@ -342,7 +349,7 @@ static size_t s_image_nodes(const ks_snapshot *s, ks_sym image) { return ks__sna
 
 static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size_t *n)
 {
-    (void)c;
+    struct ks_store *store = store_of(c);
     *out = NULL;
     *n = 0;
     return store ? ks__store_namespace_labels(store, ns, out, n) : KS_ENOTFOUND;
@@ -351,6 +358,7 @@ static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size
 static size_t h_owner_selectors(ks_cycle *c, const ks_pod *pod, const ks_label_selector **out)
 {
     ks_label_selector buf[16];
+    struct ks_store *store = store_of(c);
     *out = NULL;
     if (!store)
         return 0;
@@ -407,6 +415,7 @@ static ks_code h_run_remove_pod(ks_cycle *state, const ks_pod *pod, const ks_pod
 static size_t h_pdbs(ks_cycle *c, const ks_pdb_info **out)
 {
     ks_pdb *pdbs = NULL;
+    struct ks_store *store = store_of(c);
     *out = NULL;
     if (!store)
         return 0;

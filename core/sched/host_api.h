@@ -1,6 +1,6 @@
 /*
- * The host function table handed to plugins (ks_host_api), and the hooks the running scheduler
- * (or a test harness) plugs into it: where bind_pod goes, and the Permit waiting-pod map.
+ * The host function table handed to plugins (ks_host_api), and the one hook the running
+ * scheduler plugs into it: the Permit waiting-pod map.
  *
  * Threads: ks__host_init runs once on the main thread before anything else; the hooks are set
  * before scheduling starts and read-only afterwards.
@@ -14,18 +14,19 @@
 void ks__host_init(void);
 const ks_host_api *ks__host_api(void);
 
-/* The binding side effect: the scheduler routes it to its cluster source. Binding threads. */
-typedef ks_code (*ks_bind_hook)(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
-                                ks_status *st);
-void ks__host_set_bind_hook(ks_bind_hook hook, void *ctx);
-
-/* Permit's waiting pods (implemented by the scheduler; NULL hooks answer KS_ENOTFOUND). */
+/* Where bind_pod goes and the store that namespace_labels, pod_owner_selectors and pdbs read are
+ * per scheduler, reached through the cycle (ks_cycle_hooks in framework.h).
+ *
+ * Permit's waiting pods (implemented by the scheduler; NULL hooks answer KS_ENOTFOUND): the one
+ * process-wide hook, because ks_permit_allow / ks_permit_reject carry no cycle or scheduler
+ * handle (an SDK change would be needed to make it per scheduler). */
 typedef int (*ks_permit_hook)(void *ctx, const char *uid, const char *plugin, int allow,
                               const char *message);
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx);
 
-/* The store of Namespaces, Services, ... that namespace_labels / pod_owner_selectors read. */
+/* The store read by cycles that have no hooks (made by hand in plugin white-box tests, outside
+ * any scheduler or harness call); the scheduler never sets it. NULL: none. Tests only. */
 struct ks_store;
-void ks__host_set_store(struct ks_store *store);
+void ks__host_set_fallback_store(struct ks_store *store);
 
 #endif

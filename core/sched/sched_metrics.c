@@ -7,7 +7,7 @@
  * Threads: cycle_begin/cycle_end run on the scheduling thread; attempt and bound on the
  * scheduling or binding threads (they only update series already resolved, or resolve through
  * the framework's atomic tables); the queue hooks incoming and inflight run under the queue's
- * lock, which guards s->incoming and s->inflight.
+ * lock, which guards the incoming and inflight tables.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,31 +15,103 @@
 
 #include "sched/scheduler_int.h"
 
+/* What the scheduler keeps of its metrics: resolved series and the cycle's counters. */
+struct ks_sched_metrics_state {
+    uint64_t sample_rng; /* per-cycle sampling decision (scheduling thread) */
+    uint32_t *evals;     /* [kind][worker][KS_EVAL_STRIDE] evaluation counts of a cycle */
+    size_t eval_rows;    /* workers */
+    ks_metric *binding_goroutines;
+    /* queue_incoming_pods_total series by (queue, event label); the queue calls its hook under
+     * its lock, which guards this table. */
+    struct {
+        const char *event;      /* a static label */
+        ks_metric *by_queue[5]; /* ks_queue_where */
+    } incoming[48];
+    size_t nincoming;
+    struct {
+        const char *event; /* a static label */
+        ks_metric *m;      /* scheduler_inflight_events{event} */
+    } inflight[48];        /* guarded by the queue's lock, as incoming */
+    size_t ninflight;
+};
+
 int ks__sched_metrics_init(ks_scheduler *s, const ks_sched_metrics *m, int sample_percent)
 {
     if (!m)
         return 0;
+    struct ks_sched_metrics_state *ms = calloc(1, sizeof(*ms));
+    if (!ms)
+        return KS_ENOMEM;
     s->metrics = m;
-    s->sample_rng = (uint64_t)ks__mono_ns() ^ 0x5DEECE66Dull;
+    s->mstate = ms;
+    ms->sample_rng = (uint64_t)ks__mono_ns() ^ 0x5DEECE66Dull;
     for (size_t i = 0; i < s->nprofiles; i++)
         if (ks__fw_metrics_attach(s->fw[i], m) != 0)
             return KS_ENOMEM;
         else if (sample_percent > 0)
             s->fw[i]->metrics->sample_percent = sample_percent;
-    s->eval_rows = (size_t)ks__pool_workers(s->pool);
-    s->evals = calloc(KS_EVAL_KINDS * s->eval_rows * KS_EVAL_STRIDE, sizeof(*s->evals));
-    if (!s->evals)
+    ms->eval_rows = (size_t)ks__pool_workers(s->par.pool);
+    ms->evals = calloc(KS_EVAL_KINDS * ms->eval_rows * KS_EVAL_STRIDE, sizeof(*ms->evals));
+    if (!ms->evals)
         return KS_ENOMEM;
-    s->binding_goroutines = KS_METRICS_WITH(m->goroutines, KS_METRICS_OPERATION_BINDING);
-    s->parallel_goroutines[KS_OP_FILTER] = KS_METRICS_WITH(m->goroutines, "Filter");
-    s->parallel_goroutines[KS_OP_SCORE] = KS_METRICS_WITH(m->goroutines, "Score");
+    ms->binding_goroutines = KS_METRICS_WITH(m->goroutines, KS_METRICS_OPERATION_BINDING);
+    s->par.goroutines[KS_OP_FILTER] = KS_METRICS_WITH(m->goroutines, "Filter");
+    s->par.goroutines[KS_OP_SCORE] = KS_METRICS_WITH(m->goroutines, "Score");
     return 0;
 }
 
 void ks__sched_metrics_free(ks_scheduler *s)
 {
-    free(s->evals); /* the frameworks free their own tables */
-    s->evals = NULL;
+    if (!s->mstate)
+        return;
+    free(s->mstate->evals); /* the frameworks free their own tables */
+    free(s->mstate);
+    s->mstate = NULL;
+}
+
+void ks__sched_metrics_attempt_begin(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp)
+{
+    if (!s->metrics)
+        return;
+    qp->attempt_start_ns = ks__mono_ns();
+    ks__fw_metrics_unschedulable(fw->metrics, qp->unschedulable_counted, -1);
+    qp->unschedulable_counted = 0;
+}
+
+void ks__sched_metrics_algorithm_done(ks_scheduler *s, const ks_queued_pod *qp)
+{
+    if (s->metrics)
+        ks__metrics_observe(s->metrics->scheduling_algorithm_duration_solo,
+                            ks__seconds_since(qp->attempt_start_ns));
+}
+
+void ks__sched_metrics_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, int rejected,
+                               uint64_t rejectors)
+{
+    if (!s->metrics)
+        return;
+    ks__sched_metrics_attempt(s, qp->profile, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
+                              qp->attempt_start_ns);
+    /* (upstream does not requeue, nor count, a pod deleted meanwhile) */
+    uint64_t add = rejected && !ks__queue_deleted_in_flight(s->queue, qp)
+                       ? rejectors & ~qp->unschedulable_counted
+                       : 0;
+    ks__fw_metrics_unschedulable(fw->metrics, add, +1);
+    qp->unschedulable_counted |= add;
+}
+
+void ks__sched_metrics_binding(ks_scheduler *s, int delta)
+{
+    if (s->mstate)
+        ks__metrics_add(s->mstate->binding_goroutines, delta);
+}
+
+void ks__sched_metrics_permit_wait(ks_scheduler *s, int allowed, int64_t start_ns)
+{
+    if (s->metrics)
+        ks__metrics_observe(KS_METRICS_WITH(s->metrics->permit_wait_duration,
+                                            ks__code_label(allowed ? KS_SUCCESS : KS_UNSCHEDULABLE)),
+                            ks__seconds_since(start_ns));
 }
 
 void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns)
@@ -82,20 +154,21 @@ void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, c
     (void)qp;
     if (!s->metrics || where <= KS_Q_NONE || where > KS_Q_GATED || !event || !*event)
         return;
+    struct ks_sched_metrics_state *ms = s->mstate;
     size_t i = 0;
-    while (i < s->nincoming && strcmp(s->incoming[i].event, event) != 0)
+    while (i < ms->nincoming && strcmp(ms->incoming[i].event, event) != 0)
         i++;
-    if (i == s->nincoming) {
-        if (i == sizeof(s->incoming) / sizeof(s->incoming[0])) {
+    if (i == ms->nincoming) {
+        if (i == sizeof(ms->incoming) / sizeof(ms->incoming[0])) {
             /* More labels than the table holds: resolve every time (correct, only slower). */
             ks__metrics_inc(KS_METRICS_WITH(s->metrics->queue_incoming_pods, queues[where], event));
             return;
         }
-        memset(&s->incoming[i], 0, sizeof(s->incoming[i]));
-        s->incoming[i].event = event; /* static: the queue's literals and label table */
-        s->nincoming++;
+        memset(&ms->incoming[i], 0, sizeof(ms->incoming[i]));
+        ms->incoming[i].event = event; /* static: the queue's literals and label table */
+        ms->nincoming++;
     }
-    ks_metric **slot = &s->incoming[i].by_queue[where];
+    ks_metric **slot = &ms->incoming[i].by_queue[where];
     if (!*slot)
         *slot = KS_METRICS_WITH(s->metrics->queue_incoming_pods, queues[where], event);
     ks__metrics_inc(*slot);
@@ -105,41 +178,25 @@ void ks__sched_metrics_cycle_begin(ks_scheduler *s, ks_cycle *cycle)
 {
     if (!s->metrics)
         return;
-    uint64_t z = (s->sample_rng += 0x9E3779B97F4A7C15ull); /* splitmix64 */
+    struct ks_sched_metrics_state *ms = s->mstate;
+    uint64_t z = (ms->sample_rng += 0x9E3779B97F4A7C15ull); /* splitmix64 */
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     cycle->sampled = z % 100 < (uint64_t)s->fw[0]->metrics->sample_percent;
-    cycle->evals = s->evals;
-    cycle->eval_rows = s->eval_rows;
+    cycle->evals = ms->evals;
+    cycle->eval_rows = ms->eval_rows;
 }
 
 void ks__sched_metrics_cycle_end(ks_scheduler *s, ks_framework *fw)
 {
     if (!s->metrics)
         return;
-    size_t row = s->eval_rows * KS_EVAL_STRIDE;
+    struct ks_sched_metrics_state *ms = s->mstate;
+    size_t row = ms->eval_rows * KS_EVAL_STRIDE;
     for (int k = 0; k < KS_EVAL_KINDS; k++)
-        ks__fw_metrics_add_evals(fw->metrics, k, s->evals + (size_t)k * row, s->eval_rows);
-    memset(s->evals, 0, KS_EVAL_KINDS * row * sizeof(*s->evals));
-}
-
-void ks__sched_metrics_parallel(ks_scheduler *s, int op, size_t pieces, int sign)
-{
-    if (!s->metrics || pieces == 0 || (op != KS_OP_FILTER && op != KS_OP_SCORE))
-        return;
-    /* upstream chunkSizeFor / numWorkersForChunkSize with the configured parallelism (our pool may
-     * run fewer threads: it is capped at the CPU count) */
-    size_t par = s->cfg->parallelism > 0 ? (size_t)s->cfg->parallelism : 16;
-    size_t sq = 1;
-    while ((sq + 1) * (sq + 1) <= pieces)
-        sq++;
-    size_t chunk = pieces / par + 1 < sq ? pieces / par + 1 : sq;
-    if (chunk < 1)
-        chunk = 1;
-    size_t chunks = (pieces + chunk - 1) / chunk;
-    size_t workers = chunks < par ? chunks : par;
-    ks__metrics_add(s->parallel_goroutines[op], sign * (double)workers);
+        ks__fw_metrics_add_evals(fw->metrics, k, ms->evals + (size_t)k * row, ms->eval_rows);
+    memset(ms->evals, 0, KS_EVAL_KINDS * row * sizeof(*ms->evals));
 }
 
 void ks__sched_metrics_inflight(void *ctx, const char *event, int delta)
@@ -147,17 +204,18 @@ void ks__sched_metrics_inflight(void *ctx, const char *event, int delta)
     ks_scheduler *s = ctx;
     if (!s->metrics || !event || !*event)
         return;
+    struct ks_sched_metrics_state *ms = s->mstate;
     size_t i = 0;
-    while (i < s->ninflight && strcmp(s->inflight[i].event, event) != 0)
+    while (i < ms->ninflight && strcmp(ms->inflight[i].event, event) != 0)
         i++;
-    if (i == sizeof(s->inflight) / sizeof(s->inflight[0])) {
+    if (i == sizeof(ms->inflight) / sizeof(ms->inflight[0])) {
         ks__metrics_add(KS_METRICS_WITH(s->metrics->inflight_events, event), delta);
         return;
     }
-    if (i == s->ninflight) {
-        s->inflight[i].event = event;
-        s->inflight[i].m = KS_METRICS_WITH(s->metrics->inflight_events, event);
-        s->ninflight++;
+    if (i == ms->ninflight) {
+        ms->inflight[i].event = event;
+        ms->inflight[i].m = KS_METRICS_WITH(s->metrics->inflight_events, event);
+        ms->ninflight++;
     }
-    ks__metrics_add(s->inflight[i].m, delta);
+    ks__metrics_add(ms->inflight[i].m, delta);
 }

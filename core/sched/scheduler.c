@@ -1,8 +1,9 @@
 /*
  * The scheduler object: builds one framework per profile, the cache, the snapshot, the queue (with
  * the framework's QueueSort, PreEnqueue and registered events as its hooks), the worker pool and
- * the binding pool; routes object events (upstream eventhandlers.go); and handles failures
- * (upstream handleSchedulingFailure).
+ * the binding pool; routes object events (upstream eventhandlers.go); and owns the seeded
+ * generator of tie-breaks. The cycles live in schedule_one.c and binding.c, the failure path in
+ * failure.c, the nominator in nominator.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,19 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
     return s->source.bind(s->source.ctx, pod, node, st);
 }
 
+/* ---- the seeded generator ----------------------------------------------------------------- */
+
+/* splitmix64 over the seed: selectHost's tie-breaks and the plugins' rand_below, on the
+ * scheduling thread (Filter and Score workers do not draw). */
+uint64_t ks__sched_rand(void *ctx)
+{
+    ks_scheduler *s = ctx;
+    uint64_t z = (s->rng += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 /* ---- construction -------------------------------------------------------------------------- */
 
 int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err, size_t errlen)
@@ -142,8 +156,9 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->cache = ks__cache_new();
     s->store = ks__store_new();
     s->snap = ks__snapshot_new();
-    s->pool = ks__pool_new(o->cfg->parallelism);
-    if (!s->cache || !s->store || !s->snap || !s->pool)
+    s->par.pool = ks__pool_new(o->cfg->parallelism);
+    s->par.parallelism = o->cfg->parallelism > 0 ? (size_t)o->cfg->parallelism : 16;
+    if (!s->cache || !s->store || !s->snap || !s->par.pool)
         goto fail;
     ks_queue_opts qo = {
         .initial_backoff_ns = o->cfg->pod_initial_backoff_seconds * 1000000000LL,
@@ -155,14 +170,16 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;
-    pthread_mutex_init(&s->nom_mu, NULL);
-    ks__strmap_init(&s->nominated);
+    for (size_t i = 0; i < s->nprofiles; i++)
+        s->fw[i]->parallelizer = &s->par;
+    ks__nominator_init(s);
     s->hooks.rand = ks__sched_rand;
     s->hooks.rand_ctx = s;
+    s->hooks.bind = bind_through_source;
+    s->hooks.bind_ctx = s;
+    s->hooks.store = s->store;
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
-    ks__host_set_bind_hook(bind_through_source, s);
-    ks__host_set_store(s->store);
     ks__host_set_permit_hook(ks__permit_hook, s);
     *out = s;
     return 0;
@@ -181,12 +198,10 @@ void ks__scheduler_free(ks_scheduler *s)
         ks__scheduler_wait_bindings(s);
         ks__binding_stop(s);
     }
-    ks__host_set_bind_hook(NULL, NULL);
     ks__host_set_permit_hook(NULL, NULL);
-    ks__host_set_store(NULL);
     ks__queue_free(s->queue);
     ks__store_free(s->store);
-    ks__pool_free(s->pool);
+    ks__pool_free(s->par.pool);
     ks__snapshot_free(s->snap);
     ks__cache_free(s->cache);
     for (size_t i = 0; s->fw && i < s->nprofiles; i++)
@@ -194,114 +209,8 @@ void ks__scheduler_free(ks_scheduler *s)
     free(s->fw);
     ks__scratch_free(&s->scratch);
     ks__sched_metrics_free(s);
-    if (s->hooks.rand) {
-        const char *k;
-        void *v;
-        for (size_t it = 0; ks__strmap_next(&s->nominated, &it, &k, &v);)
-            ks__pod_unref(v);
-        ks__strmap_destroy(&s->nominated);
-        pthread_mutex_destroy(&s->nom_mu);
-    }
-    free(s->nom_sets);
-    free(s->nom_pods);
+    ks__nominator_destroy(s);
     free(s);
-}
-
-/* ---- nominator ----------------------------------------------------------------------------- */
-
-void ks__nominator_add(ks_scheduler *s, ks_pod *pod)
-{
-    void *old = NULL;
-    pthread_mutex_lock(&s->nom_mu);
-    if (ks__strmap_put(&s->nominated, pod->uid, ks__pod_ref(pod), &old) != 0)
-        ks__pod_unref(pod);
-    pthread_mutex_unlock(&s->nom_mu);
-    ks__pod_unref(old);
-}
-
-void ks__nominator_remove(ks_scheduler *s, const char *uid)
-{
-    pthread_mutex_lock(&s->nom_mu);
-    ks_pod *old = s->nominated.len ? ks__strmap_remove(&s->nominated, uid) : NULL;
-    pthread_mutex_unlock(&s->nom_mu);
-    ks__pod_unref(old);
-}
-
-void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority)
-{
-    const char *k;
-    void *v;
-    ks_pod *pods[64];
-    size_t n = 0;
-    pthread_mutex_lock(&s->nom_mu);
-    for (size_t it = 0; n < 64 && ks__strmap_next(&s->nominated, &it, &k, &v);) {
-        ks_pod *p = v;
-        if (p->nominated_node_name == node && p->priority < priority)
-            pods[n++] = ks__pod_ref(p);
-    }
-    pthread_mutex_unlock(&s->nom_mu);
-    for (size_t i = 0; i < n; i++) {
-        ks__nominator_remove(s, pods[i]->uid);
-        /* upstream clearNominatedNodeName: the API object loses it too */
-        if (s->source.clear_nominated)
-            s->source.clear_nominated(s->source.ctx, pods[i]);
-        ks__pod_unref(pods[i]);
-    }
-}
-
-void ks__nominator_snapshot(ks_scheduler *s)
-{
-    const char *k;
-    void *v;
-    s->hooks.nnominated = 0;
-    s->hooks.nominated = NULL;
-    pthread_mutex_lock(&s->nom_mu);
-    size_t n = s->nominated.len;
-    if (n == 0) {
-        pthread_mutex_unlock(&s->nom_mu);
-        return;
-    }
-    if (n > s->nom_pods_cap) {
-        free(s->nom_pods);
-        free(s->nom_sets);
-        s->nom_pods = malloc(n * sizeof(*s->nom_pods));
-        s->nom_sets = malloc(n * sizeof(*s->nom_sets));
-        s->nom_pods_cap = s->nom_sets_cap = (s->nom_pods && s->nom_sets) ? n : 0;
-        if (!s->nom_pods_cap) {
-            pthread_mutex_unlock(&s->nom_mu);
-            return;
-        }
-    }
-    /* Group by node: pods sorted by node id, one set per node. */
-    size_t i = 0;
-    for (size_t it = 0; ks__strmap_next(&s->nominated, &it, &k, &v);)
-        s->nom_pods[i++] = ks__pod_ref(v);
-    pthread_mutex_unlock(&s->nom_mu);
-    for (size_t a = 1; a < n; a++) /* insertion sort: few nominated pods */
-        for (size_t b = a; b > 0 && s->nom_pods[b - 1]->nominated_node_name > s->nom_pods[b]->nominated_node_name; b--) {
-            const ks_pod *t = s->nom_pods[b];
-            s->nom_pods[b] = s->nom_pods[b - 1];
-            s->nom_pods[b - 1] = t;
-        }
-    size_t nsets = 0;
-    for (size_t a = 0; a < n; a++) {
-        if (nsets == 0 || s->nom_sets[nsets - 1].node != s->nom_pods[a]->nominated_node_name)
-            s->nom_sets[nsets++] = (ks_nominated_set){s->nom_pods[a]->nominated_node_name, 0, &s->nom_pods[a]};
-        s->nom_sets[nsets - 1].n++;
-    }
-    s->hooks.nnominated = nsets;
-    s->hooks.nominated = s->nom_sets;
-}
-
-void ks__nominator_release(ks_scheduler *s)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < s->hooks.nnominated; i++)
-        total += s->hooks.nominated[i].n;
-    for (size_t i = 0; i < total; i++)
-        ks__pod_unref((ks_pod *)s->nom_pods[i]);
-    s->hooks.nnominated = 0;
-    s->hooks.nominated = NULL;
 }
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s) { return s->queue; }
@@ -315,14 +224,6 @@ int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)
         if (s->fw[i]->scheduler_name == name)
             return (int)i;
     return -1;
-}
-
-uint64_t ks__plugin_bit(ks_framework *fw, const char *name)
-{
-    for (size_t i = 0; name && i < fw->ninst; i++)
-        if (strcmp(fw->inst[i].name, name) == 0)
-            return 1ull << i;
-    return 0;
 }
 
 /* ---- events -------------------------------------------------------------------------------- */
@@ -430,34 +331,4 @@ int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node)
 int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node)
 {
     return ks__cache_remove_node(s->cache, node->name);
-}
-
-/* ---- failures ------------------------------------------------------------------------------ */
-
-void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks_code code,
-                        const char *message, uint64_t rejectors, uint64_t pending,
-                        ks_sym nominated)
-{
-    int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
-    const char *reason = rejected ? "Unschedulable" : "SchedulerError";
-    if (s->metrics) {
-        /* upstream handleSchedulingFailure (PodUnschedulable / PodScheduleError), then
-         * AddUnschedulableIfNotPresent: each rejector plugin counts in unschedulable_pods until
-         * the next pop. */
-        ks__sched_metrics_attempt(s, qp->profile, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
-                                  qp->attempt_start_ns);
-        /* (upstream does not requeue, nor count, a pod deleted meanwhile) */
-        uint64_t add = rejected && !ks__queue_deleted_in_flight(s->queue, qp)
-                           ? (rejectors | pending) & ~qp->unschedulable_counted
-                           : 0;
-        ks__fw_metrics_unschedulable(fw->metrics, add, +1);
-        qp->unschedulable_counted |= add;
-    }
-    if (s->source.failed)
-        s->source.failed(s->source.ctx, qp->pod, reason, message ? message : "", nominated, fw->profile_name);
-    if (ks__log_enabled(2))
-        ks__log('I', NULL, "Unable to schedule pod %s: %s", qp->pod->key, message ? message : "");
-    qp->rejector_plugins = rejected ? rejectors : 0;
-    qp->pending_plugins = pending;
-    ks__queue_requeue_failed(s->queue, qp, !rejected);
 }

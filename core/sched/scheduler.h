@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "sched/framework.h"
 #include "sched/queue.h"
+#include "sched/sched_families.h"
 
 /* Side effects, performed by the cluster source. */
 typedef struct ks_source_ops {

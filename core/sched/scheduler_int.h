@@ -1,6 +1,14 @@
 /*
- * Private state of the scheduler, shared by scheduler.c (construction, events, queue hooks),
- * schedule_one.c (the scheduling cycle) and binding.c (the binding cycle, Permit waiting).
+ * Private state of the scheduler, shared by its files. Calls between them go one way:
+ *
+ *   schedule_one.c (the scheduling cycle)
+ *     -> scheduler.c (construction, events, queue hooks, the seeded generator)
+ *     -> binding.c (the binding cycle, Permit waiting)
+ *     -> failure.c (handleSchedulingFailure), nominator.c, fit_error.c, cycle_scratch.c,
+ *        sched_metrics.c, parallelize.c, framework.c
+ *
+ * scheduler.c calls binding.c, nominator.c, cycle_scratch.c and sched_metrics.c; binding.c calls
+ * failure.c and sched_metrics.c; failure.c calls sched_metrics.c; none calls back up.
  */
 #ifndef KS_CORE_SCHEDULER_INT_H
 #define KS_CORE_SCHEDULER_INT_H
@@ -9,7 +17,7 @@
 #include <stdint.h>
 
 #include "sched/framework_metrics.h"
-#include "util/parallel.h"
+#include "sched/parallelize.h"
 #include "sched/scheduler.h"
 #include "api/store.h"
 #include "util/strmap.h"
@@ -41,7 +49,7 @@ struct ks_scheduler {
     ks_store *store; /* Namespaces, Services, ReplicaSets, PDBs, ... */
     ks_queue *queue;
     ks_snapshot *snap;
-    ks_pool *pool;
+    ks_parallelizer par; /* the Filter/Score worker pool; the frameworks borrow it for Score */
     int explain;
     uint64_t rng;
     size_t next_start_index;
@@ -58,6 +66,7 @@ struct ks_scheduler {
      * reference each. Written by the scheduling thread and by pod-delete events: nom_mu. */
     pthread_mutex_t nom_mu;
     ks_strmap nominated;
+    int nom_ready; /* nom_mu and nominated are initialised */
     /* Per-cycle view handed to plugins and the Filter workers (scheduling thread). */
     ks_cycle_hooks hooks;
     ks_nominated_set *nom_sets;
@@ -79,69 +88,71 @@ struct ks_scheduler {
     int has_permit_timer;
     ks_strmap waiting; /* uid -> waiting pod (Permit), guarded by bind_mu */
 
-    /* Metrics (sched_metrics.c); all NULL / 0 without them. */
+    /* Metrics (sched_metrics.c): the registered families (NULL: no metrics, no timing) and the
+     * series and counters the scheduler keeps of them (NULL without metrics). */
     const struct ks_sched_metrics *metrics;
-    uint64_t sample_rng;     /* per-cycle sampling decision (scheduling thread) */
-    uint32_t *evals;         /* [kind][worker][KS_EVAL_STRIDE] evaluation counts of a cycle */
-    size_t eval_rows;        /* workers */
-    ks_metric *binding_goroutines;
-    ks_metric *parallel_goroutines[2]; /* scheduler_goroutines{operation="Filter" / "Score"} */
-    /* queue_incoming_pods_total series by (queue, event label); the queue calls its hook under its
-     * lock, which guards this table. */
-    struct {
-        const char *event; /* a static label */
-        ks_metric *by_queue[5]; /* ks_queue_where */
-    } incoming[48];
-    size_t nincoming;
-    struct {
-        const char *event; /* a static label */
-        ks_metric *m;      /* scheduler_inflight_events{event} */
-    } inflight[48];        /* guarded by the queue's lock, as incoming */
-    size_t ninflight;
+    struct ks_sched_metrics_state *mstate;
 };
 
-/* sched_metrics.c: the scheduler's own metrics (no-ops without them). */
+/* sched_metrics.c: the scheduler's own metrics (each a no-op without them). */
 enum { KS_RESULT_SCHEDULED, KS_RESULT_UNSCHEDULABLE, KS_RESULT_ERROR };
 int ks__sched_metrics_init(ks_scheduler *s, const struct ks_sched_metrics *m, int sample_percent);
 void ks__sched_metrics_free(ks_scheduler *s);
+/* A pod was popped: the attempt's start, and it no longer counts in unschedulable_pods for the
+ * plugins that rejected it last time (upstream Pop). */
+void ks__sched_metrics_attempt_begin(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp);
+/* scheduling_algorithm_duration_seconds: the attempt's start to the end of SchedulePod (and of
+ * PostFilter on a failure). */
+void ks__sched_metrics_algorithm_done(ks_scheduler *s, const ks_queued_pod *qp);
 /* schedule_attempts_total + scheduling_attempt_duration_seconds for one attempt of qp. */
 void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns);
 /* A pod is bound: attempts histogram and SLI duration (queue clock). */
 void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp);
+/* A failed attempt (upstream handleSchedulingFailure then AddUnschedulableIfNotPresent): the
+ * attempt by result, and the rejector plugins counted in unschedulable_pods until the next pop. */
+void ks__sched_metrics_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, int rejected,
+                               uint64_t rejectors);
+/* scheduler_goroutines{binding}: +1 when a binding cycle starts, -1 when it ends. */
+void ks__sched_metrics_binding(ks_scheduler *s, int delta);
+/* permit_wait_duration_seconds: a binding cycle waited on Permit since start_ns; allowed or not. */
+void ks__sched_metrics_permit_wait(ks_scheduler *s, int allowed, int64_t start_ns);
 /* The queue's incoming and inflight hooks. */
 void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event);
 void ks__sched_metrics_inflight(void *ctx, const char *event, int delta);
-/* scheduler_goroutines of a parallel section of pieces (upstream Parallelizer.Until: +workers on
- * entry, -workers on exit, workers = min(parallelism, chunks)); no-op for 0 pieces. */
-enum { KS_OP_FILTER, KS_OP_SCORE };
-void ks__sched_metrics_parallel(ks_scheduler *s, int op, size_t pieces, int sign);
 /* Starts a cycle: the sampling decision and the evaluation rows for cycle. */
 void ks__sched_metrics_cycle_begin(ks_scheduler *s, ks_cycle *cycle);
 /* Ends a cycle: adds its evaluation counts. */
 void ks__sched_metrics_cycle_end(ks_scheduler *s, ks_framework *fw);
 
-/* schedule_one.c */
+/* cycle_scratch.c: sizes the scratch for nodes nodes and nscore Score plugins; 0 or KS_ENOMEM. */
+int ks__scratch_reserve(ks_cycle_scratch *sc, size_t nodes, size_t nscore);
 void ks__scratch_free(ks_cycle_scratch *sc);
+
+/* scheduler.c: the seeded generator (ctx: the scheduler); the scheduling thread only. */
+uint64_t ks__sched_rand(void *ctx);
 
 /* binding.c */
 int ks__binding_start(ks_scheduler *s, int workers);
 void ks__binding_stop(ks_scheduler *s);
 /* Hands an assumed pod to the binding pool (takes ownership of cycle, assumed, qp). waiting:
  * Permit returned Wait for the plugins in that bit set of the permit list, for timeout_ms. */
+void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_queued_pod *qp,
+                        ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms);
 /* Preemption chose a pod that waits on Permit: reject it as if plugin had (upstream
  * waitingPod.Reject). 1 when it was waiting (its binding cycle then fails and forgets it). */
 int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg);
-void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_queued_pod *qp,
-                        ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms);
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);
 
-/* scheduler.c: the failure path shared by both cycles. */
+/* failure.c: the failure path shared by both cycles (upstream handleSchedulingFailure). */
 void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks_code code,
                         const char *message, uint64_t rejectors, uint64_t pending,
                         ks_sym nominated);
+/* The rejector bit of a plugin instance (by name) in fw; 0 for NULL or an unknown name. */
 uint64_t ks__plugin_bit(ks_framework *fw, const char *plugin_name);
 
-/* scheduler.c: the nominator. */
+/* nominator.c (upstream PodNominator). */
+void ks__nominator_init(ks_scheduler *s);
+void ks__nominator_destroy(ks_scheduler *s);
 void ks__nominator_add(ks_scheduler *s, ks_pod *pod_with_nomination);
 void ks__nominator_remove(ks_scheduler *s, const char *uid);
 /* Pods of lower priority nominated to node lose their nomination (upstream prepareCandidate). */
@@ -149,6 +160,12 @@ void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority);
 /* Fills s->hooks with the nominated pods (references taken) for one cycle; release after. */
 void ks__nominator_snapshot(ks_scheduler *s);
 void ks__nominator_release(ks_scheduler *s);
-uint64_t ks__sched_rand(void *ctx);
+
+/* fit_error.c: upstream FitError.Error(): "0/N nodes are available: ..." with the reasons of
+ * the node statuses counted and sorted as text, or PreFilter's message; then post (PostFilter's
+ * message) when not empty. Caller frees; NULL on out of memory. */
+char *ks__fit_error_message(size_t num_all, const ks_status *prefilter, const ks_status *statuses,
+                            size_t nstatuses, const ks_status *absent, size_t nabsent,
+                            const char *post);
 
 #endif

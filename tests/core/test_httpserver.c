@@ -21,6 +21,7 @@
 
 #include "live/httpserver.h"
 #include "util/metrics.h"
+#include "sched/sched_families.h" /* the scheduler's families moved to core/sched */
 
 typedef struct reply {
     int status;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "util/metrics.h"
+#include "sched/sched_families.h" /* the scheduler's families moved to core/sched */
 
 /* Compares two texts and, on a mismatch, names the first differing line of each. */
 static void expect_text(const char *got, const char *want)

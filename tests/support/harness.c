@@ -52,7 +52,6 @@ void th_init(void)
 {
     ks__host_init();
     ks__strmap_init(&bound);
-    ks__host_set_bind_hook(harness_bind, NULL);
 }
 
 void th_fini(void)
@@ -67,7 +66,6 @@ void th_fini(void)
     for (size_t it = 0; ks__strmap_next(&bound, &it, &k, &v);)
         free(v);
     ks__strmap_destroy(&bound);
-    ks__host_set_bind_hook(NULL, NULL);
 }
 
 static cJSON *parse_json(const char *text)
@@ -110,8 +108,12 @@ ks_node *th_node(const char *json)
     return node;
 }
 
+/* What the harness's cycles reach through the host table: its bind, and a cluster's store. */
+static ks_cycle_hooks bind_only_hooks = {.bind = harness_bind};
+
 struct th_cluster {
-    ks_store *store;
+    ks_cycle_hooks hooks; /* bind and this cluster's store */
+    ks_store *store;      /* also the host's fallback store, for cycles a test makes by hand */
     ks_cache *cache;
     ks_snapshot *snap;
     ks_sym order[256]; /* insertion order */
@@ -121,7 +123,7 @@ struct th_cluster {
 static void cluster_free(void *p)
 {
     th_cluster *c = p;
-    ks__host_set_store(NULL);
+    ks__host_set_fallback_store(NULL);
     ks__store_free(c->store);
     ks__snapshot_free(c->snap);
     ks__cache_free(c->cache);
@@ -135,7 +137,8 @@ th_cluster *th_cluster_new(void)
     c->cache = ks__cache_new();
     c->snap = ks__snapshot_new();
     c->store = ks__store_new();
-    ks__host_set_store(c->store);
+    c->hooks = (ks_cycle_hooks){.bind = harness_bind, .store = c->store};
+    ks__host_set_fallback_store(c->store);
     defer(cluster_free, c);
     return c;
 }
@@ -240,6 +243,7 @@ ks_code th_filter(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_nam
     const ks_node_info *ni = ks__snapshot_find(c->snap, ks__intern(node_name));
     cr_assert_not_null(ni, "harness: no node %s in the cluster", node_name);
     ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    cycle->hooks = &c->hooks;
     defer(cycle_free_v, cycle);
     if (reasons && len)
         reasons[0] = '\0';
@@ -284,6 +288,7 @@ ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t
     for (size_t i = 0; i < c->n; i++)
         nodes[i] = ks__snapshot_find(c->snap, c->order[i]);
     ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    cycle->hooks = &c->hooks;
     defer(cycle_free_v, cycle);
     if (p->desc->pre_score) {
         ks__status_reset(&st);
@@ -351,6 +356,7 @@ ks_code th_bind(th_plugin *p, ks_pod *pod, const char *node_name, char *reasons,
     ks__status_reset(&st);
     cr_assert_not_null(p->desc->bind, "harness: %s has no Bind", p->desc->name);
     ks_cycle *cycle = ks__cycle_new(NULL, pod);
+    cycle->hooks = &bind_only_hooks;
     defer(cycle_free_v, cycle);
     ks_code code = p->desc->bind(p->self, cycle, pod, ks__intern(node_name), &st);
     copy_reasons(&st, reasons, len);

@@ -1,0 +1,135 @@
+/*
+ * The scheduler's metric families (upstream pkg/scheduler/metrics/metrics.go, v1.34): one table
+ * of names, help texts, stability levels, label names and bucket layouts, registered in a
+ * registry of core/util/metrics.h by ks__metrics_register_scheduler.
+ */
+#include "sched/sched_families.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const char *const result_profile[] = {"result", "profile"};
+static const char *const event[] = {"event"};
+static const char *const queue[] = {"queue"};
+static const char *const attempts[] = {"attempts"};
+static const char *const ep_status_profile[] = {"extension_point", "status", "profile"};
+static const char *const plugin_ep_status[] = {"plugin", "extension_point", "status"};
+static const char *const plugin_event_hint[] = {"plugin", "event", "hint"};
+static const char *const queue_event[] = {"queue", "event"};
+static const char *const operation[] = {"operation"};
+static const char *const result[] = {"result"};
+static const char *const type[] = {"type"};
+static const char *const plugin_profile[] = {"plugin", "profile"};
+static const char *const plugin_ep_profile[] = {"plugin", "extension_point", "profile"};
+
+/* A family of ks_sched_metrics: where its pointer goes, and what it is. Histograms have
+ * prometheus.ExponentialBuckets(start, factor, count). */
+typedef struct family_def {
+    size_t slot; /* offsetof(ks_sched_metrics, <family>) */
+    ks_metric_type type;
+    const char *name;
+    const char *help;
+    ks_metric_stability stability;
+    const char *const *labels;
+    size_t nlabels;
+    double bucket_start, bucket_factor;
+    size_t nbuckets;
+} family_def;
+
+#define LBL(a) a, sizeof(a) / sizeof(a[0])
+#define BKT(start, factor, count) start, factor, count
+
+/* In upstream's registration order. */
+static const family_def k_families[] = {
+    {offsetof(ks_sched_metrics, schedule_attempts), KS_METRIC_COUNTER, "scheduler_schedule_attempts_total",
+     "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
+          "not be scheduled, while 'error' means an internal scheduler problem.",
+     KS_STABILITY_STABLE, LBL(result_profile), 0, 0, 0},
+    {offsetof(ks_sched_metrics, event_handling_duration), KS_METRIC_HISTOGRAM, "scheduler_event_handling_duration_seconds",
+     "Event handling latency in seconds.",
+     KS_STABILITY_ALPHA, LBL(event), BKT(0.0001, 2, 12)},
+    {offsetof(ks_sched_metrics, scheduling_attempt_duration), KS_METRIC_HISTOGRAM, "scheduler_scheduling_attempt_duration_seconds",
+     "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+     KS_STABILITY_STABLE, LBL(result_profile), BKT(0.001, 2, 15)},
+    {offsetof(ks_sched_metrics, scheduling_algorithm_duration), KS_METRIC_HISTOGRAM, "scheduler_scheduling_algorithm_duration_seconds",
+     "Scheduling algorithm latency in seconds",
+     KS_STABILITY_ALPHA, NULL, 0, BKT(0.001, 2, 15)},
+    {offsetof(ks_sched_metrics, preemption_victims), KS_METRIC_HISTOGRAM, "scheduler_preemption_victims",
+     "Number of selected preemption victims",
+     KS_STABILITY_STABLE, NULL, 0, BKT(1, 2, 7)},
+    {offsetof(ks_sched_metrics, preemption_attempts), KS_METRIC_COUNTER, "scheduler_preemption_attempts_total",
+     "Total preemption attempts in the cluster till now",
+     KS_STABILITY_STABLE, NULL, 0, 0, 0, 0},
+    {offsetof(ks_sched_metrics, pending_pods), KS_METRIC_GAUGE, "scheduler_pending_pods",
+     "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+          "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+          "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+          "number of unschedulable pods that the scheduler never attempted to schedule because "
+          "they are gated.",
+     KS_STABILITY_STABLE, LBL(queue), 0, 0, 0},
+    {offsetof(ks_sched_metrics, inflight_events), KS_METRIC_GAUGE, "scheduler_inflight_events",
+     "Number of events currently tracked in the scheduling queue.",
+     KS_STABILITY_ALPHA, LBL(event), 0, 0, 0},
+    {offsetof(ks_sched_metrics, goroutines), KS_METRIC_GAUGE, "scheduler_goroutines",
+     "Number of running goroutines split by the work they do such as binding.",
+     KS_STABILITY_ALPHA, LBL(operation), 0, 0, 0},
+    {offsetof(ks_sched_metrics, pod_scheduling_sli_duration), KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_sli_duration_seconds",
+     "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+          "queue and might involve multiple scheduling attempts.",
+     KS_STABILITY_BETA, LBL(attempts), BKT(0.01, 2, 20)},
+    {offsetof(ks_sched_metrics, pod_scheduling_attempts), KS_METRIC_HISTOGRAM, "scheduler_pod_scheduling_attempts",
+     "Number of attempts to successfully schedule a pod.",
+     KS_STABILITY_STABLE, NULL, 0, BKT(1, 2, 5)},
+    {offsetof(ks_sched_metrics, framework_extension_point_duration), KS_METRIC_HISTOGRAM, "scheduler_framework_extension_point_duration_seconds",
+     "Latency for running all plugins of a specific extension point.",
+     KS_STABILITY_STABLE, LBL(ep_status_profile), BKT(0.0001, 2, 12)},
+    {offsetof(ks_sched_metrics, plugin_execution_duration), KS_METRIC_HISTOGRAM, "scheduler_plugin_execution_duration_seconds",
+     "Duration for running a plugin at a specific extension point.",
+     KS_STABILITY_ALPHA, LBL(plugin_ep_status), BKT(0.00001, 1.5, 20)},
+    {offsetof(ks_sched_metrics, queueing_hint_execution_duration), KS_METRIC_HISTOGRAM, "scheduler_queueing_hint_execution_duration_seconds",
+     "Duration for running a queueing hint function of a plugin.",
+     KS_STABILITY_ALPHA, LBL(plugin_event_hint), BKT(0.00001, 1.5, 20)},
+    {offsetof(ks_sched_metrics, queue_incoming_pods), KS_METRIC_COUNTER, "scheduler_queue_incoming_pods_total",
+     "Number of pods added to scheduling queues by event and queue type.",
+     KS_STABILITY_STABLE, LBL(queue_event), 0, 0, 0},
+    {offsetof(ks_sched_metrics, permit_wait_duration), KS_METRIC_HISTOGRAM, "scheduler_permit_wait_duration_seconds",
+     "Duration of waiting on permit.",
+     KS_STABILITY_ALPHA, LBL(result), BKT(0.001, 2, 15)},
+    {offsetof(ks_sched_metrics, cache_size), KS_METRIC_GAUGE, "scheduler_cache_size",
+     "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+     KS_STABILITY_ALPHA, LBL(type), 0, 0, 0},
+    {offsetof(ks_sched_metrics, unschedulable_pods), KS_METRIC_GAUGE, "scheduler_unschedulable_pods",
+     "The number of unschedulable pods broken down by plugin name. A pod will increment the "
+          "gauge for all plugins that caused it to not schedule and so this metric have meaning "
+          "only when broken down by plugin.",
+     KS_STABILITY_ALPHA, LBL(plugin_profile), 0, 0, 0},
+    {offsetof(ks_sched_metrics, plugin_evaluation), KS_METRIC_COUNTER, "scheduler_plugin_evaluation_total",
+     "Number of attempts to schedule pods by each plugin and the extension point (available "
+          "only in PreFilter, Filter, PreScore, and Score).",
+     KS_STABILITY_ALPHA, LBL(plugin_ep_profile), 0, 0, 0},
+};
+
+#undef LBL
+#undef BKT
+
+int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof k_families / sizeof k_families[0]; i++) {
+        const family_def *d = &k_families[i];
+        double buckets[KS_METRICS_MAX_BUCKETS];
+        if (d->nbuckets)
+            ks__metrics_exponential_buckets(d->bucket_start, d->bucket_factor, d->nbuckets,
+                                            buckets);
+        ks_metric_opts o = {d->type,   d->name,    d->help, d->stability, d->labels,
+                            d->nlabels, d->nbuckets ? buckets : NULL, d->nbuckets};
+        int rc = ks__metrics_register(r, &o, (ks_metric_family **)((char *)out + d->slot));
+        if (rc)
+            return rc;
+    }
+    out->scheduling_algorithm_duration_solo = KS_METRICS_SOLO(out->scheduling_algorithm_duration);
+    out->preemption_victims_solo = KS_METRICS_SOLO(out->preemption_victims);
+    out->preemption_attempts_solo = KS_METRICS_SOLO(out->preemption_attempts);
+    out->pod_scheduling_attempts_solo = KS_METRICS_SOLO(out->pod_scheduling_attempts);
+    return 0;
+}

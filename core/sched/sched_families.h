@@ -1,0 +1,66 @@
+/*
+ * The scheduler's metric families (upstream pkg/scheduler/metrics/metrics.go, v1.34), declared
+ * over the generic registry of core/util/metrics.h: the label values upstream uses, and the
+ * families the scheduler, its frameworks and the live source fill.
+ *
+ * Threads: register once at startup (main thread); the family pointers are read-only afterwards.
+ */
+#ifndef KS_SCHED_SCHED_FAMILIES_H
+#define KS_SCHED_SCHED_FAMILIES_H
+
+#include "util/metrics.h"
+
+/* Label values upstream uses. */
+#define KS_METRICS_RESULT_SCHEDULED "scheduled"
+#define KS_METRICS_RESULT_UNSCHEDULABLE "unschedulable"
+#define KS_METRICS_RESULT_ERROR "error"
+#define KS_METRICS_QUEUE_ACTIVE "active"
+#define KS_METRICS_QUEUE_BACKOFF "backoff"
+#define KS_METRICS_QUEUE_UNSCHEDULABLE "unschedulable"
+#define KS_METRICS_QUEUE_GATED "gated"
+#define KS_METRICS_CACHE_NODES "nodes"
+#define KS_METRICS_CACHE_PODS "pods"
+#define KS_METRICS_CACHE_ASSUMED_PODS "assumed_pods"
+#define KS_METRICS_OPERATION_BINDING "binding"
+#define KS_METRICS_OPERATION_PRIORITIZING_EXTENDER "prioritizing_extender"
+
+/* The families upstream registers unconditionally (metricsList) plus the two that the
+ * SchedulerQueueingHints gate (on since 1.32) adds. Labels in the order shown, which is the order
+ * KS_METRICS_WITH takes the values in. Upstream samples plugin_execution_duration_seconds for 10%
+ * of the scheduling cycles; that choice belongs to the caller. Not declared: the
+ * volume binder's, the async preemption's and the async API calls' families. */
+typedef struct ks_sched_metrics {
+    ks_metric_family *schedule_attempts;             /* counter {result, profile} */
+    ks_metric_family *scheduling_attempt_duration;   /* hist {result, profile} Exp(0.001,2,15) */
+    ks_metric_family *scheduling_algorithm_duration; /* hist Exp(0.001,2,15) */
+    ks_metric_family *event_handling_duration;       /* hist {event} Exp(0.0001,2,12) */
+    ks_metric_family *preemption_victims;            /* hist Exp(1,2,7) */
+    ks_metric_family *preemption_attempts;           /* counter */
+    ks_metric_family *pending_pods;                  /* gauge {queue} */
+    ks_metric_family *pod_scheduling_sli_duration;   /* hist {attempts} Exp(0.01,2,20) */
+    ks_metric_family *pod_scheduling_attempts;       /* hist Exp(1,2,5) */
+    ks_metric_family *framework_extension_point_duration; /* hist {extension_point, status,
+                                                             profile} Exp(0.0001,2,12) */
+    ks_metric_family *plugin_execution_duration;          /* hist {plugin, extension_point, status}
+                                                             Exp(0.00001,1.5,20) */
+    ks_metric_family *queue_incoming_pods;                /* counter {queue, event} */
+    ks_metric_family *goroutines;                         /* gauge {operation} */
+    ks_metric_family *permit_wait_duration;               /* hist {result} Exp(0.001,2,15) */
+    ks_metric_family *cache_size;                         /* gauge {type} */
+    ks_metric_family *unschedulable_pods;                 /* gauge {plugin, profile} */
+    ks_metric_family *plugin_evaluation; /* counter {plugin, extension_point, profile} */
+    ks_metric_family *inflight_events;   /* gauge {event} (QueueingHints) */
+    ks_metric_family *queueing_hint_execution_duration; /* hist {plugin, event, hint}
+                                                           Exp(0.00001,1.5,20) (QueueingHints) */
+    /* The series of the families without labels, resolved once. */
+    ks_metric *scheduling_algorithm_duration_solo;
+    ks_metric *preemption_victims_solo;
+    ks_metric *preemption_attempts_solo;
+    ks_metric *pod_scheduling_attempts_solo;
+} ks_sched_metrics;
+
+/* Register all of the above in r. OUT: *out (pointers owned by r). 0 or the first error of
+ * ks__metrics_register (KS_EEXIST if called twice on one registry). */
+int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out);
+
+#endif

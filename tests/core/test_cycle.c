@@ -1,0 +1,428 @@
+/*
+ * The scheduling cycle's choices (core/sched/schedule_one.c), driven through a scheduler with
+ * test plugins in a bare profile: a Filter that records the nodes it is called on and rejects the
+ * nodes it is told to, and a Score that gives every node the same score. What is checked is
+ * upstream's schedule_one.go: the rotating start of node sampling (nextStartNodeIndex), the
+ * reservoir tie-break of selectHost with the seeded generator, the nominated node evaluated
+ * first (evaluateNominatedNode), and a profile without Score plugins (hasScoring: one feasible
+ * node is enough).
+ *
+ * The scheduler runs with --explain's observer, which tells each cycle's evaluated nodes in
+ * evaluation order, its feasible nodes and its choice.
+ */
+#include <criterion/criterion.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/intern.h"
+#include "config/config.h"
+#include "config/registry.h"
+#include "harness.h"
+#include "sched/scheduler.h"
+#include "util/metrics.h"
+
+#define MAX_NODES 1000
+#define MAX_CYCLES 16
+
+/* What one cycle did, as the observer saw it (node names as symbols). */
+typedef struct seen_cycle {
+    ks_sym host; /* KS_SYM_ABSENT: not scheduled */
+    size_t nevaluated, nfeasible;
+    ks_sym evaluated[MAX_NODES];
+    ks_sym feasible[MAX_NODES];
+} seen_cycle;
+
+static struct {
+    ks_config *cfg;
+    ks_registry *reg;
+    ks_profile_plan *plans;
+    ks_scheduler *s;
+    seen_cycle cycles[MAX_CYCLES];
+    size_t ncycles;
+    /* The Recorder filter: the nodes it was called on (any worker), and the one it rejects. */
+    pthread_mutex_t mu;
+    ks_sym filtered[4 * MAX_NODES];
+    size_t nfiltered;
+    ks_sym reject;
+    /* Metrics, for the tests that look at them (NULL otherwise). */
+    ks_metrics *r;
+    ks_sched_metrics m;
+} t;
+
+static ks_code recorder_filter(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni,
+                               ks_status *st)
+{
+    (void)self, (void)c, (void)p;
+    pthread_mutex_lock(&t.mu);
+    if (t.nfiltered < sizeof(t.filtered) / sizeof(t.filtered[0]))
+        t.filtered[t.nfiltered++] = ni->name;
+    pthread_mutex_unlock(&t.mu);
+    if (ni->name == t.reject) {
+        ks_status_reason(st, "rejected by the test");
+        return KS_UNSCHEDULABLE;
+    }
+    return KS_SUCCESS;
+}
+
+static ks_code flat_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni,
+                          int64_t *score, ks_status *st)
+{
+    (void)self, (void)c, (void)p, (void)ni, (void)st;
+    *score = 10;
+    return KS_SUCCESS;
+}
+
+/* Denier: Permit says Unschedulable. */
+static ks_code denier_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node,
+                             int64_t *timeout_ms, ks_status *st)
+{
+    (void)self, (void)c, (void)p, (void)node, (void)timeout_ms;
+    ks_status_reason(st, "denied by the test");
+    return KS_UNSCHEDULABLE;
+}
+
+static const ks_plugin_desc denier_desc = {
+    .size = sizeof(ks_plugin_desc), .name = "Denier", .permit = denier_permit};
+static const ks_plugin_desc recorder_desc = {
+    .size = sizeof(ks_plugin_desc), .name = "Recorder", .filter = recorder_filter};
+static const ks_plugin_desc flat_desc = {
+    .size = sizeof(ks_plugin_desc), .name = "Flat", .score = flat_score};
+
+static void on_cycle(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                     const char *result, ks_sym node, const char *message, const ks_explain *ex)
+{
+    (void)ctx, (void)seq, (void)pod, (void)profile, (void)message;
+    cr_assert_lt(t.ncycles, MAX_CYCLES);
+    seen_cycle *c = &t.cycles[t.ncycles++];
+    c->host = result ? KS_SYM_ABSENT : node;
+    cr_assert_not_null(ex, "the scheduler runs with explain");
+    c->nevaluated = ex->nevaluated;
+    c->nfeasible = ex->nfeasible;
+    for (size_t i = 0; i < ex->nevaluated; i++)
+        c->evaluated[i] = ex->evaluated[i]->name;
+    for (size_t i = 0; i < ex->nfeasible; i++)
+        c->feasible[i] = ex->feasible[i]->name;
+}
+
+static ks_code bind_ok(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
+{
+    (void)ctx, (void)pod, (void)node, (void)st;
+    return KS_SUCCESS;
+}
+
+static void setup(void)
+{
+    th_init();
+    memset(&t, 0, sizeof(t));
+    pthread_mutex_init(&t.mu, NULL);
+    t.reject = KS_SYM_ABSENT;
+}
+
+static void stop(void)
+{
+    ks__scheduler_free(t.s);
+    t.s = NULL;
+    if (t.cfg)
+        ks__config_plans_free(t.plans, t.cfg->nprofiles);
+    ks__config_free(t.cfg);
+    ks__registry_free(t.reg);
+    ks__metrics_destroy(t.r);
+    t.cfg = NULL;
+    t.reg = NULL;
+    t.r = NULL;
+}
+
+static void teardown(void)
+{
+    stop();
+    th_fini();
+}
+
+TestSuite(cycle, .init = setup, .fini = teardown, .timeout = 120);
+
+/* A bare profile: PrioritySort, the Recorder filter, DefaultBinder, and the Flat score unless
+ * no_score; percentageOfNodesToScore as given (0: upstream's adaptive default). */
+#define PROFILE_YAML(pct, score)                                                                   \
+    "apiVersion: kubescheduler.config.k8s.io/v1\n"                                                 \
+    "kind: KubeSchedulerConfiguration\n"                                                           \
+    "profiles:\n"                                                                                  \
+    "- schedulerName: default-scheduler\n"                                                         \
+    "  percentageOfNodesToScore: " #pct "\n"                                                       \
+    "  plugins:\n"                                                                                 \
+    "    multiPoint: {disabled: [{name: '*'}]}\n"                                                  \
+    "    queueSort: {enabled: [{name: PrioritySort}]}\n"                                           \
+    "    filter: {enabled: [{name: Recorder}]}\n"                                                  \
+    "    bind: {enabled: [{name: DefaultBinder}]}\n" score
+
+#define WITH_SCORE "    score: {enabled: [{name: Flat}]}\n"
+#define NO_SCORE ""
+
+static void start_with(const char *yaml, uint64_t seed, int metrics)
+{
+    char err[512] = "";
+    t.reg = ks__registry_new();
+    cr_assert_eq(ks__registry_add(t.reg, &recorder_desc, "test", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__registry_add(t.reg, &flat_desc, "test", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__registry_add(t.reg, &denier_desc, "test", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0, "%s",
+                 err);
+    cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
+    if (metrics) {
+        t.r = ks__metrics_create();
+        cr_assert_eq(ks__metrics_register_scheduler(t.r, &t.m), 0);
+    }
+    ks_scheduler_opts o = {
+        .cfg = t.cfg,
+        .plans = t.plans,
+        .seed = seed,
+        .explain = 1,
+        .binding_workers = 1,
+        .source = {.bind = bind_ok},
+        .observer = {.cycle_done = on_cycle},
+        .metrics = metrics ? &t.m : NULL,
+        .plugin_metrics_sample_percent = 100,
+    };
+    cr_assert_eq(ks__scheduler_new(&o, &t.s, err, sizeof(err)), 0, "%s", err);
+}
+
+static void start(const char *yaml, uint64_t seed)
+{
+    start_with(yaml, seed, 0);
+}
+
+static void nodes(size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char json[256];
+        snprintf(json, sizeof(json),
+                 "{'metadata':{'name':'n%zu','uid':'uid-n%zu'},"
+                 "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
+                 i, i);
+        cr_assert_eq(ks__scheduler_on_node_add(t.s, th_node(json)), 0);
+    }
+}
+
+/* A pod, nominated to a node when nominated is not NULL; scheduled at once. */
+static const seen_cycle *schedule(const char *name, const char *nominated)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'%s','namespace':'default','uid':'uid-%s'},"
+             "'spec':{'containers':[{'name':'c','image':'i'}]}%s%s%s}",
+             name, name, nominated ? ",'status':{'nominatedNodeName':'" : "",
+             nominated ? nominated : "", nominated ? "'}" : "");
+    cr_assert_eq(ks__scheduler_on_pod_add(t.s, th_pod(json)), 0);
+    t.nfiltered = 0;
+    size_t before = t.ncycles;
+    cr_assert_eq(ks__scheduler_schedule_one(t.s, 0), 1);
+    ks__scheduler_wait_bindings(t.s);
+    cr_assert_eq(t.ncycles, before + 1);
+    return &t.cycles[before];
+}
+
+static int contains(const ks_sym *syms, size_t n, ks_sym x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (syms[i] == x)
+            return 1;
+    return 0;
+}
+
+/* ---- nextStartNodeIndex -------------------------------------------------------------------- */
+
+/* 1000 nodes at 10%: numFeasibleNodesToFind is 100, so each pod evaluates 100 nodes, and the next
+ * pod's Filter pass starts where the last one stopped: ten pods cover the 1000 nodes once, and the
+ * eleventh starts over where the first began. */
+Test(cycle, node_sampling_starts_where_the_previous_pod_stopped)
+{
+    start(PROFILE_YAML(10, WITH_SCORE), 1);
+    nodes(1000);
+    static ks_sym covered[1000];
+    size_t ncovered = 0;
+    const seen_cycle *first = NULL;
+    for (int p = 0; p < 10; p++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", p);
+        const seen_cycle *c = schedule(name, NULL);
+        cr_assert_eq(c->nevaluated, 100, "pod %d evaluated %zu nodes", p, c->nevaluated);
+        cr_assert_eq(c->nfeasible, 100);
+        for (size_t i = 0; i < c->nevaluated; i++) {
+            cr_assert(!contains(covered, ncovered, c->evaluated[i]),
+                      "pod %d evaluated %s again (its pass should start where pod %d stopped)", p,
+                      ks__sym_str(c->evaluated[i]), p - 1);
+            covered[ncovered++] = c->evaluated[i];
+        }
+        if (!first)
+            first = c;
+    }
+    cr_assert_eq(ncovered, 1000);
+    const seen_cycle *again = schedule("p10", NULL);
+    cr_assert_eq(again->evaluated[0], first->evaluated[0],
+                 "after 1000 nodes the start wraps around to where the first pod began");
+}
+
+/* ---- selectHost ---------------------------------------------------------------------------- */
+
+/* The scheduler's generator (splitmix64 from the seed), as selectHost draws from it. */
+static uint64_t model_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* upstream selectHost over n equal scores: reservoir sampling, the k-th tie replaces the choice
+ * with probability 1/k. */
+static size_t model_select(uint64_t seed, size_t n)
+{
+    uint64_t state = seed;
+    size_t sel = 0;
+    for (size_t f = 1; f < n; f++)
+        if (model_rand(&state) % (f + 1) == 0)
+            sel = f;
+    return sel;
+}
+
+/* The node five tied nodes leave to seed (the first cycle's first draws are selectHost's). */
+static ks_sym tie_break(uint64_t seed)
+{
+    start(PROFILE_YAML(0, WITH_SCORE), seed);
+    nodes(5);
+    const seen_cycle *c = schedule("p", NULL);
+    cr_assert_eq(c->nfeasible, 5);
+    size_t expect = model_select(seed, 5);
+    cr_assert_eq(c->host, c->feasible[expect],
+                 "seed %llu: chose %s, reservoir sampling with the seeded generator chooses %s",
+                 (unsigned long long)seed, ks__sym_str(c->host), ks__sym_str(c->feasible[expect]));
+    ks_sym host = c->host;
+    stop();
+    t.ncycles = 0;
+    return host;
+}
+
+Test(cycle, ties_are_broken_by_the_seeded_generator_and_reach_every_node)
+{
+    ks_sym chosen[64];
+    cr_assert_eq(tie_break(7), tie_break(7), "the same seed chooses the same node");
+    for (uint64_t seed = 0; seed < 64; seed++)
+        chosen[seed] = tie_break(seed);
+    size_t distinct = 0;
+    ks_sym seen[5];
+    for (size_t i = 0; i < 64; i++)
+        if (!contains(seen, distinct, chosen[i])) {
+            cr_assert_lt(distinct, 5);
+            seen[distinct++] = chosen[i];
+        }
+    cr_assert_eq(distinct, 5, "over 64 seeds every one of 5 tied nodes is chosen (%zu were)",
+                 distinct);
+}
+
+/* ---- evaluateNominatedNode ----------------------------------------------------------------- */
+
+Test(cycle, a_nominated_pod_that_fits_its_node_is_placed_there_without_other_filters)
+{
+    start(PROFILE_YAML(0, WITH_SCORE), 1);
+    nodes(10);
+    const seen_cycle *c = schedule("p", "n7");
+    cr_assert_eq(c->host, ks__intern("n7"));
+    cr_assert_eq(t.nfiltered, 1, "Filter ran on %zu nodes; only the nominated one", t.nfiltered);
+    cr_assert_eq(t.filtered[0], ks__intern("n7"));
+    cr_assert_eq(c->nfeasible, 1);
+}
+
+Test(cycle, a_nominated_pod_that_does_not_fit_its_node_is_evaluated_on_every_node)
+{
+    start(PROFILE_YAML(0, WITH_SCORE), 1);
+    nodes(10);
+    t.reject = ks__intern("n7");
+    const seen_cycle *c = schedule("p", "n7");
+    cr_assert_neq(c->host, KS_SYM_ABSENT, "the pod fits elsewhere");
+    cr_assert_neq(c->host, ks__intern("n7"));
+    cr_assert_eq(t.filtered[0], ks__intern("n7"), "the nominated node is tried first");
+    cr_assert_eq(t.nfiltered, 11, "then all 10 nodes (%zu Filter calls)", t.nfiltered);
+    cr_assert_eq(c->nevaluated, 10);
+    cr_assert_eq(c->nfeasible, 9);
+}
+
+/* ---- no Score plugins ---------------------------------------------------------------------- */
+
+/* upstream hasScoring: without Score plugins one feasible node is enough (numNodesToFind = 1):
+ * the first feasible one in evaluation order, and the next pod's pass starts after it. */
+Test(cycle, without_score_plugins_the_first_feasible_node_is_taken)
+{
+    start(PROFILE_YAML(0, NO_SCORE), 1);
+    nodes(10);
+    const seen_cycle *a = schedule("a", NULL);
+    cr_assert_eq(a->nfeasible, 1, "%zu feasible nodes kept; one is enough", a->nfeasible);
+    cr_assert_eq(a->nevaluated, 1);
+    cr_assert_eq(a->host, a->evaluated[0]);
+    ks_sym first = a->host;
+    const seen_cycle *b = schedule("b", NULL);
+    cr_assert_eq(b->nevaluated, 1);
+    cr_assert_neq(b->host, first, "the next pass starts after the node taken");
+
+    /* The same cluster again with the first node rejected: the pod takes the next one. */
+    stop();
+    t.ncycles = 0;
+    start(PROFILE_YAML(0, NO_SCORE), 1);
+    nodes(10);
+    t.reject = first;
+    const seen_cycle *c = schedule("a", NULL);
+    cr_assert_eq(c->nevaluated, 2);
+    cr_assert_eq(c->evaluated[0], first);
+    cr_assert_eq(c->nfeasible, 1);
+    cr_assert_eq(c->host, c->evaluated[1]);
+}
+
+/* ---- the cycle's metrics where the tests of sched_metrics do not reach ---------------------- */
+
+static uint64_t point_count(const char *ep, const char *status)
+{
+    return ks__metrics_count(KS_METRICS_WITH(t.m.framework_extension_point_duration, ep, status,
+                                             "default-scheduler"));
+}
+
+/* The nominated node's Filter is one timed Filter point, inside the goroutines{Filter} gauge
+ * (upstream evaluateNominatedNode runs findNodesThatPassFilters on it). */
+Test(cycle, the_nominated_node_is_one_timed_filter_point)
+{
+    start_with(PROFILE_YAML(0, WITH_SCORE), 1, 1);
+    nodes(10);
+    schedule("p", "n7");
+    cr_assert_eq(point_count("Filter", "Success"), 1);
+    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.goroutines, "Filter")), 0,
+                 "the gauge is back to 0 after the nominated node's Filter");
+}
+
+/* Upstream runs, and times, PostFilter only when the profile has PostFilter plugins. */
+Test(cycle, a_profile_without_post_filter_plugins_times_no_post_filter)
+{
+    start_with(PROFILE_YAML(0, WITH_SCORE), 1, 1);
+    nodes(1);
+    t.reject = ks__intern("n0");
+    const seen_cycle *c = schedule("p", NULL);
+    cr_assert_eq(c->host, KS_SYM_ABSENT);
+    cr_assert_eq(point_count("Filter", "Success"), 1);
+    cr_assert_eq(point_count("PostFilter", "Unschedulable"), 0);
+    cr_assert_eq(ks__metrics_count(t.m.scheduling_algorithm_duration_solo), 1);
+}
+
+/* A Permit rejection is an Unschedulable attempt whose rejector is the Permit plugin: it counts in
+ * unschedulable_pods (and wakes the pod on that plugin's events), with a one-node FitError. */
+Test(cycle, a_permit_rejection_names_its_plugin_as_the_rejector)
+{
+    start_with(PROFILE_YAML(0, WITH_SCORE "    permit: {enabled: [{name: Denier}]}\n"), 1, 1);
+    nodes(3);
+    const seen_cycle *c = schedule("p", NULL);
+    cr_assert_eq(c->host, KS_SYM_ABSENT);
+    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.schedule_attempts, "unschedulable",
+                                                   "default-scheduler")),
+                 1);
+    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.unschedulable_pods, "Denier",
+                                                   "default-scheduler")),
+                 1);
+}
