@@ -23,6 +23,7 @@
 #include "util/log.h"
 #include "config/registry.h"
 #include "cli/simulate.h"
+#include "in_tree.h"
 
 static void usage(FILE *f)
 {
@@ -78,6 +79,9 @@ static int load_config(const char *path, const ks_leader_election_flags *le_flag
         snprintf(err, sizeof(err), "out of memory");
         rc = KS_ENOMEM;
     }
+    if (rc == 0)
+        rc = ks__loader_register_linked(l->reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN,
+                                        ks__host_api(), err, sizeof(err));
     if (rc == 0)
         rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, sizeof(err));
     if (rc == 0)

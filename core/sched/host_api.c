@@ -19,9 +19,6 @@
 #include "sched/queue.h"
 #include "api/store.h"
 
-/* The in-tree plugins' (and the harness's) host table pointer; see plugin.h. */
-const ks_host_api *ks_host;
-
 static ks_bind_hook bind_hook;
 static void *bind_ctx;
 static struct ks_store *store;
@@ -612,7 +609,6 @@ static const ks_host_api host_table = {
 void ks__host_init(void)
 {
     ks__objects_init();
-    ks_host = &host_table;
 }
 
 const ks_host_api *ks__host_api(void) { return &host_table; }

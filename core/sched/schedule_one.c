@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
 
@@ -749,7 +750,7 @@ static int schedule_pod(ks_scheduler *s, ks_queued_pod *qp)
         if (arc == KS_EEXIST)
             snprintf(m, sizeof(m), "pod %s(%s) is in the cache, so can't be assumed", pod->uid, pod->key);
         else
-            snprintf(m, sizeof(m), "could not assume the pod in the scheduler cache: %s", ks_strerror(arc));
+            snprintf(m, sizeof(m), "could not assume the pod in the scheduler cache: %s", ks__strerror(arc));
         ks__log('E', NULL, "Scheduler cache AssumePod failed: %s", m);
         ks__pod_unref(assumed);
         report_cycle(s, seq, pod, fw, "Error", KS_SYM_ABSENT, m, &ex);

@@ -605,9 +605,32 @@ typedef struct ks_module {
 
 #define KS_MODULE_SYMBOL "ks_module_info"
 
-/* The host table every wrapper below calls through. A shared object gets its own copy (hidden
- * visibility), set by KS_DEFINE_MODULE's init; in-tree plugins share the executable's. */
+/* The host table every wrapper below calls through. Each module has its own copy (hidden
+ * visibility), set by the init that KS_DEFINE_MODULE / KS_DEFINE_LINKED_MODULE define: the host
+ * hands it over when it registers the module, before any create(). Written once on the main
+ * thread, read-only afterwards. */
 extern KS_HIDDEN const ks_host_api *ks_host;
+
+/* The body both module macros share: the module's ks_host, its init, and the ks_module named
+ * `symbol` (storage words in `storage`) listing the descriptors. */
+#define KS_DEFINE_MODULE_AS_(storage, symbol, ...)                                              \
+    KS_HIDDEN const ks_host_api *ks_host;                                                       \
+    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
+    {                                                                                           \
+        (void)err;                                                                              \
+        (void)errlen;                                                                           \
+        ks_host = host;                                                                         \
+        return 0;                                                                               \
+    }                                                                                           \
+    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
+    storage const ks_module symbol = {                                                          \
+        KS_ABI_MAJOR,                                                                           \
+        KS_ABI_MINOR,                                                                           \
+        (uint32_t)sizeof(ks_module),                                                            \
+        (uint32_t)sizeof(void *),                                                               \
+        ks_module_init_,                                                                        \
+        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                 \
+        ks_module_plugins_}
 
 /* Defines the module of a shared object: use once, in one source file, listing the descriptors.
  *   KS_DEFINE_MODULE(&my_filter_plugin, &my_score_plugin);                                    */
@@ -619,24 +642,15 @@ extern KS_HIDDEN const ks_host_api *ks_host;
 #define KS_MODULE_EXPORT_ KS_EXPORT
 #endif
 #define KS_DEFINE_MODULE(...)                                                                   \
-    KS_HIDDEN const ks_host_api *ks_host;                                                       \
-    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
-    {                                                                                           \
-        (void)err;                                                                              \
-        (void)errlen;                                                                           \
-        ks_host = host;                                                                         \
-        return 0;                                                                               \
-    }                                                                                           \
-    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
     KS_MODULE_DECLARE_                                                                          \
-    KS_MODULE_EXPORT_ const ks_module ks_module_info = {                                        \
-        KS_ABI_MAJOR,                                                                           \
-        KS_ABI_MINOR,                                                                           \
-        (uint32_t)sizeof(ks_module),                                                            \
-        (uint32_t)sizeof(void *),                                                               \
-        ks_module_init_,                                                                        \
-        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                 \
-        ks_module_plugins_}
+    KS_DEFINE_MODULE_AS_(KS_MODULE_EXPORT_, ks_module_info, __VA_ARGS__)
+
+/* Defines a module that is linked into the program instead of loaded from a shared object (the
+ * in-tree plugins, plugins/module.c): the same ks_module under the name `symbol`, which the
+ * program hands to kubesched's loader in memory; the loader runs the same checks and init as for
+ * a shared object. Use once per program, in one source file; the module must be declared
+ * (`extern const ks_module symbol;`) where the program names it. */
+#define KS_DEFINE_LINKED_MODULE(symbol, ...) KS_DEFINE_MODULE_AS_(, symbol, __VA_ARGS__)
 
 /* True when the host offers `fn` (a slot name of ks_host_api). */
 #define KS_HOST_HAS(fn)                                                                         \

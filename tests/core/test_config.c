@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "config/registry.h"
+#include "harness.h"
 
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -981,7 +982,7 @@ static ks_registry *fake_registry(void)
                                                 &fake_filter2, &fake_score_d, &fake_multi,
                                                 &fake_bind_d};
     char err[256];
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     cr_assert_not_null(reg);
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         cr_assert_eq(ks__registry_add(reg, all[i], "test", err, sizeof(err)), 0, "%s", err);
@@ -996,7 +997,7 @@ static ks_registry *fake_registry(void)
 static const char *fake_cfg(const char *extra, const char *rest)
 {
     static char yaml[8192];
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     size_t off = 0;
     int w;
     cr_assert_not_null(reg);
@@ -1270,7 +1271,7 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
 {
     char err[1024];
     ks_config *c = NULL;
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_profile_plan *plans = NULL;
     cr_assert_not_null(reg);
     cr_assert_eq(ks__config_default(&c, err, sizeof(err)), 0, "%s", err);

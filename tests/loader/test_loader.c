@@ -18,6 +18,7 @@
 #include "sched/host_api.h"
 #include "sched/loader.h"
 #include "config/registry.h"
+#include "harness.h"
 
 static const ks_host_api *host;
 
@@ -309,7 +310,7 @@ static void fake_add(struct fake_config *fc, size_t profile, const char *name, c
 Test(loader_config, loads_each_file_once_and_registers_all_its_plugins)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     size_t before = ks__registry_count(reg);
 
@@ -332,7 +333,7 @@ Test(loader_config, loads_each_file_once_and_registers_all_its_plugins)
 Test(loader_config, no_plugin_paths_gives_empty_list)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "NodeResourcesFit", NULL, "profiles[0].pluginConfig[0]");
     cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)),
@@ -346,7 +347,7 @@ Test(loader_config, no_plugin_paths_gives_empty_list)
 Test(loader_config, open_error_is_prefixed_with_the_field_path)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 1, "LoaderFixture", FIX_ABI_MAJOR, NULL); /* field computed from indices */
@@ -364,7 +365,7 @@ Test(loader_config, open_error_is_prefixed_with_the_field_path)
 Test(loader_config, plugin_name_must_be_defined_by_the_file)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 0, "LoaderGodScore", FIX_GOOD, "profiles[0].pluginConfig[1]");
@@ -381,7 +382,7 @@ Test(loader_config, plugin_name_must_be_defined_by_the_file)
 Test(loader_config, clash_with_in_tree_plugin_is_the_registry_error)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     size_t before = ks__registry_count(reg);
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
@@ -400,7 +401,7 @@ Test(loader_config, clash_with_in_tree_plugin_is_the_registry_error)
 Test(loader_config, clash_between_two_files)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 1, "LoaderGoodFilter", FIX_CROSS_DUP, "profiles[1].pluginConfig[0]");
@@ -417,7 +418,7 @@ Test(loader_config, clash_between_two_files)
 Test(loader_config, missing_file_names_config_and_field)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "X", "/nonexistent/libx.so", "profiles[0].pluginConfig[0]");
     cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)),
