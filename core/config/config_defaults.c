@@ -354,7 +354,7 @@ static int check_value(cfg_load *L, cJSON *v, const fdef *f, const char *path)
     case F_DUR:
         if (!cJSON_IsString(v))
             return type_err(L, path, v, "a duration string such as \"10s\"");
-        if (ks__cfg_parse_duration(v->valuestring, &ns) != 0)
+        if (ks__duration_parse(v->valuestring, &ns) != 0)
             return ks__cfg_fail(L, KS_EINVAL,
                                 "%s: invalid duration \"%s\" (valid: such as \"10s\", \"1m30s\", "
                                 "\"100ms\")",
@@ -946,7 +946,7 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 {
     const char *t = str(a, "filterTimeout");
     int64_t ns = 0;
-    if (t && ks__cfg_parse_duration(t, &ns) == 0 && ns < 0) {
+    if (t && ks__duration_parse(t, &ns) == 0 && ns < 0) {
         char p[360];
         ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
         return invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");

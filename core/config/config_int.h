@@ -1,7 +1,8 @@
 /*
  * Private header of the configuration module (config*.c): the load context shared by the YAML
  * decoder (config_parse.c), defaulting and validation (config.c, config_defaults.c), the plan
- * (config_plan.c) and the printer (config_print.c).
+ * (config_plan.c) and the printer (config_print.c). The files call each other one way only:
+ * config_msg.c (messages, small utilities) <- config_parse.c, config_defaults.c <- config.c.
  *
  * A load runs in three steps, like upstream's codec: a strict decode of the YAML into ks_config
  * plus "was it set" flags (syntax, unknown fields and types are refused with file:line:column),
@@ -20,6 +21,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "util/duration.h" /* Go durations: the decoder, the leaderElection checks and the printer */
 
 #define KS_CFG_API_VERSION "kubescheduler.config.k8s.io/v1"
 #define KS_CFG_KIND "KubeSchedulerConfiguration"
@@ -71,7 +73,7 @@ typedef struct cfg_load {
     int64_t lease_ns, renew_ns, retry_ns;
 } cfg_load;
 
-/* ---- messages (config.c) ---- */
+/* ---- messages (config_msg.c) ---- */
 /* "FILE: " + fmt; keeps only the first failure. Returns rc. */
 int ks__cfg_fail(cfg_load *L, int rc, const char *fmt, ...) KS_PRINTF(3, 4);
 /* "FILE:LINE:COL: " + fmt, from a YAML node's start mark. */
@@ -82,8 +84,6 @@ int ks__cfg_oom(cfg_load *L);
 /* ---- decoding (config_parse.c) ---- */
 /* Decodes the YAML text into L->cfg and L->in. */
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len);
-/* Go's time.ParseDuration, in nanoseconds. 0 on success, -1 when s is not a duration. */
-int ks__cfg_parse_duration(const char *s, int64_t *ns);
 
 /* ---- defaults and plugin args (config_defaults.c) ---- */
 /* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.34. */
@@ -104,7 +104,7 @@ cJSON *ks__cfg_args_new_default(const char *plugin);
 /* Validation helpers shared with the extender checks. */
 int ks__cfg_is_qualified_name(const char *s, const char **why);
 
-/* ---- small utilities (config.c) ---- */
+/* ---- small utilities (config_msg.c) ---- */
 /* snprintf for field paths and messages: a long path is cut, which is fine in a message. */
 static inline KS_PRINTF(3, 4) void ks__cfg_pathf(char *buf, size_t len, const char *fmt, ...)
 {
@@ -114,7 +114,5 @@ static inline KS_PRINTF(3, 4) void ks__cfg_pathf(char *buf, size_t len, const ch
     va_end(ap);
 }
 char *ks__cfg_strdup(const char *s);
-/* Writes the Go duration string of ns into buf ("1m30s", "100ms", "0s"). */
-void ks__cfg_format_duration(int64_t ns, char *buf, size_t len);
 
 #endif
