@@ -795,6 +795,19 @@ static inline const char *ks_status_reason_at(const ks_status *st, size_t i) { r
 static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s, int required_anti_only, const ks_node_info *const **o) { return ks_host->snapshot_nodes_with_affinity_pods(s, required_anti_only, o); }
 
 /* Pure helpers on plain data (no host call). */
+
+/* The body of an events_to_register callback with a fixed list: copies the first `cap` of the n
+ * events into out (borrowed: the caller's array) and returns n, as the slot's contract asks. Any
+ * thread; pure.
+ *   static const ks_cluster_event ev[] = {{KS_RES_NODE, KS_ACT_ADD}};
+ *   return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);                            */
+static inline size_t ks_events_copy(const ks_cluster_event *events, size_t n,
+                                    ks_cluster_event *out, size_t cap)
+{
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = events[i];
+    return n;
+}
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {
     uint32_t lo = 0, hi = r->nscalar;
