@@ -84,6 +84,9 @@ static int load_config(const char *path, const ks_leader_election_flags *le_flag
                                         ks__host_api(), err, sizeof(err));
     if (rc == 0)
         rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, sizeof(err));
+    /* The shared objects' own args schemas are known only now that they are loaded. */
+    if (rc == 0)
+        rc = ks__config_check_plugin_args(l->cfg, l->reg, err, sizeof(err));
     if (rc == 0)
         rc = ks__config_plan(l->cfg, l->reg, &l->plans, err, sizeof(err));
     if (rc != 0) {

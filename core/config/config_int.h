@@ -101,6 +101,23 @@ int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const cha
 int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path);
 /* Fresh defaulted args of a known kind; NULL on out of memory. */
 cJSON *ks__cfg_args_new_default(const char *plugin);
+/* ---- args against a schema (config_args.c) ---- */
+/* Which keys the top level of args allows besides the schema's fields. */
+enum {
+    KS_CFG_ARGS_TOP = 1u << 0,         /* apiVersion, kind */
+    KS_CFG_ARGS_PLUGIN_PATH = 1u << 1  /* kubeschedPluginPath */
+};
+/* The shape check: unknown fields ("<path>: unknown field \"x\" (valid: ...)") and types, nulls
+ * dropped. top: KS_CFG_ARGS_... bits for the top level of args, 0 for a nested mapping. */
+int ks__cfg_args_check(cfg_load *L, cJSON *args, const ks_args_schema *schema, const char *path,
+                       unsigned top);
+/* A plugin's own schema (ABI 1.3): the kind, the shape check (kubeschedPluginPath allowed), the
+ * declared defaults in place, then the declared bounds. */
+int ks__cfg_args_apply_schema(cfg_load *L, const char *plugin, const ks_args_schema *schema,
+                              cJSON *args, const char *path);
+/* "<path>: Invalid value: <value as JSON>: <detail>" (upstream field.Invalid). */
+int ks__cfg_invalid(cfg_load *L, const char *path, const cJSON *v, const char *detail);
+
 /* Validation helpers shared with the extender checks. */
 int ks__cfg_is_qualified_name(const char *s, const char **why);
 

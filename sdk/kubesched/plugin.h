@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 2
+#define KS_ABI_MINOR 3
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -333,6 +333,65 @@ typedef struct ks_state_ops {
     void (*cleanup)(void *data);
 } ks_state_ops;
 
+/* --- ABI 1.3: the schema of a plugin's args --- */
+
+/* The type of one args field, as the configuration file writes it. */
+typedef enum ks_arg_type {
+    KS_ARG_ANY = 0,      /* anything; not checked */
+    KS_ARG_INT32 = 1,    /* an integer that fits in 32 bits */
+    KS_ARG_INT64 = 2,    /* an integer */
+    KS_ARG_BOOL = 3,     /* true or false */
+    KS_ARG_STRING = 4,   /* a string */
+    KS_ARG_DURATION = 5, /* a Go duration string: "10s", "1m30s", "100ms" */
+    KS_ARG_QUANTITY = 6, /* a resource quantity: a string ("500m", "2Gi") or a number */
+    KS_ARG_OBJECT = 7,   /* a mapping, its fields in `object` (NULL: any fields) */
+    KS_ARG_OBJECT_LIST = 8, /* a list of mappings, each with the fields in `object` */
+    KS_ARG_STRING_LIST = 9  /* a list of strings */
+} ks_arg_type;
+
+/* ks_arg_field.flags */
+enum {
+    /* Apply default_json also when the field is set to its zero value ("", 0, false, an empty
+     * list), as upstream's SetDefaults_* do for some fields. */
+    KS_ARG_DEFAULT_IF_ZERO = 1u << 0,
+    /* An integer field must lie in [min, max]; else "<path>: Invalid value: N: not in valid range
+     * [min, max]". Checked after the defaults. */
+    KS_ARG_BOUNDED = 1u << 1
+};
+
+typedef struct ks_args_schema ks_args_schema;
+
+/* One field of an args mapping. All pointers: static storage of the plugin (they must outlive
+ * the module). */
+typedef struct ks_arg_field {
+    const char *name;             /* the key, e.g. "minCandidateNodesPercentage" */
+    ks_arg_type type;
+    const ks_args_schema *object; /* KS_ARG_OBJECT / KS_ARG_OBJECT_LIST: the item's fields */
+    /* The default as JSON text ("10", "\"System\"", "{\"type\": \"LeastAllocated\"}"), set
+     * when the field is absent (or zero, with KS_ARG_DEFAULT_IF_ZERO); NULL: none. A defaulted
+     * mapping then gets its own fields' defaults. */
+    const char *default_json;
+    uint32_t flags;               /* KS_ARG_... bits */
+    int64_t min, max;             /* with KS_ARG_BOUNDED */
+} ks_arg_field;
+
+/* The fields of a mapping: the top level of a plugin's args, or a nested object. kubesched checks
+ * the args of a plugin whose descriptor has one while it loads the configuration: an unknown key
+ * or a value of the wrong type is refused with the file and the field path ("cfg.yaml:
+ * profiles[0].pluginConfig[2].args: unknown field \"minCPUU\" (valid: minCPU, ...)"), a null
+ * value counts as unset, the defaults are filled in (validate-config prints the result), then the
+ * bounds are checked. At the top level `apiVersion`, `kind` and kubesched's `kubeschedPluginPath`
+ * are always allowed. Rules across fields stay in create(), whose ks_error_set message
+ * validate-config reports too. Static storage; read on the main thread only. */
+struct ks_args_schema {
+    const char *kind;           /* top level: "MyPluginArgs"; a `kind` given must match. NULL: any */
+    uint32_t nfields;
+    const ks_arg_field *fields;
+};
+
+/* A schema over a static array of fields: KS_ARGS_SCHEMA("MyArgs", my_fields). */
+#define KS_ARGS_SCHEMA(kind, fields) {(kind), (uint32_t)(sizeof(fields) / sizeof((fields)[0])), (fields)}
+
 /* ---------------------------------------------------------------------------------------------
  * The plugin descriptor
  *
@@ -409,6 +468,13 @@ typedef struct ks_plugin_desc {
     /* EnqueueExtensions: the events after which a pod this plugin rejected may fit. Fill at most
      * `cap` entries of out and return how many there are. NULL: every event. Main thread. */
     size_t (*events_to_register)(void *self, ks_cluster_event *out, size_t cap);
+
+    /* --- ABI 1.3 --- */
+    /* The schema of the plugin's pluginConfig args (see ks_args_schema), or NULL: the args reach
+     * create() unchecked, as for every plugin built against ABI 1.2 or older. Borrowed: static
+     * storage of the plugin; the host reads it on the main thread while loading the
+     * configuration. */
+    const ks_args_schema *args_schema;
 } ks_plugin_desc;
 
 /* ---------------------------------------------------------------------------------------------
