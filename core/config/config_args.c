@@ -231,7 +231,7 @@ static int default_field(cfg_load *L, cJSON *o, const ks_arg_field *f, const cha
                             "of the plugin's args schema)",
                             path, f->name, f->default_json);
     if (v)
-        cJSON_ReplaceItemViaPointer(o, v, d);
+        cJSON_ReplaceItemInObjectCaseSensitive(o, f->name, d);
     else
         cJSON_AddItemToObject(o, f->name, d);
     return 0;

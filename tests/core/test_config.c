@@ -1356,3 +1356,78 @@ Test(config, print_prints_merged_sets_without_a_plan)
     free(buf);
     ks__config_free(c);
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The args of a plugin that declares its own schema (an out-of-tree plugin, ABI 1.3)
+ * ------------------------------------------------------------------------------------------- */
+
+static const ks_arg_field oot_arg_fields[] = {
+    {.name = "minCPU", .type = KS_ARG_QUANTITY, .default_json = "\"1\""},
+    {.name = "requiredLabel", .type = KS_ARG_STRING},
+};
+static const ks_args_schema oot_args = KS_ARGS_SCHEMA("FakeOotArgs", oot_arg_fields);
+static const ks_plugin_desc fake_oot = {.size = sizeof(ks_plugin_desc),
+                                        .name = "FakeOot",
+                                        .filter = fake_filter,
+                                        .args_schema = &oot_args};
+
+#define OOT_CFG(args)                                                                           \
+    HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: FakeOot}]\n"               \
+        "  pluginConfig:\n  - name: FakeOot\n    args: " args "\n"
+
+/* The in-tree plugins plus FakeOot, as after the loader added a shared object's plugin. */
+static ks_registry *oot_registry(void)
+{
+    char err[256];
+    ks_registry *reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &fake_oot, "/opt/ks/liboot.so", err, sizeof(err)), 0, "%s",
+                 err);
+    return reg;
+}
+
+Test(config, out_of_tree_unknown_arg_is_refused_with_the_field_path)
+{
+    char err[1024] = "";
+    ks_config *c = load_ok(OOT_CFG("{kubeschedPluginPath: liboot.so, minCPUU: 2}"));
+    ks_registry *reg = oot_registry();
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: unknown field \"minCPUU\" "
+                          "(valid: minCPU, requiredLabel)");
+    ks__registry_free(reg);
+    ks__config_free(c);
+}
+
+Test(config, out_of_tree_arg_of_the_wrong_type_is_refused)
+{
+    char err[1024] = "";
+    ks_config *c = load_ok(OOT_CFG("{requiredLabel: [a, b]}"));
+    ks_registry *reg = oot_registry();
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_ETYPE);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.requiredLabel: expected a "
+                          "string, got a list");
+    ks__registry_free(reg);
+    ks__config_free(c);
+}
+
+Test(config, print_shows_the_declared_defaults_of_out_of_tree_args)
+{
+    char err[1024] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out;
+    ks_config *c = load_ok(OOT_CFG("{kubeschedPluginPath: liboot.so, requiredLabel: tier}"));
+    ks_registry *reg = oot_registry();
+    ks_profile_plan *plans = NULL;
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
+    out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    ks__config_print(c, plans, out);
+    fclose(out);
+    assert_has(buf, "FakeOot: {\"kubeschedPluginPath\":\"liboot.so\",\"requiredLabel\":\"tier\","
+                    "\"minCPU\":\"1\"}");
+    free(buf);
+    ks__config_plans_free(plans, c->nprofiles);
+    ks__registry_free(reg);
+    ks__config_free(c);
+}
