@@ -302,7 +302,8 @@ static int check_kind(cfg_load *L, const char *plugin, const ks_args_schema *s, 
     return ks__cfg_fail(L, KS_EINVAL,
                         "%s: args for plugin %s were not of type kubescheduler.config.k8s.io/%s, "
                         "got kind %s",
-                        path, plugin, s->kind, cJSON_IsString(k) ? k->valuestring : "(not a string)");
+                        path, plugin, s->kind,
+                        cJSON_IsString(k) ? k->valuestring : "(not a string)");
 }
 
 int ks__cfg_args_apply_schema(cfg_load *L, const char *plugin, const ks_args_schema *schema,

@@ -4,8 +4,9 @@
  *
  *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
  *   - for each registered <Name>Args kind: a strict shape check of the user's args (unknown fields,
- *     types; nulls dropped as Go's decoder would leave the pointers nil), SetDefaults_<Kind> in
- *     place, and Validate<Kind> with upstream's messages and field paths.
+ *     types; nulls dropped as Go's decoder would leave the pointers nil; config_args.c, on the
+ *     SDK's ks_args_schema), SetDefaults_<Kind> in place, and Validate<Kind> with upstream's
+ *     messages and field paths.
  *
  * Args are cJSON objects throughout, so what a plugin later reads is exactly what is printed.
  */
@@ -157,54 +158,57 @@ typedef ks_args_schema sdef;
 #define F_ARR_OBJ KS_ARG_OBJECT_LIST
 #define F_ARR_STR KS_ARG_STRING_LIST
 #define SDEF(a) KS_ARGS_SCHEMA(NULL, a)
+/* A field without a declared default or bounds (SetDefaults_<Kind> and Validate<Kind> below). */
+#define FIELD(name, type, object) {(name), (type), (object), NULL, 0, 0, 0}
 
-static const fdef resource_spec_f[] = {{"name", F_STR, NULL, NULL, 0, 0, 0}, {"weight", F_I64, NULL, NULL, 0, 0, 0}};
+static const fdef resource_spec_f[] = {FIELD("name", F_STR, NULL), FIELD("weight", F_I64, NULL)};
 static const sdef resource_spec = SDEF(resource_spec_f);
-static const fdef shape_point_f[] = {{"utilization", F_I32, NULL, NULL, 0, 0, 0}, {"score", F_I32, NULL, NULL, 0, 0, 0}};
+static const fdef shape_point_f[] = {FIELD("utilization", F_I32, NULL),
+                                     FIELD("score", F_I32, NULL)};
 static const sdef shape_point = SDEF(shape_point_f);
-static const fdef rtcr_f[] = {{"shape", F_ARR_OBJ, &shape_point, NULL, 0, 0, 0}};
+static const fdef rtcr_f[] = {FIELD("shape", F_ARR_OBJ, &shape_point)};
 static const sdef rtcr = SDEF(rtcr_f);
-static const fdef strategy_f[] = {{"type", F_STR, NULL, NULL, 0, 0, 0},
-                                  {"resources", F_ARR_OBJ, &resource_spec, NULL, 0, 0, 0},
-                                  {"requestedToCapacityRatio", F_OBJ, &rtcr, NULL, 0, 0, 0}};
+static const fdef strategy_f[] = {FIELD("type", F_STR, NULL),
+                                  FIELD("resources", F_ARR_OBJ, &resource_spec),
+                                  FIELD("requestedToCapacityRatio", F_OBJ, &rtcr)};
 static const sdef strategy = SDEF(strategy_f);
-static const fdef fit_f[] = {{"ignoredResources", F_ARR_STR, NULL, NULL, 0, 0, 0},
-                             {"ignoredResourceGroups", F_ARR_STR, NULL, NULL, 0, 0, 0},
-                             {"scoringStrategy", F_OBJ, &strategy, NULL, 0, 0, 0}};
-static const fdef preemption_f[] = {{"minCandidateNodesPercentage", F_I32, NULL, NULL, 0, 0, 0},
-                                    {"minCandidateNodesAbsolute", F_I32, NULL, NULL, 0, 0, 0}};
-static const fdef ipa_f[] = {{"hardPodAffinityWeight", F_I32, NULL, NULL, 0, 0, 0},
-                             {"ignorePreferredTermsOfExistingPods", F_BOOL, NULL, NULL, 0, 0, 0}};
+static const fdef fit_f[] = {FIELD("ignoredResources", F_ARR_STR, NULL),
+                             FIELD("ignoredResourceGroups", F_ARR_STR, NULL),
+                             FIELD("scoringStrategy", F_OBJ, &strategy)};
+static const fdef preemption_f[] = {FIELD("minCandidateNodesPercentage", F_I32, NULL),
+                                    FIELD("minCandidateNodesAbsolute", F_I32, NULL)};
+static const fdef ipa_f[] = {FIELD("hardPodAffinityWeight", F_I32, NULL),
+                             FIELD("ignorePreferredTermsOfExistingPods", F_BOOL, NULL)};
 static const fdef selector_req_f[] = {
-    {"key", F_STR, NULL, NULL, 0, 0, 0}, {"operator", F_STR, NULL, NULL, 0, 0, 0}, {"values", F_ARR_STR, NULL, NULL, 0, 0, 0}};
+    FIELD("key", F_STR, NULL), FIELD("operator", F_STR, NULL), FIELD("values", F_ARR_STR, NULL)};
 static const sdef selector_req = SDEF(selector_req_f);
-static const fdef term_f[] = {{"matchExpressions", F_ARR_OBJ, &selector_req, NULL, 0, 0, 0},
-                              {"matchFields", F_ARR_OBJ, &selector_req, NULL, 0, 0, 0}};
+static const fdef term_f[] = {FIELD("matchExpressions", F_ARR_OBJ, &selector_req),
+                              FIELD("matchFields", F_ARR_OBJ, &selector_req)};
 static const sdef term = SDEF(term_f);
-static const fdef node_selector_f[] = {{"nodeSelectorTerms", F_ARR_OBJ, &term, NULL, 0, 0, 0}};
+static const fdef node_selector_f[] = {FIELD("nodeSelectorTerms", F_ARR_OBJ, &term)};
 static const sdef node_selector = SDEF(node_selector_f);
-static const fdef preferred_f[] = {{"weight", F_I32, NULL, NULL, 0, 0, 0}, {"preference", F_OBJ, &term, NULL, 0, 0, 0}};
+static const fdef preferred_f[] = {FIELD("weight", F_I32, NULL), FIELD("preference", F_OBJ, &term)};
 static const sdef preferred = SDEF(preferred_f);
 static const fdef node_affinity_f[] = {
-    {"requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector, NULL, 0, 0, 0},
-    {"preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred, NULL, 0, 0, 0}};
+    FIELD("requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector),
+    FIELD("preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred)};
 static const sdef node_affinity = SDEF(node_affinity_f);
-static const fdef na_f[] = {{"addedAffinity", F_OBJ, &node_affinity, NULL, 0, 0, 0}};
-static const fdef balanced_f[] = {{"resources", F_ARR_OBJ, &resource_spec, NULL, 0, 0, 0}};
-static const fdef tsc_f[] = {{"maxSkew", F_I32, NULL, NULL, 0, 0, 0},
-                             {"topologyKey", F_STR, NULL, NULL, 0, 0, 0},
-                             {"whenUnsatisfiable", F_STR, NULL, NULL, 0, 0, 0},
-                             {"labelSelector", F_ANY, NULL, NULL, 0, 0, 0},
-                             {"minDomains", F_I32, NULL, NULL, 0, 0, 0},
-                             {"nodeAffinityPolicy", F_STR, NULL, NULL, 0, 0, 0},
-                             {"nodeTaintsPolicy", F_STR, NULL, NULL, 0, 0, 0},
-                             {"matchLabelKeys", F_ARR_STR, NULL, NULL, 0, 0, 0}};
+static const fdef na_f[] = {FIELD("addedAffinity", F_OBJ, &node_affinity)};
+static const fdef balanced_f[] = {FIELD("resources", F_ARR_OBJ, &resource_spec)};
+static const fdef tsc_f[] = {FIELD("maxSkew", F_I32, NULL),
+                             FIELD("topologyKey", F_STR, NULL),
+                             FIELD("whenUnsatisfiable", F_STR, NULL),
+                             FIELD("labelSelector", F_ANY, NULL),
+                             FIELD("minDomains", F_I32, NULL),
+                             FIELD("nodeAffinityPolicy", F_STR, NULL),
+                             FIELD("nodeTaintsPolicy", F_STR, NULL),
+                             FIELD("matchLabelKeys", F_ARR_STR, NULL)};
 static const sdef tsc = SDEF(tsc_f);
-static const fdef pts_f[] = {{"defaultConstraints", F_ARR_OBJ, &tsc, NULL, 0, 0, 0},
-                             {"defaultingType", F_STR, NULL, NULL, 0, 0, 0}};
-static const fdef vb_f[] = {{"bindTimeoutSeconds", F_I64, NULL, NULL, 0, 0, 0},
-                            {"shape", F_ARR_OBJ, &shape_point, NULL, 0, 0, 0}};
-static const fdef dra_f[] = {{"filterTimeout", F_DUR, NULL, NULL, 0, 0, 0}};
+static const fdef pts_f[] = {FIELD("defaultConstraints", F_ARR_OBJ, &tsc),
+                             FIELD("defaultingType", F_STR, NULL)};
+static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
+                            FIELD("shape", F_ARR_OBJ, &shape_point)};
+static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
 
 typedef struct args_kind {
     const char *plugin;
@@ -419,9 +423,11 @@ static int validate_preemption(cfg_load *L, const cJSON *a, const char *path)
     ks__cfg_pathf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
     ks__cfg_pathf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
     if (pct < 0 || pct > 100)
-        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"), "not in valid range [0, 100]");
+        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
+                               "not in valid range [0, 100]");
     if (abs_ < 0)
-        return ks__cfg_invalid(L, q, get(a, "minCandidateNodesAbsolute"), "not in valid range [0, inf)");
+        return ks__cfg_invalid(L, q, get(a, "minCandidateNodesAbsolute"),
+                               "not in valid range [0, inf)");
     if (pct == 0 && abs_ == 0)
         return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
                        "cannot be zero at the same time as minCandidateNodesAbsolute");
@@ -434,7 +440,8 @@ static int validate_ipa(cfg_load *L, const cJSON *a, const char *path)
     char p[300];
     ks__cfg_pathf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
     if (w < 0 || w > 100)
-        return ks__cfg_invalid(L, p, get(a, "hardPodAffinityWeight"), "not in valid range [0, 100]");
+        return ks__cfg_invalid(L, p, get(a, "hardPodAffinityWeight"),
+                               "not in valid range [0, 100]");
     return 0;
 }
 

@@ -21,7 +21,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
-#include "util/duration.h" /* Go durations: the decoder, the leaderElection checks and the printer */
+#include "util/duration.h" /* the decoder, the leaderElection checks and the printer */
 
 #define KS_CFG_API_VERSION "kubescheduler.config.k8s.io/v1"
 #define KS_CFG_KIND "KubeSchedulerConfiguration"

@@ -21,7 +21,8 @@ ks_registry *ks__registry_new(void);
 void ks__registry_free(ks_registry *reg);
 
 /* Hands reg something to release (release(p)) in ks__registry_free, after the entries that borrow
- * from it: the loader keeps the in-tree module here. 0 or KS_ENOMEM (then p is still the caller's). */
+ * from it: the loader keeps the in-tree module here. 0, or KS_ENOMEM (then p is still the
+ * caller's). */
 int ks__registry_keep(ks_registry *reg, void (*release)(void *p), void *p);
 
 /* Adds desc (borrowed: must outlive the registry). origin names where it came from ("in-tree" or

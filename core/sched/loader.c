@@ -17,6 +17,8 @@
  *   5. nplugins / plugins, and every descriptor: size >= the ABI 1.0 minimum (size and name), a
  *      non-empty name, no name twice in the module;
  *   6. only then init(host).
+ * A module linked into the program (the in-tree plugins, ks__loader_open_linked) skips 1-3, which
+ * are about finding it, and goes through 4-6 like any other.
  *
  * Minor versions: a module built against an older minor has a smaller descriptor; the copy made
  * here is zeroed first, so the slots it lacks read as NULL ("not implemented"). A module built

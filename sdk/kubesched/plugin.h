@@ -362,7 +362,7 @@ enum {
 typedef struct ks_args_schema ks_args_schema;
 
 /* One field of an args mapping. All pointers: static storage of the plugin (they must outlive
- * the module). */
+ * the module). Read by the host on the main thread only, while it loads the configuration. */
 typedef struct ks_arg_field {
     const char *name;             /* the key, e.g. "minCandidateNodesPercentage" */
     ks_arg_type type;
@@ -384,13 +384,14 @@ typedef struct ks_arg_field {
  * are always allowed. Rules across fields stay in create(), whose ks_error_set message
  * validate-config reports too. Static storage; read on the main thread only. */
 struct ks_args_schema {
-    const char *kind;           /* top level: "MyPluginArgs"; a `kind` given must match. NULL: any */
+    const char *kind; /* top level: "MyPluginArgs"; a `kind` given must match. NULL: any */
     uint32_t nfields;
     const ks_arg_field *fields;
 };
 
 /* A schema over a static array of fields: KS_ARGS_SCHEMA("MyArgs", my_fields). */
-#define KS_ARGS_SCHEMA(kind, fields) {(kind), (uint32_t)(sizeof(fields) / sizeof((fields)[0])), (fields)}
+#define KS_ARGS_SCHEMA(kind, fields)                                                            \
+    {(kind), (uint32_t)(sizeof(fields) / sizeof((fields)[0])), (fields)}
 
 /* ---------------------------------------------------------------------------------------------
  * The plugin descriptor
