@@ -1,7 +1,8 @@
 /*
  * The in-tree plugins' module: the one list of the plugins kubesched ships, defined with the SDK
  * exactly as an out-of-tree shared object defines its own (KS_DEFINE_MODULE), under a name the
- * program hands to the loader (plugins/in_tree.h). The module's init sets the plugins' ks_host.
+ * program hands to the loader (plugins/include/in_tree.h). The module's init sets the plugins'
+ * ks_host.
  *
  * A new in-tree plugin: its folder, plus one line below. The order is the registry's (the order
  * validate-config and the plan's messages list plugins in).

@@ -8,8 +8,9 @@
 # - no file outside plugins/ includes a plugin's header (plugins/*/*.h), and plugins include
 #   nothing of core/ (they are written against sdk/ only; their white-box tests in
 #   plugins/<name>/tests/ may use the core's test harness);
-# - the in-tree module's declaration (plugins/in_tree.h) is included only by plugins/module.c,
-#   core/cli/main.c (the program, in no layer library) and tests/: no core library names it;
+# - the in-tree module's declaration (plugins/include/in_tree.h) is included only by
+#   plugins/module.c, core/cli/main.c (the program, in no layer library) and tests/: no core
+#   library names it;
 # - with a build folder as argument, the same order is checked on the symbols of the layer
 #   libraries (an `extern` declaration cannot get around it), and ks_plugins and the core layers
 #   must not reference each other's symbols.

@@ -32,8 +32,8 @@ int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module 
                     size_t errlen);
 
 /* The same for a module linked into the program (KS_DEFINE_LINKED_MODULE: the in-tree plugins,
- * plugins/in_tree.h): module is borrowed and must outlive *out; origin stands for the path in
- * messages and in the registry ("in-tree"). Everything after dlsym is the same code: the header
+ * plugins/include/in_tree.h): module is borrowed and must outlive *out; origin stands for the
+ * path in messages and in the registry ("in-tree"). Everything after dlsym is the same code: the header
  * checks, the normalised descriptor copies, init(host). */
 int ks__loader_open_linked(const ks_module *module, const char *origin, const ks_host_api *host,
                            ks_loaded_module **out, char *err, size_t errlen);
