@@ -31,9 +31,9 @@ for a in "$@"; do
   esac
 done
 
-echo "== layers (tests/check-layers.sh)"
-if ! tests/check-layers.sh; then status=1; fi
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_SANITIZE=OFF
+echo "== layers (tests/check-layers.sh build: the includes, then the symbols of the libraries)"
+if ! tests/check-layers.sh build; then status=1; fi
 if [ $sanitize = 1 ]; then
   # detect_leaks: every test must free what it allocates.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

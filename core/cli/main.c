@@ -23,6 +23,7 @@
 #include "util/log.h"
 #include "config/registry.h"
 #include "cli/simulate.h"
+#include "in_tree.h"
 
 static void usage(FILE *f)
 {
@@ -79,7 +80,13 @@ static int load_config(const char *path, const ks_leader_election_flags *le_flag
         rc = KS_ENOMEM;
     }
     if (rc == 0)
+        rc = ks__loader_register_linked(l->reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN,
+                                        ks__host_api(), err, sizeof(err));
+    if (rc == 0)
         rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, sizeof(err));
+    /* The shared objects' own args schemas are known only now that they are loaded. */
+    if (rc == 0)
+        rc = ks__config_check_plugin_args(l->cfg, l->reg, err, sizeof(err));
     if (rc == 0)
         rc = ks__config_plan(l->cfg, l->reg, &l->plans, err, sizeof(err));
     if (rc != 0) {

@@ -17,110 +17,6 @@
 #include "config/config_int.h"
 #include "config/registry.h"
 
-/* ---------------------------------------------------------------------------------------------
- * Messages and small utilities
- * ------------------------------------------------------------------------------------------- */
-
-static void vfail(cfg_load *L, const char *prefix, const char *fmt, va_list ap)
-{
-    int n;
-    if (!L->err || L->errlen == 0)
-        return;
-    n = snprintf(L->err, L->errlen, "%s", prefix);
-    if (n >= 0 && (size_t)n < L->errlen)
-        vsnprintf(L->err + n, L->errlen - (size_t)n, fmt, ap);
-}
-
-int ks__cfg_fail(cfg_load *L, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    char prefix[512];
-    if (L->rc)
-        return L->rc;
-    ks__cfg_pathf(prefix, sizeof(prefix), "%s: ", L->file);
-    va_start(ap, fmt);
-    vfail(L, prefix, fmt, ap);
-    va_end(ap);
-    L->rc = rc;
-    return rc;
-}
-
-int ks__cfg_fail_at(cfg_load *L, const yaml_node_t *node, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    char prefix[512];
-    if (L->rc)
-        return L->rc;
-    ks__cfg_pathf(prefix, sizeof(prefix), "%s:%lu:%lu: ", L->file,
-             (unsigned long)node->start_mark.line + 1, (unsigned long)node->start_mark.column + 1);
-    va_start(ap, fmt);
-    vfail(L, prefix, fmt, ap);
-    va_end(ap);
-    L->rc = rc;
-    return rc;
-}
-
-int ks__cfg_oom(cfg_load *L) { return ks__cfg_fail(L, KS_ENOMEM, "out of memory"); }
-
-char *ks__cfg_strdup(const char *s)
-{
-    size_t n;
-    char *d;
-    if (!s)
-        return NULL;
-    n = strlen(s) + 1;
-    d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-/* Go's time.Duration.String(). */
-void ks__cfg_format_duration(int64_t ns, char *buf, size_t len)
-{
-    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    const char *sign = ns < 0 ? "-" : "";
-    char frac[16];
-    if (u == 0) {
-        snprintf(buf, len, "0s");
-        return;
-    }
-    if (u < 1000) {
-        snprintf(buf, len, "%s%" PRIu64 "ns", sign, u);
-        return;
-    }
-    if (u < 1000000000ull) {
-        uint64_t unit = u < 1000000 ? 1000 : 1000000;
-        const char *name = u < 1000000 ? "\xc2\xb5s" : "ms";
-        uint64_t rest = u % unit;
-        int digits = unit == 1000 ? 3 : 6;
-        frac[0] = '\0';
-        if (rest) {
-            int n = snprintf(frac, sizeof(frac), ".%0*" PRIu64, digits, rest);
-            while (n > 1 && frac[n - 1] == '0')
-                frac[--n] = '\0';
-        }
-        snprintf(buf, len, "%s%" PRIu64 "%s%s", sign, u / unit, frac, name);
-        return;
-    }
-    {
-        uint64_t secs = u / 1000000000ull, rest = u % 1000000000ull;
-        uint64_t h = secs / 3600, m = (secs / 60) % 60, s = secs % 60;
-        frac[0] = '\0';
-        if (rest) {
-            int n = snprintf(frac, sizeof(frac), ".%09" PRIu64, rest);
-            while (n > 1 && frac[n - 1] == '0')
-                frac[--n] = '\0';
-        }
-        if (h)
-            snprintf(buf, len, "%s%" PRIu64 "h%" PRIu64 "m%" PRIu64 "%ss", sign, h, m, s, frac);
-        else if (m)
-            snprintf(buf, len, "%s%" PRIu64 "m%" PRIu64 "%ss", sign, m, s, frac);
-        else
-            snprintf(buf, len, "%s%" PRIu64 "%ss", sign, s, frac);
-    }
-}
-
 static const char *const point_fields[KS_PT_COUNT + 1] = {
     "preEnqueue", "queueSort", "preFilter", "filter",   "postFilter", "preScore",  "score",
     "reserve",    "permit",    "preBind",   "bind",     "postBind",   "multiPoint"};
@@ -346,28 +242,28 @@ static int validate_leader_election(cfg_load *L)
     if (!c->leader_election.leader_elect)
         return 0;
     if (L->lease_ns <= 0) {
-        ks__cfg_format_duration(L->lease_ns, d, sizeof(d));
+        ks__duration_format(L->lease_ns, d, sizeof(d));
         return ks__cfg_fail(L, KS_EINVAL,
                             "leaderElection.leaseDuration: Invalid value: \"%s\": must be greater "
                             "than zero",
                             d);
     }
     if (L->renew_ns <= 0) {
-        ks__cfg_format_duration(L->renew_ns, d, sizeof(d));
+        ks__duration_format(L->renew_ns, d, sizeof(d));
         return ks__cfg_fail(L, KS_EINVAL,
                             "leaderElection.renewDeadline: Invalid value: \"%s\": must be greater "
                             "than zero",
                             d);
     }
     if (L->retry_ns <= 0) {
-        ks__cfg_format_duration(L->retry_ns, d, sizeof(d));
+        ks__duration_format(L->retry_ns, d, sizeof(d));
         return ks__cfg_fail(L, KS_EINVAL,
                             "leaderElection.retryPeriod: Invalid value: \"%s\": must be greater "
                             "than zero",
                             d);
     }
     if (L->lease_ns <= L->renew_ns) {
-        ks__cfg_format_duration(L->renew_ns, d, sizeof(d));
+        ks__duration_format(L->renew_ns, d, sizeof(d));
         return ks__cfg_fail(L, KS_EINVAL,
                             "leaderElection.leaseDuration: Invalid value: \"%s\": LeaseDuration "
                             "must be greater than RenewDeadline",

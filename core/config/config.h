@@ -170,6 +170,14 @@ typedef struct ks_profile_plan {
  * `different queue sort plugins for profile "b": "X", first: "Y"`, weights out of range /
  * `total score of Score plugins could overflow`. Messages name the file and field path.
  * *plans is an array of cfg->nprofiles plans. */
+/* Checks the args of every pluginConfig entry whose plugin declares its own args schema (a shared
+ * object built against ABI 1.3 or later, see ks_args_schema) and fills in the declared defaults,
+ * with the same messages as the in-tree kinds ("FILE: profiles[0].pluginConfig[1].args: unknown
+ * field ..."). Run it once the loader has added the shared objects' plugins to reg (the file is
+ * parsed before they are loaded), before ks__config_plan. Main thread. */
+int ks__config_check_plugin_args(ks_config *cfg, const struct ks_registry *reg, char *err,
+                                 size_t errlen);
+
 int ks__config_plan(const ks_config *cfg, const struct ks_registry *reg, ks_profile_plan **plans,
                     char *err, size_t errlen);
 void ks__config_plans_free(ks_profile_plan *plans, size_t n);

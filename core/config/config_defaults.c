@@ -4,8 +4,9 @@
  *
  *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
  *   - for each registered <Name>Args kind: a strict shape check of the user's args (unknown fields,
- *     types; nulls dropped as Go's decoder would leave the pointers nil), SetDefaults_<Kind> in
- *     place, and Validate<Kind> with upstream's messages and field paths.
+ *     types; nulls dropped as Go's decoder would leave the pointers nil; config_args.c, on the
+ *     SDK's ks_args_schema), SetDefaults_<Kind> in place, and Validate<Kind> with upstream's
+ *     messages and field paths.
  *
  * Args are cJSON objects throughout, so what a plugin later reads is exactly what is printed.
  */
@@ -143,68 +144,71 @@ oom:
  * Args schemas
  * ------------------------------------------------------------------------------------------- */
 
-typedef enum ftype { F_ANY, F_I32, F_I64, F_BOOL, F_STR, F_DUR, F_OBJ, F_ARR_OBJ, F_ARR_STR } ftype;
+/* In-tree kinds use the SDK's schema types (ks_args_schema) and the generic check of
+ * config_args.c, the same one that checks the args of an out-of-tree plugin with a schema. */
+typedef ks_arg_field fdef;
+typedef ks_args_schema sdef;
+#define F_ANY KS_ARG_ANY
+#define F_I32 KS_ARG_INT32
+#define F_I64 KS_ARG_INT64
+#define F_BOOL KS_ARG_BOOL
+#define F_STR KS_ARG_STRING
+#define F_DUR KS_ARG_DURATION
+#define F_OBJ KS_ARG_OBJECT
+#define F_ARR_OBJ KS_ARG_OBJECT_LIST
+#define F_ARR_STR KS_ARG_STRING_LIST
+#define SDEF(a) KS_ARGS_SCHEMA(NULL, a)
+/* A field without a declared default or bounds (SetDefaults_<Kind> and Validate<Kind> below). */
+#define FIELD(name, type, object) {(name), (type), (object), NULL, 0, 0, 0}
 
-typedef struct sdef sdef;
-typedef struct fdef {
-    const char *name;
-    ftype t;
-    const sdef *sub; /* F_OBJ / F_ARR_OBJ: the object's fields; NULL: anything */
-} fdef;
-struct sdef {
-    const fdef *f;
-    size_t n;
-};
-
-#define SDEF(a) {a, sizeof(a) / sizeof((a)[0])}
-
-static const fdef resource_spec_f[] = {{"name", F_STR, NULL}, {"weight", F_I64, NULL}};
+static const fdef resource_spec_f[] = {FIELD("name", F_STR, NULL), FIELD("weight", F_I64, NULL)};
 static const sdef resource_spec = SDEF(resource_spec_f);
-static const fdef shape_point_f[] = {{"utilization", F_I32, NULL}, {"score", F_I32, NULL}};
+static const fdef shape_point_f[] = {FIELD("utilization", F_I32, NULL),
+                                     FIELD("score", F_I32, NULL)};
 static const sdef shape_point = SDEF(shape_point_f);
-static const fdef rtcr_f[] = {{"shape", F_ARR_OBJ, &shape_point}};
+static const fdef rtcr_f[] = {FIELD("shape", F_ARR_OBJ, &shape_point)};
 static const sdef rtcr = SDEF(rtcr_f);
-static const fdef strategy_f[] = {{"type", F_STR, NULL},
-                                  {"resources", F_ARR_OBJ, &resource_spec},
-                                  {"requestedToCapacityRatio", F_OBJ, &rtcr}};
+static const fdef strategy_f[] = {FIELD("type", F_STR, NULL),
+                                  FIELD("resources", F_ARR_OBJ, &resource_spec),
+                                  FIELD("requestedToCapacityRatio", F_OBJ, &rtcr)};
 static const sdef strategy = SDEF(strategy_f);
-static const fdef fit_f[] = {{"ignoredResources", F_ARR_STR, NULL},
-                             {"ignoredResourceGroups", F_ARR_STR, NULL},
-                             {"scoringStrategy", F_OBJ, &strategy}};
-static const fdef preemption_f[] = {{"minCandidateNodesPercentage", F_I32, NULL},
-                                    {"minCandidateNodesAbsolute", F_I32, NULL}};
-static const fdef ipa_f[] = {{"hardPodAffinityWeight", F_I32, NULL},
-                             {"ignorePreferredTermsOfExistingPods", F_BOOL, NULL}};
+static const fdef fit_f[] = {FIELD("ignoredResources", F_ARR_STR, NULL),
+                             FIELD("ignoredResourceGroups", F_ARR_STR, NULL),
+                             FIELD("scoringStrategy", F_OBJ, &strategy)};
+static const fdef preemption_f[] = {FIELD("minCandidateNodesPercentage", F_I32, NULL),
+                                    FIELD("minCandidateNodesAbsolute", F_I32, NULL)};
+static const fdef ipa_f[] = {FIELD("hardPodAffinityWeight", F_I32, NULL),
+                             FIELD("ignorePreferredTermsOfExistingPods", F_BOOL, NULL)};
 static const fdef selector_req_f[] = {
-    {"key", F_STR, NULL}, {"operator", F_STR, NULL}, {"values", F_ARR_STR, NULL}};
+    FIELD("key", F_STR, NULL), FIELD("operator", F_STR, NULL), FIELD("values", F_ARR_STR, NULL)};
 static const sdef selector_req = SDEF(selector_req_f);
-static const fdef term_f[] = {{"matchExpressions", F_ARR_OBJ, &selector_req},
-                              {"matchFields", F_ARR_OBJ, &selector_req}};
+static const fdef term_f[] = {FIELD("matchExpressions", F_ARR_OBJ, &selector_req),
+                              FIELD("matchFields", F_ARR_OBJ, &selector_req)};
 static const sdef term = SDEF(term_f);
-static const fdef node_selector_f[] = {{"nodeSelectorTerms", F_ARR_OBJ, &term}};
+static const fdef node_selector_f[] = {FIELD("nodeSelectorTerms", F_ARR_OBJ, &term)};
 static const sdef node_selector = SDEF(node_selector_f);
-static const fdef preferred_f[] = {{"weight", F_I32, NULL}, {"preference", F_OBJ, &term}};
+static const fdef preferred_f[] = {FIELD("weight", F_I32, NULL), FIELD("preference", F_OBJ, &term)};
 static const sdef preferred = SDEF(preferred_f);
 static const fdef node_affinity_f[] = {
-    {"requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector},
-    {"preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred}};
+    FIELD("requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector),
+    FIELD("preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred)};
 static const sdef node_affinity = SDEF(node_affinity_f);
-static const fdef na_f[] = {{"addedAffinity", F_OBJ, &node_affinity}};
-static const fdef balanced_f[] = {{"resources", F_ARR_OBJ, &resource_spec}};
-static const fdef tsc_f[] = {{"maxSkew", F_I32, NULL},
-                             {"topologyKey", F_STR, NULL},
-                             {"whenUnsatisfiable", F_STR, NULL},
-                             {"labelSelector", F_ANY, NULL},
-                             {"minDomains", F_I32, NULL},
-                             {"nodeAffinityPolicy", F_STR, NULL},
-                             {"nodeTaintsPolicy", F_STR, NULL},
-                             {"matchLabelKeys", F_ARR_STR, NULL}};
+static const fdef na_f[] = {FIELD("addedAffinity", F_OBJ, &node_affinity)};
+static const fdef balanced_f[] = {FIELD("resources", F_ARR_OBJ, &resource_spec)};
+static const fdef tsc_f[] = {FIELD("maxSkew", F_I32, NULL),
+                             FIELD("topologyKey", F_STR, NULL),
+                             FIELD("whenUnsatisfiable", F_STR, NULL),
+                             FIELD("labelSelector", F_ANY, NULL),
+                             FIELD("minDomains", F_I32, NULL),
+                             FIELD("nodeAffinityPolicy", F_STR, NULL),
+                             FIELD("nodeTaintsPolicy", F_STR, NULL),
+                             FIELD("matchLabelKeys", F_ARR_STR, NULL)};
 static const sdef tsc = SDEF(tsc_f);
-static const fdef pts_f[] = {{"defaultConstraints", F_ARR_OBJ, &tsc},
-                             {"defaultingType", F_STR, NULL}};
-static const fdef vb_f[] = {{"bindTimeoutSeconds", F_I64, NULL},
-                            {"shape", F_ARR_OBJ, &shape_point}};
-static const fdef dra_f[] = {{"filterTimeout", F_DUR, NULL}};
+static const fdef pts_f[] = {FIELD("defaultConstraints", F_ARR_OBJ, &tsc),
+                             FIELD("defaultingType", F_STR, NULL)};
+static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
+                            FIELD("shape", F_ARR_OBJ, &shape_point)};
+static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
 
 typedef struct args_kind {
     const char *plugin;
@@ -265,170 +269,6 @@ static void default_weights(cJSON *resources)
         else if (cJSON_IsNumber(w) && w->valuedouble == 0)
             cJSON_SetNumberValue(w, 1);
     }
-}
-
-static void describe_json(const cJSON *v, char *buf, size_t len)
-{
-    if (cJSON_IsString(v))
-        snprintf(buf, len, "string \"%.60s\"", v->valuestring);
-    else if (cJSON_IsBool(v))
-        snprintf(buf, len, "boolean %s", cJSON_IsTrue(v) ? "true" : "false");
-    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
-             fabs(v->valuedouble) < 9.2e18)
-        snprintf(buf, len, "integer %" PRId64, (int64_t)v->valuedouble);
-    else if (cJSON_IsNumber(v))
-        snprintf(buf, len, "number %g", v->valuedouble);
-    else if (cJSON_IsNull(v))
-        snprintf(buf, len, "null");
-    else if (cJSON_IsArray(v))
-        snprintf(buf, len, "a list");
-    else
-        snprintf(buf, len, "a mapping");
-}
-
-/* The value as field.Invalid prints it: strings quoted, numbers plain. */
-static void value_json(const cJSON *v, char *buf, size_t len)
-{
-    if (cJSON_IsString(v))
-        snprintf(buf, len, "\"%.80s\"", v->valuestring);
-    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
-             fabs(v->valuedouble) < 9.2e18)
-        snprintf(buf, len, "%" PRId64, (int64_t)v->valuedouble);
-    else if (cJSON_IsNumber(v))
-        snprintf(buf, len, "%g", v->valuedouble);
-    else if (cJSON_IsBool(v))
-        snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else
-        snprintf(buf, len, "%s", cJSON_IsArray(v) ? "[...]" : "{...}");
-}
-
-static int invalid(cfg_load *L, const char *path, const cJSON *v, const char *detail)
-{
-    char val[100];
-    value_json(v, val, sizeof(val));
-    return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %s: %s", path, val, detail);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Shape check (the strict decoder)
- * ------------------------------------------------------------------------------------------- */
-
-static int type_err(cfg_load *L, const char *path, const cJSON *v, const char *expected)
-{
-    char got[100];
-    describe_json(v, got, sizeof(got));
-    return ks__cfg_fail(L, KS_ETYPE, "%s: expected %s, got %s", path, expected, got);
-}
-
-static int is_int(const cJSON *v, double lo, double hi)
-{
-    return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && v->valuedouble >= lo &&
-           v->valuedouble <= hi;
-}
-
-static int check_obj(cfg_load *L, cJSON *o, const sdef *s, const char *path, int top);
-
-static int check_value(cfg_load *L, cJSON *v, const fdef *f, const char *path)
-{
-    int64_t ns;
-    size_t i = 0;
-    cJSON *it;
-    switch (f->t) {
-    case F_ANY:
-        return 0;
-    case F_I32:
-        if (is_int(v, -9.2e18, 9.2e18) && !is_int(v, INT32_MIN, INT32_MAX))
-            return ks__cfg_fail(L, KS_ERANGE, "%s: %.0f does not fit in a 32-bit integer", path,
-                                v->valuedouble);
-        if (!is_int(v, INT32_MIN, INT32_MAX))
-            return type_err(L, path, v, "an integer");
-        return 0;
-    case F_I64:
-        if (!is_int(v, -9.2e18, 9.2e18))
-            return type_err(L, path, v, "an integer");
-        return 0;
-    case F_BOOL:
-        return cJSON_IsBool(v) ? 0 : type_err(L, path, v, "a boolean (true or false)");
-    case F_STR:
-        return cJSON_IsString(v) ? 0 : type_err(L, path, v, "a string");
-    case F_DUR:
-        if (!cJSON_IsString(v))
-            return type_err(L, path, v, "a duration string such as \"10s\"");
-        if (ks__cfg_parse_duration(v->valuestring, &ns) != 0)
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: invalid duration \"%s\" (valid: such as \"10s\", \"1m30s\", "
-                                "\"100ms\")",
-                                path, v->valuestring);
-        return 0;
-    case F_OBJ:
-        if (!cJSON_IsObject(v))
-            return type_err(L, path, v, "a mapping");
-        return f->sub ? check_obj(L, v, f->sub, path, 0) : 0;
-    case F_ARR_OBJ:
-    case F_ARR_STR:
-        if (!cJSON_IsArray(v))
-            return type_err(L, path, v, "a list");
-        cJSON_ArrayForEach(it, v)
-        {
-            char p[512];
-            int rc;
-            ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
-            if (f->t == F_ARR_STR) {
-                if (!cJSON_IsString(it))
-                    return type_err(L, p, it, "a string");
-                continue;
-            }
-            if (!cJSON_IsObject(it))
-                return type_err(L, p, it, "a mapping");
-            if (f->sub && (rc = check_obj(L, it, f->sub, p, 0)) < 0)
-                return rc;
-        }
-        return 0;
-    }
-    return 0;
-}
-
-static int check_obj(cfg_load *L, cJSON *o, const sdef *s, const char *path, int top)
-{
-    cJSON *v = o->child;
-    while (v) {
-        cJSON *next = v->next;
-        const fdef *f = NULL;
-        char p[512];
-        int rc;
-        if (top && (strcmp(v->string, "apiVersion") == 0 || strcmp(v->string, "kind") == 0)) {
-            v = next;
-            continue;
-        }
-        for (size_t i = 0; i < s->n; i++)
-            if (strcmp(s->f[i].name, v->string) == 0)
-                f = &s->f[i];
-        if (!f) {
-            char valid[512];
-            size_t off = 0;
-            valid[0] = '\0';
-            for (size_t i = 0; i < s->n && off < sizeof(valid); i++) {
-                int w = snprintf(valid + off, sizeof(valid) - off, "%s%s", i ? ", " : "",
-                                 s->f[i].name);
-                if (w < 0)
-                    break;
-                off += (size_t)w;
-            }
-            return ks__cfg_fail(L, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)", path,
-                                v->string, valid);
-        }
-        ks__cfg_pathf(p, sizeof(p), "%s.%s", path, v->string);
-        /* A null leaves Go's pointer nil: the field is unset and gets its default. */
-        if (cJSON_IsNull(v)) {
-            cJSON_Delete(cJSON_DetachItemViaPointer(o, v));
-            v = next;
-            continue;
-        }
-        if ((rc = check_value(L, v, f, p)) < 0)
-            return rc;
-        v = next;
-    }
-    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -571,7 +411,7 @@ static int validate_label_name(cfg_load *L, const char *path, const cJSON *v)
 {
     const char *why;
     if (!ks__cfg_is_qualified_name(v->valuestring, &why))
-        return invalid(L, path, v, why);
+        return ks__cfg_invalid(L, path, v, why);
     return 0;
 }
 
@@ -583,11 +423,13 @@ static int validate_preemption(cfg_load *L, const cJSON *a, const char *path)
     ks__cfg_pathf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
     ks__cfg_pathf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
     if (pct < 0 || pct > 100)
-        return invalid(L, p, get(a, "minCandidateNodesPercentage"), "not in valid range [0, 100]");
+        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
+                               "not in valid range [0, 100]");
     if (abs_ < 0)
-        return invalid(L, q, get(a, "minCandidateNodesAbsolute"), "not in valid range [0, inf)");
+        return ks__cfg_invalid(L, q, get(a, "minCandidateNodesAbsolute"),
+                               "not in valid range [0, inf)");
     if (pct == 0 && abs_ == 0)
-        return invalid(L, p, get(a, "minCandidateNodesPercentage"),
+        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
                        "cannot be zero at the same time as minCandidateNodesAbsolute");
     return 0;
 }
@@ -598,7 +440,8 @@ static int validate_ipa(cfg_load *L, const cJSON *a, const char *path)
     char p[300];
     ks__cfg_pathf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
     if (w < 0 || w > 100)
-        return invalid(L, p, get(a, "hardPodAffinityWeight"), "not in valid range [0, 100]");
+        return ks__cfg_invalid(L, p, get(a, "hardPodAffinityWeight"),
+                               "not in valid range [0, 100]");
     return 0;
 }
 
@@ -735,7 +578,7 @@ static int validate_resources(cfg_load *L, const cJSON *resources, const char *p
             ks__cfg_pathf(p, sizeof(p), "%s[%zu].weight", path, i);
             ks__cfg_pathf(msg, sizeof(msg), "resource weight of %s not in valid range (0, 100]",
                      name ? name : "");
-            return invalid(L, p, get(r, "weight"), msg);
+            return ks__cfg_invalid(L, p, get(r, "weight"), msg);
         }
         i++;
     }
@@ -795,7 +638,7 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
     {
         ks__cfg_pathf(p, sizeof(p), "%s.ignoredResourceGroups[%zu]", path, i++);
         if (strchr(v->valuestring, '/'))
-            return invalid(L, p, v, "resource group name can't contain '/'");
+            return ks__cfg_invalid(L, p, v, "resource group name can't contain '/'");
         if (validate_label_name(L, p, v) < 0)
             return L->rc;
     }
@@ -856,7 +699,7 @@ static int validate_balanced(cfg_load *L, const cJSON *a, const char *path)
         }
         if (num(r, "weight", 0) != 1) {
             ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].weight", path, i);
-            return invalid(L, p, get(r, "weight"), "must be 1");
+            return ks__cfg_invalid(L, p, get(r, "weight"), "must be 1");
         }
         i++;
     }
@@ -929,7 +772,7 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
     char p[360];
     if (num(a, "bindTimeoutSeconds", 0) < 0) {
         ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
-        return invalid(L, p, get(a, "bindTimeoutSeconds"),
+        return ks__cfg_invalid(L, p, get(a, "bindTimeoutSeconds"),
                        "invalid BindTimeoutSeconds, should not be a negative value");
     }
     if (get(a, "shape")) {
@@ -946,10 +789,10 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 {
     const char *t = str(a, "filterTimeout");
     int64_t ns = 0;
-    if (t && ks__cfg_parse_duration(t, &ns) == 0 && ns < 0) {
+    if (t && ks__duration_parse(t, &ns) == 0 && ns < 0) {
         char p[360];
         ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
-        return invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");
+        return ks__cfg_invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");
     }
     return 0;
 }
@@ -998,7 +841,7 @@ int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const cha
     if (get(args, "apiVersion") && (!api || strcmp(api, KS_CFG_API_VERSION) != 0))
         return ks__cfg_fail(L, KS_EINVAL, "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"",
                             path, api ? api : "", KS_CFG_API_VERSION);
-    if ((rc = check_obj(L, args, &k->schema, path, 1)) < 0)
+    if ((rc = ks__cfg_args_check(L, args, &k->schema, path, KS_CFG_ARGS_TOP)) < 0)
         return rc;
     k->defaults(args);
     return 0;

@@ -1,7 +1,8 @@
 /*
  * Private header of the configuration module (config*.c): the load context shared by the YAML
  * decoder (config_parse.c), defaulting and validation (config.c, config_defaults.c), the plan
- * (config_plan.c) and the printer (config_print.c).
+ * (config_plan.c) and the printer (config_print.c). The files call each other one way only:
+ * config_msg.c (messages, small utilities) <- config_parse.c, config_defaults.c <- config.c.
  *
  * A load runs in three steps, like upstream's codec: a strict decode of the YAML into ks_config
  * plus "was it set" flags (syntax, unknown fields and types are refused with file:line:column),
@@ -20,6 +21,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "util/duration.h" /* the decoder, the leaderElection checks and the printer */
 
 #define KS_CFG_API_VERSION "kubescheduler.config.k8s.io/v1"
 #define KS_CFG_KIND "KubeSchedulerConfiguration"
@@ -71,7 +73,7 @@ typedef struct cfg_load {
     int64_t lease_ns, renew_ns, retry_ns;
 } cfg_load;
 
-/* ---- messages (config.c) ---- */
+/* ---- messages (config_msg.c) ---- */
 /* "FILE: " + fmt; keeps only the first failure. Returns rc. */
 int ks__cfg_fail(cfg_load *L, int rc, const char *fmt, ...) KS_PRINTF(3, 4);
 /* "FILE:LINE:COL: " + fmt, from a YAML node's start mark. */
@@ -82,8 +84,6 @@ int ks__cfg_oom(cfg_load *L);
 /* ---- decoding (config_parse.c) ---- */
 /* Decodes the YAML text into L->cfg and L->in. */
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len);
-/* Go's time.ParseDuration, in nanoseconds. 0 on success, -1 when s is not a duration. */
-int ks__cfg_parse_duration(const char *s, int64_t *ns);
 
 /* ---- defaults and plugin args (config_defaults.c) ---- */
 /* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.34. */
@@ -101,10 +101,27 @@ int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const cha
 int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path);
 /* Fresh defaulted args of a known kind; NULL on out of memory. */
 cJSON *ks__cfg_args_new_default(const char *plugin);
+/* ---- args against a schema (config_args.c) ---- */
+/* Which keys the top level of args allows besides the schema's fields. */
+enum {
+    KS_CFG_ARGS_TOP = 1u << 0,         /* apiVersion, kind */
+    KS_CFG_ARGS_PLUGIN_PATH = 1u << 1  /* kubeschedPluginPath */
+};
+/* The shape check: unknown fields ("<path>: unknown field \"x\" (valid: ...)") and types, nulls
+ * dropped. top: KS_CFG_ARGS_... bits for the top level of args, 0 for a nested mapping. */
+int ks__cfg_args_check(cfg_load *L, cJSON *args, const ks_args_schema *schema, const char *path,
+                       unsigned top);
+/* A plugin's own schema (ABI 1.3): the kind, the shape check (kubeschedPluginPath allowed), the
+ * declared defaults in place, then the declared bounds. */
+int ks__cfg_args_apply_schema(cfg_load *L, const char *plugin, const ks_args_schema *schema,
+                              cJSON *args, const char *path);
+/* "<path>: Invalid value: <value as JSON>: <detail>" (upstream field.Invalid). */
+int ks__cfg_invalid(cfg_load *L, const char *path, const cJSON *v, const char *detail);
+
 /* Validation helpers shared with the extender checks. */
 int ks__cfg_is_qualified_name(const char *s, const char **why);
 
-/* ---- small utilities (config.c) ---- */
+/* ---- small utilities (config_msg.c) ---- */
 /* snprintf for field paths and messages: a long path is cut, which is fine in a message. */
 static inline KS_PRINTF(3, 4) void ks__cfg_pathf(char *buf, size_t len, const char *fmt, ...)
 {
@@ -114,7 +131,5 @@ static inline KS_PRINTF(3, 4) void ks__cfg_pathf(char *buf, size_t len, const ch
     va_end(ap);
 }
 char *ks__cfg_strdup(const char *s);
-/* Writes the Go duration string of ns into buf ("1m30s", "100ms", "0s"). */
-void ks__cfg_format_duration(int64_t ns, char *buf, size_t len);
 
 #endif

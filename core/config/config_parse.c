@@ -332,7 +332,7 @@ static int get_duration(dec *d, const yaml_node_t *n, const char *path, int64_t 
         return 0;
     if (n->type != YAML_SCALAR_NODE || resolve(n).k != R_STR)
         return type_error(d, n, path, "a duration string such as \"15s\", \"1m30s\" or \"100ms\"");
-    if (ks__cfg_parse_duration(sval(n), ns) != 0)
+    if (ks__duration_parse(sval(n), ns) != 0)
         return ks__cfg_fail_at(d->L, n, KS_EINVAL,
                                "%s: invalid duration \"%s\" (valid: a sequence of decimal numbers "
                                "with units ns, us, ms, s, m, h, such as \"15s\", \"1m30s\", "
@@ -1175,70 +1175,4 @@ out:
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     return rc < 0 ? rc : 0;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Go durations
- * ------------------------------------------------------------------------------------------- */
-
-int ks__cfg_parse_duration(const char *s, int64_t *ns)
-{
-    static const struct {
-        const char *unit;
-        uint64_t ns;
-    } units[] = {{"ns", 1},
-                 {"us", 1000},
-                 {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-                 {"\xce\xbcs", 1000}, /* U+03BC greek mu */
-                 {"ms", 1000000},
-                 {"s", 1000000000ull},
-                 {"m", 60000000000ull},
-                 {"h", 3600000000000ull}};
-    int neg = 0;
-    double total = 0;
-    const char *p = s;
-    if (*p == '+' || *p == '-')
-        neg = *p++ == '-';
-    if (strcmp(p, "0") == 0) {
-        *ns = 0;
-        return 0;
-    }
-    if (!*p)
-        return -1;
-    while (*p) {
-        const char *start = p;
-        double v = 0, scale = 1;
-        int digits = 0;
-        size_t best = 0;
-        int which = -1;
-        while (*p >= '0' && *p <= '9') {
-            v = v * 10 + (*p++ - '0');
-            digits++;
-        }
-        if (*p == '.') {
-            p++;
-            while (*p >= '0' && *p <= '9') {
-                scale /= 10;
-                v += (*p++ - '0') * scale;
-                digits++;
-            }
-        }
-        if (!digits || p == start)
-            return -1;
-        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
-            size_t ul = strlen(units[u].unit);
-            if (strncmp(p, units[u].unit, ul) == 0 && ul > best) {
-                best = ul;
-                which = (int)u;
-            }
-        }
-        if (which < 0)
-            return -1;
-        p += best;
-        total += v * (double)units[which].ns;
-        if (total > 9.2e18)
-            return -1;
-    }
-    *ns = (int64_t)(neg ? -total : total);
-    return 0;
 }

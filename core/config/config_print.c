@@ -13,7 +13,7 @@
 static void print_duration(FILE *out, const char *name, int64_t ms)
 {
     char buf[64];
-    ks__cfg_format_duration(ms * 1000000, buf, sizeof(buf));
+    ks__duration_format(ms * 1000000, buf, sizeof(buf));
     fprintf(out, " %s=%s", name, buf);
 }
 

@@ -1,5 +1,5 @@
 /*
- * The plugin registry: in-tree descriptors (linked in) plus those the loader adds from shared
+ * The plugin registry: the descriptors the loader adds, from the in-tree module and from shared
  * objects. A flat array: a profile has tens of plugins, and lookups happen only while building
  * the frameworks, never while scheduling.
  */
@@ -8,38 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-extern const ks_plugin_desc ks_plugin_scheduling_gates;
-extern const ks_plugin_desc ks_plugin_priority_sort;
-extern const ks_plugin_desc ks_plugin_node_unschedulable;
-extern const ks_plugin_desc ks_plugin_node_name;
-extern const ks_plugin_desc ks_plugin_taint_toleration;
-extern const ks_plugin_desc ks_plugin_node_affinity;
-extern const ks_plugin_desc ks_plugin_node_ports;
-extern const ks_plugin_desc ks_plugin_node_resources_fit;
-extern const ks_plugin_desc ks_plugin_pod_topology_spread;
-extern const ks_plugin_desc ks_plugin_inter_pod_affinity;
-extern const ks_plugin_desc ks_plugin_default_preemption;
-extern const ks_plugin_desc ks_plugin_node_resources_balanced_allocation;
-extern const ks_plugin_desc ks_plugin_image_locality;
-extern const ks_plugin_desc ks_plugin_default_binder;
-
-static const ks_plugin_desc *const in_tree[] = {
-    &ks_plugin_scheduling_gates,
-    &ks_plugin_priority_sort,
-    &ks_plugin_node_unschedulable,
-    &ks_plugin_node_name,
-    &ks_plugin_taint_toleration,
-    &ks_plugin_node_affinity,
-    &ks_plugin_node_ports,
-    &ks_plugin_node_resources_fit,
-    &ks_plugin_pod_topology_spread,
-    &ks_plugin_inter_pod_affinity,
-    &ks_plugin_default_preemption,
-    &ks_plugin_node_resources_balanced_allocation,
-    &ks_plugin_image_locality,
-    &ks_plugin_default_binder,
-};
 
 /* Upstream v1.34 defaults that kubesched does not ship yet (issue: the full default plugin set). */
 static const char *const unavailable_defaults[] = {
@@ -56,25 +24,20 @@ struct entry {
     char *origin;
 };
 
+/* Something the registry releases when it is freed (a module its entries borrow from). */
+struct kept {
+    void (*release)(void *p);
+    void *p;
+};
+
 struct ks_registry {
     size_t n, cap;
     struct entry *entries;
+    size_t nkept;
+    struct kept *kept;
 };
 
-ks_registry *ks__registry_new(void)
-{
-    ks_registry *reg = calloc(1, sizeof(*reg));
-    char err[256];
-    if (!reg)
-        return NULL;
-    for (size_t i = 0; i < sizeof(in_tree) / sizeof(in_tree[0]); i++) {
-        if (ks__registry_add(reg, in_tree[i], "in-tree", err, sizeof(err)) != 0) {
-            ks__registry_free(reg);
-            return NULL;
-        }
-    }
-    return reg;
-}
+ks_registry *ks__registry_new(void) { return calloc(1, sizeof(ks_registry)); }
 
 void ks__registry_free(ks_registry *reg)
 {
@@ -83,7 +46,21 @@ void ks__registry_free(ks_registry *reg)
     for (size_t i = 0; i < reg->n; i++)
         free(reg->entries[i].origin);
     free(reg->entries);
+    /* After the entries: they borrow from what was kept. Last kept, first released. */
+    for (size_t i = reg->nkept; i-- > 0;)
+        reg->kept[i].release(reg->kept[i].p);
+    free(reg->kept);
     free(reg);
+}
+
+int ks__registry_keep(ks_registry *reg, void (*release)(void *p), void *p)
+{
+    struct kept *k = realloc(reg->kept, (reg->nkept + 1) * sizeof(*k));
+    if (!k)
+        return KS_ENOMEM;
+    reg->kept = k;
+    reg->kept[reg->nkept++] = (struct kept){release, p};
+    return 0;
 }
 
 int ks__registry_add(ks_registry *reg, const ks_plugin_desc *desc, const char *origin, char *err,

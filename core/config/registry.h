@@ -1,6 +1,7 @@
 /*
- * The plugin registry: every plugin descriptor kubesched knows, in-tree (linked in) and
- * out-of-tree (added by the loader from shared objects), by name.
+ * The plugin registry: every plugin descriptor kubesched knows, by name: the in-tree module's and
+ * those of shared objects, both added by the loader (core/sched/loader.h). The registry knows no
+ * plugin by itself.
  *
  * Threads: built and read on the main thread before scheduling starts; read-only afterwards.
  */
@@ -13,9 +14,16 @@
 
 typedef struct ks_registry ks_registry;
 
-/* A registry holding the in-tree plugins. NULL on out of memory. */
+/* An empty registry (the loader adds the plugins). NULL on out of memory. */
 ks_registry *ks__registry_new(void);
-void ks__registry_free(ks_registry *reg); /* NULL is a no-op; does not unload modules */
+/* NULL is a no-op. Releases what ks__registry_keep handed it, after the entries; unloads no
+ * other module. */
+void ks__registry_free(ks_registry *reg);
+
+/* Hands reg something to release (release(p)) in ks__registry_free, after the entries that borrow
+ * from it: the loader keeps the in-tree module here. 0, or KS_ENOMEM (then p is still the
+ * caller's). */
+int ks__registry_keep(ks_registry *reg, void (*release)(void *p), void *p);
 
 /* Adds desc (borrowed: must outlive the registry). origin names where it came from ("in-tree" or
  * the .so path) for messages. KS_EEXIST with a message naming both origins when the name is taken. */

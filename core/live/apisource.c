@@ -17,6 +17,7 @@
 #include "live/apisource_int.h"
 #include "sched/framework_metrics.h" /* ks__mono_ns */
 #include "api/intern.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "api/objects.h"
 #include "sched/queue.h"
@@ -206,7 +207,7 @@ static void upsert(ks_informer *in, cJSON *obj)
         int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_spec_changed(old, e))
                       : ks__scheduler_on_pod_add(s->sched, pod);
         if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
-            ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add", ks_strerror(rc));
+            ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add", ks__strerror(rc));
         /* Labelled as upstream's handlers: a pending pod is the unschedulable-pod informer's, an
          * assigned one the assigned-pod informer's. A pod that became bound leaves the first
          * (a delete there) and enters the second (an add). */

@@ -11,7 +11,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "config/config_int.h" /* ks__cfg_parse_duration: the config's Go duration parser */
+#include "util/duration.h"
 
 /* --- the record ------------------------------------------------------------------------------ */
 
@@ -300,7 +300,7 @@ int ks__le_parse_flag(ks_leader_election_flags *f, const char *arg, const char *
     }
     if (k_flags[i].kind == FLAG_DURATION) {
         int64_t ns;
-        if (ks__cfg_parse_duration(val, &ns) != 0) {
+        if (ks__duration_parse(val, &ns) != 0) {
             snprintf(err, errlen,
                      "invalid argument \"%s\" for \"--%s\" flag: time: invalid duration \"%s\" "
                      "(a Go duration such as \"15s\", \"1m30s\" or \"500ms\")",

@@ -19,9 +19,6 @@
 #include "sched/queue.h"
 #include "api/store.h"
 
-/* The in-tree plugins' (and the harness's) host table pointer; see plugin.h. */
-const ks_host_api *ks_host;
-
 /* The one process-wide hook: Permit's waiting pods. ks_permit_allow / ks_permit_reject name a pod
  * by uid and carry no cycle or scheduler handle (a plugin calls them from any thread, typically
  * its own, after the cycle that said Wait has ended), so the SDK gives no way to reach the
@@ -621,7 +618,6 @@ static const ks_host_api host_table = {
 void ks__host_init(void)
 {
     ks__objects_init();
-    ks_host = &host_table;
 }
 
 const ks_host_api *ks__host_api(void) { return &host_table; }

@@ -10,7 +10,7 @@
 
 #include "kubesched/plugin.h"
 
-/* Interns the well-known symbols and sets the in-tree plugins' ks_host. Idempotent. */
+/* Interns the well-known symbols. Idempotent. */
 void ks__host_init(void);
 const ks_host_api *ks__host_api(void);
 

@@ -17,6 +17,8 @@
  *   5. nplugins / plugins, and every descriptor: size >= the ABI 1.0 minimum (size and name), a
  *      non-empty name, no name twice in the module;
  *   6. only then init(host).
+ * A module linked into the program (the in-tree plugins, ks__loader_open_linked) skips 1-3, which
+ * are about finding it, and goes through 4-6 like any other.
  *
  * Minor versions: a module built against an older minor has a smaller descriptor; the copy made
  * here is zeroed first, so the slots it lacks read as NULL ("not implemented"). A module built
@@ -178,19 +180,36 @@ static int check_module(const ks_module *m, size_t sym_size, const char *path, c
     return 0;
 }
 
-int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module **out, char *err,
-                    size_t errlen)
+/* Everything after the module is found, the same for a shared object and a linked module: the
+ * header checks, the descriptor copies, then init(host). sym_size is the ELF symbol size, 0 when
+ * unknown. */
+static int start_module(ks_loaded_module *mod, const ks_module *info, size_t sym_size,
+                        const ks_host_api *host, char *err, size_t errlen)
 {
-    ks_loaded_module *mod = NULL;
-    char *open_path = NULL;
-    struct stat st;
-    size_t sym_size = 0;
-    void *sym;
-    int rc;
+    char msg[512];
+    int rc, irc;
 
-    if (err && errlen)
-        err[0] = '\0';
-    *out = NULL;
+    mod->info = info;
+    rc = check_module(mod->info, sym_size, mod->path, err, errlen);
+    if (rc == 0)
+        rc = copy_descriptors(mod, mod->path, err, errlen);
+    if (rc != 0 || !mod->info->init)
+        return rc;
+    memset(msg, 0, sizeof(msg));
+    irc = mod->info->init(host, msg, sizeof(msg));
+    msg[sizeof(msg) - 1] = '\0';
+    if (irc == 0)
+        return 0;
+    if (msg[0])
+        return fail(err, errlen, KS_EINVAL, "%s: module init failed: %s", mod->path, msg);
+    return fail(err, errlen, KS_EINVAL, "%s: module init failed (returned %d) without a message",
+                mod->path, irc);
+}
+
+/* The path names a file that is not a directory (checks 1 of the list above). */
+static int check_path(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
     if (!path || !path[0])
         return fail(err, errlen, KS_EINVAL, "empty plugin shared object path");
     if (stat(path, &st) != 0)
@@ -198,28 +217,89 @@ int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module 
                     "%s: cannot open plugin shared object: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
         return fail(err, errlen, KS_EIO, "%s: is a directory, not a plugin shared object", path);
+    return 0;
+}
+
+/* dlopen(), with "./" before a name without a slash: such a name would make dlopen search
+ * LD_LIBRARY_PATH and the system directories instead of opening the file stat() just found. */
+static int open_shared_object(ks_loaded_module *mod, char *err, size_t errlen)
+{
+    size_t len = strlen(mod->path) + 3;
+    char *open_path = malloc(len);
+    if (!open_path)
+        return fail(err, errlen, KS_ENOMEM, "%s: out of memory", mod->path);
+    snprintf(open_path, len, "%s%s", strchr(mod->path, '/') ? "" : "./", mod->path);
+    dlerror();
+    mod->handle = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
+    if (!mod->handle)
+        fail(err, errlen, KS_EIO, "%s: cannot load as a shared object: %s", mod->path,
+             trim_dlerror(dlerror(), open_path));
+    free(open_path);
+    return mod->handle ? 0 : KS_EIO;
+}
+
+/* Where the C library can tell us (dladdr1): the symbol is a data object, at least as large as
+ * the module header. *sym_size is its size, 0 when unknown. */
+static int check_symbol_object(const ks_loaded_module *mod, void *sym, size_t *sym_size,
+                               char *err, size_t errlen)
+{
+    *sym_size = 0;
+#ifdef HAVE_DLADDR1
+    Dl_info info;
+    const ElfW(Sym) *esym = NULL;
+    if (!dladdr1(sym, &info, (void **)&esym, RTLD_DL_SYMENT) || !esym || info.dli_saddr != sym)
+        return 0;
+    /* ELF32_ST_TYPE and ELF64_ST_TYPE are the same: the low 4 bits of st_info. */
+    if (ELF64_ST_TYPE(esym->st_info) == STT_FUNC || ELF64_ST_TYPE(esym->st_info) == STT_GNU_IFUNC)
+        return fail(err, errlen, KS_EABI,
+                    "%s: " KS_MODULE_SYMBOL " is a function, not the data object that "
+                    "KS_DEFINE_MODULE(...) defines; define the module with KS_DEFINE_MODULE(...)",
+                    mod->path);
+    *sym_size = (size_t)esym->st_size;
+    if (*sym_size && *sym_size < MODULE_HEADER_SIZE)
+        return fail(err, errlen, KS_EABI,
+                    "%s: its " KS_MODULE_SYMBOL " is %zu bytes, too small for a kubesched "
+                    "module header; define the module with KS_DEFINE_MODULE(...)",
+                    mod->path, *sym_size);
+#else
+    (void)mod, (void)sym, (void)err, (void)errlen;
+#endif
+    return 0;
+}
+
+/* A zeroed module record named `name` (the path, or the origin of a linked module). */
+static ks_loaded_module *new_module(const char *name, char *err, size_t errlen)
+{
+    ks_loaded_module *mod = calloc(1, sizeof(*mod));
+    if (mod && !(mod->path = strdup(name))) {
+        free(mod);
+        mod = NULL;
+    }
+    if (!mod)
+        fail(err, errlen, KS_ENOMEM, "%s: out of memory", name);
+    return mod;
+}
+
+int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module **out, char *err,
+                    size_t errlen)
+{
+    ks_loaded_module *mod;
+    size_t sym_size = 0;
+    void *sym;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    *out = NULL;
+    if ((rc = check_path(path, err, errlen)) != 0)
+        return rc;
     if (!host)
         return fail(err, errlen, KS_EINVAL, "%s: no host API table to initialise the module with",
                     path);
-
-    mod = calloc(1, sizeof(*mod));
-    /* A name without a slash would make dlopen search LD_LIBRARY_PATH and the system directories
-     * instead of opening the file stat() just found. */
-    open_path = malloc(strlen(path) + 3);
-    if (!mod || !open_path || !(mod->path = strdup(path))) {
-        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", path);
+    if (!(mod = new_module(path, err, errlen)))
+        return KS_ENOMEM;
+    if ((rc = open_shared_object(mod, err, errlen)) != 0)
         goto out;
-    }
-    snprintf(open_path, strlen(path) + 3, "%s%s", strchr(path, '/') ? "" : "./", path);
-
-    dlerror();
-    mod->handle = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
-    if (!mod->handle) {
-        rc = fail(err, errlen, KS_EIO, "%s: cannot load as a shared object: %s", path,
-                  trim_dlerror(dlerror(), open_path));
-        goto out;
-    }
-
     dlerror();
     sym = dlsym(mod->handle, KS_MODULE_SYMBOL);
     if (!sym) {
@@ -229,63 +309,68 @@ int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module 
                   path);
         goto out;
     }
-#ifdef HAVE_DLADDR1
-    {
-        Dl_info info;
-        const ElfW(Sym) *esym = NULL;
-        if (dladdr1(sym, &info, (void **)&esym, RTLD_DL_SYMENT) && esym &&
-            info.dli_saddr == sym) {
-            /* ELF32_ST_TYPE and ELF64_ST_TYPE are the same: the low 4 bits of st_info. */
-            if (ELF64_ST_TYPE(esym->st_info) == STT_FUNC ||
-                ELF64_ST_TYPE(esym->st_info) == STT_GNU_IFUNC) {
-                rc = fail(err, errlen, KS_EABI,
-                          "%s: " KS_MODULE_SYMBOL " is a function, not the data object that "
-                          "KS_DEFINE_MODULE(...) defines; define the module with "
-                          "KS_DEFINE_MODULE(...)",
-                          path);
-                goto out;
-            }
-            sym_size = (size_t)esym->st_size;
-            if (sym_size && sym_size < MODULE_HEADER_SIZE) {
-                rc = fail(err, errlen, KS_EABI,
-                          "%s: its " KS_MODULE_SYMBOL " is %zu bytes, too small for a kubesched "
-                          "module header; define the module with KS_DEFINE_MODULE(...)",
-                          path, sym_size);
-                goto out;
-            }
-        }
-    }
-#endif
-    mod->info = sym;
-    rc = check_module(mod->info, sym_size, path, err, errlen);
-    if (rc != 0)
+    if ((rc = check_symbol_object(mod, sym, &sym_size, err, errlen)) != 0)
         goto out;
-    rc = copy_descriptors(mod, path, err, errlen);
-    if (rc != 0)
+    if ((rc = start_module(mod, sym, sym_size, host, err, errlen)) != 0)
         goto out;
-
-    if (mod->info->init) {
-        char msg[512];
-        int irc;
-        memset(msg, 0, sizeof(msg));
-        irc = mod->info->init(host, msg, sizeof(msg));
-        msg[sizeof(msg) - 1] = '\0';
-        if (irc != 0) {
-            if (msg[0])
-                rc = fail(err, errlen, KS_EINVAL, "%s: module init failed: %s", path, msg);
-            else
-                rc = fail(err, errlen, KS_EINVAL,
-                          "%s: module init failed (returned %d) without a message", path, irc);
-            goto out;
-        }
-    }
     *out = mod;
     mod = NULL;
-    rc = 0;
 out:
-    free(open_path);
     ks__loader_close(mod);
     return rc;
+}
+
+int ks__loader_open_linked(const ks_module *module, const char *origin, const ks_host_api *host,
+                           ks_loaded_module **out, char *err, size_t errlen)
+{
+    ks_loaded_module *mod;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    *out = NULL;
+    if (!module || !host || !origin)
+        return fail(err, errlen, KS_EINVAL, "%s: no module, origin or host API table",
+                    origin ? origin : "linked module");
+    if (!(mod = new_module(origin, err, errlen)))
+        return KS_ENOMEM;
+    rc = start_module(mod, module, sizeof(*module), host, err, errlen);
+    if (rc != 0) {
+        ks__loader_close(mod);
+        return rc;
+    }
+    *out = mod;
+    return 0;
+}
+
+/* Adds every plugin of mod to reg. Only out of memory or a taken name can fail; the registry then
+ * keeps what was added before (its entries borrow mod's descriptors). */
+static int add_module_plugins(ks_registry *reg, const ks_loaded_module *mod, char *err,
+                              size_t errlen)
+{
+    for (size_t k = 0; k < mod->nplugins; k++) {
+        int rc = ks__registry_add(reg, &mod->descs[k], mod->path, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void release_module(void *mod) { ks__loader_close(mod); }
+
+int ks__loader_register_linked(ks_registry *reg, const ks_module *module, const char *origin,
+                               const ks_host_api *host, char *err, size_t errlen)
+{
+    ks_loaded_module *mod;
+    int rc = ks__loader_open_linked(module, origin, host, &mod, err, errlen);
+    if (rc != 0)
+        return rc;
+    /* The registry releases the module after the entries that borrow its descriptors. */
+    if (ks__registry_keep(reg, release_module, mod) != 0) {
+        ks__loader_close(mod);
+        return fail(err, errlen, KS_ENOMEM, "%s: out of memory", origin);
+    }
+    return add_module_plugins(reg, mod, err, errlen);
 }
 
 size_t ks__loaded_module_plugins(const ks_loaded_module *mod, const ks_plugin_desc *const **out)
@@ -325,6 +410,21 @@ struct loaded {
     char *real; /* realpath, or the path as given when realpath fails */
     const ks_plugin_config *first;
 };
+
+/* The files opened so far. */
+struct loaded_files {
+    struct loaded *v;
+    size_t n, cap;
+};
+
+static void loaded_files_free(struct loaded_files *files)
+{
+    for (size_t a = 0; a < files->n; a++) {
+        ks__loader_close(files->v[a].mod);
+        free(files->v[a].real);
+    }
+    free(files->v);
+}
 
 /* The field path of a pluginConfig entry: its own (set by the config parser), or one made from its
  * indices. */
@@ -376,145 +476,154 @@ static void plugin_names(const ks_loaded_module *mod, char *buf, size_t len)
     }
 }
 
-int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const ks_host_api *host,
-                                   ks_loaded_module ***mods, char *err, size_t errlen)
+/* The file pc names, opened once: *out is the entry of files holding it. */
+static int open_once(const ks_config *cfg, const ks_plugin_config *pc, const ks_host_api *host,
+                     struct loaded_files *files, struct loaded **out, char *err, size_t errlen)
 {
-    struct loaded *files = NULL;
-    size_t nfiles = 0, cap = 0;
-    ks_loaded_module **result = NULL;
-    char *rest;
+    char *rest, *real = realpath(pc->so_path, NULL);
     size_t restlen;
-    int rc = 0;
+    struct loaded *f;
+    int rc;
 
-    if (err && errlen)
-        err[0] = '\0';
-    *mods = NULL;
+    if (!real)
+        real = strdup(pc->so_path);
+    if (!real)
+        return fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
+    for (size_t k = 0; k < files->n; k++)
+        if (strcmp(files->v[k].real, real) == 0) {
+            free(real);
+            *out = &files->v[k];
+            return 0;
+        }
+    if (files->n == files->cap) {
+        size_t ncap = files->cap ? files->cap * 2 : 4;
+        struct loaded *nf = realloc(files->v, ncap * sizeof(*nf));
+        if (!nf) {
+            free(real);
+            return fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
+        }
+        files->v = nf;
+        files->cap = ncap;
+    }
+    f = &files->v[files->n];
+    *f = (struct loaded){NULL, real, pc};
+    field_prefix(cfg, pc, err, errlen, &rest, &restlen);
+    rc = ks__loader_open(pc->so_path, host, &f->mod, rest, restlen);
+    if (rc != 0) {
+        free(real);
+        return rc;
+    }
+    files->n++;
+    *out = f;
+    return 0;
+}
 
-    /* Pass 1: open every distinct file once and check that it defines the plugin naming it. */
+/* The file f holds defines the plugin pc configures. */
+static int check_defines(const ks_config *cfg, const ks_plugin_config *pc, const struct loaded *f,
+                         char *err, size_t errlen)
+{
+    char names[512], *rest;
+    size_t restlen;
+    for (size_t k = 0; k < f->mod->nplugins; k++)
+        if (pc->name && strcmp(f->mod->descs[k].name, pc->name) == 0)
+            return 0;
+    field_prefix(cfg, pc, err, errlen, &rest, &restlen);
+    plugin_names(f->mod, names, sizeof(names));
+    return fail(rest, restlen, KS_ENOTFOUND,
+                "%s defines no plugin named \"%s\" (it defines %s); set kubeschedPluginPath in the "
+                "pluginConfig entry of a plugin that file defines",
+                pc->so_path, pc->name ? pc->name : "", names);
+}
+
+/* Pass 1: open every distinct file once and check that it defines the plugin naming it. */
+static int open_config_files(const ks_config *cfg, const ks_host_api *host,
+                             struct loaded_files *files, char *err, size_t errlen)
+{
     for (size_t i = 0; i < cfg->nprofiles; i++) {
         const ks_profile_config *prof = &cfg->profiles[i];
         for (size_t j = 0; j < prof->nplugin_configs; j++) {
             const ks_plugin_config *pc = &prof->plugin_configs[j];
             struct loaded *f = NULL;
-            char *real;
-            int found = 0;
-
+            int rc;
             if (!pc->so_path)
                 continue;
-            real = realpath(pc->so_path, NULL);
-            if (!real)
-                real = strdup(pc->so_path);
-            if (!real) {
-                rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
-                goto fail;
-            }
-            for (size_t k = 0; k < nfiles; k++)
-                if (strcmp(files[k].real, real) == 0)
-                    f = &files[k];
-            if (f) {
-                free(real);
-            } else {
-                if (nfiles == cap) {
-                    size_t ncap = cap ? cap * 2 : 4;
-                    struct loaded *nf = realloc(files, ncap * sizeof(*nf));
-                    if (!nf) {
-                        free(real);
-                        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
-                        goto fail;
-                    }
-                    files = nf;
-                    cap = ncap;
-                }
-                f = &files[nfiles];
-                f->real = real;
-                f->first = pc;
-                f->mod = NULL;
-                field_prefix(cfg, pc, err, errlen, &rest, &restlen);
-                rc = ks__loader_open(pc->so_path, host, &f->mod, rest, restlen);
-                if (rc != 0) {
-                    free(real);
-                    goto fail;
-                }
-                nfiles++;
-            }
-            for (size_t k = 0; k < f->mod->nplugins; k++)
-                if (pc->name && strcmp(f->mod->descs[k].name, pc->name) == 0)
-                    found = 1;
-            if (!found) {
-                char names[512];
-                field_prefix(cfg, pc, err, errlen, &rest, &restlen);
-                plugin_names(f->mod, names, sizeof(names));
-                rc = fail(rest, restlen, KS_ENOTFOUND,
-                          "%s defines no plugin named \"%s\" (it defines %s); set "
-                          "kubeschedPluginPath in the pluginConfig entry of a plugin that file "
-                          "defines",
-                          pc->so_path, pc->name ? pc->name : "", names);
-                goto fail;
-            }
+            if ((rc = open_once(cfg, pc, host, files, &f, err, errlen)) != 0 ||
+                (rc = check_defines(cfg, pc, f, err, errlen)) != 0)
+                return rc;
         }
     }
+    return 0;
+}
 
-    /* Pass 2: refuse names that are taken before adding anything, so that a failure leaves the
-     * registry as it was (its entries borrow the descriptors of the modules closed below). */
-    for (size_t a = 0; a < nfiles; a++) {
-        const ks_loaded_module *ma = files[a].mod;
+/* Pass 2: refuse names that are taken before adding anything, so that a failure leaves the
+ * registry as it was (its entries borrow the descriptors of the modules closed on failure). */
+static int check_name_clashes(const ks_config *cfg, ks_registry *reg,
+                              const struct loaded_files *files, char *err, size_t errlen)
+{
+    char *rest;
+    size_t restlen;
+    for (size_t a = 0; a < files->n; a++) {
+        const ks_loaded_module *ma = files->v[a].mod;
         for (size_t k = 0; k < ma->nplugins; k++) {
             const char *name = ma->descs[k].name;
-            field_prefix(cfg, files[a].first, err, errlen, &rest, &restlen);
+            field_prefix(cfg, files->v[a].first, err, errlen, &rest, &restlen);
             if (ks__registry_find(reg, name)) {
                 /* The registry words the clash (and does not add on EEXIST). */
-                rc = ks__registry_add(reg, &ma->descs[k], ma->path, rest, restlen);
-                if (rc == 0) /* cannot happen: the name is taken */
-                    rc = KS_EEXIST;
-                goto fail;
+                int rc = ks__registry_add(reg, &ma->descs[k], ma->path, rest, restlen);
+                return rc != 0 ? rc : KS_EEXIST; /* 0 cannot happen: the name is taken */
             }
             for (size_t b = 0; b < a; b++) {
-                const ks_loaded_module *mb = files[b].mod;
+                const ks_loaded_module *mb = files->v[b].mod;
                 for (size_t q = 0; q < mb->nplugins; q++)
-                    if (strcmp(mb->descs[q].name, name) == 0) {
-                        rc = fail(rest, restlen, KS_EEXIST,
-                                  "%s: duplicate plugin name \"%s\" (already registered by %s)",
-                                  ma->path, name, mb->path);
-                        goto fail;
-                    }
+                    if (strcmp(mb->descs[q].name, name) == 0)
+                        return fail(rest, restlen, KS_EEXIST,
+                                    "%s: duplicate plugin name \"%s\" (already registered by %s)",
+                                    ma->path, name, mb->path);
             }
         }
     }
     if (err && errlen)
         err[0] = '\0';
+    return 0;
+}
 
-    result = calloc(nfiles + 1, sizeof(*result));
+int ks__loader_load_config_plugins(const ks_config *cfg, ks_registry *reg, const ks_host_api *host,
+                                   ks_loaded_module ***mods, char *err, size_t errlen)
+{
+    struct loaded_files files = {0};
+    ks_loaded_module **result = NULL;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    *mods = NULL;
+    if ((rc = open_config_files(cfg, host, &files, err, errlen)) != 0 ||
+        (rc = check_name_clashes(cfg, reg, &files, err, errlen)) != 0)
+        goto fail;
+    result = calloc(files.n + 1, sizeof(*result));
     if (!result) {
         rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", cfg->path);
         goto fail;
     }
     /* Pass 3: add. Only out of memory can fail here; the registry then holds descriptors of modules
      * closed below and may only be freed (ks__registry_free touches nothing they own). */
-    for (size_t a = 0; a < nfiles; a++) {
-        ks_loaded_module *m = files[a].mod;
-        for (size_t k = 0; k < m->nplugins; k++) {
-            rc = ks__registry_add(reg, &m->descs[k], m->path, err, errlen);
-            if (rc != 0) {
-                if (rc == KS_ENOMEM)
-                    fail(err, errlen, rc, "%s: out of memory", cfg->path);
-                goto fail;
-            }
+    for (size_t a = 0; a < files.n; a++) {
+        if ((rc = add_module_plugins(reg, files.v[a].mod, err, errlen)) != 0) {
+            if (rc == KS_ENOMEM)
+                fail(err, errlen, rc, "%s: out of memory", cfg->path);
+            goto fail;
         }
     }
-    for (size_t a = 0; a < nfiles; a++) {
-        result[a] = files[a].mod;
-        free(files[a].real);
+    for (size_t a = 0; a < files.n; a++) {
+        result[a] = files.v[a].mod;
+        files.v[a].mod = NULL; /* now the caller's */
     }
-    free(files);
+    loaded_files_free(&files);
     *mods = result;
     return 0;
 
 fail:
     free(result);
-    for (size_t a = 0; a < nfiles; a++) {
-        ks__loader_close(files[a].mod);
-        free(files[a].real);
-    }
-    free(files);
+    loaded_files_free(&files);
     return rc;
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
 
@@ -487,7 +488,7 @@ static ks_code assume(sched_cycle *c)
                  c->pod->key);
     else
         snprintf(m, sizeof(m), "could not assume the pod in the scheduler cache: %s",
-                 ks_strerror(rc));
+                 ks__strerror(rc));
     ks__log('E', NULL, "Scheduler cache AssumePod failed: %s", m);
     ks__pod_unref(c->assumed);
     c->assumed = NULL;

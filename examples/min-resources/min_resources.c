@@ -191,6 +191,16 @@ static size_t mr_events(void *self, ks_cluster_event *out, size_t cap)
     return 1;
 }
 
+/* The args this plugin reads (ABI 1.3): kubesched refuses an unknown key such as "minCPUU" or a
+ * value of the wrong type when it loads the configuration, with the file and the field path,
+ * before create() runs. No defaults: an unset minimum is no minimum. Static storage. */
+static const ks_arg_field mr_arg_fields[] = {
+    {.name = "minCPU", .type = KS_ARG_QUANTITY},
+    {.name = "minMemory", .type = KS_ARG_QUANTITY},
+    {.name = "requiredLabel", .type = KS_ARG_STRING},
+};
+static const ks_args_schema mr_args_schema = KS_ARGS_SCHEMA("NodeMinResourcesArgs", mr_arg_fields);
+
 static const ks_plugin_desc node_min_resources = {
     .size = sizeof(ks_plugin_desc),
     .name = PLUGIN_NAME,
@@ -199,6 +209,7 @@ static const ks_plugin_desc node_min_resources = {
     /* No PreFilter: the check needs nothing from the pod, so there is nothing to precompute. */
     .filter = mr_filter,
     .events_to_register = mr_events,
+    .args_schema = &mr_args_schema,
 };
 
 KS_DEFINE_MODULE(&node_min_resources);

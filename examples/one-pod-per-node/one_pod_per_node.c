@@ -119,6 +119,13 @@ static size_t oppn_events(void *p, ks_cluster_event *out, size_t cap)
     return 2;
 }
 
+/* The args this plugin reads (ABI 1.3): kubesched refuses any other key, with the file and the
+ * field path, when it loads the configuration. Static storage. */
+static const ks_arg_field oppn_arg_fields[] = {
+    {.name = "labelKey", .type = KS_ARG_STRING},
+};
+static const ks_args_schema oppn_args_schema = KS_ARGS_SCHEMA("OnePodPerNodeArgs", oppn_arg_fields);
+
 static const ks_plugin_desc one_pod_per_node_desc = {
     .size = sizeof(ks_plugin_desc),
     .name = PLUGIN_NAME,
@@ -127,6 +134,7 @@ static const ks_plugin_desc one_pod_per_node_desc = {
     /* No PreFilter: each node's check needs only that node's pods. */
     .filter = oppn_filter,
     .events_to_register = oppn_events,
+    .args_schema = &oppn_args_schema,
 };
 
 KS_DEFINE_MODULE(&one_pod_per_node_desc);

@@ -28,10 +28,7 @@ static size_t node_name_events(void *self, ks_cluster_event *out, size_t cap)
 {
     (void)self;
     static const ks_cluster_event ev[] = {{KS_RES_NODE, KS_ACT_ADD}};
-    size_t n = sizeof(ev) / sizeof(ev[0]);
-    for (size_t i = 0; i < n && i < cap; i++)
-        out[i] = ev[i];
-    return n;
+    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 const ks_plugin_desc ks_plugin_node_name = {

@@ -123,10 +123,7 @@ static size_t node_ports_events(void *self, ks_cluster_event *out, size_t cap)
         {KS_RES_POD, KS_ACT_DELETE},
         {KS_RES_NODE, KS_ACT_ADD},
     };
-    size_t n = sizeof(ev) / sizeof(ev[0]);
-    for (size_t i = 0; i < n && i < cap; i++)
-        out[i] = ev[i];
-    return n;
+    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 const ks_plugin_desc ks_plugin_node_ports = {

@@ -167,10 +167,7 @@ static size_t pts_events(void *self, ks_cluster_event *out, size_t cap)
         {KS_RES_NODE,
          KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT},
     };
-    size_t n = sizeof(ev) / sizeof(ev[0]);
-    for (size_t i = 0; i < n && i < cap; i++)
-        out[i] = ev[i];
-    return n;
+    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 const ks_plugin_desc ks_plugin_pod_topology_spread = {

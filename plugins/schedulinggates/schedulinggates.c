@@ -58,10 +58,7 @@ static size_t scheduling_gates_events(void *self, ks_cluster_event *out, size_t 
     static const ks_cluster_event ev[] = {
         {KS_RES_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED},
     };
-    size_t n = sizeof(ev) / sizeof(ev[0]);
-    for (size_t i = 0; i < n && i < cap; i++)
-        out[i] = ev[i];
-    return n;
+    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 const ks_plugin_desc ks_plugin_scheduling_gates = {

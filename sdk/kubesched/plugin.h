@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 2
+#define KS_ABI_MINOR 3
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -333,6 +333,66 @@ typedef struct ks_state_ops {
     void (*cleanup)(void *data);
 } ks_state_ops;
 
+/* --- ABI 1.3: the schema of a plugin's args --- */
+
+/* The type of one args field, as the configuration file writes it. */
+typedef enum ks_arg_type {
+    KS_ARG_ANY = 0,      /* anything; not checked */
+    KS_ARG_INT32 = 1,    /* an integer that fits in 32 bits */
+    KS_ARG_INT64 = 2,    /* an integer */
+    KS_ARG_BOOL = 3,     /* true or false */
+    KS_ARG_STRING = 4,   /* a string */
+    KS_ARG_DURATION = 5, /* a Go duration string: "10s", "1m30s", "100ms" */
+    KS_ARG_QUANTITY = 6, /* a resource quantity: a string ("500m", "2Gi") or a number */
+    KS_ARG_OBJECT = 7,   /* a mapping, its fields in `object` (NULL: any fields) */
+    KS_ARG_OBJECT_LIST = 8, /* a list of mappings, each with the fields in `object` */
+    KS_ARG_STRING_LIST = 9  /* a list of strings */
+} ks_arg_type;
+
+/* ks_arg_field.flags */
+enum {
+    /* Apply default_json also when the field is set to its zero value ("", 0, false, an empty
+     * list), as upstream's SetDefaults_* do for some fields. */
+    KS_ARG_DEFAULT_IF_ZERO = 1u << 0,
+    /* An integer field must lie in [min, max]; else "<path>: Invalid value: N: not in valid range
+     * [min, max]". Checked after the defaults. */
+    KS_ARG_BOUNDED = 1u << 1
+};
+
+typedef struct ks_args_schema ks_args_schema;
+
+/* One field of an args mapping. All pointers: static storage of the plugin (they must outlive
+ * the module). Read by the host on the main thread only, while it loads the configuration. */
+typedef struct ks_arg_field {
+    const char *name;             /* the key, e.g. "minCandidateNodesPercentage" */
+    ks_arg_type type;
+    const ks_args_schema *object; /* KS_ARG_OBJECT / KS_ARG_OBJECT_LIST: the item's fields */
+    /* The default as JSON text ("10", "\"System\"", "{\"type\": \"LeastAllocated\"}"), set
+     * when the field is absent (or zero, with KS_ARG_DEFAULT_IF_ZERO); NULL: none. A defaulted
+     * mapping then gets its own fields' defaults. */
+    const char *default_json;
+    uint32_t flags;               /* KS_ARG_... bits */
+    int64_t min, max;             /* with KS_ARG_BOUNDED */
+} ks_arg_field;
+
+/* The fields of a mapping: the top level of a plugin's args, or a nested object. kubesched checks
+ * the args of a plugin whose descriptor has one while it loads the configuration: an unknown key
+ * or a value of the wrong type is refused with the file and the field path ("cfg.yaml:
+ * profiles[0].pluginConfig[2].args: unknown field \"minCPUU\" (valid: minCPU, ...)"), a null
+ * value counts as unset, the defaults are filled in (validate-config prints the result), then the
+ * bounds are checked. At the top level `apiVersion`, `kind` and kubesched's `kubeschedPluginPath`
+ * are always allowed. Rules across fields stay in create(), whose ks_error_set message
+ * validate-config reports too. Static storage; read on the main thread only. */
+struct ks_args_schema {
+    const char *kind; /* top level: "MyPluginArgs"; a `kind` given must match. NULL: any */
+    uint32_t nfields;
+    const ks_arg_field *fields;
+};
+
+/* A schema over a static array of fields: KS_ARGS_SCHEMA("MyArgs", my_fields). */
+#define KS_ARGS_SCHEMA(kind, fields)                                                            \
+    {(kind), (uint32_t)(sizeof(fields) / sizeof((fields)[0])), (fields)}
+
 /* ---------------------------------------------------------------------------------------------
  * The plugin descriptor
  *
@@ -409,6 +469,13 @@ typedef struct ks_plugin_desc {
     /* EnqueueExtensions: the events after which a pod this plugin rejected may fit. Fill at most
      * `cap` entries of out and return how many there are. NULL: every event. Main thread. */
     size_t (*events_to_register)(void *self, ks_cluster_event *out, size_t cap);
+
+    /* --- ABI 1.3 --- */
+    /* The schema of the plugin's pluginConfig args (see ks_args_schema), or NULL: the args reach
+     * create() unchecked, as for every plugin built against ABI 1.2 or older. Borrowed: static
+     * storage of the plugin; the host reads it on the main thread while loading the
+     * configuration. */
+    const ks_args_schema *args_schema;
 } ks_plugin_desc;
 
 /* ---------------------------------------------------------------------------------------------
@@ -605,9 +672,32 @@ typedef struct ks_module {
 
 #define KS_MODULE_SYMBOL "ks_module_info"
 
-/* The host table every wrapper below calls through. A shared object gets its own copy (hidden
- * visibility), set by KS_DEFINE_MODULE's init; in-tree plugins share the executable's. */
+/* The host table every wrapper below calls through. Each module has its own copy (hidden
+ * visibility), set by the init that KS_DEFINE_MODULE / KS_DEFINE_LINKED_MODULE define: the host
+ * hands it over when it registers the module, before any create(). Written once on the main
+ * thread, read-only afterwards. */
 extern KS_HIDDEN const ks_host_api *ks_host;
+
+/* The body both module macros share: the module's ks_host, its init, and the ks_module named
+ * `symbol` (storage words in `storage`) listing the descriptors. */
+#define KS_DEFINE_MODULE_AS_(storage, symbol, ...)                                              \
+    KS_HIDDEN const ks_host_api *ks_host;                                                       \
+    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
+    {                                                                                           \
+        (void)err;                                                                              \
+        (void)errlen;                                                                           \
+        ks_host = host;                                                                         \
+        return 0;                                                                               \
+    }                                                                                           \
+    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
+    storage const ks_module symbol = {                                                          \
+        KS_ABI_MAJOR,                                                                           \
+        KS_ABI_MINOR,                                                                           \
+        (uint32_t)sizeof(ks_module),                                                            \
+        (uint32_t)sizeof(void *),                                                               \
+        ks_module_init_,                                                                        \
+        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                 \
+        ks_module_plugins_}
 
 /* Defines the module of a shared object: use once, in one source file, listing the descriptors.
  *   KS_DEFINE_MODULE(&my_filter_plugin, &my_score_plugin);                                    */
@@ -619,24 +709,15 @@ extern KS_HIDDEN const ks_host_api *ks_host;
 #define KS_MODULE_EXPORT_ KS_EXPORT
 #endif
 #define KS_DEFINE_MODULE(...)                                                                   \
-    KS_HIDDEN const ks_host_api *ks_host;                                                       \
-    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
-    {                                                                                           \
-        (void)err;                                                                              \
-        (void)errlen;                                                                           \
-        ks_host = host;                                                                         \
-        return 0;                                                                               \
-    }                                                                                           \
-    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
     KS_MODULE_DECLARE_                                                                          \
-    KS_MODULE_EXPORT_ const ks_module ks_module_info = {                                        \
-        KS_ABI_MAJOR,                                                                           \
-        KS_ABI_MINOR,                                                                           \
-        (uint32_t)sizeof(ks_module),                                                            \
-        (uint32_t)sizeof(void *),                                                               \
-        ks_module_init_,                                                                        \
-        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                 \
-        ks_module_plugins_}
+    KS_DEFINE_MODULE_AS_(KS_MODULE_EXPORT_, ks_module_info, __VA_ARGS__)
+
+/* Defines a module that is linked into the program instead of loaded from a shared object (the
+ * in-tree plugins, plugins/module.c): the same ks_module under the name `symbol`, which the
+ * program hands to kubesched's loader in memory; the loader runs the same checks and init as for
+ * a shared object. Use once per program, in one source file; the module must be declared
+ * (`extern const ks_module symbol;`) where the program names it. */
+#define KS_DEFINE_LINKED_MODULE(symbol, ...) KS_DEFINE_MODULE_AS_(, symbol, __VA_ARGS__)
 
 /* True when the host offers `fn` (a slot name of ks_host_api). */
 #define KS_HOST_HAS(fn)                                                                         \
@@ -781,6 +862,19 @@ static inline const char *ks_status_reason_at(const ks_status *st, size_t i) { r
 static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s, int required_anti_only, const ks_node_info *const **o) { return ks_host->snapshot_nodes_with_affinity_pods(s, required_anti_only, o); }
 
 /* Pure helpers on plain data (no host call). */
+
+/* The body of an events_to_register callback with a fixed list: copies the first `cap` of the n
+ * events into out (borrowed: the caller's array) and returns n, as the slot's contract asks. Any
+ * thread; pure.
+ *   static const ks_cluster_event ev[] = {{KS_RES_NODE, KS_ACT_ADD}};
+ *   return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);                            */
+static inline size_t ks_events_copy(const ks_cluster_event *events, size_t n,
+                                    ks_cluster_event *out, size_t cap)
+{
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = events[i];
+    return n;
+}
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {
     uint32_t lo = 0, hi = r->nscalar;

@@ -29,6 +29,8 @@
 #include "sched/host_api.h"
 #include "config/registry.h"
 #include "cli/simulate.h"
+#include "sched/loader.h"
+#include "in_tree.h"
 
 typedef enum { BASIC, ANTI_AFFINITY, AFFINITY, NODE_AFFINITY, SPREADING } shape;
 
@@ -180,7 +182,10 @@ int main(int argc, char **argv)
     ks_config *cfg = NULL;
     ks_registry *reg = ks__registry_new();
     ks_profile_plan *plans = NULL;
-    if (ks__config_default(&cfg, err, sizeof(err)) != 0 || ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
+    if (!reg ||
+        ks__loader_register_linked(reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN, ks__host_api(), err,
+                                   sizeof(err)) != 0 ||
+        ks__config_default(&cfg, err, sizeof(err)) != 0 || ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         unlink(path);
         return 1;

@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "config/registry.h"
+#include "harness.h"
 
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
@@ -981,7 +982,7 @@ static ks_registry *fake_registry(void)
                                                 &fake_filter2, &fake_score_d, &fake_multi,
                                                 &fake_bind_d};
     char err[256];
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     cr_assert_not_null(reg);
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         cr_assert_eq(ks__registry_add(reg, all[i], "test", err, sizeof(err)), 0, "%s", err);
@@ -996,7 +997,7 @@ static ks_registry *fake_registry(void)
 static const char *fake_cfg(const char *extra, const char *rest)
 {
     static char yaml[8192];
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     size_t off = 0;
     int w;
     cr_assert_not_null(reg);
@@ -1270,7 +1271,7 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
 {
     char err[1024];
     ks_config *c = NULL;
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_profile_plan *plans = NULL;
     cr_assert_not_null(reg);
     cr_assert_eq(ks__config_default(&c, err, sizeof(err)), 0, "%s", err);
@@ -1353,5 +1354,80 @@ Test(config, print_prints_merged_sets_without_a_plan)
     assert_has(buf, "TaintToleration (weight 3)");
     assert_has(buf, "    VolumeBinding: {\"bindTimeoutSeconds\":600}\n");
     free(buf);
+    ks__config_free(c);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The args of a plugin that declares its own schema (an out-of-tree plugin, ABI 1.3)
+ * ------------------------------------------------------------------------------------------- */
+
+static const ks_arg_field oot_arg_fields[] = {
+    {.name = "minCPU", .type = KS_ARG_QUANTITY, .default_json = "\"1\""},
+    {.name = "requiredLabel", .type = KS_ARG_STRING},
+};
+static const ks_args_schema oot_args = KS_ARGS_SCHEMA("FakeOotArgs", oot_arg_fields);
+static const ks_plugin_desc fake_oot = {.size = sizeof(ks_plugin_desc),
+                                        .name = "FakeOot",
+                                        .filter = fake_filter,
+                                        .args_schema = &oot_args};
+
+#define OOT_CFG(args)                                                                           \
+    HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: FakeOot}]\n"               \
+        "  pluginConfig:\n  - name: FakeOot\n    args: " args "\n"
+
+/* The in-tree plugins plus FakeOot, as after the loader added a shared object's plugin. */
+static ks_registry *oot_registry(void)
+{
+    char err[256];
+    ks_registry *reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &fake_oot, "/opt/ks/liboot.so", err, sizeof(err)), 0, "%s",
+                 err);
+    return reg;
+}
+
+Test(config, out_of_tree_unknown_arg_is_refused_with_the_field_path)
+{
+    char err[1024] = "";
+    ks_config *c = load_ok(OOT_CFG("{kubeschedPluginPath: liboot.so, minCPUU: 2}"));
+    ks_registry *reg = oot_registry();
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: unknown field \"minCPUU\" "
+                          "(valid: minCPU, requiredLabel)");
+    ks__registry_free(reg);
+    ks__config_free(c);
+}
+
+Test(config, out_of_tree_arg_of_the_wrong_type_is_refused)
+{
+    char err[1024] = "";
+    ks_config *c = load_ok(OOT_CFG("{requiredLabel: [a, b]}"));
+    ks_registry *reg = oot_registry();
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_ETYPE);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.requiredLabel: expected a "
+                          "string, got a list");
+    ks__registry_free(reg);
+    ks__config_free(c);
+}
+
+Test(config, print_shows_the_declared_defaults_of_out_of_tree_args)
+{
+    char err[1024] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out;
+    ks_config *c = load_ok(OOT_CFG("{kubeschedPluginPath: liboot.so, requiredLabel: tier}"));
+    ks_registry *reg = oot_registry();
+    ks_profile_plan *plans = NULL;
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
+    out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    ks__config_print(c, plans, out);
+    fclose(out);
+    assert_has(buf, "FakeOot: {\"kubeschedPluginPath\":\"liboot.so\",\"requiredLabel\":\"tier\","
+                    "\"minCPU\":\"1\"}");
+    free(buf);
+    ks__config_plans_free(plans, c->nprofiles);
+    ks__registry_free(reg);
     ks__config_free(c);
 }

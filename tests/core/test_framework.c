@@ -12,6 +12,7 @@
 #include "api/intern.h"
 #include "api/objects.h"
 #include "config/registry.h"
+#include "harness.h"
 #include "sched/scheduler.h"
 
 /* ---- recording plugins --------------------------------------------------------------------- */
@@ -260,7 +261,7 @@ static void world_new(const char *reca_args, const char *recb_args, int with_def
              with_default_binder ? ", {name: DefaultBinder}" : "", reca_args ? reca_args : "{}",
              recb_args ? recb_args : "{}");
     cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
-    W.reg = ks__registry_new();
+    W.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(W.reg, &reca_desc, "test", err, sizeof(err)), 0);
     cr_assert_eq(ks__registry_add(W.reg, &recb_desc, "test", err, sizeof(err)), 0);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);

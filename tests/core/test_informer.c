@@ -26,6 +26,7 @@
 #include "live/kubeconfig.h"
 #include "sched/queue.h"
 #include "config/registry.h"
+#include "harness.h"
 #include "sched/scheduler.h"
 
 /* --- a one-shot HTTP server: one request, one canned 200 response, close ------------------ */
@@ -118,7 +119,7 @@ static void setup(void)
                                         "profiles:\n- schedulerName: kubesched\n",
                                         "test.yaml", &W.cfg, err, sizeof(err)),
                  0, "%s", err);
-    W.reg = ks__registry_new();
+    W.reg = th_registry_new();
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.src.sched, err, sizeof(err)), 0, "%s", err);

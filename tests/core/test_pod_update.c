@@ -19,6 +19,7 @@
 #include "api/intern.h"
 #include "api/objects.h"
 #include "config/registry.h"
+#include "harness.h"
 #include "sched/scheduler.h"
 #include "sched/scheduler_int.h" /* ks__permit_hook */
 
@@ -134,7 +135,7 @@ static void setup(void)
                        "    permit:\n"
                        "      enabled: [{name: WaitLong}]\n";
     cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
-    W.reg = ks__registry_new();
+    W.reg = th_registry_new();
     cr_assert_not_null(W.reg);
     cr_assert_eq(ks__registry_add(W.reg, &wait_long_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);

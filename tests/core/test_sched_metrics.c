@@ -80,7 +80,7 @@ static void start(const char *config_yaml)
 {
     char err[512] = "";
     t.now = 100 * SEC;
-    t.reg = ks__registry_new();
+    t.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &waiter_desc, "test", err, sizeof(err)), 0, "%s", err);
     if (config_yaml)
         cr_assert_eq(ks__config_load_string(config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,

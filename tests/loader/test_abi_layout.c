@@ -60,7 +60,8 @@ SA(sizeof(ks_module) == 40);
     X(post_filter) X(pre_score) X(score) X(normalize_score) \
     X(reserve) X(unreserve) X(permit) X(pre_bind) \
     X(bind) X(post_bind) X(events_to_register) \
-/* (end of ABI 1.0 slots) */
+    /* ABI 1.3 */ X(args_schema) \
+/* (end of the slots) */
 
 enum {
 #define X(f) DESC_SLOT_##f,
@@ -72,9 +73,9 @@ AT(ks_plugin_desc, name, 8);
 #define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
 KS_DESC_SLOTS(X)
 #undef X
-SA(DESC_NSLOTS == 19);
+SA(DESC_NSLOTS == 20);
 SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
-SA(sizeof(ks_plugin_desc) == 168);
+SA(sizeof(ks_plugin_desc) == 176);
 
 /* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
 #define KS_HOST_SLOTS(X) \
@@ -218,13 +219,27 @@ SA(sizeof(ks_cluster_event) == 8);
 AT(ks_state_ops, clone, 0);
 AT(ks_state_ops, cleanup, 8);
 SA(sizeof(ks_state_ops) == 16);
+/* ABI 1.3: the args schema. */
+AT(ks_arg_field, name, 0);
+AT(ks_arg_field, type, 8);
+AT(ks_arg_field, object, 16);
+AT(ks_arg_field, default_json, 24);
+AT(ks_arg_field, flags, 32);
+AT(ks_arg_field, min, 40);
+AT(ks_arg_field, max, 48);
+SA(sizeof(ks_arg_field) == 56);
+AT(ks_args_schema, kind, 0);
+AT(ks_args_schema, nfields, 8);
+AT(ks_args_schema, fields, 16);
+SA(sizeof(ks_args_schema) == 24);
+SA(KS_ARG_ANY == 0 && KS_ARG_QUANTITY == 6 && KS_ARG_STRING_LIST == 9);
 #endif /* LP64 */
 
 /* A runtime trace of the checks above, so the test report shows that they were compiled in. */
 Test(abi_layout, frozen_on_this_platform)
 {
 #ifdef KS_LAYOUT_CHECKED
-    cr_assert_eq(sizeof(ks_plugin_desc), 168);
+    cr_assert_eq(sizeof(ks_plugin_desc), 176);
     cr_assert_eq(sizeof(ks_module), 40);
 #else
     cr_skip_test("layout assertions are written for LP64 only");

@@ -18,6 +18,7 @@
 #include "sched/host_api.h"
 #include "sched/loader.h"
 #include "config/registry.h"
+#include "harness.h"
 
 static const ks_host_api *host;
 
@@ -29,6 +30,7 @@ static void setup(void)
 
 TestSuite(loader_open, .init = setup);
 TestSuite(loader_config, .init = setup);
+TestSuite(loader_schema, .init = setup);
 
 static char err[2048];
 static char want[2048];
@@ -309,7 +311,7 @@ static void fake_add(struct fake_config *fc, size_t profile, const char *name, c
 Test(loader_config, loads_each_file_once_and_registers_all_its_plugins)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     size_t before = ks__registry_count(reg);
 
@@ -332,7 +334,7 @@ Test(loader_config, loads_each_file_once_and_registers_all_its_plugins)
 Test(loader_config, no_plugin_paths_gives_empty_list)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "NodeResourcesFit", NULL, "profiles[0].pluginConfig[0]");
     cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)),
@@ -346,7 +348,7 @@ Test(loader_config, no_plugin_paths_gives_empty_list)
 Test(loader_config, open_error_is_prefixed_with_the_field_path)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 1, "LoaderFixture", FIX_ABI_MAJOR, NULL); /* field computed from indices */
@@ -364,7 +366,7 @@ Test(loader_config, open_error_is_prefixed_with_the_field_path)
 Test(loader_config, plugin_name_must_be_defined_by_the_file)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 0, "LoaderGodScore", FIX_GOOD, "profiles[0].pluginConfig[1]");
@@ -381,7 +383,7 @@ Test(loader_config, plugin_name_must_be_defined_by_the_file)
 Test(loader_config, clash_with_in_tree_plugin_is_the_registry_error)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     size_t before = ks__registry_count(reg);
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
@@ -400,7 +402,7 @@ Test(loader_config, clash_with_in_tree_plugin_is_the_registry_error)
 Test(loader_config, clash_between_two_files)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 1, "LoaderGoodFilter", FIX_CROSS_DUP, "profiles[1].pluginConfig[0]");
@@ -417,7 +419,7 @@ Test(loader_config, clash_between_two_files)
 Test(loader_config, missing_file_names_config_and_field)
 {
     struct fake_config fc = {0};
-    ks_registry *reg = ks__registry_new();
+    ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "X", "/nonexistent/libx.so", "profiles[0].pluginConfig[0]");
     cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)),
@@ -426,4 +428,145 @@ Test(loader_config, missing_file_names_config_and_field)
                           "kubeschedPluginPath: /nonexistent/libx.so: cannot open plugin shared "
                           "object: No such file or directory");
     ks__registry_free(reg);
+}
+
+/* ---- args schemas (ABI 1.3) ---------------------------------------------------------------- */
+
+/* A configuration naming `so` for the plugin LoaderSchema with `args` (YAML flow mapping), loaded,
+ * its plugins loaded, then its args checked. Returns the check's result; *cfg stays for the
+ * caller to read (free with the registry and modules via schema_done). */
+struct schema_run {
+    ks_config *cfg;
+    ks_registry *reg;
+    ks_loaded_module **mods;
+};
+
+static int schema_check(struct schema_run *r, const char *so, const char *args)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+             "profiles:\n- pluginConfig:\n  - name: LoaderSchema\n"
+             "    args: {kubeschedPluginPath: %s%s%s}\n",
+             so, args[0] ? ", " : "", args);
+    memset(r, 0, sizeof(*r));
+    cr_assert_eq(ks__config_load_string(yaml, "cfg.yaml", &r->cfg, err, sizeof(err)), 0, "%s", err);
+    r->reg = th_registry_new();
+    cr_assert_eq(ks__loader_load_config_plugins(r->cfg, r->reg, host, &r->mods, err, sizeof(err)),
+                 0, "%s", err);
+    return ks__config_check_plugin_args(r->cfg, r->reg, err, sizeof(err));
+}
+
+static void schema_done(struct schema_run *r)
+{
+    ks__registry_free(r->reg);
+    ks__loader_close_all(r->mods);
+    ks__config_free(r->cfg);
+}
+
+static char *schema_args_json(const struct schema_run *r)
+{
+    return cJSON_PrintUnformatted(r->cfg->profiles[0].plugin_configs[0].args);
+}
+
+Test(loader_schema, descriptor_schema_is_copied_for_abi_1_3)
+{
+    ks_loaded_module *mod = NULL;
+    const ks_plugin_desc *const *descs;
+    cr_assert_eq(ks__loader_open(FIX_ARGS_SCHEMA, host, &mod, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__loaded_module_plugins(mod, &descs), 1);
+    cr_assert_not_null(descs[0]->args_schema);
+    cr_assert_str_eq(descs[0]->args_schema->kind, "LoaderFixtureArgs");
+    cr_assert_eq(descs[0]->args_schema->nfields, 3);
+    ks__loader_close(mod);
+}
+
+Test(loader_schema, abi_1_2_descriptor_loads_without_a_schema)
+{
+    ks_loaded_module *mod = NULL;
+    const ks_plugin_desc *const *descs;
+    cr_assert_eq(ks__loader_open(FIX_ABI_1_2, host, &mod, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__loaded_module_plugins(mod, &descs), 1);
+    cr_assert_not_null(descs[0]->filter);
+    cr_assert_null(descs[0]->args_schema, "a 1.2 descriptor ends before args_schema");
+    ks__loader_close(mod);
+}
+
+Test(loader_schema, unknown_key_is_refused_with_the_field_path)
+{
+    struct schema_run r;
+    cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: 3, treshold: 4"), 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: unknown field "
+                          "\"treshold\" (valid: threshold, mode, nested)");
+    schema_done(&r);
+}
+
+Test(loader_schema, types_kind_and_bounds_are_checked)
+{
+    struct schema_run r;
+    cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: high"), 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.threshold: expected an "
+                          "integer, got string \"high\"");
+    schema_done(&r);
+    cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: 11"), 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.threshold: Invalid value: "
+                          "11: not in valid range [0, 10]");
+    schema_done(&r);
+    cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "nested: {level: 2, depth: 1}"), 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.nested: unknown field "
+                          "\"depth\" (valid: level)");
+    schema_done(&r);
+    cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "kind: OtherArgs"), 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: args for plugin "
+                          "LoaderSchema were not of type "
+                          "kubescheduler.config.k8s.io/LoaderFixtureArgs, got kind OtherArgs");
+    schema_done(&r);
+}
+
+Test(loader_schema, defaults_are_filled_in_and_nulls_dropped)
+{
+    struct schema_run r;
+    char *json;
+    cr_assert_eq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: 10, mode: '', nested: ~"), 0, "%s",
+                 err);
+    json = schema_args_json(&r);
+    cr_assert_str_eq(json, "{\"kubeschedPluginPath\":\"" FIX_ARGS_SCHEMA "\",\"threshold\":10,"
+                           "\"mode\":\"fast\",\"nested\":{\"level\":1}}");
+    free(json);
+    schema_done(&r);
+}
+
+Test(loader_schema, abi_1_2_plugin_args_pass_unchecked)
+{
+    struct schema_run r;
+    char *json;
+    cr_assert_eq(schema_check(&r, FIX_ABI_1_2, "treshold: 4"), 0, "%s", err);
+    json = schema_args_json(&r);
+    cr_assert_str_eq(json, "{\"kubeschedPluginPath\":\"" FIX_ABI_1_2 "\",\"treshold\":4}");
+    free(json);
+    schema_done(&r);
+}
+
+/* ---- a linked module (the in-tree plugins) ------------------------------------------------- */
+
+Test(loader_open, linked_module_gets_the_same_checks_as_a_shared_object)
+{
+    static const ks_plugin_desc d = {.size = sizeof(ks_plugin_desc), .name = "LinkedFilter"};
+    static const ks_plugin_desc *const ds[] = {&d};
+    ks_module m = {KS_ABI_MAJOR + 1, 0, sizeof(ks_module), sizeof(void *), NULL, 1, ds};
+    ks_loaded_module *mod = NULL;
+    const ks_plugin_desc *const *descs;
+    cr_assert_eq(ks__loader_open_linked(&m, "in-tree", host, &mod, err, sizeof(err)), KS_EABI);
+    snprintf(want, sizeof(want),
+             "in-tree: built for kubesched plugin ABI %d.0, this kubesched provides ABI %d.%d; "
+             "rebuild the plugin against this kubesched's SDK",
+             KS_ABI_MAJOR + 1, KS_ABI_MAJOR, KS_ABI_MINOR);
+    cr_assert_str_eq(err, want);
+    cr_assert_null(mod);
+    m.abi_major = KS_ABI_MAJOR;
+    cr_assert_eq(ks__loader_open_linked(&m, "in-tree", host, &mod, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__loaded_module_plugins(mod, &descs), 1);
+    cr_assert_str_eq(descs[0]->name, "LinkedFilter");
+    cr_assert_str_eq(ks__loaded_module_path(mod), "in-tree");
+    ks__loader_close(mod);
 }

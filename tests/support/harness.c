@@ -11,6 +11,9 @@
 #include "sched/cache.h"
 #include "sched/framework.h"
 #include "sched/host_api.h"
+#include "sched/loader.h"
+#include "config/registry.h"
+#include "in_tree.h"
 #include "api/intern.h"
 #include "api/objects.h"
 #include "sched/queue.h"
@@ -26,6 +29,7 @@ typedef struct cleanup {
 static cleanup *cleanups;
 static size_t ncleanups, cap_cleanups;
 static ks_strmap bound; /* pod uid -> node name (strdup) */
+static ks_loaded_module *in_tree; /* the in-tree module, so that its plugins have their ks_host */
 
 static void defer(void (*fn)(void *), void *p)
 {
@@ -50,7 +54,11 @@ static ks_code harness_bind(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sy
 
 void th_init(void)
 {
+    char err[512];
     ks__host_init();
+    cr_assert_eq(ks__loader_open_linked(&ks_in_tree_module, KS_IN_TREE_ORIGIN, ks__host_api(),
+                                        &in_tree, err, sizeof(err)),
+                 0, "%s", err);
     ks__strmap_init(&bound);
 }
 
@@ -66,6 +74,21 @@ void th_fini(void)
     for (size_t it = 0; ks__strmap_next(&bound, &it, &k, &v);)
         free(v);
     ks__strmap_destroy(&bound);
+    ks__loader_close(in_tree);
+    in_tree = NULL;
+}
+
+ks_registry *th_registry_new(void)
+{
+    char err[512];
+    ks_registry *reg;
+    ks__host_init();
+    reg = ks__registry_new();
+    cr_assert_not_null(reg);
+    cr_assert_eq(ks__loader_register_linked(reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN,
+                                            ks__host_api(), err, sizeof(err)),
+                 0, "%s", err);
+    return reg;
 }
 
 static cJSON *parse_json(const char *text)

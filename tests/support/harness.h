@@ -19,6 +19,10 @@ void th_init(void);
 /* Releases everything created since th_init (use as .fini). */
 void th_fini(void);
 
+/* A registry holding the in-tree plugins, registered through the loader exactly as the program
+ * does (ks__loader_register_linked); free it with ks__registry_free. Calls ks__host_init. */
+struct ks_registry *th_registry_new(void);
+
 /* A Pod / Node from JSON text (single quotes are accepted and turned into double quotes, so tests
  * can write th_pod("{'metadata':{'name':'p'}}")). */
 ks_pod *th_pod(const char *json);
