@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* asprintf, vasprintf */
 #include "live/kubeconfig.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -44,9 +45,7 @@ struct ks_kc_token {
 int64_t ks__clock_monotonic(void *ud)
 {
     (void)ud;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return ks__clock_now_ns();
 }
 
 /* --- small helpers ------------------------------------------------------------------------ */

@@ -37,6 +37,7 @@
  * backoffQ as if the event had mattered (never stuck in unschedulablePods by a lost event).
  */
 #include "sched/queue.h"
+#include "util/clock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -175,9 +176,7 @@ static int64_t now_ns(const ks_queue *q)
 {
     if (q->hooks.now_ns)
         return q->hooks.now_ns(q->hooks.ctx);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return ks__clock_now_ns();
 }
 
 /* ---------------------------------------------------------------------------------------------
