@@ -283,7 +283,6 @@ static ks_sym find_or_insert(const char *s, size_t n, int insert)
         /* Symbol 0 is "" (KS_SYM_EMPTY), pinned, before anything else. */
         pin(insert_at(table_find("", 0, empty_hash, &found), "", 0, empty_hash));
     }
-    advance_retired();
     uint32_t hash = hash_bytes(s, n);
     uint32_t i = table_find(s, n, hash, &found);
     if (found)

@@ -305,3 +305,92 @@ Test(intern, a_reclaimed_string_stays_readable_for_the_grace_period)
     cr_assert_neq(again, s, "the same string interned again gets another id");
     ks__symrefs_release(&refs);
 }
+
+static cJSON *parsed(const char *text)
+{
+    cJSON *obj = cJSON_Parse(text);
+    cr_assert(obj, "bad test JSON: %s", text);
+    return obj;
+}
+
+/* Parses a Node and a Pod, makes a copy of the pod naming the node (make), drops the originals:
+ * the node's name must live exactly as long as the copy. */
+static void copy_outlives_node(ks_pod *(*make)(const ks_pod *, ks_sym))
+{
+    char err[256];
+    ks_node *node;
+    ks_pod *pod;
+    cJSON *n = parsed("{\"kind\":\"Node\",\"metadata\":{\"name\":\"short-lived-node\"}}");
+    cJSON *p = parsed("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},"
+                      "\"spec\":{\"containers\":[]}}");
+    cr_assert_eq(ks__node_from_json(n, &node, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__pod_from_json(p, &pod, err, sizeof(err)), 0, "%s", err);
+    cJSON_Delete(n);
+    cJSON_Delete(p);
+    ks_sym name = node->name;
+    ks_pod *copy = make(pod, name);
+    ks__pod_unref(pod); /* the copy keeps the base */
+    ks__node_unref(node);
+    cr_assert_str_eq(ks__sym_str(name), "short-lived-node");
+    ks__pod_unref(copy);
+    cr_assert_null(ks__sym_str(name));
+    cr_assert_eq(ks__intern_count(), 1, "only \"\" is left, not %zu", ks__intern_count());
+}
+
+Test(intern, an_assumed_or_nominated_copy_holds_the_node_name_it_adds)
+{
+    ks__intern_set_grace_ns(0);
+    copy_outlives_node(ks__pod_with_node);
+    copy_outlives_node(ks__pod_with_nominated);
+}
+
+Test(intern, a_cache_entry_holds_its_name_until_it_is_dropped)
+{
+    char err[256];
+    ks_pod *pod;
+    ks__intern_set_grace_ns(0);
+    ks__objects_init();
+    cJSON *p = parsed("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"default\","
+                      "\"uid\":\"u1\"},\"spec\":{\"nodeName\":\"node-without-object\","
+                      "\"containers\":[]}}");
+    cr_assert_eq(ks__pod_from_json(p, &pod, err, sizeof(err)), 0, "%s", err);
+    cJSON_Delete(p);
+    ks_cache *cache = ks__cache_new();
+    cr_assert_eq(ks__cache_add_pod(cache, pod), 0);
+    ks_sym name = pod->node_name;
+    ks__pod_unref(pod);
+    /* The pod leaves, and its entry (no Node object) with it. */
+    cr_assert_eq(ks__cache_remove_pod(cache, "u1"), 0);
+    cr_assert_null(ks__sym_str(name));
+    ks_cache_counts cc;
+    ks__cache_counts(cache, &cc);
+    cr_assert_eq(cc.pods, 0);
+    /* The same name again is a fresh entry, not the old one. */
+    cJSON *again = parsed("{\"kind\":\"Node\",\"metadata\":{\"name\":\"node-without-object\"}}");
+    ks_node *node;
+    cr_assert_eq(ks__node_from_json(again, &node, err, sizeof(err)), 0, "%s", err);
+    cJSON_Delete(again);
+    cr_assert_eq(ks__cache_add_node(cache, node), 0);
+    ks__cache_counts(cache, &cc);
+    cr_assert_eq(cc.nodes, 1);
+    /* The cache is the Node's last holder when it removes it: the entry must still find itself
+     * by name after letting go of the Node, and only then let go of the name. */
+    name = node->name;
+    ks__node_unref(node);
+    cr_assert_eq(ks__cache_remove_node(cache, name), 0);
+    ks__cache_counts(cache, &cc);
+    cr_assert_eq(cc.nodes, 0);
+    cr_assert_null(ks__sym_str(name));
+    ks__cache_free(cache);
+}
+
+Test(intern, a_symbol_a_plugin_looked_up_is_pinned)
+{
+    ks__symrefs refs = {0};
+    ks__intern_set_grace_ns(0);
+    ks_sym s = ks__symrefs_intern(&refs, "looked-up-by-a-plugin");
+    cr_assert_eq(ks__sym_lookup("looked-up-by-a-plugin"), s);
+    ks__symrefs_release(&refs);
+    cr_assert_str_eq(ks__sym_str(s), "looked-up-by-a-plugin");
+    cr_assert_eq(ks__sym_lookup("looked-up-by-a-plugin"), s);
+}
