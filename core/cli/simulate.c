@@ -4,7 +4,6 @@
  * jumps to the next backoff expiry when nothing else is runnable), and the report.
  */
 #include "cli/simulate.h"
-#include "util/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "sched/framework.h"
 #include "api/intern.h"
 #include "util/log.h"

@@ -10,7 +10,6 @@
  */
 #define _GNU_SOURCE /* accept4, pipe2 */
 #include "live/httpserver.h"
-#include "util/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +31,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define REQUEST_MAX 8192

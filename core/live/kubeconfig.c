@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE /* asprintf, vasprintf */
 #include "live/kubeconfig.h"
-#include "util/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,7 +23,9 @@
 
 #include "kubesched/plugin.h"
 #include "util/log.h"
+#include "util/clock.h"
 #include "api/manifest.h"
+#include "api/yaml_json.h"
 
 #define TOKEN_RECHECK_NS (60LL * 1000000000LL) /* client-go's cached file token source period */
 #define MAX_FILE_BYTES (64u << 20)

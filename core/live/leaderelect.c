@@ -7,7 +7,6 @@
  * by the health check on the HTTP thread. Everything else belongs to the elector's thread.
  */
 #include "live/leaderelect.h"
-#include "util/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define JITTER_FACTOR 1.2            /* leaderelection.JitterFactor */

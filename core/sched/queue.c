@@ -37,7 +37,6 @@
  * backoffQ as if the event had mattered (never stuck in unschedulablePods by a lost event).
  */
 #include "sched/queue.h"
-#include "util/clock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -47,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/heap.h"
 #include "api/objects.h"
 

@@ -186,7 +186,7 @@ static ks_sym cached_label(const char *node, const char *name, const char *key)
 }
 
 Test(intern, churned_pods_leave_the_tables_as_they_found_them_and_live_pods_keep_theirs,
-     .init = setup, .fini = teardown, .timeout = 600)
+     .init = setup, .fini = teardown)
 {
     for (int i = 0; i < NODES; i++)
         node_added(i);
