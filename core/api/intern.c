@@ -71,7 +71,10 @@ static uint32_t hash_bytes(const char *s, size_t n)
     return (uint32_t)(h ^ (h >> 32));
 }
 
-static _Atomic(char *) *slot_of(ks_sym id) { return &chunks[id >> CHUNK_BITS][id & (CHUNK_SIZE - 1)]; }
+static _Atomic(char *) *slot_of(ks_sym id)
+{
+    return &chunks[id >> CHUNK_BITS][id & (CHUNK_SIZE - 1)];
+}
 static uint32_t *count_of(ks_sym id) { return &counts[id >> CHUNK_BITS][id & (CHUNK_SIZE - 1)]; }
 static char *str_of(ks_sym id) { return atomic_load_explicit(slot_of(id), memory_order_relaxed); }
 

@@ -31,7 +31,8 @@ static const char *scalar_text(const cJSON *v, char *buf, size_t len)
     return NULL;
 }
 
-static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool, ks__symrefs *refs, const ks_label **out,
+static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool,
+                        ks__symrefs *refs, const ks_label **out,
                         uint32_t *n, char *err, size_t errlen)
 {
     const cJSON *it;
@@ -60,7 +61,8 @@ static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool, ks
     return 0;
 }
 
-static int parse_syms(const cJSON *arr, ks_mempool *pool, ks__symrefs *refs, const ks_sym **out, uint32_t *n)
+static int parse_syms(const cJSON *arr, ks_mempool *pool,
+                      ks__symrefs *refs, const ks_sym **out, uint32_t *n)
 {
     const cJSON *it;
     int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
@@ -82,7 +84,8 @@ static int parse_syms(const cJSON *arr, ks_mempool *pool, ks__symrefs *refs, con
     return 0;
 }
 
-int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool, ks__symrefs *refs,
+int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool,
+                             ks__symrefs *refs,
                              ks_label_selector *out, char *err, size_t errlen)
 {
     char p[256];
@@ -146,7 +149,8 @@ int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool,
     return parse_labels(obj, path, pool, refs, &out->match_labels, &out->nmatch_labels, err, errlen);
 }
 
-static int parse_term(const cJSON *t, const char *path, ks_mempool *pool, ks__symrefs *refs, ks_pod_affinity_term *term,
+static int parse_term(const cJSON *t, const char *path, ks_mempool *pool,
+                      ks__symrefs *refs, ks_pod_affinity_term *term,
                       char *err, size_t errlen)
 {
     char p[300];
@@ -217,7 +221,8 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, 
     return 0;
 }
 
-int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks__symrefs *refs, ks_pod_affinity **out,
+int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool,
+                           ks__symrefs *refs, ks_pod_affinity **out,
                            char *err, size_t errlen)
 {
     const cJSON *pa = get(affinity, "podAffinity"), *paa = get(affinity, "podAntiAffinity");

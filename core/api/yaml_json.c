@@ -12,13 +12,18 @@
 
 /* ---- loose ------------------------------------------------------------------------------- */
 
-static int is_plain_null(const char *s) { return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"); }
+static int is_plain_null(const char *s)
+{
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
 
 static int parse_bool(const char *s, int *b)
 {
     /* sigs.k8s.io/yaml (YAML 1.1 through go-yaml v2 rules for booleans it accepts) */
-    static const char *t[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"};
-    static const char *f[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"};
+    static const char *t[] = {"true", "True", "TRUE", "yes", "Yes", "YES",
+                              "on",   "On",   "ON",   "y",   "Y"};
+    static const char *f[] = {"false", "False", "FALSE", "no", "No", "NO",
+                              "off",   "Off",   "OFF",   "n",  "N"};
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         if (!strcmp(s, t[i])) {
             *b = 1;
@@ -77,13 +82,15 @@ cJSON *ks__yaml_to_json(yaml_document_t *doc, yaml_node_t *node)
         return loose_scalar(node);
     case YAML_SEQUENCE_NODE: {
         cJSON *arr = cJSON_CreateArray();
-        for (yaml_node_item_t *it = node->data.sequence.items.start; arr && it < node->data.sequence.items.top; it++)
+        yaml_node_item_t *top = node->data.sequence.items.top;
+        for (yaml_node_item_t *it = node->data.sequence.items.start; arr && it < top; it++)
             cJSON_AddItemToArray(arr, ks__yaml_to_json(doc, yaml_document_get_node(doc, *it)));
         return arr;
     }
     case YAML_MAPPING_NODE: {
         cJSON *obj = cJSON_CreateObject();
-        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; obj && p < node->data.mapping.pairs.top; p++) {
+        yaml_node_pair_t *top = node->data.mapping.pairs.top;
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; obj && p < top; p++) {
             yaml_node_t *k = yaml_document_get_node(doc, p->key);
             if (!k || k->type != YAML_SCALAR_NODE)
                 continue;
@@ -149,7 +156,8 @@ static cJSON *strict_mapping(yaml_document_t *doc, const yaml_node_t *n, const c
          pair++) {
         const yaml_node_t *k = yaml_document_get_node(doc, pair->key);
         char p[512];
-        const char *key = k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : NULL;
+        const char *key =
+            k && k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value : NULL;
         if (!key) {
             cJSON_Delete(out);
             return refuse(o, k, KS_ETYPE, "%s: mapping keys must be scalars", path);

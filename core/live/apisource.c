@@ -764,7 +764,8 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         snprintf(s->hostname, sizeof(s->hostname), "localhost");
     block_signals(&oldset);
 
-    if ((rc = connect_client(s, err, errlen)) != 0 || (rc = create_scheduler(s, err, errlen)) != 0 ||
+    if ((rc = connect_client(s, err, errlen)) != 0 ||
+        (rc = create_scheduler(s, err, errlen)) != 0 ||
         (rc = serve_endpoints(s, err, errlen)) != 0)
         goto out;
     if (pthread_create(&t.sig, NULL, signal_main, s) == 0)
