@@ -2,8 +2,7 @@
  * Kubernetes manifests from files: multi-document YAML, JSON, and `List` documents as
  * `kubectl get ... -o yaml|json` prints them, turned into a flat array of cJSON objects.
  *
- * YAML scalars become JSON the way sigs.k8s.io/yaml does: quoted scalars are strings; plain
- * scalars are null (~, null, empty), booleans (true/false), integers, floats, else strings.
+ * YAML scalars become JSON the way sigs.k8s.io/yaml does (ks__yaml_to_json, yaml_json.h).
  *
  * Threads: any; no shared state.
  */
@@ -28,10 +27,5 @@ typedef struct ks_manifest {
  * "FILE:LINE:COL: message" in err. */
 int ks__manifest_load(const char *path, ks_manifest *out, char *err, size_t errlen);
 void ks__manifest_free(ks_manifest *m);
-
-/* One YAML node tree to cJSON (used by the configuration loader too). */
-struct yaml_document_s;
-struct yaml_node_s;
-cJSON *ks__yaml_to_json(struct yaml_document_s *doc, struct yaml_node_s *node);
 
 #endif

@@ -39,12 +39,15 @@ void ks__objects_init(void)
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
+/* What the parse functions share: where an error message goes, and the references on the
+ * symbols they intern, which the object being parsed holds (see intern.h). */
 typedef struct {
     char *buf;
     size_t len;
-} errbuf;
+    ks__symrefs *syms;
+} parse_ctx;
 
-static KS_PRINTF(2, 3) int fail(errbuf *e, const char *fmt, ...)
+static KS_PRINTF(2, 3) int fail(parse_ctx *e, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -64,10 +67,13 @@ static const char *get_str(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static ks_sym get_sym(const cJSON *obj, const char *key, const char *dflt)
+/* s interned, held by the object being parsed. */
+static ks_sym intern(parse_ctx *e, const char *s) { return ks__symrefs_intern(e->syms, s); }
+
+static ks_sym get_sym(parse_ctx *e, const cJSON *obj, const char *key, const char *dflt)
 {
     const char *s = get_str(obj, key);
-    return ks__intern(s ? s : dflt);
+    return intern(e, s ? s : dflt);
 }
 
 static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
@@ -108,7 +114,7 @@ ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key)
 
 /* A map of string -> string (labels, annotations, nodeSelector) as a sorted ks_label array. */
 static int parse_string_map(const cJSON *obj, const char *path, ks_label **out, size_t *n,
-                            errbuf *e)
+                            parse_ctx *e)
 {
     const cJSON *it;
     size_t i = 0;
@@ -136,8 +142,8 @@ static int parse_string_map(const cJSON *obj, const char *path, ks_label **out, 
             v = cJSON_IsTrue(it) ? "true" : "false";
         else
             return fail(e, "%s.%s: expected a string value", path, it->string);
-        (*out)[i].key = ks__intern(it->string);
-        (*out)[i].value = ks__intern(v);
+        (*out)[i].key = intern(e, it->string);
+        (*out)[i].value = intern(e, v);
         i++;
     }
     qsort(*out, *n, sizeof(ks_label), cmp_label);
@@ -208,7 +214,7 @@ static int64_t sat_add(int64_t a, int64_t b)
 }
 
 /* Parses a ResourceList (requests, limits, allocatable, overhead) into r. */
-static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, errbuf *e)
+static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, parse_ctx *e)
 {
     const cJSON *it;
     memset(r, 0, sizeof(*r));
@@ -226,6 +232,9 @@ static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, err
             return fail(e, "%s.%s: invalid quantity \"%s\" (expected e.g. \"500m\", \"2\", \"1Gi\")",
                         path, it->string, text ? text : "(not a string)");
         }
+        /* Resource names are pinned: a NodeInfo keeps a zero sum under the name of an extended
+         * resource after the pods that requested it are gone (as upstream's Resource does), and
+         * a cluster has few of them. */
         ks_sym name = ks__intern(it->string);
         if (name == ks__sym_cpu) {
             r->cpu = milli;
@@ -380,7 +389,7 @@ int ks__resources_copy(ks__resources *dst, const ks_resources *src)
 /* One container's requests (defaulted from limits as the API server does) and, when nonzero,
  * with the scheduler's defaults for a missing cpu / memory entry. */
 static int container_requests(const cJSON *c, const char *path, int nonzero, rlist *out,
-                              errbuf *e)
+                              parse_ctx *e)
 {
     char p[256];
     rlist lim;
@@ -430,7 +439,7 @@ static int container_requests(const cJSON *c, const char *path, int nonzero, rli
 }
 
 /* upstream PodRequests (component-helpers resource/helpers.go) for one variant. */
-static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, errbuf *e)
+static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, parse_ctx *e)
 {
     rlist reqs = {0}, init_max = {0}, sidecars = {0}, c = {0};
     const cJSON *it;
@@ -532,7 +541,7 @@ static ks_taint_effect parse_effect(const char *s, int *ok)
     return KS_EFFECT_ALL;
 }
 
-static int parse_tolerations(const cJSON *arr, ks_pod *pod, errbuf *e)
+static int parse_tolerations(const cJSON *arr, ks_pod *pod, parse_ctx *e)
 {
     const cJSON *it;
     size_t i = 0;
@@ -548,8 +557,8 @@ static int parse_tolerations(const cJSON *arr, ks_pod *pod, errbuf *e)
         const char *op = get_str(it, "operator");
         const cJSON *secs = get(it, "tolerationSeconds");
         int ok;
-        t->key = get_sym(it, "key", "");
-        t->value = get_sym(it, "value", "");
+        t->key = get_sym(e, it, "key", "");
+        t->value = get_sym(e, it, "value", "");
         if (!op || !*op || strcmp(op, "Equal") == 0)
             t->op = KS_TOL_EQUAL;
         else if (strcmp(op, "Exists") == 0)
@@ -614,7 +623,7 @@ static int parse_op(const char *s, ks_selector_op *op)
 }
 
 static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
-                      const ks_selector_req **out, errbuf *e)
+                      const ks_selector_req **out, parse_ctx *e)
 {
     const cJSON *r;
     uint32_t i = 0;
@@ -630,7 +639,7 @@ static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
         const cJSON *v;
         int nv = cJSON_GetArraySize(get(r, "values")), j = 0;
         ks_sym *vals = nv ? arena_take(a, (size_t)nv * sizeof(ks_sym), 8) : NULL;
-        reqs[i].key = get_sym(r, "key", "");
+        reqs[i].key = get_sym(e, r, "key", "");
         if (parse_op(get_str(r, "operator"), &reqs[i].op) != 0)
             return fail(e, "%s[%u].operator: unsupported value \"%s\" (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)",
                         path, i, get_str(r, "operator") ? get_str(r, "operator") : "");
@@ -638,7 +647,7 @@ static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
         {
             char buf[64];
             const char *s = cJSON_IsString(v) ? v->valuestring : number_text(v->valuedouble, buf, sizeof(buf));
-            vals[j++] = ks__intern(s);
+            vals[j++] = intern(e, s);
         }
         reqs[i].nvalues = (uint32_t)nv;
         reqs[i].values = vals;
@@ -650,7 +659,7 @@ static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
 }
 
 static int parse_term(const cJSON *t, const char *path, arena *a, ks_node_selector_term *term,
-                      errbuf *e)
+                      parse_ctx *e)
 {
     char p[200];
     int rc;
@@ -661,7 +670,7 @@ static int parse_term(const cJSON *t, const char *path, arena *a, ks_node_select
     return parse_reqs(get(t, "matchFields"), p, a, &term->nfields, &term->fields, e);
 }
 
-static int parse_node_affinity(const cJSON *na, ks_pod *pod, errbuf *e)
+static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
 {
     const cJSON *req = get(na, "requiredDuringSchedulingIgnoredDuringExecution");
     const cJSON *terms = get(req, "nodeSelectorTerms");
@@ -719,7 +728,7 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, errbuf *e)
     return 0;
 }
 
-static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
+static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
     static const char *const lists[] = {"initContainers", "containers"};
     size_t nimg = 0, nports = 0;
@@ -740,7 +749,7 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
             const char *img = get_str(c, "image");
             const char *policy = get_str(c, "restartPolicy");
             if (img)
-                pod->images[pod->nimages++] = ks__intern(img);
+                pod->images[pod->nimages++] = intern(e, img);
             /* Host ports: regular containers and restartable (sidecar) init containers only; a
              * regular init container has exited before the others start (upstream NodePorts,
              * kubernetes#132040). */
@@ -753,10 +762,10 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
                     continue;
                 ks_host_port *h = &pod->host_ports[pod->nports++];
                 h->port = (int32_t)hp->valuedouble;
-                h->protocol = get_sym(p, "protocol", "TCP");
+                h->protocol = get_sym(e, p, "protocol", "TCP");
                 if (h->protocol == KS_SYM_EMPTY) /* as upstream HostPortInfo's sanitize */
                     h->protocol = ks__intern("TCP");
-                h->host_ip = get_sym(p, "hostIP", "0.0.0.0");
+                h->host_ip = get_sym(e, p, "hostIP", "0.0.0.0");
                 if (h->host_ip == KS_SYM_EMPTY)
                     h->host_ip = ks__intern("0.0.0.0");
             }
@@ -767,13 +776,14 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod)
 static void ks__pod_free_(ks_pod *pod);
 
 /* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
-static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, errbuf *e)
+static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
-    int rc = ks__shared_pod_affinity(get(spec, "affinity"), &pod->pod_affinity, e->buf, e->len);
+    int rc = ks__shared_pod_affinity(get(spec, "affinity"), &pod->pod_affinity, &pod->affinity_ref,
+                                     e->buf, e->len);
     if (rc != 0)
         return rc;
     return ks__shared_spread(get(spec, "topologySpreadConstraints"), &pod->spread, &pod->nspread,
-                             e->buf, e->len);
+                             &pod->spread_ref, e->buf, e->len);
 }
 
 /* Labels: the sorted array is replaced by the shared copy (pods of a template share one). */
@@ -782,7 +792,7 @@ static int share_labels(ks_pod *pod)
     ks_label *own = (ks_label *)pod->labels;
     if (pod->nlabels == 0)
         return 0;
-    pod->labels = ks__shared_labels(own, pod->nlabels);
+    pod->labels = ks__shared_labels(own, pod->nlabels, &pod->labels_ref);
     free(own);
     pod->labels_owned = 0;
     return pod->labels ? 0 : KS_ENOMEM;
@@ -790,7 +800,7 @@ static int share_labels(ks_pod *pod)
 
 int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
 {
-    errbuf e = {err, errlen};
+    parse_ctx e = {err, errlen, NULL};
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"), *status = get(obj, "status");
     const char *name = get_str(meta, "name"), *ns = get_str(meta, "namespace"), *uid;
     ks_pod *pod;
@@ -806,20 +816,21 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
     if (!pod)
         return KS_ENOMEM;
     atomic_init(&pod->refs, 1);
-    pod->name = ks__intern(name);
-    pod->ns = ks__intern(ns);
+    e.syms = &pod->syms;
+    pod->name = intern(&e, name);
+    pod->ns = intern(&e, ns);
     snprintf(buf, sizeof(buf), "%s/%s", ns, name);
     pod->key = strdup(buf);
     uid = get_str(meta, "uid");
     pod->uid = xstrdup(uid && *uid ? uid : buf); /* manifests without a uid: namespace/name */
     pod->resource_version = xstrdup(get_str(meta, "resourceVersion"));
     pod->terminating = get(meta, "deletionTimestamp") != NULL && !cJSON_IsNull(get(meta, "deletionTimestamp"));
-    pod->scheduler_name = get_sym(spec, "schedulerName", "default-scheduler");
+    pod->scheduler_name = get_sym(&e, spec, "schedulerName", "default-scheduler");
     if (pod->scheduler_name == KS_SYM_EMPTY)
         pod->scheduler_name = ks__intern("default-scheduler");
-    pod->node_name = get_sym(spec, "nodeName", "");
-    pod->nominated_node_name = get_sym(status, "nominatedNodeName", "");
-    pod->phase = get_sym(status, "phase", "");
+    pod->node_name = get_sym(&e, spec, "nodeName", "");
+    pod->nominated_node_name = get_sym(&e, status, "nominatedNodeName", "");
+    pod->phase = get_sym(&e, status, "phase", "");
     {
         const char *pp = get_str(spec, "preemptionPolicy");
         pod->preemption_never = pp && strcmp(pp, "Never") == 0;
@@ -841,7 +852,7 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
         (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
         (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
-        (rc = parse_containers_extra(spec, pod)) ||
+        (rc = parse_containers_extra(spec, pod, &e)) ||
         (rc = pod_requests(spec, 0, &pod->requests, &e)) ||
         (rc = pod_requests(spec, 1, &pod->nonzero_requests, &e)))
         goto fail;
@@ -856,7 +867,7 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         {
             const char *gn = get_str(g, "name");
             if (gn)
-                pod->gates[pod->ngates++] = ks__intern(gn);
+                pod->gates[pod->ngates++] = intern(&e, gn);
         }
     }
     /* A pod with no containers contributes nothing, including the non-zero defaults. */
@@ -879,10 +890,15 @@ static void ks__pod_free_(ks_pod *pod)
     if (!pod)
         return;
     if (pod->base) {
+        ks__symrefs_release(&pod->syms);
         ks__pod_unref(pod->base);
         free(pod);
         return;
     }
+    ks__shared_release(pod->labels_ref);
+    ks__shared_release(pod->affinity_ref);
+    ks__shared_release(pod->spread_ref);
+    ks__symrefs_release(&pod->syms);
     if (pod->labels_owned)
         free((void *)pod->labels);
     free(pod->uid);
@@ -923,7 +939,13 @@ ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node)
         return NULL;
     memcpy(copy, pod, sizeof(*copy));
     atomic_init(&copy->refs, 1);
+    /* The base keeps every symbol and shared part; the copy holds only the names it may change
+     * (the node's entry in the cache may be gone before the copy is). */
+    copy->syms = (ks__symrefs){0};
+    copy->labels_ref = copy->affinity_ref = copy->spread_ref = NULL;
     copy->node_name = node;
+    ks__symrefs_hold(&copy->syms, node);
+    ks__symrefs_hold(&copy->syms, copy->nominated_node_name);
     copy->base = ks__pod_ref((ks_pod *)(pod->base ? pod->base : pod));
     return copy;
 }
@@ -931,8 +953,10 @@ ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node)
 ks_pod *ks__pod_with_nominated(const ks_pod *pod, ks_sym node)
 {
     ks_pod *copy = ks__pod_with_node(pod, pod->node_name);
-    if (copy)
+    if (copy) {
         copy->nominated_node_name = node;
+        ks__symrefs_hold(&copy->syms, node);
+    }
     return copy;
 }
 
@@ -977,6 +1001,7 @@ static void node_free_(ks_node *node)
     free(node->image_names);
     ks__resources_free(&node->allocatable);
     free(node->json);
+    ks__symrefs_release(&node->syms);
     free(node);
 }
 
@@ -1004,7 +1029,7 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
         cJSON_ArrayForEach(nm, get(img, "names"))
         {
             if (cJSON_IsString(nm)) {
-                names[k++] = ks__intern(nm->valuestring);
+                names[k++] = ks__symrefs_intern(&node->syms, nm->valuestring);
                 ni->nnames++;
             }
         }
@@ -1015,7 +1040,7 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
 
 int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
 {
-    errbuf e = {err, errlen};
+    parse_ctx e = {err, errlen, NULL};
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"), *status = get(obj, "status");
     const char *name = get_str(meta, "name");
     const cJSON *alloc, *t;
@@ -1030,7 +1055,8 @@ int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen
     if (!node)
         return KS_ENOMEM;
     atomic_init(&node->refs, 1);
-    node->name = ks__intern(name);
+    e.syms = &node->syms;
+    node->name = intern(&e, name);
     node->resource_version = xstrdup(get_str(meta, "resourceVersion"));
     node->unschedulable = cJSON_IsTrue(get(spec, "unschedulable"));
     if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", &node->labels, &node->nlabels, &e)) ||
@@ -1046,8 +1072,8 @@ int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen
         {
             int ok;
             ks_taint *x = &node->taints[node->ntaints];
-            x->key = get_sym(t, "key", "");
-            x->value = get_sym(t, "value", "");
+            x->key = get_sym(&e, t, "key", "");
+            x->value = get_sym(&e, t, "value", "");
             x->effect = parse_effect(get_str(t, "effect"), &ok);
             if (!ok || x->effect == KS_EFFECT_ALL) {
                 rc = fail(&e, "spec.taints[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, PreferNoSchedule, NoExecute)",

@@ -8,7 +8,9 @@
  *
  * Ownership: a ks_pod / ks_node owns all its arrays (one malloc'd block per array); free with
  * ks__pod_free / ks__node_free. Objects are immutable after parsing, so any thread may read them;
- * an update replaces the object (refcount, see ks__pod_ref).
+ * an update replaces the object (refcount, see ks__pod_ref). The symbols an object's fields name
+ * are counted references that the object holds until its last reference goes (intern.h): they
+ * stay valid for as long as the object is held.
  */
 #ifndef KS_CORE_OBJECTS_H
 #define KS_CORE_OBJECTS_H
@@ -20,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "kubesched/plugin.h"
+#include "api/intern.h"
 
 /* A resource list that owns its scalar array. `pub` is what the SDK hands out. */
 typedef struct ks__resources {
@@ -67,6 +70,10 @@ struct ks_pod {
      * the copy keeps a reference to; json still shows the original spec.nodeName. */
     ks_pod *base;
     int labels_owned; /* labels is still this pod's own array (only while parsing) */
+    /* What this pod holds, released when it is freed: its counted symbols (intern.h) and its
+     * shared parts (shared.h). An assumed copy holds only its node and nominated node names. */
+    ks__symrefs syms;
+    struct ks__shared *labels_ref, *affinity_ref, *spread_ref;
 };
 
 struct ks_node {
@@ -81,6 +88,7 @@ struct ks_node {
     void *image_names;   /* owned storage behind images[].names */
     ks__resources allocatable;
     char *json;
+    ks__symrefs syms; /* the counted symbols it holds, released when it is freed (intern.h) */
 };
 
 /* Parses a Pod (apiVersion v1, kind Pod) from its JSON object. On error returns KS_EPARSE (or

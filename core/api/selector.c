@@ -31,7 +31,8 @@ static const char *scalar_text(const cJSON *v, char *buf, size_t len)
     return NULL;
 }
 
-static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool, const ks_label **out,
+static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool,
+                        ks__symrefs *refs, const ks_label **out,
                         uint32_t *n, char *err, size_t errlen)
 {
     const cJSON *it;
@@ -51,8 +52,8 @@ static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool, co
             snprintf(err, errlen, "%s.%s: expected a string value", path, it->string);
             return KS_EPARSE;
         }
-        labels[*n].key = ks__intern(it->string);
-        labels[*n].value = ks__intern(v);
+        labels[*n].key = ks__symrefs_intern(refs, it->string);
+        labels[*n].value = ks__symrefs_intern(refs, v);
         (*n)++;
     }
     qsort(labels, *n, sizeof(ks_label), cmp_label);
@@ -60,7 +61,8 @@ static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool, co
     return 0;
 }
 
-static int parse_syms(const cJSON *arr, ks_mempool *pool, const ks_sym **out, uint32_t *n)
+static int parse_syms(const cJSON *arr, ks_mempool *pool,
+                      ks__symrefs *refs, const ks_sym **out, uint32_t *n)
 {
     const cJSON *it;
     int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
@@ -76,13 +78,14 @@ static int parse_syms(const cJSON *arr, ks_mempool *pool, const ks_sym **out, ui
         char buf[64];
         const char *v = scalar_text(it, buf, sizeof(buf));
         if (v)
-            syms[(*n)++] = ks__intern(v);
+            syms[(*n)++] = ks__symrefs_intern(refs, v);
     }
     *out = syms;
     return 0;
 }
 
 int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool,
+                             ks__symrefs *refs,
                              ks_label_selector *out, char *err, size_t errlen)
 {
     char p[256];
@@ -97,7 +100,7 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
     }
     out->present = 1;
     snprintf(p, sizeof(p), "%s.matchLabels", path);
-    if ((rc = parse_labels(get(obj, "matchLabels"), p, pool, &out->match_labels, &out->nmatch_labels, err, errlen)))
+    if ((rc = parse_labels(get(obj, "matchLabels"), p, pool, refs, &out->match_labels, &out->nmatch_labels, err, errlen)))
         return rc;
     exprs = get(obj, "matchExpressions");
     int count = cJSON_IsArray(exprs) ? cJSON_GetArraySize(exprs) : 0;
@@ -113,7 +116,7 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
         const char *ops = cJSON_IsString(op) ? op->valuestring : "";
         ks_selector_req *r = &reqs[i];
         const cJSON *key = get(it, "key");
-        r->key = ks__intern(cJSON_IsString(key) ? key->valuestring : "");
+        r->key = ks__symrefs_intern(refs, cJSON_IsString(key) ? key->valuestring : "");
         if (!strcmp(ops, "In"))
             r->op = KS_OP_IN;
         else if (!strcmp(ops, "NotIn"))
@@ -127,7 +130,7 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
                      path, i, ops);
             return KS_EPARSE;
         }
-        if ((rc = parse_syms(get(it, "values"), pool, &r->values, &r->nvalues)))
+        if ((rc = parse_syms(get(it, "values"), pool, refs, &r->values, &r->nvalues)))
             return rc;
         i++;
     }
@@ -136,37 +139,38 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
     return 0;
 }
 
-int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool,
+int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool, ks__symrefs *refs,
                            ks_label_selector *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     if (!cJSON_IsObject(obj) || cJSON_GetArraySize(obj) == 0)
         return 0;
     out->present = 1;
-    return parse_labels(obj, path, pool, &out->match_labels, &out->nmatch_labels, err, errlen);
+    return parse_labels(obj, path, pool, refs, &out->match_labels, &out->nmatch_labels, err, errlen);
 }
 
-static int parse_term(const cJSON *t, const char *path, ks_mempool *pool, ks_pod_affinity_term *term,
+static int parse_term(const cJSON *t, const char *path, ks_mempool *pool,
+                      ks__symrefs *refs, ks_pod_affinity_term *term,
                       char *err, size_t errlen)
 {
     char p[300];
     int rc;
     const cJSON *tk = get(t, "topologyKey");
     snprintf(p, sizeof(p), "%s.labelSelector", path);
-    if ((rc = ks__parse_label_selector(get(t, "labelSelector"), p, pool, &term->selector, err, errlen)))
+    if ((rc = ks__parse_label_selector(get(t, "labelSelector"), p, pool, refs, &term->selector, err, errlen)))
         return rc;
     snprintf(p, sizeof(p), "%s.namespaceSelector", path);
-    if ((rc = ks__parse_label_selector(get(t, "namespaceSelector"), p, pool, &term->namespace_selector, err, errlen)))
+    if ((rc = ks__parse_label_selector(get(t, "namespaceSelector"), p, pool, refs, &term->namespace_selector, err, errlen)))
         return rc;
-    if ((rc = parse_syms(get(t, "namespaces"), pool, &term->namespaces, &term->nnamespaces)) ||
-        (rc = parse_syms(get(t, "matchLabelKeys"), pool, &term->match_label_keys, &term->nmatch_label_keys)) ||
-        (rc = parse_syms(get(t, "mismatchLabelKeys"), pool, &term->mismatch_label_keys, &term->nmismatch_label_keys)))
+    if ((rc = parse_syms(get(t, "namespaces"), pool, refs, &term->namespaces, &term->nnamespaces)) ||
+        (rc = parse_syms(get(t, "matchLabelKeys"), pool, refs, &term->match_label_keys, &term->nmatch_label_keys)) ||
+        (rc = parse_syms(get(t, "mismatchLabelKeys"), pool, refs, &term->mismatch_label_keys, &term->nmismatch_label_keys)))
         return rc;
-    term->topology_key = ks__intern(cJSON_IsString(tk) ? tk->valuestring : "");
+    term->topology_key = ks__symrefs_intern(refs, cJSON_IsString(tk) ? tk->valuestring : "");
     return 0;
 }
 
-static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool,
+static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool, ks__symrefs *refs,
                        const ks_pod_affinity_term **out, uint32_t *n, char *err, size_t errlen)
 {
     const cJSON *it;
@@ -182,7 +186,7 @@ static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool,
     {
         char p[256];
         snprintf(p, sizeof(p), "%s[%u]", path, *n);
-        if ((rc = parse_term(it, p, pool, &terms[*n], err, errlen)))
+        if ((rc = parse_term(it, p, pool, refs, &terms[*n], err, errlen)))
             return rc;
         (*n)++;
     }
@@ -190,7 +194,7 @@ static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool,
     return 0;
 }
 
-static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool,
+static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, ks__symrefs *refs,
                           const ks_weighted_pod_affinity_term **out, uint32_t *n, char *err,
                           size_t errlen)
 {
@@ -209,7 +213,7 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool,
         const cJSON *w = get(it, "weight");
         snprintf(p, sizeof(p), "%s[%u].podAffinityTerm", path, *n);
         terms[*n].weight = cJSON_IsNumber(w) ? (int32_t)w->valuedouble : 0;
-        if ((rc = parse_term(get(it, "podAffinityTerm"), p, pool, &terms[*n].term, err, errlen)))
+        if ((rc = parse_term(get(it, "podAffinityTerm"), p, pool, refs, &terms[*n].term, err, errlen)))
             return rc;
         (*n)++;
     }
@@ -217,7 +221,8 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool,
     return 0;
 }
 
-int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks_pod_affinity **out,
+int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool,
+                           ks__symrefs *refs, ks_pod_affinity **out,
                            char *err, size_t errlen)
 {
     const cJSON *pa = get(affinity, "podAffinity"), *paa = get(affinity, "podAntiAffinity");
@@ -229,16 +234,16 @@ int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks_pod_affin
     if (!a)
         return KS_ENOMEM;
     if ((rc = parse_terms(get(pa, "requiredDuringSchedulingIgnoredDuringExecution"),
-                          "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool,
+                          "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool, refs,
                           &a->required_affinity, &a->nrequired_affinity, err, errlen)) ||
         (rc = parse_weighted(get(pa, "preferredDuringSchedulingIgnoredDuringExecution"),
-                             "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool,
+                             "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool, refs,
                              &a->preferred_affinity, &a->npreferred_affinity, err, errlen)) ||
         (rc = parse_terms(get(paa, "requiredDuringSchedulingIgnoredDuringExecution"),
-                          "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool,
+                          "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool, refs,
                           &a->required_anti_affinity, &a->nrequired_anti_affinity, err, errlen)) ||
         (rc = parse_weighted(get(paa, "preferredDuringSchedulingIgnoredDuringExecution"),
-                             "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool,
+                             "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool, refs,
                              &a->preferred_anti_affinity, &a->npreferred_anti_affinity, err, errlen)))
         return rc;
     *out = a;
@@ -256,7 +261,7 @@ static ks_inclusion_policy parse_policy(const cJSON *v)
     return KS_POLICY_UNSET;
 }
 
-int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool,
+int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs *refs,
                                  ks_topology_spread_constraint **out, size_t *n, char *err,
                                  size_t errlen)
 {
@@ -277,7 +282,7 @@ int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool,
         const cJSON *md = get(it, "minDomains");
         snprintf(p, sizeof(p), "spec.topologySpreadConstraints[%zu]", *n);
         c->max_skew = cJSON_IsNumber(skew) ? (int32_t)skew->valuedouble : 0;
-        c->topology_key = ks__intern(cJSON_IsString(key) ? key->valuestring : "");
+        c->topology_key = ks__symrefs_intern(refs, cJSON_IsString(key) ? key->valuestring : "");
         if (cJSON_IsString(when) && !strcmp(when->valuestring, "ScheduleAnyway"))
             c->when_unsatisfiable = KS_SCHEDULE_ANYWAY;
         else if (!cJSON_IsString(when) || !strcmp(when->valuestring, "DoNotSchedule"))
@@ -292,8 +297,8 @@ int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool,
         c->node_taints_policy = parse_policy(get(it, "nodeTaintsPolicy"));
         char sp[160];
         snprintf(sp, sizeof(sp), "%s.labelSelector", p);
-        if ((rc = ks__parse_label_selector(get(it, "labelSelector"), sp, pool, &c->selector, err, errlen)) ||
-            (rc = parse_syms(get(it, "matchLabelKeys"), pool, &c->match_label_keys, &c->nmatch_label_keys)))
+        if ((rc = ks__parse_label_selector(get(it, "labelSelector"), sp, pool, refs, &c->selector, err, errlen)) ||
+            (rc = parse_syms(get(it, "matchLabelKeys"), pool, refs, &c->match_label_keys, &c->nmatch_label_keys)))
             return rc;
         (*n)++;
     }

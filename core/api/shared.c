@@ -1,126 +1,289 @@
 /* Shared parsed parts of pods; see shared.h. Keys are the bytes (labels) or the compact JSON
- * text (affinity, spread constraints) of the part. */
+ * text (affinity, spread constraints) of the part.
+ *
+ * A part whose last pod went leaves its table at once (a pod parsed later gets a new part) and is
+ * freed two snapshot updates later. Why the wait: plugins compare parts by pointer, and one
+ * keeps that pointer from one cycle to the next (PodTopologySpread's counts, reused when the
+ * snapshot was updated at most once since). Freed at once, the memory could come back at the
+ * same address for another spec, and a pointer comparison would take one for the other. After
+ * two updates no such cache can be reused any longer. */
 #include "api/shared.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/mempool.h"
+#include "api/intern.h"
 #include "api/selector.h"
+#include "util/mempool.h"
 #include "util/strmap.h"
 
-typedef struct spread_entry {
-    const ks_topology_spread_constraint *c;
-    size_t n;
-} spread_entry;
+/* One shared part. Labels live in the entry's tail; affinity and spread in its pool. */
+struct ks__shared {
+    ks_strmap *map;   /* the table it is in (until retired) */
+    struct ks__shared *next_retired;
+    uint64_t retired_at; /* snapshot updates counted when the last pod let go */
+    char *key;        /* owned; its key there */
+    size_t refs;      /* pods holding it; under lock */
+    size_t bytes;     /* what it costs, for ks__shared_stats */
+    ks_mempool pool;  /* parsed affinity / spread constraints */
+    ks__symrefs syms; /* the symbols those hold */
+    const void *value;
+    size_t n;         /* spread: number of constraints */
+    ks_label labels[];
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static ks_strmap labels_map;   /* hex of the label bytes -> ks_label array */
-static ks_strmap affinity_map; /* JSON -> ks_pod_affinity (NULL result stored as &none) */
-static ks_strmap spread_map;   /* JSON -> spread_entry */
-static ks_mempool pool;        /* everything parsed here */
-static int none;
+static ks_strmap labels_map;   /* hex of the label bytes -> entry */
+static ks_strmap affinity_map; /* JSON -> entry */
+static ks_strmap spread_map;   /* JSON -> entry */
+static size_t nentries, total_bytes; /* in tables or retired; under lock */
+static ks__shared *retired_head, *retired_tail; /* oldest first; under lock */
+static uint64_t snapshot_updates;               /* under lock */
 
-const ks_label *ks__shared_labels(const ks_label *labels, size_t n)
+/* A new entry (refs 1) of tail extra bytes, or NULL. */
+static ks__shared *entry_new(ks_strmap *map, const char *key, size_t tail)
+{
+    ks__shared *e = calloc(1, sizeof(*e) + tail);
+    if (!e)
+        return NULL;
+    e->key = strdup(key);
+    if (!e->key) {
+        free(e);
+        return NULL;
+    }
+    e->map = map;
+    e->refs = 1;
+    e->bytes = sizeof(*e) + tail + 2 * strlen(key) + 2; /* the key: ours and the map's copy */
+    return e;
+}
+
+static void entry_free(ks__shared *e)
+{
+    ks__mempool_free(&e->pool);
+    ks__symrefs_release(&e->syms);
+    free(e->key);
+    free(e);
+}
+
+/* Adds e to its table. Under lock. */
+static int entry_publish(ks__shared *e)
+{
+    if (ks__strmap_put(e->map, e->key, e, NULL) != 0)
+        return KS_ENOMEM;
+    nentries++;
+    total_bytes += e->bytes;
+    return 0;
+}
+
+/* The entry under key with one more reference, or NULL. Under lock. */
+static ks__shared *entry_get(ks_strmap *map, const char *key)
+{
+    ks__shared *e = ks__strmap_get(map, key);
+    if (e)
+        e->refs++;
+    return e;
+}
+
+void ks__shared_release(ks__shared *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&lock);
+    if (--e->refs == 0) {
+        /* Out of the table under the lock, so that no lookup can find a dying entry. */
+        ks__strmap_remove(e->map, e->key);
+        e->retired_at = snapshot_updates;
+        if (retired_tail)
+            retired_tail->next_retired = e;
+        else
+            retired_head = e;
+        retired_tail = e;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void ks__shared_snapshot_updated(void)
+{
+    ks__shared *done = NULL, **tail = &done;
+    pthread_mutex_lock(&lock);
+    snapshot_updates++;
+    while (retired_head && retired_head->retired_at + 2 <= snapshot_updates) {
+        ks__shared *e = retired_head;
+        retired_head = e->next_retired;
+        if (!retired_head)
+            retired_tail = NULL;
+        nentries--;
+        total_bytes -= e->bytes;
+        e->next_retired = NULL;
+        *tail = e;
+        tail = &e->next_retired;
+    }
+    pthread_mutex_unlock(&lock);
+    for (ks__shared *e = done, *next; e; e = next) {
+        next = e->next_retired;
+        entry_free(e);
+    }
+}
+
+void ks__shared_stats(size_t *entries, size_t *bytes)
+{
+    pthread_mutex_lock(&lock);
+    *entries = nentries;
+    *bytes = total_bytes;
+    pthread_mutex_unlock(&lock);
+}
+
+static char *hex_key(const ks_label *labels, size_t n, char *stack, size_t stack_len)
 {
     static const char hex[] = "0123456789abcdef";
     size_t bytes = n * sizeof(ks_label);
-    char stack[1024], *key = bytes * 2 + 1 <= sizeof(stack) ? stack : malloc(bytes * 2 + 1);
+    char *key = bytes * 2 + 1 <= stack_len ? stack : malloc(bytes * 2 + 1);
     const unsigned char *b = (const unsigned char *)labels;
-    const ks_label *out = NULL;
-    if (n == 0 || !key)
+    if (!key)
         return NULL;
     for (size_t i = 0; i < bytes; i++) {
         key[2 * i] = hex[b[i] >> 4];
         key[2 * i + 1] = hex[b[i] & 15];
     }
     key[2 * bytes] = '\0';
+    return key;
+}
+
+const ks_label *ks__shared_labels(const ks_label *labels, size_t n, ks__shared **ref)
+{
+    char stack[1024], *key = n ? hex_key(labels, n, stack, sizeof(stack)) : NULL;
+    ks__shared *e;
+    *ref = NULL;
+    if (!key)
+        return NULL;
     pthread_mutex_lock(&lock);
-    out = ks__strmap_get(&labels_map, key);
-    if (!out) {
-        ks_label *copy = ks__mempool_alloc(&pool, bytes);
-        if (copy) {
-            memcpy(copy, labels, bytes);
-            if (ks__strmap_put(&labels_map, key, copy, NULL) == 0)
-                out = copy;
+    e = entry_get(&labels_map, key);
+    if (!e && (e = entry_new(&labels_map, key, n * sizeof(ks_label)))) {
+        memcpy(e->labels, labels, n * sizeof(ks_label));
+        e->value = e->labels;
+        if (entry_publish(e) != 0) {
+            entry_free(e);
+            e = NULL;
         }
     }
     pthread_mutex_unlock(&lock);
     if (key != stack)
         free(key);
-    return out;
+    *ref = e;
+    return e ? e->labels : NULL;
 }
 
-int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, char *err,
-                            size_t errlen)
+/* podAffinity + podAntiAffinity as one compact JSON text (the key), or NULL. */
+static char *affinity_key(const cJSON *pa, const cJSON *paa)
 {
     cJSON *sub = cJSON_CreateObject();
-    const cJSON *pa = cJSON_GetObjectItemCaseSensitive(affinity, "podAffinity");
-    const cJSON *paa = cJSON_GetObjectItemCaseSensitive(affinity, "podAntiAffinity");
-    int rc = 0;
-    *out = NULL;
-    if (!cJSON_IsObject(pa) && !cJSON_IsObject(paa)) {
-        cJSON_Delete(sub);
-        return 0;
-    }
     if (!sub)
-        return KS_ENOMEM;
+        return NULL;
     if (pa)
         cJSON_AddItemReferenceToObject(sub, "podAffinity", (cJSON *)pa);
     if (paa)
         cJSON_AddItemReferenceToObject(sub, "podAntiAffinity", (cJSON *)paa);
     char *key = cJSON_PrintUnformatted(sub);
     cJSON_Delete(sub);
+    return key;
+}
+
+/* Parses a new affinity entry for key. Under lock (parsing once per distinct spec). */
+static int affinity_entry_new(const cJSON *affinity, const char *key, ks__shared **out, char *err,
+                              size_t errlen)
+{
+    ks_pod_affinity *a = NULL;
+    ks__shared *e = entry_new(&affinity_map, key, 0);
+    int rc;
+    *out = NULL;
+    if (!e)
+        return KS_ENOMEM;
+    rc = ks__parse_pod_affinity(affinity, &e->pool, &e->syms, &a, err, errlen);
+    if (rc == 0 && a) {
+        e->value = a;
+        rc = entry_publish(e);
+    }
+    if (rc != 0 || !a) {
+        entry_free(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, ks__shared **ref,
+                            char *err, size_t errlen)
+{
+    const cJSON *pa = cJSON_GetObjectItemCaseSensitive(affinity, "podAffinity");
+    const cJSON *paa = cJSON_GetObjectItemCaseSensitive(affinity, "podAntiAffinity");
+    ks__shared *e;
+    int rc = 0;
+    *out = NULL;
+    *ref = NULL;
+    if (!cJSON_IsObject(pa) && !cJSON_IsObject(paa))
+        return 0;
+    char *key = affinity_key(pa, paa);
     if (!key)
         return KS_ENOMEM;
     pthread_mutex_lock(&lock);
-    void *v = ks__strmap_get(&affinity_map, key);
-    if (v) {
-        *out = v == &none ? NULL : v;
-    } else {
-        ks_pod_affinity *a = NULL;
-        rc = ks__parse_pod_affinity(affinity, &pool, &a, err, errlen);
-        if (rc == 0 && ks__strmap_put(&affinity_map, key, a ? (void *)a : &none, NULL) != 0)
-            rc = KS_ENOMEM;
-        if (rc == 0)
-            *out = a;
-    }
+    e = entry_get(&affinity_map, key);
+    if (!e)
+        rc = affinity_entry_new(affinity, key, &e, err, errlen);
     pthread_mutex_unlock(&lock);
     free(key);
+    if (e) {
+        *out = e->value;
+        *ref = e;
+    }
     return rc;
 }
 
-int ks__shared_spread(const cJSON *constraints, const ks_topology_spread_constraint **out,
-                      size_t *n, char *err, size_t errlen)
+/* Parses a new spread-constraints entry for key. Under lock. */
+static int spread_entry_new(const cJSON *constraints, const char *key, ks__shared **out,
+                            char *err, size_t errlen)
 {
+    ks_topology_spread_constraint *c = NULL;
+    ks__shared *e = entry_new(&spread_map, key, 0);
+    int rc;
+    *out = NULL;
+    if (!e)
+        return KS_ENOMEM;
+    rc = ks__parse_spread_constraints(constraints, &e->pool, &e->syms, &c, &e->n, err, errlen);
+    e->value = c;
+    if (rc == 0)
+        rc = entry_publish(e);
+    if (rc != 0) {
+        entry_free(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+int ks__shared_spread(const cJSON *constraints, const ks_topology_spread_constraint **out,
+                      size_t *n, ks__shared **ref, char *err, size_t errlen)
+{
+    ks__shared *e;
     int rc = 0;
     *out = NULL;
     *n = 0;
+    *ref = NULL;
     if (cJSON_GetArraySize(constraints) == 0)
         return 0;
     char *key = cJSON_PrintUnformatted(constraints);
     if (!key)
         return KS_ENOMEM;
     pthread_mutex_lock(&lock);
-    spread_entry *e = ks__strmap_get(&spread_map, key);
-    if (!e) {
-        ks_topology_spread_constraint *c = NULL;
-        size_t count = 0;
-        rc = ks__parse_spread_constraints(constraints, &pool, &c, &count, err, errlen);
-        if (rc == 0) {
-            e = ks__mempool_alloc(&pool, sizeof(*e));
-            if (!e || ks__strmap_put(&spread_map, key, e, NULL) != 0)
-                rc = KS_ENOMEM;
-            else
-                *e = (spread_entry){c, count};
-        }
-    }
-    if (rc == 0 && e) {
-        *out = e->c;
-        *n = e->n;
-    }
+    e = entry_get(&spread_map, key);
+    if (!e)
+        rc = spread_entry_new(constraints, key, &e, err, errlen);
     pthread_mutex_unlock(&lock);
     free(key);
+    if (e) {
+        *out = e->value;
+        *n = e->n;
+        *ref = e;
+    }
     return rc;
 }

@@ -121,15 +121,15 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
     }
     case K_SERVICE:
     case K_RC:
-        rc = ks__parse_map_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
+        rc = ks__parse_map_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL, &e->selector, err, errlen);
         break;
     case K_RS:
     case K_SS:
-        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
+        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL, &e->selector, err, errlen);
         break;
     case K_PDB: {
         const cJSON *da = get(get(obj, "status"), "disruptionsAllowed");
-        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, &e->selector, err, errlen);
+        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL, &e->selector, err, errlen);
         e->disruptions_allowed = cJSON_IsNumber(da) ? (int32_t)da->valuedouble : 0;
         const cJSON *dp = get(get(obj, "status"), "disruptedPods"), *it;
         int nd = cJSON_IsObject(dp) ? cJSON_GetArraySize(dp) : 0;

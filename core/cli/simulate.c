@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "sched/framework.h"
 #include "api/intern.h"
 #include "util/log.h"
@@ -430,8 +431,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     if ((rc = load(&s, err, errlen)) != 0)
         goto out;
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = ks__clock_now_ns();
     ks_queue *q = ks__scheduler_queue(s.sched);
     /* A guard against plugins that keep a pod cycling (Pending forever): far beyond what
      * event-driven retries of a finite simulation need. */
@@ -460,8 +460,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         ks__queue_flush_backoff(q);
     }
     ks__scheduler_wait_bindings(s.sched);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    stats->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    stats->seconds = (double)(ks__clock_now_ns() - t0) / 1e9;
     ks__queue_each_parked(q, report_gated, &s);
 
     qsort(s.recs, s.nrecs, sizeof(record), cmp_rec);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/yaml_json.h"
 #include "config/config_int.h"
 
 #define MAX_DEPTH 64
@@ -401,102 +402,51 @@ static int field_index(dec *d, const yaml_node_t *key, const char *const *names,
 #define SEQ_LEN(n) ((size_t)((n)->data.sequence.items.top - (n)->data.sequence.items.start))
 
 /* ---------------------------------------------------------------------------------------------
- * YAML -> cJSON (plugin args), as sigs.k8s.io/yaml's YAMLToJSON
+ * YAML -> cJSON (plugin args), as sigs.k8s.io/yaml's YAMLToJSON: api/yaml_json.h walks the tree
+ * (budget, depth, keys); scalars resolve here as everywhere in the configuration.
  * ------------------------------------------------------------------------------------------- */
 
-static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path, int depth)
+static cJSON *json_scalar(void *ctx, const yaml_node_t *n, const char *path)
 {
-    cJSON *out = NULL;
-    if (d->L->budget == 0) {
-        ks__cfg_fail_at(d->L, n, KS_ERANGE,
-                        "%s: the document expands to too many values (aliases?)", path);
-        return NULL;
-    }
-    d->L->budget--;
-    if (depth > MAX_DEPTH) {
-        ks__cfg_fail_at(d->L, n, KS_ERANGE, "%s: nested more than %d levels deep", path,
-                        MAX_DEPTH);
-        return NULL;
-    }
-    if (n->type == YAML_SCALAR_NODE) {
-        rval r = resolve(n);
-        switch (r.k) {
-        case R_NULL:
-            out = cJSON_CreateNull();
-            break;
-        case R_BOOL:
-            out = cJSON_CreateBool(r.b);
-            break;
-        case R_INT:
-            out = cJSON_CreateNumber((double)r.i);
-            break;
-        case R_FLOAT:
-            if (!isfinite(r.f)) {
-                ks__cfg_fail_at(d->L, n, KS_EINVAL, "%s: %s cannot be represented in JSON", path,
-                                sval(n));
-                return NULL;
-            }
-            out = cJSON_CreateNumber(r.f);
-            break;
-        default:
-            out = cJSON_CreateString(sval(n));
-        }
-        if (!out)
-            ks__cfg_oom(d->L);
-        return out;
-    }
-    if (n->type == YAML_SEQUENCE_NODE) {
-        size_t i = 0;
-        out = cJSON_CreateArray();
-        if (!out) {
-            ks__cfg_oom(d->L);
+    cfg_load *L = ctx;
+    rval r = resolve(n);
+    cJSON *out;
+    switch (r.k) {
+    case R_NULL:
+        out = cJSON_CreateNull();
+        break;
+    case R_BOOL:
+        out = cJSON_CreateBool(r.b);
+        break;
+    case R_INT:
+        out = cJSON_CreateNumber((double)r.i);
+        break;
+    case R_FLOAT:
+        if (!isfinite(r.f)) {
+            ks__cfg_fail_at(L, n, KS_EINVAL, "%s: %s cannot be represented in JSON", path, sval(n));
             return NULL;
         }
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-             it++, i++) {
-            char p[512];
-            pathf(p, sizeof(p), "%s[%zu]", path, i);
-            cJSON *c = to_json(d, node(d, *it), p, depth + 1);
-            if (!c) {
-                cJSON_Delete(out);
-                return NULL;
-            }
-            cJSON_AddItemToArray(out, c);
-        }
-        return out;
+        out = cJSON_CreateNumber(r.f);
+        break;
+    default:
+        out = cJSON_CreateString(sval(n));
     }
-    if (n->type == YAML_MAPPING_NODE) {
-        out = cJSON_CreateObject();
-        if (!out) {
-            ks__cfg_oom(d->L);
-            return NULL;
-        }
-        FOR_PAIRS(n, pair)
-        {
-            const yaml_node_t *k = node(d, pair->key);
-            char p[512];
-            if (k->type != YAML_SCALAR_NODE) {
-                ks__cfg_fail_at(d->L, k, KS_ETYPE, "%s: mapping keys must be scalars", path);
-                cJSON_Delete(out);
-                return NULL;
-            }
-            if (cJSON_GetObjectItemCaseSensitive(out, sval(k))) {
-                ks__cfg_fail_at(d->L, k, KS_EINVAL, "%s: duplicate field \"%s\"", path, sval(k));
-                cJSON_Delete(out);
-                return NULL;
-            }
-            pathf(p, sizeof(p), "%s.%s", path, sval(k));
-            cJSON *c = to_json(d, node(d, pair->value), p, depth + 1);
-            if (!c) {
-                cJSON_Delete(out);
-                return NULL;
-            }
-            cJSON_AddItemToObject(out, sval(k), c);
-        }
-        return out;
-    }
-    ks__cfg_fail_at(d->L, n, KS_EINVAL, "%s: empty node", path);
-    return NULL;
+    if (!out)
+        ks__cfg_oom(L);
+    return out;
+}
+
+static void json_fail(void *ctx, const yaml_node_t *n, int code, const char *msg)
+{
+    ks__cfg_fail_at(ctx, n, code, "%s", msg);
+}
+
+static void json_oom(void *ctx) { ks__cfg_oom(ctx); }
+
+static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path)
+{
+    ks_yaml_json_strict o = {json_scalar, json_fail, json_oom, &d->L->budget, MAX_DEPTH, d->L};
+    return ks__yaml_to_json_strict(d->doc, n, path, &o);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -762,7 +712,7 @@ static int decode_plugin_config(dec *d, const yaml_node_t *n, size_t prof, ks_pr
                         return rc;
                     if (rc > 0) {
                         cJSON_Delete(e->args);
-                        e->args = to_json(d, v, p, 0);
+                        e->args = to_json(d, v, p);
                         if (!e->args)
                             return d->L->rc ? d->L->rc : ks__cfg_oom(d->L);
                     }

@@ -527,31 +527,29 @@ static const inf_def k_informers[] = {
     {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE},
 };
 
-int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
-{
-    ks_apisrc *s = calloc(1, sizeof(*s));
-    int rc = 0;
-    pthread_t sig_thread, tick_thread;
-    int sig_started = 0, tick_started = 0;
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return KS_ENOMEM;
-    }
-    s->o = o;
-    pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
-    if (gethostname(s->hostname, sizeof(s->hostname) - 1) != 0 || !s->hostname[0])
-        snprintf(s->hostname, sizeof(s->hostname), "localhost");
+/* The threads ks__apisource_run starts besides the informers', joined when it stops. */
+typedef struct run_threads {
+    pthread_t sig, tick;
+    int sig_started, tick_started;
+} run_threads;
 
-    /* Every thread started from here on inherits the blocked signals; the signal thread takes them. */
-    sigset_t set, oldset;
+/* Every thread started from here on inherits the blocked signals; the signal thread takes them. */
+static void block_signals(sigset_t *oldset)
+{
+    sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGUSR1);
-    pthread_sigmask(SIG_BLOCK, &set, &oldset);
+    pthread_sigmask(SIG_BLOCK, &set, oldset);
+}
 
+/* The kubeconfig to use (flag, config file, in-cluster, ...) and the client's rate limiter. */
+static int connect_client(ks_apisrc *s, char *err, size_t errlen)
+{
+    const ks_apisource_opts *o = s->o;
     const char *note = NULL;
+    int rc;
     ks_kubeconfig_sources src = {
         .have_config_file = o->have_config_file,
         .config_kubeconfig = o->cfg->client_connection.kubeconfig,
@@ -561,23 +559,28 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     if (note)
         ks__log('W', "apisource", "%s", note);
     if ((rc = ks__kubeconfig_resolve(&src, &s->kc, err, errlen)) != 0)
-        goto out;
+        return rc;
     double qps = o->cfg->client_connection.qps;
     int burst = o->cfg->client_connection.burst;
     if (qps > 0 && (rc = ks__ratelimit_create(qps, burst > 0 ? burst : 1, NULL, NULL, &s->rl)) != 0) {
         snprintf(err, errlen, "clientConnection: cannot create the rate limiter (qps %g, burst %d)", qps, burst);
-        goto out;
+        return rc;
     }
     s->aopts.qps = qps > 0 ? qps : -1;
     s->aopts.burst = burst;
     s->aopts.limiter = s->rl;
     ks__log('I', "apisource", "connecting to %s (%s), qps %g, burst %d", s->kc->server, s->kc->origin, qps, burst);
+    return 0;
+}
 
+/* The metrics registry and the scheduler, wired to this source. */
+static int create_scheduler(ks_apisrc *s, char *err, size_t errlen)
+{
+    const ks_apisource_opts *o = s->o;
     s->metrics = ks__metrics_create();
     if (!s->metrics || ks__metrics_register_scheduler(s->metrics, &s->m) != 0) {
         snprintf(err, errlen, "out of memory creating the metrics registry");
-        rc = KS_ENOMEM;
-        goto out;
+        return KS_ENOMEM;
     }
     ks_scheduler_opts so = {
         .cfg = o->cfg,
@@ -588,41 +591,50 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
         .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
     };
-    if ((rc = ks__scheduler_new(&so, &s->sched, err, errlen)) != 0)
-        goto out;
-    if (o->port > 0) {
-        if ((rc = ks__tls_ctx_create(o->tls_cert_file, o->tls_key_file, &s->tls, err, errlen)) != 0)
-            goto out;
-        /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
-         * /readyz lists leaderElection, shutdown, sched-handler-sync. */
-        int le_on = o->cfg->leader_election.leader_elect;
-        ks_http_check le_check = {"leaderElection", ks__apisrc_leader_healthy, s};
-        ks_http_check ready[] = {le_check, {"sched-handler-sync", ready_synced, s}};
-        ks_httpserver_opts ho = {
-            .bind_address = o->bind_address,
-            .port = o->port,
-            .metrics = s->metrics,
-            .ready_checks = ready + !le_on,
-            .nready_checks = 1 + (size_t)le_on,
-            .nready_before_shutdown = (size_t)le_on,
-            .health_checks = le_on ? &le_check : NULL,
-            .nhealth_checks = (size_t)le_on,
-            .tls = s->tls,
-        };
-        if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
-            snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
-                                  "choose another --secure-port, or 0 to turn serving off",
-                     o->bind_address ? o->bind_address : "0.0.0.0", o->port);
-            goto out;
-        }
-        ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on https://%s:%d (%s)",
-                o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http),
-                o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate");
+    return ks__scheduler_new(&so, &s->sched, err, errlen);
+}
+
+/* /healthz, /livez, /readyz and /metrics over HTTPS, when a port is set. */
+static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
+{
+    const ks_apisource_opts *o = s->o;
+    int rc;
+    if (o->port <= 0)
+        return 0;
+    if ((rc = ks__tls_ctx_create(o->tls_cert_file, o->tls_key_file, &s->tls, err, errlen)) != 0)
+        return rc;
+    /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
+     * /readyz lists leaderElection, shutdown, sched-handler-sync. */
+    int le_on = o->cfg->leader_election.leader_elect;
+    ks_http_check le_check = {"leaderElection", ks__apisrc_leader_healthy, s};
+    ks_http_check ready[] = {le_check, {"sched-handler-sync", ready_synced, s}};
+    ks_httpserver_opts ho = {
+        .bind_address = o->bind_address,
+        .port = o->port,
+        .metrics = s->metrics,
+        .ready_checks = ready + !le_on,
+        .nready_checks = 1 + (size_t)le_on,
+        .nready_before_shutdown = (size_t)le_on,
+        .health_checks = le_on ? &le_check : NULL,
+        .nhealth_checks = (size_t)le_on,
+        .tls = s->tls,
+    };
+    if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
+        snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
+                              "choose another --secure-port, or 0 to turn serving off",
+                 o->bind_address ? o->bind_address : "0.0.0.0", o->port);
+        return rc;
     }
+    ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on https://%s:%d (%s)",
+            o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http),
+            o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate");
+    return 0;
+}
 
-    if (pthread_create(&sig_thread, NULL, signal_main, s) == 0)
-        sig_started = 1;
-
+/* One client and one thread per informer (list, then watch). */
+static int start_informers(ks_apisrc *s, char *err, size_t errlen)
+{
+    int rc;
     for (size_t i = 0; i < sizeof(k_informers) / sizeof(k_informers[0]); i++) {
         ks_informer *in = &s->inf[s->ninf];
         const inf_def *d = &k_informers[i];
@@ -636,16 +648,19 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         s->ninf++;
         ks_api_opts ao = s->aopts;
         if ((rc = ks__api_create(s->kc, &ao, &in->api, err, errlen)) != 0)
-            goto stop;
+            return rc;
         if (pthread_create(&in->thread, NULL, informer_main, in) != 0) {
             snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name, strerror(errno));
-            rc = KS_ENOMEM;
-            goto stop;
+            return KS_ENOMEM;
         }
         in->started = 1;
     }
+    return 0;
+}
 
-    /* Scheduling starts once every informer has its initial list. */
+/* Scheduling starts once every informer has its initial list (or a stop was asked for). */
+static void wait_for_sync(ks_apisrc *s)
+{
     pthread_mutex_lock(&s->mu);
     for (;;) {
         size_t synced = 0;
@@ -656,24 +671,39 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         pthread_cond_wait(&s->cv, &s->mu);
     }
     pthread_mutex_unlock(&s->mu);
-    if (!atomic_load(&s->stop)) {
-        atomic_store(&s->synced, 1);
-        ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
-                o->cfg->nprofiles);
-        /* Upstream starts informers before leader election; scheduling waits for the lease. */
-        if (o->cfg->leader_election.leader_elect && (rc = ks__apisrc_lead(s, err, errlen)) != 0)
-            goto stop;
-    }
-    if (!atomic_load(&s->stop)) {
-        if (pthread_create(&tick_thread, NULL, ticker_main, s) == 0)
-            tick_started = 1;
-        if (ks__apisrc_effects_start(s) != 0)
-            ks__log('W', "apisource", "no effects thread: status patches and events will be sent from the scheduling thread");
-        while (!atomic_load(&s->stop) && ks__scheduler_schedule_one(s->sched, 1))
-            ;
-    }
+}
 
-stop:
+/* Synced: with leader election, wait for the lease (upstream starts informers before leader
+ * election; scheduling waits for the lease). */
+static int lead_once_synced(ks_apisrc *s, char *err, size_t errlen)
+{
+    if (atomic_load(&s->stop))
+        return 0;
+    atomic_store(&s->synced, 1);
+    ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
+            s->o->cfg->nprofiles);
+    if (s->o->cfg->leader_election.leader_elect)
+        return ks__apisrc_lead(s, err, errlen);
+    return 0;
+}
+
+/* The scheduling loop on this thread, with the ticker and the effects thread beside it. */
+static void schedule_until_stopped(ks_apisrc *s, run_threads *t)
+{
+    if (atomic_load(&s->stop))
+        return;
+    if (pthread_create(&t->tick, NULL, ticker_main, s) == 0)
+        t->tick_started = 1;
+    if (ks__apisrc_effects_start(s) != 0)
+        ks__log('W', "apisource", "no effects thread: status patches and events will be sent from the scheduling thread");
+    while (!atomic_load(&s->stop) && ks__scheduler_schedule_one(s->sched, 1))
+        ;
+}
+
+/* Drains and stops every thread, in the order the work depends on, then frees the scheduler and
+ * the informers. */
+static void stop_threads(ks_apisrc *s, run_threads *t)
+{
     if (s->http)
         ks__httpserver_shutting_down(s->http); /* /readyz fails while we drain */
     request_stop(s);
@@ -687,11 +717,11 @@ stop:
     for (size_t i = 0; i < s->ninf; i++)
         if (s->inf[i].started)
             pthread_join(s->inf[i].thread, NULL);
-    if (tick_started)
-        pthread_join(tick_thread, NULL);
-    if (sig_started) {
-        pthread_kill(sig_thread, SIGUSR1);
-        pthread_join(sig_thread, NULL);
+    if (t->tick_started)
+        pthread_join(t->tick, NULL);
+    if (t->sig_started) {
+        pthread_kill(t->sig, SIGUSR1);
+        pthread_join(t->sig, NULL);
     }
     ks__scheduler_free(s->sched); /* stops the binding pool */
     for (size_t i = 0; i < s->ninf; i++) {
@@ -699,9 +729,11 @@ stop:
         ks__strmap_destroy(&s->inf[i].known);
         ks__api_destroy(s->inf[i].api);
     }
-    if (rc == 0)
-        ks__log('I', "apisource", "stopped");
-out:
+}
+
+/* What connect_client, create_scheduler and serve_endpoints made, and s itself. */
+static void free_source(ks_apisrc *s)
+{
     ks__httpserver_stop(s->http);
     ks__tls_ctx_free(s->tls);
     ks__apisrc_lead_free(s);
@@ -711,9 +743,44 @@ out:
     free(s->apis);
     ks__ratelimit_destroy(s->rl);
     ks__kubeconfig_free(s->kc);
-    pthread_sigmask(SIG_SETMASK, &oldset, NULL);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
+}
+
+int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
+{
+    ks_apisrc *s = calloc(1, sizeof(*s));
+    run_threads t = {0};
+    sigset_t oldset;
+    int rc;
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return KS_ENOMEM;
+    }
+    s->o = o;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (gethostname(s->hostname, sizeof(s->hostname) - 1) != 0 || !s->hostname[0])
+        snprintf(s->hostname, sizeof(s->hostname), "localhost");
+    block_signals(&oldset);
+
+    if ((rc = connect_client(s, err, errlen)) != 0 ||
+        (rc = create_scheduler(s, err, errlen)) != 0 ||
+        (rc = serve_endpoints(s, err, errlen)) != 0)
+        goto out;
+    if (pthread_create(&t.sig, NULL, signal_main, s) == 0)
+        t.sig_started = 1;
+    if ((rc = start_informers(s, err, errlen)) == 0) {
+        wait_for_sync(s);
+        if ((rc = lead_once_synced(s, err, errlen)) == 0)
+            schedule_until_stopped(s, &t);
+    }
+    stop_threads(s, &t);
+    if (rc == 0)
+        ks__log('I', "apisource", "stopped");
+out:
+    free_source(s);
+    pthread_sigmask(SIG_SETMASK, &oldset, NULL);
     return rc;
 }

@@ -392,6 +392,7 @@ struct ks_effect {
     ks_pod *pod;   /* the failed pod, or the victim (one reference) */
     ks_pod *other; /* the preemptor (one reference) */
     ks_sym node;
+    ks__symrefs node_ref; /* holds node: the Node may be gone before the effect runs */
     char *reason, *message, *profile;
 };
 
@@ -399,6 +400,7 @@ static void effect_free(struct ks_effect *e)
 {
     ks__pod_unref(e->pod);
     ks__pod_unref(e->other);
+    ks__symrefs_release(&e->node_ref);
     free(e->reason);
     free(e->message);
     free(e->profile);
@@ -488,6 +490,7 @@ static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const c
     e->kind = EFFECT_FAILED;
     e->pod = ks__pod_ref((ks_pod *)pod);
     e->node = nominated;
+    ks__symrefs_hold(&e->node_ref, nominated);
     if (!s->estarted) { /* no effects thread (start failed): do it here */
         do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
         effect_free(e);
@@ -509,6 +512,7 @@ static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim, c
     e->pod = ks__pod_ref((ks_pod *)victim);
     e->other = ks__pod_ref((ks_pod *)preemptor);
     e->node = node;
+    ks__symrefs_hold(&e->node_ref, node);
     if (!s->estarted) {
         if (kind == EFFECT_EVICT)
             do_evict(s, e->pod, e->other, e->node);

@@ -31,6 +31,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define REQUEST_MAX 8192
@@ -62,12 +63,7 @@ typedef struct conn {
 
 /* --- small helpers ------------------------------------------------------------------------- */
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static int64_t now_ms(void) { return ks__clock_now_ms(); }
 
 /* Waits until fd is ready for `events` or the deadline passes or stop is requested.
  * 1 ready, 0 timed out or stopping, -1 error. */

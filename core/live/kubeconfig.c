@@ -23,7 +23,9 @@
 
 #include "kubesched/plugin.h"
 #include "util/log.h"
+#include "util/clock.h"
 #include "api/manifest.h"
+#include "api/yaml_json.h"
 
 #define TOKEN_RECHECK_NS (60LL * 1000000000LL) /* client-go's cached file token source period */
 #define MAX_FILE_BYTES (64u << 20)
@@ -44,9 +46,7 @@ struct ks_kc_token {
 int64_t ks__clock_monotonic(void *ud)
 {
     (void)ud;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return ks__clock_now_ns();
 }
 
 /* --- small helpers ------------------------------------------------------------------------ */

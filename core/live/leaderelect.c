@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 #define JITTER_FACTOR 1.2            /* leaderelection.JitterFactor */
@@ -50,12 +51,7 @@ struct ks_leaderelect {
     ks_metric *master, *slowpath;
 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+static int64_t now_ms(void) { return ks__clock_now_ms(); }
 
 static int64_t wall_ns(void)
 {

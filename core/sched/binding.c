@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "api/intern.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
 
@@ -38,12 +39,7 @@ struct ks_binding_job {
     char reject_msg[KS_STATUS_BUF];
 };
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static int64_t mono_ns(void) { return ks__clock_now_ns(); }
 
 /* A duration as Go's time.Duration prints it ("50ms", "1.5s", "15m0s"), for upstream's message. */
 static void go_duration(int64_t ms, char *out, size_t len)

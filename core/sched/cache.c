@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "api/shared.h"
 #include "util/strmap.h"
 
 typedef struct cnode {
@@ -19,6 +20,7 @@ typedef struct cnode {
     struct cnode *prev, *next; /* generation list, head = newest */
     uint64_t seq;              /* insertion order, for the node list */
     ks_sym zone;               /* zone key while info.node is set (upstream nodeTree) */
+    ks__symrefs name_ref;      /* holds info.name: the entry may outlive its node and pods */
 } cnode;
 
 typedef struct cpod {
@@ -312,6 +314,7 @@ void ks__cache_free(ks_cache *c)
     for (size_t it = 0; ks__strmap_next(&c->nodes, &it, &k, &v);) {
         cnode *n = v;
         node_info_clear(&n->info);
+        ks__symrefs_release(&n->name_ref);
         free(n);
     }
     ks__strmap_destroy(&c->pods);
@@ -392,6 +395,7 @@ static cnode *node_entry(ks_cache *c, ks_sym name, int create)
         free(n);
         return NULL;
     }
+    ks__symrefs_hold(&n->name_ref, name);
     touch(c, n);
     return n;
 }
@@ -436,6 +440,7 @@ static void drop_entry_if_empty(ks_cache *c, cnode *n)
     list_unlink(c, n);
     ks__strmap_remove(&c->nodes, ks__sym_str(n->info.name));
     node_info_clear(&n->info);
+    ks__symrefs_release(&n->name_ref);
     free(n);
 }
 
@@ -902,5 +907,8 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
         s->version++; /* a half-done update: make change trackers start over */
     s->generation = c->generation;
     pthread_mutex_unlock(&c->mu);
+    /* A cycle begins: shared pod parts retired two cycles ago can no longer be compared by
+     * pointer with a live one (shared.h). */
+    ks__shared_snapshot_updated();
     return rc;
 }

@@ -23,6 +23,7 @@
 
 #include "kubesched/plugin.h"
 #include "sched/sched_families.h"
+#include "util/clock.h"
 
 struct ks_framework;
 
@@ -89,12 +90,7 @@ typedef struct ks_fw_metrics {
 int ks__fw_metrics_attach(struct ks_framework *fw, const ks_sched_metrics *m);
 void ks__fw_metrics_free(ks_fw_metrics *fm);
 
-static inline int64_t ks__mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static inline int64_t ks__mono_ns(void) { return ks__clock_now_ns(); }
 
 static inline double ks__seconds_since(int64_t start_ns)
 {

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/heap.h"
 #include "api/objects.h"
 
@@ -175,9 +176,7 @@ static int64_t now_ns(const ks_queue *q)
 {
     if (q->hooks.now_ns)
         return q->hooks.now_ns(q->hooks.ctx);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return ks__clock_now_ns();
 }
 
 /* ---------------------------------------------------------------------------------------------

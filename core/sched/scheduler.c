@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "sched/host_api.h"
+#include "util/clock.h"
 #include "api/intern.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
@@ -97,9 +98,7 @@ static int64_t hook_now(void *ctx)
     ks_scheduler *s = ctx;
     if (s->now_ns)
         return s->now_ns(s->clock_ctx);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return ks__clock_now_ns();
 }
 
 static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,

@@ -492,9 +492,10 @@ typedef struct ks_host_api {
     void *(*alloc)(size_t n);   /* caller frees with free_ */
     void (*free_)(void *p);
     const char *(*strerror)(int err);
-    ks_sym (*intern)(const char *s);        /* thread-safe; never fails for valid strings */
-    ks_sym (*sym_lookup)(const char *s);    /* KS_SYM_ABSENT when s was never interned */
-    const char *(*sym_str)(ks_sym sym);     /* borrowed forever; "" for EMPTY, NULL for ABSENT */
+    ks_sym (*intern)(const char *s);        /* thread-safe; never fails; the id stays valid forever */
+    ks_sym (*sym_lookup)(const char *s);    /* KS_SYM_ABSENT if not interned now; else kept forever */
+    const char *(*sym_str)(ks_sym sym);     /* "" for EMPTY, NULL for ABSENT; an id read from an
+                                             * object is valid while the object is borrowed */
 
     /* Logging: the host prefixes the calling plugin's name. Any thread. */
     int (*log_enabled)(int verbosity);

@@ -12,6 +12,7 @@
 
 #include "kubesched/plugin.h"
 #include "api/manifest.h"
+#include "api/yaml_json.h"
 
 #define FIXTURE(name) KS_SOURCE_DIR "/tests/fixtures/manifest/" name
 
