@@ -163,7 +163,7 @@ TestSuite(cycle, .init = setup, .fini = teardown, .timeout = 120);
 static void start_with(const char *yaml, uint64_t seed, int metrics)
 {
     char err[512] = "";
-    t.reg = ks__registry_new();
+    t.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &recorder_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &flat_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &denier_desc, "test", err, sizeof(err)), 0, "%s", err);

@@ -18,6 +18,7 @@
 #include "api/shared.h"
 #include "config/config.h"
 #include "config/registry.h"
+#include "harness.h"
 #include "live/apisource_int.h"
 #include "sched/cache.h"
 #include "sched/host_api.h"
@@ -59,7 +60,7 @@ static void setup(void)
                                         "profiles:\n- schedulerName: kubesched\n",
                                         "test.yaml", &W.cfg, err, sizeof(err)),
                  0, "%s", err);
-    W.reg = ks__registry_new();
+    W.reg = th_registry_new();
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.src.sched, err, sizeof(err)), 0, "%s", err);
