@@ -420,7 +420,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         .plans = o->plans,
         .seed = o->seed,
         .explain = o->explain,
-        .binding_workers = 4,
+        .binding_workers = 4, /* for pods a Permit plugin makes wait */
+        .bind_inline = 1,
         .now_ns = sim_now,
         .clock_ctx = &s,
         .source = {&s, sim_bind, NULL, NULL, NULL},
@@ -439,6 +440,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     size_t done = 0;
     for (;;) {
         if (ks__scheduler_schedule_one(s.sched, 0)) {
+            ks__scheduler_wait_bindings_settled(s.sched);
             if (++done > limit) {
                 ks__log('W', "simulate", "stopping after %zu attempts: pods keep being retried", done);
                 break;
@@ -447,6 +449,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         }
         ks__scheduler_wait_bindings(s.sched); /* a failed binding may requeue a pod */
         if (ks__scheduler_schedule_one(s.sched, 0)) {
+            ks__scheduler_wait_bindings_settled(s.sched);
             done++;
             continue;
         }

@@ -59,6 +59,7 @@ static void go_duration(int64_t ms, char *out, size_t len)
 static void unpark(ks_scheduler *s, ks_binding_job *j)
 {
     j->parked = 0;
+    s->parked_bindings--;
     j->next = s->jobs_head;
     s->jobs_head = j;
     if (!s->jobs_tail)
@@ -248,6 +249,15 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     j->qp = NULL;
 }
 
+/* A job whose binding cycle has ended: its cycle state, its hold on the assumed pod, the job. */
+static void free_job(ks_scheduler *s, ks_binding_job *j)
+{
+    ks__sched_metrics_binding(s, -1);
+    ks__cycle_free(j->cycle);
+    ks__pod_unref(j->assumed);
+    free(j);
+}
+
 static void *binder_main(void *arg)
 {
     ks_scheduler *s = arg;
@@ -266,20 +276,19 @@ static void *binder_main(void *arg)
         if (j->waiting && !j->rejected && j->deadline_ns > mono_ns() && !s->bind_quit) {
             /* Permit said wait: park it (the timer thread learns of its deadline). */
             j->parked = 1;
+            s->parked_bindings++;
             pthread_cond_broadcast(&s->bind_cv);
+            pthread_cond_broadcast(&s->bind_idle); /* settled: every job done or parked */
             continue;
         }
         pthread_mutex_unlock(&s->bind_mu);
 
         run_job(s, j);
-        ks__sched_metrics_binding(s, -1);
-        ks__cycle_free(j->cycle);
-        ks__pod_unref(j->assumed);
-        free(j);
+        free_job(s, j);
 
         pthread_mutex_lock(&s->bind_mu);
-        if (--s->inflight_bindings == 0)
-            pthread_cond_broadcast(&s->bind_idle);
+        if (--s->inflight_bindings == s->parked_bindings)
+            pthread_cond_broadcast(&s->bind_idle); /* idle, or settled */
     }
     pthread_mutex_unlock(&s->bind_mu);
     return NULL;
@@ -365,6 +374,11 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     j->waited = waiting != 0;
     j->submit_ns = s->metrics ? ks__mono_ns() : 0;
     ks__sched_metrics_binding(s, +1); /* upstream Goroutines{binding}: the binding goroutine */
+    if (s->bind_inline && !waiting) {
+        run_job(s, j);
+        free_job(s, j);
+        return;
+    }
     pthread_mutex_lock(&s->bind_mu);
     if (waiting)
         ks__strmap_put(&s->waiting, assumed->uid, j, NULL);
@@ -382,6 +396,14 @@ void ks__scheduler_wait_bindings(ks_scheduler *s)
 {
     pthread_mutex_lock(&s->bind_mu);
     while (s->inflight_bindings > 0)
+        pthread_cond_wait(&s->bind_idle, &s->bind_mu);
+    pthread_mutex_unlock(&s->bind_mu);
+}
+
+void ks__scheduler_wait_bindings_settled(ks_scheduler *s)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    while (s->inflight_bindings > s->parked_bindings)
         pthread_cond_wait(&s->bind_idle, &s->bind_mu);
     pthread_mutex_unlock(&s->bind_mu);
 }

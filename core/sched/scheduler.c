@@ -177,6 +177,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->hooks.bind = bind_through_source;
     s->hooks.bind_ctx = s;
     s->hooks.store = s->store;
+    s->bind_inline = o->bind_inline;
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
     ks__host_set_permit_hook(ks__permit_hook, s);

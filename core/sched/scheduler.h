@@ -87,6 +87,10 @@ typedef struct ks_scheduler_opts {
     uint64_t seed;          /* tie-breaking among equal best nodes */
     int explain;
     int binding_workers;    /* 0: 16 */
+    /* simulate: a binding cycle that does not wait on Permit runs at once on the scheduling
+     * thread (its Bind is in memory), so the next pod always sees it bound, whatever the thread
+     * timing. Never in live mode: the scheduling thread must not wait on the network. */
+    int bind_inline;
     int64_t (*now_ns)(void *ctx); /* queue clock; NULL: monotonic */
     void *clock_ctx;
     ks_source_ops source;
@@ -134,6 +138,11 @@ int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
 int ks__scheduler_schedule_one(ks_scheduler *s, int block);
 /* Waits until no binding cycle is in flight. */
 void ks__scheduler_wait_bindings(ks_scheduler *s);
+/* Waits until every binding cycle in flight has ended or is parked on Permit's Wait (which only
+ * another pod's cycle or its timeout ends). With bind_inline, simulate calls it after each
+ * scheduling cycle, so that pods a Permit plugin let go are bound before the next pod is popped:
+ * the same file and seed give the same decisions on every run. */
+void ks__scheduler_wait_bindings_settled(ks_scheduler *s);
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s);
 ks_cache *ks__scheduler_cache(ks_scheduler *s);
