@@ -323,16 +323,11 @@ static ks_code h_bind_pod(ks_cycle *c, const ks_pod *pod, ks_sym node, ks_status
     return c->hooks->bind(c->hooks->bind_ctx, c, pod, node, st);
 }
 
-/* Cycles made outside a scheduler and its hooks (plugin white-box tests that build their own
- * cycles) read this store; the scheduler never sets it. Set by the test harness, on its thread. */
-static struct ks_store *fallback_store;
-
-void ks__host_set_fallback_store(struct ks_store *store) { fallback_store = store; }
-
-/* The store behind the cycle: its scheduler's (NULL: none), or the fallback without hooks. */
+/* The store behind the cycle: its scheduler's. NULL (no Namespaces, workloads or PDBs) for a
+ * cycle made without hooks. */
 static struct ks_store *store_of(const ks_cycle *c)
 {
-    return c && c->hooks ? c->hooks->store : fallback_store;
+    return c && c->hooks ? c->hooks->store : NULL;
 }
 
 /* ---- ABI 1.1 ------------------------------------------------------------------------------- */

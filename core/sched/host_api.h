@@ -24,9 +24,5 @@ typedef int (*ks_permit_hook)(void *ctx, const char *uid, const char *plugin, in
                               const char *message);
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx);
 
-/* The store read by cycles that have no hooks (made by hand in plugin white-box tests, outside
- * any scheduler or harness call); the scheduler never sets it. NULL: none. Tests only. */
-struct ks_store;
-void ks__host_set_fallback_store(struct ks_store *store);
 
 #endif

@@ -136,7 +136,7 @@ static ks_cycle_hooks bind_only_hooks = {.bind = harness_bind};
 
 struct th_cluster {
     ks_cycle_hooks hooks; /* bind and this cluster's store */
-    ks_store *store;      /* also the host's fallback store, for cycles a test makes by hand */
+    ks_store *store;
     ks_cache *cache;
     ks_snapshot *snap;
     ks_sym order[256]; /* insertion order */
@@ -146,7 +146,6 @@ struct th_cluster {
 static void cluster_free(void *p)
 {
     th_cluster *c = p;
-    ks__host_set_fallback_store(NULL);
     ks__store_free(c->store);
     ks__snapshot_free(c->snap);
     ks__cache_free(c->cache);
@@ -161,10 +160,11 @@ th_cluster *th_cluster_new(void)
     c->snap = ks__snapshot_new();
     c->store = ks__store_new();
     c->hooks = (ks_cycle_hooks){.bind = harness_bind, .store = c->store};
-    ks__host_set_fallback_store(c->store);
     defer(cluster_free, c);
     return c;
 }
+
+ks_cycle_hooks *th_cluster_hooks(th_cluster *c) { return &c->hooks; }
 
 static void refresh(th_cluster *c) { cr_assert_eq(ks__cache_update_snapshot(c->cache, c->snap), 0); }
 

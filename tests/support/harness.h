@@ -39,6 +39,8 @@ const ks_node_info *th_cluster_node(th_cluster *c, const char *node_name);
  * ReplicationController, PodDisruptionBudget) to the store behind ks_namespace_labels and
  * ks_pod_owner_selectors. */
 void th_cluster_add_object(th_cluster *c, const char *json);
+/* What a cycle made by hand needs to reach this cluster's store (and the harness's bind). */
+struct ks_cycle_hooks *th_cluster_hooks(th_cluster *c);
 
 typedef struct th_plugin th_plugin;
 /* Creates the plugin with args (JSON text or NULL for none). Aborts the test when create fails. */

@@ -187,6 +187,7 @@ static ks_cycle *cycle_for(ks_pod *pod)
     cr_assert_lt(E.ncycles, 64);
     ks_cycle *c = ks__cycle_new(E.snap, pod);
     cr_assert_not_null(c);
+    c->hooks = th_cluster_hooks(E.tc); /* the Services of th_cluster_add_object */
     E.cycles[E.ncycles++] = c;
     return c;
 }
