@@ -13,6 +13,7 @@
 #include "sched/cache.h"
 #include "sched/framework.h"
 #include "api/intern.h"
+#include "util/errors.h"
 #include "util/log.h"
 #include "api/objects.h"
 #include "api/quantity.h"
@@ -38,21 +39,6 @@ void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx)
 
 static void *h_alloc(size_t n) { return malloc(n); }
 static void h_free(void *p) { free(p); }
-
-static const char *h_strerror(int err)
-{
-    switch (err) {
-    case 0:
-        return "success";
-#define KS_ERRNO_CASE(name, val, text)                                                             \
-    case KS_E##name:                                                                               \
-        return text;
-        KS_ERRNO_MAP(KS_ERRNO_CASE)
-#undef KS_ERRNO_CASE
-    default:
-        return "unknown error";
-    }
-}
 
 static int h_log_enabled(int v) { return ks__log_enabled(v); }
 static void h_logv(int v, const char *fmt, va_list ap)
@@ -513,7 +499,7 @@ static const ks_host_api host_table = {
     .size = sizeof(ks_host_api),
     .alloc = h_alloc,
     .free_ = h_free,
-    .strerror = h_strerror,
+    .strerror = ks__strerror,
     .intern = ks__intern,
     .sym_lookup = ks__sym_lookup,
     .sym_str = ks__sym_str,
