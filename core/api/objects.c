@@ -99,17 +99,7 @@ static int cmp_label(const void *a, const void *b)
 
 ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (labels[mid].key == key)
-            return labels[mid].value;
-        if (labels[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return KS_SYM_ABSENT;
+    return ks_labels_get(labels, n, key); /* the SDK's binary search, for plugins and core alike */
 }
 
 /* A map of string -> string (labels, annotations, nodeSelector) as a sorted ks_label array. */
