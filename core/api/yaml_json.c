@@ -134,11 +134,14 @@ static cJSON *strict_sequence(yaml_document_t *doc, const yaml_node_t *n, const 
          it++, i++) {
         char p[512];
         snprintf(p, sizeof(p), "%s[%zu]", path, i);
-        cJSON *c = strict_node(doc, yaml_document_get_node(doc, *it), p, depth + 1, o);
+        const yaml_node_t *item = yaml_document_get_node(doc, *it);
+        cJSON *c = strict_node(doc, item, p, depth + 1, o);
         if (!c) {
             cJSON_Delete(out);
             return NULL;
         }
+        if (o->placed)
+            o->placed(o->ctx, c, item);
         cJSON_AddItemToArray(out, c);
     }
     return out;
@@ -172,6 +175,8 @@ static cJSON *strict_mapping(yaml_document_t *doc, const yaml_node_t *n, const c
             cJSON_Delete(out);
             return NULL;
         }
+        if (o->placed)
+            o->placed(o->ctx, c, k);
         cJSON_AddItemToObject(out, key, c);
     }
     return out;
@@ -201,5 +206,8 @@ static cJSON *strict_node(yaml_document_t *doc, const yaml_node_t *n, const char
 cJSON *ks__yaml_to_json_strict(yaml_document_t *doc, const yaml_node_t *n, const char *path,
                                const ks_yaml_json_strict *o)
 {
-    return strict_node(doc, n, path, 0, o);
+    cJSON *out = strict_node(doc, n, path, 0, o);
+    if (out && o->placed)
+        o->placed(o->ctx, out, n);
+    return out;
 }

@@ -30,6 +30,10 @@ typedef struct ks_yaml_json_strict {
     size_t *budget; /* nodes that may still be visited (aliases can expand a small file a lot) */
     int max_depth;  /* nesting below n */
     void *ctx;
+    /* Optional: told where each value came from, so that later messages about it can name its
+     * line and column: a mapping's field by its key node, a sequence's item (and n) by its own
+     * node. Called after the item is complete and before it is linked into its parent. */
+    void (*placed)(void *ctx, const cJSON *item, const yaml_node_t *where);
 } ks_yaml_json_strict;
 
 /* n's tree, refusing keys that are not scalars, repeated keys, nesting deeper than max_depth and

@@ -445,7 +445,7 @@ static void json_oom(void *ctx) { ks__cfg_oom(ctx); }
 
 static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path)
 {
-    ks_yaml_json_strict o = {json_scalar, json_fail, json_oom, &d->L->budget, MAX_DEPTH, d->L};
+    ks_yaml_json_strict o = {json_scalar, json_fail, json_oom, &d->L->budget, MAX_DEPTH, d->L, NULL};
     return ks__yaml_to_json_strict(d->doc, n, path, &o);
 }
 

@@ -66,7 +66,7 @@ static void record_oom(void *ctx) { ((strict_result *)ctx)->ooms++; }
 static char *strict(const char *text, size_t budget, strict_result *r)
 {
     memset(r, 0, sizeof(*r));
-    ks_yaml_json_strict o = {scalar_as_string, record_fail, record_oom, &budget, 3, r};
+    ks_yaml_json_strict o = {scalar_as_string, record_fail, record_oom, &budget, 3, r, NULL};
     cJSON *j = ks__yaml_to_json_strict(&doc, load(text), "args", &o);
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
