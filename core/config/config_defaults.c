@@ -210,13 +210,6 @@ static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
                             FIELD("shape", F_ARR_OBJ, &shape_point)};
 static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
 
-typedef struct args_kind {
-    const char *plugin;
-    const char *kind;
-    sdef schema;
-    void (*defaults)(cJSON *args);
-    int (*validate)(cfg_load *L, const cJSON *args, const char *path);
-} args_kind;
 
 /* ---------------------------------------------------------------------------------------------
  * Small cJSON helpers
@@ -797,7 +790,7 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
     return 0;
 }
 
-static const args_kind kinds[] = {
+static const cfg_args_kind kinds[] = {
     {"DefaultPreemption", "DefaultPreemptionArgs", SDEF(preemption_f), defaults_preemption,
      validate_preemption},
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
@@ -810,54 +803,10 @@ static const args_kind kinds[] = {
     {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
 };
 
-static const args_kind *find_kind(const char *plugin)
+const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin)
 {
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (strcmp(kinds[i].plugin, plugin) == 0)
             return &kinds[i];
     return NULL;
-}
-
-const char *ks__cfg_args_kind(const char *plugin)
-{
-    const args_kind *k = find_kind(plugin);
-    return k ? k->kind : NULL;
-}
-
-int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path)
-{
-    const args_kind *k = find_kind(plugin);
-    const char *kind, *api;
-    int rc;
-    if (!k)
-        return 0;
-    kind = str(args, "kind");
-    api = str(args, "apiVersion");
-    if (get(args, "kind") && (!kind || strcmp(kind, k->kind) != 0))
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: args for plugin %s were not of type "
-                            "kubescheduler.config.k8s.io/%s, got kind %s",
-                            path, plugin, k->kind, kind ? kind : "(not a string)");
-    if (get(args, "apiVersion") && (!api || strcmp(api, KS_CFG_API_VERSION) != 0))
-        return ks__cfg_fail(L, KS_EINVAL, "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"",
-                            path, api ? api : "", KS_CFG_API_VERSION);
-    if ((rc = ks__cfg_args_check(L, args, &k->schema, path, KS_CFG_ARGS_TOP)) < 0)
-        return rc;
-    k->defaults(args);
-    return 0;
-}
-
-int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path)
-{
-    const args_kind *k = find_kind(plugin);
-    return k ? k->validate(L, args, path) : 0;
-}
-
-cJSON *ks__cfg_args_new_default(const char *plugin)
-{
-    const args_kind *k = find_kind(plugin);
-    cJSON *a = cJSON_CreateObject();
-    if (a && k)
-        k->defaults(a);
-    return a;
 }

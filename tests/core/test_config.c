@@ -17,13 +17,23 @@
 #include "config/registry.h"
 #include "harness.h"
 
+/* The registry every load sees: the in-tree module, registered before the file is read as main.c
+ * does (its plugins' args schemas and rules apply while the file loads). One per test process. */
+static ks_registry *cfg_registry(void)
+{
+    static ks_registry *reg;
+    if (!reg)
+        reg = th_registry_new();
+    return reg;
+}
+
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 static ks_config *load_ok(const char *yaml)
 {
     char err[2048] = "";
     ks_config *cfg = NULL;
-    int rc = ks__config_load_string(yaml, "cfg.yaml", &cfg, err, sizeof(err));
+    int rc = ks__config_load_string(cfg_registry(), yaml, "cfg.yaml", &cfg, err, sizeof(err));
     cr_assert_eq(rc, 0, "load failed (%d): %s", rc, err);
     cr_assert_not_null(cfg);
     return cfg;
@@ -34,7 +44,7 @@ static const char *load_err(const char *yaml)
 {
     static char err[2048];
     ks_config *cfg = (ks_config *)1;
-    int rc = ks__config_load_string(yaml, "cfg.yaml", &cfg, err, sizeof(err));
+    int rc = ks__config_load_string(cfg_registry(), yaml, "cfg.yaml", &cfg, err, sizeof(err));
     cr_assert_lt(rc, 0, "expected a failure, got rc %d", rc);
     cr_assert_null(cfg);
     cr_assert_neq(err[0], '\0');
@@ -111,7 +121,7 @@ Test(config, default_config_is_the_minimal_one)
 {
     char err[512];
     ks_config *c = NULL;
-    cr_assert_eq(ks__config_default(&c, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_default(cfg_registry(), &c, err, sizeof(err)), 0, "%s", err);
     assert_global_defaults(c);
     cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 19);
     ks__config_free(c);
@@ -483,7 +493,7 @@ Test(config, plugin_path_resolves_against_the_config_directory)
 {
     char err[1024];
     ks_config *c = NULL;
-    int rc = ks__config_load_string(PLUGIN_PATH_CFG, "/etc/kubesched/cfg.yaml", &c, err,
+    int rc = ks__config_load_string(cfg_registry(), PLUGIN_PATH_CFG, "/etc/kubesched/cfg.yaml", &c, err,
                                     sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(c->dir, "/etc/kubesched");
@@ -508,7 +518,7 @@ Test(config, plugin_path_from_a_file_uses_the_file_directory)
     char err[1024];
     ks_config *c = NULL;
     const char *path = KS_SOURCE_DIR "/tests/fixtures/config/out_of_tree.yaml";
-    int rc = ks__config_load_file(path, &c, err, sizeof(err));
+    int rc = ks__config_load_file(cfg_registry(), path, &c, err, sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(c->path, path);
     cr_assert_eq(c->nprofiles, 2);
@@ -521,7 +531,7 @@ Test(config, missing_file_is_an_io_error)
 {
     char err[1024];
     ks_config *c = (ks_config *)1;
-    int rc = ks__config_load_file("/nonexistent/kubesched.yaml", &c, err, sizeof(err));
+    int rc = ks__config_load_file(cfg_registry(), "/nonexistent/kubesched.yaml", &c, err, sizeof(err));
     cr_assert_eq(rc, KS_EIO);
     cr_assert_null(c);
     assert_has(err, "/nonexistent/kubesched.yaml: cannot open the configuration");
@@ -1028,7 +1038,7 @@ static size_t expected_unavailable(const char **names, size_t cap)
     const char *const *all;
     size_t nall = ks__registry_unavailable_defaults(&all), n = 0;
     const ks_plugin_set *mp;
-    cr_assert_eq(ks__config_default(&def, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_default(cfg_registry(), &def, err, sizeof(err)), 0, "%s", err);
     mp = &def->profiles[0].plugins[KS_PT_MULTI];
     for (size_t i = 0; i < mp->nenabled; i++)
         for (size_t j = 0; j < nall; j++)
@@ -1274,7 +1284,7 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
     ks_registry *reg = th_registry_new();
     ks_profile_plan *plans = NULL;
     cr_assert_not_null(reg);
-    cr_assert_eq(ks__config_default(&c, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_default(cfg_registry(), &c, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(plans[0].npoint[KS_PT_QUEUE_SORT], 1);
     cr_assert_str_eq(plans[0].point[KS_PT_QUEUE_SORT][0].name, "PrioritySort");
