@@ -175,8 +175,6 @@ static const sdef strategy = SDEF(strategy_f);
 static const fdef fit_f[] = {FIELD("ignoredResources", F_ARR_STR, NULL),
                              FIELD("ignoredResourceGroups", F_ARR_STR, NULL),
                              FIELD("scoringStrategy", F_OBJ, &strategy)};
-static const fdef preemption_f[] = {FIELD("minCandidateNodesPercentage", F_I32, NULL),
-                                    FIELD("minCandidateNodesAbsolute", F_I32, NULL)};
 static const fdef ipa_f[] = {FIELD("hardPodAffinityWeight", F_I32, NULL),
                              FIELD("ignorePreferredTermsOfExistingPods", F_BOOL, NULL)};
 static const fdef selector_req_f[] = {
@@ -292,12 +290,6 @@ static void defaults_fit(cJSON *a)
     default_weights(r);
 }
 
-static void defaults_preemption(cJSON *a)
-{
-    set_num_if_missing(a, "minCandidateNodesPercentage", 10);
-    set_num_if_missing(a, "minCandidateNodesAbsolute", 100);
-}
-
 static void defaults_ipa(cJSON *a)
 {
     set_num_if_missing(a, "hardPodAffinityWeight", 1);
@@ -405,25 +397,6 @@ static int validate_label_name(cfg_load *L, const char *path, const cJSON *v)
     const char *why;
     if (!ks__cfg_is_qualified_name(v->valuestring, &why))
         return ks__cfg_invalid(L, path, v, why);
-    return 0;
-}
-
-static int validate_preemption(cfg_load *L, const cJSON *a, const char *path)
-{
-    int64_t pct = num(a, "minCandidateNodesPercentage", 0);
-    int64_t abs_ = num(a, "minCandidateNodesAbsolute", 0);
-    char p[300], q[300];
-    ks__cfg_pathf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
-    ks__cfg_pathf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
-    if (pct < 0 || pct > 100)
-        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
-                               "not in valid range [0, 100]");
-    if (abs_ < 0)
-        return ks__cfg_invalid(L, q, get(a, "minCandidateNodesAbsolute"),
-                               "not in valid range [0, inf)");
-    if (pct == 0 && abs_ == 0)
-        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
-                       "cannot be zero at the same time as minCandidateNodesAbsolute");
     return 0;
 }
 
@@ -791,8 +764,6 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 }
 
 static const cfg_args_kind kinds[] = {
-    {"DefaultPreemption", "DefaultPreemptionArgs", SDEF(preemption_f), defaults_preemption,
-     validate_preemption},
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
     {"InterPodAffinity", "InterPodAffinityArgs", SDEF(ipa_f), defaults_ipa, validate_ipa},
     {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
