@@ -175,8 +175,6 @@ static const sdef strategy = SDEF(strategy_f);
 static const fdef fit_f[] = {FIELD("ignoredResources", F_ARR_STR, NULL),
                              FIELD("ignoredResourceGroups", F_ARR_STR, NULL),
                              FIELD("scoringStrategy", F_OBJ, &strategy)};
-static const fdef ipa_f[] = {FIELD("hardPodAffinityWeight", F_I32, NULL),
-                             FIELD("ignorePreferredTermsOfExistingPods", F_BOOL, NULL)};
 static const fdef selector_req_f[] = {
     FIELD("key", F_STR, NULL), FIELD("operator", F_STR, NULL), FIELD("values", F_ARR_STR, NULL)};
 static const sdef selector_req = SDEF(selector_req_f);
@@ -290,13 +288,6 @@ static void defaults_fit(cJSON *a)
     default_weights(r);
 }
 
-static void defaults_ipa(cJSON *a)
-{
-    set_num_if_missing(a, "hardPodAffinityWeight", 1);
-    if (!get(a, "ignorePreferredTermsOfExistingPods"))
-        cJSON_AddFalseToObject(a, "ignorePreferredTermsOfExistingPods");
-}
-
 static void defaults_none(cJSON *a) { (void)a; }
 
 static void defaults_balanced(cJSON *a)
@@ -397,17 +388,6 @@ static int validate_label_name(cfg_load *L, const char *path, const cJSON *v)
     const char *why;
     if (!ks__cfg_is_qualified_name(v->valuestring, &why))
         return ks__cfg_invalid(L, path, v, why);
-    return 0;
-}
-
-static int validate_ipa(cfg_load *L, const cJSON *a, const char *path)
-{
-    int64_t w = num(a, "hardPodAffinityWeight", 0);
-    char p[300];
-    ks__cfg_pathf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
-    if (w < 0 || w > 100)
-        return ks__cfg_invalid(L, p, get(a, "hardPodAffinityWeight"),
-                               "not in valid range [0, 100]");
     return 0;
 }
 
@@ -765,7 +745,6 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 
 static const cfg_args_kind kinds[] = {
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
-    {"InterPodAffinity", "InterPodAffinityArgs", SDEF(ipa_f), defaults_ipa, validate_ipa},
     {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
     {"NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationArgs", SDEF(balanced_f),
      defaults_balanced, validate_balanced},
