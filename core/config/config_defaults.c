@@ -190,7 +190,6 @@ static const fdef node_affinity_f[] = {
     FIELD("preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred)};
 static const sdef node_affinity = SDEF(node_affinity_f);
 static const fdef na_f[] = {FIELD("addedAffinity", F_OBJ, &node_affinity)};
-static const fdef balanced_f[] = {FIELD("resources", F_ARR_OBJ, &resource_spec)};
 static const fdef tsc_f[] = {FIELD("maxSkew", F_I32, NULL),
                              FIELD("topologyKey", F_STR, NULL),
                              FIELD("whenUnsatisfiable", F_STR, NULL),
@@ -289,22 +288,6 @@ static void defaults_fit(cJSON *a)
 }
 
 static void defaults_none(cJSON *a) { (void)a; }
-
-static void defaults_balanced(cJSON *a)
-{
-    cJSON *r = get(a, "resources");
-    if (!r || cJSON_GetArraySize(r) == 0) {
-        cJSON *d = default_resources();
-        if (!d)
-            return;
-        if (r)
-            cJSON_ReplaceItemInObjectCaseSensitive(a, "resources", d);
-        else
-            cJSON_AddItemToObject(a, "resources", d);
-        return;
-    }
-    default_weights(r);
-}
 
 static void defaults_pts(cJSON *a)
 {
@@ -628,30 +611,6 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
     return 0;
 }
 
-static int validate_balanced(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *r;
-    size_t i = 0;
-    cJSON_ArrayForEach(r, get(a, "resources"))
-    {
-        const char *name = str(r, "name");
-        char p[360];
-        for (const cJSON *q = get(a, "resources")->child; q != r; q = q->next) {
-            const char *other = str(q, "name");
-            if (name && other && strcmp(name, other) == 0) {
-                ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].name", path, i);
-                return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"%s\"", p, name);
-            }
-        }
-        if (num(r, "weight", 0) != 1) {
-            ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].weight", path, i);
-            return ks__cfg_invalid(L, p, get(r, "weight"), "must be 1");
-        }
-        i++;
-    }
-    return 0;
-}
-
 static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
 {
     const char *type = str(a, "defaultingType");
@@ -746,8 +705,6 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 static const cfg_args_kind kinds[] = {
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
     {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
-    {"NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationArgs", SDEF(balanced_f),
-     defaults_balanced, validate_balanced},
     {"NodeResourcesFit", "NodeResourcesFitArgs", SDEF(fit_f), defaults_fit, validate_fit},
     {"PodTopologySpread", "PodTopologySpreadArgs", SDEF(pts_f), defaults_pts, validate_pts},
     {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
