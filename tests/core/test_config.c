@@ -450,6 +450,28 @@ Test(config, missing_fields_of_known_args_are_filled)
     ks__config_free(c);
 }
 
+/* SetDefaults_* that are not "if unset": an unset or zero weight is 1, an empty resource list is
+ * the cpu/memory default, an empty defaultingType is System (each plugin's args schema). */
+Test(config, zero_values_of_known_args_get_their_defaults)
+{
+    ks_config *c = load_ok(HDR "profiles:\n- pluginConfig:\n"
+                               "  - name: NodeResourcesBalancedAllocation\n"
+                               "    args: {resources: [{name: cpu, weight: 0}, {name: memory}]}\n"
+                               "  - name: NodeResourcesFit\n"
+                               "    args: {scoringStrategy: {type: MostAllocated, resources: []}}\n"
+                               "  - name: PodTopologySpread\n"
+                               "    args: {defaultingType: \"\"}\n");
+    const ks_profile_config *p = &c->profiles[0];
+    cr_assert_str_eq(json(pc_find(p, "NodeResourcesBalancedAllocation")->args),
+                     "{\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\","
+                     "\"weight\":1}]}");
+    cr_assert_str_eq(json(pc_find(p, "NodeResourcesFit")->args),
+                     "{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":[{\"name\":"
+                     "\"cpu\",\"weight\":1},{\"name\":\"memory\",\"weight\":1}]}}");
+    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args), "{\"defaultingType\":\"System\"}");
+    ks__config_free(c);
+}
+
 Test(config, out_of_tree_args_convert_like_sigs_yaml)
 {
     ks_config *c = load_ok(HDR "profiles:\n- pluginConfig:\n"
