@@ -268,9 +268,12 @@ static int default_field(cfg_load *L, cJSON *o, const ks_arg_field *f, const cha
                             "%s.%s: the plugin declares the default %s, which is not JSON (a bug "
                             "of the plugin's args schema)",
                             path, f->name, f->default_json);
-    if (v)
+    if (v && !(f->flags & KS_ARG_DEFAULT_LAST))
         cJSON_ReplaceItemInObjectCaseSensitive(o, f->name, d);
-    else
+    else if (v) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, f->name);
+        cJSON_AddItemToObject(o, f->name, d);
+    } else
         cJSON_AddItemToObject(o, f->name, d);
     return 0;
 }

@@ -190,17 +190,6 @@ static const fdef node_affinity_f[] = {
     FIELD("preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred)};
 static const sdef node_affinity = SDEF(node_affinity_f);
 static const fdef na_f[] = {FIELD("addedAffinity", F_OBJ, &node_affinity)};
-static const fdef tsc_f[] = {FIELD("maxSkew", F_I32, NULL),
-                             FIELD("topologyKey", F_STR, NULL),
-                             FIELD("whenUnsatisfiable", F_STR, NULL),
-                             FIELD("labelSelector", F_ANY, NULL),
-                             FIELD("minDomains", F_I32, NULL),
-                             FIELD("nodeAffinityPolicy", F_STR, NULL),
-                             FIELD("nodeTaintsPolicy", F_STR, NULL),
-                             FIELD("matchLabelKeys", F_ARR_STR, NULL)};
-static const sdef tsc = SDEF(tsc_f);
-static const fdef pts_f[] = {FIELD("defaultConstraints", F_ARR_OBJ, &tsc),
-                             FIELD("defaultingType", F_STR, NULL)};
 static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
                             FIELD("shape", F_ARR_OBJ, &shape_point)};
 static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
@@ -288,16 +277,6 @@ static void defaults_fit(cJSON *a)
 }
 
 static void defaults_none(cJSON *a) { (void)a; }
-
-static void defaults_pts(cJSON *a)
-{
-    const char *t = str(a, "defaultingType");
-    if (!t || !t[0]) {
-        if (get(a, "defaultingType"))
-            cJSON_DeleteItemFromObjectCaseSensitive(a, "defaultingType");
-        cJSON_AddStringToObject(a, "defaultingType", "System");
-    }
-}
 
 static void defaults_vb(cJSON *a)
 {
@@ -611,67 +590,6 @@ static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
     return 0;
 }
 
-static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
-{
-    const char *type = str(a, "defaultingType");
-    const cJSON *cons = get(a, "defaultConstraints");
-    const cJSON *c;
-    char p[360];
-    size_t i = 0;
-    ks__cfg_pathf(p, sizeof(p), "%s.defaultingType", path);
-    if (!type || (strcmp(type, "System") != 0 && strcmp(type, "List") != 0))
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: Unsupported value: \"%s\": supported values: \"System\", "
-                            "\"List\"",
-                            p, type ? type : "");
-    if (strcmp(type, "System") == 0 && cons && cJSON_GetArraySize(cons) > 0)
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: Invalid value: \"System\": when .defaultConstraints are not "
-                            "empty",
-                            p);
-    cJSON_ArrayForEach(c, cons)
-    {
-        const char *key = str(c, "topologyKey");
-        const char *when = str(c, "whenUnsatisfiable");
-        char q[400];
-        ks__cfg_pathf(p, sizeof(p), "%s.defaultConstraints[%zu]", path, i);
-        if (num(c, "maxSkew", 0) <= 0) {
-            ks__cfg_pathf(q, sizeof(q), "%s.maxSkew", p);
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
-                                              ": not in valid range (0, inf)",
-                                q, num(c, "maxSkew", 0));
-        }
-        ks__cfg_pathf(q, sizeof(q), "%s.topologyKey", p);
-        if (!key || !key[0])
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
-        if (validate_label_name(L, q, get(c, "topologyKey")) < 0)
-            return L->rc;
-        ks__cfg_pathf(q, sizeof(q), "%s.whenUnsatisfiable", p);
-        if (!when || !when[0])
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
-        if (strcmp(when, "DoNotSchedule") != 0 && strcmp(when, "ScheduleAnyway") != 0)
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Unsupported value: \"%s\": supported values: "
-                                "\"DoNotSchedule\", \"ScheduleAnyway\"",
-                                q, when);
-        if (get(c, "labelSelector")) {
-            ks__cfg_pathf(q, sizeof(q), "%s.labelSelector", p);
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Forbidden: constraint must not define a selector, as they "
-                                "deduced for each pod",
-                                q);
-        }
-        for (const cJSON *o = cons->child; o != c; o = o->next) {
-            const char *ok = str(o, "topologyKey"), *ow = str(o, "whenUnsatisfiable");
-            if (ok && ow && strcmp(ok, key) == 0 && strcmp(ow, when) == 0)
-                return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"{%s, %s}\"", p, key,
-                                    when);
-        }
-        i++;
-    }
-    return 0;
-}
-
 static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
     char p[360];
@@ -706,7 +624,6 @@ static const cfg_args_kind kinds[] = {
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
     {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
     {"NodeResourcesFit", "NodeResourcesFitArgs", SDEF(fit_f), defaults_fit, validate_fit},
-    {"PodTopologySpread", "PodTopologySpreadArgs", SDEF(pts_f), defaults_pts, validate_pts},
     {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
 };
 

@@ -357,7 +357,10 @@ enum {
     KS_ARG_DEFAULT_IF_ZERO = 1u << 0,
     /* An integer field must lie in [min, max]; else "<path>: Invalid value: N: not in valid range
      * [min, max]". Checked after the defaults. */
-    KS_ARG_BOUNDED = 1u << 1
+    KS_ARG_BOUNDED = 1u << 1,
+    /* With KS_ARG_DEFAULT_IF_ZERO: a zero value is removed and the default added after the
+     * other keys (validate-config prints the args in key order). */
+    KS_ARG_DEFAULT_LAST = 1u << 2
 };
 
 typedef struct ks_args_schema ks_args_schema;
