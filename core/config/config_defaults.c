@@ -161,20 +161,9 @@ typedef ks_args_schema sdef;
 /* A field without a declared default or bounds (SetDefaults_<Kind> and Validate<Kind> below). */
 #define FIELD(name, type, object) {(name), (type), (object), NULL, 0, 0, 0}
 
-static const fdef resource_spec_f[] = {FIELD("name", F_STR, NULL), FIELD("weight", F_I64, NULL)};
-static const sdef resource_spec = SDEF(resource_spec_f);
 static const fdef shape_point_f[] = {FIELD("utilization", F_I32, NULL),
                                      FIELD("score", F_I32, NULL)};
 static const sdef shape_point = SDEF(shape_point_f);
-static const fdef rtcr_f[] = {FIELD("shape", F_ARR_OBJ, &shape_point)};
-static const sdef rtcr = SDEF(rtcr_f);
-static const fdef strategy_f[] = {FIELD("type", F_STR, NULL),
-                                  FIELD("resources", F_ARR_OBJ, &resource_spec),
-                                  FIELD("requestedToCapacityRatio", F_OBJ, &rtcr)};
-static const sdef strategy = SDEF(strategy_f);
-static const fdef fit_f[] = {FIELD("ignoredResources", F_ARR_STR, NULL),
-                             FIELD("ignoredResourceGroups", F_ARR_STR, NULL),
-                             FIELD("scoringStrategy", F_OBJ, &strategy)};
 static const fdef selector_req_f[] = {
     FIELD("key", F_STR, NULL), FIELD("operator", F_STR, NULL), FIELD("values", F_ARR_STR, NULL)};
 static const sdef selector_req = SDEF(selector_req_f);
@@ -219,62 +208,9 @@ static void set_num_if_missing(cJSON *o, const char *k, double v)
         cJSON_AddNumberToObject(o, k, v);
 }
 
-static cJSON *default_resources(void)
-{
-    cJSON *a = cJSON_CreateArray();
-    const char *names[] = {"cpu", "memory"};
-    for (size_t i = 0; a && i < 2; i++) {
-        cJSON *r = cJSON_CreateObject();
-        if (!r)
-            break;
-        cJSON_AddStringToObject(r, "name", names[i]);
-        cJSON_AddNumberToObject(r, "weight", 1);
-        cJSON_AddItemToArray(a, r);
-    }
-    return a;
-}
-
-/* Resources with weight 0 or unset get 1. */
-static void default_weights(cJSON *resources)
-{
-    cJSON *r;
-    cJSON_ArrayForEach(r, resources)
-    {
-        cJSON *w = get(r, "weight");
-        if (!w)
-            cJSON_AddNumberToObject(r, "weight", 1);
-        else if (cJSON_IsNumber(w) && w->valuedouble == 0)
-            cJSON_SetNumberValue(w, 1);
-    }
-}
-
 /* ---------------------------------------------------------------------------------------------
  * SetDefaults_<Kind>
  * ------------------------------------------------------------------------------------------- */
-
-static void defaults_fit(cJSON *a)
-{
-    cJSON *s = get(a, "scoringStrategy");
-    cJSON *r;
-    if (!s) {
-        s = cJSON_AddObjectToObject(a, "scoringStrategy");
-        if (!s)
-            return;
-        cJSON_AddStringToObject(s, "type", "LeastAllocated");
-    }
-    r = get(s, "resources");
-    if (!r || cJSON_GetArraySize(r) == 0) {
-        cJSON *d = default_resources();
-        if (!d)
-            return;
-        if (r)
-            cJSON_ReplaceItemInObjectCaseSensitive(s, "resources", d);
-        else
-            cJSON_AddItemToObject(s, "resources", d);
-        r = d;
-    }
-    default_weights(r);
-}
 
 static void defaults_none(cJSON *a) { (void)a; }
 
@@ -473,123 +409,6 @@ static int validate_na(cfg_load *L, const cJSON *a, const char *path)
     return 0;
 }
 
-static int validate_resources(cfg_load *L, const cJSON *resources, const char *path)
-{
-    const cJSON *r;
-    size_t i = 0;
-    cJSON_ArrayForEach(r, resources)
-    {
-        int64_t w = num(r, "weight", 0);
-        if (w <= 0 || w > 100) {
-            char p[360], msg[200];
-            const char *name = str(r, "name");
-            ks__cfg_pathf(p, sizeof(p), "%s[%zu].weight", path, i);
-            ks__cfg_pathf(msg, sizeof(msg), "resource weight of %s not in valid range (0, 100]",
-                     name ? name : "");
-            return ks__cfg_invalid(L, p, get(r, "weight"), msg);
-        }
-        i++;
-    }
-    return 0;
-}
-
-static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
-{
-    int n = shape ? cJSON_GetArraySize(shape) : 0;
-    char p[360];
-    if (n == 0)
-        return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: at least one point must be "
-                                          "specified",
-                            path);
-    for (int i = 1; i < n; i++) {
-        const cJSON *prev = cJSON_GetArrayItem(shape, i - 1), *cur = cJSON_GetArrayItem(shape, i);
-        if (num(prev, "utilization", 0) >= num(cur, "utilization", 0)) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Invalid value: %" PRId64
-                                ": values must be sorted in increasing order",
-                                p, num(cur, "utilization", 0));
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        const cJSON *pt = cJSON_GetArrayItem(shape, i);
-        int64_t u = num(pt, "utilization", 0), s = num(pt, "score", 0);
-        if (u < 0 || u > 100) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
-                                              ": not in valid range [0, 100]",
-                                p, u);
-        }
-        if (s < 0 || s > 10) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%d].score", path, i);
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
-                                              ": not in valid range [0, 10]",
-                                p, s);
-        }
-    }
-    return 0;
-}
-
-static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *v, *s;
-    size_t i = 0;
-    char p[360];
-    cJSON_ArrayForEach(v, get(a, "ignoredResources"))
-    {
-        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResources[%zu]", path, i++);
-        if (validate_label_name(L, p, v) < 0)
-            return L->rc;
-    }
-    i = 0;
-    cJSON_ArrayForEach(v, get(a, "ignoredResourceGroups"))
-    {
-        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResourceGroups[%zu]", path, i++);
-        if (strchr(v->valuestring, '/'))
-            return ks__cfg_invalid(L, p, v, "resource group name can't contain '/'");
-        if (validate_label_name(L, p, v) < 0)
-            return L->rc;
-    }
-    s = get(a, "scoringStrategy");
-    ks__cfg_pathf(p, sizeof(p), "%s.scoringStrategy", path);
-    if (!s)
-        return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: ScoringStrategy field is required",
-                            p);
-    {
-        const char *type = str(s, "type");
-        char q[400];
-        int rtcr_type = type && strcmp(type, "RequestedToCapacityRatio") == 0;
-        ks__cfg_pathf(q, sizeof(q), "%s.type", p);
-        if (!type || (strcmp(type, "LeastAllocated") != 0 && strcmp(type, "MostAllocated") != 0 &&
-                      !rtcr_type))
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Unsupported value: \"%s\": supported values: "
-                                "\"LeastAllocated\", \"MostAllocated\", "
-                                "\"RequestedToCapacityRatio\"",
-                                q, type ? type : "");
-        ks__cfg_pathf(q, sizeof(q), "%s.resources", p);
-        if (validate_resources(L, get(s, "resources"), q) < 0)
-            return L->rc;
-        ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio", p);
-        if (rtcr_type) {
-            const cJSON *r = get(s, "requestedToCapacityRatio");
-            if (!r)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: must be specified when type is "
-                                    "RequestedToCapacityRatio",
-                                    q);
-            ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio.shape", p);
-            return validate_shape(L, get(r, "shape"), q);
-        }
-        if (get(s, "requestedToCapacityRatio"))
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Forbidden: must be nil when type is not "
-                                "RequestedToCapacityRatio",
-                                q);
-    }
-    return 0;
-}
-
 static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
     char p[360];
@@ -623,7 +442,6 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 static const cfg_args_kind kinds[] = {
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
     {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
-    {"NodeResourcesFit", "NodeResourcesFitArgs", SDEF(fit_f), defaults_fit, validate_fit},
     {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
 };
 

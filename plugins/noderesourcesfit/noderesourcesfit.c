@@ -17,8 +17,9 @@
  *              integer arithmetic as upstream. No NormalizeScore.
  *
  * Args (pluginConfig): ignoredResources, ignoredResourceGroups, scoringStrategy {type, resources
- * [{name, weight}], requestedToCapacityRatio {shape [{utilization, score}]}}. The config layer fills
- * upstream's defaults; create() applies the same ones when args are missing (LeastAllocated over
+ * [{name, weight}], requestedToCapacityRatio {shape [{utilization, score}]}}. args.c declares them
+ * (NodeResourcesFitArgs: schema, upstream's defaults, ValidateNodeResourcesFitArgs), which
+ * kubesched applies while it loads the configuration; create() applies the same ones when args are missing (LeastAllocated over
  * cpu:1, memory:1; a weight of 0 means 1, as v1 defaulting) and rejects invalid values with a
  * message naming the field.
  */
@@ -27,6 +28,10 @@
 
 #include "kubesched/plugin.h"
 #include "../common/resources.h"
+
+/* args.c */
+extern const ks_args_schema fit_args_schema;
+int fit_validate_args(const ks_args *args, ks_args_error *err);
 
 #define MAX_CUSTOM_PRIORITY_SCORE 10 /* RTCR shape scores are 0..10, scaled by 100/10 */
 #define MAX_UTILIZATION 100
@@ -640,4 +645,6 @@ const ks_plugin_desc ks_plugin_node_resources_fit = {
     .pre_score = fit_pre_score,
     .score = fit_score,
     .events_to_register = fit_events,
+    .args_schema = &fit_args_schema,
+    .validate_args = fit_validate_args,
 };
