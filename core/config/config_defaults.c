@@ -164,21 +164,6 @@ typedef ks_args_schema sdef;
 static const fdef shape_point_f[] = {FIELD("utilization", F_I32, NULL),
                                      FIELD("score", F_I32, NULL)};
 static const sdef shape_point = SDEF(shape_point_f);
-static const fdef selector_req_f[] = {
-    FIELD("key", F_STR, NULL), FIELD("operator", F_STR, NULL), FIELD("values", F_ARR_STR, NULL)};
-static const sdef selector_req = SDEF(selector_req_f);
-static const fdef term_f[] = {FIELD("matchExpressions", F_ARR_OBJ, &selector_req),
-                              FIELD("matchFields", F_ARR_OBJ, &selector_req)};
-static const sdef term = SDEF(term_f);
-static const fdef node_selector_f[] = {FIELD("nodeSelectorTerms", F_ARR_OBJ, &term)};
-static const sdef node_selector = SDEF(node_selector_f);
-static const fdef preferred_f[] = {FIELD("weight", F_I32, NULL), FIELD("preference", F_OBJ, &term)};
-static const sdef preferred = SDEF(preferred_f);
-static const fdef node_affinity_f[] = {
-    FIELD("requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector),
-    FIELD("preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred)};
-static const sdef node_affinity = SDEF(node_affinity_f);
-static const fdef na_f[] = {FIELD("addedAffinity", F_OBJ, &node_affinity)};
 static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
                             FIELD("shape", F_ARR_OBJ, &shape_point)};
 static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
@@ -212,7 +197,6 @@ static void set_num_if_missing(cJSON *o, const char *k, double v)
  * SetDefaults_<Kind>
  * ------------------------------------------------------------------------------------------- */
 
-static void defaults_none(cJSON *a) { (void)a; }
 
 static void defaults_vb(cJSON *a)
 {
@@ -281,134 +265,6 @@ int ks__cfg_is_qualified_name(const char *s, const char **why)
     return 1;
 }
 
-static int validate_label_name(cfg_load *L, const char *path, const cJSON *v)
-{
-    const char *why;
-    if (!ks__cfg_is_qualified_name(v->valuestring, &why))
-        return ks__cfg_invalid(L, path, v, why);
-    return 0;
-}
-
-static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *path, int fields)
-{
-    const cJSON *r;
-    size_t i = 0;
-    cJSON_ArrayForEach(r, reqs)
-    {
-        const char *op = str(r, "operator");
-        const char *key = str(r, "key");
-        const cJSON *values = get(r, "values");
-        int nvalues = values ? cJSON_GetArraySize(values) : 0;
-        char p[400], f[420];
-        ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
-        ks__cfg_pathf(f, sizeof(f), "%s.key", p);
-        if (fields) {
-            if (!key || strcmp(key, "metadata.name") != 0)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Invalid value: \"%s\": not a valid field selector key "
-                                    "(valid: metadata.name)",
-                                    f, key ? key : "");
-            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
-            if (!op || (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0))
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Unsupported value: \"%s\": supported values: \"In\", "
-                                    "\"NotIn\"",
-                                    f, op ? op : "");
-            if (nvalues != 1) {
-                ks__cfg_pathf(f, sizeof(f), "%s.values", p);
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: must be only one value when `operator` "
-                                    "is 'In' or 'NotIn' for node field selector",
-                                    f);
-            }
-            continue;
-        }
-        if (!key || !key[0])
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value", f);
-        if (validate_label_name(L, f, get(r, "key")) < 0)
-            return L->rc;
-        ks__cfg_pathf(f, sizeof(f), "%s.values", p);
-        if (op && (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0)) {
-            if (nvalues == 0)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: for 'in', 'notin' operators, values set "
-                                    "can't be empty",
-                                    f);
-        } else if (op && (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0)) {
-            if (nvalues != 0)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Forbidden: values set must be empty for exists and does "
-                                    "not exist",
-                                    f);
-        } else if (op && (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0)) {
-            const char *v0;
-            char *end = NULL;
-            if (nvalues != 1)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: for 'Gt', 'Lt' operators, exactly one "
-                                    "value is required",
-                                    f);
-            v0 = cJSON_GetArrayItem(values, 0)->valuestring;
-            (void)strtoll(v0, &end, 10);
-            if (!v0[0] || *end)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s[0]: Invalid value: \"%s\": for 'Gt', 'Lt' operators, the "
-                                    "value must be an integer",
-                                    f, v0);
-        } else {
-            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Unsupported value: \"%s\": supported values: "
-                                "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
-                                f, op ? op : "");
-        }
-    }
-    return 0;
-}
-
-static int validate_term(cfg_load *L, const cJSON *t, const char *path)
-{
-    char p[360];
-    ks__cfg_pathf(p, sizeof(p), "%s.matchExpressions", path);
-    if (validate_requirements(L, get(t, "matchExpressions"), p, 0) < 0)
-        return L->rc;
-    ks__cfg_pathf(p, sizeof(p), "%s.matchFields", path);
-    return validate_requirements(L, get(t, "matchFields"), p, 1);
-}
-
-static int validate_na(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *aff = get(a, "addedAffinity");
-    const cJSON *req, *t;
-    size_t i = 0;
-    if (!aff)
-        return 0;
-    req = get(aff, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (req) {
-        cJSON_ArrayForEach(t, get(req, "nodeSelectorTerms"))
-        {
-            char p[360];
-            snprintf(p, sizeof(p),
-                     "%s.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                     "nodeSelectorTerms[%zu]",
-                     path, i++);
-            if (validate_term(L, t, p) < 0)
-                return L->rc;
-        }
-    }
-    i = 0;
-    cJSON_ArrayForEach(t, get(aff, "preferredDuringSchedulingIgnoredDuringExecution"))
-    {
-        char p[360];
-        snprintf(p, sizeof(p),
-                 "%s.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%zu].preference",
-                 path, i++);
-        if (get(t, "preference") && validate_term(L, get(t, "preference"), p) < 0)
-            return L->rc;
-    }
-    return 0;
-}
-
 static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
     char p[360];
@@ -441,7 +297,6 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 
 static const cfg_args_kind kinds[] = {
     {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
-    {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
     {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
 };
 

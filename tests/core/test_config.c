@@ -472,6 +472,70 @@ Test(config, zero_values_of_known_args_get_their_defaults)
     ks__config_free(c);
 }
 
+/* ValidateNodeAffinityArgs: each rule of a required term's requirements, with its field path. */
+Test(config, node_affinity_args_requirements_are_validated)
+{
+    static const struct {
+        const char *term, *msg;
+    } cases[] = {
+        {"matchFields: [{key: spec.x, operator: In, values: [a]}]",
+         "matchFields[0].key: Invalid value: \"spec.x\": not a valid field selector key (valid: "
+         "metadata.name)"},
+        {"matchFields: [{key: metadata.name, operator: Exists}]",
+         "matchFields[0].operator: Unsupported value: \"Exists\": supported values: \"In\", "
+         "\"NotIn\""},
+        {"matchFields: [{key: metadata.name, operator: In, values: [a, b]}]",
+         "matchFields[0].values: Required value: must be only one value when `operator` is 'In' "
+         "or 'NotIn' for node field selector"},
+        {"matchExpressions: [{operator: Exists}]", "matchExpressions[0].key: Required value"},
+        {"matchExpressions: [{key: \"a b\", operator: Exists}]",
+         "matchExpressions[0].key: Invalid value: \"a b\": name part must consist of"},
+        {"matchExpressions: [{key: a, operator: In}]",
+         "matchExpressions[0].values: Required value: for 'in', 'notin' operators, values set "
+         "can't be empty"},
+        {"matchExpressions: [{key: a, operator: Exists, values: [x]}]",
+         "matchExpressions[0].values: Forbidden: values set must be empty for exists and does not "
+         "exist"},
+        {"matchExpressions: [{key: a, operator: Gt, values: []}]",
+         "matchExpressions[0].values: Required value: for 'Gt', 'Lt' operators, exactly one value "
+         "is required"},
+        {"matchExpressions: [{key: a, operator: Lt, values: [x]}]",
+         "matchExpressions[0].values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the "
+         "value must be an integer"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof(yaml),
+                 HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                     "      addedAffinity:\n"
+                     "        requiredDuringSchedulingIgnoredDuringExecution:\n"
+                     "          nodeSelectorTerms:\n"
+                     "          - {matchExpressions: [{key: ok, operator: Exists}]}\n"
+                     "          - {%s}\n",
+                 cases[i].term);
+        expect_error(yaml,
+                     "profiles[0].pluginConfig[0].args.addedAffinity."
+                     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].",
+                     cases[i].msg);
+        snprintf(yaml, sizeof(yaml),
+                 HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                     "      addedAffinity:\n"
+                     "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                     "        - {weight: 3, preference: {%s}}\n",
+                 cases[i].term);
+        expect_error(yaml,
+                     "profiles[0].pluginConfig[0].args.addedAffinity."
+                     "preferredDuringSchedulingIgnoredDuringExecution[0].preference.",
+                     cases[i].msg);
+    }
+    ks__config_free(load_ok(HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                                "      addedAffinity:\n"
+                                "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                                "        - {weight: 3, preference: {matchExpressions: [{key: a, "
+                                "operator: Gt, values: [\"5\"]}], matchFields: [{key: "
+                                "metadata.name, operator: NotIn, values: [node1]}]}}\n"));
+}
+
 Test(config, out_of_tree_args_convert_like_sigs_yaml)
 {
     ks_config *c = load_ok(HDR "profiles:\n- pluginConfig:\n"
