@@ -1,17 +1,15 @@
 /*
- * Upstream defaulting that is not a plain "if unset" (v1/defaults.go, default_plugins.go) and the
- * in-tree plugin args kinds (types_pluginargs.go, validation_pluginargs.go):
+ * Upstream defaulting that belongs to no plugin of kubesched (v1/defaults.go, default_plugins.go):
  *
  *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
- *   - for each registered <Name>Args kind: a strict shape check of the user's args (unknown fields,
- *     types; nulls dropped as Go's decoder would leave the pointers nil; config_args.c, on the
- *     SDK's ks_args_schema), SetDefaults_<Kind> in place, and Validate<Kind> with upstream's
- *     messages and field paths.
+ *   - the args kinds of the upstream plugins kubesched does not ship yet (VolumeBindingArgs,
+ *     DynamicResourcesArgs): their schema (checked by config_args.c), SetDefaults_<Kind> and
+ *     Validate<Kind>. Each moves to plugins/<name>/ (its descriptor's args_schema and
+ *     validate_args, as every in-tree plugin with args has) when that plugin lands;
+ *   - the words of upstream's qualified-name errors for the configuration's own fields.
  *
  * Args are cJSON objects throughout, so what a plugin later reads is exactly what is printed.
  */
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,67 +139,29 @@ oom:
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Args schemas
+ * Args kinds of upstream plugins kubesched does not ship yet
+ *
+ * VolumeBinding and DynamicResources have no folder under plugins/ yet: their kinds stay here, so
+ * that a configuration written for kube-scheduler loads with the same defaults and messages. They
+ * move to plugins/<name>/ (args_schema, validate_args) when those plugins land.
  * ------------------------------------------------------------------------------------------- */
 
-/* In-tree kinds use the SDK's schema types (ks_args_schema) and the generic check of
- * config_args.c, the same one that checks the args of an out-of-tree plugin with a schema. */
-typedef ks_arg_field fdef;
-typedef ks_args_schema sdef;
-#define F_ANY KS_ARG_ANY
-#define F_I32 KS_ARG_INT32
-#define F_I64 KS_ARG_INT64
-#define F_BOOL KS_ARG_BOOL
-#define F_STR KS_ARG_STRING
-#define F_DUR KS_ARG_DURATION
-#define F_OBJ KS_ARG_OBJECT
-#define F_ARR_OBJ KS_ARG_OBJECT_LIST
-#define F_ARR_STR KS_ARG_STRING_LIST
-#define SDEF(a) KS_ARGS_SCHEMA(NULL, a)
-/* A field without a declared default or bounds (SetDefaults_<Kind> and Validate<Kind> below). */
 #define FIELD(name, type, object) {(name), (type), (object), NULL, 0, 0, 0}
 
-static const fdef shape_point_f[] = {FIELD("utilization", F_I32, NULL),
-                                     FIELD("score", F_I32, NULL)};
-static const sdef shape_point = SDEF(shape_point_f);
-static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
-                            FIELD("shape", F_ARR_OBJ, &shape_point)};
-static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
-
-
-/* ---------------------------------------------------------------------------------------------
- * Small cJSON helpers
- * ------------------------------------------------------------------------------------------- */
+static const ks_arg_field shape_point_f[] = {FIELD("utilization", KS_ARG_INT32, NULL),
+                                             FIELD("score", KS_ARG_INT32, NULL)};
+static const ks_args_schema shape_point = KS_ARGS_SCHEMA(NULL, shape_point_f);
+static const ks_arg_field vb_f[] = {FIELD("bindTimeoutSeconds", KS_ARG_INT64, NULL),
+                                    FIELD("shape", KS_ARG_OBJECT_LIST, &shape_point)};
+static const ks_arg_field dra_f[] = {FIELD("filterTimeout", KS_ARG_DURATION, NULL)};
 
 static cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static int64_t num(const cJSON *o, const char *k, int64_t dflt)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void set_num_if_missing(cJSON *o, const char *k, double v)
-{
-    if (!get(o, k))
-        cJSON_AddNumberToObject(o, k, v);
-}
-
-/* ---------------------------------------------------------------------------------------------
- * SetDefaults_<Kind>
- * ------------------------------------------------------------------------------------------- */
-
 
 static void defaults_vb(cJSON *a)
 {
     /* No shape: VolumeCapacityPriority / StorageCapacityScoring are off in v1.34. */
-    set_num_if_missing(a, "bindTimeoutSeconds", 600);
+    if (!get(a, "bindTimeoutSeconds"))
+        cJSON_AddNumberToObject(a, "bindTimeoutSeconds", 600);
 }
 
 static void defaults_dra(cJSON *a)
@@ -210,68 +170,13 @@ static void defaults_dra(cJSON *a)
         cJSON_AddStringToObject(a, "filterTimeout", "10s");
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Validate<Kind>
- * ------------------------------------------------------------------------------------------- */
-
-int ks__cfg_is_qualified_name(const char *s, const char **why)
-{
-    const char *slash = strrchr(s, '/');
-    const char *name = slash ? slash + 1 : s;
-    size_t nl = strlen(name);
-    if (slash) {
-        size_t pl = (size_t)(slash - s);
-        if (pl == 0) {
-            *why = "prefix part must be non-empty";
-            return 0;
-        }
-        if (pl > 253) {
-            *why = "prefix part must be no more than 253 characters";
-            return 0;
-        }
-        for (size_t i = 0; i < pl; i++) {
-            char c = s[i];
-            int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-            if (!alnum && !((c == '-' || c == '.') && i > 0 && i + 1 < pl)) {
-                *why = "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-                       "alphanumeric characters, '-' or '.', and must start and end with an "
-                       "alphanumeric character";
-                return 0;
-            }
-        }
-        if (memchr(s, '/', pl)) {
-            *why = "a qualified name must consist of an optional prefix, '/' and a name";
-            return 0;
-        }
-    }
-    if (nl == 0) {
-        *why = "name part must be non-empty";
-        return 0;
-    }
-    if (nl > 63) {
-        *why = "name part must be no more than 63 characters";
-        return 0;
-    }
-    for (size_t i = 0; i < nl; i++) {
-        char c = name[i];
-        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!alnum && !((c == '-' || c == '_' || c == '.') && i > 0 && i + 1 < nl)) {
-            *why = "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                   "start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', "
-                   "or '123-abc')";
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
+    const cJSON *t = get(a, "bindTimeoutSeconds");
     char p[360];
-    if (num(a, "bindTimeoutSeconds", 0) < 0) {
+    if (cJSON_IsNumber(t) && (int64_t)t->valuedouble < 0) {
         ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
-        return ks__cfg_invalid(L, p, get(a, "bindTimeoutSeconds"),
-                       "invalid BindTimeoutSeconds, should not be a negative value");
+        return ks__cfg_invalid(L, p, t, "invalid BindTimeoutSeconds, should not be a negative value");
     }
     if (get(a, "shape")) {
         ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
@@ -285,19 +190,20 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 
 static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 {
-    const char *t = str(a, "filterTimeout");
+    const cJSON *t = get(a, "filterTimeout");
     int64_t ns = 0;
-    if (t && ks__duration_parse(t, &ns) == 0 && ns < 0) {
+    if (cJSON_IsString(t) && ks__duration_parse(t->valuestring, &ns) == 0 && ns < 0) {
         char p[360];
         ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
-        return ks__cfg_invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");
+        return ks__cfg_invalid(L, p, t, "must be zero or positive");
     }
     return 0;
 }
 
 static const cfg_args_kind kinds[] = {
-    {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
-    {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
+    {"DynamicResources", "DynamicResourcesArgs", KS_ARGS_SCHEMA(NULL, dra_f), defaults_dra,
+     validate_dra},
+    {"VolumeBinding", "VolumeBindingArgs", KS_ARGS_SCHEMA(NULL, vb_f), defaults_vb, validate_vb},
 };
 
 const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin)
@@ -306,4 +212,39 @@ const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin)
         if (strcmp(kinds[i].plugin, plugin) == 0)
             return &kinds[i];
     return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Qualified names (the rules: the SDK's ks_qualified_name_check; the words: upstream's)
+ * ------------------------------------------------------------------------------------------- */
+
+int ks__cfg_is_qualified_name(const char *s, const char **why)
+{
+    switch (ks_qualified_name_check(s)) {
+    case KS_QNAME_OK:
+        return 1;
+    case KS_QNAME_PREFIX_EMPTY:
+        *why = "prefix part must be non-empty";
+        break;
+    case KS_QNAME_PREFIX_TOO_LONG:
+        *why = "prefix part must be no more than 253 characters";
+        break;
+    case KS_QNAME_PREFIX_CHARS:
+        *why = "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+               "alphanumeric characters, '-' or '.', and must start and end with an "
+               "alphanumeric character";
+        break;
+    case KS_QNAME_NAME_EMPTY:
+        *why = "name part must be non-empty";
+        break;
+    case KS_QNAME_NAME_TOO_LONG:
+        *why = "name part must be no more than 63 characters";
+        break;
+    case KS_QNAME_NAME_CHARS:
+        *why = "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+               "start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', "
+               "or '123-abc')";
+        break;
+    }
+    return 0;
 }

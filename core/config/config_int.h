@@ -89,7 +89,7 @@ int ks__cfg_oom(cfg_load *L);
 /* Decodes the YAML text into L->cfg and L->in. */
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len);
 
-/* ---- defaults and plugin args (config_defaults.c) ---- */
+/* ---- default plugins, unshipped args kinds, qualified names (config_defaults.c) ---- */
 /* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.34. */
 size_t ks__cfg_default_plugins(const ks_plugin_ref **out);
 /* mergePluginSet(defaults, user) into *out (owned copies). */
