@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/args.h"
+#include "config/config_args.h"
 #include "config/config_int.h"
 #include "config/registry.h"
 

@@ -24,7 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "sched/cache.h"
-#include "config/args.h"
+#include "config/config_args.h"
 #include "config/config.h"
 #include "kubesched/plugin.h"
 #include "sched/parallelize.h"

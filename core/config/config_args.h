@@ -3,8 +3,8 @@
  * in the config layer because the configuration hands args to a plugin's validate_args while it
  * loads; core/sched's host table reads the same struct for create().
  */
-#ifndef KS_CORE_CONFIG_ARGS_H
-#define KS_CORE_CONFIG_ARGS_H
+#ifndef KS_CORE_CONFIG_CONFIG_ARGS_H
+#define KS_CORE_CONFIG_CONFIG_ARGS_H
 
 #include <cjson/cJSON.h>
 
