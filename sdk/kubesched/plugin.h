@@ -385,8 +385,10 @@ typedef struct ks_arg_field {
  * profiles[0].pluginConfig[2].args: unknown field \"minCPUU\" (valid: minCPU, ...)"), a null
  * value counts as unset, the defaults are filled in (validate-config prints the result), then the
  * bounds are checked. At the top level `apiVersion`, `kind` and kubesched's `kubeschedPluginPath`
- * are always allowed. Rules across fields stay in create(), whose ks_error_set message
- * validate-config reports too. Static storage; read on the main thread only. */
+ * are always allowed (kubeschedPluginPath not for the in-tree plugins, whose args kubesched checks
+ * as soon as it reads the file). Rules across fields go in the descriptor's validate_args (ABI
+ * 1.3), with upstream's message and field path; create() may still refuse with ks_error_set,
+ * which validate-config reports too. Static storage; read on the main thread only. */
 struct ks_args_schema {
     const char *kind; /* top level: "MyPluginArgs"; a `kind` given must match. NULL: any */
     uint32_t nfields;

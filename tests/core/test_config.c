@@ -1505,6 +1505,53 @@ Test(config, out_of_tree_arg_of_the_wrong_type_is_refused)
     ks__config_free(c);
 }
 
+/* An out-of-tree plugin's validate_args (ABI 1.3) goes through the same path as the in-tree
+ * ones: its ks_args_error gets the file and the pluginConfig path. */
+static int fake_rules_validate(const ks_args *args, ks_args_error *err)
+{
+    int64_t lo = 0, hi = 0;
+    (void)ks_args_get_int(args, "low", &lo);
+    (void)ks_args_get_int(args, "high", &hi);
+    if (hi < lo)
+        return ks_args_invalid(err, "high", "must be at least low (%lld)", (long long)lo);
+    return 0;
+}
+static const ks_arg_field rules_arg_fields[] = {
+    {.name = "low", .type = KS_ARG_INT64, .default_json = "1"},
+    {.name = "high", .type = KS_ARG_INT64, .default_json = "10"},
+};
+static const ks_args_schema rules_args = KS_ARGS_SCHEMA("FakeRulesArgs", rules_arg_fields);
+static const ks_plugin_desc fake_rules = {.size = sizeof(ks_plugin_desc),
+                                          .name = "FakeRules",
+                                          .filter = fake_filter,
+                                          .args_schema = &rules_args,
+                                          .validate_args = fake_rules_validate};
+
+Test(config, out_of_tree_validate_args_reports_with_the_field_path)
+{
+    char err[1024] = "";
+    ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: "
+                               "FakeRules}]\n  pluginConfig:\n  - name: FakeRules\n"
+                               "    args: {low: 5, high: 3}\n");
+    ks_registry *reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &fake_rules, "/opt/ks/librules.so", err, sizeof(err)), 0);
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.high: Invalid value: 3: "
+                          "must be at least low (5)");
+    ks__registry_free(reg);
+    ks__config_free(c);
+    /* Registered before the file loads (as the in-tree module is), it is checked by the load. */
+    reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &fake_rules, "test", err, sizeof(err)), 0);
+    cr_assert_lt(ks__config_load_string(reg, HDR "profiles:\n- pluginConfig:\n  - name: FakeRules\n"
+                                             "    args: {low: 50}\n",
+                                        "cfg.yaml", &c, err, sizeof(err)),
+                 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.high: Invalid value: 10: "
+                          "must be at least low (50)");
+    ks__registry_free(reg);
+}
+
 Test(config, print_shows_the_declared_defaults_of_out_of_tree_args)
 {
     char err[1024] = "";
