@@ -73,15 +73,18 @@ static int load_config(const char *path, const ks_leader_election_flags *le_flag
     char err[2048] = "";
     int rc;
     memset(l, 0, sizeof(*l));
-    rc = path ? ks__config_load_file_flags(path, le_flags, &l->cfg, err, sizeof(err))
-              : ks__config_default(&l->cfg, err, sizeof(err));
-    if (rc == 0 && !(l->reg = ks__registry_new())) {
+    /* The in-tree module first: its plugins' args schemas and rules apply while the file loads. */
+    rc = 0;
+    if (!(l->reg = ks__registry_new())) {
         snprintf(err, sizeof(err), "out of memory");
         rc = KS_ENOMEM;
     }
     if (rc == 0)
         rc = ks__loader_register_linked(l->reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN,
                                         ks__host_api(), err, sizeof(err));
+    if (rc == 0)
+        rc = path ? ks__config_load_file_flags(l->reg, path, le_flags, &l->cfg, err, sizeof(err))
+                  : ks__config_default(l->reg, &l->cfg, err, sizeof(err));
     if (rc == 0)
         rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, sizeof(err));
     /* The shared objects' own args schemas are known only now that they are loaded. */

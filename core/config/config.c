@@ -130,6 +130,7 @@ static int default_profile(cfg_load *L, size_t i)
         if ((rc = ks__cfg_args_prepare(L, p->plugin_configs[j].name, p->plugin_configs[j].args,
                                        path)) < 0)
             return rc;
+        p->plugin_configs[j].args_checked = ks__cfg_args_kind(L, p->plugin_configs[j].name) != NULL;
     }
 
     /* pluginsNames(): every enabled name, sorted, once. */
@@ -146,7 +147,7 @@ static int default_profile(cfg_load *L, size_t i)
         int have = 0;
         ks_plugin_config *e;
         char field[64];
-        if ((j > 0 && strcmp(names[j], names[j - 1]) == 0) || !ks__cfg_args_kind(names[j]))
+        if ((j > 0 && strcmp(names[j], names[j - 1]) == 0) || !ks__cfg_args_kind(L, names[j]))
             continue;
         for (size_t k = 0; k < p->nplugin_configs && !have; k++)
             have = strcmp(p->plugin_configs[k].name, names[j]) == 0;
@@ -164,8 +165,9 @@ static int default_profile(cfg_load *L, size_t i)
         ks__cfg_pathf(field, sizeof(field), "profiles[%zu].pluginConfig[%zu]", i,
                  p->nplugin_configs - 1);
         e->name = ks__cfg_strdup(names[j]);
-        e->args = ks__cfg_args_new_default(names[j]);
+        e->args = ks__cfg_args_new_default(L, names[j]);
         e->field = ks__cfg_strdup(field);
+        e->args_checked = 1;
         if (!e->name || !e->args || !e->field) {
             rc = ks__cfg_oom(L);
             break;
@@ -626,7 +628,7 @@ static int apply_leader_election_flags(cfg_load *L, const ks_leader_election_fla
     return 0;
 }
 
-static int load(const char *yaml, size_t len, const char *name,
+static int load(const struct ks_registry *reg, const char *yaml, size_t len, const char *name,
                 const ks_leader_election_flags *flags, ks_config **out, char *err, size_t errlen)
 {
     cfg_load L;
@@ -636,6 +638,7 @@ static int load(const char *yaml, size_t len, const char *name,
     L.err = err;
     L.errlen = errlen;
     L.file = name;
+    L.reg = reg;
     *out = NULL;
     if (err && errlen)
         err[0] = '\0';
@@ -662,13 +665,13 @@ out:
     return 0;
 }
 
-int ks__config_load_string(const char *yaml, const char *name, ks_config **out, char *err,
-                           size_t errlen)
+int ks__config_load_string(const struct ks_registry *reg, const char *yaml, const char *name,
+                           ks_config **out, char *err, size_t errlen)
 {
-    return ks__config_load_string_flags(yaml, name, NULL, out, err, errlen);
+    return ks__config_load_string_flags(reg, yaml, name, NULL, out, err, errlen);
 }
 
-int ks__config_load_string_flags(const char *yaml, const char *name,
+int ks__config_load_string_flags(const struct ks_registry *reg, const char *yaml, const char *name,
                                  const ks_leader_election_flags *flags, ks_config **out,
                                  char *err, size_t errlen)
 {
@@ -678,15 +681,16 @@ int ks__config_load_string_flags(const char *yaml, const char *name,
             snprintf(err, errlen, "%s: no configuration text", name ? name : "<string>");
         return KS_EINVAL;
     }
-    return load(yaml, strlen(yaml), name ? name : "<string>", flags, out, err, errlen);
+    return load(reg, yaml, strlen(yaml), name ? name : "<string>", flags, out, err, errlen);
 }
 
-int ks__config_load_file(const char *path, ks_config **out, char *err, size_t errlen)
+int ks__config_load_file(const struct ks_registry *reg, const char *path, ks_config **out,
+                         char *err, size_t errlen)
 {
-    return ks__config_load_file_flags(path, NULL, out, err, errlen);
+    return ks__config_load_file_flags(reg, path, NULL, out, err, errlen);
 }
 
-int ks__config_load_file_flags(const char *path, const ks_leader_election_flags *flags,
+int ks__config_load_file_flags(const struct ks_registry *reg, const char *path, const ks_leader_election_flags *flags,
                                ks_config **out, char *err, size_t errlen)
 {
     FILE *f;
@@ -741,13 +745,13 @@ int ks__config_load_file_flags(const char *path, const ks_leader_election_flags 
     }
     fclose(f);
     buf[len] = '\0';
-    rc = load(buf, len, path, flags, out, err, errlen);
+    rc = load(reg, buf, len, path, flags, out, err, errlen);
     free(buf);
     return rc;
 }
 
-int ks__config_default(ks_config **out, char *err, size_t errlen)
+int ks__config_default(const struct ks_registry *reg, ks_config **out, char *err, size_t errlen)
 {
     static const char text[] = "apiVersion: " KS_CFG_API_VERSION "\nkind: " KS_CFG_KIND "\n";
-    return load(text, sizeof(text) - 1, "<default>", NULL, out, err, errlen);
+    return load(reg, text, sizeof(text) - 1, "<default>", NULL, out, err, errlen);
 }

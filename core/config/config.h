@@ -66,6 +66,9 @@ typedef struct ks_plugin_config {
     cJSON *args;   /* owned; defaulted; {} when the user gave none */
     char *so_path; /* kubeschedPluginPath resolved against the config's directory, or NULL */
     char *field;   /* "profiles[0].pluginConfig[1]" for messages */
+    /* The args were checked, defaulted and validated while the file loaded: the plugin was in the
+     * registry then (the in-tree module) or has an args kind of config_defaults.c. */
+    int args_checked;
 } ks_plugin_config;
 
 typedef struct ks_profile_config {
@@ -103,12 +106,16 @@ typedef struct ks_config {
     ks_profile_config *profiles;
 } ks_config;
 
-/* Parse + default + validate. 0 on success; otherwise KS_EPARSE/KS_EINVAL/KS_EIO and a message:
+/* Parse + default + validate. reg: the plugins known before the file is read (the in-tree module,
+ * registered first): the args of each one with an args schema (ABI 1.3) are checked, defaulted and
+ * validated (its validate_args) here; NULL: none. 0 on success; otherwise
+ * KS_EPARSE/KS_EINVAL/KS_EIO and a message:
  *   "cfg.yaml:12:5: unknown field \"filtr\" in profiles[0].plugins (valid: preEnqueue, ...)"
  *   "cfg.yaml: profiles[1].schedulerName: Duplicate value: \"a\""                              */
-int ks__config_load_file(const char *path, ks_config **out, char *err, size_t errlen);
-int ks__config_load_string(const char *yaml, const char *name, ks_config **out, char *err,
-                           size_t errlen);
+int ks__config_load_file(const struct ks_registry *reg, const char *path, ks_config **out,
+                         char *err, size_t errlen);
+int ks__config_load_string(const struct ks_registry *reg, const char *yaml, const char *name,
+                           ks_config **out, char *err, size_t errlen);
 /* The --leader-elect* flags of kube-scheduler (component-base BindLeaderElectionFlags). As
  * upstream's options.ApplyLeaderElectionTo does, each flag that was given (its bit in `set`)
  * replaces the file's value after defaulting and before validation, so the validation messages
@@ -129,13 +136,14 @@ typedef struct ks_leader_election_flags {
     const char *resource_lock, *resource_name, *resource_namespace;
 } ks_leader_election_flags;
 /* ks__config_load_file with the flags applied (flags NULL: none). */
-int ks__config_load_file_flags(const char *path, const ks_leader_election_flags *flags,
-                               ks_config **out, char *err, size_t errlen);
-int ks__config_load_string_flags(const char *yaml, const char *name,
+int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
+                               const ks_leader_election_flags *flags, ks_config **out, char *err,
+                               size_t errlen);
+int ks__config_load_string_flags(const struct ks_registry *reg, const char *yaml, const char *name,
                                  const ks_leader_election_flags *flags, ks_config **out,
                                  char *err, size_t errlen);
 /* The configuration kube-scheduler runs with when given none. */
-int ks__config_default(ks_config **out, char *err, size_t errlen);
+int ks__config_default(const struct ks_registry *reg, ks_config **out, char *err, size_t errlen);
 void ks__config_free(ks_config *cfg); /* NULL is a no-op */
 
 /* ---- The per-profile plan (NewFramework) ---------------------------------------------------- */

@@ -1,11 +1,16 @@
 /*
  * Plugin args against a schema (sdk/kubesched/plugin.h's ks_args_schema): the strict shape check
  * (unknown fields, types; nulls dropped as Go's decoder would leave the pointers nil), the
- * declared defaults and the declared bounds. The in-tree kinds of config_defaults.c use the shape
- * check while the file loads; the args of a plugin loaded from a shared object whose descriptor
- * (ABI 1.3) declares a schema are checked once the loader has added it to the registry
- * (ks__config_check_plugin_args), with the same messages. A plugin built against ABI 1.2 or older
- * has no schema: its args pass unchecked, as before.
+ * declared defaults, the declared bounds, then the plugin's own rules across fields
+ * (ks_plugin_desc.validate_args), whose error this file prefixes with the file and the
+ * pluginConfig path. One path for every plugin:
+ *   - the plugins in the registry when the file loads (the in-tree module, registered first) and
+ *     the upstream kinds kubesched does not ship yet (config_defaults.c): shape and defaults while
+ *     the profiles are defaulted (ks__cfg_args_prepare), bounds and rules with the rest of the
+ *     validation (ks__cfg_args_validate), as upstream's codec and ValidateKubeSchedulerConfiguration;
+ *   - a plugin of a shared object, known only once the loader has added it to the registry
+ *     (ks__config_check_plugin_args), with the same messages.
+ * A plugin built against ABI 1.2 or older has no schema: its args pass unchecked, as before.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config_args.h"
 #include "config/config_int.h"
 #include "config/registry.h"
 
@@ -34,6 +40,38 @@ static void describe_json(const cJSON *v, char *buf, size_t len)
     else
         snprintf(buf, len, "a mapping");
 }
+
+/* Resolves "a.b[2].c" from root; NULL when any step is missing. */
+const cJSON *ks__args_resolve(const cJSON *root, const char *path)
+{
+    const cJSON *cur = root;
+    const char *p = path;
+    char key[128];
+    while (cur && *p) {
+        if (*p == '.') {
+            p++;
+            continue;
+        }
+        if (*p == '[') {
+            char *end;
+            long idx = strtol(p + 1, &end, 10);
+            if (*end != ']' || !cJSON_IsArray(cur))
+                return NULL;
+            cur = cJSON_GetArrayItem(cur, (int)idx);
+            p = end + 1;
+            continue;
+        }
+        size_t n = strcspn(p, ".[");
+        if (n >= sizeof(key) || !cJSON_IsObject(cur))
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        cur = cJSON_GetObjectItemCaseSensitive(cur, key);
+        p += n;
+    }
+    return cur;
+}
+
 
 /* The value as field.Invalid prints it: strings quoted, numbers plain. */
 static void value_json(const cJSON *v, char *buf, size_t len)
@@ -230,9 +268,12 @@ static int default_field(cfg_load *L, cJSON *o, const ks_arg_field *f, const cha
                             "%s.%s: the plugin declares the default %s, which is not JSON (a bug "
                             "of the plugin's args schema)",
                             path, f->name, f->default_json);
-    if (v)
+    if (v && !(f->flags & KS_ARG_DEFAULT_LAST))
         cJSON_ReplaceItemInObjectCaseSensitive(o, f->name, d);
-    else
+    else if (v) {
+        cJSON_DeleteItemFromObjectCaseSensitive(o, f->name);
+        cJSON_AddItemToObject(o, f->name, d);
+    } else
         cJSON_AddItemToObject(o, f->name, d);
     return 0;
 }
@@ -293,46 +334,146 @@ static int check_bounds(cfg_load *L, const cJSON *o, const ks_args_schema *s, co
  * ------------------------------------------------------------------------------------------- */
 
 /* A `kind` given must be the schema's (the message of the in-tree kinds). */
-static int check_kind(cfg_load *L, const char *plugin, const ks_args_schema *s, const cJSON *args,
+static int check_kind(cfg_load *L, const char *plugin, const char *kind, const cJSON *args,
                       const char *path)
 {
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(args, "kind");
-    if (!k || !s->kind || (cJSON_IsString(k) && strcmp(k->valuestring, s->kind) == 0))
+    if (!k || !kind || (cJSON_IsString(k) && strcmp(k->valuestring, kind) == 0))
         return 0;
     return ks__cfg_fail(L, KS_EINVAL,
                         "%s: args for plugin %s were not of type kubescheduler.config.k8s.io/%s, "
                         "got kind %s",
-                        path, plugin, s->kind,
+                        path, plugin, kind,
                         cJSON_IsString(k) ? k->valuestring : "(not a string)");
 }
 
 int ks__cfg_args_apply_schema(cfg_load *L, const char *plugin, const ks_args_schema *schema,
                               cJSON *args, const char *path)
 {
-    if (check_kind(L, plugin, schema, args, path) < 0 ||
+    if (check_kind(L, plugin, schema->kind, args, path) < 0 ||
         ks__cfg_args_check(L, args, schema, path, KS_CFG_ARGS_TOP | KS_CFG_ARGS_PLUGIN_PATH) < 0 ||
         fill_defaults(L, args, schema, path) < 0 || check_bounds(L, args, schema, path) < 0)
         return L->rc;
     return 0;
 }
 
+/* The plugin's validate_args on prepared args; its error gets the file and the args path. */
+static int run_validate_args(cfg_load *L, const ks_plugin_desc *d, const cJSON *args,
+                             const char *path)
+{
+    struct ks_args a = {args, NULL};
+    ks_args_error e;
+    char full[800];
+    int rc;
+    if (!d->validate_args)
+        return 0;
+    memset(&e, 0, sizeof(e));
+    rc = d->validate_args(&a, &e);
+    free(a.text);
+    if (rc == 0)
+        return 0;
+    e.field[sizeof(e.field) - 1] = '\0';
+    e.detail[sizeof(e.detail) - 1] = '\0';
+    if (!e.field[0])
+        ks__cfg_pathf(full, sizeof(full), "%s", path);
+    else
+        ks__cfg_pathf(full, sizeof(full), "%s%s%s", path, e.field[0] == '[' ? "" : ".", e.field);
+    if (e.invalid)
+        return ks__cfg_invalid(L, full, ks__args_resolve(args, e.field), e.detail);
+    return ks__cfg_fail(L, rc < 0 ? rc : KS_EINVAL, "%s: %s", full,
+                        e.detail[0] ? e.detail : "invalid args (the plugin gave no reason)");
+}
+
+/* The descriptor whose args schema applies while the file loads: a plugin the registry held
+ * before the file was read (the in-tree module). */
+static const ks_plugin_desc *load_time_desc(const cfg_load *L, const char *plugin)
+{
+    const ks_plugin_desc *d = L->reg ? ks__registry_find(L->reg, plugin) : NULL;
+    return d && d->args_schema ? d : NULL;
+}
+
+const char *ks__cfg_args_kind(const cfg_load *L, const char *plugin)
+{
+    const ks_plugin_desc *d = load_time_desc(L, plugin);
+    const cfg_args_kind *k;
+    if (d)
+        return d->args_schema->kind ? d->args_schema->kind : d->name;
+    k = ks__cfg_unshipped_kind(plugin);
+    return k ? k->kind : NULL;
+}
+
+int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path)
+{
+    const ks_plugin_desc *d = load_time_desc(L, plugin);
+    const cfg_args_kind *k = d ? NULL : ks__cfg_unshipped_kind(plugin);
+    const ks_args_schema *schema = d ? d->args_schema : k ? &k->schema : NULL;
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(args, "apiVersion");
+    if (!schema)
+        return 0;
+    if (check_kind(L, plugin, d ? schema->kind : k->kind, args, path) < 0)
+        return L->rc;
+    if (api && (!cJSON_IsString(api) || strcmp(api->valuestring, KS_CFG_API_VERSION) != 0))
+        return ks__cfg_fail(L, KS_EINVAL, "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"",
+                            path, cJSON_IsString(api) ? api->valuestring : "",
+                            KS_CFG_API_VERSION);
+    if (ks__cfg_args_check(L, args, schema, path, KS_CFG_ARGS_TOP) < 0)
+        return L->rc;
+    if (d)
+        return fill_defaults(L, args, schema, path);
+    k->defaults(args);
+    return 0;
+}
+
+int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path)
+{
+    const ks_plugin_desc *d = load_time_desc(L, plugin);
+    const cfg_args_kind *k;
+    if (d) {
+        if (check_bounds(L, args, d->args_schema, path) < 0)
+            return L->rc;
+        return run_validate_args(L, d, args, path);
+    }
+    k = ks__cfg_unshipped_kind(plugin);
+    return k ? k->validate(L, args, path) : 0;
+}
+
+cJSON *ks__cfg_args_new_default(cfg_load *L, const char *plugin)
+{
+    const ks_plugin_desc *d = load_time_desc(L, plugin);
+    const cfg_args_kind *k = d ? NULL : ks__cfg_unshipped_kind(plugin);
+    cJSON *a = cJSON_CreateObject();
+    if (!a)
+        return NULL;
+    if (d && fill_defaults(L, a, d->args_schema, "") < 0) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    if (k)
+        k->defaults(a);
+    return a;
+}
+
 int ks__config_check_plugin_args(ks_config *cfg, const struct ks_registry *reg, char *err,
                                  size_t errlen)
 {
-    cfg_load L = {.cfg = cfg, .file = cfg->path, .err = err, .errlen = errlen};
+    cfg_load L = {.cfg = cfg, .file = cfg->path, .err = err, .errlen = errlen, .reg = reg};
     for (size_t i = 0; i < cfg->nprofiles; i++) {
         ks_profile_config *prof = &cfg->profiles[i];
         for (size_t j = 0; j < prof->nplugin_configs; j++) {
             ks_plugin_config *pc = &prof->plugin_configs[j];
             const ks_plugin_desc *d = ks__registry_find(reg, pc->name);
             char path[300];
-            /* The in-tree kinds were checked while the file loaded. */
-            if (!d || !d->args_schema || ks__cfg_args_kind(pc->name) || !pc->args)
+            /* The load-time kinds were checked while the file loaded. */
+            if (!d || pc->args_checked || !pc->args)
                 continue;
             ks__cfg_pathf(path, sizeof(path), "%s.args",
                           pc->field ? pc->field : "pluginConfig");
-            if (ks__cfg_args_apply_schema(&L, pc->name, d->args_schema, pc->args, path) < 0)
+            if (d->args_schema &&
+                ks__cfg_args_apply_schema(&L, pc->name, d->args_schema, pc->args, path) < 0)
                 return L.rc;
+            if (run_validate_args(&L, d, pc->args, path) < 0)
+                return L.rc;
+            pc->args_checked = 1;
         }
     }
     return 0;

@@ -1,17 +1,15 @@
 /*
- * Upstream defaulting that is not a plain "if unset" (v1/defaults.go, default_plugins.go) and the
- * in-tree plugin args kinds (types_pluginargs.go, validation_pluginargs.go):
+ * Upstream defaulting that belongs to no plugin of kubesched (v1/defaults.go, default_plugins.go):
  *
  *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
- *   - for each registered <Name>Args kind: a strict shape check of the user's args (unknown fields,
- *     types; nulls dropped as Go's decoder would leave the pointers nil; config_args.c, on the
- *     SDK's ks_args_schema), SetDefaults_<Kind> in place, and Validate<Kind> with upstream's
- *     messages and field paths.
+ *   - the args kinds of the upstream plugins kubesched does not ship yet (VolumeBindingArgs,
+ *     DynamicResourcesArgs): their schema (checked by config_args.c), SetDefaults_<Kind> and
+ *     Validate<Kind>. Each moves to plugins/<name>/ (its descriptor's args_schema and
+ *     validate_args, as every in-tree plugin with args has) when that plugin lands;
+ *   - the words of upstream's qualified-name errors for the configuration's own fields.
  *
  * Args are cJSON objects throughout, so what a plugin later reads is exactly what is printed.
  */
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,209 +139,29 @@ oom:
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Args schemas
+ * Args kinds of upstream plugins kubesched does not ship yet
+ *
+ * VolumeBinding and DynamicResources have no folder under plugins/ yet: their kinds stay here, so
+ * that a configuration written for kube-scheduler loads with the same defaults and messages. They
+ * move to plugins/<name>/ (args_schema, validate_args) when those plugins land.
  * ------------------------------------------------------------------------------------------- */
 
-/* In-tree kinds use the SDK's schema types (ks_args_schema) and the generic check of
- * config_args.c, the same one that checks the args of an out-of-tree plugin with a schema. */
-typedef ks_arg_field fdef;
-typedef ks_args_schema sdef;
-#define F_ANY KS_ARG_ANY
-#define F_I32 KS_ARG_INT32
-#define F_I64 KS_ARG_INT64
-#define F_BOOL KS_ARG_BOOL
-#define F_STR KS_ARG_STRING
-#define F_DUR KS_ARG_DURATION
-#define F_OBJ KS_ARG_OBJECT
-#define F_ARR_OBJ KS_ARG_OBJECT_LIST
-#define F_ARR_STR KS_ARG_STRING_LIST
-#define SDEF(a) KS_ARGS_SCHEMA(NULL, a)
-/* A field without a declared default or bounds (SetDefaults_<Kind> and Validate<Kind> below). */
 #define FIELD(name, type, object) {(name), (type), (object), NULL, 0, 0, 0}
 
-static const fdef resource_spec_f[] = {FIELD("name", F_STR, NULL), FIELD("weight", F_I64, NULL)};
-static const sdef resource_spec = SDEF(resource_spec_f);
-static const fdef shape_point_f[] = {FIELD("utilization", F_I32, NULL),
-                                     FIELD("score", F_I32, NULL)};
-static const sdef shape_point = SDEF(shape_point_f);
-static const fdef rtcr_f[] = {FIELD("shape", F_ARR_OBJ, &shape_point)};
-static const sdef rtcr = SDEF(rtcr_f);
-static const fdef strategy_f[] = {FIELD("type", F_STR, NULL),
-                                  FIELD("resources", F_ARR_OBJ, &resource_spec),
-                                  FIELD("requestedToCapacityRatio", F_OBJ, &rtcr)};
-static const sdef strategy = SDEF(strategy_f);
-static const fdef fit_f[] = {FIELD("ignoredResources", F_ARR_STR, NULL),
-                             FIELD("ignoredResourceGroups", F_ARR_STR, NULL),
-                             FIELD("scoringStrategy", F_OBJ, &strategy)};
-static const fdef preemption_f[] = {FIELD("minCandidateNodesPercentage", F_I32, NULL),
-                                    FIELD("minCandidateNodesAbsolute", F_I32, NULL)};
-static const fdef ipa_f[] = {FIELD("hardPodAffinityWeight", F_I32, NULL),
-                             FIELD("ignorePreferredTermsOfExistingPods", F_BOOL, NULL)};
-static const fdef selector_req_f[] = {
-    FIELD("key", F_STR, NULL), FIELD("operator", F_STR, NULL), FIELD("values", F_ARR_STR, NULL)};
-static const sdef selector_req = SDEF(selector_req_f);
-static const fdef term_f[] = {FIELD("matchExpressions", F_ARR_OBJ, &selector_req),
-                              FIELD("matchFields", F_ARR_OBJ, &selector_req)};
-static const sdef term = SDEF(term_f);
-static const fdef node_selector_f[] = {FIELD("nodeSelectorTerms", F_ARR_OBJ, &term)};
-static const sdef node_selector = SDEF(node_selector_f);
-static const fdef preferred_f[] = {FIELD("weight", F_I32, NULL), FIELD("preference", F_OBJ, &term)};
-static const sdef preferred = SDEF(preferred_f);
-static const fdef node_affinity_f[] = {
-    FIELD("requiredDuringSchedulingIgnoredDuringExecution", F_OBJ, &node_selector),
-    FIELD("preferredDuringSchedulingIgnoredDuringExecution", F_ARR_OBJ, &preferred)};
-static const sdef node_affinity = SDEF(node_affinity_f);
-static const fdef na_f[] = {FIELD("addedAffinity", F_OBJ, &node_affinity)};
-static const fdef balanced_f[] = {FIELD("resources", F_ARR_OBJ, &resource_spec)};
-static const fdef tsc_f[] = {FIELD("maxSkew", F_I32, NULL),
-                             FIELD("topologyKey", F_STR, NULL),
-                             FIELD("whenUnsatisfiable", F_STR, NULL),
-                             FIELD("labelSelector", F_ANY, NULL),
-                             FIELD("minDomains", F_I32, NULL),
-                             FIELD("nodeAffinityPolicy", F_STR, NULL),
-                             FIELD("nodeTaintsPolicy", F_STR, NULL),
-                             FIELD("matchLabelKeys", F_ARR_STR, NULL)};
-static const sdef tsc = SDEF(tsc_f);
-static const fdef pts_f[] = {FIELD("defaultConstraints", F_ARR_OBJ, &tsc),
-                             FIELD("defaultingType", F_STR, NULL)};
-static const fdef vb_f[] = {FIELD("bindTimeoutSeconds", F_I64, NULL),
-                            FIELD("shape", F_ARR_OBJ, &shape_point)};
-static const fdef dra_f[] = {FIELD("filterTimeout", F_DUR, NULL)};
-
-typedef struct args_kind {
-    const char *plugin;
-    const char *kind;
-    sdef schema;
-    void (*defaults)(cJSON *args);
-    int (*validate)(cfg_load *L, const cJSON *args, const char *path);
-} args_kind;
-
-/* ---------------------------------------------------------------------------------------------
- * Small cJSON helpers
- * ------------------------------------------------------------------------------------------- */
+static const ks_arg_field shape_point_f[] = {FIELD("utilization", KS_ARG_INT32, NULL),
+                                             FIELD("score", KS_ARG_INT32, NULL)};
+static const ks_args_schema shape_point = KS_ARGS_SCHEMA(NULL, shape_point_f);
+static const ks_arg_field vb_f[] = {FIELD("bindTimeoutSeconds", KS_ARG_INT64, NULL),
+                                    FIELD("shape", KS_ARG_OBJECT_LIST, &shape_point)};
+static const ks_arg_field dra_f[] = {FIELD("filterTimeout", KS_ARG_DURATION, NULL)};
 
 static cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-static int64_t num(const cJSON *o, const char *k, int64_t dflt)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : dflt;
-}
-
-static const char *str(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static void set_num_if_missing(cJSON *o, const char *k, double v)
-{
-    if (!get(o, k))
-        cJSON_AddNumberToObject(o, k, v);
-}
-
-static cJSON *default_resources(void)
-{
-    cJSON *a = cJSON_CreateArray();
-    const char *names[] = {"cpu", "memory"};
-    for (size_t i = 0; a && i < 2; i++) {
-        cJSON *r = cJSON_CreateObject();
-        if (!r)
-            break;
-        cJSON_AddStringToObject(r, "name", names[i]);
-        cJSON_AddNumberToObject(r, "weight", 1);
-        cJSON_AddItemToArray(a, r);
-    }
-    return a;
-}
-
-/* Resources with weight 0 or unset get 1. */
-static void default_weights(cJSON *resources)
-{
-    cJSON *r;
-    cJSON_ArrayForEach(r, resources)
-    {
-        cJSON *w = get(r, "weight");
-        if (!w)
-            cJSON_AddNumberToObject(r, "weight", 1);
-        else if (cJSON_IsNumber(w) && w->valuedouble == 0)
-            cJSON_SetNumberValue(w, 1);
-    }
-}
-
-/* ---------------------------------------------------------------------------------------------
- * SetDefaults_<Kind>
- * ------------------------------------------------------------------------------------------- */
-
-static void defaults_fit(cJSON *a)
-{
-    cJSON *s = get(a, "scoringStrategy");
-    cJSON *r;
-    if (!s) {
-        s = cJSON_AddObjectToObject(a, "scoringStrategy");
-        if (!s)
-            return;
-        cJSON_AddStringToObject(s, "type", "LeastAllocated");
-    }
-    r = get(s, "resources");
-    if (!r || cJSON_GetArraySize(r) == 0) {
-        cJSON *d = default_resources();
-        if (!d)
-            return;
-        if (r)
-            cJSON_ReplaceItemInObjectCaseSensitive(s, "resources", d);
-        else
-            cJSON_AddItemToObject(s, "resources", d);
-        r = d;
-    }
-    default_weights(r);
-}
-
-static void defaults_preemption(cJSON *a)
-{
-    set_num_if_missing(a, "minCandidateNodesPercentage", 10);
-    set_num_if_missing(a, "minCandidateNodesAbsolute", 100);
-}
-
-static void defaults_ipa(cJSON *a)
-{
-    set_num_if_missing(a, "hardPodAffinityWeight", 1);
-    if (!get(a, "ignorePreferredTermsOfExistingPods"))
-        cJSON_AddFalseToObject(a, "ignorePreferredTermsOfExistingPods");
-}
-
-static void defaults_none(cJSON *a) { (void)a; }
-
-static void defaults_balanced(cJSON *a)
-{
-    cJSON *r = get(a, "resources");
-    if (!r || cJSON_GetArraySize(r) == 0) {
-        cJSON *d = default_resources();
-        if (!d)
-            return;
-        if (r)
-            cJSON_ReplaceItemInObjectCaseSensitive(a, "resources", d);
-        else
-            cJSON_AddItemToObject(a, "resources", d);
-        return;
-    }
-    default_weights(r);
-}
-
-static void defaults_pts(cJSON *a)
-{
-    const char *t = str(a, "defaultingType");
-    if (!t || !t[0]) {
-        if (get(a, "defaultingType"))
-            cJSON_DeleteItemFromObjectCaseSensitive(a, "defaultingType");
-        cJSON_AddStringToObject(a, "defaultingType", "System");
-    }
-}
 
 static void defaults_vb(cJSON *a)
 {
     /* No shape: VolumeCapacityPriority / StorageCapacityScoring are off in v1.34. */
-    set_num_if_missing(a, "bindTimeoutSeconds", 600);
+    if (!get(a, "bindTimeoutSeconds"))
+        cJSON_AddNumberToObject(a, "bindTimeoutSeconds", 600);
 }
 
 static void defaults_dra(cJSON *a)
@@ -352,428 +170,13 @@ static void defaults_dra(cJSON *a)
         cJSON_AddStringToObject(a, "filterTimeout", "10s");
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Validate<Kind>
- * ------------------------------------------------------------------------------------------- */
-
-int ks__cfg_is_qualified_name(const char *s, const char **why)
-{
-    const char *slash = strrchr(s, '/');
-    const char *name = slash ? slash + 1 : s;
-    size_t nl = strlen(name);
-    if (slash) {
-        size_t pl = (size_t)(slash - s);
-        if (pl == 0) {
-            *why = "prefix part must be non-empty";
-            return 0;
-        }
-        if (pl > 253) {
-            *why = "prefix part must be no more than 253 characters";
-            return 0;
-        }
-        for (size_t i = 0; i < pl; i++) {
-            char c = s[i];
-            int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-            if (!alnum && !((c == '-' || c == '.') && i > 0 && i + 1 < pl)) {
-                *why = "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-                       "alphanumeric characters, '-' or '.', and must start and end with an "
-                       "alphanumeric character";
-                return 0;
-            }
-        }
-        if (memchr(s, '/', pl)) {
-            *why = "a qualified name must consist of an optional prefix, '/' and a name";
-            return 0;
-        }
-    }
-    if (nl == 0) {
-        *why = "name part must be non-empty";
-        return 0;
-    }
-    if (nl > 63) {
-        *why = "name part must be no more than 63 characters";
-        return 0;
-    }
-    for (size_t i = 0; i < nl; i++) {
-        char c = name[i];
-        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (!alnum && !((c == '-' || c == '_' || c == '.') && i > 0 && i + 1 < nl)) {
-            *why = "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                   "start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', "
-                   "or '123-abc')";
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int validate_label_name(cfg_load *L, const char *path, const cJSON *v)
-{
-    const char *why;
-    if (!ks__cfg_is_qualified_name(v->valuestring, &why))
-        return ks__cfg_invalid(L, path, v, why);
-    return 0;
-}
-
-static int validate_preemption(cfg_load *L, const cJSON *a, const char *path)
-{
-    int64_t pct = num(a, "minCandidateNodesPercentage", 0);
-    int64_t abs_ = num(a, "minCandidateNodesAbsolute", 0);
-    char p[300], q[300];
-    ks__cfg_pathf(p, sizeof(p), "%s.minCandidateNodesPercentage", path);
-    ks__cfg_pathf(q, sizeof(q), "%s.minCandidateNodesAbsolute", path);
-    if (pct < 0 || pct > 100)
-        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
-                               "not in valid range [0, 100]");
-    if (abs_ < 0)
-        return ks__cfg_invalid(L, q, get(a, "minCandidateNodesAbsolute"),
-                               "not in valid range [0, inf)");
-    if (pct == 0 && abs_ == 0)
-        return ks__cfg_invalid(L, p, get(a, "minCandidateNodesPercentage"),
-                       "cannot be zero at the same time as minCandidateNodesAbsolute");
-    return 0;
-}
-
-static int validate_ipa(cfg_load *L, const cJSON *a, const char *path)
-{
-    int64_t w = num(a, "hardPodAffinityWeight", 0);
-    char p[300];
-    ks__cfg_pathf(p, sizeof(p), "%s.hardPodAffinityWeight", path);
-    if (w < 0 || w > 100)
-        return ks__cfg_invalid(L, p, get(a, "hardPodAffinityWeight"),
-                               "not in valid range [0, 100]");
-    return 0;
-}
-
-static int validate_requirements(cfg_load *L, const cJSON *reqs, const char *path, int fields)
-{
-    const cJSON *r;
-    size_t i = 0;
-    cJSON_ArrayForEach(r, reqs)
-    {
-        const char *op = str(r, "operator");
-        const char *key = str(r, "key");
-        const cJSON *values = get(r, "values");
-        int nvalues = values ? cJSON_GetArraySize(values) : 0;
-        char p[400], f[420];
-        ks__cfg_pathf(p, sizeof(p), "%s[%zu]", path, i++);
-        ks__cfg_pathf(f, sizeof(f), "%s.key", p);
-        if (fields) {
-            if (!key || strcmp(key, "metadata.name") != 0)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Invalid value: \"%s\": not a valid field selector key "
-                                    "(valid: metadata.name)",
-                                    f, key ? key : "");
-            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
-            if (!op || (strcmp(op, "In") != 0 && strcmp(op, "NotIn") != 0))
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Unsupported value: \"%s\": supported values: \"In\", "
-                                    "\"NotIn\"",
-                                    f, op ? op : "");
-            if (nvalues != 1) {
-                ks__cfg_pathf(f, sizeof(f), "%s.values", p);
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: must be only one value when `operator` "
-                                    "is 'In' or 'NotIn' for node field selector",
-                                    f);
-            }
-            continue;
-        }
-        if (!key || !key[0])
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value", f);
-        if (validate_label_name(L, f, get(r, "key")) < 0)
-            return L->rc;
-        ks__cfg_pathf(f, sizeof(f), "%s.values", p);
-        if (op && (strcmp(op, "In") == 0 || strcmp(op, "NotIn") == 0)) {
-            if (nvalues == 0)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: for 'in', 'notin' operators, values set "
-                                    "can't be empty",
-                                    f);
-        } else if (op && (strcmp(op, "Exists") == 0 || strcmp(op, "DoesNotExist") == 0)) {
-            if (nvalues != 0)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Forbidden: values set must be empty for exists and does "
-                                    "not exist",
-                                    f);
-        } else if (op && (strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0)) {
-            const char *v0;
-            char *end = NULL;
-            if (nvalues != 1)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: for 'Gt', 'Lt' operators, exactly one "
-                                    "value is required",
-                                    f);
-            v0 = cJSON_GetArrayItem(values, 0)->valuestring;
-            (void)strtoll(v0, &end, 10);
-            if (!v0[0] || *end)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s[0]: Invalid value: \"%s\": for 'Gt', 'Lt' operators, the "
-                                    "value must be an integer",
-                                    f, v0);
-        } else {
-            ks__cfg_pathf(f, sizeof(f), "%s.operator", p);
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Unsupported value: \"%s\": supported values: "
-                                "\"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"",
-                                f, op ? op : "");
-        }
-    }
-    return 0;
-}
-
-static int validate_term(cfg_load *L, const cJSON *t, const char *path)
-{
-    char p[360];
-    ks__cfg_pathf(p, sizeof(p), "%s.matchExpressions", path);
-    if (validate_requirements(L, get(t, "matchExpressions"), p, 0) < 0)
-        return L->rc;
-    ks__cfg_pathf(p, sizeof(p), "%s.matchFields", path);
-    return validate_requirements(L, get(t, "matchFields"), p, 1);
-}
-
-static int validate_na(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *aff = get(a, "addedAffinity");
-    const cJSON *req, *t;
-    size_t i = 0;
-    if (!aff)
-        return 0;
-    req = get(aff, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (req) {
-        cJSON_ArrayForEach(t, get(req, "nodeSelectorTerms"))
-        {
-            char p[360];
-            snprintf(p, sizeof(p),
-                     "%s.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                     "nodeSelectorTerms[%zu]",
-                     path, i++);
-            if (validate_term(L, t, p) < 0)
-                return L->rc;
-        }
-    }
-    i = 0;
-    cJSON_ArrayForEach(t, get(aff, "preferredDuringSchedulingIgnoredDuringExecution"))
-    {
-        char p[360];
-        snprintf(p, sizeof(p),
-                 "%s.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[%zu].preference",
-                 path, i++);
-        if (get(t, "preference") && validate_term(L, get(t, "preference"), p) < 0)
-            return L->rc;
-    }
-    return 0;
-}
-
-static int validate_resources(cfg_load *L, const cJSON *resources, const char *path)
-{
-    const cJSON *r;
-    size_t i = 0;
-    cJSON_ArrayForEach(r, resources)
-    {
-        int64_t w = num(r, "weight", 0);
-        if (w <= 0 || w > 100) {
-            char p[360], msg[200];
-            const char *name = str(r, "name");
-            ks__cfg_pathf(p, sizeof(p), "%s[%zu].weight", path, i);
-            ks__cfg_pathf(msg, sizeof(msg), "resource weight of %s not in valid range (0, 100]",
-                     name ? name : "");
-            return ks__cfg_invalid(L, p, get(r, "weight"), msg);
-        }
-        i++;
-    }
-    return 0;
-}
-
-static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
-{
-    int n = shape ? cJSON_GetArraySize(shape) : 0;
-    char p[360];
-    if (n == 0)
-        return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: at least one point must be "
-                                          "specified",
-                            path);
-    for (int i = 1; i < n; i++) {
-        const cJSON *prev = cJSON_GetArrayItem(shape, i - 1), *cur = cJSON_GetArrayItem(shape, i);
-        if (num(prev, "utilization", 0) >= num(cur, "utilization", 0)) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Invalid value: %" PRId64
-                                ": values must be sorted in increasing order",
-                                p, num(cur, "utilization", 0));
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        const cJSON *pt = cJSON_GetArrayItem(shape, i);
-        int64_t u = num(pt, "utilization", 0), s = num(pt, "score", 0);
-        if (u < 0 || u > 100) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%d].utilization", path, i);
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
-                                              ": not in valid range [0, 100]",
-                                p, u);
-        }
-        if (s < 0 || s > 10) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%d].score", path, i);
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
-                                              ": not in valid range [0, 10]",
-                                p, s);
-        }
-    }
-    return 0;
-}
-
-static int validate_fit(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *v, *s;
-    size_t i = 0;
-    char p[360];
-    cJSON_ArrayForEach(v, get(a, "ignoredResources"))
-    {
-        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResources[%zu]", path, i++);
-        if (validate_label_name(L, p, v) < 0)
-            return L->rc;
-    }
-    i = 0;
-    cJSON_ArrayForEach(v, get(a, "ignoredResourceGroups"))
-    {
-        ks__cfg_pathf(p, sizeof(p), "%s.ignoredResourceGroups[%zu]", path, i++);
-        if (strchr(v->valuestring, '/'))
-            return ks__cfg_invalid(L, p, v, "resource group name can't contain '/'");
-        if (validate_label_name(L, p, v) < 0)
-            return L->rc;
-    }
-    s = get(a, "scoringStrategy");
-    ks__cfg_pathf(p, sizeof(p), "%s.scoringStrategy", path);
-    if (!s)
-        return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: ScoringStrategy field is required",
-                            p);
-    {
-        const char *type = str(s, "type");
-        char q[400];
-        int rtcr_type = type && strcmp(type, "RequestedToCapacityRatio") == 0;
-        ks__cfg_pathf(q, sizeof(q), "%s.type", p);
-        if (!type || (strcmp(type, "LeastAllocated") != 0 && strcmp(type, "MostAllocated") != 0 &&
-                      !rtcr_type))
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Unsupported value: \"%s\": supported values: "
-                                "\"LeastAllocated\", \"MostAllocated\", "
-                                "\"RequestedToCapacityRatio\"",
-                                q, type ? type : "");
-        ks__cfg_pathf(q, sizeof(q), "%s.resources", p);
-        if (validate_resources(L, get(s, "resources"), q) < 0)
-            return L->rc;
-        ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio", p);
-        if (rtcr_type) {
-            const cJSON *r = get(s, "requestedToCapacityRatio");
-            if (!r)
-                return ks__cfg_fail(L, KS_EINVAL,
-                                    "%s: Required value: must be specified when type is "
-                                    "RequestedToCapacityRatio",
-                                    q);
-            ks__cfg_pathf(q, sizeof(q), "%s.requestedToCapacityRatio.shape", p);
-            return validate_shape(L, get(r, "shape"), q);
-        }
-        if (get(s, "requestedToCapacityRatio"))
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Forbidden: must be nil when type is not "
-                                "RequestedToCapacityRatio",
-                                q);
-    }
-    return 0;
-}
-
-static int validate_balanced(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *r;
-    size_t i = 0;
-    cJSON_ArrayForEach(r, get(a, "resources"))
-    {
-        const char *name = str(r, "name");
-        char p[360];
-        for (const cJSON *q = get(a, "resources")->child; q != r; q = q->next) {
-            const char *other = str(q, "name");
-            if (name && other && strcmp(name, other) == 0) {
-                ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].name", path, i);
-                return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"%s\"", p, name);
-            }
-        }
-        if (num(r, "weight", 0) != 1) {
-            ks__cfg_pathf(p, sizeof(p), "%s.resources[%zu].weight", path, i);
-            return ks__cfg_invalid(L, p, get(r, "weight"), "must be 1");
-        }
-        i++;
-    }
-    return 0;
-}
-
-static int validate_pts(cfg_load *L, const cJSON *a, const char *path)
-{
-    const char *type = str(a, "defaultingType");
-    const cJSON *cons = get(a, "defaultConstraints");
-    const cJSON *c;
-    char p[360];
-    size_t i = 0;
-    ks__cfg_pathf(p, sizeof(p), "%s.defaultingType", path);
-    if (!type || (strcmp(type, "System") != 0 && strcmp(type, "List") != 0))
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: Unsupported value: \"%s\": supported values: \"System\", "
-                            "\"List\"",
-                            p, type ? type : "");
-    if (strcmp(type, "System") == 0 && cons && cJSON_GetArraySize(cons) > 0)
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: Invalid value: \"System\": when .defaultConstraints are not "
-                            "empty",
-                            p);
-    cJSON_ArrayForEach(c, cons)
-    {
-        const char *key = str(c, "topologyKey");
-        const char *when = str(c, "whenUnsatisfiable");
-        char q[400];
-        ks__cfg_pathf(p, sizeof(p), "%s.defaultConstraints[%zu]", path, i);
-        if (num(c, "maxSkew", 0) <= 0) {
-            ks__cfg_pathf(q, sizeof(q), "%s.maxSkew", p);
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %" PRId64
-                                              ": not in valid range (0, inf)",
-                                q, num(c, "maxSkew", 0));
-        }
-        ks__cfg_pathf(q, sizeof(q), "%s.topologyKey", p);
-        if (!key || !key[0])
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
-        if (validate_label_name(L, q, get(c, "topologyKey")) < 0)
-            return L->rc;
-        ks__cfg_pathf(q, sizeof(q), "%s.whenUnsatisfiable", p);
-        if (!when || !when[0])
-            return ks__cfg_fail(L, KS_EINVAL, "%s: Required value: can not be empty", q);
-        if (strcmp(when, "DoNotSchedule") != 0 && strcmp(when, "ScheduleAnyway") != 0)
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Unsupported value: \"%s\": supported values: "
-                                "\"DoNotSchedule\", \"ScheduleAnyway\"",
-                                q, when);
-        if (get(c, "labelSelector")) {
-            ks__cfg_pathf(q, sizeof(q), "%s.labelSelector", p);
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Forbidden: constraint must not define a selector, as they "
-                                "deduced for each pod",
-                                q);
-        }
-        for (const cJSON *o = cons->child; o != c; o = o->next) {
-            const char *ok = str(o, "topologyKey"), *ow = str(o, "whenUnsatisfiable");
-            if (ok && ow && strcmp(ok, key) == 0 && strcmp(ow, when) == 0)
-                return ks__cfg_fail(L, KS_EINVAL, "%s: Duplicate value: \"{%s, %s}\"", p, key,
-                                    when);
-        }
-        i++;
-    }
-    return 0;
-}
-
 static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
+    const cJSON *t = get(a, "bindTimeoutSeconds");
     char p[360];
-    if (num(a, "bindTimeoutSeconds", 0) < 0) {
+    if (cJSON_IsNumber(t) && (int64_t)t->valuedouble < 0) {
         ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
-        return ks__cfg_invalid(L, p, get(a, "bindTimeoutSeconds"),
-                       "invalid BindTimeoutSeconds, should not be a negative value");
+        return ks__cfg_invalid(L, p, t, "invalid BindTimeoutSeconds, should not be a negative value");
     }
     if (get(a, "shape")) {
         ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
@@ -787,30 +190,23 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 
 static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 {
-    const char *t = str(a, "filterTimeout");
+    const cJSON *t = get(a, "filterTimeout");
     int64_t ns = 0;
-    if (t && ks__duration_parse(t, &ns) == 0 && ns < 0) {
+    if (cJSON_IsString(t) && ks__duration_parse(t->valuestring, &ns) == 0 && ns < 0) {
         char p[360];
         ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
-        return ks__cfg_invalid(L, p, get(a, "filterTimeout"), "must be zero or positive");
+        return ks__cfg_invalid(L, p, t, "must be zero or positive");
     }
     return 0;
 }
 
-static const args_kind kinds[] = {
-    {"DefaultPreemption", "DefaultPreemptionArgs", SDEF(preemption_f), defaults_preemption,
-     validate_preemption},
-    {"DynamicResources", "DynamicResourcesArgs", SDEF(dra_f), defaults_dra, validate_dra},
-    {"InterPodAffinity", "InterPodAffinityArgs", SDEF(ipa_f), defaults_ipa, validate_ipa},
-    {"NodeAffinity", "NodeAffinityArgs", SDEF(na_f), defaults_none, validate_na},
-    {"NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationArgs", SDEF(balanced_f),
-     defaults_balanced, validate_balanced},
-    {"NodeResourcesFit", "NodeResourcesFitArgs", SDEF(fit_f), defaults_fit, validate_fit},
-    {"PodTopologySpread", "PodTopologySpreadArgs", SDEF(pts_f), defaults_pts, validate_pts},
-    {"VolumeBinding", "VolumeBindingArgs", SDEF(vb_f), defaults_vb, validate_vb},
+static const cfg_args_kind kinds[] = {
+    {"DynamicResources", "DynamicResourcesArgs", KS_ARGS_SCHEMA(NULL, dra_f), defaults_dra,
+     validate_dra},
+    {"VolumeBinding", "VolumeBindingArgs", KS_ARGS_SCHEMA(NULL, vb_f), defaults_vb, validate_vb},
 };
 
-static const args_kind *find_kind(const char *plugin)
+const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin)
 {
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (strcmp(kinds[i].plugin, plugin) == 0)
@@ -818,46 +214,37 @@ static const args_kind *find_kind(const char *plugin)
     return NULL;
 }
 
-const char *ks__cfg_args_kind(const char *plugin)
-{
-    const args_kind *k = find_kind(plugin);
-    return k ? k->kind : NULL;
-}
+/* ---------------------------------------------------------------------------------------------
+ * Qualified names (the rules: the SDK's ks_qualified_name_check; the words: upstream's)
+ * ------------------------------------------------------------------------------------------- */
 
-int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path)
+int ks__cfg_is_qualified_name(const char *s, const char **why)
 {
-    const args_kind *k = find_kind(plugin);
-    const char *kind, *api;
-    int rc;
-    if (!k)
-        return 0;
-    kind = str(args, "kind");
-    api = str(args, "apiVersion");
-    if (get(args, "kind") && (!kind || strcmp(kind, k->kind) != 0))
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: args for plugin %s were not of type "
-                            "kubescheduler.config.k8s.io/%s, got kind %s",
-                            path, plugin, k->kind, kind ? kind : "(not a string)");
-    if (get(args, "apiVersion") && (!api || strcmp(api, KS_CFG_API_VERSION) != 0))
-        return ks__cfg_fail(L, KS_EINVAL, "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"",
-                            path, api ? api : "", KS_CFG_API_VERSION);
-    if ((rc = ks__cfg_args_check(L, args, &k->schema, path, KS_CFG_ARGS_TOP)) < 0)
-        return rc;
-    k->defaults(args);
+    switch (ks_qualified_name_check(s)) {
+    case KS_QNAME_OK:
+        return 1;
+    case KS_QNAME_PREFIX_EMPTY:
+        *why = "prefix part must be non-empty";
+        break;
+    case KS_QNAME_PREFIX_TOO_LONG:
+        *why = "prefix part must be no more than 253 characters";
+        break;
+    case KS_QNAME_PREFIX_CHARS:
+        *why = "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+               "alphanumeric characters, '-' or '.', and must start and end with an "
+               "alphanumeric character";
+        break;
+    case KS_QNAME_NAME_EMPTY:
+        *why = "name part must be non-empty";
+        break;
+    case KS_QNAME_NAME_TOO_LONG:
+        *why = "name part must be no more than 63 characters";
+        break;
+    case KS_QNAME_NAME_CHARS:
+        *why = "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+               "start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', "
+               "or '123-abc')";
+        break;
+    }
     return 0;
-}
-
-int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path)
-{
-    const args_kind *k = find_kind(plugin);
-    return k ? k->validate(L, args, path) : 0;
-}
-
-cJSON *ks__cfg_args_new_default(const char *plugin)
-{
-    const args_kind *k = find_kind(plugin);
-    cJSON *a = cJSON_CreateObject();
-    if (a && k)
-        k->defaults(a);
-    return a;
 }

@@ -21,6 +21,7 @@
 #include <yaml.h>
 
 #include "config/config.h"
+#include "config/registry.h"
 #include "util/duration.h" /* the decoder, the leaderElection checks and the printer */
 
 #define KS_CFG_API_VERSION "kubescheduler.config.k8s.io/v1"
@@ -71,6 +72,9 @@ typedef struct cfg_load {
     size_t budget; /* nodes the YAML -> JSON conversion may still visit (alias bombs) */
     /* leaderElection durations as given, in nanoseconds (0: unset, then defaulted). */
     int64_t lease_ns, renew_ns, retry_ns;
+    /* The plugins known before the file was read (the in-tree module); NULL: none. Their args
+     * schemas and validate_args apply while the file loads. */
+    const struct ks_registry *reg;
 } cfg_load;
 
 /* ---- messages (config_msg.c) ---- */
@@ -85,22 +89,23 @@ int ks__cfg_oom(cfg_load *L);
 /* Decodes the YAML text into L->cfg and L->in. */
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len);
 
-/* ---- defaults and plugin args (config_defaults.c) ---- */
+/* ---- default plugins, unshipped args kinds, qualified names (config_defaults.c) ---- */
 /* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.34. */
 size_t ks__cfg_default_plugins(const ks_plugin_ref **out);
 /* mergePluginSet(defaults, user) into *out (owned copies). */
 int ks__cfg_merge_set(const ks_plugin_set *def, const ks_plugin_set *user, ks_plugin_set *out);
 void ks__cfg_set_free(ks_plugin_set *s);
-/* "<name>Args" when name has an upstream args kind registered, else NULL. */
-const char *ks__cfg_args_kind(const char *plugin);
-/* Checks the shape of args of a known kind (kind/apiVersion, unknown fields, types), drops nulls
- * and fills defaults in place (SetDefaults_<Kind>). path: "profiles[0].pluginConfig[1].args".
- * A plugin without a known kind: nothing to do. */
-int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path);
-/* Validate<Kind> with upstream's messages, on prepared args. */
-int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path);
-/* Fresh defaulted args of a known kind; NULL on out of memory. */
-cJSON *ks__cfg_args_new_default(const char *plugin);
+/* An upstream args kind of a plugin kubesched does not ship yet (VolumeBinding, DynamicResources):
+ * no descriptor declares it, so its schema, SetDefaults_<Kind> and Validate<Kind> stay here until
+ * the plugin lands in plugins/<name>/. */
+typedef struct cfg_args_kind {
+    const char *plugin;
+    const char *kind;
+    ks_args_schema schema;
+    void (*defaults)(cJSON *args);
+    int (*validate)(cfg_load *L, const cJSON *args, const char *path);
+} cfg_args_kind;
+const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin); /* NULL: none */
 /* ---- args against a schema (config_args.c) ---- */
 /* Which keys the top level of args allows besides the schema's fields. */
 enum {
@@ -111,6 +116,18 @@ enum {
  * dropped. top: KS_CFG_ARGS_... bits for the top level of args, 0 for a nested mapping. */
 int ks__cfg_args_check(cfg_load *L, cJSON *args, const ks_args_schema *schema, const char *path,
                        unsigned top);
+/* The args kind of a plugin while the file loads: its descriptor's schema kind when L->reg holds
+ * it, else an unshipped upstream kind (above); NULL: none (its args are not looked at now). */
+const char *ks__cfg_args_kind(const cfg_load *L, const char *plugin);
+/* Checks the shape of args of such a kind (kind/apiVersion, unknown fields, types), drops nulls
+ * and fills defaults in place (the schema's, or SetDefaults_<Kind>). path:
+ * "profiles[0].pluginConfig[1].args". A plugin without a kind: nothing to do. */
+int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const char *path);
+/* On prepared args: the schema's bounds, then the plugin's validate_args (or Validate<Kind>), with
+ * upstream's messages. */
+int ks__cfg_args_validate(cfg_load *L, const char *plugin, const cJSON *args, const char *path);
+/* Fresh defaulted args of such a kind; NULL on out of memory. */
+cJSON *ks__cfg_args_new_default(cfg_load *L, const char *plugin);
 /* A plugin's own schema (ABI 1.3): the kind, the shape check (kubeschedPluginPath allowed), the
  * declared defaults in place, then the declared bounds. */
 int ks__cfg_args_apply_schema(cfg_load *L, const char *plugin, const ks_args_schema *schema,

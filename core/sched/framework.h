@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "sched/cache.h"
+#include "config/config_args.h"
 #include "config/config.h"
 #include "kubesched/plugin.h"
 #include "sched/parallelize.h"
@@ -50,10 +51,6 @@ struct ks_error {
     char msg[512];
 };
 
-struct ks_args {
-    const cJSON *json; /* borrowed(config); may be NULL */
-    char *text;        /* lazily printed JSON, owned */
-};
 
 struct ks_prefilter_result {
     int used; /* the plugin added at least one node: restrict to nodes[] */

@@ -63,37 +63,6 @@ static void h_status_reasonv(ks_status *st, const char *fmt, va_list ap)
 
 /* ---- args ---------------------------------------------------------------------------------- */
 
-/* Resolves "a.b[2].c" from root; NULL when any step is missing. */
-static const cJSON *resolve(const cJSON *root, const char *path)
-{
-    const cJSON *cur = root;
-    const char *p = path;
-    char key[128];
-    while (cur && *p) {
-        if (*p == '.') {
-            p++;
-            continue;
-        }
-        if (*p == '[') {
-            char *end;
-            long idx = strtol(p + 1, &end, 10);
-            if (*end != ']' || !cJSON_IsArray(cur))
-                return NULL;
-            cur = cJSON_GetArrayItem(cur, (int)idx);
-            p = end + 1;
-            continue;
-        }
-        size_t n = strcspn(p, ".[");
-        if (n >= sizeof(key) || !cJSON_IsObject(cur))
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        cur = cJSON_GetObjectItemCaseSensitive(cur, key);
-        p += n;
-    }
-    return cur;
-}
-
 static const char *h_args_json(const ks_args *a)
 {
     struct ks_args *args = (struct ks_args *)a;
@@ -106,7 +75,7 @@ static const char *h_args_json(const ks_args *a)
 
 static const cJSON *arg(const ks_args *a, const char *path)
 {
-    return a && a->json ? resolve(a->json, path) : NULL;
+    return a && a->json ? ks__args_resolve(a->json, path) : NULL;
 }
 
 static int h_args_get_string(const ks_args *a, const char *path, const char **out)

@@ -301,4 +301,6 @@ const ks_plugin_desc ks_plugin_default_preemption = {
     .destroy = default_preemption_destroy,
     .post_filter = default_preemption_post_filter,
     .events_to_register = default_preemption_events,
+    .args_schema = &dp_args_schema,
+    .validate_args = dp_validate_args,
 };

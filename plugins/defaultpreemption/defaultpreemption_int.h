@@ -94,4 +94,9 @@ KS_HIDDEN void dp_select_victims(ks_cycle *cycle, const ks_pod *pod, const ks_no
 /* Fills a dp_pod from the host. */
 KS_HIDDEN void dp_pod_init(dp_pod *d, const ks_pod *pod);
 
+/* args.c: DefaultPreemptionArgs, checked and defaulted by kubesched while it loads the
+ * configuration (the descriptor's args_schema and validate_args). */
+extern const ks_args_schema dp_args_schema;
+int dp_validate_args(const ks_args *args, ks_args_error *err);
+
 #endif

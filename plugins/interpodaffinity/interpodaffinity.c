@@ -52,6 +52,15 @@ static size_t ipa_events(void *self, ks_cluster_event *out, size_t cap)
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+/* InterPodAffinityArgs (upstream SetDefaults_InterPodAffinityArgs, ValidateInterPodAffinityArgs):
+ * kubesched checks the shape, fills the defaults and checks the weight's range while it loads the
+ * configuration, so create() reads valid args. */
+static const ks_arg_field ipa_arg_fields[] = {
+    {"hardPodAffinityWeight", KS_ARG_INT32, NULL, "1", KS_ARG_BOUNDED, 0, 100},
+    {"ignorePreferredTermsOfExistingPods", KS_ARG_BOOL, NULL, "false", 0, 0, 0},
+};
+static const ks_args_schema ipa_args_schema = KS_ARGS_SCHEMA("InterPodAffinityArgs", ipa_arg_fields);
+
 const ks_plugin_desc ks_plugin_inter_pod_affinity = {
     .size = sizeof(ks_plugin_desc),
     .name = IPA_NAME,
@@ -65,4 +74,5 @@ const ks_plugin_desc ks_plugin_inter_pod_affinity = {
     .score = ipa_score,
     .normalize_score = ipa_normalize_score,
     .events_to_register = ipa_events,
+    .args_schema = &ipa_args_schema,
 };

@@ -945,6 +945,10 @@ static size_t node_affinity_events(void *self, ks_cluster_event *out, size_t cap
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+/* args.c: NodeAffinityArgs, checked by kubesched while it loads the configuration. */
+extern const ks_args_schema na_args_schema;
+int na_validate_args(const ks_args *args, ks_args_error *err);
+
 const ks_plugin_desc ks_plugin_node_affinity = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeAffinity",
@@ -956,4 +960,6 @@ const ks_plugin_desc ks_plugin_node_affinity = {
     .score = node_affinity_score,
     .normalize_score = node_affinity_normalize,
     .events_to_register = node_affinity_events,
+    .args_schema = &na_args_schema,
+    .validate_args = na_validate_args,
 };

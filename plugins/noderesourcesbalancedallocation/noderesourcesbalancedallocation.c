@@ -11,9 +11,11 @@
  *             std = 0 for one fraction, |f1 - f2| / 2 for two, the population standard deviation
  *             for more; score = int64((1 - std) * 100). No NormalizeScore.
  *
- * Args (pluginConfig): resources [{name, weight}]; absent or empty means cpu:1 and memory:1 (the
- * config layer fills the same default). Upstream validation: names unique, every weight 1 (an
- * unset weight defaults to 1). The weights take no part in the score.
+ * Args (pluginConfig, NodeResourcesBalancedAllocationArgs, declared below): resources [{name,
+ * weight}]; absent or empty means cpu:1 and memory:1, an unset or 0 weight is 1 (kubesched fills
+ * these defaults while it loads the configuration; create() applies the same ones when args are
+ * missing). Upstream validation (balanced_validate_args): names unique, every weight 1. The
+ * weights take no part in the score.
  */
 #include <math.h>
 #include <stdio.h>
@@ -213,6 +215,48 @@ static ks_code balanced_score(void *self, ks_cycle *cycle, const ks_pod *pod,
     return KS_SUCCESS;
 }
 
+/* NodeResourcesBalancedAllocationArgs: upstream SetDefaults_NodeResourcesBalancedAllocationArgs
+ * as declared defaults, ValidateNodeResourcesBalancedAllocationArgs below. */
+static const ks_arg_field resource_spec_fields[] = {
+    {"name", KS_ARG_STRING, NULL, NULL, 0, 0, 0},
+    {"weight", KS_ARG_INT64, NULL, "1", KS_ARG_DEFAULT_IF_ZERO, 0, 0},
+};
+static const ks_args_schema resource_spec = KS_ARGS_SCHEMA(NULL, resource_spec_fields);
+static const ks_arg_field balanced_arg_fields[] = {
+    {"resources", KS_ARG_OBJECT_LIST, &resource_spec,
+     "[{\"name\": \"cpu\", \"weight\": 1}, {\"name\": \"memory\", \"weight\": 1}]",
+     KS_ARG_DEFAULT_IF_ZERO, 0, 0},
+};
+static const ks_args_schema balanced_args_schema =
+    KS_ARGS_SCHEMA("NodeResourcesBalancedAllocationArgs", balanced_arg_fields);
+
+/* Names unique (the first repeat is reported), then every weight 1. Main thread, at config load. */
+static int balanced_validate_args(const ks_args *args, ks_args_error *err)
+{
+    size_t n = 0;
+    char p[64];
+    (void)ks_args_count(args, "resources", &n);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = NULL, *other = NULL;
+        int64_t w = 0;
+        snprintf(p, sizeof(p), "resources[%zu].name", i);
+        (void)ks_args_get_string(args, p, &name);
+        for (size_t j = 0; j < i && name; j++) {
+            snprintf(p, sizeof(p), "resources[%zu].name", j);
+            other = NULL;
+            if (ks_args_get_string(args, p, &other) == 0 && strcmp(name, other) == 0) {
+                snprintf(p, sizeof(p), "resources[%zu].name", i);
+                return ks_args_fail(err, p, "Duplicate value: \"%s\"", name);
+            }
+        }
+        snprintf(p, sizeof(p), "resources[%zu].weight", i);
+        (void)ks_args_get_int(args, p, &w);
+        if (w != 1)
+            return ks_args_invalid(err, p, "must be 1");
+    }
+    return 0;
+}
+
 const ks_plugin_desc ks_plugin_node_resources_balanced_allocation = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeResourcesBalancedAllocation",
@@ -220,4 +264,6 @@ const ks_plugin_desc ks_plugin_node_resources_balanced_allocation = {
     .destroy = balanced_destroy,
     .pre_score = balanced_pre_score,
     .score = balanced_score,
+    .args_schema = &balanced_args_schema,
+    .validate_args = balanced_validate_args,
 };

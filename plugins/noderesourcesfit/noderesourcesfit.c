@@ -17,8 +17,9 @@
  *              integer arithmetic as upstream. No NormalizeScore.
  *
  * Args (pluginConfig): ignoredResources, ignoredResourceGroups, scoringStrategy {type, resources
- * [{name, weight}], requestedToCapacityRatio {shape [{utilization, score}]}}. The config layer fills
- * upstream's defaults; create() applies the same ones when args are missing (LeastAllocated over
+ * [{name, weight}], requestedToCapacityRatio {shape [{utilization, score}]}}. args.c declares them
+ * (NodeResourcesFitArgs: schema, upstream's defaults, ValidateNodeResourcesFitArgs), which
+ * kubesched applies while it loads the configuration; create() applies the same ones when args are missing (LeastAllocated over
  * cpu:1, memory:1; a weight of 0 means 1, as v1 defaulting) and rejects invalid values with a
  * message naming the field.
  */
@@ -27,6 +28,10 @@
 
 #include "kubesched/plugin.h"
 #include "../common/resources.h"
+
+/* args.c */
+extern const ks_args_schema fit_args_schema;
+int fit_validate_args(const ks_args *args, ks_args_error *err);
 
 #define MAX_CUSTOM_PRIORITY_SCORE 10 /* RTCR shape scores are 0..10, scaled by 100/10 */
 #define MAX_UTILIZATION 100
@@ -109,59 +114,34 @@ static void *zalloc(size_t n)
     return p;
 }
 
-static int is_alnum(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* RFC 1123 subdomain: lower-case alphanumerics, '-' and '.', alphanumeric at both ends. */
-static const char *check_dns_subdomain(const char *s, size_t len)
-{
-    if (len == 0)
-        return "prefix part must be non-empty";
-    if (len > 253)
-        return "prefix part must be no more than 253 characters";
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-        if (!ok)
-            return "prefix part must be a lowercase RFC 1123 subdomain";
-    }
-    if (!is_alnum(s[0]) || !is_alnum(s[len - 1]))
-        return "prefix part must be a lowercase RFC 1123 subdomain";
-    return NULL;
-}
-
 /* Upstream metav1validation.ValidateLabelName (IsQualifiedName): [prefix/]name, name 1..63
- * characters of alphanumerics, '-', '_', '.', starting and ending alphanumeric. NULL when valid. */
+ * characters of alphanumerics, '-', '_', '.', starting and ending alphanumeric. NULL when valid.
+ * The rules are the SDK's (ks_qualified_name_check, which splits at the last '/'; with at most one
+ * '/' that is the first one); the words, and the refusal of a second '/', are create()'s own. */
 static const char *check_qualified_name(const char *s)
 {
     const char *slash = strchr(s, '/');
-    const char *name = s;
-    if (slash) {
-        if (strchr(slash + 1, '/'))
-            return "a qualified name must consist of an optional DNS subdomain prefix and '/' "
-                   "followed by a name";
-        const char *e = check_dns_subdomain(s, (size_t)(slash - s));
-        if (e)
-            return e;
-        name = slash + 1;
-    }
-    size_t len = strlen(name);
-    if (len == 0)
+    if (slash && strchr(slash + 1, '/'))
+        return "a qualified name must consist of an optional DNS subdomain prefix and '/' "
+               "followed by a name";
+    switch (ks_qualified_name_check(s)) {
+    case KS_QNAME_OK:
+        return NULL;
+    case KS_QNAME_PREFIX_EMPTY:
+        return "prefix part must be non-empty";
+    case KS_QNAME_PREFIX_TOO_LONG:
+        return "prefix part must be no more than 253 characters";
+    case KS_QNAME_PREFIX_CHARS:
+        return "prefix part must be a lowercase RFC 1123 subdomain";
+    case KS_QNAME_NAME_EMPTY:
         return "name part must be non-empty";
-    if (len > 63)
+    case KS_QNAME_NAME_TOO_LONG:
         return "name part must be no more than 63 characters";
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        if (!is_alnum(c) && c != '-' && c != '_' && c != '.')
-            return "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-                   "start and end with an alphanumeric character";
+    case KS_QNAME_NAME_CHARS:
+        break;
     }
-    if (!is_alnum(name[0]) || !is_alnum(name[len - 1]))
-        return "name part must consist of alphanumeric characters, '-', '_' or '.', and must "
-               "start and end with an alphanumeric character";
-    return NULL;
+    return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+           "and end with an alphanumeric character";
 }
 
 /* Array length at path: 0 when absent; -1 (with err set) when it is not an array. */
@@ -640,4 +620,6 @@ const ks_plugin_desc ks_plugin_node_resources_fit = {
     .pre_score = fit_pre_score,
     .score = fit_score,
     .events_to_register = fit_events,
+    .args_schema = &fit_args_schema,
+    .validate_args = fit_validate_args,
 };

@@ -183,4 +183,6 @@ const ks_plugin_desc ks_plugin_pod_topology_spread = {
     .score = pts_score,
     .normalize_score = pts_normalize_score,
     .events_to_register = pts_events,
+    .args_schema = &pts_args_schema,
+    .validate_args = pts_validate_args,
 };

@@ -187,4 +187,9 @@ KS_HIDDEN int pts_cache_fill(const pts_plugin *pl, ks_cycle *cycle, const ks_pod
                              const pts_constraint *cs, size_t n, int explicit_, ks_sym ns,
                              struct pts_table *tables);
 
+/* args.c: PodTopologySpreadArgs, checked and defaulted by kubesched while it loads the
+ * configuration (the descriptor's args_schema and validate_args). */
+extern const ks_args_schema pts_args_schema;
+int pts_validate_args(const ks_args *args, ks_args_error *err);
+
 #endif

@@ -29,6 +29,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -356,7 +357,10 @@ enum {
     KS_ARG_DEFAULT_IF_ZERO = 1u << 0,
     /* An integer field must lie in [min, max]; else "<path>: Invalid value: N: not in valid range
      * [min, max]". Checked after the defaults. */
-    KS_ARG_BOUNDED = 1u << 1
+    KS_ARG_BOUNDED = 1u << 1,
+    /* With KS_ARG_DEFAULT_IF_ZERO: a zero value is removed and the default added after the
+     * other keys (validate-config prints the args in key order). */
+    KS_ARG_DEFAULT_LAST = 1u << 2
 };
 
 typedef struct ks_args_schema ks_args_schema;
@@ -381,13 +385,111 @@ typedef struct ks_arg_field {
  * profiles[0].pluginConfig[2].args: unknown field \"minCPUU\" (valid: minCPU, ...)"), a null
  * value counts as unset, the defaults are filled in (validate-config prints the result), then the
  * bounds are checked. At the top level `apiVersion`, `kind` and kubesched's `kubeschedPluginPath`
- * are always allowed. Rules across fields stay in create(), whose ks_error_set message
- * validate-config reports too. Static storage; read on the main thread only. */
+ * are always allowed (kubeschedPluginPath not for the in-tree plugins, whose args kubesched checks
+ * as soon as it reads the file). Rules across fields go in the descriptor's validate_args (ABI
+ * 1.3), with upstream's message and field path; create() may still refuse with ks_error_set,
+ * which validate-config reports too. Static storage; read on the main thread only. */
 struct ks_args_schema {
     const char *kind; /* top level: "MyPluginArgs"; a `kind` given must match. NULL: any */
     uint32_t nfields;
     const ks_arg_field *fields;
 };
+
+/* What a plugin's validate_args (ABI 1.3) reports: plain data the host hands in zeroed and reads
+ * back when validate_args returns non-zero. The host prints "FILE: <args path>.<field>: <detail>"
+ * ("profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: ..."), or, when
+ * `invalid` is set, upstream's field.Invalid "FILE: <args path>.<field>: Invalid value: <the value
+ * at field, as JSON>: <detail>". Fill it with ks_args_fail / ks_args_invalid below. */
+typedef struct ks_args_error {
+    uint32_t invalid;  /* OUT: 1: field.Invalid (the host prints the value), 0: detail as is */
+    char field[256];   /* OUT: the path inside args ("a.b[2].c"); "" for the args themselves */
+    char detail[512];  /* OUT: what follows "<path>: " (or "Invalid value: <value>: ") */
+} ks_args_error;
+
+/* Fill *e and return KS_EINVAL, so that validate_args can `return ks_args_fail(...)`. field is
+ * copied as is (build it with snprintf); the detail is a printf format. Static inline: no host
+ * call. */
+static inline int ks_args_error_setv_(ks_args_error *e, uint32_t invalid, const char *field,
+                                      const char *fmt, va_list ap)
+{
+    e->invalid = invalid;
+    snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
+    vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+    return KS_EINVAL;
+}
+/* "<path>.<field>: <detail>", e.g. ks_args_fail(e, "scoringStrategy", "Required value: ..."). */
+static inline KS_PRINTF(3, 4) int ks_args_fail(ks_args_error *e, const char *field,
+                                               const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = ks_args_error_setv_(e, 0, field, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+/* "<path>.<field>: Invalid value: <value at field>: <detail>" (upstream field.Invalid). */
+static inline KS_PRINTF(3, 4) int ks_args_invalid(ks_args_error *e, const char *field,
+                                                  const char *fmt, ...)
+{
+    va_list ap;
+    int rc;
+    va_start(ap, fmt);
+    rc = ks_args_error_setv_(e, 1, field, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Which rule of a Kubernetes qualified name ("[prefix/]name": a label key, a resource name) a
+ * string breaks, as upstream's validation.IsQualifiedName checks them in order: the prefix (before
+ * the last '/') is a non-empty lowercase RFC 1123 subdomain of at most 253 characters, the name is
+ * 1 to 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric. Each caller
+ * words its own message for each rule. Pure; any thread. */
+typedef enum ks_qname_rule {
+    KS_QNAME_OK = 0,
+    KS_QNAME_PREFIX_EMPTY = 1,    /* "/name" */
+    KS_QNAME_PREFIX_TOO_LONG = 2, /* more than 253 characters */
+    KS_QNAME_PREFIX_CHARS = 3,    /* not a lowercase RFC 1123 subdomain */
+    KS_QNAME_NAME_EMPTY = 4,      /* "" or "prefix/" */
+    KS_QNAME_NAME_TOO_LONG = 5,   /* more than 63 characters */
+    KS_QNAME_NAME_CHARS = 6       /* a character outside [A-Za-z0-9-_.], or at an end */
+} ks_qname_rule;
+
+static inline ks_qname_rule ks_qualified_name_check(const char *s)
+{
+    const char *slash = NULL, *name;
+    size_t nl;
+    for (const char *c = s; *c; c++)
+        if (*c == '/')
+            slash = c;
+    name = slash ? slash + 1 : s;
+    for (nl = 0; name[nl]; nl++)
+        ;
+    if (slash) {
+        size_t pl = (size_t)(slash - s);
+        if (pl == 0)
+            return KS_QNAME_PREFIX_EMPTY;
+        if (pl > 253)
+            return KS_QNAME_PREFIX_TOO_LONG;
+        for (size_t i = 0; i < pl; i++) {
+            char c = s[i];
+            int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!alnum && !((c == '-' || c == '.') && i > 0 && i + 1 < pl))
+                return KS_QNAME_PREFIX_CHARS;
+        }
+    }
+    if (nl == 0)
+        return KS_QNAME_NAME_EMPTY;
+    if (nl > 63)
+        return KS_QNAME_NAME_TOO_LONG;
+    for (size_t i = 0; i < nl; i++) {
+        char c = name[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && !((c == '-' || c == '_' || c == '.') && i > 0 && i + 1 < nl))
+            return KS_QNAME_NAME_CHARS;
+    }
+    return KS_QNAME_OK;
+}
 
 /* A schema over a static array of fields: KS_ARGS_SCHEMA("MyArgs", my_fields). */
 #define KS_ARGS_SCHEMA(kind, fields)                                                            \
@@ -476,6 +578,14 @@ typedef struct ks_plugin_desc {
      * storage of the plugin; the host reads it on the main thread while loading the
      * configuration. */
     const ks_args_schema *args_schema;
+    /* Rules across fields of the args (upstream's Validate<Kind>Args), run while kubesched loads
+     * the configuration, after args_schema's shape check, defaults and bounds, so validate-config
+     * and every command refuse bad args with the file and the field path before any create().
+     * Read the args with the ks_args_get_... accessors; on a violation fill *err with
+     * ks_args_fail() / ks_args_invalid() and return KS_EINVAL, else return 0. args and err:
+     * borrowed for the call. Main thread; the module's init has run; no plugin instance exists
+     * yet, so it must not touch anything but args. NULL: no such rules. */
+    int (*validate_args)(const ks_args *args, ks_args_error *err);
 } ks_plugin_desc;
 
 /* ---------------------------------------------------------------------------------------------

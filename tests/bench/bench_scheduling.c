@@ -185,7 +185,7 @@ int main(int argc, char **argv)
     if (!reg ||
         ks__loader_register_linked(reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN, ks__host_api(), err,
                                    sizeof(err)) != 0 ||
-        ks__config_default(&cfg, err, sizeof(err)) != 0 || ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
+        ks__config_default(reg, &cfg, err, sizeof(err)) != 0 || ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         unlink(path);
         return 1;

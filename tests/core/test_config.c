@@ -17,13 +17,23 @@
 #include "config/registry.h"
 #include "harness.h"
 
+/* The registry every load sees: the in-tree module, registered before the file is read as main.c
+ * does (its plugins' args schemas and rules apply while the file loads). One per test process. */
+static ks_registry *cfg_registry(void)
+{
+    static ks_registry *reg;
+    if (!reg)
+        reg = th_registry_new();
+    return reg;
+}
+
 #define HDR "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 
 static ks_config *load_ok(const char *yaml)
 {
     char err[2048] = "";
     ks_config *cfg = NULL;
-    int rc = ks__config_load_string(yaml, "cfg.yaml", &cfg, err, sizeof(err));
+    int rc = ks__config_load_string(cfg_registry(), yaml, "cfg.yaml", &cfg, err, sizeof(err));
     cr_assert_eq(rc, 0, "load failed (%d): %s", rc, err);
     cr_assert_not_null(cfg);
     return cfg;
@@ -34,7 +44,7 @@ static const char *load_err(const char *yaml)
 {
     static char err[2048];
     ks_config *cfg = (ks_config *)1;
-    int rc = ks__config_load_string(yaml, "cfg.yaml", &cfg, err, sizeof(err));
+    int rc = ks__config_load_string(cfg_registry(), yaml, "cfg.yaml", &cfg, err, sizeof(err));
     cr_assert_lt(rc, 0, "expected a failure, got rc %d", rc);
     cr_assert_null(cfg);
     cr_assert_neq(err[0], '\0');
@@ -111,7 +121,7 @@ Test(config, default_config_is_the_minimal_one)
 {
     char err[512];
     ks_config *c = NULL;
-    cr_assert_eq(ks__config_default(&c, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_default(cfg_registry(), &c, err, sizeof(err)), 0, "%s", err);
     assert_global_defaults(c);
     cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 19);
     ks__config_free(c);
@@ -440,6 +450,92 @@ Test(config, missing_fields_of_known_args_are_filled)
     ks__config_free(c);
 }
 
+/* SetDefaults_* that are not "if unset": an unset or zero weight is 1, an empty resource list is
+ * the cpu/memory default, an empty defaultingType is System (each plugin's args schema). */
+Test(config, zero_values_of_known_args_get_their_defaults)
+{
+    ks_config *c = load_ok(HDR "profiles:\n- pluginConfig:\n"
+                               "  - name: NodeResourcesBalancedAllocation\n"
+                               "    args: {resources: [{name: cpu, weight: 0}, {name: memory}]}\n"
+                               "  - name: NodeResourcesFit\n"
+                               "    args: {scoringStrategy: {type: MostAllocated, resources: []}}\n"
+                               "  - name: PodTopologySpread\n"
+                               "    args: {defaultingType: \"\"}\n");
+    const ks_profile_config *p = &c->profiles[0];
+    cr_assert_str_eq(json(pc_find(p, "NodeResourcesBalancedAllocation")->args),
+                     "{\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\","
+                     "\"weight\":1}]}");
+    cr_assert_str_eq(json(pc_find(p, "NodeResourcesFit")->args),
+                     "{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":[{\"name\":"
+                     "\"cpu\",\"weight\":1},{\"name\":\"memory\",\"weight\":1}]}}");
+    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args), "{\"defaultingType\":\"System\"}");
+    ks__config_free(c);
+}
+
+/* ValidateNodeAffinityArgs: each rule of a required term's requirements, with its field path. */
+Test(config, node_affinity_args_requirements_are_validated)
+{
+    static const struct {
+        const char *term, *msg;
+    } cases[] = {
+        {"matchFields: [{key: spec.x, operator: In, values: [a]}]",
+         "matchFields[0].key: Invalid value: \"spec.x\": not a valid field selector key (valid: "
+         "metadata.name)"},
+        {"matchFields: [{key: metadata.name, operator: Exists}]",
+         "matchFields[0].operator: Unsupported value: \"Exists\": supported values: \"In\", "
+         "\"NotIn\""},
+        {"matchFields: [{key: metadata.name, operator: In, values: [a, b]}]",
+         "matchFields[0].values: Required value: must be only one value when `operator` is 'In' "
+         "or 'NotIn' for node field selector"},
+        {"matchExpressions: [{operator: Exists}]", "matchExpressions[0].key: Required value"},
+        {"matchExpressions: [{key: \"a b\", operator: Exists}]",
+         "matchExpressions[0].key: Invalid value: \"a b\": name part must consist of"},
+        {"matchExpressions: [{key: a, operator: In}]",
+         "matchExpressions[0].values: Required value: for 'in', 'notin' operators, values set "
+         "can't be empty"},
+        {"matchExpressions: [{key: a, operator: Exists, values: [x]}]",
+         "matchExpressions[0].values: Forbidden: values set must be empty for exists and does not "
+         "exist"},
+        {"matchExpressions: [{key: a, operator: Gt, values: []}]",
+         "matchExpressions[0].values: Required value: for 'Gt', 'Lt' operators, exactly one value "
+         "is required"},
+        {"matchExpressions: [{key: a, operator: Lt, values: [x]}]",
+         "matchExpressions[0].values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the "
+         "value must be an integer"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char yaml[1024];
+        snprintf(yaml, sizeof(yaml),
+                 HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                     "      addedAffinity:\n"
+                     "        requiredDuringSchedulingIgnoredDuringExecution:\n"
+                     "          nodeSelectorTerms:\n"
+                     "          - {matchExpressions: [{key: ok, operator: Exists}]}\n"
+                     "          - {%s}\n",
+                 cases[i].term);
+        expect_error(yaml,
+                     "profiles[0].pluginConfig[0].args.addedAffinity."
+                     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].",
+                     cases[i].msg);
+        snprintf(yaml, sizeof(yaml),
+                 HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                     "      addedAffinity:\n"
+                     "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                     "        - {weight: 3, preference: {%s}}\n",
+                 cases[i].term);
+        expect_error(yaml,
+                     "profiles[0].pluginConfig[0].args.addedAffinity."
+                     "preferredDuringSchedulingIgnoredDuringExecution[0].preference.",
+                     cases[i].msg);
+    }
+    ks__config_free(load_ok(HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n"
+                                "      addedAffinity:\n"
+                                "        preferredDuringSchedulingIgnoredDuringExecution:\n"
+                                "        - {weight: 3, preference: {matchExpressions: [{key: a, "
+                                "operator: Gt, values: [\"5\"]}], matchFields: [{key: "
+                                "metadata.name, operator: NotIn, values: [node1]}]}}\n"));
+}
+
 Test(config, out_of_tree_args_convert_like_sigs_yaml)
 {
     ks_config *c = load_ok(HDR "profiles:\n- pluginConfig:\n"
@@ -483,7 +579,7 @@ Test(config, plugin_path_resolves_against_the_config_directory)
 {
     char err[1024];
     ks_config *c = NULL;
-    int rc = ks__config_load_string(PLUGIN_PATH_CFG, "/etc/kubesched/cfg.yaml", &c, err,
+    int rc = ks__config_load_string(cfg_registry(), PLUGIN_PATH_CFG, "/etc/kubesched/cfg.yaml", &c, err,
                                     sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(c->dir, "/etc/kubesched");
@@ -508,7 +604,7 @@ Test(config, plugin_path_from_a_file_uses_the_file_directory)
     char err[1024];
     ks_config *c = NULL;
     const char *path = KS_SOURCE_DIR "/tests/fixtures/config/out_of_tree.yaml";
-    int rc = ks__config_load_file(path, &c, err, sizeof(err));
+    int rc = ks__config_load_file(cfg_registry(), path, &c, err, sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(c->path, path);
     cr_assert_eq(c->nprofiles, 2);
@@ -521,7 +617,7 @@ Test(config, missing_file_is_an_io_error)
 {
     char err[1024];
     ks_config *c = (ks_config *)1;
-    int rc = ks__config_load_file("/nonexistent/kubesched.yaml", &c, err, sizeof(err));
+    int rc = ks__config_load_file(cfg_registry(), "/nonexistent/kubesched.yaml", &c, err, sizeof(err));
     cr_assert_eq(rc, KS_EIO);
     cr_assert_null(c);
     assert_has(err, "/nonexistent/kubesched.yaml: cannot open the configuration");
@@ -1028,7 +1124,7 @@ static size_t expected_unavailable(const char **names, size_t cap)
     const char *const *all;
     size_t nall = ks__registry_unavailable_defaults(&all), n = 0;
     const ks_plugin_set *mp;
-    cr_assert_eq(ks__config_default(&def, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_default(cfg_registry(), &def, err, sizeof(err)), 0, "%s", err);
     mp = &def->profiles[0].plugins[KS_PT_MULTI];
     for (size_t i = 0; i < mp->nenabled; i++)
         for (size_t j = 0; j < nall; j++)
@@ -1274,7 +1370,7 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
     ks_registry *reg = th_registry_new();
     ks_profile_plan *plans = NULL;
     cr_assert_not_null(reg);
-    cr_assert_eq(ks__config_default(&c, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_default(cfg_registry(), &c, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(plans[0].npoint[KS_PT_QUEUE_SORT], 1);
     cr_assert_str_eq(plans[0].point[KS_PT_QUEUE_SORT][0].name, "PrioritySort");
@@ -1407,6 +1503,53 @@ Test(config, out_of_tree_arg_of_the_wrong_type_is_refused)
                           "string, got a list");
     ks__registry_free(reg);
     ks__config_free(c);
+}
+
+/* An out-of-tree plugin's validate_args (ABI 1.3) goes through the same path as the in-tree
+ * ones: its ks_args_error gets the file and the pluginConfig path. */
+static int fake_rules_validate(const ks_args *args, ks_args_error *err)
+{
+    int64_t lo = 0, hi = 0;
+    (void)ks_args_get_int(args, "low", &lo);
+    (void)ks_args_get_int(args, "high", &hi);
+    if (hi < lo)
+        return ks_args_invalid(err, "high", "must be at least low (%lld)", (long long)lo);
+    return 0;
+}
+static const ks_arg_field rules_arg_fields[] = {
+    {.name = "low", .type = KS_ARG_INT64, .default_json = "1"},
+    {.name = "high", .type = KS_ARG_INT64, .default_json = "10"},
+};
+static const ks_args_schema rules_args = KS_ARGS_SCHEMA("FakeRulesArgs", rules_arg_fields);
+static const ks_plugin_desc fake_rules = {.size = sizeof(ks_plugin_desc),
+                                          .name = "FakeRules",
+                                          .filter = fake_filter,
+                                          .args_schema = &rules_args,
+                                          .validate_args = fake_rules_validate};
+
+Test(config, out_of_tree_validate_args_reports_with_the_field_path)
+{
+    char err[1024] = "";
+    ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: "
+                               "FakeRules}]\n  pluginConfig:\n  - name: FakeRules\n"
+                               "    args: {low: 5, high: 3}\n");
+    ks_registry *reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &fake_rules, "/opt/ks/librules.so", err, sizeof(err)), 0);
+    cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.high: Invalid value: 3: "
+                          "must be at least low (5)");
+    ks__registry_free(reg);
+    ks__config_free(c);
+    /* Registered before the file loads (as the in-tree module is), it is checked by the load. */
+    reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &fake_rules, "test", err, sizeof(err)), 0);
+    cr_assert_lt(ks__config_load_string(reg, HDR "profiles:\n- pluginConfig:\n  - name: FakeRules\n"
+                                             "    args: {low: 50}\n",
+                                        "cfg.yaml", &c, err, sizeof(err)),
+                 0);
+    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.high: Invalid value: 10: "
+                          "must be at least low (50)");
+    ks__registry_free(reg);
 }
 
 Test(config, print_shows_the_declared_defaults_of_out_of_tree_args)

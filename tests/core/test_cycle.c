@@ -167,7 +167,7 @@ static void start_with(const char *yaml, uint64_t seed, int metrics)
     cr_assert_eq(ks__registry_add(t.reg, &recorder_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &flat_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &denier_desc, "test", err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0, "%s",
+    cr_assert_eq(ks__config_load_string(t.reg, yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0, "%s",
                  err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
     if (metrics) {

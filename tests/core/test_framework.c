@@ -260,8 +260,8 @@ static void world_new(const char *reca_args, const char *recb_args, int with_def
              "    args: %s\n",
              with_default_binder ? ", {name: DefaultBinder}" : "", reca_args ? reca_args : "{}",
              recb_args ? recb_args : "{}");
-    cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
     W.reg = th_registry_new();
+    cr_assert_eq(ks__config_load_string(W.reg, yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(W.reg, &reca_desc, "test", err, sizeof(err)), 0);
     cr_assert_eq(ks__registry_add(W.reg, &recb_desc, "test", err, sizeof(err)), 0);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);

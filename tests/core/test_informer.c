@@ -114,12 +114,12 @@ static void setup(void)
     char err[1024] = "";
     memset(&W, 0, sizeof(W));
     ks__host_init();
-    cr_assert_eq(ks__config_load_string("apiVersion: kubescheduler.config.k8s.io/v1\n"
+    W.reg = th_registry_new();
+    cr_assert_eq(ks__config_load_string(W.reg, "apiVersion: kubescheduler.config.k8s.io/v1\n"
                                         "kind: KubeSchedulerConfiguration\n"
                                         "profiles:\n- schedulerName: kubesched\n",
                                         "test.yaml", &W.cfg, err, sizeof(err)),
                  0, "%s", err);
-    W.reg = th_registry_new();
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.src.sched, err, sizeof(err)), 0, "%s", err);

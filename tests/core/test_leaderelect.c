@@ -327,7 +327,7 @@ Test(leaderelect, given_flags_override_the_file_and_the_others_keep_it)
                                    sizeof err),
                  1);
     ks_config *c = NULL;
-    cr_assert_eq(ks__config_load_string_flags(yaml, "cfg.yaml", &f, &c, err, sizeof err), 0, "%s",
+    cr_assert_eq(ks__config_load_string_flags(NULL, yaml, "cfg.yaml", &f, &c, err, sizeof err), 0, "%s",
                  err);
     cr_assert_eq(c->leader_election.leader_elect, 1);
     cr_assert_eq(c->leader_election.lease_duration_ms, 30000);
@@ -343,7 +343,7 @@ Test(leaderelect, given_flags_override_the_file_and_the_others_keep_it)
     cr_assert_eq(
         ks__le_parse_flag(&g, "--leader-elect-resource-name", "kubesched", &used, err, sizeof err),
         1);
-    cr_assert_eq(ks__config_load_string_flags(HDR, "cfg.yaml", &g, &c, err, sizeof err), 0, "%s",
+    cr_assert_eq(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0, "%s",
                  err);
     cr_assert_str_eq(c->leader_election.resource_name, "kubesched");
     cr_assert_eq(c->leader_election.lease_duration_ms, 15000);
@@ -361,7 +361,7 @@ Test(leaderelect, validation_runs_after_the_flags)
     cr_assert_eq(
         ks__le_parse_flag(&f, "--leader-elect-lease-duration=20s", NULL, &used, err, sizeof err),
         1);
-    cr_assert_eq(ks__config_load_string_flags(bad_file, "cfg.yaml", &f, &c, err, sizeof err), 0,
+    cr_assert_eq(ks__config_load_string_flags(NULL, bad_file, "cfg.yaml", &f, &c, err, sizeof err), 0,
                  "%s", err);
     ks__config_free(c);
 
@@ -369,7 +369,7 @@ Test(leaderelect, validation_runs_after_the_flags)
     ks_leader_election_flags g = {0};
     cr_assert_eq(
         ks__le_parse_flag(&g, "--leader-elect-renew-deadline", "15s", &used, err, sizeof err), 1);
-    cr_assert_lt(ks__config_load_string_flags(HDR, "cfg.yaml", &g, &c, err, sizeof err), 0);
+    cr_assert_lt(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0);
     cr_assert_str_eq(
         err, "cfg.yaml: leaderElection.leaseDuration: Invalid value: \"15s\": LeaseDuration "
              "must be greater than RenewDeadline");
@@ -378,14 +378,14 @@ Test(leaderelect, validation_runs_after_the_flags)
     ks_leader_election_flags h = {0};
     cr_assert_eq(
         ks__le_parse_flag(&h, "--leader-elect-resource-name=", NULL, &used, err, sizeof err), 1);
-    cr_assert_lt(ks__config_load_string_flags(HDR, "cfg.yaml", &h, &c, err, sizeof err), 0);
+    cr_assert_lt(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &h, &c, err, sizeof err), 0);
     cr_assert_str_eq(err,
                      "cfg.yaml: leaderElection.resourceName: Invalid value: \"\": resourceName is "
                      "required");
 
     /* --leader-elect=false: the leader election values are not validated at all (upstream). */
     cr_assert_eq(ks__le_parse_flag(&g, "--leader-elect=false", NULL, &used, err, sizeof err), 1);
-    cr_assert_eq(ks__config_load_string_flags(HDR, "cfg.yaml", &g, &c, err, sizeof err), 0, "%s",
+    cr_assert_eq(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0, "%s",
                  err);
     cr_assert_eq(c->leader_election.leader_elect, 0);
     ks__config_free(c);

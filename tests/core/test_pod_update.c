@@ -134,8 +134,8 @@ static void setup(void)
                        "  plugins:\n"
                        "    permit:\n"
                        "      enabled: [{name: WaitLong}]\n";
-    cr_assert_eq(ks__config_load_string(yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
     W.reg = th_registry_new();
+    cr_assert_eq(ks__config_load_string(W.reg, yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_not_null(W.reg);
     cr_assert_eq(ks__registry_add(W.reg, &wait_long_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);

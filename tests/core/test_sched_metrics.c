@@ -83,10 +83,10 @@ static void start(const char *config_yaml)
     t.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &waiter_desc, "test", err, sizeof(err)), 0, "%s", err);
     if (config_yaml)
-        cr_assert_eq(ks__config_load_string(config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
+        cr_assert_eq(ks__config_load_string(t.reg, config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
                      "%s", err);
     else
-        cr_assert_eq(ks__config_default(&t.cfg, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(ks__config_default(t.reg, &t.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
     t.r = ks__metrics_create();
     cr_assert_eq(ks__metrics_register_scheduler(t.r, &t.m), 0);

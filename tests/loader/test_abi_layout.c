@@ -60,7 +60,7 @@ SA(sizeof(ks_module) == 40);
     X(post_filter) X(pre_score) X(score) X(normalize_score) \
     X(reserve) X(unreserve) X(permit) X(pre_bind) \
     X(bind) X(post_bind) X(events_to_register) \
-    /* ABI 1.3 */ X(args_schema) \
+    /* ABI 1.3 */ X(args_schema) X(validate_args) \
 /* (end of the slots) */
 
 enum {
@@ -73,9 +73,9 @@ AT(ks_plugin_desc, name, 8);
 #define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
 KS_DESC_SLOTS(X)
 #undef X
-SA(DESC_NSLOTS == 20);
+SA(DESC_NSLOTS == 21);
 SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
-SA(sizeof(ks_plugin_desc) == 176);
+SA(sizeof(ks_plugin_desc) == 184);
 
 /* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
 #define KS_HOST_SLOTS(X) \
@@ -239,7 +239,7 @@ SA(KS_ARG_ANY == 0 && KS_ARG_QUANTITY == 6 && KS_ARG_STRING_LIST == 9);
 Test(abi_layout, frozen_on_this_platform)
 {
 #ifdef KS_LAYOUT_CHECKED
-    cr_assert_eq(sizeof(ks_plugin_desc), 176);
+    cr_assert_eq(sizeof(ks_plugin_desc), 184);
     cr_assert_eq(sizeof(ks_module), 40);
 #else
     cr_skip_test("layout assertions are written for LP64 only");

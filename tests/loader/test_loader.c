@@ -450,8 +450,8 @@ static int schema_check(struct schema_run *r, const char *so, const char *args)
              "    args: {kubeschedPluginPath: %s%s%s}\n",
              so, args[0] ? ", " : "", args);
     memset(r, 0, sizeof(*r));
-    cr_assert_eq(ks__config_load_string(yaml, "cfg.yaml", &r->cfg, err, sizeof(err)), 0, "%s", err);
     r->reg = th_registry_new();
+    cr_assert_eq(ks__config_load_string(r->reg, yaml, "cfg.yaml", &r->cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__loader_load_config_plugins(r->cfg, r->reg, host, &r->mods, err, sizeof(err)),
                  0, "%s", err);
     return ks__config_check_plugin_args(r->cfg, r->reg, err, sizeof(err));
