@@ -58,6 +58,7 @@ void ks__config_free(ks_config *cfg)
         return;
     free(cfg->path);
     free(cfg->dir);
+    ks__cfg_marks_free(cfg->arg_marks);
     free(cfg->leader_election.resource_lock);
     free(cfg->leader_election.resource_name);
     free(cfg->leader_election.resource_namespace);

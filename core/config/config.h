@@ -104,6 +104,9 @@ typedef struct ks_config {
     } client_connection;
     size_t nprofiles;
     ks_profile_config *profiles;
+    /* Where each value of the pluginConfig args was written (line and column in path), so that
+     * messages about args checked after loading still name them. Owned; config_msg.c. */
+    struct ks_cfg_marks *arg_marks;
 } ks_config;
 
 /* Parse + default + validate. reg: the plugins known before the file is read (the in-tree module,

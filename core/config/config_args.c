@@ -93,7 +93,7 @@ int ks__cfg_invalid(cfg_load *L, const char *path, const cJSON *v, const char *d
 {
     char val[100];
     value_json(v, val, sizeof(val));
-    return ks__cfg_fail(L, KS_EINVAL, "%s: Invalid value: %s: %s", path, val, detail);
+    return ks__cfg_fail_item(L, v, KS_EINVAL, "%s: Invalid value: %s: %s", path, val, detail);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ static int type_err(cfg_load *L, const char *path, const cJSON *v, const char *e
 {
     char got[100];
     describe_json(v, got, sizeof(got));
-    return ks__cfg_fail(L, KS_ETYPE, "%s: expected %s, got %s", path, expected, got);
+    return ks__cfg_fail_item(L, v, KS_ETYPE, "%s: expected %s, got %s", path, expected, got);
 }
 
 static int is_int(const cJSON *v, double lo, double hi)
@@ -135,8 +135,8 @@ static int check_value(cfg_load *L, cJSON *v, const ks_arg_field *f, const char 
         return 0;
     case KS_ARG_INT32:
         if (is_int(v, -9.2e18, 9.2e18) && !is_int(v, INT32_MIN, INT32_MAX))
-            return ks__cfg_fail(L, KS_ERANGE, "%s: %.0f does not fit in a 32-bit integer", path,
-                                v->valuedouble);
+            return ks__cfg_fail_item(L, v, KS_ERANGE, "%s: %.0f does not fit in a 32-bit integer",
+                                     path, v->valuedouble);
         if (!is_int(v, INT32_MIN, INT32_MAX))
             return type_err(L, path, v, "an integer");
         return 0;
@@ -156,10 +156,10 @@ static int check_value(cfg_load *L, cJSON *v, const ks_arg_field *f, const char 
         if (!cJSON_IsString(v))
             return type_err(L, path, v, "a duration string such as \"10s\"");
         if (ks__duration_parse(v->valuestring, &ns) != 0)
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: invalid duration \"%s\" (valid: such as \"10s\", \"1m30s\", "
-                                "\"100ms\")",
-                                path, v->valuestring);
+            return ks__cfg_fail_item(L, v, KS_EINVAL,
+                                     "%s: invalid duration \"%s\" (valid: such as \"10s\", "
+                                     "\"1m30s\", \"100ms\")",
+                                     path, v->valuestring);
         return 0;
     case KS_ARG_OBJECT:
         if (!cJSON_IsObject(v))
@@ -216,8 +216,8 @@ static int check_obj(cfg_load *L, cJSON *o, const ks_args_schema *s, const char 
                     break;
                 off += (size_t)w;
             }
-            return ks__cfg_fail(L, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)", path,
-                                v->string, valid);
+            return ks__cfg_fail_item(L, v, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)",
+                                     path, v->string, valid);
         }
         ks__cfg_pathf(p, sizeof(p), "%s.%s", path, v->string);
         /* A null leaves Go's pointer nil: the field is unset and gets its default. */
@@ -311,10 +311,10 @@ static int check_bounds(cfg_load *L, const cJSON *o, const ks_args_schema *s, co
         ks__cfg_pathf(p, sizeof(p), "%s.%s", path, f->name);
         if ((f->flags & KS_ARG_BOUNDED) && cJSON_IsNumber(v) &&
             (v->valuedouble < (double)f->min || v->valuedouble > (double)f->max))
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "%s: Invalid value: %" PRId64 ": not in valid range [%" PRId64
-                                ", %" PRId64 "]",
-                                p, (int64_t)v->valuedouble, f->min, f->max);
+            return ks__cfg_fail_item(L, v, KS_EINVAL,
+                                     "%s: Invalid value: %" PRId64 ": not in valid range [%" PRId64
+                                     ", %" PRId64 "]",
+                                     p, (int64_t)v->valuedouble, f->min, f->max);
         if (f->object && f->type == KS_ARG_OBJECT && check_bounds(L, v, f->object, p) < 0)
             return L->rc;
         if (f->object && f->type == KS_ARG_OBJECT_LIST)
@@ -340,9 +340,9 @@ static int check_kind(cfg_load *L, const char *plugin, const char *kind, const c
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(args, "kind");
     if (!k || !kind || (cJSON_IsString(k) && strcmp(k->valuestring, kind) == 0))
         return 0;
-    return ks__cfg_fail(L, KS_EINVAL,
-                        "%s: args for plugin %s were not of type kubescheduler.config.k8s.io/%s, "
-                        "got kind %s",
+    return ks__cfg_fail_item(L, k, KS_EINVAL,
+                             "%s: args for plugin %s were not of type "
+                             "kubescheduler.config.k8s.io/%s, got kind %s",
                         path, plugin, kind,
                         cJSON_IsString(k) ? k->valuestring : "(not a string)");
 }
@@ -380,8 +380,9 @@ static int run_validate_args(cfg_load *L, const ks_plugin_desc *d, const cJSON *
         ks__cfg_pathf(full, sizeof(full), "%s%s%s", path, e.field[0] == '[' ? "" : ".", e.field);
     if (e.invalid)
         return ks__cfg_invalid(L, full, ks__args_resolve(args, e.field), e.detail);
-    return ks__cfg_fail(L, rc < 0 ? rc : KS_EINVAL, "%s: %s", full,
-                        e.detail[0] ? e.detail : "invalid args (the plugin gave no reason)");
+    return ks__cfg_fail_item(L, ks__args_resolve(args, e.field), rc < 0 ? rc : KS_EINVAL,
+                             "%s: %s", full,
+                             e.detail[0] ? e.detail : "invalid args (the plugin gave no reason)");
 }
 
 /* The descriptor whose args schema applies while the file loads: a plugin the registry held
@@ -413,9 +414,9 @@ int ks__cfg_args_prepare(cfg_load *L, const char *plugin, cJSON *args, const cha
     if (check_kind(L, plugin, d ? schema->kind : k->kind, args, path) < 0)
         return L->rc;
     if (api && (!cJSON_IsString(api) || strcmp(api->valuestring, KS_CFG_API_VERSION) != 0))
-        return ks__cfg_fail(L, KS_EINVAL, "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"",
-                            path, cJSON_IsString(api) ? api->valuestring : "",
-                            KS_CFG_API_VERSION);
+        return ks__cfg_fail_item(L, api, KS_EINVAL,
+                                 "%s.apiVersion: Invalid value: \"%s\": expected \"%s\"", path,
+                                 cJSON_IsString(api) ? api->valuestring : "", KS_CFG_API_VERSION);
     if (ks__cfg_args_check(L, args, schema, path, KS_CFG_ARGS_TOP) < 0)
         return L->rc;
     if (d)

@@ -84,6 +84,13 @@ int ks__cfg_fail(cfg_load *L, int rc, const char *fmt, ...) KS_PRINTF(3, 4);
 int ks__cfg_fail_at(cfg_load *L, const yaml_node_t *node, int rc, const char *fmt, ...)
     KS_PRINTF(4, 5);
 int ks__cfg_oom(cfg_load *L);
+/* As ks__cfg_fail, at the line and column where `item` (a value of the pluginConfig args) was
+ * written when its place is known ("file:line:col: ..."), else as ks__cfg_fail. */
+int ks__cfg_fail_item(cfg_load *L, const cJSON *item, int rc, const char *fmt, ...)
+    KS_PRINTF(4, 5);
+/* Records where the args value `item` came from (the key of a field, the node of an item). */
+void ks__cfg_mark(ks_config *cfg, const cJSON *item, const yaml_node_t *where);
+void ks__cfg_marks_free(struct ks_cfg_marks *m);
 
 /* ---- decoding (config_parse.c) ---- */
 /* Decodes the YAML text into L->cfg and L->in. */

@@ -443,9 +443,16 @@ static void json_fail(void *ctx, const yaml_node_t *n, int code, const char *msg
 
 static void json_oom(void *ctx) { ks__cfg_oom(ctx); }
 
+static void json_placed(void *ctx, const cJSON *item, const yaml_node_t *where)
+{
+    cfg_load *L = ctx;
+    ks__cfg_mark(L->cfg, item, where);
+}
+
 static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path)
 {
-    ks_yaml_json_strict o = {json_scalar, json_fail, json_oom, &d->L->budget, MAX_DEPTH, d->L, NULL};
+    ks_yaml_json_strict o = {json_scalar, json_fail,    json_oom,   &d->L->budget,
+                             MAX_DEPTH,   d->L,         json_placed};
     return ks__yaml_to_json_strict(d->doc, n, path, &o);
 }
 

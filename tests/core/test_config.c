@@ -1487,7 +1487,7 @@ Test(config, out_of_tree_unknown_arg_is_refused_with_the_field_path)
     ks_config *c = load_ok(OOT_CFG("{kubeschedPluginPath: liboot.so, minCPUU: 2}"));
     ks_registry *reg = oot_registry();
     cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: unknown field \"minCPUU\" "
+    cr_assert_str_eq(err, "cfg.yaml:9:44: profiles[0].pluginConfig[0].args: unknown field \"minCPUU\" "
                           "(valid: minCPU, requiredLabel)");
     ks__registry_free(reg);
     ks__config_free(c);
@@ -1499,7 +1499,7 @@ Test(config, out_of_tree_arg_of_the_wrong_type_is_refused)
     ks_config *c = load_ok(OOT_CFG("{requiredLabel: [a, b]}"));
     ks_registry *reg = oot_registry();
     cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_ETYPE);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.requiredLabel: expected a "
+    cr_assert_str_eq(err, "cfg.yaml:9:12: profiles[0].pluginConfig[0].args.requiredLabel: expected a "
                           "string, got a list");
     ks__registry_free(reg);
     ks__config_free(c);
@@ -1536,7 +1536,7 @@ Test(config, out_of_tree_validate_args_reports_with_the_field_path)
     ks_registry *reg = th_registry_new();
     cr_assert_eq(ks__registry_add(reg, &fake_rules, "/opt/ks/librules.so", err, sizeof(err)), 0);
     cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.high: Invalid value: 3: "
+    cr_assert_str_eq(err, "cfg.yaml:9:20: profiles[0].pluginConfig[0].args.high: Invalid value: 3: "
                           "must be at least low (5)");
     ks__registry_free(reg);
     ks__config_free(c);
@@ -1573,4 +1573,25 @@ Test(config, print_shows_the_declared_defaults_of_out_of_tree_args)
     ks__config_plans_free(plans, c->nprofiles);
     ks__registry_free(reg);
     ks__config_free(c);
+}
+
+/* In-tree and out-of-tree args alike: a message about a value names where it was written. */
+Test(config, args_messages_name_the_line_and_column_of_the_value)
+{
+    cr_assert_str_eq(load_err(HDR "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n"
+                                  "    args:\n      minCandidateNodesPercentag: 5\n"),
+                     "cfg.yaml:7:7: profiles[0].pluginConfig[0].args: unknown field "
+                     "\"minCandidateNodesPercentag\" (valid: minCandidateNodesPercentage, "
+                     "minCandidateNodesAbsolute)");
+    cr_assert_str_eq(load_err(HDR "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n"
+                                  "    args: {hardPodAffinityWeight: 101}\n"),
+                     "cfg.yaml:6:12: profiles[0].pluginConfig[0].args.hardPodAffinityWeight: "
+                     "Invalid value: 101: not in valid range [0, 100]");
+    /* a rule across fields (a plugin's validate_args) points at the field it names */
+    cr_assert_str_eq(load_err(HDR "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n"
+                                  "    args: {minCandidateNodesAbsolute: 0, "
+                                  "minCandidateNodesPercentage: 0}\n"),
+                     "cfg.yaml:6:42: profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: "
+                     "Invalid value: 0: cannot be zero at the same time as "
+                     "minCandidateNodesAbsolute");
 }

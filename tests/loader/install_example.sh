@@ -67,12 +67,12 @@ grep -q "kubeschedPluginPath: $so" "$work/config.yaml" || die "could not rewrite
 "$kubesched" simulate --config "$work/config.yaml" --cluster "$src/examples/cluster.yaml" \
     --output json > "$work/simulate.json" || die "kubesched simulate failed"
 
-step "validate-config refuses a misspelt NodeMinResources arg (the plugin's args schema)"
+step "validate-config refuses a misspelt NodeMinResources arg (the plugin's args schema), at its line and column"
 sed "s|minCPU:|minCPUU:|" "$work/config.yaml" > "$work/typo.yaml"
 if "$kubesched" validate-config "$work/typo.yaml" > "$work/typo.txt" 2>&1; then
     die "validate-config accepted minCPUU: $(cat "$work/typo.txt")"
 fi
-grep -q 'typo.yaml: profiles\[1\].pluginConfig\[0\].args: unknown field "minCPUU" (valid: minCPU, minMemory, requiredLabel)' \
+grep -q 'typo.yaml:27:7: profiles\[1\].pluginConfig\[0\].args: unknown field "minCPUU" (valid: minCPU, minMemory, requiredLabel)' \
     "$work/typo.txt" || die "unexpected message for minCPUU: $(cat "$work/typo.txt")"
 
 "$python" - "$work/simulate.json" <<'PY'

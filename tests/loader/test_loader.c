@@ -496,7 +496,7 @@ Test(loader_schema, unknown_key_is_refused_with_the_field_path)
 {
     struct schema_run r;
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: 3, treshold: 4"), 0);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: unknown field "
+    cr_assert_str_eq(err, "cfg.yaml:6:117: profiles[0].pluginConfig[0].args: unknown field "
                           "\"treshold\" (valid: threshold, mode, nested)");
     schema_done(&r);
 }
@@ -505,19 +505,19 @@ Test(loader_schema, types_kind_and_bounds_are_checked)
 {
     struct schema_run r;
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: high"), 0);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.threshold: expected an "
+    cr_assert_str_eq(err, "cfg.yaml:6:103: profiles[0].pluginConfig[0].args.threshold: expected an "
                           "integer, got string \"high\"");
     schema_done(&r);
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: 11"), 0);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.threshold: Invalid value: "
+    cr_assert_str_eq(err, "cfg.yaml:6:103: profiles[0].pluginConfig[0].args.threshold: Invalid value: "
                           "11: not in valid range [0, 10]");
     schema_done(&r);
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "nested: {level: 2, depth: 1}"), 0);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.nested: unknown field "
+    cr_assert_str_eq(err, "cfg.yaml:6:122: profiles[0].pluginConfig[0].args.nested: unknown field "
                           "\"depth\" (valid: level)");
     schema_done(&r);
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "kind: OtherArgs"), 0);
-    cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args: args for plugin "
+    cr_assert_str_eq(err, "cfg.yaml:6:103: profiles[0].pluginConfig[0].args: args for plugin "
                           "LoaderSchema were not of type "
                           "kubescheduler.config.k8s.io/LoaderFixtureArgs, got kind OtherArgs");
     schema_done(&r);
