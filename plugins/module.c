@@ -9,20 +9,20 @@
  */
 #include "in_tree.h"
 
-#define KS_IN_TREE_PLUGINS(X)                                                                   \
-    X(ks_plugin_scheduling_gates)                                                               \
-    X(ks_plugin_priority_sort)                                                                  \
-    X(ks_plugin_node_unschedulable)                                                             \
-    X(ks_plugin_node_name)                                                                      \
-    X(ks_plugin_taint_toleration)                                                               \
-    X(ks_plugin_node_affinity)                                                                  \
-    X(ks_plugin_node_ports)                                                                     \
-    X(ks_plugin_node_resources_fit)                                                             \
-    X(ks_plugin_pod_topology_spread)                                                            \
-    X(ks_plugin_inter_pod_affinity)                                                             \
-    X(ks_plugin_default_preemption)                                                             \
-    X(ks_plugin_node_resources_balanced_allocation)                                             \
-    X(ks_plugin_image_locality)                                                                 \
+#define KS_IN_TREE_PLUGINS(X)                                                                      \
+    X(ks_plugin_scheduling_gates)                                                                  \
+    X(ks_plugin_priority_sort)                                                                     \
+    X(ks_plugin_node_unschedulable)                                                                \
+    X(ks_plugin_node_name)                                                                         \
+    X(ks_plugin_taint_toleration)                                                                  \
+    X(ks_plugin_node_affinity)                                                                     \
+    X(ks_plugin_node_ports)                                                                        \
+    X(ks_plugin_node_resources_fit)                                                                \
+    X(ks_plugin_pod_topology_spread)                                                               \
+    X(ks_plugin_inter_pod_affinity)                                                                \
+    X(ks_plugin_default_preemption)                                                                \
+    X(ks_plugin_node_resources_balanced_allocation)                                                \
+    X(ks_plugin_image_locality)                                                                    \
     X(ks_plugin_default_binder)
 
 #define KS_DECLARE_DESC_(desc) extern const ks_plugin_desc desc;

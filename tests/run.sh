@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: builds kubesched twice (plain, and with AddressSanitizer +
+# The whole test suite: checks the house format (tests/check-format.sh), builds kubesched twice (plain, and with AddressSanitizer +
 # UndefinedBehaviorSanitizer) and runs every Criterion suite and the install/example test in
 # both; then the live-mode end-to-end tests (tests/e2e/run-all.sh) against a real etcd +
 # kube-apiserver + kube-scheduler built from their Go modules (cached in ~/.cache/kubesched-e2e;
@@ -31,6 +31,8 @@ for a in "$@"; do
   esac
 done
 
+echo "== format (tests/check-format.sh: clang-format-16 with .clang-format)"
+if ! tests/check-format.sh; then status=1; fi
 run_suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_SANITIZE=OFF
 echo "== layers (tests/check-layers.sh build: the includes, then the symbols of the libraries)"
 if ! tests/check-layers.sh build; then status=1; fi

@@ -418,8 +418,7 @@ void ks__intern_stats_get(ks__intern_stats *out)
     out->ids = ids;
     out->table_bytes = (size_t)table_cap * sizeof(table_slot) +
                        chunks_used * CHUNK_SIZE * (sizeof(char *) + sizeof(uint32_t)) +
-                       (visible_q.cap + hidden_q.cap) * sizeof(retired) +
-                       free_cap * sizeof(ks_sym);
+                       (visible_q.cap + hidden_q.cap) * sizeof(retired) + free_cap * sizeof(ks_sym);
     pthread_mutex_unlock(&lock);
 }
 

@@ -36,7 +36,8 @@ static int add_object(ks_manifest *m, cJSON *obj, const char *where)
         return 0;
     }
     if (cJSON_IsString(kind) && strlen(kind->valuestring) >= 4 &&
-        strcmp(kind->valuestring + strlen(kind->valuestring) - 4, "List") == 0 && cJSON_IsArray(items)) {
+        strcmp(kind->valuestring + strlen(kind->valuestring) - 4, "List") == 0 &&
+        cJSON_IsArray(items)) {
         int i = 0;
         while (items->child) {
             cJSON *it = cJSON_DetachItemViaPointer(items, items->child);

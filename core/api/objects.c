@@ -175,7 +175,11 @@ typedef struct {
     ks_scalar *sc;
 } rlist;
 
-static void rl_free(rlist *r) { free(r->sc); memset(r, 0, sizeof(*r)); }
+static void rl_free(rlist *r)
+{
+    free(r->sc);
+    memset(r, 0, sizeof(*r));
+}
 
 static int64_t *rl_scalar_slot(rlist *r, ks_sym name)
 {
@@ -219,7 +223,8 @@ static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, par
         const char *text = quantity_text(it, buf, sizeof(buf));
         if (!text || ks__quantity_parse(text, &value, &milli) != 0) {
             rl_free(r);
-            return fail(e, "%s.%s: invalid quantity \"%s\" (expected e.g. \"500m\", \"2\", \"1Gi\")",
+            return fail(e,
+                        "%s.%s: invalid quantity \"%s\" (expected e.g. \"500m\", \"2\", \"1Gi\")",
                         path, it->string, text ? text : "(not a string)");
         }
         /* Resource names are pinned: a NodeInfo keeps a zero sum under the name of an extended
@@ -402,7 +407,8 @@ static int container_requests(const cJSON *c, const char *path, int nonzero, rli
         out->memory = lim.memory;
         out->has_memory = 1;
     }
-    if (!get(get(res, "requests"), "ephemeral-storage") && get(get(res, "limits"), "ephemeral-storage"))
+    if (!get(get(res, "requests"), "ephemeral-storage") &&
+        get(get(res, "limits"), "ephemeral-storage"))
         out->eph = lim.eph;
     for (size_t i = 0; i < lim.n; i++) {
         int found = 0;
@@ -554,10 +560,15 @@ static int parse_tolerations(const cJSON *arr, ks_pod *pod, parse_ctx *e)
         else if (strcmp(op, "Exists") == 0)
             t->op = KS_TOL_EXISTS;
         else
-            return fail(e, "spec.tolerations[%zu].operator: unsupported value \"%s\" (valid: Equal, Exists)", i, op);
+            return fail(
+                e,
+                "spec.tolerations[%zu].operator: unsupported value \"%s\" (valid: Equal, Exists)",
+                i, op);
         t->effect = parse_effect(get_str(it, "effect"), &ok);
         if (!ok)
-            return fail(e, "spec.tolerations[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, PreferNoSchedule, NoExecute)",
+            return fail(e,
+                        "spec.tolerations[%zu].effect: unsupported value \"%s\" (valid: "
+                        "NoSchedule, PreferNoSchedule, NoExecute)",
                         i, get_str(it, "effect"));
         if (cJSON_IsNumber(secs)) {
             t->has_seconds = 1;
@@ -631,12 +642,15 @@ static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
         ks_sym *vals = nv ? arena_take(a, (size_t)nv * sizeof(ks_sym), 8) : NULL;
         reqs[i].key = get_sym(e, r, "key", "");
         if (parse_op(get_str(r, "operator"), &reqs[i].op) != 0)
-            return fail(e, "%s[%u].operator: unsupported value \"%s\" (valid: In, NotIn, Exists, DoesNotExist, Gt, Lt)",
+            return fail(e,
+                        "%s[%u].operator: unsupported value \"%s\" (valid: In, NotIn, Exists, "
+                        "DoesNotExist, Gt, Lt)",
                         path, i, get_str(r, "operator") ? get_str(r, "operator") : "");
         cJSON_ArrayForEach(v, get(r, "values"))
         {
             char buf[64];
-            const char *s = cJSON_IsString(v) ? v->valuestring : number_text(v->valuedouble, buf, sizeof(buf));
+            const char *s =
+                cJSON_IsString(v) ? v->valuestring : number_text(v->valuedouble, buf, sizeof(buf));
             vals[j++] = intern(e, s);
         }
         reqs[i].nvalues = (uint32_t)nv;
@@ -673,7 +687,8 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
     if (!cJSON_IsObject(na))
         return 0;
     cJSON_ArrayForEach(it, terms) size += sizeof(ks_node_selector_term) + term_size(it);
-    cJSON_ArrayForEach(it, pref) size += sizeof(ks_preferred_term) + term_size(get(it, "preference"));
+    cJSON_ArrayForEach(it, pref) size +=
+        sizeof(ks_preferred_term) + term_size(get(it, "preference"));
     a.base = calloc(1, size);
     a.used = 0;
     a.cap = size;
@@ -690,7 +705,10 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
         cJSON_ArrayForEach(it, terms)
         {
             char p[160];
-            snprintf(p, sizeof(p), "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%u]", i);
+            snprintf(p, sizeof(p),
+                     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                     "nodeSelectorTerms[%u]",
+                     i);
             if ((rc = parse_term(it, p, &a, &ts[i], e)) != 0)
                 return rc;
             i++;
@@ -706,7 +724,10 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
         {
             char p[160];
             const cJSON *w = get(it, "weight");
-            snprintf(p, sizeof(p), "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%u].preference", i);
+            snprintf(p, sizeof(p),
+                     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%"
+                     "u].preference",
+                     i);
             ps[i].weight = cJSON_IsNumber(w) ? (int32_t)w->valuedouble : 0;
             if ((rc = parse_term(get(it, "preference"), p, &a, &ps[i].term, e)) != 0)
                 return rc;
@@ -791,7 +812,8 @@ static int share_labels(ks_pod *pod)
 int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
 {
     parse_ctx e = {err, errlen, NULL};
-    const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"), *status = get(obj, "status");
+    const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
+                *status = get(obj, "status");
     const char *name = get_str(meta, "name"), *ns = get_str(meta, "namespace"), *uid;
     ks_pod *pod;
     int rc;
@@ -814,7 +836,8 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
     uid = get_str(meta, "uid");
     pod->uid = xstrdup(uid && *uid ? uid : buf); /* manifests without a uid: namespace/name */
     pod->resource_version = xstrdup(get_str(meta, "resourceVersion"));
-    pod->terminating = get(meta, "deletionTimestamp") != NULL && !cJSON_IsNull(get(meta, "deletionTimestamp"));
+    pod->terminating =
+        get(meta, "deletionTimestamp") != NULL && !cJSON_IsNull(get(meta, "deletionTimestamp"));
     pod->scheduler_name = get_sym(&e, spec, "schedulerName", "default-scheduler");
     if (pod->scheduler_name == KS_SYM_EMPTY)
         pod->scheduler_name = ks__intern("default-scheduler");
@@ -835,10 +858,13 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         goto fail;
     }
     pod->labels_owned = 1;
-    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", (ks_label **)&pod->labels, &pod->nlabels, &e)) ||
+    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", (ks_label **)&pod->labels,
+                               &pod->nlabels, &e)) ||
         (rc = share_labels(pod)) ||
-        (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &pod->annotations, &pod->nannotations, &e)) ||
-        (rc = parse_string_map(get(spec, "nodeSelector"), "spec.nodeSelector", &pod->node_selector, &pod->nselector, &e)) ||
+        (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &pod->annotations,
+                               &pod->nannotations, &e)) ||
+        (rc = parse_string_map(get(spec, "nodeSelector"), "spec.nodeSelector", &pod->node_selector,
+                               &pod->nselector, &e)) ||
         (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
         (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
         (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
@@ -1031,7 +1057,8 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
 int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
 {
     parse_ctx e = {err, errlen, NULL};
-    const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"), *status = get(obj, "status");
+    const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
+                *status = get(obj, "status");
     const char *name = get_str(meta, "name");
     const cJSON *alloc, *t;
     ks_node *node;
@@ -1049,8 +1076,10 @@ int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen
     node->name = intern(&e, name);
     node->resource_version = xstrdup(get_str(meta, "resourceVersion"));
     node->unschedulable = cJSON_IsTrue(get(spec, "unschedulable"));
-    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", &node->labels, &node->nlabels, &e)) ||
-        (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &node->annotations, &node->nannotations, &e)))
+    if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", &node->labels,
+                               &node->nlabels, &e)) ||
+        (rc = parse_string_map(get(meta, "annotations"), "metadata.annotations", &node->annotations,
+                               &node->nannotations, &e)))
         goto fail;
     {
         int n = cJSON_GetArraySize(get(spec, "taints"));
@@ -1066,7 +1095,9 @@ int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen
             x->value = get_sym(&e, t, "value", "");
             x->effect = parse_effect(get_str(t, "effect"), &ok);
             if (!ok || x->effect == KS_EFFECT_ALL) {
-                rc = fail(&e, "spec.taints[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, PreferNoSchedule, NoExecute)",
+                rc = fail(&e,
+                          "spec.taints[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, "
+                          "PreferNoSchedule, NoExecute)",
                           node->ntaints, get_str(t, "effect") ? get_str(t, "effect") : "");
                 goto fail;
             }
@@ -1077,7 +1108,9 @@ int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen
     alloc = get(status, "allocatable");
     if (!alloc || cJSON_IsNull(alloc))
         alloc = get(status, "capacity");
-    if ((rc = parse_resource_list(alloc, alloc == get(status, "allocatable") ? "status.allocatable" : "status.capacity", &rl, &e)))
+    if ((rc = parse_resource_list(
+             alloc, alloc == get(status, "allocatable") ? "status.allocatable" : "status.capacity",
+             &rl, &e)))
         goto fail;
     rl_to_resources(&rl, &node->allocatable);
     if ((rc = parse_node_images(get(status, "images"), node)))

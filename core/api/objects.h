@@ -34,28 +34,34 @@ struct ks_pod {
     /* First cache line: what the per-cycle passes over every pod of the cluster read
      * (InterPodAffinity, PodTopologySpread): keep these together. */
     ks_sym ns;
-    int32_t terminating;             /* metadata.deletionTimestamp set */
+    int32_t terminating; /* metadata.deletionTimestamp set */
     size_t nlabels;
-    const ks_label *labels;          /* sorted by key id; shared (shared.h), never freed */
+    const ks_label *labels;              /* sorted by key id; shared (shared.h), never freed */
     const ks_pod_affinity *pod_affinity; /* NULL when neither podAffinity nor podAntiAffinity;
                                           * shared between identical specs (shared.h) */
     int32_t priority;
     atomic_int refs;
     ks_sym name, scheduler_name, node_name, nominated_node_name;
-    char *uid;                /* owned */
-    char *key;                /* "namespace/name", owned */
-    char *resource_version;   /* owned, may be "" */
-    int preemption_never;     /* spec.preemptionPolicy: Never */
-    int64_t start_time_ns;    /* status.startTime (Unix ns), 0 when unset */
-    int64_t creation_ns;      /* metadata.creationTimestamp, 0 if absent */
-    ks_sym phase;             /* status.phase, KS_SYM_EMPTY if absent */
+    char *uid;              /* owned */
+    char *key;              /* "namespace/name", owned */
+    char *resource_version; /* owned, may be "" */
+    int preemption_never;   /* spec.preemptionPolicy: Never */
+    int64_t start_time_ns;  /* status.startTime (Unix ns), 0 when unset */
+    int64_t creation_ns;    /* metadata.creationTimestamp, 0 if absent */
+    ks_sym phase;           /* status.phase, KS_SYM_EMPTY if absent */
 
-    size_t nannotations;  ks_label *annotations;   /* sorted by key id */
-    size_t nselector;     ks_label *node_selector; /* spec.nodeSelector, sorted by key id */
-    size_t ntolerations;  ks_toleration *tolerations;
-    size_t nimages;       ks_sym *images;          /* init containers first, then containers */
-    size_t nports;        ks_host_port *host_ports;
-    size_t ngates;        ks_sym *gates;
+    size_t nannotations;
+    ks_label *annotations; /* sorted by key id */
+    size_t nselector;
+    ks_label *node_selector; /* spec.nodeSelector, sorted by key id */
+    size_t ntolerations;
+    ks_toleration *tolerations;
+    size_t nimages;
+    ks_sym *images; /* init containers first, then containers */
+    size_t nports;
+    ks_host_port *host_ports;
+    size_t ngates;
+    ks_sym *gates;
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */
@@ -81,11 +87,15 @@ struct ks_node {
     ks_sym name;
     char *resource_version;
     int unschedulable;
-    size_t nlabels;      ks_label *labels;      /* sorted by key id */
-    size_t nannotations; ks_label *annotations; /* sorted by key id */
-    size_t ntaints;      ks_taint *taints;      /* spec order */
-    size_t nimages;      ks_node_image *images;
-    void *image_names;   /* owned storage behind images[].names */
+    size_t nlabels;
+    ks_label *labels; /* sorted by key id */
+    size_t nannotations;
+    ks_label *annotations; /* sorted by key id */
+    size_t ntaints;
+    ks_taint *taints; /* spec order */
+    size_t nimages;
+    ks_node_image *images;
+    void *image_names; /* owned storage behind images[].names */
     ks__resources allocatable;
     char *json;
     ks__symrefs syms; /* the counted symbols it holds, released when it is freed (intern.h) */
@@ -115,9 +125,9 @@ ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node);
 ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key);
 
 /* Resource helpers on owned lists. */
-void ks__resources_add(ks__resources *dst, const ks_resources *src);    /* dst += src */
-void ks__resources_sub(ks__resources *dst, const ks_resources *src);    /* dst -= src */
-int ks__resources_copy(ks__resources *dst, const ks_resources *src);    /* dst = src (alloc) */
+void ks__resources_add(ks__resources *dst, const ks_resources *src); /* dst += src */
+void ks__resources_sub(ks__resources *dst, const ks_resources *src); /* dst -= src */
+int ks__resources_copy(ks__resources *dst, const ks_resources *src); /* dst = src (alloc) */
 void ks__resources_free(ks__resources *r);
 
 /* Well-known symbols, interned at start-up (ks__objects_init). */

@@ -26,8 +26,8 @@ static int parse_suffix(const char *s, decimal *d)
         const char *s;
         int e10, e2;
     } table[] = {
-        {"", 0, 0},   {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0},  {"k", 3, 0},   {"M", 6, 0},
-        {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+        {"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"k", 3, 0},   {"M", 6, 0},
+        {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
         {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -103,7 +103,10 @@ typedef struct {
 } u256;
 
 static int u256_is_zero(const u256 *a) { return !(a->w[0] | a->w[1] | a->w[2] | a->w[3]); }
-static int u256_gt(const u256 *a, uint64_t lim) { return a->w[3] || a->w[2] || a->w[1] || a->w[0] > lim; }
+static int u256_gt(const u256 *a, uint64_t lim)
+{
+    return a->w[3] || a->w[2] || a->w[1] || a->w[0] > lim;
+}
 
 static void u256_shl1(u256 *a)
 {

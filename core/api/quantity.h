@@ -1,7 +1,7 @@
 /*
  * Kubernetes resource.Quantity parsing, exactly as apimachinery: "[+-]number suffix" with binary
- * (Ki..Ei), decimal (n u m "" k M G T P E) or exponent (e/E) suffixes, rounded up at nano precision,
- * then read as Value() (ceil to units) or MilliValue() (ceil to thousandths).
+ * (Ki..Ei), decimal (n u m "" k M G T P E) or exponent (e/E) suffixes, rounded up at nano
+ * precision, then read as Value() (ceil to units) or MilliValue() (ceil to thousandths).
  */
 #ifndef KS_CORE_QUANTITY_H
 #define KS_CORE_QUANTITY_H

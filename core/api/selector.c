@@ -31,9 +31,8 @@ static const char *scalar_text(const cJSON *v, char *buf, size_t len)
     return NULL;
 }
 
-static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool,
-                        ks__symrefs *refs, const ks_label **out,
-                        uint32_t *n, char *err, size_t errlen)
+static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool, ks__symrefs *refs,
+                        const ks_label **out, uint32_t *n, char *err, size_t errlen)
 {
     const cJSON *it;
     int count = cJSON_IsObject(obj) ? cJSON_GetArraySize(obj) : 0;
@@ -61,8 +60,8 @@ static int parse_labels(const cJSON *obj, const char *path, ks_mempool *pool,
     return 0;
 }
 
-static int parse_syms(const cJSON *arr, ks_mempool *pool,
-                      ks__symrefs *refs, const ks_sym **out, uint32_t *n)
+static int parse_syms(const cJSON *arr, ks_mempool *pool, ks__symrefs *refs, const ks_sym **out,
+                      uint32_t *n)
 {
     const cJSON *it;
     int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0;
@@ -85,8 +84,7 @@ static int parse_syms(const cJSON *arr, ks_mempool *pool,
 }
 
 int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool,
-                             ks__symrefs *refs,
-                             ks_label_selector *out, char *err, size_t errlen)
+                             ks__symrefs *refs, ks_label_selector *out, char *err, size_t errlen)
 {
     char p[256];
     const cJSON *exprs, *it;
@@ -100,7 +98,8 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
     }
     out->present = 1;
     snprintf(p, sizeof(p), "%s.matchLabels", path);
-    if ((rc = parse_labels(get(obj, "matchLabels"), p, pool, refs, &out->match_labels, &out->nmatch_labels, err, errlen)))
+    if ((rc = parse_labels(get(obj, "matchLabels"), p, pool, refs, &out->match_labels,
+                           &out->nmatch_labels, err, errlen)))
         return rc;
     exprs = get(obj, "matchExpressions");
     int count = cJSON_IsArray(exprs) ? cJSON_GetArraySize(exprs) : 0;
@@ -126,7 +125,9 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
         else if (!strcmp(ops, "DoesNotExist"))
             r->op = KS_OP_DOES_NOT_EXIST;
         else {
-            snprintf(err, errlen, "%s.matchExpressions[%u].operator: \"%s\" is not a valid label selector operator (valid: In, NotIn, Exists, DoesNotExist)",
+            snprintf(err, errlen,
+                     "%s.matchExpressions[%u].operator: \"%s\" is not a valid label selector "
+                     "operator (valid: In, NotIn, Exists, DoesNotExist)",
                      path, i, ops);
             return KS_EPARSE;
         }
@@ -146,25 +147,30 @@ int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool,
     if (!cJSON_IsObject(obj) || cJSON_GetArraySize(obj) == 0)
         return 0;
     out->present = 1;
-    return parse_labels(obj, path, pool, refs, &out->match_labels, &out->nmatch_labels, err, errlen);
+    return parse_labels(obj, path, pool, refs, &out->match_labels, &out->nmatch_labels, err,
+                        errlen);
 }
 
-static int parse_term(const cJSON *t, const char *path, ks_mempool *pool,
-                      ks__symrefs *refs, ks_pod_affinity_term *term,
-                      char *err, size_t errlen)
+static int parse_term(const cJSON *t, const char *path, ks_mempool *pool, ks__symrefs *refs,
+                      ks_pod_affinity_term *term, char *err, size_t errlen)
 {
     char p[300];
     int rc;
     const cJSON *tk = get(t, "topologyKey");
     snprintf(p, sizeof(p), "%s.labelSelector", path);
-    if ((rc = ks__parse_label_selector(get(t, "labelSelector"), p, pool, refs, &term->selector, err, errlen)))
+    if ((rc = ks__parse_label_selector(get(t, "labelSelector"), p, pool, refs, &term->selector, err,
+                                       errlen)))
         return rc;
     snprintf(p, sizeof(p), "%s.namespaceSelector", path);
-    if ((rc = ks__parse_label_selector(get(t, "namespaceSelector"), p, pool, refs, &term->namespace_selector, err, errlen)))
+    if ((rc = ks__parse_label_selector(get(t, "namespaceSelector"), p, pool, refs,
+                                       &term->namespace_selector, err, errlen)))
         return rc;
-    if ((rc = parse_syms(get(t, "namespaces"), pool, refs, &term->namespaces, &term->nnamespaces)) ||
-        (rc = parse_syms(get(t, "matchLabelKeys"), pool, refs, &term->match_label_keys, &term->nmatch_label_keys)) ||
-        (rc = parse_syms(get(t, "mismatchLabelKeys"), pool, refs, &term->mismatch_label_keys, &term->nmismatch_label_keys)))
+    if ((rc =
+             parse_syms(get(t, "namespaces"), pool, refs, &term->namespaces, &term->nnamespaces)) ||
+        (rc = parse_syms(get(t, "matchLabelKeys"), pool, refs, &term->match_label_keys,
+                         &term->nmatch_label_keys)) ||
+        (rc = parse_syms(get(t, "mismatchLabelKeys"), pool, refs, &term->mismatch_label_keys,
+                         &term->nmismatch_label_keys)))
         return rc;
     term->topology_key = ks__symrefs_intern(refs, cJSON_IsString(tk) ? tk->valuestring : "");
     return 0;
@@ -213,7 +219,8 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, 
         const cJSON *w = get(it, "weight");
         snprintf(p, sizeof(p), "%s[%u].podAffinityTerm", path, *n);
         terms[*n].weight = cJSON_IsNumber(w) ? (int32_t)w->valuedouble : 0;
-        if ((rc = parse_term(get(it, "podAffinityTerm"), p, pool, refs, &terms[*n].term, err, errlen)))
+        if ((rc = parse_term(get(it, "podAffinityTerm"), p, pool, refs, &terms[*n].term, err,
+                             errlen)))
             return rc;
         (*n)++;
     }
@@ -221,9 +228,8 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, 
     return 0;
 }
 
-int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool,
-                           ks__symrefs *refs, ks_pod_affinity **out,
-                           char *err, size_t errlen)
+int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks__symrefs *refs,
+                           ks_pod_affinity **out, char *err, size_t errlen)
 {
     const cJSON *pa = get(affinity, "podAffinity"), *paa = get(affinity, "podAntiAffinity");
     int rc;
@@ -233,18 +239,22 @@ int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool,
     ks_pod_affinity *a = ks__mempool_alloc(pool, sizeof(*a));
     if (!a)
         return KS_ENOMEM;
-    if ((rc = parse_terms(get(pa, "requiredDuringSchedulingIgnoredDuringExecution"),
-                          "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool, refs,
-                          &a->required_affinity, &a->nrequired_affinity, err, errlen)) ||
-        (rc = parse_weighted(get(pa, "preferredDuringSchedulingIgnoredDuringExecution"),
-                             "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool, refs,
-                             &a->preferred_affinity, &a->npreferred_affinity, err, errlen)) ||
-        (rc = parse_terms(get(paa, "requiredDuringSchedulingIgnoredDuringExecution"),
-                          "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool, refs,
-                          &a->required_anti_affinity, &a->nrequired_anti_affinity, err, errlen)) ||
-        (rc = parse_weighted(get(paa, "preferredDuringSchedulingIgnoredDuringExecution"),
-                             "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool, refs,
-                             &a->preferred_anti_affinity, &a->npreferred_anti_affinity, err, errlen)))
+    if ((rc =
+             parse_terms(get(pa, "requiredDuringSchedulingIgnoredDuringExecution"),
+                         "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+                         pool, refs, &a->required_affinity, &a->nrequired_affinity, err, errlen)) ||
+        (rc = parse_weighted(
+             get(pa, "preferredDuringSchedulingIgnoredDuringExecution"),
+             "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool,
+             refs, &a->preferred_affinity, &a->npreferred_affinity, err, errlen)) ||
+        (rc = parse_terms(
+             get(paa, "requiredDuringSchedulingIgnoredDuringExecution"),
+             "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool,
+             refs, &a->required_anti_affinity, &a->nrequired_anti_affinity, err, errlen)) ||
+        (rc = parse_weighted(
+             get(paa, "preferredDuringSchedulingIgnoredDuringExecution"),
+             "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool,
+             refs, &a->preferred_anti_affinity, &a->npreferred_anti_affinity, err, errlen)))
         return rc;
     *out = a;
     return 0;
@@ -278,7 +288,8 @@ int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs
     {
         char p[128];
         ks_topology_spread_constraint *c = &cs[*n];
-        const cJSON *skew = get(it, "maxSkew"), *key = get(it, "topologyKey"), *when = get(it, "whenUnsatisfiable");
+        const cJSON *skew = get(it, "maxSkew"), *key = get(it, "topologyKey"),
+                    *when = get(it, "whenUnsatisfiable");
         const cJSON *md = get(it, "minDomains");
         snprintf(p, sizeof(p), "spec.topologySpreadConstraints[%zu]", *n);
         c->max_skew = cJSON_IsNumber(skew) ? (int32_t)skew->valuedouble : 0;
@@ -288,7 +299,9 @@ int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs
         else if (!cJSON_IsString(when) || !strcmp(when->valuestring, "DoNotSchedule"))
             c->when_unsatisfiable = KS_DO_NOT_SCHEDULE;
         else {
-            snprintf(err, errlen, "%s.whenUnsatisfiable: unsupported value \"%s\" (valid: DoNotSchedule, ScheduleAnyway)",
+            snprintf(err, errlen,
+                     "%s.whenUnsatisfiable: unsupported value \"%s\" (valid: DoNotSchedule, "
+                     "ScheduleAnyway)",
                      p, when->valuestring);
             return KS_EPARSE;
         }
@@ -297,8 +310,10 @@ int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs
         c->node_taints_policy = parse_policy(get(it, "nodeTaintsPolicy"));
         char sp[160];
         snprintf(sp, sizeof(sp), "%s.labelSelector", p);
-        if ((rc = ks__parse_label_selector(get(it, "labelSelector"), sp, pool, refs, &c->selector, err, errlen)) ||
-            (rc = parse_syms(get(it, "matchLabelKeys"), pool, refs, &c->match_label_keys, &c->nmatch_label_keys)))
+        if ((rc = ks__parse_label_selector(get(it, "labelSelector"), sp, pool, refs, &c->selector,
+                                           err, errlen)) ||
+            (rc = parse_syms(get(it, "matchLabelKeys"), pool, refs, &c->match_label_keys,
+                             &c->nmatch_label_keys)))
             return rc;
         (*n)++;
     }

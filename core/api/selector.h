@@ -16,18 +16,17 @@
 #include "util/mempool.h"
 
 /* A LabelSelector object ({matchLabels, matchExpressions}); NULL/null gives present = 0.
- * Errors name path (e.g. "spec.affinity.podAffinity...labelSelector.matchExpressions[0].operator"). */
+ * Errors name path (e.g. "spec.affinity.podAffinity...labelSelector.matchExpressions[0].operator").
+ */
 int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool,
-                             ks__symrefs *refs,
-                             ks_label_selector *out, char *err, size_t errlen);
+                             ks__symrefs *refs, ks_label_selector *out, char *err, size_t errlen);
 /* A map of labels ({"app": "web"}) as a selector that requires all of them (Service,
  * ReplicationController selectors). Empty or missing: present = 0 (selects nothing). */
 int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool, ks__symrefs *refs,
                            ks_label_selector *out, char *err, size_t errlen);
 /* spec.affinity.podAffinity / podAntiAffinity; *out NULL when neither is set. */
-int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool,
-                           ks__symrefs *refs, ks_pod_affinity **out,
-                           char *err, size_t errlen);
+int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks__symrefs *refs,
+                           ks_pod_affinity **out, char *err, size_t errlen);
 /* spec.topologySpreadConstraints. */
 int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs *refs,
                                  ks_topology_spread_constraint **out, size_t *n, char *err,

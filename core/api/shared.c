@@ -20,24 +20,24 @@
 
 /* One shared part. Labels live in the entry's tail; affinity and spread in its pool. */
 struct ks__shared {
-    ks_strmap *map;   /* the table it is in (until retired) */
+    ks_strmap *map; /* the table it is in (until retired) */
     struct ks__shared *next_retired;
     uint64_t retired_at; /* snapshot updates counted when the last pod let go */
-    char *key;        /* owned; its key there */
-    size_t refs;      /* pods holding it; under lock */
-    size_t bytes;     /* what it costs, for ks__shared_stats */
-    ks_mempool pool;  /* parsed affinity / spread constraints */
-    ks__symrefs syms; /* the symbols those hold */
+    char *key;           /* owned; its key there */
+    size_t refs;         /* pods holding it; under lock */
+    size_t bytes;        /* what it costs, for ks__shared_stats */
+    ks_mempool pool;     /* parsed affinity / spread constraints */
+    ks__symrefs syms;    /* the symbols those hold */
     const void *value;
-    size_t n;         /* spread: number of constraints */
+    size_t n; /* spread: number of constraints */
     ks_label labels[];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static ks_strmap labels_map;   /* hex of the label bytes -> entry */
-static ks_strmap affinity_map; /* JSON -> entry */
-static ks_strmap spread_map;   /* JSON -> entry */
-static size_t nentries, total_bytes; /* in tables or retired; under lock */
+static ks_strmap labels_map;                    /* hex of the label bytes -> entry */
+static ks_strmap affinity_map;                  /* JSON -> entry */
+static ks_strmap spread_map;                    /* JSON -> entry */
+static size_t nentries, total_bytes;            /* in tables or retired; under lock */
 static ks__shared *retired_head, *retired_tail; /* oldest first; under lock */
 static uint64_t snapshot_updates;               /* under lock */
 
@@ -240,8 +240,8 @@ int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, 
 }
 
 /* Parses a new spread-constraints entry for key. Under lock. */
-static int spread_entry_new(const cJSON *constraints, const char *key, ks__shared **out,
-                            char *err, size_t errlen)
+static int spread_entry_new(const cJSON *constraints, const char *key, ks__shared **out, char *err,
+                            size_t errlen)
 {
     ks_topology_spread_constraint *c = NULL;
     ks__shared *e = entry_new(&spread_map, key, 0);

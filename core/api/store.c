@@ -13,8 +13,9 @@
 
 typedef enum { K_NAMESPACE, K_SERVICE, K_RC, K_RS, K_SS, K_PDB, K_COUNT } kind;
 
-static const char *const kind_names[K_COUNT] = {"Namespace", "Service", "ReplicationController",
-                                                "ReplicaSet", "StatefulSet", "PodDisruptionBudget"};
+static const char *const kind_names[K_COUNT] = {
+    "Namespace",  "Service",     "ReplicationController",
+    "ReplicaSet", "StatefulSet", "PodDisruptionBudget"};
 
 typedef struct entry {
     kind k;
@@ -29,7 +30,7 @@ typedef struct entry {
 
 struct ks_store {
     pthread_rwlock_t lock;
-    ks_strmap objs; /* "Kind/ns/name" -> entry */
+    ks_strmap objs;  /* "Kind/ns/name" -> entry */
     ks_mempool pool; /* every parsed object's memory, freed with the store */
 };
 
@@ -121,15 +122,18 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
     }
     case K_SERVICE:
     case K_RC:
-        rc = ks__parse_map_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL, &e->selector, err, errlen);
+        rc = ks__parse_map_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL,
+                                    &e->selector, err, errlen);
         break;
     case K_RS:
     case K_SS:
-        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL, &e->selector, err, errlen);
+        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL,
+                                      &e->selector, err, errlen);
         break;
     case K_PDB: {
         const cJSON *da = get(get(obj, "status"), "disruptionsAllowed");
-        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL, &e->selector, err, errlen);
+        rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL,
+                                      &e->selector, err, errlen);
         e->disruptions_allowed = cJSON_IsNumber(da) ? (int32_t)da->valuedouble : 0;
         const cJSON *dp = get(get(obj, "status"), "disruptedPods"), *it;
         int nd = cJSON_IsObject(dp) ? cJSON_GetArraySize(dp) : 0;
@@ -204,7 +208,8 @@ size_t ks__store_pdbs(ks_store *st, ks_pdb **out)
                 break;
             *out = p;
         }
-        (*out)[n++] = (ks_pdb){e->ns, e->name, e->selector, e->disruptions_allowed, e->ndisrupted, e->disrupted};
+        (*out)[n++] = (ks_pdb){e->ns,         e->name,     e->selector, e->disruptions_allowed,
+                               e->ndisrupted, e->disrupted};
     }
     pthread_rwlock_unlock(&st->lock);
     return n;

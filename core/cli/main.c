@@ -27,26 +27,35 @@
 
 static void usage(FILE *f)
 {
-    fputs("Usage:\n"
-          "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] [--seed N] [-v N]\n"
-          "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output of\n"
-          "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
-          "  kubesched validate-config FILE [-v N]\n"
-          "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
-          "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v N]\n"
-          "            [--tls-cert-file FILE --tls-private-key-file FILE]\n"
-          "            [--leader-elect[=BOOL]] [--leader-elect-lease-duration D] [--leader-elect-renew-deadline D]\n"
-          "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
-          "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
-          "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else in-cluster).\n"
-          "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a self-signed\n"
-          "      certificate unless --tls-cert-file/--tls-private-key-file are given).\n"
-          "      The --leader-elect* flags that are given override the file's leaderElection values\n"
-          "      (durations in Go syntax: 15s, 1m30s, 500ms). With leader election on, only the replica\n"
-          "      holding the Lease (default kube-system/kube-scheduler, the one kube-scheduler uses: set\n"
-          "      leaderElection.resourceName, e.g. kubesched) schedules.\n"
-          "  kubesched --version\n",
-          f);
+    fputs(
+        "Usage:\n"
+        "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
+        "[--seed N] [-v N]\n"
+        "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
+        "of\n"
+        "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
+        "  kubesched validate-config FILE [-v N]\n"
+        "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
+        "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
+        "N]\n"
+        "            [--tls-cert-file FILE --tls-private-key-file FILE]\n"
+        "            [--leader-elect[=BOOL]] [--leader-elect-lease-duration D] "
+        "[--leader-elect-renew-deadline D]\n"
+        "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
+        "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
+        "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else "
+        "in-cluster).\n"
+        "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a "
+        "self-signed\n"
+        "      certificate unless --tls-cert-file/--tls-private-key-file are given).\n"
+        "      The --leader-elect* flags that are given override the file's leaderElection values\n"
+        "      (durations in Go syntax: 15s, 1m30s, 500ms). With leader election on, only the "
+        "replica\n"
+        "      holding the Lease (default kube-system/kube-scheduler, the one kube-scheduler uses: "
+        "set\n"
+        "      leaderElection.resourceName, e.g. kubesched) schedules.\n"
+        "  kubesched --version\n",
+        f);
 }
 
 /* Everything a command needs from a configuration: parsed, plugins loaded, planned. */
@@ -86,7 +95,8 @@ static int load_config(const char *path, const ks_leader_election_flags *le_flag
         rc = path ? ks__config_load_file_flags(l->reg, path, le_flags, &l->cfg, err, sizeof(err))
                   : ks__config_default(l->reg, &l->cfg, err, sizeof(err));
     if (rc == 0)
-        rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, sizeof(err));
+        rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err,
+                                            sizeof(err));
     /* The shared objects' own args schemas are known only now that they are loaded. */
     if (rc == 0)
         rc = ks__config_check_plugin_args(l->cfg, l->reg, err, sizeof(err));
@@ -117,7 +127,8 @@ static int cmd_validate(int argc, char **argv)
             path = argv[i];
     }
     if (!path) {
-        fprintf(stderr, "kubesched validate-config: which file? e.g. kubesched validate-config examples/config.yaml\n");
+        fprintf(stderr, "kubesched validate-config: which file? e.g. kubesched validate-config "
+                        "examples/config.yaml\n");
         return 2;
     }
     if (load_config(path, NULL, &l) != 0)
@@ -159,7 +170,8 @@ static int cmd_simulate(int argc, char **argv)
             else if (!strcmp(v, "table"))
                 output = KS_OUTPUT_TABLE;
             else {
-                fprintf(stderr, "kubesched simulate: --output %s: valid values are table and json\n", v);
+                fprintf(stderr,
+                        "kubesched simulate: --output %s: valid values are table and json\n", v);
                 return 2;
             }
             i++;
@@ -178,7 +190,9 @@ static int cmd_simulate(int argc, char **argv)
         }
     }
     if (!cluster) {
-        fprintf(stderr, "kubesched simulate: --cluster FILE is required (Nodes and Pods as YAML or JSON)\n");
+        fprintf(
+            stderr,
+            "kubesched simulate: --cluster FILE is required (Nodes and Pods as YAML or JSON)\n");
         return 2;
     }
     loaded l;
@@ -197,7 +211,8 @@ static int cmd_simulate(int argc, char **argv)
 /* Live mode: kubesched --config FILE [--kubeconfig FILE] [-v N]. */
 static int cmd_run(int argc, char **argv)
 {
-    const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL, *tls_key = NULL;
+    const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL,
+               *tls_key = NULL;
     int port = 10259; /* upstream --secure-port default */
     ks_leader_election_flags le_flags = {0};
     for (int i = 0; i < argc; i++) {
@@ -216,7 +231,10 @@ static int cmd_run(int argc, char **argv)
             char *end;
             long p = strtol(val, &end, 10);
             if (*end || p < 0 || p > 65535) {
-                fprintf(stderr, "kubesched: --secure-port %s: expected a port 0..65535 (0 turns serving off)\n", val);
+                fprintf(
+                    stderr,
+                    "kubesched: --secure-port %s: expected a port 0..65535 (0 turns serving off)\n",
+                    val);
                 return 2;
             }
             port = (int)p;
@@ -254,8 +272,10 @@ static int cmd_run(int argc, char **argv)
             ks__log_verbosity = atoi(strchr(a, '=') + 1);
         } else if (i > 0 && !strcmp(argv[i - 1], "--leader-elect") &&
                    (!strcmp(a, "true") || !strcmp(a, "false"))) {
-            fprintf(stderr, "kubesched: --leader-elect takes its value after \"=\" "
-                            "(--leader-elect=%s), as a boolean flag does\n", a);
+            fprintf(stderr,
+                    "kubesched: --leader-elect takes its value after \"=\" "
+                    "(--leader-elect=%s), as a boolean flag does\n",
+                    a);
             return 2;
         } else {
             fprintf(stderr, "kubesched: unknown or incomplete flag %s\n", a);
@@ -295,7 +315,8 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "validate-config"))
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-        printf("kubesched 0.1.0 (plugin ABI %d.%d, Kubernetes v1.34 scheduling semantics)\n", KS_ABI_MAJOR, KS_ABI_MINOR);
+        printf("kubesched 0.1.0 (plugin ABI %d.%d, Kubernetes v1.34 scheduling semantics)\n",
+               KS_ABI_MAJOR, KS_ABI_MINOR);
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

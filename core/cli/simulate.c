@@ -26,9 +26,9 @@ typedef struct record {
     const char *result; /* static string */
     ks_sym node;
     char *message;
-    cJSON *explain; /* {"filter":..., "score":..., "finalScore":...} */
-    ks_sym nominated;  /* PostFilter's nomination, KS_SYM_ABSENT when none */
-    cJSON *victims;    /* [{"namespace","name","node"}] evicted for this attempt */
+    cJSON *explain;   /* {"filter":..., "score":..., "finalScore":...} */
+    ks_sym nominated; /* PostFilter's nomination, KS_SYM_ABSENT when none */
+    cJSON *victims;   /* [{"namespace","name","node"}] evicted for this attempt */
 } record;
 
 typedef struct sim {
@@ -95,19 +95,24 @@ static record *rec_for(sim *s, uint64_t seq)
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-static void reasons_joined(const ks_status *st, char *out, size_t len) { ks__status_message(st, out, len); }
+static void reasons_joined(const ks_status *st, char *out, size_t len)
+{
+    ks__status_message(st, out, len);
+}
 
 static cJSON *build_explain(const ks_explain *ex)
 {
     cJSON *root = cJSON_CreateObject(), *filter = cJSON_AddObjectToObject(root, "filter");
-    cJSON *score = cJSON_AddObjectToObject(root, "score"), *final = cJSON_AddObjectToObject(root, "finalScore");
+    cJSON *score = cJSON_AddObjectToObject(root, "score"),
+          *final = cJSON_AddObjectToObject(root, "finalScore");
     const ks_framework *fw = ex->fw;
     char msg[KS_STATUS_BUF + 64];
     if (ex->prefilter_status) {
         /* PreFilter rejected the pod: no node was evaluated; each node shows that verdict. */
         reasons_joined(ex->prefilter_status, msg, sizeof(msg));
         cJSON *pf = cJSON_AddObjectToObject(root, "preFilter");
-        cJSON_AddStringToObject(pf, ex->prefilter_status->plugin ? ex->prefilter_status->plugin : "PreFilter", msg);
+        cJSON_AddStringToObject(
+            pf, ex->prefilter_status->plugin ? ex->prefilter_status->plugin : "PreFilter", msg);
         return root;
     }
     for (size_t i = 0; i < ex->nevaluated; i++) {
@@ -121,7 +126,8 @@ static cJSON *build_explain(const ks_explain *ex)
         }
         if (ex->statuses[i].code != KS_SUCCESS) {
             reasons_joined(&ex->statuses[i], msg, sizeof(msg));
-            cJSON_AddStringToObject(n, ex->statuses[i].plugin ? ex->statuses[i].plugin : "Filter", msg);
+            cJSON_AddStringToObject(n, ex->statuses[i].plugin ? ex->statuses[i].plugin : "Filter",
+                                    msg);
         }
     }
     if (ex->scored) {
@@ -170,7 +176,9 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
     pthread_mutex_lock(&s->mu);
     record *r = rec_for(s, seq);
     if (r) {
-        r->result = strcmp(result, "Scheduled") == 0 ? "Scheduled" : strcmp(result, "Error") == 0 ? "Error" : "Unschedulable";
+        r->result = strcmp(result, "Scheduled") == 0 ? "Scheduled"
+                    : strcmp(result, "Error") == 0   ? "Error"
+                                                     : "Unschedulable";
         r->node = node;
         free(r->message);
         r->message = dup_or_null(message);
@@ -261,8 +269,8 @@ static void print_table(sim *s, FILE *out)
         if (r->node != KS_SYM_ABSENT && strlen(ks__sym_str(r->node)) > w_node)
             w_node = strlen(ks__sym_str(r->node));
     }
-    fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s\n", (int)w_pod, "POD", (int)w_prof, "PROFILE", "RESULT",
-            (int)w_node, "NODE", "MESSAGE");
+    fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s\n", (int)w_pod, "POD", (int)w_prof, "PROFILE",
+            "RESULT", (int)w_node, "NODE", "MESSAGE");
     for (size_t i = 0; i < s->nrecs; i++) {
         record *r = &s->recs[i];
         char pod[512];
@@ -270,8 +278,9 @@ static void print_table(sim *s, FILE *out)
         int scheduled = strcmp(r->result, "Scheduled") == 0;
         char extra[1024] = "";
         if (r->nominated != KS_SYM_ABSENT) {
-            size_t off = (size_t)snprintf(extra, sizeof(extra), " [preemption: nominated node %s, victims:",
-                                          ks__sym_str(r->nominated));
+            size_t off = (size_t)snprintf(
+                extra, sizeof(extra),
+                " [preemption: nominated node %s, victims:", ks__sym_str(r->nominated));
             const cJSON *v;
             cJSON_ArrayForEach(v, r->victims)
             {
@@ -287,8 +296,8 @@ static void print_table(sim *s, FILE *out)
                 r->profile ? r->profile : "-", r->result, (int)w_node,
                 scheduled ? ks__sym_str(r->node) : "-", r->message ? r->message : "", extra);
     }
-    fprintf(out, "\n%zu attempts: %zu scheduled, %zu unschedulable, %zu errors",
-            s->stats->attempts, s->stats->scheduled, s->stats->unschedulable, s->stats->errors);
+    fprintf(out, "\n%zu attempts: %zu scheduled, %zu unschedulable, %zu errors", s->stats->attempts,
+            s->stats->scheduled, s->stats->unschedulable, s->stats->errors);
     if (s->stats->unhandled)
         fprintf(out, ", %zu pods with no matching profile", s->stats->unhandled);
     fputc('\n', out);
@@ -307,9 +316,12 @@ static void add_unhandled(sim *s, const ks_pod *pod)
     char msg[512], profiles[300] = "";
     size_t off = 0;
     for (size_t i = 0; i < s->o->cfg->nprofiles; i++)
-        off += (size_t)snprintf(profiles + off, sizeof(profiles) - (off < sizeof(profiles) ? off : sizeof(profiles)),
-                                "%s%s", i ? ", " : "", s->o->cfg->profiles[i].scheduler_name);
-    snprintf(msg, sizeof(msg), "no profile has schedulerName \"%s\" (this configuration's profiles: %s); the pod was not scheduled",
+        off += (size_t)snprintf(
+            profiles + off, sizeof(profiles) - (off < sizeof(profiles) ? off : sizeof(profiles)),
+            "%s%s", i ? ", " : "", s->o->cfg->profiles[i].scheduler_name);
+    snprintf(msg, sizeof(msg),
+             "no profile has schedulerName \"%s\" (this configuration's profiles: %s); the pod was "
+             "not scheduled",
              ks__sym_str(pod->scheduler_name), profiles);
     pthread_mutex_lock(&s->mu);
     record *r = rec_new(s, LATE_SEQ + s->nrecs);
@@ -340,7 +352,8 @@ static int load(sim *s, char *err, size_t errlen)
             if (pass == 0 && strcmp(kind, "Node") == 0) {
                 ks_node *node;
                 if ((rc = ks__node_from_json(o, &node, perr, sizeof(perr))) != 0) {
-                    snprintf(err, errlen, "%s (%s): Node: %s", s->o->cluster_path, m.objs[i].where, perr);
+                    snprintf(err, errlen, "%s (%s): Node: %s", s->o->cluster_path, m.objs[i].where,
+                             perr);
                     break;
                 }
                 rc = ks__scheduler_on_node_add(s->sched, node);
@@ -349,12 +362,14 @@ static int load(sim *s, char *err, size_t errlen)
             } else if (pass > 0 && strcmp(kind, "Pod") == 0) {
                 ks_pod *pod;
                 if ((rc = ks__pod_from_json(o, &pod, perr, sizeof(perr))) != 0) {
-                    snprintf(err, errlen, "%s (%s): Pod: %s", s->o->cluster_path, m.objs[i].where, perr);
+                    snprintf(err, errlen, "%s (%s): Pod: %s", s->o->cluster_path, m.objs[i].where,
+                             perr);
                     break;
                 }
                 int assigned = pod->node_name != KS_SYM_EMPTY;
                 /* Finished pods hold no resources (upstream's informer filters them out). */
-                int finished = pod->phase == ks__intern("Succeeded") || pod->phase == ks__intern("Failed");
+                int finished =
+                    pod->phase == ks__intern("Succeeded") || pod->phase == ks__intern("Failed");
                 if (!finished && pass == 1 && assigned) {
                     rc = ks__scheduler_on_pod_add(s->sched, pod);
                     s->stats->running_pods++;
@@ -363,8 +378,8 @@ static int load(sim *s, char *err, size_t errlen)
                     if (r == KS_ENOTFOUND)
                         add_unhandled(s, pod);
                     else if (r == KS_EEXIST) {
-                        snprintf(err, errlen, "%s (%s): Pod %s: duplicate uid %s", s->o->cluster_path,
-                                 m.objs[i].where, pod->key, pod->uid);
+                        snprintf(err, errlen, "%s (%s): Pod %s: duplicate uid %s",
+                                 s->o->cluster_path, m.objs[i].where, pod->key, pod->uid);
                         rc = r;
                     } else
                         rc = r;
@@ -373,8 +388,10 @@ static int load(sim *s, char *err, size_t errlen)
                 ks__pod_unref(pod);
             } else if (pass == 0 && ks__store_wants(kind)) {
                 /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. */
-                if ((rc = ks__store_apply(ks__scheduler_store(s->sched), o, 0, perr, sizeof(perr))) != 0) {
-                    snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, m.objs[i].where, kind, perr);
+                if ((rc = ks__store_apply(ks__scheduler_store(s->sched), o, 0, perr,
+                                          sizeof(perr))) != 0) {
+                    snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, m.objs[i].where,
+                             kind, perr);
                     break;
                 }
             } else if (pass == 0 && strcmp(kind, "Node") != 0 && strcmp(kind, "Pod") != 0) {
@@ -404,8 +421,7 @@ static void report_gated(void *ctx, const ks_queued_pod *qp)
     r->message = strdup(qp->gated_message);
 }
 
-int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *err,
-                     size_t errlen)
+int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *err, size_t errlen)
 {
     sim s;
     int rc;
@@ -442,7 +458,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         if (ks__scheduler_schedule_one(s.sched, 0)) {
             ks__scheduler_wait_bindings_settled(s.sched);
             if (++done > limit) {
-                ks__log('W', "simulate", "stopping after %zu attempts: pods keep being retried", done);
+                ks__log('W', "simulate", "stopping after %zu attempts: pods keep being retried",
+                        done);
                 break;
             }
             continue;

@@ -36,7 +36,6 @@ typedef struct ks_simulate_stats {
 
 /* 0 on success (whatever the decisions), or a negative code with a message in err (bad file,
  * invalid object: the message names the file, the object and the field). */
-int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *err,
-                     size_t errlen);
+int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *err, size_t errlen);
 
 #endif

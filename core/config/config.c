@@ -18,21 +18,18 @@
 #include "config/registry.h"
 
 static const char *const point_fields[KS_PT_COUNT + 1] = {
-    "preEnqueue", "queueSort", "preFilter", "filter",   "postFilter", "preScore",  "score",
-    "reserve",    "permit",    "preBind",   "bind",     "postBind",   "multiPoint"};
+    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",  "score",
+    "reserve",    "permit",    "preBind",   "bind",   "postBind",   "multiPoint"};
 static const char *const point_names[KS_PT_COUNT + 1] = {
-    "PreEnqueue", "QueueSort", "PreFilter", "Filter",   "PostFilter", "PreScore",  "Score",
-    "Reserve",    "Permit",    "PreBind",   "Bind",     "PostBind",   "MultiPoint"};
+    "PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore",  "Score",
+    "Reserve",    "Permit",    "PreBind",   "Bind",   "PostBind",   "MultiPoint"};
 
 const char *ks__point_field(ks_point p)
 {
     return (unsigned)p <= KS_PT_COUNT ? point_fields[p] : "?";
 }
 
-const char *ks__point_name(ks_point p)
-{
-    return (unsigned)p <= KS_PT_COUNT ? point_names[p] : "?";
-}
+const char *ks__point_name(ks_point p) { return (unsigned)p <= KS_PT_COUNT ? point_names[p] : "?"; }
 
 /* ---------------------------------------------------------------------------------------------
  * Freeing
@@ -164,7 +161,7 @@ static int default_profile(cfg_load *L, size_t i)
         memset(e, 0, sizeof(*e));
         p->nplugin_configs++;
         ks__cfg_pathf(field, sizeof(field), "profiles[%zu].pluginConfig[%zu]", i,
-                 p->nplugin_configs - 1);
+                      p->nplugin_configs - 1);
         e->name = ks__cfg_strdup(names[j]);
         e->args = ks__cfg_args_new_default(L, names[j]);
         e->field = ks__cfg_strdup(field);
@@ -480,8 +477,7 @@ static int validate(cfg_load *L)
     for (size_t i = 0; i < c->nprofiles; i++) {
         const ks_profile_config *p = &c->profiles[i];
         if (!p->scheduler_name || !p->scheduler_name[0])
-            return ks__cfg_fail(L, KS_EINVAL,
-                                "profiles[%zu].schedulerName: Required value%s", i,
+            return ks__cfg_fail(L, KS_EINVAL, "profiles[%zu].schedulerName: Required value%s", i,
                                 c->nprofiles > 1 ? " (every profile needs a name when there are "
                                                    "several)"
                                                  : "");
@@ -654,7 +650,8 @@ static int load(const struct ks_registry *reg, const char *yaml, size_t len, con
     }
     L.file = c->path;
     if ((rc = ks__cfg_decode(&L, yaml, len)) < 0 || (rc = apply_defaults(&L)) < 0 ||
-        (rc = apply_leader_election_flags(&L, flags)) < 0 || (rc = validate(&L)) < 0 || (rc = kubesched_checks(&L)) < 0)
+        (rc = apply_leader_election_flags(&L, flags)) < 0 || (rc = validate(&L)) < 0 ||
+        (rc = kubesched_checks(&L)) < 0)
         goto out;
 out:
     load_scratch_free(&L);
@@ -673,8 +670,8 @@ int ks__config_load_string(const struct ks_registry *reg, const char *yaml, cons
 }
 
 int ks__config_load_string_flags(const struct ks_registry *reg, const char *yaml, const char *name,
-                                 const ks_leader_election_flags *flags, ks_config **out,
-                                 char *err, size_t errlen)
+                                 const ks_leader_election_flags *flags, ks_config **out, char *err,
+                                 size_t errlen)
 {
     if (!yaml) {
         *out = NULL;
@@ -691,8 +688,9 @@ int ks__config_load_file(const struct ks_registry *reg, const char *path, ks_con
     return ks__config_load_file_flags(reg, path, NULL, out, err, errlen);
 }
 
-int ks__config_load_file_flags(const struct ks_registry *reg, const char *path, const ks_leader_election_flags *flags,
-                               ks_config **out, char *err, size_t errlen)
+int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
+                               const ks_leader_election_flags *flags, ks_config **out, char *err,
+                               size_t errlen)
 {
     FILE *f;
     char *buf = NULL;

@@ -50,8 +50,8 @@ int ks__desc_implements(const ks_plugin_desc *desc, ks_point p);
 
 typedef struct ks_plugin_ref {
     char *name;
-    int32_t weight;     /* 0 when not given (then 1 for Score) */
-    int from_default;   /* came from upstream's default plugin set, not from the user */
+    int32_t weight;   /* 0 when not given (then 1 for Score) */
+    int from_default; /* came from upstream's default plugin set, not from the user */
 } ks_plugin_ref;
 
 typedef struct ks_plugin_set {
@@ -143,8 +143,8 @@ int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
                                const ks_leader_election_flags *flags, ks_config **out, char *err,
                                size_t errlen);
 int ks__config_load_string_flags(const struct ks_registry *reg, const char *yaml, const char *name,
-                                 const ks_leader_election_flags *flags, ks_config **out,
-                                 char *err, size_t errlen);
+                                 const ks_leader_election_flags *flags, ks_config **out, char *err,
+                                 size_t errlen);
 /* The configuration kube-scheduler runs with when given none. */
 int ks__config_default(const struct ks_registry *reg, ks_config **out, char *err, size_t errlen);
 void ks__config_free(ks_config *cfg); /* NULL is a no-op */
@@ -152,9 +152,9 @@ void ks__config_free(ks_config *cfg); /* NULL is a no-op */
 /* ---- The per-profile plan (NewFramework) ---------------------------------------------------- */
 
 typedef struct ks_planned_plugin {
-    const char *name;            /* borrowed(plan) */
-    const ks_plugin_desc *desc;  /* borrowed(registry) */
-    int32_t weight;              /* Score only: >= 1 */
+    const char *name;           /* borrowed(plan) */
+    const ks_plugin_desc *desc; /* borrowed(registry) */
+    int32_t weight;             /* Score only: >= 1 */
 } ks_planned_plugin;
 
 typedef struct ks_profile_plan {

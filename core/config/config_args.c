@@ -7,7 +7,8 @@
  *   - the plugins in the registry when the file loads (the in-tree module, registered first) and
  *     the upstream kinds kubesched does not ship yet (config_defaults.c): shape and defaults while
  *     the profiles are defaulted (ks__cfg_args_prepare), bounds and rules with the rest of the
- *     validation (ks__cfg_args_validate), as upstream's codec and ValidateKubeSchedulerConfiguration;
+ *     validation (ks__cfg_args_validate), as upstream's codec and
+ * ValidateKubeSchedulerConfiguration;
  *   - a plugin of a shared object, known only once the loader has added it to the registry
  *     (ks__config_check_plugin_args), with the same messages.
  * A plugin built against ABI 1.2 or older has no schema: its args pass unchecked, as before.
@@ -71,7 +72,6 @@ const cJSON *ks__args_resolve(const cJSON *root, const char *path)
     }
     return cur;
 }
-
 
 /* The value as field.Invalid prints it: strings quoted, numbers plain. */
 static void value_json(const cJSON *v, char *buf, size_t len)
@@ -189,8 +189,7 @@ static int check_value(cfg_load *L, cJSON *v, const ks_arg_field *f, const char 
     return 0;
 }
 
-static int check_obj(cfg_load *L, cJSON *o, const ks_args_schema *s, const char *path,
-                     unsigned top)
+static int check_obj(cfg_load *L, cJSON *o, const ks_args_schema *s, const char *path, unsigned top)
 {
     cJSON *v = o->child;
     while (v) {
@@ -216,8 +215,8 @@ static int check_obj(cfg_load *L, cJSON *o, const ks_args_schema *s, const char 
                     break;
                 off += (size_t)w;
             }
-            return ks__cfg_fail_item(L, v, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)",
-                                     path, v->string, valid);
+            return ks__cfg_fail_item(L, v, KS_EINVAL, "%s: unknown field \"%s\" (valid: %s)", path,
+                                     v->string, valid);
         }
         ks__cfg_pathf(p, sizeof(p), "%s.%s", path, v->string);
         /* A null leaves Go's pointer nil: the field is unset and gets its default. */
@@ -343,8 +342,8 @@ static int check_kind(cfg_load *L, const char *plugin, const char *kind, const c
     return ks__cfg_fail_item(L, k, KS_EINVAL,
                              "%s: args for plugin %s were not of type "
                              "kubescheduler.config.k8s.io/%s, got kind %s",
-                        path, plugin, kind,
-                        cJSON_IsString(k) ? k->valuestring : "(not a string)");
+                             path, plugin, kind,
+                             cJSON_IsString(k) ? k->valuestring : "(not a string)");
 }
 
 int ks__cfg_args_apply_schema(cfg_load *L, const char *plugin, const ks_args_schema *schema,
@@ -380,8 +379,8 @@ static int run_validate_args(cfg_load *L, const ks_plugin_desc *d, const cJSON *
         ks__cfg_pathf(full, sizeof(full), "%s%s%s", path, e.field[0] == '[' ? "" : ".", e.field);
     if (e.invalid)
         return ks__cfg_invalid(L, full, ks__args_resolve(args, e.field), e.detail);
-    return ks__cfg_fail_item(L, ks__args_resolve(args, e.field), rc < 0 ? rc : KS_EINVAL,
-                             "%s: %s", full,
+    return ks__cfg_fail_item(L, ks__args_resolve(args, e.field), rc < 0 ? rc : KS_EINVAL, "%s: %s",
+                             full,
                              e.detail[0] ? e.detail : "invalid args (the plugin gave no reason)");
 }
 
@@ -467,8 +466,7 @@ int ks__config_check_plugin_args(ks_config *cfg, const struct ks_registry *reg, 
             /* The load-time kinds were checked while the file loaded. */
             if (!d || pc->args_checked || !pc->args)
                 continue;
-            ks__cfg_pathf(path, sizeof(path), "%s.args",
-                          pc->field ? pc->field : "pluginConfig");
+            ks__cfg_pathf(path, sizeof(path), "%s.args", pc->field ? pc->field : "pluginConfig");
             if (d->args_schema &&
                 ks__cfg_args_apply_schema(&L, pc->name, d->args_schema, pc->args, path) < 0)
                 return L.rc;

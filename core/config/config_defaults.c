@@ -20,7 +20,10 @@
  * Default plugins and mergePluginSet
  * ------------------------------------------------------------------------------------------- */
 
-#define DEF(n, w) {(char *)(n), (w), 1}
+#define DEF(n, w)                                                                                  \
+    {                                                                                              \
+        (char *)(n), (w), 1                                                                        \
+    }
 static const ks_plugin_ref default_plugins[] = {
     DEF("SchedulingGates", 0),
     DEF("PrioritySort", 0),
@@ -146,7 +149,10 @@ oom:
  * move to plugins/<name>/ (args_schema, validate_args) when those plugins land.
  * ------------------------------------------------------------------------------------------- */
 
-#define FIELD(name, type, object) {(name), (type), (object), NULL, 0, 0, 0}
+#define FIELD(name, type, object)                                                                  \
+    {                                                                                              \
+        (name), (type), (object), NULL, 0, 0, 0                                                    \
+    }
 
 static const ks_arg_field shape_point_f[] = {FIELD("utilization", KS_ARG_INT32, NULL),
                                              FIELD("score", KS_ARG_INT32, NULL)};
@@ -176,7 +182,8 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
     char p[360];
     if (cJSON_IsNumber(t) && (int64_t)t->valuedouble < 0) {
         ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
-        return ks__cfg_invalid(L, p, t, "invalid BindTimeoutSeconds, should not be a negative value");
+        return ks__cfg_invalid(L, p, t,
+                               "invalid BindTimeoutSeconds, should not be a negative value");
     }
     if (get(a, "shape")) {
         ks__cfg_pathf(p, sizeof(p), "%s.shape", path);

@@ -65,8 +65,8 @@ typedef struct cfg_load {
     size_t errlen;
     int rc; /* first failure, 0 while none */
     unsigned set;
-    cfg_profile_in *in;   /* cfg->nprofiles entries */
-    int has_profiles;     /* the profiles key was present (even if empty) */
+    cfg_profile_in *in; /* cfg->nprofiles entries */
+    int has_profiles;   /* the profiles key was present (even if empty) */
     size_t nextenders;
     cfg_extender_in *extenders;
     size_t budget; /* nodes the YAML -> JSON conversion may still visit (alias bombs) */
@@ -86,8 +86,7 @@ int ks__cfg_fail_at(cfg_load *L, const yaml_node_t *node, int rc, const char *fm
 int ks__cfg_oom(cfg_load *L);
 /* As ks__cfg_fail, at the line and column where `item` (a value of the pluginConfig args) was
  * written when its place is known ("file:line:col: ..."), else as ks__cfg_fail. */
-int ks__cfg_fail_item(cfg_load *L, const cJSON *item, int rc, const char *fmt, ...)
-    KS_PRINTF(4, 5);
+int ks__cfg_fail_item(cfg_load *L, const cJSON *item, int rc, const char *fmt, ...) KS_PRINTF(4, 5);
 /* Records where the args value `item` came from (the key of a field, the node of an item). */
 void ks__cfg_mark(ks_config *cfg, const cJSON *item, const yaml_node_t *where);
 void ks__cfg_marks_free(struct ks_cfg_marks *m);
@@ -116,8 +115,8 @@ const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin); /* NULL: none *
 /* ---- args against a schema (config_args.c) ---- */
 /* Which keys the top level of args allows besides the schema's fields. */
 enum {
-    KS_CFG_ARGS_TOP = 1u << 0,         /* apiVersion, kind */
-    KS_CFG_ARGS_PLUGIN_PATH = 1u << 1  /* kubeschedPluginPath */
+    KS_CFG_ARGS_TOP = 1u << 0,        /* apiVersion, kind */
+    KS_CFG_ARGS_PLUGIN_PATH = 1u << 1 /* kubeschedPluginPath */
 };
 /* The shape check: unknown fields ("<path>: unknown field \"x\" (valid: ...)") and types, nulls
  * dropped. top: KS_CFG_ARGS_... bits for the top level of args, 0 for a nested mapping. */

@@ -40,7 +40,8 @@ int ks__cfg_fail_at(cfg_load *L, const yaml_node_t *node, int rc, const char *fm
     if (L->rc)
         return L->rc;
     ks__cfg_pathf(prefix, sizeof(prefix), "%s:%lu:%lu: ", L->file,
-             (unsigned long)node->start_mark.line + 1, (unsigned long)node->start_mark.column + 1);
+                  (unsigned long)node->start_mark.line + 1,
+                  (unsigned long)node->start_mark.column + 1);
     va_start(ap, fmt);
     vfail(L, prefix, fmt, ap);
     va_end(ap);

@@ -151,10 +151,10 @@ static int is_yaml_float(const char *s)
 static rval resolve(const yaml_node_t *n)
 {
     static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-    static const char *const trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-                                        "on", "On", "ON", NULL};
-    static const char *const falses[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-                                         "off", "Off", "OFF", NULL};
+    static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
+                                        "True", "TRUE", "on",  "On",  "ON",  NULL};
+    static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
+                                         "False", "FALSE", "off", "Off", "OFF", NULL};
     static const char *const infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
     static const char *const ninfs[] = {"-.inf", "-.Inf", "-.INF", NULL};
     static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
@@ -283,8 +283,8 @@ static int get_int(dec *d, const yaml_node_t *n, const char *path, int bits, int
     if (r.k != R_INT)
         return type_error(d, n, path, what);
     if (r.i < lo || r.i > hi)
-        return ks__cfg_fail_at(d->L, n, KS_ERANGE, "%s: %" PRId64 " does not fit in %s", path,
-                               r.i, bits == 32 ? "a 32-bit integer" : "a 64-bit integer");
+        return ks__cfg_fail_at(d->L, n, KS_ERANGE, "%s: %" PRId64 " does not fit in %s", path, r.i,
+                               bits == 32 ? "a 32-bit integer" : "a 64-bit integer");
     *out = r.i;
     return 1;
 }
@@ -396,9 +396,8 @@ static int field_index(dec *d, const yaml_node_t *key, const char *const *names,
 }
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
-#define FOR_PAIRS(n, p)                                                                         \
-    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start; p < (n)->data.mapping.pairs.top; \
-         p++)
+#define FOR_PAIRS(n, p)                                                                            \
+    for (yaml_node_pair_t *p = (n)->data.mapping.pairs.start; p < (n)->data.mapping.pairs.top; p++)
 #define SEQ_LEN(n) ((size_t)((n)->data.sequence.items.top - (n)->data.sequence.items.start))
 
 /* ---------------------------------------------------------------------------------------------
@@ -451,8 +450,8 @@ static void json_placed(void *ctx, const cJSON *item, const yaml_node_t *where)
 
 static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path)
 {
-    ks_yaml_json_strict o = {json_scalar, json_fail,    json_oom,   &d->L->budget,
-                             MAX_DEPTH,   d->L,         json_placed};
+    ks_yaml_json_strict o = {json_scalar, json_fail, json_oom,   &d->L->budget,
+                             MAX_DEPTH,   d->L,      json_placed};
     return ks__yaml_to_json_strict(d->doc, n, path, &o);
 }
 
@@ -462,8 +461,8 @@ static cJSON *to_json(dec *d, const yaml_node_t *n, const char *path)
 
 static int decode_leader_election(dec *d, const yaml_node_t *n)
 {
-    static const char *const names[] = {"leaderElect",  "leaseDuration", "renewDeadline",
-                                        "retryPeriod",  "resourceLock",  "resourceName",
+    static const char *const names[] = {"leaderElect",      "leaseDuration", "renewDeadline",
+                                        "retryPeriod",      "resourceLock",  "resourceName",
                                         "resourceNamespace"};
     ks_config *c = d->L->cfg;
     uint64_t seen = 0;
@@ -581,8 +580,8 @@ static int decode_plugin_ref(dec *d, const yaml_node_t *n, const char *path, ks_
     return 0;
 }
 
-static int decode_plugin_list(dec *d, const yaml_node_t *n, const char *path,
-                              ks_plugin_ref **refs, size_t *nrefs)
+static int decode_plugin_list(dec *d, const yaml_node_t *n, const char *path, ks_plugin_ref **refs,
+                              size_t *nrefs)
 {
     int rc = expect_seq(d, n, path);
     size_t len;
@@ -876,10 +875,10 @@ static int decode_managed_resources(dec *d, const yaml_node_t *n, const char *pa
 
 static int decode_extender(dec *d, const yaml_node_t *n, size_t i, cfg_extender_in *e)
 {
-    static const char *const names[] = {
-        "urlPrefix",   "filterVerb", "preemptVerb", "prioritizeVerb",   "weight",
-        "bindVerb",    "enableHTTPS", "tlsConfig",  "httpTimeout",      "nodeCacheCapable",
-        "managedResources", "ignorable"};
+    static const char *const names[] = {"urlPrefix",        "filterVerb",       "preemptVerb",
+                                        "prioritizeVerb",   "weight",           "bindVerb",
+                                        "enableHTTPS",      "tlsConfig",        "httpTimeout",
+                                        "nodeCacheCapable", "managedResources", "ignorable"};
     uint64_t seen = 0;
     char path[48];
     int rc;
@@ -991,14 +990,19 @@ static int check_type_meta(dec *d, const yaml_node_t *root)
 
 static int decode_root(dec *d, const yaml_node_t *root)
 {
-    static const char *const names[] = {
-        "apiVersion",           "kind",
-        "parallelism",          "leaderElection",
-        "clientConnection",     "enableProfiling",
-        "enableContentionProfiling", "percentageOfNodesToScore",
-        "podInitialBackoffSeconds",  "podMaxBackoffSeconds",
-        "profiles",             "extenders",
-        "delayCacheUntilActive"};
+    static const char *const names[] = {"apiVersion",
+                                        "kind",
+                                        "parallelism",
+                                        "leaderElection",
+                                        "clientConnection",
+                                        "enableProfiling",
+                                        "enableContentionProfiling",
+                                        "percentageOfNodesToScore",
+                                        "podInitialBackoffSeconds",
+                                        "podMaxBackoffSeconds",
+                                        "profiles",
+                                        "extenders",
+                                        "delayCacheUntilActive"};
     ks_config *c = d->L->cfg;
     uint64_t seen = 0;
     int rc;

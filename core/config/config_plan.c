@@ -64,9 +64,9 @@ int ks__desc_implements(const ks_plugin_desc *d, ks_point p)
 
 /* NewFramework's getExtensionPoints order, which decides which error is reported first. */
 static const ks_point upstream_order[KS_PT_COUNT] = {
-    KS_PT_PRE_FILTER, KS_PT_FILTER,   KS_PT_POST_FILTER, KS_PT_RESERVE,
-    KS_PT_PRE_SCORE,  KS_PT_SCORE,    KS_PT_PRE_BIND,    KS_PT_BIND,
-    KS_PT_POST_BIND,  KS_PT_PERMIT,   KS_PT_PRE_ENQUEUE, KS_PT_QUEUE_SORT};
+    KS_PT_PRE_FILTER, KS_PT_FILTER, KS_PT_POST_FILTER, KS_PT_RESERVE,
+    KS_PT_PRE_SCORE,  KS_PT_SCORE,  KS_PT_PRE_BIND,    KS_PT_BIND,
+    KS_PT_POST_BIND,  KS_PT_PERMIT, KS_PT_PRE_ENQUEUE, KS_PT_QUEUE_SORT};
 
 typedef struct plan_ctx {
     cfg_load L; /* only for messages */

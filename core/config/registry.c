@@ -16,7 +16,10 @@ static const char *const unavailable_defaults[] = {
 
 /* Removed upstream in v1.31/v1.32; v1 validation refuses them. */
 static const char *const removed[] = {
-    "AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits",
+    "AzureDiskLimits",
+    "CinderLimits",
+    "EBSLimits",
+    "GCEPDLimits",
 };
 
 struct entry {

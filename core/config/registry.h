@@ -26,12 +26,13 @@ void ks__registry_free(ks_registry *reg);
 int ks__registry_keep(ks_registry *reg, void (*release)(void *p), void *p);
 
 /* Adds desc (borrowed: must outlive the registry). origin names where it came from ("in-tree" or
- * the .so path) for messages. KS_EEXIST with a message naming both origins when the name is taken. */
+ * the .so path) for messages. KS_EEXIST with a message naming both origins when the name is taken.
+ */
 int ks__registry_add(ks_registry *reg, const ks_plugin_desc *desc, const char *origin, char *err,
                      size_t errlen);
 
 const ks_plugin_desc *ks__registry_find(const ks_registry *reg, const char *name); /* NULL: none */
-const char *ks__registry_origin(const ks_registry *reg, const char *name);          /* NULL: none */
+const char *ks__registry_origin(const ks_registry *reg, const char *name);         /* NULL: none */
 size_t ks__registry_count(const ks_registry *reg);
 const ks_plugin_desc *ks__registry_at(const ks_registry *reg, size_t i);
 

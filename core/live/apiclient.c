@@ -27,10 +27,7 @@
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
 
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
+static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 void ks__api_seterr(ks_api *api, const char *fmt, ...)
 {
@@ -40,15 +37,9 @@ void ks__api_seterr(ks_api *api, const char *fmt, ...)
     va_end(ap);
 }
 
-const char *ks__api_error(const ks_api *api)
-{
-    return api->err;
-}
+const char *ks__api_error(const ks_api *api) { return api->err; }
 
-long ks__api_last_status(const ks_api *api)
-{
-    return api->last_status;
-}
+long ks__api_last_status(const ks_api *api) { return api->last_status; }
 
 void ks__api_response_free(ks_api_response *r)
 {
@@ -683,8 +674,8 @@ static int transport_error(ks_api *api, const char *method, const char *path, CU
                            "(server %s): %s; set certificate-authority (or -data) of %s%s%s in %s "
                            "to the CA that signed the API server's serving certificate",
                            method, pl, path, kc->ca.desc, url, detail,
-                           kc->cluster ? "cluster \"" : "the cluster", kc->cluster ? kc->cluster : "",
-                           kc->cluster ? "\"" : "", kc->origin);
+                           kc->cluster ? "cluster \"" : "the cluster",
+                           kc->cluster ? kc->cluster : "", kc->cluster ? "\"" : "", kc->origin);
         else
             ks__api_seterr(api,
                            "%s %.*s: TLS: the server's certificate is not signed by a CA in %s "

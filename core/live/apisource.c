@@ -24,8 +24,8 @@
 #include "api/store.h"
 
 typedef struct inf_entry {
-    void *obj;     /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
-    char *podcmp;  /* pods: the object without status and bookkeeping (isPodUpdated) */
+    void *obj;    /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
+    char *podcmp; /* pods: the object without status and bookkeeping (isPodUpdated) */
     unsigned gen;
 } inf_entry;
 
@@ -42,7 +42,8 @@ static void nap(ks_apisrc *s, int ms)
 
 static const char *meta_str(const cJSON *o, const char *k)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -65,7 +66,8 @@ static char *pod_cmp_text(const cJSON *o)
     if (!c)
         return NULL;
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(c, "metadata");
-    static const char *const drop[] = {"resourceVersion", "generation", "managedFields", "finalizers"};
+    static const char *const drop[] = {"resourceVersion", "generation", "managedFields",
+                                       "finalizers"};
     for (size_t i = 0; meta && i < sizeof(drop) / sizeof(drop[0]); i++)
         cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
     cJSON_DeleteItemFromObjectCaseSensitive(c, "status");
@@ -98,7 +100,8 @@ static int pod_handled(ks_apisrc *s, const ks_pod *p)
 static void event_handled(ks_apisrc *s, const char *event, int64_t t0)
 {
     if (event)
-        ks__metrics_observe(KS_METRICS_WITH(s->m.event_handling_duration, event), ks__seconds_since(t0));
+        ks__metrics_observe(KS_METRICS_WITH(s->m.event_handling_duration, event),
+                            ks__seconds_since(t0));
 }
 
 /* Whether another known object (another uid) has gone's name. The cache keeps Nodes and the
@@ -137,12 +140,18 @@ static void forget(ks_informer *in, const char *uid)
     if (in->type == INF_POD) {
         ks_pod *p = e->obj;
         ks__scheduler_on_pod_delete(s->sched, p);
-        event_handled(s, p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete" : pod_handled(s, p) ? "UnschedulablePodDelete" : NULL,
+        event_handled(s,
+                      p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete"
+                      : pod_handled(s, p)          ? "UnschedulablePodDelete"
+                                                   : NULL,
                       t0);
     } else if (name_reused(in, e)) {
         if (ks__log_enabled(2))
-            ks__log('I', "apisource", "%s %s (uid %s) was deleted and re-created under the same name", in->name,
-                    in->type == INF_NODE ? ks__sym_str(((ks_node *)e->obj)->name) : meta_str(e->obj, "name"), uid);
+            ks__log('I', "apisource",
+                    "%s %s (uid %s) was deleted and re-created under the same name", in->name,
+                    in->type == INF_NODE ? ks__sym_str(((ks_node *)e->obj)->name)
+                                         : meta_str(e->obj, "name"),
+                    uid);
     } else if (in->type == INF_NODE) {
         ks__scheduler_on_node_delete(s->sched, e->obj);
         event_handled(s, "NodeDelete", t0);
@@ -207,21 +216,25 @@ static void upsert(ks_informer *in, cJSON *obj)
         int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_spec_changed(old, e))
                       : ks__scheduler_on_pod_add(s->sched, pod);
         if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
-            ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add", ks__strerror(rc));
+            ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add",
+                    ks__strerror(rc));
         /* Labelled as upstream's handlers: a pending pod is the unschedulable-pod informer's, an
          * assigned one the assigned-pod informer's. A pod that became bound leaves the first
          * (a delete there) and enters the second (an add). */
-        int assigned = pod->node_name != KS_SYM_EMPTY, was_assigned = prev && prev->node_name != KS_SYM_EMPTY;
+        int assigned = pod->node_name != KS_SYM_EMPTY,
+            was_assigned = prev && prev->node_name != KS_SYM_EMPTY;
         if (assigned && prev && !was_assigned)
             event_handled(s, pod_handled(s, prev) ? "UnschedulablePodDelete" : NULL, t0);
         event_handled(s,
                       assigned ? (was_assigned ? "AssignedPodUpdate" : "AssignedPodAdd")
-                      : pod_handled(s, pod) ? (prev ? "UnschedulablePodUpdate" : "UnschedulablePodAdd")
-                                            : NULL,
+                      : pod_handled(s, pod)
+                          ? (prev ? "UnschedulablePodUpdate" : "UnschedulablePodAdd")
+                          : NULL,
                       t0);
     } else {
         if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
-            ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "", ns ? "/" : "", name, err);
+            ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "",
+                    ns ? "/" : "", name, err);
             free(e);
             cJSON_Delete(obj);
             return;
@@ -252,8 +265,8 @@ static int on_event(const char *type, cJSON *obj, void *ud)
     ks_informer *in = ud;
     in->events++;
     if (in->failures) {
-        ks__log('I', "apisource", "%s informer: watching %s again after %d failed attempt(s)", in->name, in->path,
-                in->failures);
+        ks__log('I', "apisource", "%s informer: watching %s again after %d failed attempt(s)",
+                in->name, in->path, in->failures);
         in->failures = 0;
     }
     if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
@@ -263,7 +276,8 @@ static int on_event(const char *type, cJSON *obj, void *ud)
         if (uid)
             forget(in, uid);
         else
-            ks__log('W', "apisource", "%s informer: DELETED event without metadata.uid (%s): skipped", in->name,
+            ks__log('W', "apisource",
+                    "%s informer: DELETED event without metadata.uid (%s): skipped", in->name,
                     meta_str(obj, "name") ? meta_str(obj, "name") : "no name either");
         cJSON_Delete(obj);
     } else {
@@ -298,12 +312,16 @@ static void reconcile(ks_informer *in)
     }
     free(gone);
     if (n)
-        ks__log('I', "apisource", "%s informer: %zu object(s) deleted while not watching", in->name, n);
+        ks__log('I', "apisource", "%s informer: %zu object(s) deleted while not watching", in->name,
+                n);
 }
 
 /* The informer's handlers, for tests that feed them (apisource_int.h). */
 int ks__informer_list_item(ks_informer *in, cJSON *item) { return on_list_item(item, in); }
-int ks__informer_event(ks_informer *in, const char *type, cJSON *obj) { return on_event(type, obj, in); }
+int ks__informer_event(ks_informer *in, const char *type, cJSON *obj)
+{
+    return on_event(type, obj, in);
+}
 void ks__informer_begin_list(ks_informer *in) { in->gen++; }
 void ks__informer_end_list(ks_informer *in) { reconcile(in); }
 void ks__informer_clear(ks_informer *in)
@@ -354,7 +372,8 @@ static void *informer_main(void *arg)
             if (rc != 0) {
                 free(lrv);
                 in->failures++;
-                ks__log('W', "apisource", "%s informer: list %s failed (attempt %d, retrying in %d ms): %s", in->name,
+                ks__log('W', "apisource",
+                        "%s informer: list %s failed (attempt %d, retrying in %d ms): %s", in->name,
                         in->path, in->failures, backoff_ms, ks__api_error(in->api));
                 backoff_wait(in, &backoff_ms);
                 continue;
@@ -366,15 +385,19 @@ static void *informer_main(void *arg)
             need_list = 0;
             backoff_ms = 1000;
             if (in->failures)
-                ks__log('I', "apisource", "%s informer: listed %s after %d failed attempt(s) (%zu objects, "
-                        "resourceVersion %s)", in->name, in->path, in->failures, in->known.len, rv ? rv : "");
+                ks__log('I', "apisource",
+                        "%s informer: listed %s after %d failed attempt(s) (%zu objects, "
+                        "resourceVersion %s)",
+                        in->name, in->path, in->failures, in->known.len, rv ? rv : "");
             else if (atomic_load(&in->synced))
-                ks__log('I', "apisource", "%s informer: listed %s again (%zu objects, resourceVersion %s)",
-                        in->name, in->path, in->known.len, rv ? rv : "");
+                ks__log('I', "apisource",
+                        "%s informer: listed %s again (%zu objects, resourceVersion %s)", in->name,
+                        in->path, in->known.len, rv ? rv : "");
             in->failures = 0;
             if (!atomic_load(&in->synced)) {
                 if (ks__log_enabled(2))
-                    ks__log('I', "apisource", "%s informer synced (%zu objects, resourceVersion %s)", in->name,
+                    ks__log('I', "apisource",
+                            "%s informer synced (%zu objects, resourceVersion %s)", in->name,
                             in->known.len, rv ? rv : "");
                 pthread_mutex_lock(&s->mu);
                 atomic_store(&in->synced, 1);
@@ -405,16 +428,20 @@ static void *informer_main(void *arg)
         if (rc == 0 && was_up)
             continue; /* the server's watch timeout: resume */
         if (rc == 0)
-            snprintf(in->api_err, sizeof(in->api_err), "GET %s (watch): closed after less than a second "
-                     "without an event (is the API server shutting down?)", in->path);
+            snprintf(in->api_err, sizeof(in->api_err),
+                     "GET %s (watch): closed after less than a second "
+                     "without an event (is the API server shutting down?)",
+                     in->path);
         if (rc == KS_API_GONE) {
-            ks__log('I', "apisource", "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
+            ks__log('I', "apisource",
+                    "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
                     rv ? rv : "");
             need_list = 1;
             continue;
         }
         in->failures++;
-        ks__log('W', "apisource", "%s informer: watch %s failed (attempt %d, reconnecting in %d ms): %s", in->name,
+        ks__log('W', "apisource",
+                "%s informer: watch %s failed (attempt %d, reconnecting in %d ms): %s", in->name,
                 in->path, in->failures, backoff_ms, rc == 0 ? in->api_err : ks__api_error(in->api));
         backoff_wait(in, &backoff_ms);
         if (!rv || !rv[0])
@@ -452,13 +479,16 @@ static void update_gauges(ks_apisrc *s)
         return;
     ks__queue_counts(ks__scheduler_queue(s->sched), &qc);
     ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_ACTIVE), (double)qc.active);
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_BACKOFF), (double)qc.backoff);
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_UNSCHEDULABLE), (double)qc.unschedulable);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_BACKOFF),
+                    (double)qc.backoff);
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_UNSCHEDULABLE),
+                    (double)qc.unschedulable);
     ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_GATED), (double)qc.gated);
     ks__cache_counts(ks__scheduler_cache(s->sched), &cc);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_NODES), (double)cc.nodes);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_PODS), (double)cc.pods);
-    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_ASSUMED_PODS), (double)cc.assumed);
+    ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_ASSUMED_PODS),
+                    (double)cc.assumed);
 }
 
 static void *ticker_main(void *arg)
@@ -501,7 +531,8 @@ static void *signal_main(void *arg)
     while (sigwait(&set, &sig) == 0) {
         if (sig == SIGUSR1)
             break;
-        ks__log('I', "apisource", "received %s: no new scheduling attempts; waiting for bindings in flight",
+        ks__log('I', "apisource",
+                "received %s: no new scheduling attempts; waiting for bindings in flight",
                 sig == SIGINT ? "SIGINT" : "SIGTERM");
         request_stop(s);
         break;
@@ -562,14 +593,17 @@ static int connect_client(ks_apisrc *s, char *err, size_t errlen)
         return rc;
     double qps = o->cfg->client_connection.qps;
     int burst = o->cfg->client_connection.burst;
-    if (qps > 0 && (rc = ks__ratelimit_create(qps, burst > 0 ? burst : 1, NULL, NULL, &s->rl)) != 0) {
-        snprintf(err, errlen, "clientConnection: cannot create the rate limiter (qps %g, burst %d)", qps, burst);
+    if (qps > 0 &&
+        (rc = ks__ratelimit_create(qps, burst > 0 ? burst : 1, NULL, NULL, &s->rl)) != 0) {
+        snprintf(err, errlen, "clientConnection: cannot create the rate limiter (qps %g, burst %d)",
+                 qps, burst);
         return rc;
     }
     s->aopts.qps = qps > 0 ? qps : -1;
     s->aopts.burst = burst;
     s->aopts.limiter = s->rl;
-    ks__log('I', "apisource", "connecting to %s (%s), qps %g, burst %d", s->kc->server, s->kc->origin, qps, burst);
+    ks__log('I', "apisource", "connecting to %s (%s), qps %g, burst %d", s->kc->server,
+            s->kc->origin, qps, burst);
     return 0;
 }
 
@@ -620,8 +654,9 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
         .tls = s->tls,
     };
     if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
-        snprintf(err, errlen, "cannot serve /healthz and /metrics on %s:%d (see the log above); "
-                              "choose another --secure-port, or 0 to turn serving off",
+        snprintf(err, errlen,
+                 "cannot serve /healthz and /metrics on %s:%d (see the log above); "
+                 "choose another --secure-port, or 0 to turn serving off",
                  o->bind_address ? o->bind_address : "0.0.0.0", o->port);
         return rc;
     }
@@ -650,7 +685,8 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         if ((rc = ks__api_create(s->kc, &ao, &in->api, err, errlen)) != 0)
             return rc;
         if (pthread_create(&in->thread, NULL, informer_main, in) != 0) {
-            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name, strerror(errno));
+            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name,
+                     strerror(errno));
             return KS_ENOMEM;
         }
         in->started = 1;
@@ -680,8 +716,8 @@ static int lead_once_synced(ks_apisrc *s, char *err, size_t errlen)
     if (atomic_load(&s->stop))
         return 0;
     atomic_store(&s->synced, 1);
-    ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)", s->ninf,
-            s->o->cfg->nprofiles);
+    ks__log('I', "apisource", "caches synced (%zu informers); scheduling with %zu profile(s)",
+            s->ninf, s->o->cfg->nprofiles);
     if (s->o->cfg->leader_election.leader_elect)
         return ks__apisrc_lead(s, err, errlen);
     return 0;
@@ -695,7 +731,9 @@ static void schedule_until_stopped(ks_apisrc *s, run_threads *t)
     if (pthread_create(&t->tick, NULL, ticker_main, s) == 0)
         t->tick_started = 1;
     if (ks__apisrc_effects_start(s) != 0)
-        ks__log('W', "apisource", "no effects thread: status patches and events will be sent from the scheduling thread");
+        ks__log(
+            'W', "apisource",
+            "no effects thread: status patches and events will be sent from the scheduling thread");
     while (!atomic_load(&s->stop) && ks__scheduler_schedule_one(s->sched, 1))
         ;
 }
@@ -766,8 +804,7 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     block_signals(&oldset);
 
     if ((rc = connect_client(s, err, errlen)) != 0 ||
-        (rc = create_scheduler(s, err, errlen)) != 0 ||
-        (rc = serve_endpoints(s, err, errlen)) != 0)
+        (rc = create_scheduler(s, err, errlen)) != 0 || (rc = serve_endpoints(s, err, errlen)) != 0)
         goto out;
     if (pthread_create(&t.sig, NULL, signal_main, s) == 0)
         t.sig_started = 1;

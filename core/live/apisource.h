@@ -57,8 +57,8 @@
 
 typedef struct ks_apisource_opts {
     const ks_config *cfg;
-    ks_profile_plan *plans;     /* cfg->nprofiles entries, borrowed */
-    int have_config_file;       /* --config was given */
+    ks_profile_plan *plans;      /* cfg->nprofiles entries, borrowed */
+    int have_config_file;        /* --config was given */
     const char *flag_kubeconfig; /* --kubeconfig, or NULL */
     /* /healthz, /livez, /readyz, /metrics over HTTPS: --bind-address (NULL: 0.0.0.0) and
      * --secure-port (upstream's names and default 10259; 0 turns serving off), with

@@ -18,11 +18,11 @@ typedef struct ks_apisrc ks_apisrc;
 
 typedef struct ks_informer {
     ks_apisrc *src;
-    const char *name;  /* "Pod", "Node", "Service", ... (the kind) */
+    const char *name; /* "Pod", "Node", "Service", ... (the kind) */
     const char *api_version;
-    const char *path;  /* "/api/v1/pods" */
+    const char *path; /* "/api/v1/pods" */
     const char *field_selector;
-    int type;          /* INF_* */
+    int type; /* INF_* */
     ks_api *api;
     pthread_t thread;
     int started;
@@ -47,7 +47,7 @@ struct ks_apisrc {
     atomic_int stop;
     pthread_mutex_t mu; /* apis, the sync wait */
     pthread_cond_t cv;
-    ks_api **apis;      /* side-effect clients made lazily, one per thread */
+    ks_api **apis; /* side-effect clients made lazily, one per thread */
     size_t napis, capis;
     char hostname[128];
     /* The effects thread: status patches, events and evictions asked for by the scheduling
@@ -59,7 +59,7 @@ struct ks_apisrc {
     int estarted;
     pthread_t ethread;
     /* Endpoints and metrics. */
-    atomic_int synced;       /* every informer has its initial list */
+    atomic_int synced; /* every informer has its initial list */
     ks_metrics *metrics;
     ks_sched_metrics m;
     ks_httpserver *http;

@@ -57,11 +57,12 @@ int ks__apisrc_lead(ks_apisrc *s, char *err, size_t errlen)
     const char *ns = c->leader_election.resource_namespace,
                *name = c->leader_election.resource_name;
     if (!strcmp(ns, "kube-system") && !strcmp(name, "kube-scheduler"))
-        ks__log('W', "apisource",
-                "leaderElection: the Lease kube-system/kube-scheduler is the one the cluster's "
-                "default scheduler campaigns for: kubesched will only schedule while kube-scheduler "
-                "does not hold it. Set leaderElection.resourceName (or --leader-elect-resource-name) "
-                "to a name of its own, e.g. kubesched");
+        ks__log(
+            'W', "apisource",
+            "leaderElection: the Lease kube-system/kube-scheduler is the one the cluster's "
+            "default scheduler campaigns for: kubesched will only schedule while kube-scheduler "
+            "does not hold it. Set leaderElection.resourceName (or --leader-elect-resource-name) "
+            "to a name of its own, e.g. kubesched");
     ks_leaderelect_opts lo = {
         .kc = s->kc,
         .qps = c->client_connection.qps,
@@ -104,7 +105,4 @@ void ks__apisrc_lead_stop(ks_apisrc *s)
     ks__log('I', "apisource", "Requested to terminate, exiting");
 }
 
-void ks__apisrc_lead_free(ks_apisrc *s)
-{
-    ks__leaderelect_free(atomic_exchange(&s->le, NULL));
-}
+void ks__apisrc_lead_free(ks_apisrc *s) { ks__leaderelect_free(atomic_exchange(&s->le, NULL)); }

@@ -119,7 +119,8 @@ static void post_event(ks_apisrc *s, const ks_pod *pod, const ks_pod *related, c
     cJSON_AddStringToObject(ev, "type", type);
     char *body = cJSON_PrintUnformatted(ev);
     cJSON_Delete(ev);
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ks__sym_str(pod->ns));
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
+             ks__sym_str(pod->ns));
     if (body) {
         char what[600];
         snprintf(what, sizeof(what), "%s event for pod %s", reason, pod->key);
@@ -157,7 +158,8 @@ static ks_code api_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st
     free(body);
     if (rc != 0) {
         snprintf(msg, sizeof(msg), "binding rejected: %s", ks__api_error(api));
-        ks__log('E', "apisource", "bind %s to %s: %s", pod->key, ks__sym_str(node), ks__api_error(api));
+        ks__log('E', "apisource", "bind %s to %s: %s", pod->key, ks__sym_str(node),
+                ks__api_error(api));
         ks__status_add(st, msg);
         ks__api_response_free(&resp);
         return KS_ERROR;
@@ -207,19 +209,20 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
     const cJSON *old = pod_scheduled_condition(cur);
     const char *nom = nominated != KS_SYM_ABSENT ? ks__sym_str(nominated) : NULL;
     const char *cur_nom = "";
-    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cur, "status"),
-                                                       "nominatedNodeName");
+    const cJSON *cn = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cur, "status"), "nominatedNodeName");
     if (cJSON_IsString(cn))
         cur_nom = cn->valuestring;
     int same_status = old && str_field_is(old, "status", "False");
-    if (same_status && str_field_is(old, "reason", reason) && str_field_is(old, "message", message) &&
-        (!nom || !strcmp(nom, cur_nom))) {
+    if (same_status && str_field_is(old, "reason", reason) &&
+        str_field_is(old, "message", message) && (!nom || !strcmp(nom, cur_nom))) {
         cJSON_Delete(cur);
         return;
     }
     char now[64];
     fmt_time(now, sizeof(now), 0);
-    const cJSON *ltt = same_status ? cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime") : NULL;
+    const cJSON *ltt =
+        same_status ? cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime") : NULL;
     cJSON *p = cJSON_CreateObject(), *stj = cJSON_AddObjectToObject(p, "status");
     cJSON *conds = cJSON_AddArrayToObject(stj, "conditions"), *c = cJSON_CreateObject();
     cJSON_AddItemToArray(conds, c);
@@ -245,7 +248,8 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
     char path[600], what[600];
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
              ks__sym_str(pod->name));
-    snprintf(what, sizeof(what), "status patch of pod %s (PodScheduled=False, %s)", pod->key, reason);
+    snprintf(what, sizeof(what), "status patch of pod %s (PodScheduled=False, %s)", pod->key,
+             reason);
     request(s, "PATCH", path, body, "application/strategic-merge-patch+json", what);
     free(body);
 }
@@ -265,10 +269,10 @@ static const cJSON *pod_condition(const cJSON *pod, const char *type)
 }
 
 /* Upstream PreemptPod's condition: DisruptionTarget=True, reason PreemptionByScheduler, message
- * "<preemptor's schedulerName>: preempting to accommodate a higher priority pod", observedGeneration
- * the victim's metadata.generation (PodObservedGenerationTracking, on in 1.34). Patched only when
- * it changes (apipod.UpdatePodCondition; lastTransitionTime kept while the status stays True).
- * 0 when patched or nothing to patch. */
+ * "<preemptor's schedulerName>: preempting to accommodate a higher priority pod",
+ * observedGeneration the victim's metadata.generation (PodObservedGenerationTracking, on in 1.34).
+ * Patched only when it changes (apipod.UpdatePodCondition; lastTransitionTime kept while the status
+ * stays True). 0 when patched or nothing to patch. */
 static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor)
 {
     char msg[600], now[64];
@@ -280,12 +284,14 @@ static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_
         cJSON_GetObjectItemCaseSensitive(cur, "metadata"), "generation");
     double generation = cJSON_IsNumber(gen) ? gen->valuedouble : 0;
     int same_status = old && str_field_is(old, "status", "True");
-    if (same_status && str_field_is(old, "reason", "PreemptionByScheduler") && str_field_is(old, "message", msg)) {
+    if (same_status && str_field_is(old, "reason", "PreemptionByScheduler") &&
+        str_field_is(old, "message", msg)) {
         cJSON_Delete(cur);
         return 0;
     }
     fmt_time(now, sizeof(now), 0);
-    const cJSON *ltt = same_status ? cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime") : NULL;
+    const cJSON *ltt =
+        same_status ? cJSON_GetObjectItemCaseSensitive(old, "lastTransitionTime") : NULL;
     cJSON *p = cJSON_CreateObject(), *stj = cJSON_AddObjectToObject(p, "status");
     cJSON *c = cJSON_CreateObject();
     cJSON_AddItemToArray(cJSON_AddArrayToObject(stj, "conditions"), c);
@@ -305,7 +311,8 @@ static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_
     char path[600], what[600];
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(victim->ns),
              ks__sym_str(victim->name));
-    snprintf(what, sizeof(what), "status patch of preemption victim %s (DisruptionTarget=True, PreemptionByScheduler)",
+    snprintf(what, sizeof(what),
+             "status patch of preemption victim %s (DisruptionTarget=True, PreemptionByScheduler)",
              victim->key);
     int rc = request(s, "PATCH", path, body, "application/strategic-merge-patch+json", what);
     free(body);
@@ -316,8 +323,8 @@ static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_
 static void post_preempted(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
 {
     char note[1024];
-    snprintf(note, sizeof(note), "Preempted by pod %s on node %s", preemptor->uid ? preemptor->uid : "",
-             ks__sym_str(node));
+    snprintf(note, sizeof(note), "Preempted by pod %s on node %s",
+             preemptor->uid ? preemptor->uid : "", ks__sym_str(node));
     post_event(s, victim, preemptor, "Normal", "Preempted", "Preempting", note,
                ks__sym_str(preemptor->scheduler_name));
 }
@@ -331,25 +338,27 @@ static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor
     char path[600], what[600];
     int rc = patch_disruption_target(s, victim, preemptor);
     if (rc == KS_ENOTFOUND) {
-        ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)", victim->key,
-                preemptor->key, ks__sym_str(node));
+        ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)",
+                victim->key, preemptor->key, ks__sym_str(node));
         return;
     }
     if (rc != 0) {
-        ks__log('E', "apisource", "Could not add DisruptionTarget condition due to preemption: pod %s, preemptor %s",
+        ks__log('E', "apisource",
+                "Could not add DisruptionTarget condition due to preemption: pod %s, preemptor %s",
                 victim->key, preemptor->key);
         return;
     }
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", ks__sym_str(victim->ns),
              ks__sym_str(victim->name));
-    snprintf(what, sizeof(what), "deleting preemption victim %s (for %s)", victim->key, preemptor->key);
+    snprintf(what, sizeof(what), "deleting preemption victim %s (for %s)", victim->key,
+             preemptor->key);
     ks_api *api = ks__apisrc_thread_api(s);
     ks_api_response resp = {0};
     rc = api ? ks__api_request(api, "DELETE", path, NULL, NULL, &resp) : KS_ENOMEM;
     ks__api_response_free(&resp);
     if (rc == KS_ENOTFOUND) {
-        ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)", victim->key,
-                preemptor->key, ks__sym_str(node));
+        ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)",
+                victim->key, preemptor->key, ks__sym_str(node));
         return;
     }
     if (rc != 0) {
@@ -358,7 +367,8 @@ static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor
                     api ? ks__api_error(api) : "no API client");
         return;
     }
-    ks__log('I', "apisource", "Preemptor Pod preempted victim Pod: preemptor %s, victim %s, node %s", preemptor->key,
+    ks__log('I', "apisource",
+            "Preemptor Pod preempted victim Pod: preemptor %s, victim %s, node %s", preemptor->key,
             victim->key, ks__sym_str(node));
     post_preempted(s, victim, preemptor, node);
 }
@@ -370,7 +380,8 @@ static void do_clear_nomination(ks_apisrc *s, const ks_pod *pod)
     char path[600], what[600];
     snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
              ks__sym_str(pod->name));
-    snprintf(what, sizeof(what), "status patch of pod %s (nominatedNodeName cleared for a preemptor)", pod->key);
+    snprintf(what, sizeof(what),
+             "status patch of pod %s (nominatedNodeName cleared for a preemptor)", pod->key);
     int rc = request(s, "PATCH", path, "{\"status\":{\"nominatedNodeName\":null}}",
                      "application/strategic-merge-patch+json", what);
     if (rc == 0 && ks__log_enabled(2))
@@ -380,8 +391,8 @@ static void do_clear_nomination(ks_apisrc *s, const ks_pod *pod)
 /* ---- the effects thread ---------------------------------------------------------------------- */
 
 typedef enum {
-    EFFECT_FAILED,   /* status patch + FailedScheduling event */
-    EFFECT_EVICT,    /* DisruptionTarget, DELETE, Preempted event */
+    EFFECT_FAILED,    /* status patch + FailedScheduling event */
+    EFFECT_EVICT,     /* DisruptionTarget, DELETE, Preempted event */
     EFFECT_PREEMPTED, /* a victim that was waiting on Permit: rejected, the Preempted event only */
     EFFECT_CLEAR_NOMINATION /* status.nominatedNodeName removed */
 } effect_kind;
@@ -501,7 +512,8 @@ static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const c
 
 /* Scheduling thread: queued. The victim stays in the scheduler's cache until the watch reports
  * it deleted (victims_leave_on_delete_event). */
-static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim,
+                         const ks_pod *preemptor, ks_sym node)
 {
     struct ks_effect *e = calloc(1, sizeof(*e));
     if (!e) {
@@ -529,7 +541,8 @@ static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, 
     queue_victim(ctx, EFFECT_EVICT, victim, preemptor, node);
 }
 
-static void api_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+static void api_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor,
+                                  ks_sym node)
 {
     queue_victim(ctx, EFFECT_PREEMPTED, victim, preemptor, node);
 }
@@ -554,7 +567,12 @@ static void api_clear_nominated(void *ctx, const ks_pod *pod)
 
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
-    ks_source_ops ops = {s, api_bind, api_scheduled, api_failed, api_evict, api_preempted_waiting,
+    ks_source_ops ops = {s,
+                         api_bind,
+                         api_scheduled,
+                         api_failed,
+                         api_evict,
+                         api_preempted_waiting,
                          api_clear_nominated};
     return ops;
 }

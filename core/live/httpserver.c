@@ -153,7 +153,8 @@ static size_t conn_recv(conn *c, char *p, size_t n, int64_t deadline)
             return 0;
         if (errno == EINTR)
             continue;
-        if ((errno != EAGAIN && errno != EWOULDBLOCK) || wait_fd(c->s, c->fd, POLLIN, deadline) != 1)
+        if ((errno != EAGAIN && errno != EWOULDBLOCK) ||
+            wait_fd(c->s, c->fd, POLLIN, deadline) != 1)
             return 0;
     }
 }
@@ -506,13 +507,15 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
             return KS_EINVAL;
         }
     if ((o->nhealth_checks && !o->health_checks) || o->nready_before_shutdown > o->nready_checks) {
-        ks__log('E', "httpserver", "invalid options (health_checks missing, or nready_before_shutdown "
-                                   "larger than nready_checks)");
+        ks__log('E', "httpserver",
+                "invalid options (health_checks missing, or nready_before_shutdown "
+                "larger than nready_checks)");
         return KS_EINVAL;
     }
     for (size_t i = 0; i < o->nhealth_checks; i++)
         if (!o->health_checks[i].name || !*o->health_checks[i].name || !o->health_checks[i].ready) {
-            ks__log('E', "httpserver", "health_checks[%zu]: a check needs a name and a function", i);
+            ks__log('E', "httpserver", "health_checks[%zu]: a check needs a name and a function",
+                    i);
             return KS_EINVAL;
         }
 
@@ -568,10 +571,7 @@ fail:
     return rc;
 }
 
-int ks__httpserver_port(const ks_httpserver *s)
-{
-    return s ? s->port : 0;
-}
+int ks__httpserver_port(const ks_httpserver *s) { return s ? s->port : 0; }
 
 void ks__httpserver_shutting_down(ks_httpserver *s)
 {

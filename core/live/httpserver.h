@@ -57,7 +57,7 @@ typedef struct ks_httpserver_opts {
     ks_metrics *metrics;      /* borrowed, must outlive the server; NULL: /metrics is 404 */
     const ks_http_check *ready_checks; /* copied at start */
     size_t nready_checks;
-    int not_ready_status; /* status of a failing /readyz; 0: 500 as upstream */
+    int not_ready_status;               /* status of a failing /readyz; 0: 500 as upstream */
     size_t nready_before_shutdown;      /* ready checks listed before "shutdown" (0: none) */
     const ks_http_check *health_checks; /* /healthz (copied at start); none: "ping" */
     size_t nhealth_checks;

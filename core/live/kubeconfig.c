@@ -62,10 +62,7 @@ KS_PRINTF(4, 5) static int fail(int rc, char *err, size_t errlen, const char *fm
     return rc;
 }
 
-static char *xstrdup(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 KS_PRINTF(1, 2) static char *xasprintf(const char *fmt, ...)
 {
@@ -837,7 +834,8 @@ int ks__kubeconfig_resolve(const ks_kubeconfig_sources *s, ks_kubeconfig **out, 
     if (path) {
         if ((rc = ks__kubeconfig_load(path, s->context, out, err, errlen)) != 0) {
             size_t n = err ? strlen(err) : 0;
-            if (rc == KS_EIO && n + 1 < errlen) /* say where the path came from: that is what to fix */
+            if (rc == KS_EIO &&
+                n + 1 < errlen) /* say where the path came from: that is what to fix */
                 snprintf(err + n, errlen - n, " (the file named by %s; correct the path there)",
                          s->have_config_file ? "clientConnection.kubeconfig in the --config file"
                                              : "--kubeconfig");

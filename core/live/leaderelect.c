@@ -589,15 +589,9 @@ int ks__leaderelect_start(const ks_leaderelect_opts *o, ks_leaderelect **out, ch
     return 0;
 }
 
-const char *ks__leaderelect_identity(const ks_leaderelect *le)
-{
-    return le->identity;
-}
+const char *ks__leaderelect_identity(const ks_leaderelect *le) { return le->identity; }
 
-const char *ks__leaderelect_describe(const ks_leaderelect *le)
-{
-    return le->desc;
-}
+const char *ks__leaderelect_describe(const ks_leaderelect *le) { return le->desc; }
 
 int ks__leaderelect_is_leader(const ks_leaderelect *le)
 {

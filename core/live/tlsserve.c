@@ -62,11 +62,13 @@ static int self_signed(SSL_CTX *ctx, char *err, size_t errlen)
     if (RAND_bytes(serial, sizeof serial) != 1)
         goto fail;
     serial[0] &= 0x7f; /* a positive serial */
-    if (!(bn = BN_bin2bn(serial, sizeof serial, NULL)) || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)))
+    if (!(bn = BN_bin2bn(serial, sizeof serial, NULL)) ||
+        !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)))
         goto fail;
     if (!X509_set_version(cert, 2) || !X509_gmtime_adj(X509_getm_notBefore(cert), -3600) ||
         !X509_gmtime_adj(X509_getm_notAfter(cert), 365L * 24 * 3600) ||
-        !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0) ||
+        !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
+                                    0) ||
         !X509_set_issuer_name(cert, name) || !X509_set_pubkey(cert, key))
         goto fail;
     if (add_ext(cert, NID_basic_constraints, "critical,CA:FALSE") != 0 ||
@@ -102,7 +104,8 @@ static int no_passphrase(char *buf, int size, int rwflag, void *ud)
     return -1;
 }
 
-static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file, char *err, size_t errlen)
+static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file, char *err,
+                      size_t errlen)
 {
     char why[256];
     int asked = 0;
@@ -129,14 +132,16 @@ static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file,
     /* OpenSSL 3 already compares the key with the certificate while loading it. */
     int mismatch = !key_ok && ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
     if (!key_ok && !mismatch) {
-        snprintf(err, errlen, "--tls-private-key-file %s: cannot read a PEM private key from it (%s)",
-                 key_file, ssl_reason(why, sizeof why, "unreadable"));
+        snprintf(err, errlen,
+                 "--tls-private-key-file %s: cannot read a PEM private key from it (%s)", key_file,
+                 ssl_reason(why, sizeof why, "unreadable"));
         return KS_EINVAL;
     }
     if (mismatch || SSL_CTX_check_private_key(ctx) != 1) {
-        snprintf(err, errlen,
-                 "--tls-private-key-file %s does not match the certificate in --tls-cert-file %s (%s)",
-                 key_file, cert_file, ssl_reason(why, sizeof why, "key mismatch"));
+        snprintf(
+            err, errlen,
+            "--tls-private-key-file %s does not match the certificate in --tls-cert-file %s (%s)",
+            key_file, cert_file, ssl_reason(why, sizeof why, "key mismatch"));
         return KS_EINVAL;
     }
     return 0;
@@ -148,7 +153,8 @@ int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx *
     *out = NULL;
     int have_cert = cert_file && *cert_file, have_key = key_file && *key_file;
     if (have_cert != have_key) {
-        snprintf(err, errlen, "--tls-cert-file and --tls-private-key-file go together: %s is missing",
+        snprintf(err, errlen,
+                 "--tls-cert-file and --tls-private-key-file go together: %s is missing",
                  have_cert ? "--tls-private-key-file" : "--tls-cert-file");
         return KS_EINVAL;
     }
@@ -160,7 +166,8 @@ int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx *
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     /* Each connection is answered and closed: no session resumption state to keep. */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
-    int rc = have_cert ? from_files(ctx, cert_file, key_file, err, errlen) : self_signed(ctx, err, errlen);
+    int rc = have_cert ? from_files(ctx, cert_file, key_file, err, errlen)
+                       : self_signed(ctx, err, errlen);
     if (rc != 0) {
         SSL_CTX_free(ctx);
         return rc;
@@ -169,7 +176,4 @@ int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx *
     return 0;
 }
 
-void ks__tls_ctx_free(ks_tls_ctx *ctx)
-{
-    SSL_CTX_free(ctx);
-}
+void ks__tls_ctx_free(ks_tls_ctx *ctx) { SSL_CTX_free(ctx); }

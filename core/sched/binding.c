@@ -28,11 +28,11 @@ struct ks_binding_job {
     ks_queued_pod *qp;
     ks_pod *assumed;
     uint64_t seq;
-    uint64_t waiting;   /* permit plugins still to allow */
+    uint64_t waiting; /* permit plugins still to allow */
     int64_t deadline_ns;
     int64_t timeout_ms;
-    int64_t submit_ns;  /* when the binding cycle began (permit_wait_duration_seconds) */
-    int waited;         /* Permit said Wait */
+    int64_t submit_ns; /* when the binding cycle began (permit_wait_duration_seconds) */
+    int waited;        /* Permit said Wait */
     int rejected;
     int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
     char reject_plugin[64];
@@ -51,8 +51,8 @@ static void go_duration(int64_t ms, char *out, size_t len)
     else if (ms < 3600000)
         snprintf(out, len, "%lldm%gs", (long long)(ms / 60000), (double)(ms % 60000) / 1000.0);
     else
-        snprintf(out, len, "%lldh%lldm%gs", (long long)(ms / 3600000), (long long)(ms % 3600000 / 60000),
-                 (double)(ms % 60000) / 1000.0);
+        snprintf(out, len, "%lldh%lldm%gs", (long long)(ms / 3600000),
+                 (long long)(ms % 3600000 / 60000), (double)(ms % 60000) / 1000.0);
 }
 
 /* Under bind_mu: the job goes back to the front of the job queue. */
@@ -74,7 +74,8 @@ static void reject_timeout(ks_binding_job *j)
     const char *plugin = j->fw->pt[KS_PT_PERMIT][bit].inst->name;
     char d[32];
     go_duration(j->timeout_ms, d, sizeof(d));
-    snprintf(j->reject_msg, sizeof(j->reject_msg), "rejected due to timeout after waiting %s at plugin %s", d, plugin);
+    snprintf(j->reject_msg, sizeof(j->reject_msg),
+             "rejected due to timeout after waiting %s at plugin %s", d, plugin);
     snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
     j->rejected = 1;
 }
@@ -131,7 +132,8 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
     ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
     if (j) {
         for (size_t i = 0; i < j->fw->n[KS_PT_PERMIT] && i < 64; i++) {
-            if (!(j->waiting & (1ull << i)) || strcmp(j->fw->pt[KS_PT_PERMIT][i].inst->name, plugin) != 0)
+            if (!(j->waiting & (1ull << i)) ||
+                strcmp(j->fw->pt[KS_PT_PERMIT][i].inst->name, plugin) != 0)
                 continue;
             rc = 0;
             if (allow) {
@@ -149,7 +151,8 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
     return rc;
 }
 
-int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg)
+int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin,
+                               const char *msg)
 {
     pthread_mutex_lock(&s->bind_mu);
     ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
@@ -168,7 +171,8 @@ static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, 
                         const char *msg)
 {
     if (s->observer.bind_done)
-        s->observer.bind_done(s->observer.ctx, j->seq, j->qp->pod, j->fw->profile_name, result, node, msg);
+        s->observer.bind_done(s->observer.ctx, j->seq, j->qp->pod, j->fw->profile_name, result,
+                              node, msg);
 }
 
 /* handleBindingCycleError: Unreserve in reverse, forget the assumed pod, wake pods that an
@@ -185,14 +189,17 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
     /* Upstream moves pods (AssignedPodDelete) before requeueing this one after an error, and after
      * it when it was rejected, leaving the pod itself alone: "it's always Unschedulable" (as an
      * event recorded while it was in flight, the forget would send it to backoffQ instead). */
-    int rejected = code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
+    int rejected =
+        code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
     ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
     int forgotten = ks__cache_forget_pod(s->cache, j->assumed->uid) == 0;
     if (forgotten && !rejected) {
         ks__queue_move_on_event(s->queue, &ev);
     } else if (!forgotten && ks__log_enabled(2)) {
-        ks__log('I', NULL, "pod %s: binding failed but the pod is no longer assumed (bound elsewhere, or deleted)",
-                j->qp->pod->key);
+        ks__log(
+            'I', NULL,
+            "pod %s: binding failed but the pod is no longer assumed (bound elsewhere, or deleted)",
+            j->qp->pod->key);
     }
     report_bind(s, j, code == KS_ERROR ? "Error" : "Unschedulable", KS_SYM_ABSENT, msg);
     ks__handle_failure(s, j->fw, j->qp, code, msg, rejectors, 0, KS_SYM_ABSENT);
@@ -217,8 +224,10 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
         size_t len = strlen(j->reject_msg) + 64;
         m = malloc(len);
         if (m)
-            snprintf(m, len, "0/1 nodes are available: 1 %s.", j->reject_msg); /* FitError, one node */
-        binding_failed(s, j, KS_UNSCHEDULABLE, m ? m : j->reject_msg, ks__plugin_bit(j->fw, j->reject_plugin));
+            snprintf(m, len, "0/1 nodes are available: 1 %s.",
+                     j->reject_msg); /* FitError, one node */
+        binding_failed(s, j, KS_UNSCHEDULABLE, m ? m : j->reject_msg,
+                       ks__plugin_bit(j->fw, j->reject_plugin));
         free(m);
         return;
     }
@@ -358,7 +367,8 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     if (!j) {
         ks__fw_run_unreserve(fw, cycle, assumed, assumed->node_name);
         ks__cache_forget_pod(s->cache, assumed->uid);
-        ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory starting the binding cycle", 0, 0, KS_SYM_ABSENT);
+        ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory starting the binding cycle", 0, 0,
+                           KS_SYM_ABSENT);
         ks__cycle_free(cycle);
         ks__pod_unref(assumed);
         return;

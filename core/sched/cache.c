@@ -90,13 +90,17 @@ static int ns_insert(ks_node_info *ni, const ks_pod *pod)
             ni->ns_groups = a;
             ni->ns_groups_cap = cap;
         }
-        uint32_t start = g < ni->nns_groups ? ni->ns_groups[g].start
-                                            : (g ? ni->ns_groups[g - 1].start + ni->ns_groups[g - 1].count : 0);
-        memmove(&ni->ns_groups[g + 1], &ni->ns_groups[g], (ni->nns_groups - g) * sizeof(*ni->ns_groups));
+        uint32_t start = g < ni->nns_groups
+                             ? ni->ns_groups[g].start
+                             : (g ? ni->ns_groups[g - 1].start + ni->ns_groups[g - 1].count : 0);
+        memmove(&ni->ns_groups[g + 1], &ni->ns_groups[g],
+                (ni->nns_groups - g) * sizeof(*ni->ns_groups));
         ni->ns_groups[g] = (struct ks_ns_group){pod->ns, start, 0};
         ni->nns_groups++;
     }
-    size_t total = ni->nns_groups ? ni->ns_groups[ni->nns_groups - 1].start + ni->ns_groups[ni->nns_groups - 1].count : 0;
+    size_t total = ni->nns_groups ? ni->ns_groups[ni->nns_groups - 1].start +
+                                        ni->ns_groups[ni->nns_groups - 1].count
+                                  : 0;
     if (total + 1 > ni->ns_pods_cap) {
         size_t cap = ni->ns_pods_cap ? ni->ns_pods_cap * 2 : 8;
         const ks_pod **a = realloc(ni->ns_pods, cap * sizeof(*a));
@@ -121,8 +125,10 @@ static void ns_remove(ks_node_info *ni, const ks_pod *pod)
         g++;
     if (g == ni->nns_groups)
         return;
-    size_t total = ni->ns_groups[ni->nns_groups - 1].start + ni->ns_groups[ni->nns_groups - 1].count;
-    for (size_t i = ni->ns_groups[g].start; i < ni->ns_groups[g].start + ni->ns_groups[g].count; i++) {
+    size_t total =
+        ni->ns_groups[ni->nns_groups - 1].start + ni->ns_groups[ni->nns_groups - 1].count;
+    for (size_t i = ni->ns_groups[g].start; i < ni->ns_groups[g].start + ni->ns_groups[g].count;
+         i++) {
         if (ni->ns_pods[i] != pod)
             continue;
         memmove(&ni->ns_pods[i], &ni->ns_pods[i + 1], (total - i - 1) * sizeof(*ni->ns_pods));
@@ -130,7 +136,8 @@ static void ns_remove(ks_node_info *ni, const ks_pod *pod)
         for (size_t k = g + 1; k < ni->nns_groups; k++)
             ni->ns_groups[k].start--;
         if (ni->ns_groups[g].count == 0) {
-            memmove(&ni->ns_groups[g], &ni->ns_groups[g + 1], (ni->nns_groups - g - 1) * sizeof(*ni->ns_groups));
+            memmove(&ni->ns_groups[g], &ni->ns_groups[g + 1],
+                    (ni->nns_groups - g - 1) * sizeof(*ni->ns_groups));
             ni->nns_groups--;
         }
         return;
@@ -156,7 +163,8 @@ static int index_pod(ks_node_info *ni, const ks_pod *pod)
     }
     if (ns_insert(ni, pod) != 0)
         return KS_ENOMEM;
-    if (pod->pod_affinity && push_ptr(&ni->with_affinity, &ni->naffinity, &ni->affinity_cap, pod) != 0)
+    if (pod->pod_affinity &&
+        push_ptr(&ni->with_affinity, &ni->naffinity, &ni->affinity_cap, pod) != 0)
         return KS_ENOMEM;
     if (pod->pod_affinity && pod->pod_affinity->nrequired_anti_affinity &&
         push_ptr(&ni->with_anti, &ni->nanti, &ni->anti_cap, pod) != 0)
@@ -169,7 +177,8 @@ static void unindex_pod(ks_node_info *ni, const ks_pod *pod)
     for (size_t k = 0; k < pod->nports; k++)
         for (size_t i = 0; i < ni->nports; i++)
             if (!memcmp(&ni->ports[i], &pod->host_ports[k], sizeof(ks_host_port))) {
-                memmove(&ni->ports[i], &ni->ports[i + 1], (ni->nports - i - 1) * sizeof(ks_host_port));
+                memmove(&ni->ports[i], &ni->ports[i + 1],
+                        (ni->nports - i - 1) * sizeof(ks_host_port));
                 ni->nports--;
                 break;
             }
@@ -247,7 +256,7 @@ static int node_info_copy(ks_node_info *dst, const ks_node_info *src)
         dst->npods = dst->cap = src->npods;
     }
     /* The derived lists point at the same (shared, referenced) pods: copied as they are. */
-#define COPY_ARRAY(field, n, capf)                                                                  \
+#define COPY_ARRAY(field, n, capf)                                                                 \
     if (src->n) {                                                                                  \
         dst->field = malloc(src->n * sizeof(*dst->field));                                         \
         if (!dst->field)                                                                           \
@@ -630,7 +639,10 @@ void ks__snapshot_free(ks_snapshot *s)
     free(s);
 }
 
-static size_t sym_slot(ks_sym sym, size_t cap) { return ((uint64_t)sym * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1); }
+static size_t sym_slot(ks_sym sym, size_t cap)
+{
+    return ((uint64_t)sym * 0x9E3779B97F4A7C15ull) >> 20 & (cap - 1);
+}
 
 const ks_node_info *ks__snapshot_find(const ks_snapshot *s, ks_sym name)
 {
@@ -704,7 +716,8 @@ static int cmp_zone_item(const void *a, const void *b)
 }
 
 /* Rebuilds the whole node list: nodes in insertion order within each zone, dealt round-robin
- * across the zones in the order they were created (upstream nodeTree.list). Under the cache lock. */
+ * across the zones in the order they were created (upstream nodeTree.list). Under the cache lock.
+ */
 static int rebuild_list(ks_cache *c, ks_snapshot *s)
 {
     size_t n = 0, cap = c->nodes.len;
@@ -783,7 +796,10 @@ out:
     return rc;
 }
 
-static size_t image_slot(ks_sym sym, size_t cap) { return ((uint64_t)sym * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1); }
+static size_t image_slot(ks_sym sym, size_t cap)
+{
+    return ((uint64_t)sym * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+}
 
 size_t ks__snapshot_image_nodes(const ks_snapshot *s, ks_sym image)
 {

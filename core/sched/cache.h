@@ -20,9 +20,9 @@
 #include "api/objects.h"
 
 struct ks_node_info {
-    ks_node *node;       /* one reference; NULL for a node known only through its pods */
+    ks_node *node; /* one reference; NULL for a node known only through its pods */
     ks_sym name;
-    ks_pod **pods;       /* one reference each */
+    ks_pod **pods; /* one reference each */
     size_t npods, cap;
     ks__resources requested;
     ks__resources nonzero_requested;
@@ -41,7 +41,10 @@ struct ks_node_info {
      * count pods of one namespace (PodTopologySpread) touch only those. */
     const ks_pod **ns_pods;
     size_t ns_pods_cap;
-    struct ks_ns_group { ks_sym ns; uint32_t start, count; } *ns_groups;
+    struct ks_ns_group {
+        ks_sym ns;
+        uint32_t start, count;
+    } *ns_groups;
     size_t nns_groups, ns_groups_cap;
 };
 
@@ -75,15 +78,18 @@ void ks__cache_counts(ks_cache *c, ks_cache_counts *out);
 /* ---- snapshot ------------------------------------------------------------------------------ */
 
 struct ks_snapshot {
-    ks_node_info **nodes;    /* the node list in scheduling order (zones interleaved) */
+    ks_node_info **nodes; /* the node list in scheduling order (zones interleaved) */
     size_t nnodes, cap;
     uint64_t generation;
     /* name -> index, open addressing over ks_sym */
     uint32_t *index;
     size_t index_cap;
-    int list_dirty;           /* internal: rebuild on next update */
+    int list_dirty; /* internal: rebuild on next update */
     /* image name -> number of listed nodes having it (ImageLocality), open addressing */
-    struct ks_image_count { ks_sym image; uint32_t nodes, last_node; } *images;
+    struct ks_image_count {
+        ks_sym image;
+        uint32_t nodes, last_node;
+    } *images;
     size_t images_cap;
     uint64_t images_generation; /* internal: cache's node-object version last counted */
     /* Nodes with pods that have pod (anti-)affinity / required anti-affinity, snapshot order. */

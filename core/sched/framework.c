@@ -182,8 +182,7 @@ static _Thread_local const char *current_plugin;
 const char *ks__fw_current_plugin(void) { return current_plugin; }
 void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
 
-#define CALL(inst, expr)                                                                           \
-    (current_plugin = (inst)->name, (expr))
+#define CALL(inst, expr) (current_plugin = (inst)->name, (expr))
 
 /* A plugin call; in a sampled cycle (only ever set when the framework has metrics) it is timed
  * into plugin_execution_duration_seconds, as upstream's run<Point>Plugin does. */
@@ -213,7 +212,7 @@ void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
 #define COUNT_EVAL(cycle, kind, in)                                                                \
     do {                                                                                           \
         if ((cycle)->evals && (in)->index < KS_EVAL_STRIDE)                                        \
-            (cycle)->evals[((size_t)(kind) * (cycle)->eval_rows + (size_t)ks__pool_worker_id()) *   \
+            (cycle)->evals[((size_t)(kind) * (cycle)->eval_rows + (size_t)ks__pool_worker_id()) *  \
                                KS_EVAL_STRIDE +                                                    \
                            (size_t)(in)->index]++;                                                 \
     } while (0)
@@ -239,7 +238,8 @@ int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err
     fw->scheduler_name = ks__intern(plan->profile->scheduler_name);
     fw->percentage_of_nodes_to_score = plan->profile->percentage_of_nodes_to_score;
     if (plan->ninstances > 64) {
-        snprintf(err, errlen, "profile \"%s\": %zu plugins; kubesched supports at most 64 per profile",
+        snprintf(err, errlen,
+                 "profile \"%s\": %zu plugins; kubesched supports at most 64 per profile",
                  fw->profile_name, plan->ninstances);
         free(fw);
         return KS_ERANGE;
@@ -295,7 +295,8 @@ int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err
             fw->pt[p][i].inst = find_inst(fw, plan->point[p][i].name);
             fw->pt[p][i].weight = plan->point[p][i].weight > 0 ? plan->point[p][i].weight : 1;
             if (!fw->pt[p][i].inst) {
-                snprintf(err, errlen, "profile \"%s\": plugin %s is planned at %s but was not instantiated",
+                snprintf(err, errlen,
+                         "profile \"%s\": plugin %s is planned at %s but was not instantiated",
                          fw->profile_name, plan->point[p][i].name, ks__point_name((ks_point)p));
                 ks__framework_free(fw);
                 return KS_EINVAL;
@@ -337,7 +338,8 @@ static int is_rejection(ks_code c)
     return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || c == KS_PENDING;
 }
 
-/* Turns a plugin's unexpected code into upstream's Error wrapping: `running X filter plugin: ..`. */
+/* Turns a plugin's unexpected code into upstream's Error wrapping: `running X filter plugin: ..`.
+ */
 static void as_error(ks_status *st, const char *fmt, const char *plugin)
 {
     char msg[KS_STATUS_BUF], wrapped[KS_STATUS_BUF + 64];
@@ -407,7 +409,8 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         r.used = 0;
         r.n = 0;
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_FILTER, code, in->desc->pre_filter(in->self, cycle, pod, &r, &s));
+        PCALL(fw, cycle, in, KS_EP_PRE_FILTER, code,
+              in->desc->pre_filter(in->self, cycle, pod, &r, &s));
         if (code != KS_SKIP)
             COUNT_EVAL(cycle, KS_EVAL_PRE_FILTER, in);
         current_plugin = NULL;
@@ -442,11 +445,13 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                 char msg[KS_STATUS_BUF], list[KS_STATUS_BUF] = "";
                 size_t off = 0;
                 for (size_t k = 0; k < nnarrowing; k++)
-                    off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "", narrowing[k]);
+                    off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "",
+                                            narrowing[k]);
                 if (nnarrowing == 1)
                     snprintf(msg, sizeof(msg), "node(s) didn't satisfy plugin %s", list);
                 else
-                    snprintf(msg, sizeof(msg), "node(s) didn't satisfy plugin(s) [%s] simultaneously", list);
+                    snprintf(msg, sizeof(msg),
+                             "node(s) didn't satisfy plugin(s) [%s] simultaneously", list);
                 ks__status_reset(st);
                 st->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
                 st->plugin = in->name;
@@ -461,8 +466,10 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         char list[160] = "";
         size_t off = 0;
         for (size_t k = 0; k < nnarrowing; k++)
-            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "", narrowing[k]);
-        snprintf(result->excluded_msg, sizeof(result->excluded_msg), "node(s) didn't satisfy plugin(s) [%s]", list);
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", k ? " " : "",
+                                    narrowing[k]);
+        snprintf(result->excluded_msg, sizeof(result->excluded_msg),
+                 "node(s) didn't satisfy plugin(s) [%s]", list);
     }
     if (have_unsched) {
         *st = first_unsched;
@@ -474,10 +481,9 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 /* The per-node loop. instr is a constant at each call site below, so the compiler makes one copy
  * without any metrics code (every cycle without metrics, and unsampled ones without evaluation
  * counting) and one with it. */
-static inline __attribute__((always_inline)) ks_code run_filter(ks_framework *fw, ks_cycle *cycle,
-                                                                ks_pod *pod, const ks_node_info *ni,
-                                                                ks_status *st, uint16_t *passed_count,
-                                                                const int instr)
+static inline __attribute__((always_inline)) ks_code
+run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni, ks_status *st,
+           uint16_t *passed_count, const int instr)
 {
     uint16_t passed = 0;
     for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
@@ -487,7 +493,8 @@ static inline __attribute__((always_inline)) ks_code run_filter(ks_framework *fw
         ks_code code;
         if (instr) {
             COUNT_EVAL(cycle, KS_EVAL_FILTER, in);
-            PCALL(fw, cycle, in, KS_EP_FILTER, code, in->desc->filter(in->self, cycle, pod, ni, st));
+            PCALL(fw, cycle, in, KS_EP_FILTER, code,
+                  in->desc->filter(in->self, cycle, pod, ni, st));
         } else {
             code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
         }
@@ -513,9 +520,9 @@ static inline __attribute__((always_inline)) ks_code run_filter(ks_framework *fw
 }
 
 /* Out of line, so that the plain path below keeps the register use of a loop without metrics. */
-static __attribute__((noinline)) ks_code run_filter_instrumented(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
-                                                                 const ks_node_info *ni, ks_status *st,
-                                                                 uint16_t *passed_count)
+static __attribute__((noinline)) ks_code
+run_filter_instrumented(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *ni,
+                        ks_status *st, uint16_t *passed_count)
 {
     return run_filter(fw, cycle, pod, ni, st, passed_count, 1);
 }
@@ -556,7 +563,8 @@ static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         r.nominated = KS_SYM_ABSENT;
         ks__status_reset(&s);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_POST_FILTER, code, in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
+        PCALL(fw, cycle, in, KS_EP_POST_FILTER, code,
+              in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
         if (fw->metrics && in->index == fw->metrics->preemption_inst) /* upstream: in the plugin */
             ks__metrics_inc(fw->metrics->m->preemption_attempts_solo);
         current_plugin = NULL;
@@ -578,7 +586,8 @@ static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         char msg[KS_STATUS_BUF];
         ks__status_message(&s, msg, sizeof(msg));
         if (msg[0] && off < sizeof(joined))
-            off += (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%s", off ? " " : "", msg);
+            off +=
+                (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%s", off ? " " : "", msg);
     }
     if (joined[0])
         ks__status_add(st, joined);
@@ -593,7 +602,8 @@ static ks_code run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_SCORE][i].inst;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_SCORE, code, in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
+        PCALL(fw, cycle, in, KS_EP_PRE_SCORE, code,
+              in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
         if (code != KS_SKIP)
             COUNT_EVAL(cycle, KS_EVAL_PRE_SCORE, in);
         current_plugin = NULL;
@@ -622,7 +632,8 @@ static ks_code run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sy
             continue;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_RESERVE, code, in->desc->reserve(in->self, cycle, pod, node, st));
+        PCALL(fw, cycle, in, KS_EP_RESERVE, code,
+              in->desc->reserve(in->self, cycle, pod, node, st));
         current_plugin = NULL;
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
@@ -642,7 +653,8 @@ static void run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
     for (size_t i = fw->n[KS_PT_RESERVE]; i-- > 0;) {
         ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
         if (in->desc->unreserve)
-            PCALL_VOID(fw, cycle, in, KS_EP_UNRESERVE, in->desc->unreserve(in->self, cycle, pod, node));
+            PCALL_VOID(fw, cycle, in, KS_EP_UNRESERVE,
+                       in->desc->unreserve(in->self, cycle, pod, node));
     }
     current_plugin = NULL;
 }
@@ -659,7 +671,8 @@ static ks_code run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
         int64_t t = 0;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PERMIT, code, in->desc->permit(in->self, cycle, pod, node, &t, st));
+        PCALL(fw, cycle, in, KS_EP_PERMIT, code,
+              in->desc->permit(in->self, cycle, pod, node, &t, st));
         current_plugin = NULL;
         if (code == KS_WAIT) {
             if (t > MAX_PERMIT_TIMEOUT_MS || t <= 0)
@@ -689,7 +702,8 @@ static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_BIND][i].inst;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_BIND, code, in->desc->pre_bind(in->self, cycle, pod, node, st));
+        PCALL(fw, cycle, in, KS_EP_PRE_BIND, code,
+              in->desc->pre_bind(in->self, cycle, pod, node, st));
         current_plugin = NULL;
         if (code == KS_SKIP)
             continue;
@@ -706,8 +720,7 @@ static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
     return KS_SUCCESS;
 }
 
-static ks_code run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
-                        ks_status *st)
+static ks_code run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node, ks_status *st)
 {
     for (size_t i = 0; i < fw->n[KS_PT_BIND]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_BIND][i].inst;
@@ -786,7 +799,8 @@ static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_p
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_FILTER][i].inst;
         if (cycle->skip_filter & (1ull << in->index))
             continue;
-        ks_code (*fn)(void *, ks_cycle *, const ks_pod *, const ks_pod *, const ks_node_info *, ks_status *) =
+        ks_code (*fn)(void *, ks_cycle *, const ks_pod *, const ks_pod *, const ks_node_info *,
+                      ks_status *) =
             add ? in->desc->pre_filter_add_pod : in->desc->pre_filter_remove_pod;
         if (!fn)
             continue;
@@ -797,7 +811,9 @@ static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_p
         current_plugin = NULL;
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
-            as_error(st, add ? "running AddPod on PreFilter plugin %s: %s" : "running RemovePod on PreFilter plugin %s: %s",
+            as_error(st,
+                     add ? "running AddPod on PreFilter plugin %s: %s"
+                         : "running RemovePod on PreFilter plugin %s: %s",
                      in->name);
             return KS_ERROR;
         }
@@ -912,10 +928,11 @@ static inline __attribute__((always_inline)) int score_node(score_job *j, size_t
                                                             const int instr)
 {
     ks_cycle *cycle = j->cycle;
-    uint32_t *evals = instr && cycle->evals
-                          ? cycle->evals + ((size_t)KS_EVAL_SCORE * cycle->eval_rows +
-                                            (size_t)worker) * KS_EVAL_STRIDE
-                          : NULL;
+    uint32_t *evals =
+        instr && cycle->evals
+            ? cycle->evals +
+                  ((size_t)KS_EVAL_SCORE * cycle->eval_rows + (size_t)worker) * KS_EVAL_STRIDE
+            : NULL;
     for (size_t p = 0; p < j->fw->n[KS_PT_SCORE]; p++) {
         int64_t v = 0;
         if (!(cycle->skip_score & (1ull << p))) {
@@ -982,8 +999,7 @@ static ks_code normalize_row(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, siz
 }
 
 /* The range check after NormalizeScore, then the weighted sum into the totals. */
-static ks_code weigh_row(ks_framework *fw, size_t p, size_t n, ks_score_scratch *out,
-                         ks_status *st)
+static ks_code weigh_row(ks_framework *fw, size_t p, size_t n, ks_score_scratch *out, ks_status *st)
 {
     ks_point_entry *pe = &fw->pt[KS_PT_SCORE][p];
     const int64_t *row = &out->scores[p * n];
@@ -1004,11 +1020,11 @@ static ks_code weigh_row(ks_framework *fw, size_t p, size_t n, ks_score_scratch 
 }
 
 static ks_code run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
-                                 const ks_node_info *const *nodes, size_t n,
-                                 ks_score_scratch *out, ks_status *st)
+                                 const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                 ks_status *st)
 {
-    score_job job = {.fw = fw, .cycle = cycle, .pod = pod, .nodes = nodes, .n = n,
-                     .scores = out->scores};
+    score_job job = {
+        .fw = fw, .cycle = cycle, .pod = pod, .nodes = nodes, .n = n, .scores = out->scores};
     pthread_mutex_init(&job.err_mu, NULL);
     ks__parallelizer_until(fw->parallelizer, KS_OP_SCORE, n, score_one, &job);
     pthread_mutex_destroy(&job.err_mu);
@@ -1034,8 +1050,9 @@ static ks_code run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 
 /* ---- extension points with their duration (framework_extension_point_duration_seconds) ------ */
 
-/* Runs one extension point, `code = call`, and, when the framework has metrics and `timed`, observes
- * how long it took with the status it ended with, as upstream's Run<Point>Plugins defers. */
+/* Runs one extension point, `code = call`, and, when the framework has metrics and `timed`,
+ * observes how long it took with the status it ended with, as upstream's Run<Point>Plugins defers.
+ */
 #define RUN_POINT(fw, ep, timed, code, call)                                                       \
     do {                                                                                           \
         int64_t t0_ = (timed) ? ks__fw_metrics_ep_start((fw)->metrics) : 0;                        \
@@ -1072,8 +1089,8 @@ ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 }
 
 ks_code ks__fw_run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
-                                 const ks_node_info *const *nodes, size_t n,
-                                 ks_score_scratch *out, ks_status *st)
+                                 const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                 ks_status *st)
 {
     ks_code c;
     RUN_POINT(fw, KS_EP_SCORE, 1, c, run_score_plugins(fw, cycle, pod, nodes, n, out, st));
@@ -1110,8 +1127,7 @@ ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
     return c;
 }
 
-ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
-                        ks_status *st)
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node, ks_status *st)
 {
     ks_code c;
     RUN_POINT(fw, KS_EP_BIND, 1, c, run_bind(fw, cycle, pod, node, st));

@@ -51,7 +51,6 @@ struct ks_error {
     char msg[512];
 };
 
-
 struct ks_prefilter_result {
     int used; /* the plugin added at least one node: restrict to nodes[] */
     ks_sym *nodes;
@@ -87,10 +86,10 @@ struct ks_cycle {
     size_t nentries, cap;
     ks_cycle_entry *entries;
     struct ks_arena_block *arena;
-    uint64_t skip_filter;   /* bit i: plugin instance i skipped (PreFilter Skip) */
-    uint64_t skip_score;    /* bit i: score plugin i skipped (PreScore Skip) */
-    struct ks_framework *fw;       /* the profile running this cycle */
-    struct ks_cycle_hooks *hooks;  /* the scheduler's services (nominator, randomness) */
+    uint64_t skip_filter;         /* bit i: plugin instance i skipped (PreFilter Skip) */
+    uint64_t skip_score;          /* bit i: score plugin i skipped (PreScore Skip) */
+    struct ks_framework *fw;      /* the profile running this cycle */
+    struct ks_cycle_hooks *hooks; /* the scheduler's services (nominator, randomness) */
     /* Metrics (see framework_metrics.h), set by the scheduling cycle only when the framework has
      * them: time each plugin call (a sampled cycle), and per-worker evaluation counters
      * ([kind][worker][instance], eval_rows workers). */
@@ -140,9 +139,8 @@ ks_code ks__fw_run_filter_with_nominated(struct ks_framework *fw, ks_cycle *cycl
                                          uint16_t *passed_count);
 ks_code ks__fw_run_prefilter_add_pod(struct ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
                                      const ks_pod *other, const ks_node_info *ni, ks_status *st);
-ks_code ks__fw_run_prefilter_remove_pod(struct ks_framework *fw, ks_cycle *cycle,
-                                        const ks_pod *pod, const ks_pod *other,
-                                        const ks_node_info *ni, ks_status *st);
+ks_code ks__fw_run_prefilter_remove_pod(struct ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
+                                        const ks_pod *other, const ks_node_info *ni, ks_status *st);
 /* A NodeInfo copy owned by the cycle. */
 ks_node_info *ks__cycle_clone_node_info(ks_cycle *cycle, const ks_node_info *ni);
 
@@ -176,7 +174,7 @@ typedef struct ks_framework {
     ks_plugin_inst *inst;
     size_t n[KS_PT_COUNT];
     ks_point_entry *pt[KS_PT_COUNT];
-    struct ks_fw_metrics *metrics; /* NULL: no metrics, no timing (simulate) */
+    struct ks_fw_metrics *metrics;       /* NULL: no metrics, no timing (simulate) */
     const ks_parallelizer *parallelizer; /* the scheduler's, borrowed: Score runs on it */
 } ks_framework;
 
@@ -213,8 +211,8 @@ typedef struct ks_score_scratch {
  * Called with at least one Score plugin (upstream prioritizeNodes gives every node score 1
  * without any). */
 ks_code ks__fw_run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
-                                 const ks_node_info *const *nodes, size_t n,
-                                 ks_score_scratch *out, ks_status *st);
+                                 const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                 ks_status *st);
 ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                            ks_status *st);
 void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
@@ -224,8 +222,7 @@ ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
                           int64_t *timeout_ms, uint64_t *waiting, ks_status *st);
 ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                             ks_status *st);
-ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
-                        ks_status *st);
+ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node, ks_status *st);
 void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
 ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index);
 

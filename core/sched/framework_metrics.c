@@ -30,10 +30,7 @@ static const char *const k_code_labels[KS_METRICS_NCODES] = {
     "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
 };
 
-const char *ks__ep_label(ks_ep ep)
-{
-    return (unsigned)ep < KS_EP_COUNT ? k_ep_labels[ep] : "";
-}
+const char *ks__ep_label(ks_ep ep) { return (unsigned)ep < KS_EP_COUNT ? k_ep_labels[ep] : ""; }
 
 const char *ks__code_label(ks_code c)
 {

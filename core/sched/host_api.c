@@ -164,29 +164,79 @@ static ks_sym p_node_name(const ks_pod *p) { return p->node_name; }
 static ks_sym p_nominated(const ks_pod *p) { return p->nominated_node_name; }
 static int32_t p_priority(const ks_pod *p) { return p->priority; }
 static int p_terminating(const ks_pod *p) { return p->terminating; }
-static size_t p_labels(const ks_pod *p, const ks_label **o) { *o = p->labels; return p->nlabels; }
-static ks_sym p_label(const ks_pod *p, ks_sym k) { return ks__labels_get(p->labels, p->nlabels, k); }
-static size_t p_annotations(const ks_pod *p, const ks_label **o) { *o = p->annotations; return p->nannotations; }
+static size_t p_labels(const ks_pod *p, const ks_label **o)
+{
+    *o = p->labels;
+    return p->nlabels;
+}
+static ks_sym p_label(const ks_pod *p, ks_sym k)
+{
+    return ks__labels_get(p->labels, p->nlabels, k);
+}
+static size_t p_annotations(const ks_pod *p, const ks_label **o)
+{
+    *o = p->annotations;
+    return p->nannotations;
+}
 static const ks_resources *p_requests(const ks_pod *p) { return &p->requests.pub; }
 static const ks_resources *p_nonzero(const ks_pod *p) { return &p->nonzero_requests.pub; }
-static size_t p_tolerations(const ks_pod *p, const ks_toleration **o) { *o = p->tolerations; return p->ntolerations; }
-static size_t p_node_selector(const ks_pod *p, const ks_label **o) { *o = p->node_selector; return p->nselector; }
+static size_t p_tolerations(const ks_pod *p, const ks_toleration **o)
+{
+    *o = p->tolerations;
+    return p->ntolerations;
+}
+static size_t p_node_selector(const ks_pod *p, const ks_label **o)
+{
+    *o = p->node_selector;
+    return p->nselector;
+}
 static const ks_node_affinity *p_node_affinity(const ks_pod *p) { return p->node_affinity; }
-static size_t p_images(const ks_pod *p, const ks_sym **o) { *o = p->images; return p->nimages; }
-static size_t p_host_ports(const ks_pod *p, const ks_host_port **o) { *o = p->host_ports; return p->nports; }
-static size_t p_gates(const ks_pod *p, const ks_sym **o) { *o = p->gates; return p->ngates; }
+static size_t p_images(const ks_pod *p, const ks_sym **o)
+{
+    *o = p->images;
+    return p->nimages;
+}
+static size_t p_host_ports(const ks_pod *p, const ks_host_port **o)
+{
+    *o = p->host_ports;
+    return p->nports;
+}
+static size_t p_gates(const ks_pod *p, const ks_sym **o)
+{
+    *o = p->gates;
+    return p->ngates;
+}
 static const char *p_json(const ks_pod *p) { return p->json; }
 
 /* ---- nodes, node infos, snapshot ----------------------------------------------------------- */
 
 static ks_sym n_name(const ks_node *n) { return n->name; }
-static size_t n_labels(const ks_node *n, const ks_label **o) { *o = n->labels; return n->nlabels; }
-static ks_sym n_label(const ks_node *n, ks_sym k) { return ks__labels_get(n->labels, n->nlabels, k); }
-static size_t n_annotations(const ks_node *n, const ks_label **o) { *o = n->annotations; return n->nannotations; }
+static size_t n_labels(const ks_node *n, const ks_label **o)
+{
+    *o = n->labels;
+    return n->nlabels;
+}
+static ks_sym n_label(const ks_node *n, ks_sym k)
+{
+    return ks__labels_get(n->labels, n->nlabels, k);
+}
+static size_t n_annotations(const ks_node *n, const ks_label **o)
+{
+    *o = n->annotations;
+    return n->nannotations;
+}
 static int n_unschedulable(const ks_node *n) { return n->unschedulable; }
-static size_t n_taints(const ks_node *n, const ks_taint **o) { *o = n->taints; return n->ntaints; }
+static size_t n_taints(const ks_node *n, const ks_taint **o)
+{
+    *o = n->taints;
+    return n->ntaints;
+}
 static const ks_resources *n_allocatable(const ks_node *n) { return &n->allocatable.pub; }
-static size_t n_images(const ks_node *n, const ks_node_image **o) { *o = n->images; return n->nimages; }
+static size_t n_images(const ks_node *n, const ks_node_image **o)
+{
+    *o = n->images;
+    return n->nimages;
+}
 static const char *n_json(const ks_node *n) { return n->json; }
 
 static const ks_node *ni_node(const ks_node_info *ni) { return ni->node; }
@@ -222,7 +272,10 @@ static const ks_node_info *s_at(const ks_snapshot *s, size_t i)
         __builtin_prefetch(s->nodes[i + 1]->node->labels);
     return s->nodes[i];
 }
-static const ks_node_info *s_node(const ks_snapshot *s, ks_sym name) { return ks__snapshot_find(s, name); }
+static const ks_node_info *s_node(const ks_snapshot *s, ks_sym name)
+{
+    return ks__snapshot_find(s, name);
+}
 
 /* framework.c */
 int ks__cycle_write_impl(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops);
@@ -288,11 +341,30 @@ static struct ks_store *store_of(const ks_cycle *c)
 /* ---- ABI 1.1 ------------------------------------------------------------------------------- */
 
 static const ks_pod_affinity *p_pod_affinity(const ks_pod *p) { return p->pod_affinity; }
-static size_t p_spread(const ks_pod *p, const ks_topology_spread_constraint **o) { *o = p->spread; return p->nspread; }
-static size_t ni_ports(const ks_node_info *ni, const ks_host_port **o) { *o = ni->ports; return ni->nports; }
-static size_t ni_with_affinity(const ks_node_info *ni, const ks_pod *const **o) { *o = ni->with_affinity; return ni->naffinity; }
-static size_t ni_with_anti(const ks_node_info *ni, const ks_pod *const **o) { *o = ni->with_anti; return ni->nanti; }
-static size_t s_image_nodes(const ks_snapshot *s, ks_sym image) { return ks__snapshot_image_nodes(s, image); }
+static size_t p_spread(const ks_pod *p, const ks_topology_spread_constraint **o)
+{
+    *o = p->spread;
+    return p->nspread;
+}
+static size_t ni_ports(const ks_node_info *ni, const ks_host_port **o)
+{
+    *o = ni->ports;
+    return ni->nports;
+}
+static size_t ni_with_affinity(const ks_node_info *ni, const ks_pod *const **o)
+{
+    *o = ni->with_affinity;
+    return ni->naffinity;
+}
+static size_t ni_with_anti(const ks_node_info *ni, const ks_pod *const **o)
+{
+    *o = ni->with_anti;
+    return ni->nanti;
+}
+static size_t s_image_nodes(const ks_snapshot *s, ks_sym image)
+{
+    return ks__snapshot_image_nodes(s, image);
+}
 
 static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size_t *n)
 {
@@ -325,9 +397,18 @@ static size_t h_owner_selectors(ks_cycle *c, const ks_pod *pod, const ks_label_s
 
 static int p_preemption_never(const ks_pod *p) { return p->preemption_never; }
 static int64_t p_start_time(const ks_pod *p) { return p->start_time_ns; }
-static ks_node_info *h_ni_clone(ks_cycle *c, const ks_node_info *ni) { return ks__cycle_clone_node_info(c, ni); }
-static int h_ni_remove_pod(ks_node_info *ni, const ks_pod *p) { return ks__node_info_remove_pod(ni, p->uid); }
-static int h_ni_add_pod(ks_node_info *ni, const ks_pod *p) { return ks__node_info_add_pod(ni, (ks_pod *)p); }
+static ks_node_info *h_ni_clone(ks_cycle *c, const ks_node_info *ni)
+{
+    return ks__cycle_clone_node_info(c, ni);
+}
+static int h_ni_remove_pod(ks_node_info *ni, const ks_pod *p)
+{
+    return ks__node_info_remove_pod(ni, p->uid);
+}
+static int h_ni_add_pod(ks_node_info *ni, const ks_pod *p)
+{
+    return ks__node_info_add_pod(ni, (ks_pod *)p);
+}
 
 static ks_cycle *h_cycle_clone(ks_cycle *c)
 {
@@ -339,7 +420,8 @@ static ks_cycle *h_cycle_clone(ks_cycle *c)
     return k;
 }
 
-static ks_code h_run_filters(ks_cycle *state, const ks_pod *pod, const ks_node_info *ni, ks_status *st)
+static ks_code h_run_filters(ks_cycle *state, const ks_pod *pod, const ks_node_info *ni,
+                             ks_status *st)
 {
     ks__status_reset(st);
     if (!state->fw) {
@@ -349,14 +431,18 @@ static ks_code h_run_filters(ks_cycle *state, const ks_pod *pod, const ks_node_i
     return ks__fw_run_filter_with_nominated(state->fw, state, (ks_pod *)pod, ni, st, NULL);
 }
 
-static ks_code h_run_add_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other, const ks_node_info *ni, ks_status *st)
+static ks_code h_run_add_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other,
+                             const ks_node_info *ni, ks_status *st)
 {
-    return state->fw ? ks__fw_run_prefilter_add_pod(state->fw, state, pod, other, ni, st) : KS_ERROR;
+    return state->fw ? ks__fw_run_prefilter_add_pod(state->fw, state, pod, other, ni, st)
+                     : KS_ERROR;
 }
 
-static ks_code h_run_remove_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other, const ks_node_info *ni, ks_status *st)
+static ks_code h_run_remove_pod(ks_cycle *state, const ks_pod *pod, const ks_pod *other,
+                                const ks_node_info *ni, ks_status *st)
 {
-    return state->fw ? ks__fw_run_prefilter_remove_pod(state->fw, state, pod, other, ni, st) : KS_ERROR;
+    return state->fw ? ks__fw_run_prefilter_remove_pod(state->fw, state, pod, other, ni, st)
+                     : KS_ERROR;
 }
 
 static size_t h_pdbs(ks_cycle *c, const ks_pdb_info **out)
@@ -369,7 +455,8 @@ static size_t h_pdbs(ks_cycle *c, const ks_pdb_info **out)
     size_t n = ks__store_pdbs(store, &pdbs);
     ks_pdb_info *info = n ? ks__cycle_alloc_impl(c, n * sizeof(*info)) : NULL;
     for (size_t i = 0; info && i < n; i++)
-        info[i] = (ks_pdb_info){pdbs[i].ns, pdbs[i].name, pdbs[i].selector, pdbs[i].disruptions_allowed,
+        info[i] = (ks_pdb_info){pdbs[i].ns,         pdbs[i].name,
+                                pdbs[i].selector,   pdbs[i].disruptions_allowed,
                                 pdbs[i].ndisrupted, pdbs[i].disrupted};
     free(pdbs);
     *out = info;
@@ -565,9 +652,6 @@ static const ks_host_api host_table = {
     .snapshot_changed_nodes = s_changed,
 };
 
-void ks__host_init(void)
-{
-    ks__objects_init();
-}
+void ks__host_init(void) { ks__objects_init(); }
 
 const ks_host_api *ks__host_api(void) { return &host_table; }

@@ -24,5 +24,4 @@ typedef int (*ks_permit_hook)(void *ctx, const char *uid, const char *plugin, in
                               const char *message);
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx);
 
-
 #endif

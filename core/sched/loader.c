@@ -62,7 +62,7 @@ struct ks_loaded_module {
     void *handle; /* dlopen */
     const ks_module *info;
     size_t nplugins;
-    ks_plugin_desc *descs;             /* normalised full-size copies */
+    ks_plugin_desc *descs;            /* normalised full-size copies */
     const ks_plugin_desc **desc_ptrs; /* &descs[i], what ks__loaded_module_plugins hands out */
 };
 
@@ -119,8 +119,7 @@ static int copy_descriptors(ks_loaded_module *mod, const char *path, char *err, 
                         "%zu (built for kubesched plugin ABI %u.%u, this kubesched provides ABI "
                         "%d.%d); rebuild the plugin against this kubesched's SDK",
                         path, i + 1, n, (unsigned)d->size, KS_ABI_MAJOR, DESC_MIN_SIZE,
-                        (unsigned)m->abi_major, (unsigned)m->abi_minor, KS_ABI_MAJOR,
-                        KS_ABI_MINOR);
+                        (unsigned)m->abi_major, (unsigned)m->abi_minor, KS_ABI_MAJOR, KS_ABI_MINOR);
         if (!d->name || !d->name[0])
             return fail(err, errlen, KS_EINVAL, "%s: plugin descriptor %zu of %zu has no name",
                         path, i + 1, n);
@@ -170,8 +169,8 @@ static int check_module(const ks_module *m, size_t sym_size, const char *path, c
                     "%s: its ks_module_info is %u bytes but ABI %d.0 needs at least %zu (built for "
                     "kubesched plugin ABI %u.%u, this kubesched provides ABI %d.%d); rebuild the "
                     "plugin against this kubesched's SDK",
-                    path, (unsigned)m->size, KS_ABI_MAJOR, MODULE_MIN_SIZE,
-                    (unsigned)m->abi_major, (unsigned)m->abi_minor, KS_ABI_MAJOR, KS_ABI_MINOR);
+                    path, (unsigned)m->size, KS_ABI_MAJOR, MODULE_MIN_SIZE, (unsigned)m->abi_major,
+                    (unsigned)m->abi_minor, KS_ABI_MAJOR, KS_ABI_MINOR);
     if (sym_size && sym_size < m->size)
         return fail(err, errlen, KS_EABI,
                     "%s: its ks_module_info claims %u bytes but the symbol is %zu bytes; define "
@@ -240,8 +239,8 @@ static int open_shared_object(ks_loaded_module *mod, char *err, size_t errlen)
 
 /* Where the C library can tell us (dladdr1): the symbol is a data object, at least as large as
  * the module header. *sym_size is its size, 0 when unknown. */
-static int check_symbol_object(const ks_loaded_module *mod, void *sym, size_t *sym_size,
-                               char *err, size_t errlen)
+static int check_symbol_object(const ks_loaded_module *mod, void *sym, size_t *sym_size, char *err,
+                               size_t errlen)
 {
     *sym_size = 0;
 #ifdef HAVE_DLADDR1
@@ -444,8 +443,8 @@ static const char *entry_field(const ks_config *cfg, const ks_plugin_config *pc,
 
 /* Writes "<cfg>: <field>.args.kubeschedPluginPath: " into err and points *rest / *restlen at what
  * is left of it, for the rest of the sentence. */
-static void field_prefix(const ks_config *cfg, const ks_plugin_config *pc, char *err,
-                         size_t errlen, char **rest, size_t *restlen)
+static void field_prefix(const ks_config *cfg, const ks_plugin_config *pc, char *err, size_t errlen,
+                         char **rest, size_t *restlen)
 {
     char buf[64];
     int n;
@@ -453,8 +452,9 @@ static void field_prefix(const ks_config *cfg, const ks_plugin_config *pc, char 
     *restlen = 0;
     if (!err || !errlen)
         return;
-    n = snprintf(err, errlen, "%s: %s.args.kubeschedPluginPath: ",
-                 cfg->path ? cfg->path : "<config>", entry_field(cfg, pc, buf, sizeof(buf)));
+    n = snprintf(err, errlen,
+                 "%s: %s.args.kubeschedPluginPath: ", cfg->path ? cfg->path : "<config>",
+                 entry_field(cfg, pc, buf, sizeof(buf)));
     if (n < 0)
         n = 0;
     if ((size_t)n >= errlen)

@@ -33,16 +33,15 @@ int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module 
 
 /* The same for a module linked into the program (KS_DEFINE_LINKED_MODULE: the in-tree plugins,
  * plugins/include/in_tree.h): module is borrowed and must outlive *out; origin stands for the
- * path in messages and in the registry ("in-tree"). Everything after dlsym is the same code: the header
- * checks, the normalised descriptor copies, init(host). */
+ * path in messages and in the registry ("in-tree"). Everything after dlsym is the same code: the
+ * header checks, the normalised descriptor copies, init(host). */
 int ks__loader_open_linked(const ks_module *module, const char *origin, const ks_host_api *host,
                            ks_loaded_module **out, char *err, size_t errlen);
 
 /* ks__loader_open_linked, then adds the module's plugins to reg, which keeps the module and
  * releases it in ks__registry_free. What the program does once for the in-tree module. */
-int ks__loader_register_linked(struct ks_registry *reg, const ks_module *module,
-                               const char *origin, const ks_host_api *host, char *err,
-                               size_t errlen);
+int ks__loader_register_linked(struct ks_registry *reg, const ks_module *module, const char *origin,
+                               const ks_host_api *host, char *err, size_t errlen);
 
 /* The module's plugins, normalised: each descriptor copied into a zeroed full-size struct, so
  * slots an older plugin did not know are NULL. Borrowed(module). */

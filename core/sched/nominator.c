@@ -102,7 +102,9 @@ void ks__nominator_snapshot(ks_scheduler *s)
         s->nom_pods[i++] = ks__pod_ref(v);
     pthread_mutex_unlock(&s->nom_mu);
     for (size_t a = 1; a < n; a++) /* insertion sort: few nominated pods */
-        for (size_t b = a; b > 0 && s->nom_pods[b - 1]->nominated_node_name > s->nom_pods[b]->nominated_node_name; b--) {
+        for (size_t b = a;
+             b > 0 && s->nom_pods[b - 1]->nominated_node_name > s->nom_pods[b]->nominated_node_name;
+             b--) {
             const ks_pod *t = s->nom_pods[b];
             s->nom_pods[b] = s->nom_pods[b - 1];
             s->nom_pods[b - 1] = t;
@@ -110,7 +112,8 @@ void ks__nominator_snapshot(ks_scheduler *s)
     size_t nsets = 0;
     for (size_t a = 0; a < n; a++) {
         if (nsets == 0 || s->nom_sets[nsets - 1].node != s->nom_pods[a]->nominated_node_name)
-            s->nom_sets[nsets++] = (ks_nominated_set){s->nom_pods[a]->nominated_node_name, 0, &s->nom_pods[a]};
+            s->nom_sets[nsets++] =
+                (ks_nominated_set){s->nom_pods[a]->nominated_node_name, 0, &s->nom_pods[a]};
         s->nom_sets[nsets - 1].n++;
     }
     s->hooks.nnominated = nsets;
@@ -127,4 +130,3 @@ void ks__nominator_release(ks_scheduler *s)
     s->hooks.nnominated = 0;
     s->hooks.nominated = NULL;
 }
-

@@ -27,7 +27,7 @@ static int labels_differ(const ks_pod *a, const ks_pod *b)
  * of 0 reads as absent (the parsed form keeps no "present" flag). */
 static int scaled_down(const ks_pod *n, const ks_pod *o)
 {
-    const ks_resources *nr = &n->requests.pub, *or = &o->requests.pub;
+    const ks_resources *nr = &n->requests.pub, * or = &o->requests.pub;
     if (nr->milli_cpu < or->milli_cpu || nr->memory < or->memory ||
         nr->ephemeral_storage < or->ephemeral_storage)
         return 1;

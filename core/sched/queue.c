@@ -50,7 +50,7 @@
 #include "util/heap.h"
 #include "api/objects.h"
 
-#define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* What to do with a parked or returning pod (upstream queueingStrategy), in increasing order. */
 typedef enum strategy {
@@ -345,7 +345,8 @@ static void detach(ks_queue *q, qentry *e)
 static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const char *event)
 {
     if (q->hooks.incoming && event)
-        q->hooks.incoming(q->hooks.ctx, &e->qp, where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where, event);
+        q->hooks.incoming(q->hooks.ctx, &e->qp, where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where,
+                          event);
 }
 
 static void put_active(ks_queue *q, qentry *e, const char *event)
@@ -821,8 +822,8 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
 /* Offers ev to every parked pod (only those parked for longer than older_than ns, when it is
  * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
  * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
-static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *event, int64_t older_than,
-                          int64_t now, const char *except_uid)
+static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *event,
+                          int64_t older_than, int64_t now, const char *except_uid)
 {
     size_t moved = 0;
     int activated = 0;
@@ -859,11 +860,12 @@ size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev)
     return ks__queue_move_on_event_except(q, ev, NULL);
 }
 
-size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev, const char *except_uid)
+size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev,
+                                      const char *except_uid)
 {
     lock(q);
-    size_t moved =
-        move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1, now_ns(q), except_uid);
+    size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1,
+                               now_ns(q), except_uid);
     record_in_flight_event(q, ev, NULL);
     unlock(q);
     return moved;
@@ -889,7 +891,8 @@ size_t ks__queue_flush_backoff(ks_queue *q)
 
 size_t ks__queue_flush_unschedulable(ks_queue *q)
 {
-    static const ks_cluster_event timeout = {KS_RES_WILDCARD, KS_ACT_ALL}; /* UnschedulableTimeout */
+    static const ks_cluster_event timeout = {KS_RES_WILDCARD,
+                                             KS_ACT_ALL}; /* UnschedulableTimeout */
     lock(q);
     int64_t now = now_ns(q);
     int any = 0;
@@ -897,7 +900,8 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
         any = now - CONTAINER_OF(l, qentry, park)->qp.timestamp_ns > q->opts.max_unschedulable_ns;
     size_t moved = 0;
     if (any) {
-        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now, NULL);
+        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now,
+                            NULL);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
         record_in_flight_event(q, &timeout, "UnschedulableTimeout");
@@ -988,7 +992,8 @@ static void labels_init(void)
 {
     for (size_t r = 0; r < N_RES; r++)
         for (size_t a = 0; a < N_ACT; a++)
-            snprintf(k_labels[r][a], sizeof(k_labels[r][a]), "%s%s", k_resources[r].name, k_actions[a].name);
+            snprintf(k_labels[r][a], sizeof(k_labels[r][a]), "%s%s", k_resources[r].name,
+                     k_actions[a].name);
 }
 
 const char *ks__queue_event_label(const ks_cluster_event *ev)

@@ -28,42 +28,43 @@
 typedef struct ks_queue ks_queue;
 
 typedef enum ks_queue_where {
-    KS_Q_NONE = 0,      /* not queued (in flight, or removed) */
+    KS_Q_NONE = 0, /* not queued (in flight, or removed) */
     KS_Q_ACTIVE,
     KS_Q_BACKOFF,
     KS_Q_UNSCHEDULABLE,
-    KS_Q_GATED          /* in unschedulablePods because PreEnqueue rejected it */
+    KS_Q_GATED /* in unschedulablePods because PreEnqueue rejected it */
 } ks_queue_where;
 
 /* One queued pod (upstream QueuedPodInfo). The queue owns it; the scheduling thread holds it
  * between pop and done/add_unschedulable. */
 struct ks_queued_pod {
-    ks_pod *pod;                 /* one reference held */
-    int profile;                 /* index of the profile that schedules it (framework's choice) */
-    int64_t timestamp_ns;        /* last time it was (re)added */
-    int64_t initial_attempt_ns;  /* first entry into activeQ (upstream InitialAttemptTimestamp), 0 before */
-    int32_t attempts;            /* pops so far */
+    ks_pod *pod;                /* one reference held */
+    int profile;                /* index of the profile that schedules it (framework's choice) */
+    int64_t timestamp_ns;       /* last time it was (re)added */
+    int64_t initial_attempt_ns; /* first entry into activeQ (upstream InitialAttemptTimestamp), 0
+                                   before */
+    int32_t attempts;           /* pops so far */
     int32_t unschedulable_count;
     int32_t consecutive_errors;
-    uint64_t rejector_plugins;   /* bit i: plugin i of the profile returned Unschedulable/Pending */
-    uint64_t pending_plugins;    /* bit i: plugin i returned Pending */
-    uint64_t gating_plugin;      /* bit of the PreEnqueue plugin that gated it, 0 when not gated */
-    char gated_message[256];     /* PreEnqueue's reason, for reporting */
+    uint64_t rejector_plugins; /* bit i: plugin i of the profile returned Unschedulable/Pending */
+    uint64_t pending_plugins;  /* bit i: plugin i returned Pending */
+    uint64_t gating_plugin;    /* bit of the PreEnqueue plugin that gated it, 0 when not gated */
+    char gated_message[256];   /* PreEnqueue's reason, for reporting */
     /* The scheduler's (metrics): when the current attempt began (CLOCK_MONOTONIC), and the
      * plugins this pod counts for in scheduler_unschedulable_pods until its next pop. */
     int64_t attempt_start_ns;
     uint64_t unschedulable_counted;
     int64_t move_request_cycle_seen; /* internal */
-    ks_queue_where where;        /* internal */
-    size_t heap_index;           /* internal */
+    ks_queue_where where;            /* internal */
+    size_t heap_index;               /* internal */
 };
 
 /* What worth_requeue returns (upstream QueueingHint, as isPodWorthRequeuing interprets it). Any
  * other non-zero value reads as KS_QHINT_QUEUE. */
 enum {
-    KS_QHINT_SKIP = 0,              /* ev cannot make qp schedulable: it stays parked */
-    KS_QHINT_QUEUE = 1,             /* it may: backoffQ while backing off, else activeQ */
-    KS_QHINT_QUEUE_IMMEDIATELY = 2  /* a Pending plugin of qp said Queue: activeQ now */
+    KS_QHINT_SKIP = 0,             /* ev cannot make qp schedulable: it stays parked */
+    KS_QHINT_QUEUE = 1,            /* it may: backoffQ while backing off, else activeQ */
+    KS_QHINT_QUEUE_IMMEDIATELY = 2 /* a Pending plugin of qp said Queue: activeQ now */
 };
 
 typedef struct ks_queue_hooks {
@@ -150,7 +151,8 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev);
 /* The same, leaving the pod with uid except_uid (NULL: none) where it is: upstream's preCheck in
  * handleBindingCycleError, so that forgetting a rejected pod does not move that pod itself. */
-size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev, const char *except_uid);
+size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev,
+                                      const char *except_uid);
 /* Periodic work: backoffQ pods whose backoff expired (expiry <= now) go to activeQ (every 1 s
  * upstream); parked pods whose timestamp_ns is more than max_unschedulable_ns old move with the
  * wildcard UnschedulableTimeout (every 30 s): unschedulable ones to backoffQ/activeQ, gated ones

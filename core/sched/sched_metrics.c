@@ -109,9 +109,10 @@ void ks__sched_metrics_binding(ks_scheduler *s, int delta)
 void ks__sched_metrics_permit_wait(ks_scheduler *s, int allowed, int64_t start_ns)
 {
     if (s->metrics)
-        ks__metrics_observe(KS_METRICS_WITH(s->metrics->permit_wait_duration,
-                                            ks__code_label(allowed ? KS_SUCCESS : KS_UNSCHEDULABLE)),
-                            ks__seconds_since(start_ns));
+        ks__metrics_observe(
+            KS_METRICS_WITH(s->metrics->permit_wait_duration,
+                            ks__code_label(allowed ? KS_SUCCESS : KS_UNSCHEDULABLE)),
+            ks__seconds_since(start_ns));
 }
 
 void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns)

@@ -56,18 +56,18 @@ typedef struct sched_cycle {
     ks_scheduler *s;
     ks_framework *fw;
     ks_queued_pod *qp;
-    ks_pod *pod;      /* qp->pod as the cycle began (preemption may replace qp->pod) */
-    uint64_t seq;     /* orders the observer's reports */
-    ks_cycle *state;  /* upstream CycleState; NULL until the snapshot is taken */
+    ks_pod *pod;     /* qp->pod as the cycle began (preemption may replace qp->pod) */
+    uint64_t seq;    /* orders the observer's reports */
+    ks_cycle *state; /* upstream CycleState; NULL until the snapshot is taken */
     ks_cycle_scratch *sc;
-    size_t num_all;   /* nodes in the snapshot */
-    size_t ncand;     /* candidates: the snapshot, or PreFilter's subset in snapshot order */
-    size_t start;     /* where this cycle's Filter pass began among the candidates */
-    size_t nevaluated; /* candidates Filter evaluated, from start on */
-    size_t nfeasible;  /* sc->feasible */
+    size_t num_all;         /* nodes in the snapshot */
+    size_t ncand;           /* candidates: the snapshot, or PreFilter's subset in snapshot order */
+    size_t start;           /* where this cycle's Filter pass began among the candidates */
+    size_t nevaluated;      /* candidates Filter evaluated, from start on */
+    size_t nfeasible;       /* sc->feasible */
     char excluded_msg[192]; /* the status of the nodes outside PreFilter's subset */
     const ks_node_info *host;
-    ks_pod *assumed;  /* the pod with its node, in the cache (owned until the binding cycle) */
+    ks_pod *assumed;    /* the pod with its node, in the cache (owned until the binding cycle) */
     int64_t timeout_ms; /* Permit: how long to wait */
     uint64_t waiting;   /* Permit: the plugins that said Wait */
     ks_explain ex;
@@ -180,10 +180,7 @@ static int evaluate_nominated_node(sched_cycle *c)
 /* ---- Filter -------------------------------------------------------------------------------- */
 
 /* upstream hasScoring (kubesched has no extenders). */
-static int has_scoring(const ks_framework *fw)
-{
-    return fw->n[KS_PT_SCORE] > 0;
-}
+static int has_scoring(const ks_framework *fw) { return fw->n[KS_PT_SCORE] > 0; }
 
 /* upstream numFeasibleNodesToFind; without scoring the first feasible node is as good as any, so
  * one is enough. */
@@ -274,7 +271,8 @@ static ks_code find_nodes_that_pass_filters(sched_cycle *c)
     } else {
         filter_job job = {.c = c, .want = want};
         int64_t t0 = ks__fw_metrics_ep_start(c->fw->metrics);
-        size_t processed = ks__parallelizer_until(&s->par, KS_OP_FILTER, c->ncand, filter_one, &job);
+        size_t processed =
+            ks__parallelizer_until(&s->par, KS_OP_FILTER, c->ncand, filter_one, &job);
         ks__fw_metrics_ep(c->fw->metrics, KS_EP_FILTER, job.error ? KS_ERROR : KS_SUCCESS, t0);
         if (job.error)
             return fail_filter_error(c, processed);
@@ -596,8 +594,13 @@ static int skip_pod_schedule(const sched_cycle *c)
 /* upstream schedulingCycle, then the binding cycle or the failure handler. */
 static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp)
 {
-    sched_cycle c = {.s = s, .fw = fw, .qp = qp, .pod = qp->pod, .seq = ++s->seq,
-                     .sc = &s->scratch, .nominated = KS_SYM_ABSENT};
+    sched_cycle c = {.s = s,
+                     .fw = fw,
+                     .qp = qp,
+                     .pod = qp->pod,
+                     .seq = ++s->seq,
+                     .sc = &s->scratch,
+                     .nominated = KS_SYM_ABSENT};
     c.ex.fw = fw;
     c.pfr.nominated = KS_SYM_ABSENT;
     if (skip_pod_schedule(&c)) {

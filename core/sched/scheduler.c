@@ -164,8 +164,14 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         .max_backoff_ns = o->cfg->pod_max_backoff_seconds * 1000000000LL,
         .max_unschedulable_ns = 5LL * 60 * 1000000000LL,
     };
-    ks_queue_hooks qh = {s, hook_less, hook_pre_enqueue, hook_worth_requeue, hook_profile_of, hook_now,
-                         o->metrics ? ks__sched_metrics_incoming : NULL, o->metrics ? ks__sched_metrics_inflight : NULL};
+    ks_queue_hooks qh = {s,
+                         hook_less,
+                         hook_pre_enqueue,
+                         hook_worth_requeue,
+                         hook_profile_of,
+                         hook_now,
+                         o->metrics ? ks__sched_metrics_incoming : NULL,
+                         o->metrics ? ks__sched_metrics_inflight : NULL};
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;
@@ -310,7 +316,8 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
         return 0;
     }
     int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
-    if (old_pod->nominated_node_name != KS_SYM_EMPTY && old_pod->nominated_node_name != KS_SYM_ABSENT &&
+    if (old_pod->nominated_node_name != KS_SYM_EMPTY &&
+        old_pod->nominated_node_name != KS_SYM_ABSENT &&
         old_pod->nominated_node_name != new_pod->nominated_node_name) {
         /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again. */
         ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};

@@ -40,7 +40,8 @@ typedef struct ks_source_ops {
     /* Scheduling thread: preemption chose victim, a pod waiting on Permit (not bound yet), and
      * rejected it instead (victims_leave_on_delete_event only): nothing to delete, the Preempted
      * event only (upstream). May be NULL. */
-    void (*preempted_waiting)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
+    void (*preempted_waiting)(void *ctx, const ks_pod *victim, const ks_pod *preemptor,
+                              ks_sym node);
     /* Scheduling thread: a lower-priority pod nominated to the node a preemptor now takes lost
      * its nomination (upstream clearNominatedNodeName): clear its status.nominatedNodeName.
      * May be NULL. */
@@ -54,13 +55,13 @@ typedef struct ks_explain {
     const ks_status *prefilter_status; /* non-NULL when PreFilter rejected every node */
     size_t nevaluated;
     const ks_node_info *const *evaluated;
-    const uint16_t *passed;      /* per evaluated node: filter plugins passed before the verdict */
-    const ks_status *statuses;   /* per evaluated node (code KS_SUCCESS: passed all) */
+    const uint16_t *passed;    /* per evaluated node: filter plugins passed before the verdict */
+    const ks_status *statuses; /* per evaluated node (code KS_SUCCESS: passed all) */
     size_t nfeasible;
     const ks_node_info *const *feasible;
-    int scored;                  /* 0 when one feasible node was taken without scoring */
-    const int64_t *scores;       /* [score plugin][feasible], after NormalizeScore */
-    const int64_t *totals;       /* [feasible] weighted sums */
+    int scored;            /* 0 when one feasible node was taken without scoring */
+    const int64_t *scores; /* [score plugin][feasible], after NormalizeScore */
+    const int64_t *totals; /* [feasible] weighted sums */
 } ks_explain;
 
 /* Observes attempts (simulate's report, metrics). seq orders attempts as they were made. */
@@ -86,7 +87,7 @@ typedef struct ks_scheduler_opts {
     ks_profile_plan *plans; /* cfg->nprofiles entries, borrowed */
     uint64_t seed;          /* tie-breaking among equal best nodes */
     int explain;
-    int binding_workers;    /* 0: 16 */
+    int binding_workers; /* 0: 16 */
     /* simulate: a binding cycle that does not wait on Permit runs at once on the scheduling
      * thread (its Bind is in memory), so the next pod always sees it bound, whatever the thread
      * timing. Never in live mode: the scheduling thread must not wait on the network. */
@@ -126,7 +127,8 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod);
  * when not ours or assumed (the binding cycle owns it); else ks__queue_update when spec_changed
  * (upstream isPodUpdated); a nominatedNodeName that was set and changed moves pods as an
  * AssignedPod delete. Takes references. */
-int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed);
+int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod,
+                                int spec_changed);
 /* upstream PodSchedulingPropertiesChange: the KS_ACT_UPDATE_POD_* bits a pod update carries (0:
  * none of those; upstream then sends the generic Update). */
 uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod);

@@ -59,7 +59,7 @@ struct ks_scheduler {
     int64_t (*now_ns)(void *ctx);
     void *clock_ctx;
     ks_cycle_scratch scratch;
-    ks_pod *deferred_unref; /* released after the current cycle (scheduling thread) */
+    ks_pod *deferred_unref;            /* released after the current cycle (scheduling thread) */
     int victims_leave_on_delete_event; /* ks_scheduler_opts */
 
     /* Nominator (upstream PodNominator): uid -> pod copy with status.nominatedNodeName, one
@@ -142,7 +142,8 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
                         ks_pod *assumed, uint64_t seq, uint64_t waiting, int64_t timeout_ms);
 /* Preemption chose a pod that waits on Permit: reject it as if plugin had (upstream
  * waitingPod.Reject). 1 when it was waiting (its binding cycle then fails and forgets it). */
-int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin, const char *msg);
+int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin,
+                               const char *msg);
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);
 
 /* failure.c: the failure path shared by both cycles (upstream handleSchedulingFailure). */

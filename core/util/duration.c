@@ -10,14 +10,10 @@ int ks__duration_parse(const char *s, int64_t *ns)
     static const struct {
         const char *unit;
         uint64_t ns;
-    } units[] = {{"ns", 1},
-                 {"us", 1000},
-                 {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-                 {"\xce\xbcs", 1000}, /* U+03BC greek mu */
-                 {"ms", 1000000},
-                 {"s", 1000000000ull},
-                 {"m", 60000000000ull},
-                 {"h", 3600000000000ull}};
+    } units[] = {
+        {"ns", 1},           {"us", 1000},         {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+        {"\xce\xbcs", 1000},                                            /* U+03BC greek mu */
+        {"ms", 1000000},     {"s", 1000000000ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
     int neg = 0;
     double total = 0;
     const char *p = s;

@@ -103,15 +103,9 @@ int ks__heap_push(ks_heap *h, void *item)
     return 0;
 }
 
-void *ks__heap_peek(const ks_heap *h)
-{
-    return h->len ? h->items[0] : NULL;
-}
+void *ks__heap_peek(const ks_heap *h) { return h->len ? h->items[0] : NULL; }
 
-void *ks__heap_pop(ks_heap *h)
-{
-    return h->len ? ks__heap_remove(h, 0) : NULL;
-}
+void *ks__heap_pop(ks_heap *h) { return h->len ? ks__heap_remove(h, 0) : NULL; }
 
 void *ks__heap_remove(ks_heap *h, size_t i)
 {

@@ -676,10 +676,7 @@ static void put(buf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-static void puts_(buf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
+static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
 
 /* Escapes \ and newline (and " in label values), as expfmt's escapeString. */
 static void put_escaped(buf *b, const char *s, bool quote)

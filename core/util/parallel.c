@@ -15,8 +15,8 @@ struct ks_pool {
     pthread_t *threads;
     pthread_mutex_t mu;
     pthread_cond_t wake, done;
-    uint64_t job_seq;  /* bumped per job (guarded by mu) */
-    int active;        /* workers still inside the current job (guarded by mu) */
+    uint64_t job_seq; /* bumped per job (guarded by mu) */
+    int active;       /* workers still inside the current job (guarded by mu) */
     int quit;
     int next_id; /* worker numbering (guarded by mu); the caller is worker 0 */
     /* the current job */

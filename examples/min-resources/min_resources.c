@@ -67,13 +67,12 @@ static int read_quantity(const ks_args *args, const char *arg, int milli, const 
     if (rc == KS_ENOTFOUND)
         return 0;
     if (rc != 0) {
-        ks_error_set(err, "args.%s: not a quantity (%s); use e.g. %s", arg,
-                     ks_strerror(rc), examples);
+        ks_error_set(err, "args.%s: not a quantity (%s); use e.g. %s", arg, ks_strerror(rc),
+                     examples);
         return rc;
     }
     if (v < 0) {
-        ks_error_set(err, "args.%s: must not be negative; use e.g. %s", arg,
-                     examples);
+        ks_error_set(err, "args.%s: must not be negative; use e.g. %s", arg, examples);
         return KS_ERANGE;
     }
     *out = v;
@@ -101,7 +100,7 @@ static int read_label(const ks_args *args, min_resources *self, ks_error *err)
         (eq && strchr(eq + 1, '=') != NULL)) {
         ks_error_set(err,
                      "args.requiredLabel: \"%s\" is not a node label key "
-                                 "(\"example.com/tier\") or key=value (\"example.com/tier=large\")",
+                     "(\"example.com/tier\") or key=value (\"example.com/tier=large\")",
                      spec);
         return KS_EINVAL;
     }

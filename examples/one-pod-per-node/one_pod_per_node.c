@@ -49,8 +49,10 @@ static void *oppn_create(const ks_args *args, ks_error *err)
     rc = ks_args_get_string(args, "labelKey", &key);
     if (rc == 0) {
         if (key[0] == '\0' || strlen(key) > 253 || strpbrk(key, " \t,=") != NULL) {
-            ks_error_set(err, "args.labelKey: \"%s\" is not a pod label key; use e.g. \"app\" "
-                              "or \"example.com/role\"", key);
+            ks_error_set(err,
+                         "args.labelKey: \"%s\" is not a pod label key; use e.g. \"app\" "
+                         "or \"example.com/role\"",
+                         key);
             goto fail;
         }
         self->label_key = ks_intern(key);
@@ -113,8 +115,8 @@ static size_t oppn_events(void *p, ks_cluster_event *out, size_t cap)
         out[0].resource = KS_RES_NODE;
         out[0].actions = KS_ACT_ADD;
         out[1].resource = KS_RES_ASSIGNED_POD;
-        out[1].actions = KS_ACT_DELETE |
-                         (self->label_key != KS_SYM_ABSENT ? KS_ACT_UPDATE_POD_LABEL : 0);
+        out[1].actions =
+            KS_ACT_DELETE | (self->label_key != KS_SYM_ABSENT ? KS_ACT_UPDATE_POD_LABEL : 0);
     }
     return 2;
 }

@@ -75,7 +75,8 @@ static inline int ks_h_term_matches(const ks_node_selector_term *t, const ks_nod
     if (t->nexprs == 0 && t->nfields == 0)
         return 0;
     for (uint32_t i = 0; i < t->nexprs; i++)
-        if (!ks_h_requirement_matches(&t->exprs[i], ks_labels_get(labels, nlabels, t->exprs[i].key)))
+        if (!ks_h_requirement_matches(&t->exprs[i],
+                                      ks_labels_get(labels, nlabels, t->exprs[i].key)))
             return 0;
     for (uint32_t i = 0; i < t->nfields; i++) {
         const ks_selector_req *r = &t->fields[i];

@@ -48,8 +48,9 @@ static void *default_preemption_create(const ks_args *args, ks_error *err)
         }
     }
     if (pct < 0 || pct > 100 || abs < 0 || abs > INT32_MAX || (pct == 0 && abs == 0)) {
-        ks_error_set(err, "DefaultPreemptionArgs: minCandidateNodesPercentage must be in 0..100 "
-                          "and minCandidateNodesAbsolute >= 0, not both 0 (got %lld and %lld)",
+        ks_error_set(err,
+                     "DefaultPreemptionArgs: minCandidateNodesPercentage must be in 0..100 "
+                     "and minCandidateNodesAbsolute >= 0, not both 0 (got %lld and %lld)",
                      (long long)pct, (long long)abs);
         return NULL;
     }

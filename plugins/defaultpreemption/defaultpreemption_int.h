@@ -23,7 +23,7 @@ typedef struct dp_pod {
     ks_sym ns;
     ks_sym name;
     int32_t priority;
-    int64_t start_ns; /* status.startTime; DP_START_NOW when unset */
+    int64_t start_ns;       /* status.startTime; DP_START_NOW when unset */
     const ks_label *labels; /* sorted by key id, borrowed(pod) */
     size_t nlabels;
 } dp_pod;
@@ -79,8 +79,8 @@ KS_HIDDEN size_t dp_fit_error(char *out, size_t cap, int64_t num_all, dp_reason 
 
 /* The outcome of a dry run on one node. */
 typedef struct dp_dry_run {
-    ks_code code;        /* Success: candidate filled; else the node's status */
-    const char *reason;  /* when not Success and not Error and status is NULL: the node's reason */
+    ks_code code;       /* Success: candidate filled; else the node's status */
+    const char *reason; /* when not Success and not Error and status is NULL: the node's reason */
     const ks_status *status; /* the Filter verdict that makes the node useless (its reasons) */
     dp_candidate candidate;
 } dp_dry_run;

@@ -186,11 +186,11 @@ size_t dp_fit_error(char *out, size_t cap, int64_t num_all, dp_reason *reasons, 
     }
     size_t len = 0;
     int w;
-#define APPEND(...)                                                                             \
-    do {                                                                                        \
-        w = snprintf(len < cap ? out + len : NULL, len < cap ? cap - len : 0, __VA_ARGS__);     \
-        if (w > 0)                                                                              \
-            len += (size_t)w;                                                                   \
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        w = snprintf(len < cap ? out + len : NULL, len < cap ? cap - len : 0, __VA_ARGS__);        \
+        if (w > 0)                                                                                 \
+            len += (size_t)w;                                                                      \
     } while (0)
     APPEND("0/%" PRId64 " nodes are available:", num_all);
     for (size_t i = 0; i < nreasons; i++)

@@ -42,7 +42,8 @@ static ks_sym normalized(ks_sym image)
         return image;
     size_t len = strlen(s);
     char stack[256];
-    char *buf = len + sizeof(":latest") <= sizeof(stack) ? stack : ks_alloc(len + sizeof(":latest"));
+    char *buf =
+        len + sizeof(":latest") <= sizeof(stack) ? stack : ks_alloc(len + sizeof(":latest"));
     if (!buf)
         return KS_SYM_ABSENT;
     memcpy(buf, s, len);

@@ -27,13 +27,13 @@
 /* The PreFilter state (upstream preFilterState). Written by PreFilter, changed only by
  * AddPod/RemovePod on the thread that owns the (cloned) cycle state, read-only in Filter. */
 typedef struct filter_state {
-    const ks_pod *pod;             /* the incoming pod, borrowed(cycle) */
-    const ks_pod_affinity *aff;    /* its pod (anti-)affinity, NULL when none */
-    ipa_ns own_ns;                 /* its namespace's labels, copied into the arena */
-    int self_match;                /* it matches all its own required affinity terms */
-    ipa_tpmap existing_anti;       /* existingAntiAffinityCounts */
-    ipa_tpmap affinity;            /* affinityCounts */
-    ipa_tpmap anti;                /* antiAffinityCounts */
+    const ks_pod *pod;          /* the incoming pod, borrowed(cycle) */
+    const ks_pod_affinity *aff; /* its pod (anti-)affinity, NULL when none */
+    ipa_ns own_ns;              /* its namespace's labels, copied into the arena */
+    int self_match;             /* it matches all its own required affinity terms */
+    ipa_tpmap existing_anti;    /* existingAntiAffinityCounts */
+    ipa_tpmap affinity;         /* affinityCounts */
+    ipa_tpmap anti;             /* antiAffinityCounts */
 } filter_state;
 
 /* Cycle-state key: compared by address (not const, so that no constant merging can share it). */

@@ -59,7 +59,8 @@ static const ks_arg_field ipa_arg_fields[] = {
     {"hardPodAffinityWeight", KS_ARG_INT32, NULL, "1", KS_ARG_BOUNDED, 0, 100},
     {"ignorePreferredTermsOfExistingPods", KS_ARG_BOOL, NULL, "false", 0, 0, 0},
 };
-static const ks_args_schema ipa_args_schema = KS_ARGS_SCHEMA("InterPodAffinityArgs", ipa_arg_fields);
+static const ks_args_schema ipa_args_schema =
+    KS_ARGS_SCHEMA("InterPodAffinityArgs", ipa_arg_fields);
 
 const ks_plugin_desc ks_plugin_inter_pod_affinity = {
     .size = sizeof(ks_plugin_desc),

@@ -48,8 +48,8 @@ typedef struct ipa_tpmap {
     uint32_t used;    /* occupied slots */
     uint32_t nonzero; /* occupied slots with n != 0 */
     uint32_t nkeys, keys_cap;
-    ipa_pair *slots;  /* cycle arena */
-    ks_sym *keys;     /* cycle arena */
+    ipa_pair *slots; /* cycle arena */
+    ks_sym *keys;    /* cycle arena */
 } ipa_tpmap;
 
 /* Adds delta to (key, value), creating the entry. 0, or KS_ENOMEM (the map is unchanged). */

@@ -52,8 +52,8 @@ static int process_term(prescore_ctx *c, const ks_pod_affinity_term *t, int64_t 
     return ipa_tpmap_add(c->cycle, c->m, t->topology_key, v, weight);
 }
 
-static int process_weighted(prescore_ctx *c, const ks_weighted_pod_affinity_term *terms,
-                            uint32_t n, int64_t sign, const ks_pod *owner, const ks_pod *target,
+static int process_weighted(prescore_ctx *c, const ks_weighted_pod_affinity_term *terms, uint32_t n,
+                            int64_t sign, const ks_pod *owner, const ks_pod *target,
                             ipa_owner_kind kind, const ks_label *labels, size_t nlabels)
 {
     for (uint32_t i = 0; i < n; i++)

@@ -65,8 +65,8 @@ static int validate_field_requirement(const ks_args *a, const char *p, ks_args_e
     snprintf(f, sizeof(f), "%s.operator", p);
     op = ks_h_args_str(a, f);
     if (!is(op, "In") && !is(op, "NotIn"))
-        return ks_args_fail(err, f, "Unsupported value: \"%s\": supported values: \"In\", \"NotIn\"",
-                            op ? op : "");
+        return ks_args_fail(
+            err, f, "Unsupported value: \"%s\": supported values: \"In\", \"NotIn\"", op ? op : "");
     snprintf(f, sizeof(f), "%s.values", p);
     if (ks_h_args_len(a, f) != 1)
         return ks_args_fail(err, f,

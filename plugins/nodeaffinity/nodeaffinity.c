@@ -225,18 +225,18 @@ static int dns1123_subdomain_ok(const char *s, size_t n)
     return 1;
 }
 
-#define QNAME_REGEX_MSG                                                                         \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "      \
+#define QNAME_REGEX_MSG                                                                            \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "         \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define DNS1123_REGEX_MSG                                                                       \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " \
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "    \
+#define DNS1123_REGEX_MSG                                                                          \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "       \
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-#define LABEL_VALUE_REGEX_MSG                                                                   \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or " \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
-    "'my_value',  or '12345', regex used for validation is "                                    \
+#define LABEL_VALUE_REGEX_MSG                                                                      \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "             \
+    "'my_value',  or '12345', regex used for validation is "                                       \
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 
 /* validation.IsQualifiedName: 1 when valid, else 0 with the messages joined by "; " in why. */
@@ -246,12 +246,12 @@ static int label_key_ok(const char *s, char *why, size_t len)
     const char *name = s;
     size_t at = 0;
     why[0] = '\0';
-#define WHY(...)                                                                                \
-    do {                                                                                        \
-        if (at < len)                                                                           \
-            at += (size_t)snprintf(why + at, len - at, "%s", at ? "; " : "");                   \
-        if (at < len)                                                                           \
-            at += (size_t)snprintf(why + at, len - at, __VA_ARGS__);                            \
+#define WHY(...)                                                                                   \
+    do {                                                                                           \
+        if (at < len)                                                                              \
+            at += (size_t)snprintf(why + at, len - at, "%s", at ? "; " : "");                      \
+        if (at < len)                                                                              \
+            at += (size_t)snprintf(why + at, len - at, __VA_ARGS__);                               \
     } while (0)
     if (slash && strchr(slash + 1, '/')) {
         WHY("a qualified name " QNAME_REGEX_MSG
@@ -335,8 +335,9 @@ static int expr_errors(const ks_selector_req *r, const char *path, errlist *e)
     case KS_OP_IN:
     case KS_OP_NOT_IN:
         if (r->nvalues == 0) {
-            err_add(e, "%s.values: Invalid value: %s: for 'in', 'notin' operators, values set "
-                       "can't be empty",
+            err_add(e,
+                    "%s.values: Invalid value: %s: for 'in', 'notin' operators, values set "
+                    "can't be empty",
                     path, string_slice(r->values, r->nvalues, vals, sizeof(vals)));
             bad = 1;
         }
@@ -344,8 +345,9 @@ static int expr_errors(const ks_selector_req *r, const char *path, errlist *e)
     case KS_OP_EXISTS:
     case KS_OP_DOES_NOT_EXIST:
         if (r->nvalues != 0) {
-            err_add(e, "%s.values: Invalid value: %s: values set must be empty for exists and "
-                       "does not exist",
+            err_add(e,
+                    "%s.values: Invalid value: %s: values set must be empty for exists and "
+                    "does not exist",
                     path, string_slice(r->values, r->nvalues, vals, sizeof(vals)));
             bad = 1;
         }
@@ -353,16 +355,18 @@ static int expr_errors(const ks_selector_req *r, const char *path, errlist *e)
     case KS_OP_GT:
     case KS_OP_LT:
         if (r->nvalues != 1) {
-            err_add(e, "%s.values: Invalid value: %s: for 'Gt', 'Lt' operators, exactly one value "
-                       "is required",
+            err_add(e,
+                    "%s.values: Invalid value: %s: for 'Gt', 'Lt' operators, exactly one value "
+                    "is required",
                     path, string_slice(r->values, r->nvalues, vals, sizeof(vals)));
             bad = 1;
         }
         for (uint32_t i = 0; i < r->nvalues; i++) {
             int64_t x;
             if (parse_int64(ks_sym_str(r->values[i]), &x) != 0) {
-                err_add(e, "%s.values[%u]: Invalid value: %s: for 'Gt', 'Lt' operators, the value "
-                           "must be an integer",
+                err_add(e,
+                        "%s.values[%u]: Invalid value: %s: for 'Gt', 'Lt' operators, the value "
+                        "must be an integer",
                         path, i, quote(ks_sym_str(r->values[i]), q, sizeof(q)));
                 bad = 1;
             }
@@ -487,8 +491,8 @@ static int term_matches(const node_affinity *na, const cterm *t, const ks_node *
     return 1;
 }
 
-static int terms_match(const node_affinity *na, const cterm *terms, uint32_t n,
-                       const ks_node *node, const ks_label *labels, size_t nlabels)
+static int terms_match(const node_affinity *na, const cterm *terms, uint32_t n, const ks_node *node,
+                       const ks_label *labels, size_t nlabels)
 {
     for (uint32_t i = 0; i < n; i++)
         if (term_matches(na, &terms[i], node, labels, nlabels))
@@ -910,8 +914,7 @@ static ks_code node_affinity_score(void *self, ks_cycle *cycle, const ks_pod *po
         ks_status_reason(st, "reading \"PreScoreNodeAffinity\" from cycleState: not found");
         return KS_ERROR;
     }
-    *score = preferred_score(na, na->added_preferred, na->nadded_preferred, node, labels,
-                             nlabels) +
+    *score = preferred_score(na, na->added_preferred, na->nadded_preferred, node, labels, nlabels) +
              preferred_score(na, s->terms, s->nterms, node, labels, nlabels);
     return KS_SUCCESS;
 }

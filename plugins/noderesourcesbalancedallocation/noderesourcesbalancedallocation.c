@@ -165,7 +165,8 @@ static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
                     const ks_resources *used, double *f)
 {
     int64_t capacity, requested;
-    if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used, used, &capacity, &requested))
+    if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used, used, &capacity,
+                                    &requested))
         return 0;
     if (capacity == 0)
         return 0;

@@ -5,11 +5,10 @@
  *
  *   PreFilter  copies the pod's requests (upstream PodRequests, computed once by the host when the
  *              pod arrived) into the cycle state, with the extended resources that args tell us to
- *              ignore already dropped and the "Insufficient <name>" reasons prepared, so that Filter
- *              is integer comparisons only.
- *   Filter     fitsRequest: "Too many pods", then cpu, memory, ephemeral-storage, then each scalar
- *              resource the pod requests (> 0). All failing reasons are reported together;
- *              the code is Unschedulable, or UnschedulableAndUnresolvable when some failing
+ *              ignore already dropped and the "Insufficient <name>" reasons prepared, so that
+ * Filter is integer comparisons only. Filter     fitsRequest: "Too many pods", then cpu, memory,
+ * ephemeral-storage, then each scalar resource the pod requests (> 0). All failing reasons are
+ * reported together; the code is Unschedulable, or UnschedulableAndUnresolvable when some failing
  *              request is larger than the node's whole allocatable (preemption cannot help).
  *   PreScore   the pod's request for each configured scoring resource (the non-zero variant for cpu
  *              and memory: 100m / 200Mi for containers that do not say).
@@ -19,9 +18,9 @@
  * Args (pluginConfig): ignoredResources, ignoredResourceGroups, scoringStrategy {type, resources
  * [{name, weight}], requestedToCapacityRatio {shape [{utilization, score}]}}. args.c declares them
  * (NodeResourcesFitArgs: schema, upstream's defaults, ValidateNodeResourcesFitArgs), which
- * kubesched applies while it loads the configuration; create() applies the same ones when args are missing (LeastAllocated over
- * cpu:1, memory:1; a weight of 0 means 1, as v1 defaulting) and rejects invalid values with a
- * message naming the field.
+ * kubesched applies while it loads the configuration; create() applies the same ones when args are
+ * missing (LeastAllocated over cpu:1, memory:1; a weight of 0 means 1, as v1 defaulting) and
+ * rejects invalid values with a message naming the field.
  */
 #include <stdio.h>
 #include <string.h>
@@ -174,8 +173,7 @@ static int get_string(const ks_args *args, const char *path, const char **out, k
 }
 
 /* An integer at path; *out = dflt when absent. 0, or -1 with err set. */
-static int get_int(const ks_args *args, const char *path, int64_t dflt, int64_t *out,
-                   ks_error *err)
+static int get_int(const ks_args *args, const char *path, int64_t dflt, int64_t *out, ks_error *err)
 {
     int rc = ks_args_get_int(args, path, out);
     if (rc == KS_ENOTFOUND) {
@@ -315,12 +313,13 @@ static int parse_strategy(fit *f, const ks_args *args, ks_error *err)
         goto nomem;
     for (long i = 0; i < n; i++) {
         int64_t u, s;
-        snprintf(path, sizeof(path), "scoringStrategy.requestedToCapacityRatio.shape[%ld].utilization",
-                 i);
+        snprintf(path, sizeof(path),
+                 "scoringStrategy.requestedToCapacityRatio.shape[%ld].utilization", i);
         if (get_int(args, path, 0, &u, err) != 0)
             return -1;
         if (u < 0 || u > MAX_UTILIZATION) {
-            ks_error_set(err, "NodeResourcesFit: %s: Invalid value: %lld: not in valid range [0, 100]",
+            ks_error_set(err,
+                         "NodeResourcesFit: %s: Invalid value: %lld: not in valid range [0, 100]",
                          path, (long long)u);
             return -1;
         }
@@ -331,11 +330,13 @@ static int parse_strategy(fit *f, const ks_args *args, ks_error *err)
                          path, (long long)u);
             return -1;
         }
-        snprintf(path, sizeof(path), "scoringStrategy.requestedToCapacityRatio.shape[%ld].score", i);
+        snprintf(path, sizeof(path), "scoringStrategy.requestedToCapacityRatio.shape[%ld].score",
+                 i);
         if (get_int(args, path, 0, &s, err) != 0)
             return -1;
         if (s < 0 || s > MAX_CUSTOM_PRIORITY_SCORE) {
-            ks_error_set(err, "NodeResourcesFit: %s: Invalid value: %lld: not in valid range [0, 10]",
+            ks_error_set(err,
+                         "NodeResourcesFit: %s: Invalid value: %lld: not in valid range [0, 10]",
                          path, (long long)s);
             return -1;
         }
@@ -364,10 +365,7 @@ static void *fit_create(const ks_args *args, ks_error *err)
     return f;
 }
 
-static void fit_destroy(void *self)
-{
-    fit_free(self);
-}
+static void fit_destroy(void *self) { fit_free(self); }
 
 /* ---------------------------------------------------------------------------------------------
  * PreFilter / Filter
@@ -533,8 +531,7 @@ static int64_t broken_linear(const fit *f, int64_t p)
         if (p <= sh[i].utilization) {
             if (i == 0)
                 return sh[0].score;
-            return sh[i - 1].score + (sh[i].score - sh[i - 1].score) *
-                                         (p - sh[i - 1].utilization) /
+            return sh[i - 1].score + (sh[i].score - sh[i - 1].score) * (p - sh[i - 1].utilization) /
                                          (sh[i].utilization - sh[i - 1].utilization);
         }
     }

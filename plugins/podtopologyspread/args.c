@@ -37,7 +37,8 @@ static int validate_constraint(const ks_args *a, size_t i, ks_args_error *err)
     snprintf(p, sizeof(p), "defaultConstraints[%zu]", i);
     snprintf(q, sizeof(q), "%s.maxSkew", p);
     if ((skew = ks_h_args_int(a, q, 0)) <= 0)
-        return ks_args_fail(err, q, "Invalid value: %" PRId64 ": not in valid range (0, inf)", skew);
+        return ks_args_fail(err, q, "Invalid value: %" PRId64 ": not in valid range (0, inf)",
+                            skew);
     snprintf(q, sizeof(q), "%s.topologyKey", p);
     key = ks_h_args_str(a, q);
     if (!key || !key[0])

@@ -220,8 +220,8 @@ int pts_cache_fill(const pts_plugin *pl, ks_cycle *cycle, const ks_pod *pod,
     if (!c || !usable(pod, cs, n, explicit_))
         return 1;
     version = ks_snapshot_version(snap, &seq);
-    if (same_key(c, ns, cs, n) && c->version == version && c->nnodes == ks_snapshot_node_count(snap) &&
-        (c->seq == seq || c->seq + 1 == seq)) {
+    if (same_key(c, ns, cs, n) && c->version == version &&
+        c->nnodes == ks_snapshot_node_count(snap) && (c->seq == seq || c->seq + 1 == seq)) {
         if (c->seq + 1 == seq) {
             /* Redo the nodes the last snapshot update changed. */
             const uint32_t *idx;

@@ -38,9 +38,9 @@ typedef struct pts_default {
 typedef struct pts_plugin {
     int system_defaulted; /* defaultingType System: nodes without all keys still score */
     size_t ndefaults;
-    pts_default *defaults; /* ks_alloc'ed */
-    ks_sym hostname_key;   /* kubernetes.io/hostname */
-    ks_sym metadata_name;  /* matchFields key of node selector terms */
+    pts_default *defaults;   /* ks_alloc'ed */
+    ks_sym hostname_key;     /* kubernetes.io/hostname */
+    ks_sym metadata_name;    /* matchFields key of node selector terms */
     struct pts_cache *cache; /* PreFilter counts across cycles (cache.c); scheduling thread only */
 } pts_plugin;
 

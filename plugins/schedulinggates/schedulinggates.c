@@ -4,7 +4,8 @@
  *   PreEnqueue  a pod that still carries spec.schedulingGates never enters the active queue: it is
  *               parked, UnschedulableAndUnresolvable "waiting for scheduling gates: [g1 g2]" (the
  *               gate names as Go's fmt prints a []string).
- *   Events      the pod's own update that removes its last gate (UpdatePodSchedulingGatesEliminated).
+ *   Events      the pod's own update that removes its last gate
+ * (UpdatePodSchedulingGatesEliminated).
  */
 #include <string.h>
 

@@ -64,15 +64,15 @@ typedef enum ks_code {
 } ks_code;
 
 /* Infrastructure errors: 0 or a negative KS_E... value; ks_strerror() names them. */
-#define KS_ERRNO_MAP(X)                                                                         \
-    X(NOMEM, -1, "out of memory")                                                               \
-    X(INVAL, -2, "invalid argument")                                                            \
-    X(NOTFOUND, -3, "not found")                                                                \
-    X(EXIST, -4, "already exists")                                                              \
-    X(TYPE, -5, "wrong type")                                                                   \
-    X(RANGE, -6, "value out of range")                                                          \
-    X(PARSE, -7, "parse error")                                                                 \
-    X(IO, -8, "input/output error")                                                             \
+#define KS_ERRNO_MAP(X)                                                                            \
+    X(NOMEM, -1, "out of memory")                                                                  \
+    X(INVAL, -2, "invalid argument")                                                               \
+    X(NOTFOUND, -3, "not found")                                                                   \
+    X(EXIST, -4, "already exists")                                                                 \
+    X(TYPE, -5, "wrong type")                                                                      \
+    X(RANGE, -6, "value out of range")                                                             \
+    X(PARSE, -7, "parse error")                                                                    \
+    X(IO, -8, "input/output error")                                                                \
     X(ABI, -9, "ABI mismatch")
 
 enum {
@@ -94,15 +94,15 @@ typedef uint32_t ks_sym;
 /* ---------------------------------------------------------------------------------------------
  * Opaque handles (all owned by the host)
  * ------------------------------------------------------------------------------------------- */
-typedef struct ks_pod ks_pod;                   /* a Pod, parsed once when it arrived */
-typedef struct ks_node ks_node;                 /* a Node object */
-typedef struct ks_node_info ks_node_info;       /* a node plus what is placed on it (snapshot) */
-typedef struct ks_snapshot ks_snapshot;         /* the cluster as this cycle sees it */
-typedef struct ks_cycle ks_cycle;               /* per-pod scheduling-cycle state */
-typedef struct ks_status ks_status;             /* where a callback writes its reasons */
-typedef struct ks_args ks_args;                 /* the plugin's pluginConfig args */
-typedef struct ks_error ks_error;               /* where create() explains a failure */
-typedef struct ks_queued_pod ks_queued_pod;     /* a pod in the scheduling queue (QueueSort) */
+typedef struct ks_pod ks_pod;               /* a Pod, parsed once when it arrived */
+typedef struct ks_node ks_node;             /* a Node object */
+typedef struct ks_node_info ks_node_info;   /* a node plus what is placed on it (snapshot) */
+typedef struct ks_snapshot ks_snapshot;     /* the cluster as this cycle sees it */
+typedef struct ks_cycle ks_cycle;           /* per-pod scheduling-cycle state */
+typedef struct ks_status ks_status;         /* where a callback writes its reasons */
+typedef struct ks_args ks_args;             /* the plugin's pluginConfig args */
+typedef struct ks_error ks_error;           /* where create() explains a failure */
+typedef struct ks_queued_pod ks_queued_pod; /* a pod in the scheduling queue (QueueSort) */
 typedef struct ks_prefilter_result ks_prefilter_result; /* PreFilter's node subset */
 typedef struct ks_filter_outcome ks_filter_outcome;     /* per-node Filter verdicts (PostFilter) */
 typedef struct ks_post_filter_result ks_post_filter_result; /* PostFilter's nomination */
@@ -326,9 +326,9 @@ typedef struct ks_cluster_event {
     uint32_t actions; /* KS_ACT_... bits */
 } ks_cluster_event;
 
-/* Per-cycle data a plugin stores with ks_cycle_write(). clone is needed when the framework evaluates
- * a node with nominated pods added (it copies the cycle state); NULL means "share the pointer".
- * cleanup runs when the cycle ends; NULL means the data came from ks_cycle_alloc(). */
+/* Per-cycle data a plugin stores with ks_cycle_write(). clone is needed when the framework
+ * evaluates a node with nominated pods added (it copies the cycle state); NULL means "share the
+ * pointer". cleanup runs when the cycle ends; NULL means the data came from ks_cycle_alloc(). */
 typedef struct ks_state_ops {
     void *(*clone)(ks_cycle *into, const void *data);
     void (*cleanup)(void *data);
@@ -338,14 +338,14 @@ typedef struct ks_state_ops {
 
 /* The type of one args field, as the configuration file writes it. */
 typedef enum ks_arg_type {
-    KS_ARG_ANY = 0,      /* anything; not checked */
-    KS_ARG_INT32 = 1,    /* an integer that fits in 32 bits */
-    KS_ARG_INT64 = 2,    /* an integer */
-    KS_ARG_BOOL = 3,     /* true or false */
-    KS_ARG_STRING = 4,   /* a string */
-    KS_ARG_DURATION = 5, /* a Go duration string: "10s", "1m30s", "100ms" */
-    KS_ARG_QUANTITY = 6, /* a resource quantity: a string ("500m", "2Gi") or a number */
-    KS_ARG_OBJECT = 7,   /* a mapping, its fields in `object` (NULL: any fields) */
+    KS_ARG_ANY = 0,         /* anything; not checked */
+    KS_ARG_INT32 = 1,       /* an integer that fits in 32 bits */
+    KS_ARG_INT64 = 2,       /* an integer */
+    KS_ARG_BOOL = 3,        /* true or false */
+    KS_ARG_STRING = 4,      /* a string */
+    KS_ARG_DURATION = 5,    /* a Go duration string: "10s", "1m30s", "100ms" */
+    KS_ARG_QUANTITY = 6,    /* a resource quantity: a string ("500m", "2Gi") or a number */
+    KS_ARG_OBJECT = 7,      /* a mapping, its fields in `object` (NULL: any fields) */
     KS_ARG_OBJECT_LIST = 8, /* a list of mappings, each with the fields in `object` */
     KS_ARG_STRING_LIST = 9  /* a list of strings */
 } ks_arg_type;
@@ -368,15 +368,15 @@ typedef struct ks_args_schema ks_args_schema;
 /* One field of an args mapping. All pointers: static storage of the plugin (they must outlive
  * the module). Read by the host on the main thread only, while it loads the configuration. */
 typedef struct ks_arg_field {
-    const char *name;             /* the key, e.g. "minCandidateNodesPercentage" */
+    const char *name; /* the key, e.g. "minCandidateNodesPercentage" */
     ks_arg_type type;
     const ks_args_schema *object; /* KS_ARG_OBJECT / KS_ARG_OBJECT_LIST: the item's fields */
     /* The default as JSON text ("10", "\"System\"", "{\"type\": \"LeastAllocated\"}"), set
      * when the field is absent (or zero, with KS_ARG_DEFAULT_IF_ZERO); NULL: none. A defaulted
      * mapping then gets its own fields' defaults. */
     const char *default_json;
-    uint32_t flags;               /* KS_ARG_... bits */
-    int64_t min, max;             /* with KS_ARG_BOUNDED */
+    uint32_t flags;   /* KS_ARG_... bits */
+    int64_t min, max; /* with KS_ARG_BOUNDED */
 } ks_arg_field;
 
 /* The fields of a mapping: the top level of a plugin's args, or a nested object. kubesched checks
@@ -401,9 +401,9 @@ struct ks_args_schema {
  * `invalid` is set, upstream's field.Invalid "FILE: <args path>.<field>: Invalid value: <the value
  * at field, as JSON>: <detail>". Fill it with ks_args_fail / ks_args_invalid below. */
 typedef struct ks_args_error {
-    uint32_t invalid;  /* OUT: 1: field.Invalid (the host prints the value), 0: detail as is */
-    char field[256];   /* OUT: the path inside args ("a.b[2].c"); "" for the args themselves */
-    char detail[512];  /* OUT: what follows "<path>: " (or "Invalid value: <value>: ") */
+    uint32_t invalid; /* OUT: 1: field.Invalid (the host prints the value), 0: detail as is */
+    char field[256];  /* OUT: the path inside args ("a.b[2].c"); "" for the args themselves */
+    char detail[512]; /* OUT: what follows "<path>: " (or "Invalid value: <value>: ") */
 } ks_args_error;
 
 /* Fill *e and return KS_EINVAL, so that validate_args can `return ks_args_fail(...)`. field is
@@ -418,8 +418,8 @@ static inline int ks_args_error_setv_(ks_args_error *e, uint32_t invalid, const 
     return KS_EINVAL;
 }
 /* "<path>.<field>: <detail>", e.g. ks_args_fail(e, "scoringStrategy", "Required value: ..."). */
-static inline KS_PRINTF(3, 4) int ks_args_fail(ks_args_error *e, const char *field,
-                                               const char *fmt, ...)
+static inline KS_PRINTF(3, 4) int ks_args_fail(ks_args_error *e, const char *field, const char *fmt,
+                                               ...)
 {
     va_list ap;
     int rc;
@@ -492,8 +492,10 @@ static inline ks_qname_rule ks_qualified_name_check(const char *s)
 }
 
 /* A schema over a static array of fields: KS_ARGS_SCHEMA("MyArgs", my_fields). */
-#define KS_ARGS_SCHEMA(kind, fields)                                                            \
-    {(kind), (uint32_t)(sizeof(fields) / sizeof((fields)[0])), (fields)}
+#define KS_ARGS_SCHEMA(kind, fields)                                                               \
+    {                                                                                              \
+        (kind), (uint32_t)(sizeof(fields) / sizeof((fields)[0])), (fields)                         \
+    }
 
 /* ---------------------------------------------------------------------------------------------
  * The plugin descriptor
@@ -506,10 +508,11 @@ typedef struct ks_plugin_desc {
     uint32_t size;    /* sizeof(ks_plugin_desc) as the plugin was compiled */
     const char *name; /* upstream-style CamelCase name, unique in the scheduler */
 
-    /* Builds the plugin for one profile. args: borrowed, valid until destroy. On failure return NULL
-     * and explain with ks_error_set(err, ...). Main thread, before scheduling starts. */
+    /* Builds the plugin for one profile. args: borrowed, valid until destroy. On failure return
+     * NULL and explain with ks_error_set(err, ...). Main thread, before scheduling starts. */
     void *(*create)(const ks_args *args, ks_error *err);
-    /* Frees what create() returned; destroy(NULL) is a no-op. Main thread, after scheduling stops. */
+    /* Frees what create() returned; destroy(NULL) is a no-op. Main thread, after scheduling stops.
+     */
     void (*destroy)(void *self);
 
     /* PreEnqueue: before a pod enters the active queue. Non-success parks it as gated.
@@ -557,8 +560,8 @@ typedef struct ks_plugin_desc {
     ks_code (*reserve)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
     void (*unreserve)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node);
 
-    /* Permit: scheduling thread. KS_WAIT with *timeout_ms (capped at 15 minutes) parks the pod until
-     * ks_permit_allow()/ks_permit_reject() or the timeout. */
+    /* Permit: scheduling thread. KS_WAIT with *timeout_ms (capped at 15 minutes) parks the pod
+     * until ks_permit_allow()/ks_permit_reject() or the timeout. */
     ks_code (*permit)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                       int64_t *timeout_ms, ks_status *st);
 
@@ -599,13 +602,13 @@ typedef struct ks_host_api {
 
     /* --- ABI 1.0 --- */
     /* Memory and strings. */
-    void *(*alloc)(size_t n);   /* caller frees with free_ */
+    void *(*alloc)(size_t n); /* caller frees with free_ */
     void (*free_)(void *p);
     const char *(*strerror)(int err);
-    ks_sym (*intern)(const char *s);        /* thread-safe; never fails; the id stays valid forever */
-    ks_sym (*sym_lookup)(const char *s);    /* KS_SYM_ABSENT if not interned now; else kept forever */
-    const char *(*sym_str)(ks_sym sym);     /* "" for EMPTY, NULL for ABSENT; an id read from an
-                                             * object is valid while the object is borrowed */
+    ks_sym (*intern)(const char *s);     /* thread-safe; never fails; the id stays valid forever */
+    ks_sym (*sym_lookup)(const char *s); /* KS_SYM_ABSENT if not interned now; else kept forever */
+    const char *(*sym_str)(ks_sym sym);  /* "" for EMPTY, NULL for ABSENT; an id read from an
+                                          * object is valid while the object is borrowed */
 
     /* Logging: the host prefixes the calling plugin's name. Any thread. */
     int (*log_enabled)(int verbosity);
@@ -634,9 +637,9 @@ typedef struct ks_host_api {
     ks_sym (*pod_node_name)(const ks_pod *pod);           /* KS_SYM_EMPTY when unassigned */
     ks_sym (*pod_nominated_node_name)(const ks_pod *pod); /* KS_SYM_EMPTY when none */
     int32_t (*pod_priority)(const ks_pod *pod);
-    int (*pod_is_terminating)(const ks_pod *pod);         /* deletionTimestamp set */
-    size_t (*pod_labels)(const ks_pod *pod, const ks_label **out);      /* sorted by key id */
-    ks_sym (*pod_label)(const ks_pod *pod, ks_sym key);                  /* KS_SYM_ABSENT if unset */
+    int (*pod_is_terminating)(const ks_pod *pod);                  /* deletionTimestamp set */
+    size_t (*pod_labels)(const ks_pod *pod, const ks_label **out); /* sorted by key id */
+    ks_sym (*pod_label)(const ks_pod *pod, ks_sym key);            /* KS_SYM_ABSENT if unset */
     size_t (*pod_annotations)(const ks_pod *pod, const ks_label **out);
     const ks_resources *(*pod_requests)(const ks_pod *pod);         /* upstream PodRequests */
     const ks_resources *(*pod_nonzero_requests)(const ks_pod *pod); /* cpu/memory defaulted */
@@ -675,7 +678,7 @@ typedef struct ks_host_api {
     /* Cycle state: key is the address of something of the plugin's (compare by pointer). */
     int (*cycle_write)(ks_cycle *cycle, const void *key, void *data, const ks_state_ops *ops);
     void *(*cycle_read)(ks_cycle *cycle, const void *key); /* NULL when not written */
-    void *(*cycle_alloc)(ks_cycle *cycle, size_t n);        /* zeroed; freed with the cycle */
+    void *(*cycle_alloc)(ks_cycle *cycle, size_t n);       /* zeroed; freed with the cycle */
 
     /* Queue entries (QueueSort). */
     const ks_pod *(*queued_pod_pod)(const ks_queued_pod *qp);
@@ -691,7 +694,8 @@ typedef struct ks_host_api {
     int (*permit_allow)(const char *pod_uid, const char *plugin);
     int (*permit_reject)(const char *pod_uid, const char *plugin, const char *message);
 
-    /* Binding through the cluster source (the API server, or memory in simulate). Binding thread. */
+    /* Binding through the cluster source (the API server, or memory in simulate). Binding thread.
+     */
     ks_code (*bind_pod)(ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st);
 
     /* --- ABI 1.1 --- */
@@ -709,12 +713,13 @@ typedef struct ks_host_api {
     /* Labels of a Namespace known to the cluster source: 0, or KS_ENOTFOUND. Any thread. */
     int (*namespace_labels)(ks_cycle *cycle, ks_sym ns, const ks_label **out, size_t *n);
     /* The selectors of the Services, ReplicationControllers, ReplicaSets and StatefulSets in the
-     * pod's namespace that select it (upstream helper.DefaultSelector's inputs). Borrowed(cycle). */
+     * pod's namespace that select it (upstream helper.DefaultSelector's inputs). Borrowed(cycle).
+     */
     size_t (*pod_owner_selectors)(ks_cycle *cycle, const ks_pod *pod,
                                   const ks_label_selector **out);
 
     /* --- ABI 1.2: what a preemption plugin (PostFilter) needs --- */
-    int (*pod_preemption_never)(const ks_pod *pod); /* spec.preemptionPolicy == Never */
+    int (*pod_preemption_never)(const ks_pod *pod);  /* spec.preemptionPolicy == Never */
     int64_t (*pod_start_time_ns)(const ks_pod *pod); /* status.startTime; 0 when unset */
     /* A mutable copy of a NodeInfo, freed with the cycle. Scheduling thread. */
     ks_node_info *(*node_info_clone)(ks_cycle *cycle, const ks_node_info *ni);
@@ -791,23 +796,23 @@ extern KS_HIDDEN const ks_host_api *ks_host;
 
 /* The body both module macros share: the module's ks_host, its init, and the ks_module named
  * `symbol` (storage words in `storage`) listing the descriptors. */
-#define KS_DEFINE_MODULE_AS_(storage, symbol, ...)                                              \
-    KS_HIDDEN const ks_host_api *ks_host;                                                       \
-    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)               \
-    {                                                                                           \
-        (void)err;                                                                              \
-        (void)errlen;                                                                           \
-        ks_host = host;                                                                         \
-        return 0;                                                                               \
-    }                                                                                           \
-    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                    \
-    storage const ks_module symbol = {                                                          \
-        KS_ABI_MAJOR,                                                                           \
-        KS_ABI_MINOR,                                                                           \
-        (uint32_t)sizeof(ks_module),                                                            \
-        (uint32_t)sizeof(void *),                                                               \
-        ks_module_init_,                                                                        \
-        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                 \
+#define KS_DEFINE_MODULE_AS_(storage, symbol, ...)                                                 \
+    KS_HIDDEN const ks_host_api *ks_host;                                                          \
+    static int ks_module_init_(const ks_host_api *host, char *err, size_t errlen)                  \
+    {                                                                                              \
+        (void)err;                                                                                 \
+        (void)errlen;                                                                              \
+        ks_host = host;                                                                            \
+        return 0;                                                                                  \
+    }                                                                                              \
+    static const ks_plugin_desc *const ks_module_plugins_[] = {__VA_ARGS__};                       \
+    storage const ks_module symbol = {                                                             \
+        KS_ABI_MAJOR,                                                                              \
+        KS_ABI_MINOR,                                                                              \
+        (uint32_t)sizeof(ks_module),                                                               \
+        (uint32_t)sizeof(void *),                                                                  \
+        ks_module_init_,                                                                           \
+        (uint32_t)(sizeof(ks_module_plugins_) / sizeof(ks_module_plugins_[0])),                    \
         ks_module_plugins_}
 
 /* Defines the module of a shared object: use once, in one source file, listing the descriptors.
@@ -819,8 +824,8 @@ extern KS_HIDDEN const ks_host_api *ks_host;
 #define KS_MODULE_DECLARE_
 #define KS_MODULE_EXPORT_ KS_EXPORT
 #endif
-#define KS_DEFINE_MODULE(...)                                                                   \
-    KS_MODULE_DECLARE_                                                                          \
+#define KS_DEFINE_MODULE(...)                                                                      \
+    KS_MODULE_DECLARE_                                                                             \
     KS_DEFINE_MODULE_AS_(KS_MODULE_EXPORT_, ks_module_info, __VA_ARGS__)
 
 /* Defines a module that is linked into the program instead of loaded from a shared object (the
@@ -831,9 +836,9 @@ extern KS_HIDDEN const ks_host_api *ks_host;
 #define KS_DEFINE_LINKED_MODULE(symbol, ...) KS_DEFINE_MODULE_AS_(, symbol, __VA_ARGS__)
 
 /* True when the host offers `fn` (a slot name of ks_host_api). */
-#define KS_HOST_HAS(fn)                                                                         \
-    (ks_host != NULL &&                                                                         \
-     ks_host->size >= offsetof(ks_host_api, fn) + sizeof(ks_host->fn) && ks_host->fn != NULL)
+#define KS_HOST_HAS(fn)                                                                            \
+    (ks_host != NULL && ks_host->size >= offsetof(ks_host_api, fn) + sizeof(ks_host->fn) &&        \
+     ks_host->fn != NULL)
 
 /* ---------------------------------------------------------------------------------------------
  * Wrappers (what plugins call). Threads and ownership as on the slot above.
@@ -873,104 +878,315 @@ static inline KS_PRINTF(2, 3) void ks_status_reasonf(ks_status *st, const char *
 }
 
 static inline const char *ks_args_json(const ks_args *a) { return ks_host->args_json(a); }
-static inline int ks_args_get_string(const ks_args *a, const char *p, const char **o) { return ks_host->args_get_string(a, p, o); }
-static inline int ks_args_get_int(const ks_args *a, const char *p, int64_t *o) { return ks_host->args_get_int(a, p, o); }
-static inline int ks_args_get_double(const ks_args *a, const char *p, double *o) { return ks_host->args_get_double(a, p, o); }
-static inline int ks_args_get_bool(const ks_args *a, const char *p, int *o) { return ks_host->args_get_bool(a, p, o); }
-static inline int ks_args_count(const ks_args *a, const char *p, size_t *o) { return ks_host->args_count(a, p, o); }
+static inline int ks_args_get_string(const ks_args *a, const char *p, const char **o)
+{
+    return ks_host->args_get_string(a, p, o);
+}
+static inline int ks_args_get_int(const ks_args *a, const char *p, int64_t *o)
+{
+    return ks_host->args_get_int(a, p, o);
+}
+static inline int ks_args_get_double(const ks_args *a, const char *p, double *o)
+{
+    return ks_host->args_get_double(a, p, o);
+}
+static inline int ks_args_get_bool(const ks_args *a, const char *p, int *o)
+{
+    return ks_host->args_get_bool(a, p, o);
+}
+static inline int ks_args_count(const ks_args *a, const char *p, size_t *o)
+{
+    return ks_host->args_count(a, p, o);
+}
 /* A quantity arg ("500m", "2Gi", 3): milli != 0 gives MilliValue(), else Value(). */
-static inline int ks_args_get_quantity(const ks_args *a, const char *p, int milli, int64_t *o) { return ks_host->args_get_quantity(a, p, milli, o); }
+static inline int ks_args_get_quantity(const ks_args *a, const char *p, int milli, int64_t *o)
+{
+    return ks_host->args_get_quantity(a, p, milli, o);
+}
 
 static inline ks_sym ks_pod_name(const ks_pod *p) { return ks_host->pod_name(p); }
 static inline ks_sym ks_pod_namespace(const ks_pod *p) { return ks_host->pod_namespace(p); }
 static inline const char *ks_pod_uid(const ks_pod *p) { return ks_host->pod_uid(p); }
-static inline ks_sym ks_pod_scheduler_name(const ks_pod *p) { return ks_host->pod_scheduler_name(p); }
+static inline ks_sym ks_pod_scheduler_name(const ks_pod *p)
+{
+    return ks_host->pod_scheduler_name(p);
+}
 static inline ks_sym ks_pod_node_name(const ks_pod *p) { return ks_host->pod_node_name(p); }
-static inline ks_sym ks_pod_nominated_node_name(const ks_pod *p) { return ks_host->pod_nominated_node_name(p); }
+static inline ks_sym ks_pod_nominated_node_name(const ks_pod *p)
+{
+    return ks_host->pod_nominated_node_name(p);
+}
 static inline int32_t ks_pod_priority(const ks_pod *p) { return ks_host->pod_priority(p); }
 static inline int ks_pod_is_terminating(const ks_pod *p) { return ks_host->pod_is_terminating(p); }
-static inline size_t ks_pod_labels(const ks_pod *p, const ks_label **o) { return ks_host->pod_labels(p, o); }
+static inline size_t ks_pod_labels(const ks_pod *p, const ks_label **o)
+{
+    return ks_host->pod_labels(p, o);
+}
 static inline ks_sym ks_pod_label(const ks_pod *p, ks_sym k) { return ks_host->pod_label(p, k); }
-static inline size_t ks_pod_annotations(const ks_pod *p, const ks_label **o) { return ks_host->pod_annotations(p, o); }
-static inline const ks_resources *ks_pod_requests(const ks_pod *p) { return ks_host->pod_requests(p); }
-static inline const ks_resources *ks_pod_nonzero_requests(const ks_pod *p) { return ks_host->pod_nonzero_requests(p); }
-static inline size_t ks_pod_tolerations(const ks_pod *p, const ks_toleration **o) { return ks_host->pod_tolerations(p, o); }
-static inline size_t ks_pod_node_selector(const ks_pod *p, const ks_label **o) { return ks_host->pod_node_selector(p, o); }
-static inline const ks_node_affinity *ks_pod_node_affinity(const ks_pod *p) { return ks_host->pod_node_affinity(p); }
-static inline size_t ks_pod_images(const ks_pod *p, const ks_sym **o) { return ks_host->pod_images(p, o); }
-static inline size_t ks_pod_host_ports(const ks_pod *p, const ks_host_port **o) { return ks_host->pod_host_ports(p, o); }
-static inline size_t ks_pod_scheduling_gates(const ks_pod *p, const ks_sym **o) { return ks_host->pod_scheduling_gates(p, o); }
+static inline size_t ks_pod_annotations(const ks_pod *p, const ks_label **o)
+{
+    return ks_host->pod_annotations(p, o);
+}
+static inline const ks_resources *ks_pod_requests(const ks_pod *p)
+{
+    return ks_host->pod_requests(p);
+}
+static inline const ks_resources *ks_pod_nonzero_requests(const ks_pod *p)
+{
+    return ks_host->pod_nonzero_requests(p);
+}
+static inline size_t ks_pod_tolerations(const ks_pod *p, const ks_toleration **o)
+{
+    return ks_host->pod_tolerations(p, o);
+}
+static inline size_t ks_pod_node_selector(const ks_pod *p, const ks_label **o)
+{
+    return ks_host->pod_node_selector(p, o);
+}
+static inline const ks_node_affinity *ks_pod_node_affinity(const ks_pod *p)
+{
+    return ks_host->pod_node_affinity(p);
+}
+static inline size_t ks_pod_images(const ks_pod *p, const ks_sym **o)
+{
+    return ks_host->pod_images(p, o);
+}
+static inline size_t ks_pod_host_ports(const ks_pod *p, const ks_host_port **o)
+{
+    return ks_host->pod_host_ports(p, o);
+}
+static inline size_t ks_pod_scheduling_gates(const ks_pod *p, const ks_sym **o)
+{
+    return ks_host->pod_scheduling_gates(p, o);
+}
 static inline const char *ks_pod_json(const ks_pod *p) { return ks_host->pod_json(p); }
 
 static inline ks_sym ks_node_name(const ks_node *n) { return ks_host->node_name(n); }
-static inline size_t ks_node_labels(const ks_node *n, const ks_label **o) { return ks_host->node_labels(n, o); }
+static inline size_t ks_node_labels(const ks_node *n, const ks_label **o)
+{
+    return ks_host->node_labels(n, o);
+}
 static inline ks_sym ks_node_label(const ks_node *n, ks_sym k) { return ks_host->node_label(n, k); }
-static inline size_t ks_node_annotations(const ks_node *n, const ks_label **o) { return ks_host->node_annotations(n, o); }
+static inline size_t ks_node_annotations(const ks_node *n, const ks_label **o)
+{
+    return ks_host->node_annotations(n, o);
+}
 static inline int ks_node_unschedulable(const ks_node *n) { return ks_host->node_unschedulable(n); }
-static inline size_t ks_node_taints(const ks_node *n, const ks_taint **o) { return ks_host->node_taints(n, o); }
-static inline const ks_resources *ks_node_allocatable(const ks_node *n) { return ks_host->node_allocatable(n); }
-static inline size_t ks_node_images(const ks_node *n, const ks_node_image **o) { return ks_host->node_images(n, o); }
+static inline size_t ks_node_taints(const ks_node *n, const ks_taint **o)
+{
+    return ks_host->node_taints(n, o);
+}
+static inline const ks_resources *ks_node_allocatable(const ks_node *n)
+{
+    return ks_host->node_allocatable(n);
+}
+static inline size_t ks_node_images(const ks_node *n, const ks_node_image **o)
+{
+    return ks_host->node_images(n, o);
+}
 static inline const char *ks_node_json(const ks_node *n) { return ks_host->node_json(n); }
 
-static inline const ks_node *ks_node_info_node(const ks_node_info *ni) { return ks_host->node_info_node(ni); }
-static inline size_t ks_node_info_pod_count(const ks_node_info *ni) { return ks_host->node_info_pod_count(ni); }
-static inline const ks_pod *ks_node_info_pod_at(const ks_node_info *ni, size_t i) { return ks_host->node_info_pod_at(ni, i); }
-static inline const ks_resources *ks_node_info_requested(const ks_node_info *ni) { return ks_host->node_info_requested(ni); }
-static inline const ks_resources *ks_node_info_nonzero_requested(const ks_node_info *ni) { return ks_host->node_info_nonzero_requested(ni); }
+static inline const ks_node *ks_node_info_node(const ks_node_info *ni)
+{
+    return ks_host->node_info_node(ni);
+}
+static inline size_t ks_node_info_pod_count(const ks_node_info *ni)
+{
+    return ks_host->node_info_pod_count(ni);
+}
+static inline const ks_pod *ks_node_info_pod_at(const ks_node_info *ni, size_t i)
+{
+    return ks_host->node_info_pod_at(ni, i);
+}
+static inline const ks_resources *ks_node_info_requested(const ks_node_info *ni)
+{
+    return ks_host->node_info_requested(ni);
+}
+static inline const ks_resources *ks_node_info_nonzero_requested(const ks_node_info *ni)
+{
+    return ks_host->node_info_nonzero_requested(ni);
+}
 
-static inline const ks_snapshot *ks_cycle_snapshot(ks_cycle *c) { return ks_host->cycle_snapshot(c); }
-static inline size_t ks_snapshot_node_count(const ks_snapshot *s) { return ks_host->snapshot_node_count(s); }
-static inline const ks_node_info *ks_snapshot_node_at(const ks_snapshot *s, size_t i) { return ks_host->snapshot_node_at(s, i); }
-static inline const ks_node_info *ks_snapshot_node(const ks_snapshot *s, ks_sym name) { return ks_host->snapshot_node(s, name); }
+static inline const ks_snapshot *ks_cycle_snapshot(ks_cycle *c)
+{
+    return ks_host->cycle_snapshot(c);
+}
+static inline size_t ks_snapshot_node_count(const ks_snapshot *s)
+{
+    return ks_host->snapshot_node_count(s);
+}
+static inline const ks_node_info *ks_snapshot_node_at(const ks_snapshot *s, size_t i)
+{
+    return ks_host->snapshot_node_at(s, i);
+}
+static inline const ks_node_info *ks_snapshot_node(const ks_snapshot *s, ks_sym name)
+{
+    return ks_host->snapshot_node(s, name);
+}
 
-static inline int ks_cycle_write(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops) { return ks_host->cycle_write(c, key, data, ops); }
-static inline void *ks_cycle_read(ks_cycle *c, const void *key) { return ks_host->cycle_read(c, key); }
+static inline int ks_cycle_write(ks_cycle *c, const void *key, void *data, const ks_state_ops *ops)
+{
+    return ks_host->cycle_write(c, key, data, ops);
+}
+static inline void *ks_cycle_read(ks_cycle *c, const void *key)
+{
+    return ks_host->cycle_read(c, key);
+}
 static inline void *ks_cycle_alloc(ks_cycle *c, size_t n) { return ks_host->cycle_alloc(c, n); }
 
-static inline const ks_pod *ks_queued_pod_pod(const ks_queued_pod *q) { return ks_host->queued_pod_pod(q); }
-static inline int64_t ks_queued_pod_timestamp_ns(const ks_queued_pod *q) { return ks_host->queued_pod_timestamp_ns(q); }
-static inline int32_t ks_queued_pod_attempts(const ks_queued_pod *q) { return ks_host->queued_pod_attempts(q); }
+static inline const ks_pod *ks_queued_pod_pod(const ks_queued_pod *q)
+{
+    return ks_host->queued_pod_pod(q);
+}
+static inline int64_t ks_queued_pod_timestamp_ns(const ks_queued_pod *q)
+{
+    return ks_host->queued_pod_timestamp_ns(q);
+}
+static inline int32_t ks_queued_pod_attempts(const ks_queued_pod *q)
+{
+    return ks_host->queued_pod_attempts(q);
+}
 
-static inline void ks_prefilter_result_add_node(ks_prefilter_result *r, ks_sym n) { ks_host->prefilter_result_add_node(r, n); }
-static inline ks_code ks_filter_outcome_code(const ks_filter_outcome *o, const ks_node_info *n) { return ks_host->filter_outcome_code(o, n); }
-static inline void ks_post_filter_nominate(ks_post_filter_result *r, ks_sym n) { ks_host->post_filter_nominate(r, n); }
+static inline void ks_prefilter_result_add_node(ks_prefilter_result *r, ks_sym n)
+{
+    ks_host->prefilter_result_add_node(r, n);
+}
+static inline ks_code ks_filter_outcome_code(const ks_filter_outcome *o, const ks_node_info *n)
+{
+    return ks_host->filter_outcome_code(o, n);
+}
+static inline void ks_post_filter_nominate(ks_post_filter_result *r, ks_sym n)
+{
+    ks_host->post_filter_nominate(r, n);
+}
 
-static inline int ks_permit_allow(const char *uid, const char *plugin) { return ks_host->permit_allow(uid, plugin); }
-static inline int ks_permit_reject(const char *uid, const char *plugin, const char *msg) { return ks_host->permit_reject(uid, plugin, msg); }
-static inline ks_code ks_bind_pod(ks_cycle *c, const ks_pod *p, ks_sym node, ks_status *st) { return ks_host->bind_pod(c, p, node, st); }
+static inline int ks_permit_allow(const char *uid, const char *plugin)
+{
+    return ks_host->permit_allow(uid, plugin);
+}
+static inline int ks_permit_reject(const char *uid, const char *plugin, const char *msg)
+{
+    return ks_host->permit_reject(uid, plugin, msg);
+}
+static inline ks_code ks_bind_pod(ks_cycle *c, const ks_pod *p, ks_sym node, ks_status *st)
+{
+    return ks_host->bind_pod(c, p, node, st);
+}
 
 /* ABI 1.1 wrappers: check KS_HOST_HAS(slot) first when the plugin may run on an older host. */
-static inline const ks_pod_affinity *ks_pod_affinity_of(const ks_pod *p) { return ks_host->pod_affinity(p); }
-static inline size_t ks_pod_topology_spread_constraints(const ks_pod *p, const ks_topology_spread_constraint **o) { return ks_host->pod_topology_spread_constraints(p, o); }
-static inline size_t ks_node_info_host_ports(const ks_node_info *ni, const ks_host_port **o) { return ks_host->node_info_host_ports(ni, o); }
-static inline size_t ks_node_info_pods_with_affinity(const ks_node_info *ni, const ks_pod *const **o) { return ks_host->node_info_pods_with_affinity(ni, o); }
-static inline size_t ks_node_info_pods_with_required_anti_affinity(const ks_node_info *ni, const ks_pod *const **o) { return ks_host->node_info_pods_with_required_anti_affinity(ni, o); }
-static inline size_t ks_snapshot_image_node_count(const ks_snapshot *s, ks_sym image) { return ks_host->snapshot_image_node_count(s, image); }
-static inline int ks_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **o, size_t *n) { return ks_host->namespace_labels(c, ns, o, n); }
-static inline size_t ks_pod_owner_selectors(ks_cycle *c, const ks_pod *p, const ks_label_selector **o) { return ks_host->pod_owner_selectors(c, p, o); }
+static inline const ks_pod_affinity *ks_pod_affinity_of(const ks_pod *p)
+{
+    return ks_host->pod_affinity(p);
+}
+static inline size_t ks_pod_topology_spread_constraints(const ks_pod *p,
+                                                        const ks_topology_spread_constraint **o)
+{
+    return ks_host->pod_topology_spread_constraints(p, o);
+}
+static inline size_t ks_node_info_host_ports(const ks_node_info *ni, const ks_host_port **o)
+{
+    return ks_host->node_info_host_ports(ni, o);
+}
+static inline size_t ks_node_info_pods_with_affinity(const ks_node_info *ni,
+                                                     const ks_pod *const **o)
+{
+    return ks_host->node_info_pods_with_affinity(ni, o);
+}
+static inline size_t ks_node_info_pods_with_required_anti_affinity(const ks_node_info *ni,
+                                                                   const ks_pod *const **o)
+{
+    return ks_host->node_info_pods_with_required_anti_affinity(ni, o);
+}
+static inline size_t ks_snapshot_image_node_count(const ks_snapshot *s, ks_sym image)
+{
+    return ks_host->snapshot_image_node_count(s, image);
+}
+static inline int ks_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **o, size_t *n)
+{
+    return ks_host->namespace_labels(c, ns, o, n);
+}
+static inline size_t ks_pod_owner_selectors(ks_cycle *c, const ks_pod *p,
+                                            const ks_label_selector **o)
+{
+    return ks_host->pod_owner_selectors(c, p, o);
+}
 
 /* ABI 1.2 wrappers (preemption). */
-static inline int ks_pod_preemption_never(const ks_pod *p) { return ks_host->pod_preemption_never(p); }
-static inline int64_t ks_pod_start_time_ns(const ks_pod *p) { return ks_host->pod_start_time_ns(p); }
-static inline ks_node_info *ks_node_info_clone(ks_cycle *c, const ks_node_info *ni) { return ks_host->node_info_clone(c, ni); }
-static inline int ks_node_info_remove_pod(ks_node_info *ni, const ks_pod *p) { return ks_host->node_info_remove_pod(ni, p); }
-static inline int ks_node_info_add_pod(ks_node_info *ni, const ks_pod *p) { return ks_host->node_info_add_pod(ni, p); }
+static inline int ks_pod_preemption_never(const ks_pod *p)
+{
+    return ks_host->pod_preemption_never(p);
+}
+static inline int64_t ks_pod_start_time_ns(const ks_pod *p)
+{
+    return ks_host->pod_start_time_ns(p);
+}
+static inline ks_node_info *ks_node_info_clone(ks_cycle *c, const ks_node_info *ni)
+{
+    return ks_host->node_info_clone(c, ni);
+}
+static inline int ks_node_info_remove_pod(ks_node_info *ni, const ks_pod *p)
+{
+    return ks_host->node_info_remove_pod(ni, p);
+}
+static inline int ks_node_info_add_pod(ks_node_info *ni, const ks_pod *p)
+{
+    return ks_host->node_info_add_pod(ni, p);
+}
 static inline ks_cycle *ks_cycle_clone(ks_cycle *c) { return ks_host->cycle_clone(c); }
-static inline ks_code ks_run_filters(ks_cycle *state, const ks_pod *p, const ks_node_info *ni, ks_status *st) { return ks_host->run_filters(state, p, ni, st); }
-static inline ks_code ks_run_prefilter_add_pod(ks_cycle *state, const ks_pod *p, const ks_pod *o, const ks_node_info *ni, ks_status *st) { return ks_host->run_prefilter_add_pod(state, p, o, ni, st); }
-static inline ks_code ks_run_prefilter_remove_pod(ks_cycle *state, const ks_pod *p, const ks_pod *o, const ks_node_info *ni, ks_status *st) { return ks_host->run_prefilter_remove_pod(state, p, o, ni, st); }
+static inline ks_code ks_run_filters(ks_cycle *state, const ks_pod *p, const ks_node_info *ni,
+                                     ks_status *st)
+{
+    return ks_host->run_filters(state, p, ni, st);
+}
+static inline ks_code ks_run_prefilter_add_pod(ks_cycle *state, const ks_pod *p, const ks_pod *o,
+                                               const ks_node_info *ni, ks_status *st)
+{
+    return ks_host->run_prefilter_add_pod(state, p, o, ni, st);
+}
+static inline ks_code ks_run_prefilter_remove_pod(ks_cycle *state, const ks_pod *p, const ks_pod *o,
+                                                  const ks_node_info *ni, ks_status *st)
+{
+    return ks_host->run_prefilter_remove_pod(state, p, o, ni, st);
+}
 static inline size_t ks_pdbs(ks_cycle *c, const ks_pdb_info **o) { return ks_host->pdbs(c, o); }
-static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_pod *v) { ks_host->post_filter_add_victim(r, v); }
+static inline void ks_post_filter_add_victim(ks_post_filter_result *r, const ks_pod *v)
+{
+    ks_host->post_filter_add_victim(r, v);
+}
 static inline int64_t ks_rand_below(ks_cycle *c, int64_t n) { return ks_host->rand_below(c, n); }
-static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o) { return ks_host->nominated_pods(c, node, o); }
-static inline size_t ks_node_info_pods_in_namespace(const ks_node_info *ni, ks_sym ns, const ks_pod *const **o) { return ks_host->node_info_pods_in_namespace(ni, ns, o); }
-static inline uint64_t ks_snapshot_version(const ks_snapshot *s, uint64_t *seq) { return ks_host->snapshot_version(s, seq); }
-static inline size_t ks_snapshot_changed_nodes(const ks_snapshot *s, const uint32_t **idx) { return ks_host->snapshot_changed_nodes(s, idx); }
+static inline size_t ks_nominated_pods(ks_cycle *c, ks_sym node, const ks_pod *const **o)
+{
+    return ks_host->nominated_pods(c, node, o);
+}
+static inline size_t ks_node_info_pods_in_namespace(const ks_node_info *ni, ks_sym ns,
+                                                    const ks_pod *const **o)
+{
+    return ks_host->node_info_pods_in_namespace(ni, ns, o);
+}
+static inline uint64_t ks_snapshot_version(const ks_snapshot *s, uint64_t *seq)
+{
+    return ks_host->snapshot_version(s, seq);
+}
+static inline size_t ks_snapshot_changed_nodes(const ks_snapshot *s, const uint32_t **idx)
+{
+    return ks_host->snapshot_changed_nodes(s, idx);
+}
 static inline ks_status *ks_status_new(ks_cycle *c) { return ks_host->status_new(c); }
 static inline ks_code ks_status_code(const ks_status *st) { return ks_host->status_code(st); }
-static inline size_t ks_status_reason_count(const ks_status *st) { return ks_host->status_reason_count(st); }
-static inline const char *ks_status_reason_at(const ks_status *st, size_t i) { return ks_host->status_reason_at(st, i); }
-static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s, int required_anti_only, const ks_node_info *const **o) { return ks_host->snapshot_nodes_with_affinity_pods(s, required_anti_only, o); }
+static inline size_t ks_status_reason_count(const ks_status *st)
+{
+    return ks_host->status_reason_count(st);
+}
+static inline const char *ks_status_reason_at(const ks_status *st, size_t i)
+{
+    return ks_host->status_reason_at(st, i);
+}
+static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s,
+                                                          int required_anti_only,
+                                                          const ks_node_info *const **o)
+{
+    return ks_host->snapshot_nodes_with_affinity_pods(s, required_anti_only, o);
+}
 
 /* Pure helpers on plain data (no host call). */
 
@@ -979,8 +1195,8 @@ static inline size_t ks_snapshot_nodes_with_affinity_pods(const ks_snapshot *s, 
  * thread; pure.
  *   static const ks_cluster_event ev[] = {{KS_RES_NODE, KS_ACT_ADD}};
  *   return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);                            */
-static inline size_t ks_events_copy(const ks_cluster_event *events, size_t n,
-                                    ks_cluster_event *out, size_t cap)
+static inline size_t ks_events_copy(const ks_cluster_event *events, size_t n, ks_cluster_event *out,
+                                    size_t cap)
 {
     for (size_t i = 0; i < n && i < cap; i++)
         out[i] = events[i];

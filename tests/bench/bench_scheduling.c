@@ -54,25 +54,33 @@ static void pod_parts(shape sh, int measured, const char **labels, const char **
     switch (sh) {
     case ANTI_AFFINITY:
         *labels = "\"labels\":{\"color\":\"green\"},";
-        *spec = "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
-                "\"labelSelector\":{\"matchLabels\":{\"color\":\"green\"}},\"topologyKey\":\"kubernetes.io/hostname\","
+        *spec = "\"affinity\":{\"podAntiAffinity\":{"
+                "\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+                "\"labelSelector\":{\"matchLabels\":{\"color\":\"green\"}},\"topologyKey\":"
+                "\"kubernetes.io/hostname\","
                 "\"namespaces\":[\"sched-1\",\"sched-0\"]}]}},";
         break;
     case AFFINITY:
         *labels = "\"labels\":{\"color\":\"blue\"},";
-        *spec = "\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
-                "\"labelSelector\":{\"matchLabels\":{\"color\":\"blue\"}},\"topologyKey\":\"topology.kubernetes.io/zone\","
-                "\"namespaces\":[\"sched-1\",\"sched-0\"]}]}},";
+        *spec =
+            "\"affinity\":{\"podAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{"
+            "\"labelSelector\":{\"matchLabels\":{\"color\":\"blue\"}},\"topologyKey\":\"topology."
+            "kubernetes.io/zone\","
+            "\"namespaces\":[\"sched-1\",\"sched-0\"]}]}},";
         break;
     case NODE_AFFINITY:
-        *spec = "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"
-                "\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"operator\":\"In\",\"values\":[\"zone1\",\"zone2\"]}]}]}}},";
+        *spec = "\"affinity\":{\"nodeAffinity\":{"
+                "\"requiredDuringSchedulingIgnoredDuringExecution\":{\"nodeSelectorTerms\":[{"
+                "\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/"
+                "zone\",\"operator\":\"In\",\"values\":[\"zone1\",\"zone2\"]}]}]}}},";
         break;
     case SPREADING:
         if (measured) {
             *labels = "\"labels\":{\"color\":\"blue\"},";
-            *spec = "\"topologySpreadConstraints\":[{\"maxSkew\":5,\"topologyKey\":\"topology.kubernetes.io/zone\","
-                    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"color\":\"blue\"}}}],";
+            *spec = "\"topologySpreadConstraints\":[{\"maxSkew\":5,\"topologyKey\":\"topology."
+                    "kubernetes.io/zone\","
+                    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{"
+                    "\"color\":\"blue\"}}}],";
         }
         break;
     default:
@@ -85,11 +93,14 @@ static void write_pod(FILE *f, shape sh, const char *ns, const char *name, const
     const char *labels, *spec;
     pod_parts(sh, node == NULL, &labels, &spec);
     fprintf(f,
-            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
-            "\"uid\":\"%s-%s\",%s\"creationTimestamp\":null},\"spec\":{%s%s%s%s\"containers\":[{\"name\":\"pause\","
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":"
+            "\"%s\","
+            "\"uid\":\"%s-%s\",%s\"creationTimestamp\":null},\"spec\":{%s%s%s%s\"containers\":[{"
+            "\"name\":\"pause\","
             "\"image\":\"registry.k8s.io/pause:3.10\",\"ports\":[{\"containerPort\":80}],"
             "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"500Mi\"}}}]}}",
-            name, ns, ns, name, labels, node ? "\"nodeName\":\"" : "", node ? node : "", node ? "\"," : "", spec);
+            name, ns, ns, name, labels, node ? "\"nodeName\":\"" : "", node ? node : "",
+            node ? "\"," : "", spec);
 }
 
 static const char *zone_of(shape sh, int i)
@@ -122,7 +133,10 @@ int main(int argc, char **argv)
                     found = 1;
                 }
             if (!found) {
-                fprintf(stderr, "bench: unknown --shape %s (basic, anti-affinity, affinity, node-affinity, topology-spreading)\n", argv[i + 1]);
+                fprintf(stderr,
+                        "bench: unknown --shape %s (basic, anti-affinity, affinity, node-affinity, "
+                        "topology-spreading)\n",
+                        argv[i + 1]);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--nodes"))
@@ -152,14 +166,19 @@ int main(int argc, char **argv)
     fputs("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n", f);
     char name[64], node[64];
     fputs("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"sched-0\"}},\n"
-          "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"sched-1\"}}\n", f);
+          "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"sched-1\"}}\n",
+          f);
     for (int i = 0; i < nodes; i++) {
         const char *zone = zone_of(sh, i);
         fprintf(f,
-                ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%d\",\"labels\":"
-                "{\"kubernetes.io/hostname\":\"node-%d\"%s%s%s}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
-                "\"memory\":\"32Gi\",\"pods\":\"110\"},\"capacity\":{\"cpu\":\"4\",\"memory\":\"32Gi\",\"pods\":\"110\"}}}\n",
-                i, i, zone ? ",\"topology.kubernetes.io/zone\":\"" : "", zone ? zone : "", zone ? "\"" : "");
+                ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%d\","
+                "\"labels\":"
+                "{\"kubernetes.io/"
+                "hostname\":\"node-%d\"%s%s%s}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+                "\"memory\":\"32Gi\",\"pods\":\"110\"},\"capacity\":{\"cpu\":\"4\",\"memory\":"
+                "\"32Gi\",\"pods\":\"110\"}}}\n",
+                i, i, zone ? ",\"topology.kubernetes.io/zone\":\"" : "", zone ? zone : "",
+                zone ? "\"" : "");
     }
     for (int i = 0; i < init_pods; i++) {
         snprintf(name, sizeof(name), "init-pod-%d", i);
@@ -185,7 +204,8 @@ int main(int argc, char **argv)
     if (!reg ||
         ks__loader_register_linked(reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN, ks__host_api(), err,
                                    sizeof(err)) != 0 ||
-        ks__config_default(reg, &cfg, err, sizeof(err)) != 0 || ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
+        ks__config_default(reg, &cfg, err, sizeof(err)) != 0 ||
+        ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         unlink(path);
         return 1;
@@ -206,10 +226,12 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double total = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("%s nodes=%d init-pods=%d pods=%d parallelism=%d\n", shapes[sh].upstream, nodes, init_pods, pods,
-           cfg->parallelism);
-    printf("  scheduled %zu, unschedulable %zu, errors %zu\n", st.scheduled, st.unschedulable, st.errors);
-    printf("  scheduling loop: %.3f s, %.0f pods/s\n", st.seconds, (double)st.scheduled / st.seconds);
+    printf("%s nodes=%d init-pods=%d pods=%d parallelism=%d\n", shapes[sh].upstream, nodes,
+           init_pods, pods, cfg->parallelism);
+    printf("  scheduled %zu, unschedulable %zu, errors %zu\n", st.scheduled, st.unschedulable,
+           st.errors);
+    printf("  scheduling loop: %.3f s, %.0f pods/s\n", st.seconds,
+           (double)st.scheduled / st.seconds);
     printf("  total incl. loading the %d objects: %.3f s\n", nodes + init_pods + pods, total);
     printf("  peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
     ks__config_plans_free(plans, cfg->nprofiles);

@@ -774,10 +774,7 @@ static void *stopper(void *arg)
     return NULL;
 }
 
-static int64_t mono_ms(void)
-{
-    return ks__clock_monotonic(NULL) / 1000000;
-}
+static int64_t mono_ms(void) { return ks__clock_monotonic(NULL) / 1000000; }
 
 Test(apiclient, watch_is_stopped_promptly_from_another_thread, .fini = teardown)
 {
@@ -976,8 +973,10 @@ Test(apiclient, tls_ca_mismatch_names_the_ca_source, .fini = tls_teardown)
              "in " PKI "other-ca.crt (server https://127.0.0.1:%d): ",
              tls_port);
     cr_expect(strncmp(m, want, strlen(want)) == 0, "%s", m);
-    snprintf(want, sizeof(want), "; set certificate-authority (or -data) of cluster \"%s\" in kubeconfig %s to the CA "
-             "that signed the API server's serving certificate", KC->cluster, kcpath);
+    snprintf(want, sizeof(want),
+             "; set certificate-authority (or -data) of cluster \"%s\" in kubeconfig %s to the CA "
+             "that signed the API server's serving certificate",
+             KC->cluster, kcpath);
     cr_expect(strstr(m, want) != NULL, "%s\nlacks %s", m, want);
     ks__api_destroy(api);
 

@@ -110,7 +110,10 @@ static const ks_node_info *find(ks_snapshot *s, const char *name)
     return ks__snapshot_find(s, sym(name));
 }
 
-static void update(ks_cache *c, ks_snapshot *s) { cr_assert_eq(ks__cache_update_snapshot(c, s), 0); }
+static void update(ks_cache *c, ks_snapshot *s)
+{
+    cr_assert_eq(ks__cache_update_snapshot(c, s), 0);
+}
 
 /* The snapshot's node list as "a,b,c". */
 static const char *order(ks_snapshot *s)
@@ -484,9 +487,15 @@ Test(cache, keys_zones_by_region_and_zone)
     ks_cache *c = ks__cache_new();
     ks_snapshot *s = ks__snapshot_new();
     /* Same zone name in two regions: two zones. */
-    add_node(c, mknode_labels("r1a", "'topology.kubernetes.io/region':'r1','topology.kubernetes.io/zone':'a'"));
-    add_node(c, mknode_labels("r1b", "'topology.kubernetes.io/region':'r1','topology.kubernetes.io/zone':'a'"));
-    add_node(c, mknode_labels("r2a", "'topology.kubernetes.io/region':'r2','topology.kubernetes.io/zone':'a'"));
+    add_node(
+        c, mknode_labels("r1a",
+                         "'topology.kubernetes.io/region':'r1','topology.kubernetes.io/zone':'a'"));
+    add_node(
+        c, mknode_labels("r1b",
+                         "'topology.kubernetes.io/region':'r1','topology.kubernetes.io/zone':'a'"));
+    add_node(
+        c, mknode_labels("r2a",
+                         "'topology.kubernetes.io/region':'r2','topology.kubernetes.io/zone':'a'"));
     update(c, s);
     cr_expect_str_eq(order(s), "r1a,r2a,r1b");
     ks__snapshot_free(s);
@@ -499,7 +508,10 @@ Test(cache, reads_the_deprecated_zone_labels_first)
     ks_snapshot *s = ks__snapshot_new();
     /* upstream GetZoneKey prefers failure-domain.beta.kubernetes.io/{zone,region}. */
     add_node(c, mknode_labels("a1", "'failure-domain.beta.kubernetes.io/zone':'a'"));
-    add_node(c, mknode_labels("a2", "'failure-domain.beta.kubernetes.io/zone':'a','topology.kubernetes.io/zone':'b'"));
+    add_node(c,
+             mknode_labels(
+                 "a2",
+                 "'failure-domain.beta.kubernetes.io/zone':'a','topology.kubernetes.io/zone':'b'"));
     add_node(c, mknode("b1", "b"));
     update(c, s);
     cr_expect_str_eq(order(s), "a1,b1,a2");
@@ -745,9 +757,11 @@ Test(cache, sums_extended_resources_per_node)
     char err[256];
     add_node(c, mknode("n1", NULL));
     const char *texts[] = {
-        "{\"metadata\":{\"name\":\"a\",\"uid\":\"a\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+        "{\"metadata\":{\"name\":\"a\",\"uid\":\"a\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":"
+        "[{\"name\":\"c\","
         "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\",\"example.com/foo\":\"1\"}}}]}}",
-        "{\"metadata\":{\"name\":\"b\",\"uid\":\"b\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+        "{\"metadata\":{\"name\":\"b\",\"uid\":\"b\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":"
+        "[{\"name\":\"c\","
         "\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
     };
     for (int i = 0; i < 2; i++) {

@@ -51,7 +51,7 @@ static const char *load_err(const char *yaml)
     return err;
 }
 
-#define assert_has(msg, sub)                                                                    \
+#define assert_has(msg, sub)                                                                       \
     cr_assert(strstr((msg), (sub)) != NULL, "message lacks [%s]:\n%s", (sub), (msg))
 
 static void expect_error(const char *yaml, const char *sub1, const char *sub2)
@@ -173,10 +173,13 @@ Test(config, default_plugin_set_is_v1_34_multipoint_in_order)
 
 Test(config, default_plugin_args_are_added_sorted_for_enabled_kinds)
 {
-    static const char *const want[] = {"DefaultPreemption", "DynamicResources",
-                                       "InterPodAffinity",  "NodeAffinity",
+    static const char *const want[] = {"DefaultPreemption",
+                                       "DynamicResources",
+                                       "InterPodAffinity",
+                                       "NodeAffinity",
                                        "NodeResourcesBalancedAllocation",
-                                       "NodeResourcesFit",  "PodTopologySpread",
+                                       "NodeResourcesFit",
+                                       "PodTopologySpread",
                                        "VolumeBinding"};
     ks_config *c = load_ok(HDR);
     const ks_profile_config *p = &c->profiles[0];
@@ -195,7 +198,8 @@ Test(config, default_plugin_args_are_added_sorted_for_enabled_kinds)
     cr_assert_str_eq(json(pc_find(p, "NodeResourcesBalancedAllocation")->args),
                      "{\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\","
                      "\"weight\":1}]}");
-    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args), "{\"defaultingType\":\"System\"}");
+    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args),
+                     "{\"defaultingType\":\"System\"}");
     cr_assert_str_eq(json(pc_find(p, "NodeAffinity")->args), "{}");
     cr_assert_str_eq(json(pc_find(p, "VolumeBinding")->args), "{\"bindTimeoutSeconds\":600}");
     cr_assert_str_eq(json(pc_find(p, "DynamicResources")->args), "{\"filterTimeout\":\"10s\"}");
@@ -446,7 +450,8 @@ Test(config, missing_fields_of_known_args_are_filled)
                      "\"NodeResourcesFitArgs\",\"scoringStrategy\":{\"type\":\"LeastAllocated\","
                      "\"resources\":[{\"name\":\"cpu\",\"weight\":1},{\"name\":\"memory\","
                      "\"weight\":1}]}}");
-    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args), "{\"defaultingType\":\"System\"}");
+    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args),
+                     "{\"defaultingType\":\"System\"}");
     ks__config_free(c);
 }
 
@@ -468,7 +473,8 @@ Test(config, zero_values_of_known_args_get_their_defaults)
     cr_assert_str_eq(json(pc_find(p, "NodeResourcesFit")->args),
                      "{\"scoringStrategy\":{\"type\":\"MostAllocated\",\"resources\":[{\"name\":"
                      "\"cpu\",\"weight\":1},{\"name\":\"memory\",\"weight\":1}]}}");
-    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args), "{\"defaultingType\":\"System\"}");
+    cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args),
+                     "{\"defaultingType\":\"System\"}");
     ks__config_free(c);
 }
 
@@ -579,8 +585,8 @@ Test(config, plugin_path_resolves_against_the_config_directory)
 {
     char err[1024];
     ks_config *c = NULL;
-    int rc = ks__config_load_string(cfg_registry(), PLUGIN_PATH_CFG, "/etc/kubesched/cfg.yaml", &c, err,
-                                    sizeof(err));
+    int rc = ks__config_load_string(cfg_registry(), PLUGIN_PATH_CFG, "/etc/kubesched/cfg.yaml", &c,
+                                    err, sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(c->dir, "/etc/kubesched");
     cr_assert_str_eq(pc_find(&c->profiles[0], "MyPlugin")->so_path,
@@ -617,7 +623,8 @@ Test(config, missing_file_is_an_io_error)
 {
     char err[1024];
     ks_config *c = (ks_config *)1;
-    int rc = ks__config_load_file(cfg_registry(), "/nonexistent/kubesched.yaml", &c, err, sizeof(err));
+    int rc =
+        ks__config_load_file(cfg_registry(), "/nonexistent/kubesched.yaml", &c, err, sizeof(err));
     cr_assert_eq(rc, KS_EIO);
     cr_assert_null(c);
     assert_has(err, "/nonexistent/kubesched.yaml: cannot open the configuration");
@@ -645,7 +652,8 @@ Test(config, unknown_plugins_field_names_its_path_and_position)
                  "cfg.yaml:6:5: unknown field \"filtr\" in profiles[0].plugins",
                  "(valid: preEnqueue, queueSort, preFilter, filter,");
     expect_error(HDR "leaderElection: {leaderElection: true}\n",
-                 "unknown field \"leaderElection\" in leaderElection", "leaderElect, leaseDuration");
+                 "unknown field \"leaderElection\" in leaderElection",
+                 "leaderElect, leaseDuration");
     expect_error(HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: X, wieght: 1}]\n",
                  "unknown field \"wieght\" in profiles[0].plugins.filter.enabled[0]",
                  "(valid: name, weight)");
@@ -653,8 +661,9 @@ Test(config, unknown_plugins_field_names_its_path_and_position)
 
 Test(config, duplicate_field_is_refused)
 {
-    expect_error(HDR "parallelism: 4\nparallelism: 5\n", "cfg.yaml:4:1: duplicate field "
-                                                         "\"parallelism\"",
+    expect_error(HDR "parallelism: 4\nparallelism: 5\n",
+                 "cfg.yaml:4:1: duplicate field "
+                 "\"parallelism\"",
                  NULL);
     expect_error(HDR "profiles:\n- pluginConfig:\n  - name: X\n    args: {a: 1, a: 2}\n",
                  "duplicate field \"a\"", NULL);
@@ -662,11 +671,13 @@ Test(config, duplicate_field_is_refused)
 
 Test(config, wrong_types_say_what_was_expected)
 {
-    expect_error(HDR "parallelism: x\n", "cfg.yaml:3:14: parallelism: expected an integer, got "
-                                         "string \"x\"",
+    expect_error(HDR "parallelism: x\n",
+                 "cfg.yaml:3:14: parallelism: expected an integer, got "
+                 "string \"x\"",
                  NULL);
-    expect_error(HDR "parallelism: \"16\"\n", "parallelism: expected an integer, got string "
-                                              "\"16\"",
+    expect_error(HDR "parallelism: \"16\"\n",
+                 "parallelism: expected an integer, got string "
+                 "\"16\"",
                  NULL);
     expect_error(HDR "parallelism: 1.5\n", "expected an integer, got number 1.5", NULL);
     expect_error(HDR "parallelism: 4294967296\n", "does not fit in a 32-bit integer", NULL);
@@ -765,8 +776,8 @@ Test(config, backoff_rules)
                  "podMaxBackoffSeconds: Invalid value: 4: must be greater than or equal to "
                  "PodInitialBackoffSeconds",
                  NULL);
-    expect_error(HDR "podInitialBackoffSeconds: 11\n",
-                 "podMaxBackoffSeconds: Invalid value: 10", NULL);
+    expect_error(HDR "podInitialBackoffSeconds: 11\n", "podMaxBackoffSeconds: Invalid value: 10",
+                 NULL);
 }
 
 Test(config, leader_election_rules)
@@ -796,14 +807,16 @@ Test(config, scheduler_names_must_be_set_and_unique)
                  "cfg.yaml: profiles[1].schedulerName: Duplicate value: \"a\"", NULL);
     expect_error(HDR "profiles:\n- schedulerName: a\n- percentageOfNodesToScore: 5\n",
                  "profiles[1].schedulerName: Required value", NULL);
-    expect_error(HDR "profiles:\n- schedulerName: ''\n", "profiles[0].schedulerName: Required "
-                                                         "value",
+    expect_error(HDR "profiles:\n- schedulerName: ''\n",
+                 "profiles[0].schedulerName: Required "
+                 "value",
                  NULL);
 }
 
 Test(config, removed_plugins_are_refused)
 {
-    expect_error(HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: AzureDiskLimits}]\n",
+    expect_error(HDR
+                 "profiles:\n- plugins:\n    filter:\n      enabled: [{name: AzureDiskLimits}]\n",
                  "profiles[0].plugins.filter.enabled[0]: Invalid value: \"AzureDiskLimits\": was "
                  "invalid in version \"kubescheduler.config.k8s.io/v1\"",
                  NULL);
@@ -823,11 +836,11 @@ Test(config, negative_weights_are_refused)
 
 Test(config, queue_sort_must_be_the_same_for_all_profiles)
 {
-    expect_error(HDR "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n"
-                     "    queueSort:\n      enabled: [{name: Other}]\n"
-                     "      disabled: [{name: '*'}]\n",
-                 "profiles[1].plugins.queueSort: Invalid value:",
-                 "must be the same for all profiles");
+    expect_error(
+        HDR "profiles:\n- schedulerName: a\n- schedulerName: b\n  plugins:\n"
+            "    queueSort:\n      enabled: [{name: Other}]\n"
+            "      disabled: [{name: '*'}]\n",
+        "profiles[1].plugins.queueSort: Invalid value:", "must be the same for all profiles");
     expect_error(HDR "profiles:\n- schedulerName: a\n  plugins:\n    queueSort:\n"
                      "      enabled: [{name: A}, {name: B}]\n",
                  "profiles[0].plugins.queueSort.enabled: Invalid value: 2: only one queue sort "
@@ -872,11 +885,13 @@ Test(config, extenders_are_validated_then_refused)
 
 Test(config, plugin_path_must_be_a_non_empty_string)
 {
-    expect_error(HDR "profiles:\n- pluginConfig:\n  - name: X\n    args: {kubeschedPluginPath: 5}\n",
+    expect_error(HDR
+                 "profiles:\n- pluginConfig:\n  - name: X\n    args: {kubeschedPluginPath: 5}\n",
                  "profiles[0].pluginConfig[0].args.kubeschedPluginPath: expected a non-empty "
                  "string",
                  NULL);
-    expect_error(HDR "profiles:\n- pluginConfig:\n  - name: X\n    args: {kubeschedPluginPath: ''}\n",
+    expect_error(HDR
+                 "profiles:\n- pluginConfig:\n  - name: X\n    args: {kubeschedPluginPath: ''}\n",
                  "kubeschedPluginPath: expected a non-empty string", NULL);
 }
 
@@ -884,7 +899,8 @@ Test(config, plugin_path_must_be_a_non_empty_string)
  * Refusals: args of in-tree kinds
  * ------------------------------------------------------------------------------------------- */
 
-#define FIT_ARGS(body) HDR "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n" body
+#define FIT_ARGS(body)                                                                             \
+    HDR "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n" body
 
 Test(config, fit_resource_weight_must_be_within_0_and_100)
 {
@@ -937,19 +953,21 @@ Test(config, fit_requested_to_capacity_ratio_shape_rules)
 
 Test(config, rtcr_with_a_valid_shape_is_accepted)
 {
-    ks_config *c = load_ok(FIT_ARGS("      scoringStrategy:\n        type: RequestedToCapacityRatio\n"
-                                    "        requestedToCapacityRatio:\n"
-                                    "          shape: [{utilization: 0, score: 0}, {utilization: "
-                                    "100, score: 10}]\n"));
+    ks_config *c =
+        load_ok(FIT_ARGS("      scoringStrategy:\n        type: RequestedToCapacityRatio\n"
+                         "        requestedToCapacityRatio:\n"
+                         "          shape: [{utilization: 0, score: 0}, {utilization: "
+                         "100, score: 10}]\n"));
     ks__config_free(c);
 }
 
 Test(config, fit_ignored_resource_groups_cannot_contain_a_slash)
 {
-    expect_error(FIT_ARGS("      ignoredResourceGroups: [example.com/gpu]\n"),
-                 "args.ignoredResourceGroups[0]: Invalid value: \"example.com/gpu\": resource group "
-                 "name can't contain '/'",
-                 NULL);
+    expect_error(
+        FIT_ARGS("      ignoredResourceGroups: [example.com/gpu]\n"),
+        "args.ignoredResourceGroups[0]: Invalid value: \"example.com/gpu\": resource group "
+        "name can't contain '/'",
+        NULL);
 }
 
 Test(config, known_args_refuse_unknown_fields_and_wrong_types)
@@ -1031,8 +1049,8 @@ static ks_code fake_filter(void *s, ks_cycle *c, const ks_pod *p, const ks_node_
 {
     return KS_SUCCESS;
 }
-static ks_code fake_pre_score(void *s, ks_cycle *c, const ks_pod *p,
-                              const ks_node_info *const *n, size_t nn, ks_status *st)
+static ks_code fake_pre_score(void *s, ks_cycle *c, const ks_pod *p, const ks_node_info *const *n,
+                              size_t nn, ks_status *st)
 {
     return KS_SUCCESS;
 }
@@ -1052,16 +1070,18 @@ static ks_code fake_bind(void *s, ks_cycle *c, const ks_pod *p, ks_sym n, ks_sta
     return KS_SKIP;
 }
 
-static const ks_plugin_desc fake_sort = {.size = sizeof(ks_plugin_desc), .name = "FakeSort",
-                                         .less = fake_less};
-static const ks_plugin_desc fake_sort2 = {.size = sizeof(ks_plugin_desc), .name = "FakeSort2",
-                                          .less = fake_less};
-static const ks_plugin_desc fake_filter_d = {.size = sizeof(ks_plugin_desc),
-                                             .name = "FakeFilter", .filter = fake_filter};
-static const ks_plugin_desc fake_filter2 = {.size = sizeof(ks_plugin_desc),
-                                            .name = "FakeFilter2", .filter = fake_filter};
-static const ks_plugin_desc fake_score_d = {.size = sizeof(ks_plugin_desc), .name = "FakeScore",
-                                            .pre_score = fake_pre_score, .score = fake_score};
+static const ks_plugin_desc fake_sort = {
+    .size = sizeof(ks_plugin_desc), .name = "FakeSort", .less = fake_less};
+static const ks_plugin_desc fake_sort2 = {
+    .size = sizeof(ks_plugin_desc), .name = "FakeSort2", .less = fake_less};
+static const ks_plugin_desc fake_filter_d = {
+    .size = sizeof(ks_plugin_desc), .name = "FakeFilter", .filter = fake_filter};
+static const ks_plugin_desc fake_filter2 = {
+    .size = sizeof(ks_plugin_desc), .name = "FakeFilter2", .filter = fake_filter};
+static const ks_plugin_desc fake_score_d = {.size = sizeof(ks_plugin_desc),
+                                            .name = "FakeScore",
+                                            .pre_score = fake_pre_score,
+                                            .score = fake_score};
 static const ks_plugin_desc fake_multi = {.size = sizeof(ks_plugin_desc),
                                           .name = "FakeMulti",
                                           .pre_filter = fake_pre_filter,
@@ -1069,8 +1089,8 @@ static const ks_plugin_desc fake_multi = {.size = sizeof(ks_plugin_desc),
                                           .score = fake_score,
                                           .unreserve = fake_unreserve,
                                           .permit = fake_permit};
-static const ks_plugin_desc fake_bind_d = {.size = sizeof(ks_plugin_desc), .name = "FakeBind",
-                                           .bind = fake_bind};
+static const ks_plugin_desc fake_bind_d = {
+    .size = sizeof(ks_plugin_desc), .name = "FakeBind", .bind = fake_bind};
 
 static ks_registry *fake_registry(void)
 {
@@ -1291,7 +1311,8 @@ Test(config, plan_plugin_at_a_point_it_does_not_implement_is_refused)
 {
     const char *msg = plan_err(fake_cfg("", "    filter:\n"
                                             "      enabled: [{name: FakeBind}]\n"));
-    assert_has(msg, "profiles[0].plugins.filter: plugin \"FakeBind\" does not extend Filter plugin");
+    assert_has(msg,
+               "profiles[0].plugins.filter: plugin \"FakeBind\" does not extend Filter plugin");
     assert_has(msg, "(it implements: Bind)");
 }
 
@@ -1467,8 +1488,8 @@ static const ks_plugin_desc fake_oot = {.size = sizeof(ks_plugin_desc),
                                         .filter = fake_filter,
                                         .args_schema = &oot_args};
 
-#define OOT_CFG(args)                                                                           \
-    HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: FakeOot}]\n"               \
+#define OOT_CFG(args)                                                                              \
+    HDR "profiles:\n- plugins:\n    filter:\n      enabled: [{name: FakeOot}]\n"                   \
         "  pluginConfig:\n  - name: FakeOot\n    args: " args "\n"
 
 /* The in-tree plugins plus FakeOot, as after the loader added a shared object's plugin. */
@@ -1487,8 +1508,9 @@ Test(config, out_of_tree_unknown_arg_is_refused_with_the_field_path)
     ks_config *c = load_ok(OOT_CFG("{kubeschedPluginPath: liboot.so, minCPUU: 2}"));
     ks_registry *reg = oot_registry();
     cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_EINVAL);
-    cr_assert_str_eq(err, "cfg.yaml:9:44: profiles[0].pluginConfig[0].args: unknown field \"minCPUU\" "
-                          "(valid: minCPU, requiredLabel)");
+    cr_assert_str_eq(err,
+                     "cfg.yaml:9:44: profiles[0].pluginConfig[0].args: unknown field \"minCPUU\" "
+                     "(valid: minCPU, requiredLabel)");
     ks__registry_free(reg);
     ks__config_free(c);
 }
@@ -1499,8 +1521,9 @@ Test(config, out_of_tree_arg_of_the_wrong_type_is_refused)
     ks_config *c = load_ok(OOT_CFG("{requiredLabel: [a, b]}"));
     ks_registry *reg = oot_registry();
     cr_assert_eq(ks__config_check_plugin_args(c, reg, err, sizeof(err)), KS_ETYPE);
-    cr_assert_str_eq(err, "cfg.yaml:9:12: profiles[0].pluginConfig[0].args.requiredLabel: expected a "
-                          "string, got a list");
+    cr_assert_str_eq(err,
+                     "cfg.yaml:9:12: profiles[0].pluginConfig[0].args.requiredLabel: expected a "
+                     "string, got a list");
     ks__registry_free(reg);
     ks__config_free(c);
 }
@@ -1543,8 +1566,9 @@ Test(config, out_of_tree_validate_args_reports_with_the_field_path)
     /* Registered before the file loads (as the in-tree module is), it is checked by the load. */
     reg = th_registry_new();
     cr_assert_eq(ks__registry_add(reg, &fake_rules, "test", err, sizeof(err)), 0);
-    cr_assert_lt(ks__config_load_string(reg, HDR "profiles:\n- pluginConfig:\n  - name: FakeRules\n"
-                                             "    args: {low: 50}\n",
+    cr_assert_lt(ks__config_load_string(reg,
+                                        HDR "profiles:\n- pluginConfig:\n  - name: FakeRules\n"
+                                            "    args: {low: 50}\n",
                                         "cfg.yaml", &c, err, sizeof(err)),
                  0);
     cr_assert_str_eq(err, "cfg.yaml: profiles[0].pluginConfig[0].args.high: Invalid value: 10: "

@@ -167,8 +167,8 @@ static void start_with(const char *yaml, uint64_t seed, int metrics)
     cr_assert_eq(ks__registry_add(t.reg, &recorder_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &flat_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &denier_desc, "test", err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(ks__config_load_string(t.reg, yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0, "%s",
-                 err);
+    cr_assert_eq(ks__config_load_string(t.reg, yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
     if (metrics) {
         t.r = ks__metrics_create();
@@ -188,10 +188,7 @@ static void start_with(const char *yaml, uint64_t seed, int metrics)
     cr_assert_eq(ks__scheduler_new(&o, &t.s, err, sizeof(err)), 0, "%s", err);
 }
 
-static void start(const char *yaml, uint64_t seed)
-{
-    start_with(yaml, seed, 0);
-}
+static void start(const char *yaml, uint64_t seed) { start_with(yaml, seed, 0); }
 
 static void nodes(size_t n)
 {
@@ -382,8 +379,8 @@ Test(cycle, without_score_plugins_the_first_feasible_node_is_taken)
 
 static uint64_t point_count(const char *ep, const char *status)
 {
-    return ks__metrics_count(KS_METRICS_WITH(t.m.framework_extension_point_duration, ep, status,
-                                             "default-scheduler"));
+    return ks__metrics_count(
+        KS_METRICS_WITH(t.m.framework_extension_point_duration, ep, status, "default-scheduler"));
 }
 
 /* The nominated node's Filter is one timed Filter point, inside the goroutines{Filter} gauge
@@ -419,10 +416,10 @@ Test(cycle, a_permit_rejection_names_its_plugin_as_the_rejector)
     nodes(3);
     const seen_cycle *c = schedule("p", NULL);
     cr_assert_eq(c->host, KS_SYM_ABSENT);
-    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.schedule_attempts, "unschedulable",
-                                                   "default-scheduler")),
+    cr_assert_eq(ks__metrics_value(
+                     KS_METRICS_WITH(t.m.schedule_attempts, "unschedulable", "default-scheduler")),
                  1);
-    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.unschedulable_pods, "Denier",
-                                                   "default-scheduler")),
-                 1);
+    cr_assert_eq(
+        ks__metrics_value(KS_METRICS_WITH(t.m.unschedulable_pods, "Denier", "default-scheduler")),
+        1);
 }

@@ -67,11 +67,20 @@ static void *rec_create(const char *name, const ks_args *args)
     r->args = args;
     return r;
 }
-static void *reca_create(const ks_args *a, ks_error *e) { (void)e; return rec_create("RecA", a); }
-static void *recb_create(const ks_args *a, ks_error *e) { (void)e; return rec_create("RecB", a); }
+static void *reca_create(const ks_args *a, ks_error *e)
+{
+    (void)e;
+    return rec_create("RecA", a);
+}
+static void *recb_create(const ks_args *a, ks_error *e)
+{
+    (void)e;
+    return rec_create("RecB", a);
+}
 static void rec_destroy(void *self) { free(self); }
 
-static ks_code rec_pre_filter(void *self, ks_cycle *c, const ks_pod *p, ks_prefilter_result *res, ks_status *st)
+static ks_code rec_pre_filter(void *self, ks_cycle *c, const ks_pod *p, ks_prefilter_result *res,
+                              ks_status *st)
 {
     rec *r = self;
     const char *only = NULL;
@@ -85,7 +94,8 @@ static ks_code rec_pre_filter(void *self, ks_cycle *c, const ks_pod *p, ks_prefi
     return behaviour(r, "PreFilter", st);
 }
 
-static ks_code rec_filter(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni, ks_status *st)
+static ks_code rec_filter(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni,
+                          ks_status *st)
 {
     rec *r = self;
     const char *node = NULL;
@@ -104,14 +114,16 @@ static ks_code rec_post_filter(void *self, ks_cycle *c, const ks_pod *p, const k
     return behaviour(r, "PostFilter", st);
 }
 
-static ks_code rec_pre_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *const *n, size_t nn, ks_status *st)
+static ks_code rec_pre_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *const *n,
+                             size_t nn, ks_status *st)
 {
     rec *r = self;
     record(r->name, "PreScore");
     return behaviour(r, "PreScore", st);
 }
 
-static ks_code rec_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni, int64_t *score, ks_status *st)
+static ks_code rec_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni,
+                         int64_t *score, ks_status *st)
 {
     rec *r = self;
     int64_t v = 0;
@@ -123,7 +135,8 @@ static ks_code rec_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node
     return behaviour(r, "Score", st);
 }
 
-static ks_code rec_normalize(void *self, ks_cycle *c, const ks_pod *p, ks_node_score *s, size_t n, ks_status *st)
+static ks_code rec_normalize(void *self, ks_cycle *c, const ks_pod *p, ks_node_score *s, size_t n,
+                             ks_status *st)
 {
     rec *r = self;
     int64_t mul = 1;
@@ -147,7 +160,8 @@ static void rec_unreserve(void *self, ks_cycle *c, const ks_pod *p, ks_sym node)
     record(r->name, "Unreserve");
 }
 
-static ks_code rec_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, int64_t *timeout, ks_status *st)
+static ks_code rec_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, int64_t *timeout,
+                          ks_status *st)
 {
     rec *r = self;
     int64_t t = 0;
@@ -178,13 +192,23 @@ static void rec_post_bind(void *self, ks_cycle *c, const ks_pod *p, ks_sym node)
     record(r->name, "PostBind");
 }
 
-#define REC_DESC(sym, NAME, CREATE_FN)                                                                 \
-    static const ks_plugin_desc sym = {                                                             \
-        .size = sizeof(ks_plugin_desc), .name = NAME, .create = CREATE_FN, .destroy = rec_destroy,     \
-        .pre_filter = rec_pre_filter, .filter = rec_filter, .post_filter = rec_post_filter,         \
-        .pre_score = rec_pre_score, .score = rec_score, .normalize_score = rec_normalize,           \
-        .reserve = rec_reserve, .unreserve = rec_unreserve, .permit = rec_permit,                   \
-        .pre_bind = rec_pre_bind, .bind = rec_bind, .post_bind = rec_post_bind}
+#define REC_DESC(sym, NAME, CREATE_FN)                                                             \
+    static const ks_plugin_desc sym = {.size = sizeof(ks_plugin_desc),                             \
+                                       .name = NAME,                                               \
+                                       .create = CREATE_FN,                                        \
+                                       .destroy = rec_destroy,                                     \
+                                       .pre_filter = rec_pre_filter,                               \
+                                       .filter = rec_filter,                                       \
+                                       .post_filter = rec_post_filter,                             \
+                                       .pre_score = rec_pre_score,                                 \
+                                       .score = rec_score,                                         \
+                                       .normalize_score = rec_normalize,                           \
+                                       .reserve = rec_reserve,                                     \
+                                       .unreserve = rec_unreserve,                                 \
+                                       .permit = rec_permit,                                       \
+                                       .pre_bind = rec_pre_bind,                                   \
+                                       .bind = rec_bind,                                           \
+                                       .post_bind = rec_post_bind}
 REC_DESC(reca_desc, "RecA", reca_create);
 REC_DESC(recb_desc, "RecB", recb_create);
 
@@ -214,8 +238,8 @@ static ks_code source_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status 
     return KS_SUCCESS;
 }
 
-static void obs_cycle(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile, const char *result,
-                      ks_sym node, const char *message, const ks_explain *ex)
+static void obs_cycle(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                      const char *result, ks_sym node, const char *message, const ks_explain *ex)
 {
     world *w = ctx;
     pthread_mutex_lock(&w->mu);
@@ -225,8 +249,8 @@ static void obs_cycle(void *ctx, uint64_t seq, const ks_pod *pod, const char *pr
     pthread_mutex_unlock(&w->mu);
 }
 
-static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile, const char *result,
-                     ks_sym node, const char *message)
+static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
+                     const char *result, ks_sym node, const char *message)
 {
     world *w = ctx;
     pthread_mutex_lock(&w->mu);
@@ -261,11 +285,15 @@ static void world_new(const char *reca_args, const char *recb_args, int with_def
              with_default_binder ? ", {name: DefaultBinder}" : "", reca_args ? reca_args : "{}",
              recb_args ? recb_args : "{}");
     W.reg = th_registry_new();
-    cr_assert_eq(ks__config_load_string(W.reg, yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_load_string(W.reg, yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert_eq(ks__registry_add(W.reg, &reca_desc, "test", err, sizeof(err)), 0);
     cr_assert_eq(ks__registry_add(W.reg, &recb_desc, "test", err, sizeof(err)), 0);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
-    ks_scheduler_opts o = {.cfg = W.cfg, .plans = W.plans, .seed = 1, .binding_workers = 2,
+    ks_scheduler_opts o = {.cfg = W.cfg,
+                           .plans = W.plans,
+                           .seed = 1,
+                           .binding_workers = 2,
                            .source = {&W, source_bind, NULL, NULL},
                            .observer = {&W, obs_cycle, obs_bind}};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
@@ -284,7 +312,10 @@ static void add_node(const char *name, const char *cpu)
 {
     char json[512], err[256];
     ks_node *node;
-    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}", name, cpu);
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"allocatable\":{\"cpu\":\"%s\","
+             "\"memory\":\"8Gi\",\"pods\":\"110\"}}}",
+             name, cpu);
     cJSON *o = cJSON_Parse(json);
     cr_assert_eq(ks__node_from_json(o, &node, err, sizeof(err)), 0, "%s", err);
     cJSON_Delete(o);
@@ -296,7 +327,10 @@ static void add_pod(const char *name)
 {
     char json[512], err[256];
     ks_pod *pod;
-    snprintf(json, sizeof(json), "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}", name, name);
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},\"spec\":{\"containers\":[{"
+             "\"name\":\"c\"}]}}",
+             name, name);
     cJSON *o = cJSON_Parse(json);
     cr_assert_eq(ks__pod_from_json(o, &pod, err, sizeof(err)), 0, "%s", err);
     cJSON_Delete(o);
@@ -319,9 +353,10 @@ Test(framework, runs_extension_points_in_upstream_order_for_one_node)
     add_pod("p");
     schedule();
     /* One feasible node: no PreScore/Score (upstream takes it directly). */
-    cr_assert_str_eq(call_log, "RecA.PreFilter RecB.PreFilter RecA.Filter RecB.Filter RecA.Reserve RecB.Reserve "
-                               "RecA.Permit RecB.Permit RecA.PreBind RecB.PreBind RecA.Bind "
-                               "RecA.PostBind RecB.PostBind");
+    cr_assert_str_eq(
+        call_log, "RecA.PreFilter RecB.PreFilter RecA.Filter RecB.Filter RecA.Reserve RecB.Reserve "
+                  "RecA.Permit RecB.Permit RecA.PreBind RecB.PreBind RecA.Bind "
+                  "RecA.PostBind RecB.PostBind");
     cr_assert_str_eq(W.result, "Scheduled");
     world_free();
 }
@@ -381,13 +416,15 @@ Test(framework, prefilter_skip_skips_that_plugins_filter)
     add_node("n1", "4");
     add_pod("p");
     schedule();
-    cr_assert(strstr(call_log, "RecA.PreFilter RecB.PreFilter RecB.Filter RecA.Reserve"), "%s", call_log);
+    cr_assert(strstr(call_log, "RecA.PreFilter RecB.PreFilter RecB.Filter RecA.Reserve"), "%s",
+              call_log);
     world_free();
 }
 
 Test(framework, prefilter_unresolvable_stops_and_reports_all_nodes)
 {
-    world_new("{PreFilter: 'Unresolvable:pod is not ready', PostFilter: Unschedulable}", "{PostFilter: Unschedulable}", 1);
+    world_new("{PreFilter: 'Unresolvable:pod is not ready', PostFilter: Unschedulable}",
+              "{PostFilter: Unschedulable}", 1);
     add_node("n1", "4");
     add_node("n2", "4");
     add_pod("p");
@@ -407,7 +444,9 @@ Test(framework, prefilter_node_subsets_intersect_and_name_the_plugins_when_empty
     add_pod("p");
     schedule();
     cr_assert_str_eq(W.result, "Unschedulable");
-    cr_assert_str_eq(W.message, "0/3 nodes are available: node(s) didn't satisfy plugin(s) [RecA RecB] simultaneously.");
+    cr_assert_str_eq(
+        W.message,
+        "0/3 nodes are available: node(s) didn't satisfy plugin(s) [RecA RecB] simultaneously.");
     world_free();
 }
 
@@ -425,7 +464,8 @@ Test(framework, prefilter_subset_limits_evaluated_nodes)
 
 Test(framework, rejections_of_every_node_are_counted)
 {
-    world_new("{Filter: 'Unschedulable:zeta', filterNode: ''}", "{Filter: 'Unresolvable:alpha'}", 1);
+    world_new("{Filter: 'Unschedulable:zeta', filterNode: ''}", "{Filter: 'Unresolvable:alpha'}",
+              1);
     char name[16];
     for (int i = 0; i < 10; i++) {
         snprintf(name, sizeof(name), "n%d", i);
@@ -441,7 +481,8 @@ Test(framework, rejections_of_every_node_are_counted)
 
 Test(framework, histogram_sorts_counts_as_strings)
 {
-    world_new("{Filter: 'Unschedulable:Insufficient cpu', filterNode: n0}", "{Filter: 'Unresolvable:node(s) had untolerated taint {a: b}'}", 1);
+    world_new("{Filter: 'Unschedulable:Insufficient cpu', filterNode: n0}",
+              "{Filter: 'Unresolvable:node(s) had untolerated taint {a: b}'}", 1);
     char name[16];
     for (int i = 0; i < 12; i++) {
         snprintf(name, sizeof(name), "n%d", i);
@@ -449,8 +490,11 @@ Test(framework, histogram_sorts_counts_as_strings)
     }
     add_pod("p");
     schedule();
-    /* n0 fails RecA (Insufficient cpu), the 11 others fail RecB: "1 Insufficient cpu" sorts before "11 node(s)". */
-    cr_assert_str_eq(W.message, "0/12 nodes are available: 1 Insufficient cpu, 11 node(s) had untolerated taint {a: b}.");
+    /* n0 fails RecA (Insufficient cpu), the 11 others fail RecB: "1 Insufficient cpu" sorts before
+     * "11 node(s)". */
+    cr_assert_str_eq(
+        W.message,
+        "0/12 nodes are available: 1 Insufficient cpu, 11 node(s) had untolerated taint {a: b}.");
     world_free();
 }
 
@@ -471,7 +515,8 @@ Test(framework, reserve_failure_unreserves_in_reverse_order)
     add_node("n1", "4");
     add_pod("p");
     schedule();
-    cr_assert(strstr(call_log, "RecA.Reserve RecB.Reserve RecB.Unreserve RecA.Unreserve"), "%s", call_log);
+    cr_assert(strstr(call_log, "RecA.Reserve RecB.Reserve RecB.Unreserve RecA.Unreserve"), "%s",
+              call_log);
     cr_assert_str_eq(W.result, "Unschedulable");
     cr_assert_str_eq(W.message, "0/1 nodes are available: 1 no room.");
     world_free();
@@ -495,7 +540,9 @@ Test(framework, permit_wait_times_out_with_upstream_message)
     add_pod("p");
     schedule();
     cr_assert_str_eq(W.result, "Unschedulable");
-    cr_assert_str_eq(W.message, "0/1 nodes are available: 1 rejected due to timeout after waiting 50ms at plugin RecA.");
+    cr_assert_str_eq(
+        W.message,
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 50ms at plugin RecA.");
     cr_assert(strstr(W.message, "at plugin RecA"), "%s", W.message);
     cr_assert(strstr(call_log, "RecB.Unreserve RecA.Unreserve"), "%s", call_log);
     world_free();
@@ -549,7 +596,8 @@ Test(framework, invalid_normalized_score_is_an_error)
     add_pod("p");
     schedule();
     cr_assert_str_eq(W.result, "Error");
-    cr_assert_str_eq(W.message, "plugin RecA returns an invalid score 120, it should in the range of [0, 100] after normalizing");
+    cr_assert_str_eq(W.message, "plugin RecA returns an invalid score 120, it should in the range "
+                                "of [0, 100] after normalizing");
     world_free();
 }
 
@@ -566,10 +614,10 @@ Test(framework, num_feasible_nodes_to_find_matches_upstream)
 {
     cr_assert_eq(ks__num_feasible_nodes_to_find(0, 10), 10);
     cr_assert_eq(ks__num_feasible_nodes_to_find(0, 99), 99);
-    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 100), 100);   /* 50-0=50% -> 50 -> min 100 */
-    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 1000), 420);  /* 50 - 8 = 42% */
-    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 5000), 500);  /* 50 - 40 = 10% */
-    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 6000), 300);  /* 50 - 48 = 2% -> floor 5% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 100), 100);  /* 50-0=50% -> 50 -> min 100 */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 1000), 420); /* 50 - 8 = 42% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 5000), 500); /* 50 - 40 = 10% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 6000), 300); /* 50 - 48 = 2% -> floor 5% */
     cr_assert_eq(ks__num_feasible_nodes_to_find(30, 1000), 300);
     cr_assert_eq(ks__num_feasible_nodes_to_find(1, 1000), 100);
     cr_assert_eq(ks__num_feasible_nodes_to_find(100, 1000), 1000);

@@ -1,7 +1,7 @@
 /*
- * The health and metrics HTTP server (core/live/httpserver.c), over real sockets on 127.0.0.1: a raw
- * socket client that writes the request bytes itself (so malformed requests can be sent too) and
- * libcurl for one scrape the way a real client parses it. Every server binds port 0 and asks
+ * The health and metrics HTTP server (core/live/httpserver.c), over real sockets on 127.0.0.1: a
+ * raw socket client that writes the request bytes itself (so malformed requests can be sent too)
+ * and libcurl for one scrape the way a real client parses it. Every server binds port 0 and asks
  * which port it got, so tests never collide.
  */
 #include <criterion/criterion.h>
@@ -108,10 +108,7 @@ static ks_httpserver *start(const ks_httpserver_opts *o)
     return s;
 }
 
-static int flag_ready(void *ctx)
-{
-    return atomic_load((atomic_int *)ctx);
-}
+static int flag_ready(void *ctx) { return atomic_load((atomic_int *)ctx); }
 
 Test(httpserver, health_endpoints_answer_ok)
 {
@@ -183,7 +180,8 @@ Test(httpserver, health_checks_and_checks_before_shutdown)
     expect(port, "/readyz?verbose", 200,
            "[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed\n");
     atomic_store(&leader_ok, 0);
-    expect(port, "/healthz", 500, "[-]leaderElection failed: reason withheld\nhealthz check failed\n");
+    expect(port, "/healthz", 500,
+           "[-]leaderElection failed: reason withheld\nhealthz check failed\n");
     expect(port, "/readyz", 500,
            "[-]leaderElection failed: reason withheld\n[+]shutdown ok\n[+]sched-handler-sync ok\n"
            "readyz check failed\n");

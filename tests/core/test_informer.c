@@ -115,7 +115,8 @@ static void setup(void)
     memset(&W, 0, sizeof(W));
     ks__host_init();
     W.reg = th_registry_new();
-    cr_assert_eq(ks__config_load_string(W.reg, "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    cr_assert_eq(ks__config_load_string(W.reg,
+                                        "apiVersion: kubescheduler.config.k8s.io/v1\n"
                                         "kind: KubeSchedulerConfiguration\n"
                                         "profiles:\n- schedulerName: kubesched\n",
                                         "test.yaml", &W.cfg, err, sizeof(err)),
@@ -170,14 +171,15 @@ static cJSON *json(const char *text)
     return j;
 }
 
-#define NODE(name, uid, cpu)                                                                          \
-    "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid      \
-    "\",\"resourceVersion\":\"1\"},\"status\":{\"allocatable\":{\"cpu\":\"" cpu                       \
+#define NODE(name, uid, cpu)                                                                       \
+    "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name "\",\"uid\":\"" uid  \
+    "\",\"resourceVersion\":\"1\"},\"status\":{\"allocatable\":{\"cpu\":\"" cpu                    \
     "\",\"memory\":\"8Gi\",\"pods\":\"110\"}}}"
-#define POD(name, uid, rv, node, cpu)                                                                 \
-    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name                          \
-    "\",\"namespace\":\"default\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\"},"                \
-    "\"spec\":{\"schedulerName\":\"kubesched\",\"nodeName\":\"" node "\",\"containers\":[{\"name\":" \
+#define POD(name, uid, rv, node, cpu)                                                              \
+    "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" name                       \
+    "\",\"namespace\":\"default\",\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\"},"            \
+    "\"spec\":{\"schedulerName\":\"kubesched\",\"nodeName\":\"" node                               \
+    "\",\"containers\":[{\"name\":"                                                                \
     "\"c\",\"resources\":{\"requests\":{\"cpu\":\"" cpu "\"}}}]}}"
 
 static int feed_event(const char *type, cJSON *obj, void *ud)
@@ -205,15 +207,30 @@ Test(informer, bad_watch_events_are_logged_and_skipped_and_later_ones_land, .ini
     /* One watch stream: the bad events come first, the good ones after them. */
     const char *stream =
         "this is not JSON\n"
-        "{\"type\":\"ADDED\",\"object\":" POD("bad-qty", "uid-bad", "10", "", "12x") "}\n"
-        "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"no-uid\","
-        "\"namespace\":\"default\"},\"spec\":{\"schedulerName\":\"kubesched\",\"containers\":[]}}}\n"
-        "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"gone\"}}}\n"
-        "{\"type\":\"ADDED\",\"object\":" POD("pending-1", "uid-p1", "11", "", "100m") "}\n"
-        "{\"type\":\"ADDED\",\"object\":" POD("bound-1", "uid-b1", "12", "n1", "1") "}\n"
-        "{\"type\":\"ADDED\",\"object\":" POD("bound-2", "uid-b2", "13", "n1", "1") "}\n"
-        "{\"type\":\"DELETED\",\"object\":" POD("bound-2", "uid-b2", "14", "n1", "1") "}\n"
-        "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"20\"}}}\n";
+        "{\"type\":\"ADDED\",\"object\":" POD(
+            "bad-qty", "uid-bad", "10", "",
+            "12x") "}\n"
+                   "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"no-"
+                   "uid\","
+                   "\"namespace\":\"default\"},\"spec\":{\"schedulerName\":\"kubesched\","
+                   "\"containers\":[]}}}\n"
+                   "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                   "\"gone\"}}}\n"
+                   "{\"type\":\"ADDED\",\"object\":" POD(
+                       "pending-1", "uid-p1", "11", "",
+                       "100m") "}\n"
+                               "{\"type\":\"ADDED\",\"object\":" POD(
+                                   "bound-1", "uid-b1", "12", "n1",
+                                   "1") "}\n"
+                                        "{\"type\":\"ADDED\",\"object\":" POD(
+                                            "bound-2", "uid-b2", "13", "n1",
+                                            "1") "}\n"
+                                                 "{\"type\":\"DELETED\",\"object\":" POD(
+                                                     "bound-2", "uid-b2", "14", "n1",
+                                                     "1") "}\n"
+                                                          "{\"type\":\"BOOKMARK\",\"object\":{"
+                                                          "\"kind\":\"Pod\",\"metadata\":{"
+                                                          "\"resourceVersion\":\"20\"}}}\n";
     once_srv o;
     once_start(&o, stream);
     char *kcfile = NULL, err[512] = "";
@@ -242,16 +259,21 @@ Test(informer, bad_watch_events_are_logged_and_skipped_and_later_ones_land, .ini
 
     counts(&pending, &assigned, &nodes);
     cr_expect_eq(pending, 1, "pending-1 is queued (and nothing else): %zu", pending);
-    cr_expect_eq(assigned, 1, "bound-1 is in the cache, bound-2 was added and deleted: %zu", assigned);
+    cr_expect_eq(assigned, 1, "bound-1 is in the cache, bound-2 was added and deleted: %zu",
+                 assigned);
     cr_expect_eq(W.pods.known.len, 2, "known: pending-1 and bound-1, got %zu", W.pods.known.len);
 
     const char *log = log_text();
-    cr_expect(strstr(log, "GET /api/v1/pods (watch): skipped event 1: not a JSON object: this is not JSON"),
+    cr_expect(
+        strstr(log,
+               "GET /api/v1/pods (watch): skipped event 1: not a JSON object: this is not JSON"),
+        "%s", log);
+    cr_expect(strstr(log, "Pod default/bad-qty: ") && strstr(log, "12x") &&
+                  strstr(log, ": skipped"),
               "%s", log);
-    cr_expect(strstr(log, "Pod default/bad-qty: ") && strstr(log, "12x") && strstr(log, ": skipped"), "%s",
-              log);
     cr_expect(strstr(log, "Pod without metadata.uid / metadata.name: skipped"), "%s", log);
-    cr_expect(strstr(log, "Pod informer: DELETED event without metadata.uid (gone): skipped"), "%s", log);
+    cr_expect(strstr(log, "Pod informer: DELETED event without metadata.uid (gone): skipped"), "%s",
+              log);
 
     free(rv);
     ks__api_destroy(api);
@@ -294,7 +316,8 @@ Test(informer, relist_deletes_what_the_new_list_lacks_and_counts_nothing_twice, 
     ks__informer_end_list(&W.pods);
 
     counts(&pending, &assigned, &nodes);
-    cr_expect_eq(nodes, 2, "n2 re-created under the same name stays in the cache: %zu nodes", nodes);
+    cr_expect_eq(nodes, 2, "n2 re-created under the same name stays in the cache: %zu nodes",
+                 nodes);
     cr_expect_eq(assigned, 2, "a (new uid) and p: %zu assigned pods", assigned);
     cr_expect_eq(pending, 1, "only c is pending: %zu", pending);
     cr_expect_eq(W.pods.known.len, 3);

@@ -56,7 +56,8 @@ static void setup(void)
     /* Free a reclaimed string at once (no stale reader runs here), so the figures are exact. */
     ks__intern_set_grace_ns(0);
     W.reg = th_registry_new();
-    cr_assert_eq(ks__config_load_string(W.reg, "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    cr_assert_eq(ks__config_load_string(W.reg,
+                                        "apiVersion: kubescheduler.config.k8s.io/v1\n"
                                         "kind: KubeSchedulerConfiguration\n"
                                         "profiles:\n- schedulerName: kubesched\n",
                                         "test.yaml", &W.cfg, err, sizeof(err)),
@@ -216,8 +217,8 @@ Test(intern, churned_pods_leave_the_tables_as_they_found_them_and_live_pods_keep
             "entries, %zu -> %zu bytes\n",
             CHURN_PODS, before.in.live, after.in.live, after.in.pinned, before.in.bytes,
             after.in.bytes, before.in.ids, after.in.ids, before.in.table_bytes,
-            after.in.table_bytes, before.shared_entries, after.shared_entries,
-            before.shared_bytes, after.shared_bytes);
+            after.in.table_bytes, before.shared_entries, after.shared_entries, before.shared_bytes,
+            after.shared_bytes);
     (void)during;
     /* The same number of pods alive before and after: the tables are back where they were (give
      * or take the lengths of the numbers in the strings). Without reclaiming they would hold

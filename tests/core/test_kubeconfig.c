@@ -631,12 +631,14 @@ Test(kubeconfig, resolve_loads_file_master_or_in_cluster, .init = tmp_setup, .fi
     /* A file that cannot be read: the message says which setting named it. */
     ks_kubeconfig_sources missing = {.have_config_file = 1, .config_kubeconfig = "/nonexistent/kc"};
     cr_expect_eq(ks__kubeconfig_resolve(&missing, &kc, err, sizeof(err)), KS_EIO);
-    cr_expect_str_eq(err, "kubeconfig /nonexistent/kc: No such file or directory (the file named by "
-                          "clientConnection.kubeconfig in the --config file; correct the path there)");
+    cr_expect_str_eq(err,
+                     "kubeconfig /nonexistent/kc: No such file or directory (the file named by "
+                     "clientConnection.kubeconfig in the --config file; correct the path there)");
     ks_kubeconfig_sources flag = {.flag_kubeconfig = "/nonexistent/kc"};
     cr_expect_eq(ks__kubeconfig_resolve(&flag, &kc, err, sizeof(err)), KS_EIO);
-    cr_expect_str_eq(err, "kubeconfig /nonexistent/kc: No such file or directory (the file named by "
-                          "--kubeconfig; correct the path there)");
+    cr_expect_str_eq(err,
+                     "kubeconfig /nonexistent/kc: No such file or directory (the file named by "
+                     "--kubeconfig; correct the path there)");
 }
 
 /* --- temp files for libcurl without blobs ---------------------------------------------------- */

@@ -327,8 +327,8 @@ Test(leaderelect, given_flags_override_the_file_and_the_others_keep_it)
                                    sizeof err),
                  1);
     ks_config *c = NULL;
-    cr_assert_eq(ks__config_load_string_flags(NULL, yaml, "cfg.yaml", &f, &c, err, sizeof err), 0, "%s",
-                 err);
+    cr_assert_eq(ks__config_load_string_flags(NULL, yaml, "cfg.yaml", &f, &c, err, sizeof err), 0,
+                 "%s", err);
     cr_assert_eq(c->leader_election.leader_elect, 1);
     cr_assert_eq(c->leader_election.lease_duration_ms, 30000);
     cr_assert_eq(c->leader_election.renew_deadline_ms, 20000);
@@ -343,8 +343,8 @@ Test(leaderelect, given_flags_override_the_file_and_the_others_keep_it)
     cr_assert_eq(
         ks__le_parse_flag(&g, "--leader-elect-resource-name", "kubesched", &used, err, sizeof err),
         1);
-    cr_assert_eq(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0, "%s",
-                 err);
+    cr_assert_eq(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0,
+                 "%s", err);
     cr_assert_str_eq(c->leader_election.resource_name, "kubesched");
     cr_assert_eq(c->leader_election.lease_duration_ms, 15000);
     ks__config_free(c);
@@ -361,8 +361,8 @@ Test(leaderelect, validation_runs_after_the_flags)
     cr_assert_eq(
         ks__le_parse_flag(&f, "--leader-elect-lease-duration=20s", NULL, &used, err, sizeof err),
         1);
-    cr_assert_eq(ks__config_load_string_flags(NULL, bad_file, "cfg.yaml", &f, &c, err, sizeof err), 0,
-                 "%s", err);
+    cr_assert_eq(ks__config_load_string_flags(NULL, bad_file, "cfg.yaml", &f, &c, err, sizeof err),
+                 0, "%s", err);
     ks__config_free(c);
 
     /* A flag makes a valid file invalid: upstream's message. */
@@ -385,8 +385,8 @@ Test(leaderelect, validation_runs_after_the_flags)
 
     /* --leader-elect=false: the leader election values are not validated at all (upstream). */
     cr_assert_eq(ks__le_parse_flag(&g, "--leader-elect=false", NULL, &used, err, sizeof err), 1);
-    cr_assert_eq(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0, "%s",
-                 err);
+    cr_assert_eq(ks__config_load_string_flags(NULL, HDR, "cfg.yaml", &g, &c, err, sizeof err), 0,
+                 "%s", err);
     cr_assert_eq(c->leader_election.leader_elect, 0);
     ks__config_free(c);
 }
@@ -411,7 +411,8 @@ Test(leaderelect, the_elector_refuses_upstreams_bad_timings)
     cr_assert(strstr(err, "namespace and a name"), "%s", err);
 }
 
-/* --- the elector against a fake Lease server --------------------------------------------------- */
+/* --- the elector against a fake Lease server ---------------------------------------------------
+ */
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -432,7 +433,7 @@ static struct {
     pthread_t th, conns[64];
     atomic_int nconn, hang, nput;
     pthread_mutex_t mu;
-    char lease[8192];  /* "" until created */
+    char lease[8192]; /* "" until created */
     char last_put[8192];
 } F;
 
@@ -446,9 +447,10 @@ static int64_t mono_ms(void)
 static void f_send(int fd, int status, const char *body)
 {
     char head[256];
-    int n = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-                     status, strlen(body));
+    int n =
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                 status, strlen(body));
     send(fd, head, (size_t)n, MSG_NOSIGNAL);
     send(fd, body, strlen(body), MSG_NOSIGNAL);
 }

@@ -247,7 +247,8 @@ Test(manifest, drops_earlier_documents_when_a_later_one_is_broken)
     char err[512] = "";
     int rc = ks__manifest_load(FIXTURE("bad-second-doc.yaml"), &m, err, sizeof(err));
     cr_expect_eq(rc, KS_EPARSE);
-    cr_expect(strncmp(err, FIXTURE("bad-second-doc.yaml") ":", strlen(FIXTURE("bad-second-doc.yaml")) + 1) == 0,
+    cr_expect(strncmp(err, FIXTURE("bad-second-doc.yaml") ":",
+                      strlen(FIXTURE("bad-second-doc.yaml")) + 1) == 0,
               "message: %s", err);
     cr_expect(strstr(err, "unexpected end of stream") != NULL, "message: %s", err);
     cr_expect_eq(m.n, 0, "nothing is returned on error");

@@ -1,6 +1,6 @@
 /*
- * The metrics registry (core/util/metrics.c): exposition text, number formatting, bucket bounds, label
- * escaping, concurrent updates, bad definitions.
+ * The metrics registry (core/util/metrics.c): exposition text, number formatting, bucket bounds,
+ * label escaping, concurrent updates, bad definitions.
  *
  * The expected texts, float strings and bucket bits below were produced by the upstream libraries
  * themselves (client_golang v1.22 via expfmt, component-base and k8s.io/kubernetes v1.34.12's

@@ -95,9 +95,13 @@ static const char *str(ks_sym s) { return ks__sym_str(s); }
 
 Test(objects, sums_requests_of_regular_containers)
 {
-    ks_pod *p = pod(POD("'containers':["
-                        "{'name':'a'," RES("'cpu':'100m','memory':'64Mi','ephemeral-storage':'1Gi'") "},"
-                        "{'name':'b'," RES("'cpu':'250m','memory':'128Mi'") "}]"));
+    ks_pod *p = pod(POD(
+        "'containers':["
+        "{'name':'a'," RES(
+            "'cpu':'100m','memory':'64Mi','ephemeral-storage':'1Gi'") "},"
+                                                                      "{'name':'b'," RES(
+                                                                          "'cpu':'250m','memory':'"
+                                                                          "128Mi'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 350);
     cr_expect_eq(p->requests.pub.memory, 192 * MI);
     cr_expect_eq(p->requests.pub.ephemeral_storage, GI);
@@ -110,11 +114,23 @@ Test(objects, sums_requests_of_regular_containers)
 
 Test(objects, takes_the_larger_of_containers_and_each_init_container)
 {
-    ks_pod *p = pod(POD("'initContainers':["
-                        "{'name':'i1'," RES("'cpu':'500m','memory':'10Mi'") "},"
-                        "{'name':'i2'," RES("'cpu':'200m','memory':'300Mi'") "}],"
-                        "'containers':[{'name':'a'," RES("'cpu':'100m','memory':'100Mi'") "},"
-                        "{'name':'b'," RES("'cpu':'100m','memory':'100Mi'") "}]"));
+    ks_pod *p = pod(POD(
+        "'initContainers':["
+        "{'name':'i1'," RES(
+            "'cpu':'500m','memory':'10Mi'") "},"
+                                            "{'name':'i2'," RES(
+                                                "'cpu':'200m','memory':'300Mi'") "}],"
+                                                                                 "'containers':[{'"
+                                                                                 "name':'a'," RES(
+                                                                                     "'cpu':'100m',"
+                                                                                     "'memory':'"
+                                                                                     "100Mi'") "},"
+                                                                                               "{'"
+                                                                                               "nam"
+                                                                                               "e':"
+                                                                                               "'b'"
+                                                                                               "," RES(
+                                                                                                   "'cpu':'100m','memory':'100Mi'") "}]"));
     /* Init containers run one at a time: max(each init container, sum of containers) per
      * resource: cpu max(500m, 200m), memory max(300Mi, 200Mi). */
     cr_expect_eq(p->requests.pub.milli_cpu, 500);
@@ -126,11 +142,16 @@ Test(objects, sums_restartable_init_containers_with_the_pod)
 {
     /* sidecar s1 (1 cpu), regular init i (2 cpu), sidecar s2 (3 cpu), container c (1 cpu):
      * reqs = 1 + 1 + 3 = 5; init candidates: s1 -> 1, i -> 2 + 1 = 3, s2 -> 1 + 3 = 4; max 5. */
-    ks_pod *p = pod(POD("'initContainers':["
-                        "{'name':'s1','restartPolicy':'Always'," RES("'cpu':'1'") "},"
-                        "{'name':'i'," RES("'cpu':'2'") "},"
-                        "{'name':'s2','restartPolicy':'Always'," RES("'cpu':'3'") "}],"
-                        "'containers':[{'name':'c'," RES("'cpu':'1'") "}]"));
+    ks_pod *p =
+        pod(POD("'initContainers':["
+                "{'name':'s1','restartPolicy':'Always'," RES(
+                    "'cpu':'1'") "},"
+                                 "{'name':'i'," RES(
+                                     "'cpu':'2'") "},"
+                                                  "{'name':'s2','restartPolicy':'Always'," RES(
+                                                      "'cpu':'3'") "}],"
+                                                                   "'containers':[{'name':'c'," RES(
+                                                                       "'cpu':'1'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 5000);
     ks__pod_unref(p);
 }
@@ -138,10 +159,16 @@ Test(objects, sums_restartable_init_containers_with_the_pod)
 Test(objects, counts_earlier_sidecars_while_a_later_init_container_runs)
 {
     /* s (1) then a big regular init container (10): it runs next to s, so 11 > 1 + 1. */
-    ks_pod *p = pod(POD("'initContainers':["
-                        "{'name':'s','restartPolicy':'Always'," RES("'cpu':'1','memory':'1Gi'") "},"
-                        "{'name':'i'," RES("'cpu':'10','memory':'1Gi'") "}],"
-                        "'containers':[{'name':'c'," RES("'cpu':'1','memory':'1Gi'") "}]"));
+    ks_pod *p = pod(POD(
+        "'initContainers':["
+        "{'name':'s','restartPolicy':'Always'," RES(
+            "'cpu':'1','memory':'1Gi'") "},"
+                                        "{'name':'i'," RES(
+                                            "'cpu':'10','memory':'1Gi'") "}],"
+                                                                         "'containers':[{'name':'c'"
+                                                                         "," RES(
+                                                                             "'cpu':'1','memory':'"
+                                                                             "1Gi'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 11000);
     cr_expect_eq(p->requests.pub.memory, 2 * GI); /* max(1+1, 1+1) */
     ks__pod_unref(p);
@@ -150,10 +177,13 @@ Test(objects, counts_earlier_sidecars_while_a_later_init_container_runs)
 Test(objects, ignores_sidecars_declared_after_a_regular_init_container)
 {
     /* i (4) runs before s (1) starts: candidate 4; reqs = c (1) + s (1) = 2; max 4. */
-    ks_pod *p = pod(POD("'initContainers':["
-                        "{'name':'i'," RES("'cpu':'4'") "},"
-                        "{'name':'s','restartPolicy':'Always'," RES("'cpu':'1'") "}],"
-                        "'containers':[{'name':'c'," RES("'cpu':'1'") "}]"));
+    ks_pod *p =
+        pod(POD("'initContainers':["
+                "{'name':'i'," RES("'cpu':'4'") "},"
+                                                "{'name':'s','restartPolicy':'Always'," RES(
+                                                    "'cpu':'1'") "}],"
+                                                                 "'containers':[{'name':'c'," RES(
+                                                                     "'cpu':'1'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 4000);
     ks__pod_unref(p);
 }
@@ -161,8 +191,9 @@ Test(objects, ignores_sidecars_declared_after_a_regular_init_container)
 Test(objects, treats_other_init_restart_policies_as_regular)
 {
     ks_pod *p = pod(POD("'initContainers':["
-                        "{'name':'i','restartPolicy':'OnFailure'," RES("'cpu':'1'") "}],"
-                        "'containers':[{'name':'c'," RES("'cpu':'1'") "}]"));
+                        "{'name':'i','restartPolicy':'OnFailure'," RES(
+                            "'cpu':'1'") "}],"
+                                         "'containers':[{'name':'c'," RES("'cpu':'1'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 1000);
     ks__pod_unref(p);
 }
@@ -181,8 +212,9 @@ Test(objects, adds_pod_overhead)
 Test(objects, adds_overhead_after_the_init_container_max)
 {
     ks_pod *p = pod(POD("'overhead':{'cpu':'100m'},"
-                        "'initContainers':[{'name':'i'," RES("'cpu':'2'") "}],"
-                        "'containers':[{'name':'c'," RES("'cpu':'1'") "}]"));
+                        "'initContainers':[{'name':'i'," RES(
+                            "'cpu':'2'") "}],"
+                                         "'containers':[{'name':'c'," RES("'cpu':'1'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 2100);
     ks__pod_unref(p);
 }
@@ -191,9 +223,10 @@ Test(objects, pod_level_requests_replace_cpu_and_memory_only)
 {
     ks_pod *p = pod(POD("'resources':{'requests':{'cpu':'2','memory':'1Gi'}},"
                         "'overhead':{'cpu':'100m'},"
-                        "'containers':[{'name':'c'," RES("'cpu':'500m','memory':'100Mi',"
-                                                         "'ephemeral-storage':'1Gi','example.com/foo':'3'") "},"
-                        "{'name':'d'}]"));
+                        "'containers':[{'name':'c'," RES(
+                            "'cpu':'500m','memory':'100Mi',"
+                            "'ephemeral-storage':'1Gi','example.com/foo':'3'") "},"
+                                                                               "{'name':'d'}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 2100); /* pod-level 2, then overhead */
     cr_expect_eq(p->requests.pub.memory, GI);
     cr_expect_eq(p->requests.pub.ephemeral_storage, GI);
@@ -218,9 +251,11 @@ Test(objects, keeps_extended_resources_sorted_by_symbol)
     /* Intern in an order unlike the pod's so the sort is visible. */
     ks_sym zzz = sym("example.com/zzz"), gpu = sym("nvidia.com/gpu"), aaa = sym("example.com/aaa");
     ks_sym huge = sym("hugepages-2Mi");
-    ks_pod *p = pod(POD("'containers':[{'name':'c'," RES("'example.com/aaa':'1','nvidia.com/gpu':'2',"
-                                                         "'hugepages-2Mi':'4Mi'") "},"
-                        "{'name':'d'," RES("'example.com/zzz':'5','nvidia.com/gpu':'1'") "}]"));
+    ks_pod *p = pod(POD("'containers':[{'name':'c'," RES(
+        "'example.com/aaa':'1','nvidia.com/gpu':'2',"
+        "'hugepages-2Mi':'4Mi'") "},"
+                                 "{'name':'d'," RES(
+                                     "'example.com/zzz':'5','nvidia.com/gpu':'1'") "}]"));
     const ks_resources *r = &p->requests.pub;
     cr_assert_eq(r->nscalar, 4);
     cr_expect_eq(r->scalar, p->requests.scalar);
@@ -239,8 +274,11 @@ Test(objects, keeps_extended_resources_sorted_by_symbol)
 
 Test(objects, takes_the_init_container_max_per_extended_resource)
 {
-    ks_pod *p = pod(POD("'initContainers':[{'name':'i'," RES("'example.com/foo':'4','example.com/bar':'1'") "}],"
-                        "'containers':[{'name':'c'," RES("'example.com/foo':'1','example.com/bar':'2'") "}]"));
+    ks_pod *p = pod(POD("'initContainers':[{'name':'i'," RES(
+        "'example.com/foo':'4','example.com/bar':'1'") "}],"
+                                                       "'containers':[{'name':'c'," RES(
+                                                           "'example.com/foo':'1','example.com/"
+                                                           "bar':'2'") "}]"));
     cr_expect_eq(ks_resources_scalar(&p->requests.pub, sym("example.com/foo")), 4);
     cr_expect_eq(ks_resources_scalar(&p->requests.pub, sym("example.com/bar")), 2);
     ks__pod_unref(p);
@@ -257,8 +295,9 @@ Test(objects, keeps_an_explicit_zero_extended_request)
 
 Test(objects, reads_cpu_as_milli_and_others_as_rounded_up_units)
 {
-    ks_pod *p = pod(POD("'containers':[{'name':'c'," RES("'cpu':'0.0001','memory':'1.5',"
-                                                         "'ephemeral-storage':'0.5Ki','example.com/foo':'100m'") "}]"));
+    ks_pod *p = pod(POD("'containers':[{'name':'c'," RES(
+        "'cpu':'0.0001','memory':'1.5',"
+        "'ephemeral-storage':'0.5Ki','example.com/foo':'100m'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 1);
     cr_expect_eq(p->requests.pub.memory, 2);
     cr_expect_eq(p->requests.pub.ephemeral_storage, 512);
@@ -268,8 +307,9 @@ Test(objects, reads_cpu_as_milli_and_others_as_rounded_up_units)
 
 Test(objects, accepts_quantities_written_as_json_numbers)
 {
-    ks_pod *p = pod(POD("'containers':[{'name':'c','resources':{'requests':{'cpu':2,'memory':1073741824,"
-                        "'example.com/foo':0.5}}}]"));
+    ks_pod *p =
+        pod(POD("'containers':[{'name':'c','resources':{'requests':{'cpu':2,'memory':1073741824,"
+                "'example.com/foo':0.5}}}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 2000);
     cr_expect_eq(p->requests.pub.memory, GI);
     cr_expect_eq(ks_resources_scalar(&p->requests.pub, sym("example.com/foo")), 1);
@@ -280,7 +320,8 @@ Test(objects, accepts_quantities_written_as_json_numbers)
 
 Test(objects, defaults_missing_cpu_and_memory_in_the_nonzero_variant)
 {
-    ks_pod *p = pod(POD("'containers':[{'name':'a'},{'name':'b'," RES("'cpu':'300m'") "},"
+    ks_pod *p = pod(POD("'containers':[{'name':'a'},{'name':'b'," RES(
+        "'cpu':'300m'") "},"
                         "{'name':'c'," RES("'memory':'1Gi'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 300);
     cr_expect_eq(p->requests.pub.memory, GI);
@@ -340,9 +381,10 @@ Test(objects, defaults_requests_to_limits)
 
 Test(objects, keeps_explicit_requests_over_limits)
 {
-    ks_pod *p = pod(POD("'initContainers':[{'name':'i','resources':{'limits':{'cpu':'3'}}}],"
-                        "'containers':[{'name':'c','resources':{'requests':{'cpu':'100m','example.com/foo':'1'},"
-                        "'limits':{'cpu':'1','memory':'1Gi','example.com/foo':'4'}}}]"));
+    ks_pod *p = pod(POD(
+        "'initContainers':[{'name':'i','resources':{'limits':{'cpu':'3'}}}],"
+        "'containers':[{'name':'c','resources':{'requests':{'cpu':'100m','example.com/foo':'1'},"
+        "'limits':{'cpu':'1','memory':'1Gi','example.com/foo':'4'}}}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 3000); /* the init container's limit is its request */
     cr_expect_eq(p->requests.pub.memory, GI);
     cr_expect_eq(ks_resources_scalar(&p->requests.pub, sym("example.com/foo")), 1);
@@ -412,11 +454,12 @@ Test(objects, keeps_empty_label_values_distinct_from_absent)
 Test(objects, keeps_the_text_of_numeric_and_boolean_map_values)
 {
     /* A YAML manifest turns unquoted `version: 0.1` into a number: the label is still "0.1". */
-    ks_pod *p = pod("{'metadata':{'name':'p','labels':{'version':0.1,'count':3,'big':12345678901234567,"
-                    "'flag':true,'off':false}},"
-                    "'spec':{'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
-                    "'nodeSelectorTerms':[{'matchExpressions':[{'key':'cores','operator':'Gt','values':[4]},"
-                    "{'key':'ver','operator':'In','values':[1.1]}]}]}}}}}");
+    ks_pod *p = pod(
+        "{'metadata':{'name':'p','labels':{'version':0.1,'count':3,'big':12345678901234567,"
+        "'flag':true,'off':false}},"
+        "'spec':{'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+        "'nodeSelectorTerms':[{'matchExpressions':[{'key':'cores','operator':'Gt','values':[4]},"
+        "{'key':'ver','operator':'In','values':[1.1]}]}]}}}}}");
     cr_expect_str_eq(str(ks__labels_get(p->labels, p->nlabels, sym("version"))), "0.1");
     cr_expect_str_eq(str(ks__labels_get(p->labels, p->nlabels, sym("count"))), "3");
     cr_expect_str_eq(str(ks__labels_get(p->labels, p->nlabels, sym("big"))), "12345678901234568");
@@ -449,11 +492,12 @@ Test(objects, reads_identity_and_defaults)
 
 Test(objects, reads_scheduling_fields)
 {
-    ks_pod *p = pod("{'metadata':{'name':'web','namespace':'prod','uid':'u-1','resourceVersion':'42',"
-                    "'deletionTimestamp':'2024-01-01T00:00:00Z'},"
-                    "'spec':{'schedulerName':'custom','nodeName':'n1','priority':1000,"
-                    "'schedulingGates':[{'name':'example.com/a'},{'name':'example.com/b'}]},"
-                    "'status':{'nominatedNodeName':'n2','phase':'Running'}}");
+    ks_pod *p =
+        pod("{'metadata':{'name':'web','namespace':'prod','uid':'u-1','resourceVersion':'42',"
+            "'deletionTimestamp':'2024-01-01T00:00:00Z'},"
+            "'spec':{'schedulerName':'custom','nodeName':'n1','priority':1000,"
+            "'schedulingGates':[{'name':'example.com/a'},{'name':'example.com/b'}]},"
+            "'status':{'nominatedNodeName':'n2','phase':'Running'}}");
     cr_expect_str_eq(p->key, "prod/web");
     cr_expect_str_eq(p->uid, "u-1");
     cr_expect_str_eq(p->resource_version, "42");
@@ -479,11 +523,12 @@ Test(objects, reads_negative_priority_and_null_deletion_timestamp)
 
 Test(objects, parses_tolerations)
 {
-    ks_pod *p = pod(POD("'tolerations':["
-                        "{'key':'k1','operator':'Equal','value':'v1','effect':'NoSchedule'},"
-                        "{'key':'k2','value':'v2','effect':'PreferNoSchedule'},"
-                        "{'key':'k3','operator':'Exists','effect':'NoExecute','tolerationSeconds':300},"
-                        "{'operator':'Exists'}]"));
+    ks_pod *p =
+        pod(POD("'tolerations':["
+                "{'key':'k1','operator':'Equal','value':'v1','effect':'NoSchedule'},"
+                "{'key':'k2','value':'v2','effect':'PreferNoSchedule'},"
+                "{'key':'k3','operator':'Exists','effect':'NoExecute','tolerationSeconds':300},"
+                "{'operator':'Exists'}]"));
     cr_assert_eq(p->ntolerations, 4);
     const ks_toleration *t = p->tolerations;
     cr_expect_str_eq(str(t[0].key), "k1");
@@ -506,8 +551,9 @@ Test(objects, parses_tolerations)
 Test(objects, rejects_an_unknown_toleration_operator_naming_the_field)
 {
     char err[512];
-    int rc = pod_err(POD("'tolerations':[{'key':'a','operator':'Exists'},{'key':'b','operator':'Foo'}]"),
-                     err, sizeof(err));
+    int rc =
+        pod_err(POD("'tolerations':[{'key':'a','operator':'Exists'},{'key':'b','operator':'Foo'}]"),
+                err, sizeof(err));
     cr_expect_eq(rc, KS_EPARSE);
     cr_expect(strstr(err, "spec.tolerations[1].operator") != NULL, "message: %s", err);
     cr_expect(strstr(err, "\"Foo\"") != NULL, "message: %s", err);
@@ -525,16 +571,17 @@ Test(objects, rejects_an_unknown_toleration_effect_naming_the_field)
 
 Test(objects, parses_required_node_affinity_terms)
 {
-    ks_pod *p = pod(POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
-                        "'nodeSelectorTerms':["
-                        "{'matchExpressions':["
-                        "{'key':'zone','operator':'In','values':['a','b']},"
-                        "{'key':'disk','operator':'NotIn','values':['hdd']},"
-                        "{'key':'gpu','operator':'Exists'},"
-                        "{'key':'spot','operator':'DoesNotExist'},"
-                        "{'key':'cores','operator':'Gt','values':['4']},"
-                        "{'key':'mem','operator':'Lt','values':['64']}]},"
-                        "{'matchFields':[{'key':'metadata.name','operator':'In','values':['n1']}]}]}}}"));
+    ks_pod *p =
+        pod(POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+                "'nodeSelectorTerms':["
+                "{'matchExpressions':["
+                "{'key':'zone','operator':'In','values':['a','b']},"
+                "{'key':'disk','operator':'NotIn','values':['hdd']},"
+                "{'key':'gpu','operator':'Exists'},"
+                "{'key':'spot','operator':'DoesNotExist'},"
+                "{'key':'cores','operator':'Gt','values':['4']},"
+                "{'key':'mem','operator':'Lt','values':['64']}]},"
+                "{'matchFields':[{'key':'metadata.name','operator':'In','values':['n1']}]}]}}}"));
     const ks_node_affinity *a = p->node_affinity;
     cr_assert_not_null(a);
     cr_expect_eq(a->has_required, 1);
@@ -565,10 +612,12 @@ Test(objects, parses_required_node_affinity_terms)
 
 Test(objects, parses_preferred_node_affinity_weights)
 {
-    ks_pod *p = pod(POD("'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                        "{'weight':10,'preference':{'matchExpressions':[{'key':'a','operator':'Exists'}]}},"
-                        "{'weight':90,'preference':{'matchExpressions':[{'key':'b','operator':'In','values':['x']}],"
-                        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['n1','n2']}]}}]}}"));
+    ks_pod *p = pod(POD(
+        "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+        "{'weight':10,'preference':{'matchExpressions':[{'key':'a','operator':'Exists'}]}},"
+        "{'weight':90,'preference':{'matchExpressions':[{'key':'b','operator':'In','values':['x']}]"
+        ","
+        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['n1','n2']}]}}]}}"));
     const ks_node_affinity *a = p->node_affinity;
     cr_assert_not_null(a);
     cr_expect_eq(a->has_required, 0);
@@ -596,31 +645,37 @@ Test(objects, leaves_node_affinity_null_without_node_affinity)
 Test(objects, rejects_an_unknown_selector_operator_naming_the_field)
 {
     char err[512];
-    int rc = pod_err(POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
-                         "'nodeSelectorTerms':[{'matchExpressions':[{'key':'a','operator':'Exists'}]},"
-                         "{'matchExpressions':[{'key':'a','operator':'Exists'},"
-                         "{'key':'b','operator':'Within','values':['x']}]}]}}}"),
-                     err, sizeof(err));
+    int rc =
+        pod_err(POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+                    "'nodeSelectorTerms':[{'matchExpressions':[{'key':'a','operator':'Exists'}]},"
+                    "{'matchExpressions':[{'key':'a','operator':'Exists'},"
+                    "{'key':'b','operator':'Within','values':['x']}]}]}}}"),
+                err, sizeof(err));
     cr_expect_eq(rc, KS_EPARSE);
-    cr_expect(strstr(err, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-                          ".nodeSelectorTerms[1].matchExpressions[1].operator") != NULL,
+    cr_expect(strstr(err,
+                     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                     ".nodeSelectorTerms[1].matchExpressions[1].operator") != NULL,
               "message: %s", err);
     cr_expect(strstr(err, "Within") != NULL, "message: %s", err);
 
-    rc = pod_err(POD("'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                     "{'weight':1,'preference':{'matchFields':[{'key':'metadata.name','operator':'in'}]}}]}}"),
-                 err, sizeof(err));
+    rc = pod_err(
+        POD("'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
+            "{'weight':1,'preference':{'matchFields':[{'key':'metadata.name','operator':'in'}]}}]}"
+            "}"),
+        err, sizeof(err));
     cr_expect_eq(rc, KS_EPARSE);
-    cr_expect(strstr(err, "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0]"
-                          ".operator") != NULL,
+    cr_expect(strstr(err,
+                     "preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0]"
+                     ".operator") != NULL,
               "message: %s", err);
 }
 
 Test(objects, lists_images_init_containers_first)
 {
-    ks_pod *p = pod(POD("'containers':[{'name':'a','image':'app:1'},{'name':'b','image':'sidecar:2'},"
-                        "{'name':'noimage'}],"
-                        "'initContainers':[{'name':'i','image':'init:3'}]"));
+    ks_pod *p =
+        pod(POD("'containers':[{'name':'a','image':'app:1'},{'name':'b','image':'sidecar:2'},"
+                "{'name':'noimage'}],"
+                "'initContainers':[{'name':'i','image':'init:3'}]"));
     cr_assert_eq(p->nimages, 3);
     cr_expect_str_eq(str(p->images[0]), "init:3");
     cr_expect_str_eq(str(p->images[1]), "app:1");
@@ -651,10 +706,11 @@ Test(objects, lists_host_ports_with_defaults)
 
 Test(objects, counts_host_ports_of_sidecars_but_not_of_regular_init_containers)
 {
-    ks_pod *p = pod(POD("'initContainers':["
-                        "{'name':'init','ports':[{'containerPort':1,'hostPort':9001}]},"
-                        "{'name':'side','restartPolicy':'Always','ports':[{'containerPort':2,'hostPort':9002}]}],"
-                        "'containers':[{'name':'c','ports':[{'containerPort':3,'hostPort':9003}]}]"));
+    ks_pod *p = pod(POD(
+        "'initContainers':["
+        "{'name':'init','ports':[{'containerPort':1,'hostPort':9001}]},"
+        "{'name':'side','restartPolicy':'Always','ports':[{'containerPort':2,'hostPort':9002}]}],"
+        "'containers':[{'name':'c','ports':[{'containerPort':3,'hostPort':9003}]}]"));
     cr_assert_eq(p->nports, 2);
     cr_expect_eq(p->host_ports[0].port, 9002);
     cr_expect_eq(p->host_ports[1].port, 9003);
@@ -666,18 +722,22 @@ Test(objects, counts_host_ports_of_sidecars_but_not_of_regular_init_containers)
 Test(objects, names_the_field_of_an_invalid_container_quantity)
 {
     char err[512];
-    cr_expect_eq(pod_err(POD("'containers':[{'name':'c'," RES("'cpu':'abc'") "}]"), err, sizeof(err)),
-                 KS_EPARSE);
+    cr_expect_eq(
+        pod_err(POD("'containers':[{'name':'c'," RES("'cpu':'abc'") "}]"), err, sizeof(err)),
+        KS_EPARSE);
     cr_expect(strstr(err, "spec.containers[0].resources.requests.cpu") != NULL, "message: %s", err);
     cr_expect(strstr(err, "\"abc\"") != NULL, "message: %s", err);
 
-    cr_expect_eq(pod_err(POD("'containers':[{'name':'a'},{'name':'b','resources':{'limits':{'memory':'1GB'}}}]"),
-                         err, sizeof(err)),
-                 KS_EPARSE);
-    cr_expect(strstr(err, "spec.containers[1].resources.limits.memory") != NULL, "message: %s", err);
+    cr_expect_eq(
+        pod_err(
+            POD("'containers':[{'name':'a'},{'name':'b','resources':{'limits':{'memory':'1GB'}}}]"),
+            err, sizeof(err)),
+        KS_EPARSE);
+    cr_expect(strstr(err, "spec.containers[1].resources.limits.memory") != NULL, "message: %s",
+              err);
 
-    cr_expect_eq(pod_err(POD("'initContainers':[{'name':'i'," RES("'example.com/foo':'1x'") "}]"), err,
-                         sizeof(err)),
+    cr_expect_eq(pod_err(POD("'initContainers':[{'name':'i'," RES("'example.com/foo':'1x'") "}]"),
+                         err, sizeof(err)),
                  KS_EPARSE);
     cr_expect(strstr(err, "spec.initContainers[0].resources.requests.example.com/foo") != NULL,
               "message: %s", err);
@@ -688,15 +748,16 @@ Test(objects, names_the_field_of_an_invalid_pod_level_quantity)
     char err[512];
     cr_expect_eq(pod_err(POD("'overhead':{'cpu':'x'}"), err, sizeof(err)), KS_EPARSE);
     cr_expect(strstr(err, "spec.overhead.cpu") != NULL, "message: %s", err);
-    cr_expect_eq(pod_err(POD("'resources':{'requests':{'memory':'lots'}}"), err, sizeof(err)), KS_EPARSE);
+    cr_expect_eq(pod_err(POD("'resources':{'requests':{'memory':'lots'}}"), err, sizeof(err)),
+                 KS_EPARSE);
     cr_expect(strstr(err, "spec.resources.requests.memory") != NULL, "message: %s", err);
 }
 
 Test(objects, rejects_a_quantity_of_the_wrong_json_type)
 {
     char err[512];
-    cr_expect_eq(pod_err(POD("'containers':[{'name':'c','resources':{'requests':{'cpu':true}}}]"), err,
-                         sizeof(err)),
+    cr_expect_eq(pod_err(POD("'containers':[{'name':'c','resources':{'requests':{'cpu':true}}}]"),
+                         err, sizeof(err)),
                  KS_EPARSE);
     cr_expect(strstr(err, "spec.containers[0].resources.requests.cpu") != NULL, "message: %s", err);
 }
@@ -716,7 +777,8 @@ Test(objects, rejects_labels_that_are_not_a_map)
     char err[512];
     cr_expect_eq(pod_err("{'metadata':{'name':'p','labels':['a']}}", err, sizeof(err)), KS_EPARSE);
     cr_expect(strstr(err, "metadata.labels") != NULL, "message: %s", err);
-    cr_expect_eq(pod_err("{'metadata':{'name':'p','labels':{'a':{'b':'c'}}}}", err, sizeof(err)), KS_EPARSE);
+    cr_expect_eq(pod_err("{'metadata':{'name':'p','labels':{'a':{'b':'c'}}}}", err, sizeof(err)),
+                 KS_EPARSE);
     cr_expect(strstr(err, "metadata.labels.a") != NULL, "message: %s", err);
 }
 
@@ -724,10 +786,11 @@ Test(objects, rejects_labels_that_are_not_a_map)
 
 Test(objects, reads_node_allocatable)
 {
-    ks_node *n = node("{'metadata':{'name':'n1','resourceVersion':'7'},'status':{"
-                      "'capacity':{'cpu':'8','memory':'32Gi','pods':'250'},"
-                      "'allocatable':{'cpu':'7500m','memory':'30Gi','ephemeral-storage':'100Gi','pods':'110',"
-                      "'nvidia.com/gpu':'4','hugepages-1Gi':'2Gi'}}}");
+    ks_node *n = node(
+        "{'metadata':{'name':'n1','resourceVersion':'7'},'status':{"
+        "'capacity':{'cpu':'8','memory':'32Gi','pods':'250'},"
+        "'allocatable':{'cpu':'7500m','memory':'30Gi','ephemeral-storage':'100Gi','pods':'110',"
+        "'nvidia.com/gpu':'4','hugepages-1Gi':'2Gi'}}}");
     const ks_resources *a = &n->allocatable.pub;
     cr_expect_str_eq(str(n->name), "n1");
     cr_expect_str_eq(n->resource_version, "7");
@@ -744,7 +807,8 @@ Test(objects, reads_node_allocatable)
 
 Test(objects, defaults_node_allocatable_to_capacity)
 {
-    ks_node *n = node("{'metadata':{'name':'n1'},'status':{'capacity':{'cpu':'4','memory':'8Gi','pods':'110'}}}");
+    ks_node *n = node(
+        "{'metadata':{'name':'n1'},'status':{'capacity':{'cpu':'4','memory':'8Gi','pods':'110'}}}");
     cr_expect_eq(n->allocatable.pub.milli_cpu, 4000);
     cr_expect_eq(n->allocatable.pub.memory, 8 * GI);
     cr_expect_eq(n->allocatable.pub.allowed_pods, 110);
@@ -757,7 +821,8 @@ Test(objects, defaults_node_allocatable_to_capacity)
 Test(objects, parses_node_taints_labels_and_unschedulable)
 {
     ks_sym zone = sym("topology.kubernetes.io/zone");
-    ks_node *n = node("{'metadata':{'name':'n1','labels':{'topology.kubernetes.io/zone':'a','kubernetes.io/hostname':'n1'},"
+    ks_node *n = node("{'metadata':{'name':'n1','labels':{'topology.kubernetes.io/"
+                      "zone':'a','kubernetes.io/hostname':'n1'},"
                       "'annotations':{'x':'y'}},"
                       "'spec':{'unschedulable':true,'taints':["
                       "{'key':'k1','value':'v1','effect':'NoSchedule'},"
@@ -781,14 +846,16 @@ Test(objects, parses_node_taints_labels_and_unschedulable)
 Test(objects, rejects_a_taint_with_a_bad_or_missing_effect)
 {
     char err[512];
-    cr_expect_eq(node_err("{'metadata':{'name':'n1'},'spec':{'taints':[{'key':'a','effect':'NoSchedule'},"
-                          "{'key':'b','effect':'Sometimes'}]}}",
-                          err, sizeof(err)),
-                 KS_EPARSE);
+    cr_expect_eq(
+        node_err("{'metadata':{'name':'n1'},'spec':{'taints':[{'key':'a','effect':'NoSchedule'},"
+                 "{'key':'b','effect':'Sometimes'}]}}",
+                 err, sizeof(err)),
+        KS_EPARSE);
     cr_expect(strstr(err, "spec.taints[1].effect") != NULL, "message: %s", err);
     cr_expect(strstr(err, "Sometimes") != NULL, "message: %s", err);
-    cr_expect_eq(node_err("{'metadata':{'name':'n1'},'spec':{'taints':[{'key':'a'}]}}", err, sizeof(err)),
-                 KS_EPARSE);
+    cr_expect_eq(
+        node_err("{'metadata':{'name':'n1'},'spec':{'taints':[{'key':'a'}]}}", err, sizeof(err)),
+        KS_EPARSE);
     cr_expect(strstr(err, "spec.taints[0].effect") != NULL, "message: %s", err);
 }
 
@@ -797,20 +864,23 @@ Test(objects, rejects_a_node_without_name_or_with_a_bad_quantity)
     char err[512];
     cr_expect_eq(node_err("{'metadata':{}}", err, sizeof(err)), KS_EPARSE);
     cr_expect(strstr(err, "metadata.name") != NULL, "message: %s", err);
-    cr_expect_eq(node_err("{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'four'}}}", err, sizeof(err)),
+    cr_expect_eq(node_err("{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'four'}}}", err,
+                          sizeof(err)),
                  KS_EPARSE);
     cr_expect(strstr(err, "status.allocatable.cpu") != NULL, "message: %s", err);
-    cr_expect_eq(node_err("{'metadata':{'name':'n'},'status':{'capacity':{'memory':'1Gb'}}}", err, sizeof(err)),
+    cr_expect_eq(node_err("{'metadata':{'name':'n'},'status':{'capacity':{'memory':'1Gb'}}}", err,
+                          sizeof(err)),
                  KS_EPARSE);
     cr_expect(strstr(err, "status.capacity.memory") != NULL, "message: %s", err);
 }
 
 Test(objects, reads_node_images)
 {
-    ks_node *n = node("{'metadata':{'name':'n1'},'status':{'images':["
-                      "{'names':['docker.io/library/nginx:1.25','nginx:1.25'],'sizeBytes':187000000},"
-                      "{'names':[],'sizeBytes':5},"
-                      "{'names':['gcr.io/pause:3.9'],'sizeBytes':700000}]}}");
+    ks_node *n =
+        node("{'metadata':{'name':'n1'},'status':{'images':["
+             "{'names':['docker.io/library/nginx:1.25','nginx:1.25'],'sizeBytes':187000000},"
+             "{'names':[],'sizeBytes':5},"
+             "{'names':['gcr.io/pause:3.9'],'sizeBytes':700000}]}}");
     cr_assert_eq(n->nimages, 3);
     cr_assert_eq(n->images[0].nnames, 2);
     cr_expect_str_eq(str(n->images[0].names[0]), "docker.io/library/nginx:1.25");
@@ -845,9 +915,10 @@ Test(objects, frees_a_pod_at_the_last_unref)
 
 Test(objects, assumed_copy_shares_arrays_and_sets_the_node)
 {
-    ks_pod *p = pod("{'metadata':{'name':'p','uid':'u1','labels':{'app':'web'}},"
-                    "'spec':{'tolerations':[{'operator':'Exists'}],"
-                    "'containers':[{'name':'c','image':'img'," RES("'cpu':'1','example.com/foo':'2'") "}]}}");
+    ks_pod *p = pod(
+        "{'metadata':{'name':'p','uid':'u1','labels':{'app':'web'}},"
+        "'spec':{'tolerations':[{'operator':'Exists'}],"
+        "'containers':[{'name':'c','image':'img'," RES("'cpu':'1','example.com/foo':'2'") "}]}}");
     ks_sym n1 = sym("node-1");
     ks_pod *c = ks__pod_with_node(p, n1);
     cr_assert_not_null(c);
@@ -883,8 +954,10 @@ Test(objects, assumed_copy_shares_arrays_and_sets_the_node)
 
 Test(objects, adds_and_subtracts_resource_lists)
 {
-    ks_pod *a = pod(POD("'containers':[{'name':'c'," RES("'cpu':'1','memory':'1Gi','example.com/b':'2'") "}]"));
-    ks_pod *b = pod(POD("'containers':[{'name':'c'," RES("'cpu':'500m','example.com/a':'3','example.com/b':'1'") "}]"));
+    ks_pod *a = pod(
+        POD("'containers':[{'name':'c'," RES("'cpu':'1','memory':'1Gi','example.com/b':'2'") "}]"));
+    ks_pod *b = pod(POD("'containers':[{'name':'c'," RES(
+        "'cpu':'500m','example.com/a':'3','example.com/b':'1'") "}]"));
     ks__resources sum = {0};
     ks__resources_add(&sum, &a->requests.pub);
     ks__resources_add(&sum, &b->requests.pub);
@@ -912,8 +985,9 @@ Test(objects, adds_and_subtracts_resource_lists)
 Test(objects, pod_level_limits_default_pod_level_requests)
 {
     /* API-server defaulting: spec.resources.limits without requests gives the requests. */
-    ks_pod *p = pod(POD("'resources':{'limits':{'cpu':'2','memory':'1Gi'},'requests':{'memory':'512Mi'}},"
-                        "'containers':[{'name':'a'," RES("'cpu':'100m','memory':'64Mi'") "}]"));
+    ks_pod *p =
+        pod(POD("'resources':{'limits':{'cpu':'2','memory':'1Gi'},'requests':{'memory':'512Mi'}},"
+                "'containers':[{'name':'a'," RES("'cpu':'100m','memory':'64Mi'") "}]"));
     cr_expect_eq(p->requests.pub.milli_cpu, 2000, "pod-level cpu limit becomes the request");
     cr_expect_eq(p->requests.pub.memory, 512 * MI, "an explicit pod-level request wins");
     ks__pod_unref(p);

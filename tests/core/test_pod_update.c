@@ -102,10 +102,7 @@ static void *wait_long_create(const ks_args *args, ks_error *err)
     static int self;
     return &self;
 }
-static void wait_long_destroy(void *self)
-{
-    (void)self;
-}
+static void wait_long_destroy(void *self) { (void)self; }
 static ks_code wait_long_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node,
                                 int64_t *timeout, ks_status *st)
 {
@@ -135,7 +132,8 @@ static void setup(void)
                        "    permit:\n"
                        "      enabled: [{name: WaitLong}]\n";
     W.reg = th_registry_new();
-    cr_assert_eq(ks__config_load_string(W.reg, yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_load_string(W.reg, yaml, "test.yaml", &W.cfg, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert_not_null(W.reg);
     cr_assert_eq(ks__registry_add(W.reg, &wait_long_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
@@ -539,9 +537,11 @@ Test(pod_update, update_of_an_assumed_pod_is_what_a_binding_failure_requeues)
     ks_pod *w = mkpod("w", "\"permit-wait\":\"1\"", "", "1", "");
     add(w);
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
-    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "assumed, waiting on Permit");
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"),
+              "assumed, waiting on Permit");
     /* The user changes the pod meanwhile: now it wants a zone n1 is not in. */
-    ks_pod *moved = mkpod("w", "\"permit-wait\":\"1\"", "", "1", "\"nodeSelector\":{\"zone\":\"b\"}");
+    ks_pod *moved =
+        mkpod("w", "\"permit-wait\":\"1\"", "", "1", "\"nodeSelector\":{\"zone\":\"b\"}");
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, w, moved, 1), 0);
     ks_queue_counts c = counts();
     cr_assert_eq(c.active + c.backoff + c.unschedulable + c.gated, 0, "not queued a second time");
@@ -571,7 +571,8 @@ Test(pod_update, deleting_a_pod_waiting_on_permit_rejects_it_at_once)
     add(big);
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
-    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "assumed, waiting on Permit");
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"),
+              "assumed, waiting on Permit");
     cr_assert_eq(counts().unschedulable, 1, "big does not fit next to it");
     /* Deleted (never bound): upstream rejects the waiting pod, its node is free now, not in 60 s,
      * and the AssignedPod delete moves big. */
@@ -627,7 +628,8 @@ Test(pod_update, a_pod_waiting_on_permit_bound_by_someone_else_ends_its_binding_
     ks_pod *w = mkpod("w", "\"permit-wait\":\"1\"", "", "1500m", "");
     add(w);
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
-    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"), "assumed, waiting on Permit");
+    cr_assert(ks__cache_is_assumed(ks__scheduler_cache(W.s), "uid-w"),
+              "assumed, waiting on Permit");
     /* Another scheduler bound it (to whichever node): the watch shows it assigned. */
     ks_pod *bound_n1 = mkpod("w", "\"permit-wait\":\"1\"", "n1", "1500m", "");
     ks_pod *bound_n2 = mkpod("w", "\"permit-wait\":\"1\"", "n2", "1500m", "");

@@ -38,7 +38,7 @@ static struct {
     ks_queue *q;
     int64_t now;
     uint64_t registered[KS_RES_WILDCARD + 1]; /* plugin bits that registered each resource */
-    ks_pod *pods[4096];                        /* the tests' own references */
+    ks_pod *pods[4096];                       /* the tests' own references */
     size_t npods;
     int worth_calls;
 } t;
@@ -134,13 +134,13 @@ static void teardown(void)
 TestSuite(queue, .init = setup, .fini = teardown);
 
 /* Test(queue, name) whose body is followed by finish(). */
-#define QUEUE_TEST(name)                                                                        \
-    static void name##_body(void);                                                              \
-    Test(queue, name)                                                                           \
-    {                                                                                           \
-        name##_body();                                                                          \
-        finish();                                                                               \
-    }                                                                                           \
+#define QUEUE_TEST(name)                                                                           \
+    static void name##_body(void);                                                                 \
+    Test(queue, name)                                                                              \
+    {                                                                                              \
+        name##_body();                                                                             \
+        finish();                                                                                  \
+    }                                                                                              \
     static void name##_body(void)
 
 /* A pod owned by the test (released in teardown). */
@@ -202,14 +202,14 @@ static ks_queue_counts counts(void)
     return c;
 }
 
-#define EXPECT_COUNTS(a, b, u, g, f)                                                            \
-    do {                                                                                        \
-        ks_queue_counts c_ = counts();                                                          \
-        cr_expect_eq(c_.active, (a), "active %zu", c_.active);                                  \
-        cr_expect_eq(c_.backoff, (b), "backoff %zu", c_.backoff);                               \
-        cr_expect_eq(c_.unschedulable, (u), "unschedulable %zu", c_.unschedulable);             \
-        cr_expect_eq(c_.gated, (g), "gated %zu", c_.gated);                                     \
-        cr_expect_eq(c_.in_flight, (f), "in_flight %zu", c_.in_flight);                         \
+#define EXPECT_COUNTS(a, b, u, g, f)                                                               \
+    do {                                                                                           \
+        ks_queue_counts c_ = counts();                                                             \
+        cr_expect_eq(c_.active, (a), "active %zu", c_.active);                                     \
+        cr_expect_eq(c_.backoff, (b), "backoff %zu", c_.backoff);                                  \
+        cr_expect_eq(c_.unschedulable, (u), "unschedulable %zu", c_.unschedulable);                \
+        cr_expect_eq(c_.gated, (g), "gated %zu", c_.gated);                                        \
+        cr_expect_eq(c_.in_flight, (f), "in_flight %zu", c_.in_flight);                            \
     } while (0)
 
 /* ---- ordering ------------------------------------------------------------------------------ */
@@ -274,10 +274,7 @@ QUEUE_TEST(pop_counts_attempts_and_keeps_first_attempt_time)
     ks__queue_done(t.q, qp);
 }
 
-QUEUE_TEST(nonblocking_pop_returns_null_when_empty)
-{
-    cr_expect_null(ks__queue_pop(t.q, 0));
-}
+QUEUE_TEST(nonblocking_pop_returns_null_when_empty) { cr_expect_null(ks__queue_pop(t.q, 0)); }
 
 /* ---- backoff ------------------------------------------------------------------------------- */
 
@@ -312,7 +309,8 @@ QUEUE_TEST(backoff_counts_consecutive_errors_before_unschedulable_attempts)
 
 QUEUE_TEST(backoff_does_not_overflow)
 {
-    ks_queue_opts o = {.initial_backoff_ns = 3, .max_backoff_ns = INT64_MAX, .max_unschedulable_ns = 1};
+    ks_queue_opts o = {
+        .initial_backoff_ns = 3, .max_backoff_ns = INT64_MAX, .max_unschedulable_ns = 1};
     ks_queue *q = ks__queue_new(&o, &(ks_queue_hooks){.now_ns = fake_now});
     ks_queued_pod qp = {.unschedulable_count = INT32_MAX};
     cr_expect_eq(ks__queue_backoff_duration_ns(q, &qp), INT64_MAX);
@@ -622,7 +620,7 @@ QUEUE_TEST(gated_pod_gets_pre_enqueue_again_on_event_its_gating_plugin_registere
 {
     ks_pod *p = gated_pod("g");
     ks__queue_add(t.q, p);
-    cr_expect_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 0); /* not the gate's event */
+    cr_expect_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 0);   /* not the gate's event */
     cr_expect_eq(ks__queue_move_on_event(t.q, &GATES_GONE), 0); /* still gated */
     EXPECT_COUNTS(0, 0, 0, 1, 0);
     p->ngates = 0; /* (tests only: objects are immutable in real life) */

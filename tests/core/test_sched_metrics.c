@@ -1,10 +1,11 @@
 /*
- * The scheduler's metrics (core/sched/sched_metrics.c, core/sched/framework_metrics.c and their call sites):
- * a scheduler with the default profile runs in memory (bindings succeed at once, a virtual queue
- * clock) with a registry, and the families upstream fills must count what happened: attempts by
- * result, one observation per extension point run, evaluations per plugin call, unschedulable
- * pods per rejecting plugin, pods entering the queues by event, bound pods' attempts and SLI.
- * Plugin durations are sampled in every cycle here (upstream: 10%) so that they can be counted.
+ * The scheduler's metrics (core/sched/sched_metrics.c, core/sched/framework_metrics.c and their
+ * call sites): a scheduler with the default profile runs in memory (bindings succeed at once, a
+ * virtual queue clock) with a registry, and the families upstream fills must count what happened:
+ * attempts by result, one observation per extension point run, evaluations per plugin call,
+ * unschedulable pods per rejecting plugin, pods entering the queues by event, bound pods' attempts
+ * and SLI. Plugin durations are sampled in every cycle here (upstream: 10%) so that they can be
+ * counted.
  */
 #include <criterion/criterion.h>
 
@@ -50,10 +51,7 @@ static void *waiter_create(const ks_args *args, ks_error *e)
     (void)e;
     return (void *)args;
 }
-static void waiter_destroy(void *self)
-{
-    (void)self;
-}
+static void waiter_destroy(void *self) { (void)self; }
 static ks_code waiter_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node,
                              int64_t *timeout_ms, ks_status *st)
 {
@@ -83,8 +81,9 @@ static void start(const char *config_yaml)
     t.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &waiter_desc, "test", err, sizeof(err)), 0, "%s", err);
     if (config_yaml)
-        cr_assert_eq(ks__config_load_string(t.reg, config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
-                     "%s", err);
+        cr_assert_eq(
+            ks__config_load_string(t.reg, config_yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
+            "%s", err);
     else
         cr_assert_eq(ks__config_default(t.reg, &t.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
@@ -368,9 +367,10 @@ Test(sched_metrics, assigned_pod_update_is_one_event_per_change)
 {
     start(NULL);
     node("n1", "2");
-    const char *bound = "{'metadata':{'name':'b','namespace':'default','uid':'uid-b','labels':{'app':"
-                        "'%s'}},'spec':{'nodeName':'n1','containers':[{'name':'c','image':'i',"
-                        "'resources':{'requests':{'cpu':'%s'}}}]}}";
+    const char *bound =
+        "{'metadata':{'name':'b','namespace':'default','uid':'uid-b','labels':{'app':"
+        "'%s'}},'spec':{'nodeName':'n1','containers':[{'name':'c','image':'i',"
+        "'resources':{'requests':{'cpu':'%s'}}}]}}";
     char json[512];
     snprintf(json, sizeof(json), bound, "x", "1500m");
     ks_pod *old = th_pod(json);

@@ -41,7 +41,8 @@ static cJSON *simulate_fixture(const char *fixture, int slow)
     ks_config *cfg = NULL;
     ks_profile_plan *plans = NULL;
     cr_assert_eq(ks__registry_add(reg, &slow_desc, "test", err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(ks__config_load_string(reg, yaml, "test.yaml", &cfg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_load_string(reg, yaml, "test.yaml", &cfg, err, sizeof(err)), 0, "%s",
+                 err);
     cr_assert_eq(ks__config_plan(cfg, reg, &plans, err, sizeof(err)), 0, "%s", err);
     snprintf(path, sizeof(path), "%s/tests/fixtures/sim/%s", KS_SOURCE_DIR, fixture);
     char *buf = NULL;

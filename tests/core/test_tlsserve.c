@@ -1,8 +1,8 @@
 /*
- * HTTPS on the serving port (core/live/tlsserve.c with core/live/httpserver.c): the self-signed identity
- * made at start, certificate and key files, and the errors for files that do not fit. libcurl is
- * the client, as a probe or Prometheus would be; PEM files are made with the openssl command
- * (tests/install-deps.sh installs it).
+ * HTTPS on the serving port (core/live/tlsserve.c with core/live/httpserver.c): the self-signed
+ * identity made at start, certificate and key files, and the errors for files that do not fit.
+ * libcurl is the client, as a probe or Prometheus would be; PEM files are made with the openssl
+ * command (tests/install-deps.sh installs it).
  */
 #include <criterion/criterion.h>
 
@@ -59,7 +59,8 @@ static long get(const char *url, const char *cafile, body *b, char *subject, siz
     if (curl_easy_perform(c) == CURLE_OK) {
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         struct curl_certinfo *ci = NULL;
-        if (subject && curl_easy_getinfo(c, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci && ci->num_of_certs > 0)
+        if (subject && curl_easy_getinfo(c, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci &&
+            ci->num_of_certs > 0)
             for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next)
                 if (!strncmp(s->data, "Subject:", 8))
                     snprintf(subject, sublen, "%s", s->data + 8);
@@ -95,7 +96,8 @@ Test(tlsserve, self_signed_serves_healthz_over_https_for_localhost)
     snprintf(url, sizeof url, "https://127.0.0.1:%d/healthz", ks__httpserver_port(s));
     cr_expect_eq(get(url, NULL, &b, subject, sizeof subject), 200);
     cr_expect_str_eq(b.buf, "ok");
-    cr_expect(strstr(subject, "CN=localhost@") || strstr(subject, "CN = localhost@"), "subject: %s", subject);
+    cr_expect(strstr(subject, "CN=localhost@") || strstr(subject, "CN = localhost@"), "subject: %s",
+              subject);
     /* A plain-HTTP client gets no answer (the handshake fails), and the server keeps serving. */
     snprintf(url, sizeof url, "http://127.0.0.1:%d/healthz", ks__httpserver_port(s));
     cr_expect_eq(get(url, NULL, &b, NULL, 0), 0);

@@ -54,6 +54,9 @@ AT(ks_module, plugins, 32);
 SA(sizeof(ks_module) == 40);
 
 /* ---- ks_plugin_desc: size, name, then one pointer per slot in this exact order ------------- */
+/* The slot list keeps its hand layout (clang-format reflows X-macro lists differently on
+ * every pass). */
+/* clang-format off */
 #define KS_DESC_SLOTS(X) \
     X(create) X(destroy) X(pre_enqueue) X(less) \
     X(pre_filter) X(pre_filter_add_pod) X(pre_filter_remove_pod) X(filter) \
@@ -62,12 +65,13 @@ SA(sizeof(ks_module) == 40);
     X(bind) X(post_bind) X(events_to_register) \
     /* ABI 1.3 */ X(args_schema) X(validate_args) \
 /* (end of the slots) */
+/* clang-format on */
 
 enum {
 #define X(f) DESC_SLOT_##f,
     KS_DESC_SLOTS(X)
 #undef X
-    DESC_NSLOTS
+        DESC_NSLOTS
 };
 AT(ks_plugin_desc, name, 8);
 #define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
@@ -78,6 +82,9 @@ SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
 SA(sizeof(ks_plugin_desc) == 184);
 
 /* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
+/* The slot list keeps its hand layout (clang-format reflows X-macro lists differently on
+ * every pass). */
+/* clang-format off */
 #define KS_HOST_SLOTS(X) \
     X(alloc) X(free_) X(strerror) X(intern) \
     X(sym_lookup) X(sym_str) X(log_enabled) X(logv) \
@@ -107,12 +114,13 @@ SA(sizeof(ks_plugin_desc) == 184);
     X(snapshot_nodes_with_affinity_pods) X(status_new) X(status_code) X(status_reason_count) \
     X(status_reason_at) X(node_info_pods_in_namespace) X(snapshot_version) X(snapshot_changed_nodes) \
 /* (end of ABI 1.2 slots) */
+/* clang-format on */
 
 enum {
 #define X(f) HOST_SLOT_##f,
     KS_HOST_SLOTS(X)
 #undef X
-    HOST_NSLOTS
+        HOST_NSLOTS
 };
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)

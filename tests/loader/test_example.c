@@ -45,10 +45,12 @@ static th_cluster *cluster(void)
                            "'status':{'allocatable':{'cpu':'2','memory':'4Gi','pods':'110'}}}");
     th_cluster_add_node(c, "{'metadata':{'name':'big','labels':{'example.com/tier':'large'}},"
                            "'status':{'allocatable':{'cpu':'8','memory':'32Gi','pods':'110'}}}");
-    th_cluster_add_node(c, "{'metadata':{'name':'big-medium','labels':{'example.com/tier':'medium'}},"
-                           "'status':{'allocatable':{'cpu':'16','memory':'64Gi','pods':'110'}}}");
-    th_cluster_add_node(c, "{'metadata':{'name':'cpu-1500m','labels':{'gpu':'a100'}},"
-                           "'status':{'allocatable':{'cpu':'1500m','memory':'64Gi','pods':'110'}}}");
+    th_cluster_add_node(c,
+                        "{'metadata':{'name':'big-medium','labels':{'example.com/tier':'medium'}},"
+                        "'status':{'allocatable':{'cpu':'16','memory':'64Gi','pods':'110'}}}");
+    th_cluster_add_node(c,
+                        "{'metadata':{'name':'cpu-1500m','labels':{'gpu':'a100'}},"
+                        "'status':{'allocatable':{'cpu':'1500m','memory':'64Gi','pods':'110'}}}");
     return c;
 }
 
@@ -68,8 +70,7 @@ Test(example_min_resources, rejects_small_node_with_one_constant_reason_per_chec
 Test(example_min_resources, passes_big_labelled_node)
 {
     th_plugin *p = th_plugin_new(desc, ARGS_ALL);
-    cr_assert_eq(th_filter(p, cluster(), th_pod(pod), "big", reasons, sizeof(reasons)),
-                 KS_SUCCESS);
+    cr_assert_eq(th_filter(p, cluster(), th_pod(pod), "big", reasons, sizeof(reasons)), KS_SUCCESS);
     cr_assert_str_eq(reasons, "");
 }
 
@@ -119,8 +120,7 @@ Test(example_min_resources, refuses_bad_args_naming_the_arg)
                           "key (\"example.com/tier\") or key=value (\"example.com/tier=large\")");
 
     cr_assert_null(th_plugin_try_new(desc, "{'requiredLabel':3}", err, sizeof(err)));
-    cr_assert(strncmp(err, "args.requiredLabel: must be a string", 36) == 0,
-              "%s", err);
+    cr_assert(strncmp(err, "args.requiredLabel: must be a string", 36) == 0, "%s", err);
 
     cr_assert_null(th_plugin_try_new(desc, NULL, err, sizeof(err)));
     cr_assert_str_eq(err, "args: set at least one of minCPU (e.g. \"2\"), "
@@ -147,6 +147,7 @@ Test(example_min_resources, logs_allocatable_at_v4)
     f = cr_get_redirected_stderr();
     n = fread(line, 1, sizeof(line) - 1, f);
     line[n] = '\0';
-    cr_assert(strstr(line, "node big: allocatable cpu 8000m, memory 34359738368 bytes"), "%s", line);
+    cr_assert(strstr(line, "node big: allocatable cpu 8000m, memory 34359738368 bytes"), "%s",
+              line);
     cr_assert_null(strstr(line, "node small:"), "nothing is logged below -v 4: %s", line);
 }

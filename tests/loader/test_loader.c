@@ -6,7 +6,8 @@
  *
  * The fixture modules are built from the sources in fixtures/ by CMakeLists.txt; their paths arrive
  * as FIX_...
- * compile definitions. The host table is the real one (core/sched/host_api.c), as kubesched hands it over.
+ * compile definitions. The host table is the real one (core/sched/host_api.c), as kubesched hands
+ * it over.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -45,10 +46,10 @@ static int open_fails(const char *path)
     return rc;
 }
 
-#define expect_message(...)                                                                     \
-    do {                                                                                        \
-        snprintf(want, sizeof(want), __VA_ARGS__);                                              \
-        cr_assert_str_eq(err, want);                                                            \
+#define expect_message(...)                                                                        \
+    do {                                                                                           \
+        snprintf(want, sizeof(want), __VA_ARGS__);                                                 \
+        cr_assert_str_eq(err, want);                                                               \
     } while (0)
 
 /* ---- ks__loader_open: what it accepts -------------------------------------------------------- */
@@ -103,8 +104,7 @@ Test(loader_open, newer_minor_is_accepted_and_its_tail_ignored)
 {
     ks_loaded_module *mod = NULL;
     const ks_plugin_desc *const *descs;
-    cr_assert_eq(ks__loader_open(FIX_NEWER_MINOR, host, &mod, err, sizeof(err)), 0, "%s",
-                 err);
+    cr_assert_eq(ks__loader_open(FIX_NEWER_MINOR, host, &mod, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__loaded_module_plugins(mod, &descs), 1);
     cr_assert_str_eq(descs[0]->name, "LoaderFixture");
     cr_assert_not_null(descs[0]->score);
@@ -318,8 +318,8 @@ Test(loader_config, loads_each_file_once_and_registers_all_its_plugins)
     fake_add(&fc, 0, "NodeResourcesFit", NULL, "profiles[0].pluginConfig[0]");
     fake_add(&fc, 0, "LoaderGoodFilter", FIX_GOOD, "profiles[0].pluginConfig[1]");
     fake_add(&fc, 1, "LoaderGoodScore", FIX_GOOD, "profiles[1].pluginConfig[0]");
-    cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)),
-                 0, "%s", err);
+    cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert_not_null(mods);
     cr_assert_not_null(mods[0]);
     cr_assert_null(mods[1], "the same file is loaded once");
@@ -337,8 +337,7 @@ Test(loader_config, no_plugin_paths_gives_empty_list)
     ks_registry *reg = th_registry_new();
     ks_loaded_module **mods = NULL;
     fake_add(&fc, 0, "NodeResourcesFit", NULL, "profiles[0].pluginConfig[0]");
-    cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)),
-                 0);
+    cr_assert_eq(ks__loader_load_config_plugins(&fc.cfg, reg, host, &mods, err, sizeof(err)), 0);
     cr_assert_not_null(mods);
     cr_assert_null(mods[0]);
     ks__loader_close_all(mods);
@@ -451,7 +450,8 @@ static int schema_check(struct schema_run *r, const char *so, const char *args)
              so, args[0] ? ", " : "", args);
     memset(r, 0, sizeof(*r));
     r->reg = th_registry_new();
-    cr_assert_eq(ks__config_load_string(r->reg, yaml, "cfg.yaml", &r->cfg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_load_string(r->reg, yaml, "cfg.yaml", &r->cfg, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert_eq(ks__loader_load_config_plugins(r->cfg, r->reg, host, &r->mods, err, sizeof(err)),
                  0, "%s", err);
     return ks__config_check_plugin_args(r->cfg, r->reg, err, sizeof(err));
@@ -509,8 +509,9 @@ Test(loader_schema, types_kind_and_bounds_are_checked)
                           "integer, got string \"high\"");
     schema_done(&r);
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "threshold: 11"), 0);
-    cr_assert_str_eq(err, "cfg.yaml:6:103: profiles[0].pluginConfig[0].args.threshold: Invalid value: "
-                          "11: not in valid range [0, 10]");
+    cr_assert_str_eq(err,
+                     "cfg.yaml:6:103: profiles[0].pluginConfig[0].args.threshold: Invalid value: "
+                     "11: not in valid range [0, 10]");
     schema_done(&r);
     cr_assert_neq(schema_check(&r, FIX_ARGS_SCHEMA, "nested: {level: 2, depth: 1}"), 0);
     cr_assert_str_eq(err, "cfg.yaml:6:122: profiles[0].pluginConfig[0].args.nested: unknown field "

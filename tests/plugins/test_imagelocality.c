@@ -65,20 +65,20 @@ static void add_node(th_cluster *c, const char *name, const char *images_mb)
     th_cluster_add_node(c, json);
 }
 
-#define NODE_40_300_2000                                                                        \
-    IMG("'gcr.io/40:latest','gcr.io/40:v1','gcr.io/40:v1'", 40) ","                             \
-    IMG("'gcr.io/300:latest','gcr.io/300:v1'", 300) "," IMG("'gcr.io/2000:latest'", 2000)
+#define NODE_40_300_2000                                                                           \
+    IMG("'gcr.io/40:latest','gcr.io/40:v1','gcr.io/40:v1'", 40)                                    \
+    "," IMG("'gcr.io/300:latest','gcr.io/300:v1'", 300) "," IMG("'gcr.io/2000:latest'", 2000)
 #define NODE_250_10 IMG("'gcr.io/250:latest'", 250) "," IMG("'gcr.io/10:latest','gcr.io/10:v1'", 10)
-#define NODE_600_40_900                                                                         \
-    IMG("'gcr.io/600:latest'", 600) "," IMG("'gcr.io/40:latest'", 40) ","                       \
-    IMG("'gcr.io/900:latest'", 900)
-#define NODE_300_600_900                                                                        \
-    IMG("'gcr.io/300:latest'", 300) "," IMG("'gcr.io/600:latest'", 600) ","                     \
-    IMG("'gcr.io/900:latest'", 900)
+#define NODE_600_40_900                                                                            \
+    IMG("'gcr.io/600:latest'", 600)                                                                \
+    "," IMG("'gcr.io/40:latest'", 40) "," IMG("'gcr.io/900:latest'", 900)
+#define NODE_300_600_900                                                                           \
+    IMG("'gcr.io/300:latest'", 300)                                                                \
+    "," IMG("'gcr.io/600:latest'", 600) "," IMG("'gcr.io/900:latest'", 900)
 #define NODE_4000_30 IMG("'gcr.io/4000:latest'", 4000) "," IMG("'gcr.io/30:latest'", 30)
-#define NODE_20_30_40                                                                           \
-    IMG("'gcr.io/20:latest'", 20) "," IMG("'gcr.io/30:latest'", 30) ","                         \
-    IMG("'gcr.io/40:latest'", 40)
+#define NODE_20_30_40                                                                              \
+    IMG("'gcr.io/20:latest'", 20)                                                                  \
+    "," IMG("'gcr.io/30:latest'", 30) "," IMG("'gcr.io/40:latest'", 40)
 
 static void expect(ks_pod *p, const char *const *nodes, size_t n, const int64_t *want)
 {

@@ -262,11 +262,11 @@ Test(inter_pod_affinity, affinity_terms_with_different_operators_all_match)
 {
     expect_filter(
         single_node(),
-        incoming("default", "'security':'S1'",
-                 AFF(REQ(TERM(SEL(EX_EXISTS("service") "," EX_NOTEXISTS("wrongkey")), "region") ","
-                         TERM(SEL(EX_IN("service", "'securityscan'") ","
-                                  EX_NOTIN("service", "'WrongValue'")),
-                              "region")))),
+        incoming(
+            "default", "'security':'S1'",
+            AFF(REQ(TERM(SEL(EX_EXISTS("service") "," EX_NOTEXISTS("wrongkey")), "region") "," TERM(
+                SEL(EX_IN("service", "'securityscan'") "," EX_NOTIN("service", "'WrongValue'")),
+                "region")))),
         "node1", KS_SUCCESS, NULL);
 }
 
@@ -274,11 +274,11 @@ Test(inter_pod_affinity, affinity_selector_requirements_are_anded)
 {
     expect_filter(
         single_node(),
-        incoming("default", "'security':'S1'",
-                 AFF(REQ(TERM(SEL(EX_EXISTS("service") "," EX_NOTEXISTS("wrongkey")), "region") ","
-                         TERM(SEL(EX_IN("service", "'securityscan2'") ","
-                                  EX_NOTIN("service", "'WrongValue'")),
-                              "region")))),
+        incoming(
+            "default", "'security':'S1'",
+            AFF(REQ(TERM(SEL(EX_EXISTS("service") "," EX_NOTEXISTS("wrongkey")), "region") "," TERM(
+                SEL(EX_IN("service", "'securityscan2'") "," EX_NOTIN("service", "'WrongValue'")),
+                "region")))),
         "node1", UNR, R_AFF);
 }
 
@@ -286,8 +286,8 @@ Test(inter_pod_affinity, affinity_and_anti_affinity_both_satisfied)
 {
     expect_filter(single_node(),
                   incoming("default", "'security':'S1'",
-                           AFF(REQ(IN("service", "'securityscan','value2'", "region")))
-                           "," ANTI(REQ(IN("service", "'antivirusscan','value2'", "node")))),
+                           AFF(REQ(IN("service", "'securityscan','value2'", "region"))) "," ANTI(
+                               REQ(IN("service", "'antivirusscan','value2'", "node")))),
                   "node1", KS_SUCCESS, NULL);
 }
 
@@ -299,8 +299,8 @@ Test(inter_pod_affinity, existing_anti_affinity_that_does_not_match_is_satisfied
             ANTI(REQ(IN("service", "'antivirusscan','value2'", "node"))));
     expect_filter(c,
                   incoming("default", "'security':'S1'",
-                           AFF(REQ(IN("service", "'securityscan','value2'", "region")))
-                           "," ANTI(REQ(IN("service", "'antivirusscan','value2'", "node")))),
+                           AFF(REQ(IN("service", "'securityscan','value2'", "region"))) "," ANTI(
+                               REQ(IN("service", "'antivirusscan','value2'", "node")))),
                   "node1", KS_SUCCESS, NULL);
 }
 
@@ -308,8 +308,8 @@ Test(inter_pod_affinity, anti_affinity_rejects_node_with_matching_pod_in_topolog
 {
     expect_filter(single_node(),
                   incoming("default", "'security':'S1'",
-                           AFF(REQ(IN("service", "'securityscan','value2'", "region")))
-                           "," ANTI(REQ(IN("service", "'securityscan','value2'", "zone")))),
+                           AFF(REQ(IN("service", "'securityscan','value2'", "region"))) "," ANTI(
+                               REQ(IN("service", "'securityscan','value2'", "zone")))),
                   "node1", UNS, R_ANTI);
 }
 
@@ -321,8 +321,8 @@ Test(inter_pod_affinity, existing_pod_anti_affinity_rejects_matching_incoming_po
             ANTI(REQ(IN("service", "'securityscan','value2'", "zone"))));
     expect_filter(c,
                   incoming("default", "'service':'securityscan'",
-                           AFF(REQ(IN("service", "'securityscan','value2'", "region")))
-                           "," ANTI(REQ(IN("service", "'antivirusscan','value2'", "node")))),
+                           AFF(REQ(IN("service", "'securityscan','value2'", "region"))) "," ANTI(
+                               REQ(IN("service", "'antivirusscan','value2'", "node")))),
                   "node1", UNS, R_EXISTING);
 }
 
@@ -383,8 +383,7 @@ Test(inter_pod_affinity, anti_affinity_symmetry_partial_match_a1_a2)
     add_node(c, "node1", "'region':'r1','zone':'z11'");
     add_pod(c, "node1", "default", "'service':'securityscan'",
             ANTI(REQ(EXISTS("service", "zone") "," EXISTS("security", "zone"))));
-    expect_filter(c,
-                  incoming("default", "'security':'S1'", ANTI(REQ(EXISTS("security", "zone")))),
+    expect_filter(c, incoming("default", "'security':'S1'", ANTI(REQ(EXISTS("security", "zone")))),
                   "node1", UNS, R_EXISTING);
 }
 
@@ -436,8 +435,8 @@ Test(inter_pod_affinity, anti_affinity_namespace_selector_matches_pod_in_selecte
 {
     expect_filter(team_node_with_pod_in("subteam2.team1"),
                   incoming("subteam1.team1", "'security':'S1'",
-                           ANTI(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")),
-                                           "zone", TEAM1_SELECTOR)))),
+                           ANTI(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")), "zone",
+                                           TEAM1_SELECTOR)))),
                   "node1", UNS, R_ANTI);
 }
 
@@ -445,8 +444,8 @@ Test(inter_pod_affinity, anti_affinity_empty_namespace_selector_selects_every_na
 {
     expect_filter(team_node_with_pod_in("subteam2.team1"),
                   incoming("subteam1.team1", "'security':'S1'",
-                           ANTI(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")),
-                                           "zone", "'namespaceSelector':{}")))),
+                           ANTI(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")), "zone",
+                                           "'namespaceSelector':{}")))),
                   "node1", UNS, R_ANTI);
 }
 
@@ -454,8 +453,8 @@ Test(inter_pod_affinity, anti_affinity_namespace_selector_ignores_pod_in_other_n
 {
     expect_filter(team_node_with_pod_in("subteam1.team2"),
                   incoming("subteam1.team1", "'security':'S1'",
-                           ANTI(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")),
-                                           "zone", TEAM1_SELECTOR)))),
+                           ANTI(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")), "zone",
+                                           TEAM1_SELECTOR)))),
                   "node1", KS_SUCCESS, NULL);
 }
 
@@ -467,8 +466,8 @@ Test(inter_pod_affinity, incoming_namespace_selector_never_selects_unknown_names
     expect_filter(team_node_with_pod_in("nowhere"),
                   incoming("default", "'security':'S1'",
                            ANTI(REQ(TERM_X(SEL(EX_EXISTS("service")), "zone",
-                                           "'namespaceSelector':{'matchExpressions':["
-                                           EX_NOTEXISTS("team") "]}")))),
+                                           "'namespaceSelector':{'matchExpressions':[" EX_NOTEXISTS(
+                                               "team") "]}")))),
                   "node1", KS_SUCCESS, NULL);
 }
 
@@ -479,10 +478,10 @@ Test(inter_pod_affinity, existing_namespace_selector_sees_unknown_namespace_as_u
     th_cluster *c = th_cluster_new();
     add_team_namespaces(c);
     add_node(c, "node1", "'region':'r1','zone':'z11'");
-    add_pod(c, "node1", "subteam1.team1", "'service':'securityscan'",
-            ANTI(REQ(TERM_X(SEL(EX_EXISTS("security")), "zone",
-                            "'namespaceSelector':{'matchExpressions':[" EX_NOTEXISTS("team")
-                            "]}"))));
+    add_pod(
+        c, "node1", "subteam1.team1", "'service':'securityscan'",
+        ANTI(REQ(TERM_X(SEL(EX_EXISTS("security")), "zone",
+                        "'namespaceSelector':{'matchExpressions':[" EX_NOTEXISTS("team") "]}"))));
     expect_filter(c, incoming("nowhere", "'security':'S1'", NULL), "node1", UNS, R_EXISTING);
     expect_filter(c, incoming("subteam2.team2", "'security':'S1'", NULL), "node1", KS_SUCCESS,
                   NULL);
@@ -492,8 +491,8 @@ Test(inter_pod_affinity, existing_namespace_selector_sees_unknown_namespace_as_u
 
 Test(inter_pod_affinity, match_label_keys_require_the_owner_value)
 {
-    const char *aff = AFF(REQ(TERM_X(SEL(EX_IN("app", "'web'")), "zone",
-                                     "'matchLabelKeys':['version']")));
+    const char *aff =
+        AFF(REQ(TERM_X(SEL(EX_IN("app", "'web'")), "zone", "'matchLabelKeys':['version']")));
     th_cluster *c = th_cluster_new();
     add_node(c, "node1", "'zone':'z1'");
     add_pod(c, "node1", "default", "'app':'web','version':'v2'", NULL);
@@ -509,8 +508,8 @@ Test(inter_pod_affinity, match_label_keys_require_the_owner_value)
 
 Test(inter_pod_affinity, mismatch_label_keys_exclude_the_owner_value)
 {
-    const char *anti = ANTI(REQ(TERM_X(SEL(EX_IN("app", "'web'")), "zone",
-                                       "'mismatchLabelKeys':['tenant']")));
+    const char *anti =
+        ANTI(REQ(TERM_X(SEL(EX_IN("app", "'web'")), "zone", "'mismatchLabelKeys':['tenant']")));
     th_cluster *c = th_cluster_new();
     add_node(c, "node1", "'zone':'z1'");
     add_pod(c, "node1", "default", "'app':'web','tenant':'a'", NULL);
@@ -539,9 +538,9 @@ Test(inter_pod_affinity, first_pod_of_self_affine_group_goes_anywhere_with_the_k
     add_node(c, "nodeA", "'zone':'az1','hostname':'h1'");
     add_node(c, "nodeB", "'zone':'az2','hostname':'h2'");
     add_pod(c, "nodeA", "default", "'foo':'bar'", NULL);
-    ks_pod *p = incoming("default", "'foo':'bar','service':'securityscan'",
-                         AFF(REQ(IN("foo", "'bar'", "zone") "," IN("service", "'securityscan'",
-                                                                   "zone"))));
+    ks_pod *p =
+        incoming("default", "'foo':'bar','service':'securityscan'",
+                 AFF(REQ(IN("foo", "'bar'", "zone") "," IN("service", "'securityscan'", "zone"))));
     expect_filter(c, p, "nodeA", KS_SUCCESS, NULL);
     expect_filter(c, p, "nodeB", KS_SUCCESS, NULL);
 }
@@ -552,9 +551,9 @@ Test(inter_pod_affinity, first_pod_of_group_still_needs_the_topology_keys)
     add_node(c, "nodeA", "'zoneLabel':'az1','hostname':'h1'");
     add_node(c, "nodeB", "'zoneLabel':'az2','hostname':'h2'");
     add_pod(c, "nodeA", "default", "'foo':'bar'", NULL);
-    ks_pod *p = incoming("default", "'foo':'bar','service':'securityscan'",
-                         AFF(REQ(IN("foo", "'bar'", "zone") "," IN("service", "'securityscan'",
-                                                                   "zone"))));
+    ks_pod *p =
+        incoming("default", "'foo':'bar','service':'securityscan'",
+                 AFF(REQ(IN("foo", "'bar'", "zone") "," IN("service", "'securityscan'", "zone"))));
     expect_filter(c, p, "nodeA", UNR, R_AFF);
     expect_filter(c, p, "nodeB", UNR, R_AFF);
 }
@@ -576,9 +575,9 @@ Test(inter_pod_affinity, anti_affinity_any_matching_term_rejects)
     add_node(c, "nodeA", "'region':'r1','zone':'z1','hostname':'nodeA'");
     add_node(c, "nodeB", "'region':'r1','zone':'z2','hostname':'nodeB'");
     add_pod(c, "nodeA", "default", "'foo':'abc','service':'securityscan'", NULL);
-    ks_pod *p = incoming("default", NULL,
-                         ANTI(REQ(IN("foo", "'abc'", "region") "," IN("service", "'securityscan'",
-                                                                      "zone"))));
+    ks_pod *p = incoming(
+        "default", NULL,
+        ANTI(REQ(IN("foo", "'abc'", "region") "," IN("service", "'securityscan'", "zone"))));
     expect_filter(c, p, "nodeA", UNS, R_ANTI);
     expect_filter(c, p, "nodeB", UNS, R_ANTI);
 }
@@ -652,8 +651,8 @@ Test(inter_pod_affinity, incoming_anti_affinity_one_violated_term_rejects)
     add_node(c, "nodeB", "'region':'r1','zone':'z2','hostname':'nodeB'");
     add_pod(c, "nodeA", "default", "'foo':''", NULL);
     add_pod(c, "nodeB", "default", "'bar':''", NULL);
-    ks_pod *p = incoming("default", NULL,
-                         ANTI(REQ(EXISTS("foo", "zone") "," EXISTS("bar", "region"))));
+    ks_pod *p =
+        incoming("default", NULL, ANTI(REQ(EXISTS("foo", "zone") "," EXISTS("bar", "region"))));
     expect_filter(c, p, "nodeA", UNS, R_ANTI);
     expect_filter(c, p, "nodeB", UNS, R_ANTI);
 }
@@ -735,16 +734,16 @@ Test(inter_pod_affinity, incoming_terms_counted_per_host)
     add_node(c, "nodeB", "'hostname':'nodeB'");
     add_pod(c, "nodeA", "default", "'aaa':''", NULL);
     /* affinity and anti-affinity on the same label: nodeA has it, nodeB has no match at all. */
-    ks_pod *p = incoming("default", NULL,
-                         AFF(REQ(EXISTS("aaa", "hostname")))
-                         "," ANTI(REQ(EXISTS("aaa", "hostname"))));
+    ks_pod *p =
+        incoming("default", NULL,
+                 AFF(REQ(EXISTS("aaa", "hostname"))) "," ANTI(REQ(EXISTS("aaa", "hostname"))));
     expect_filter(c, p, "nodeA", UNS, R_ANTI);
     expect_filter(c, p, "nodeB", UNR, R_AFF);
     /* The existing pod matches one affinity term of two: no affinity count anywhere, and the
      * incoming pod does not match its own terms. */
     p = incoming("default", NULL,
-                 AFF(REQ(EXISTS("aaa", "hostname") "," EXISTS("bbb", "hostname")))
-                 "," ANTI(REQ(EXISTS("aaa", "hostname") "," EXISTS("bbb", "hostname"))));
+                 AFF(REQ(EXISTS("aaa", "hostname") "," EXISTS("bbb", "hostname"))) "," ANTI(
+                     REQ(EXISTS("aaa", "hostname") "," EXISTS("bbb", "hostname"))));
     expect_filter(c, p, "nodeA", UNR, R_AFF);
     expect_filter(c, p, "nodeB", UNR, R_AFF);
 }
@@ -842,10 +841,10 @@ Test(inter_pod_affinity, add_pod_counts_existing_anti_affinity_and_remove_pod_un
  * AddPod, decides every node as PreFilter with all the pods does. */
 Test(inter_pod_affinity, add_pod_state_equals_prefilter_with_the_pod)
 {
-    const char *aff_complex = AFF(REQ(IN("foo", "'bar','buzz'", "region") ","
-                                      NOTIN("service", "'bar','security','test'", "zone")));
-    const char *anti_complex = ANTI(REQ(IN("foo", "'bar','buzz'", "region") ","
-                                        NOTIN("service", "'bar','security','test'", "zone")));
+    const char *aff_complex = AFF(REQ(IN("foo", "'bar','buzz'", "region") "," NOTIN(
+        "service", "'bar','security','test'", "zone")));
+    const char *anti_complex = ANTI(REQ(IN("foo", "'bar','buzz'", "region") "," NOTIN(
+        "service", "'bar','security','test'", "zone")));
     const char *anti_foobar = ANTI(REQ(IN("foo", "'bar'", "region")));
     const char *pending_affinity[] = {anti_foobar, anti_complex, aff_complex};
     for (int t = 0; t < 3; t++) {
@@ -873,8 +872,7 @@ Test(inter_pod_affinity, add_pod_state_equals_prefilter_with_the_pod)
         const char *nodes[] = {"nodeA", "nodeB", "nodeC"};
         for (int i = 0; i < 3; i++)
             cr_assert_eq(world_filter(&w1, clone, p, nodes[i]),
-                         world_filter(&w2, with, p, nodes[i]),
-                         "case %d %s", t, nodes[i]);
+                         world_filter(&w2, with, p, nodes[i]), "case %d %s", t, nodes[i]);
         world_free(&w2);
         world_free(&w1);
     }
@@ -931,19 +929,21 @@ Test(inter_pod_affinity, add_pod_on_a_clone_leaves_the_original_state_alone)
 #define CHINA_AZ1 "'region':'China','az':'az1'"
 #define STAY_S1_REGION AFF(PREF(W(5, IN("security", "'S1'", "region"))))
 #define STAY_S2_REGION AFF(PREF(W(6, IN("security", "'S2'", "region"))))
-#define AFFINITY3                                                                               \
-    AFF(PREF(W(8, TERM(SEL(EX_NOTIN("security", "'S1'") "," EX_IN("security", "'S2'")), "region")) \
-             "," W(2, TERM(SEL(EX_EXISTS("security") "," EX_NOTEXISTS("wrongkey")), "region"))))
-#define HARD_AFFINITY                                                                           \
-    AFF(REQ(IN("security", "'S1','value2'", "region") ","                                       \
-            TERM(SEL(EX_EXISTS("security") "," EX_NOTEXISTS("wrongkey")), "region")))
+#define AFFINITY3                                                                                  \
+    AFF(PREF(W(                                                                                    \
+        8, TERM(SEL(EX_NOTIN("security", "'S1'") "," EX_IN("security", "'S2'")),                   \
+                "region")) "," W(2, TERM(SEL(EX_EXISTS("security") "," EX_NOTEXISTS("wrongkey")),  \
+                                         "region"))))
+#define HARD_AFFINITY                                                                              \
+    AFF(REQ(IN("security", "'S1','value2'", "region") "," TERM(                                    \
+        SEL(EX_EXISTS("security") "," EX_NOTEXISTS("wrongkey")), "region")))
 #define AWAY_S1_AZ ANTI(PREF(W(5, IN("security", "'S1'", "az"))))
 #define AWAY_S2_AZ ANTI(PREF(W(5, IN("security", "'S2'", "az"))))
-#define STAY_S1_REGION_AWAY_S2_AZ                                                               \
-    AFF(PREF(W(8, IN("security", "'S1'", "region"))))                                          \
+#define STAY_S1_REGION_AWAY_S2_AZ                                                                  \
+    AFF(PREF(W(8, IN("security", "'S1'", "region"))))                                              \
     "," ANTI(PREF(W(5, IN("security", "'S2'", "az"))))
-#define NS_SEL_TERM                                                                             \
-    TERM_X(SEL(EX_IN("security", "'S1'")), "region",                                            \
+#define NS_SEL_TERM                                                                                \
+    TERM_X(SEL(EX_IN("security", "'S1'")), "region",                                               \
            "'namespaces':['subteam2.team2']," TEAM1_SELECTOR)
 #define AFFINITY_NS_SELECTOR AFF(PREF(W(5, NS_SEL_TERM)))
 #define ANTI_AFFINITY_NS_SELECTOR ANTI(PREF(W(5, NS_SEL_TERM)))
@@ -968,11 +968,10 @@ static void expect_scores(th_cluster *c, const char *args, ks_pod *pod, size_t n
         if (want_raw)
             cr_assert_eq(raw[i], want_raw[i], "raw[%zu] = %lld, want %lld", i, (long long)raw[i],
                          (long long)want_raw[i]);
-        cr_assert_eq(norm[i], want[i], "normalized[%zu] = %lld, want %lld", i,
-                     (long long)norm[i], (long long)want[i]);
+        cr_assert_eq(norm[i], want[i], "normalized[%zu] = %lld, want %lld", i, (long long)norm[i],
+                     (long long)want[i]);
     }
 }
-
 
 /* PreScore's own code, on a world cluster (th_score turns Skip into zeros). args: JSON or NULL. */
 static ks_code world_pre_score(world *w, ks_pod *pod, const char *args)
@@ -1029,8 +1028,8 @@ Test(inter_pod_affinity, preferred_affinity_favours_matching_pods_in_the_topolog
     add_pod(c, "node1", "default", S1, NULL);
     add_pod(c, "node2", "default", S2, NULL);
     add_pod(c, "node3", "default", S1, NULL); /* node3 has no region */
-    expect_scores(c, NULL, incoming("default", S1, STAY_S1_REGION), 3,
-                  (int64_t[]){5, 0, 0}, (int64_t[]){100, 0, 0});
+    expect_scores(c, NULL, incoming("default", S1, STAY_S1_REGION), 3, (int64_t[]){5, 0, 0},
+                  (int64_t[]){100, 0, 0});
 }
 
 Test(inter_pod_affinity, preferred_affinity_scores_every_node_of_the_topology_value)
@@ -1039,8 +1038,8 @@ Test(inter_pod_affinity, preferred_affinity_scores_every_node_of_the_topology_va
     const char *nodes[] = {CHINA, CHINA_AZ1, INDIA};
     nodes_of(c, nodes, 3);
     add_pod(c, "node1", "default", S1, NULL);
-    expect_scores(c, NULL, incoming("default", NULL, STAY_S1_REGION), 3,
-                  (int64_t[]){5, 5, 0}, (int64_t[]){100, 100, 0});
+    expect_scores(c, NULL, incoming("default", NULL, STAY_S1_REGION), 3, (int64_t[]){5, 5, 0},
+                  (int64_t[]){100, 100, 0});
 }
 
 Test(inter_pod_affinity, preferred_affinity_region_with_more_matches_wins)
@@ -1165,8 +1164,8 @@ Test(inter_pod_affinity, preferred_affinity_and_anti_affinity_combine)
     nodes_of(c, nodes, 2);
     add_pod(c, "node1", "default", S1, NULL);
     add_pod(c, "node2", "default", S1, NULL);
-    expect_scores(c, NULL, incoming("default", S1, STAY_S1_REGION_AWAY_S2_AZ), 2,
-                  (int64_t[]){8, 0}, (int64_t[]){100, 0});
+    expect_scores(c, NULL, incoming("default", S1, STAY_S1_REGION_AWAY_S2_AZ), 2, (int64_t[]){8, 0},
+                  (int64_t[]){100, 0});
 }
 
 Test(inter_pod_affinity, same_service_pods_gather_by_region)
@@ -1203,8 +1202,7 @@ Test(inter_pod_affinity, equal_raw_scores_normalize_to_zero)
     nodes_of(c, nodes, 2);
     add_pod(c, "node1", "default", S1, NULL);
     add_pod(c, "node2", "default", NULL, STAY_S1_REGION_AWAY_S2_AZ);
-    expect_scores(c, NULL, incoming("default", S1, NULL), 2, (int64_t[]){8, 8},
-                  (int64_t[]){0, 0});
+    expect_scores(c, NULL, incoming("default", S1, NULL), 2, (int64_t[]){8, 8}, (int64_t[]){0, 0});
 }
 
 Test(inter_pod_affinity, preferred_affinity_namespace_selector_and_namespaces)
@@ -1262,8 +1260,8 @@ Test(inter_pod_affinity, ignore_preferred_terms_of_existing_pods_skips_pod_witho
     add_pod(c, "node2", "default", S2, STAY_S2_REGION);
     expect_scores(c, "{'ignorePreferredTermsOfExistingPods':true}", incoming("default", S2, NULL),
                   2, (int64_t[]){0, 0}, (int64_t[]){0, 0});
-    expect_scores(c, "{'ignorePreferredTermsOfExistingPods':false}",
-                  incoming("default", S2, NULL), 2, (int64_t[]){0, 6}, (int64_t[]){0, 100});
+    expect_scores(c, "{'ignorePreferredTermsOfExistingPods':false}", incoming("default", S2, NULL),
+                  2, (int64_t[]){0, 6}, (int64_t[]){0, 100});
 }
 
 /* As upstream: the flag only short-cuts pods without preferred terms; a pod with its own
@@ -1294,8 +1292,8 @@ Test(inter_pod_affinity, normalize_truncates_like_upstream_float_math)
 
 /* ====================== Score: hard affinity weight (TestPreferredAffinityWith...) ============ */
 
-#define HARD_SERVICE_S1                                                                         \
-    AFF(REQ(TERM_X(SEL(EX_IN("service", "'S1'")), "region",                                    \
+#define HARD_SERVICE_S1                                                                            \
+    AFF(REQ(TERM_X(SEL(EX_IN("service", "'S1'")), "region",                                        \
                    "'namespaces':['default','subteam2.team2']," TEAM1_SELECTOR)))
 
 static th_cluster *hard_weight_cluster(void)

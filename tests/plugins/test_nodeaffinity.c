@@ -23,12 +23,12 @@ TestSuite(node_affinity, .init = th_init, .fini = th_fini);
 #define NAME_IN(v) "{'key':'metadata.name','operator':'In','values':['" v "']}"
 #define EXPRS(...) "{'matchExpressions':[" __VA_ARGS__ "]}"
 #define FIELDS(...) "{'matchFields':[" __VA_ARGS__ "]}"
-#define REQUIRED(...)                                                                           \
-    "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"             \
+#define REQUIRED(...)                                                                              \
+    "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"                \
     "{'nodeSelectorTerms':[" __VA_ARGS__ "]}}}"
 #define PREF(w, term) "{'weight':" #w ",'preference':" term "}"
-#define PREFERRED(...)                                                                          \
-    "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" __VA_ARGS__ \
+#define PREFERRED(...)                                                                             \
+    "'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" __VA_ARGS__  \
     "]}}"
 
 static int seq;
@@ -70,16 +70,16 @@ static ks_code filter(const char *spec, const char *labels, char *r, size_t len)
     return filter_on(NULL, spec, "node1", labels, r, len);
 }
 
-#define PASSES(spec, labels)                                                                    \
-    do {                                                                                        \
-        char r_[256];                                                                           \
-        cr_assert_eq(filter(spec, labels, r_, sizeof(r_)), KS_SUCCESS, "%s", r_);               \
+#define PASSES(spec, labels)                                                                       \
+    do {                                                                                           \
+        char r_[256];                                                                              \
+        cr_assert_eq(filter(spec, labels, r_, sizeof(r_)), KS_SUCCESS, "%s", r_);                  \
     } while (0)
-#define REJECTS(spec, labels)                                                                   \
-    do {                                                                                        \
-        char r_[256];                                                                           \
-        cr_assert_eq(filter(spec, labels, r_, sizeof(r_)), UNR);                                \
-        cr_assert_str_eq(r_, ERR_POD);                                                          \
+#define REJECTS(spec, labels)                                                                      \
+    do {                                                                                           \
+        char r_[256];                                                                              \
+        cr_assert_eq(filter(spec, labels, r_, sizeof(r_)), UNR);                                   \
+        cr_assert_str_eq(r_, ERR_POD);                                                             \
     } while (0)
 
 /* ---- Filter: nodeSelector ------------------------------------------------------------------ */
@@ -202,8 +202,8 @@ Test(node_affinity, match_expressions_are_anded)
 
 Test(node_affinity, node_selector_terms_are_ored)
 {
-    PASSES(REQUIRED(EXPRS(REQ("foo", "In", "'bar','value2'")) "," EXPRS(REQ("diffkey", "In",
-                                                                              "'wrong','value2'"))),
+    PASSES(REQUIRED(EXPRS(REQ("foo", "In", "'bar','value2'")) "," EXPRS(
+               REQ("diffkey", "In", "'wrong','value2'"))),
            "'foo':'bar'");
 }
 
@@ -221,10 +221,8 @@ Test(node_affinity, invalid_value_makes_term_match_nothing)
 
 Test(node_affinity, invalid_term_does_not_spoil_valid_ones)
 {
-    PASSES(REQUIRED(EXPRS(REQ("in valid", "Exists", "")) "," EXPRS(EXISTS("foo"))),
-           "'foo':'bar'");
-    REJECTS(REQUIRED(EXPRS(REQ("in valid", "Exists", "")) "," EXPRS(EXISTS("zzz"))),
-            "'foo':'bar'");
+    PASSES(REQUIRED(EXPRS(REQ("in valid", "Exists", "")) "," EXPRS(EXISTS("foo"))), "'foo':'bar'");
+    REJECTS(REQUIRED(EXPRS(REQ("in valid", "Exists", "")) "," EXPRS(EXISTS("zzz"))), "'foo':'bar'");
 }
 
 Test(node_affinity, requirement_parse_errors_match_nothing)
@@ -261,8 +259,8 @@ Test(node_affinity, match_fields_not_matching_but_other_term_matching)
     char r[256];
     /* The second term has no name field: no PreFilterResult, and it matches node2. */
     cr_assert_eq(filter_on(NULL,
-                           REQUIRED("{'matchFields':[" NAME_IN("node1") "," NAME_IN("node2") "]},"
-                                    EXPRS(REQ("foo", "In", "'bar'"))),
+                           REQUIRED("{'matchFields':[" NAME_IN("node1") "," NAME_IN(
+                               "node2") "]}," EXPRS(REQ("foo", "In", "'bar'"))),
                            "node2", "'foo':'bar'", r, sizeof(r)),
                  KS_SUCCESS, "%s", r);
 }
@@ -283,8 +281,8 @@ Test(node_affinity, two_terms_neither_matching)
 {
     char r[256];
     cr_assert_eq(filter_on(NULL,
-                           REQUIRED(FIELDS(NAME_IN("node1")) "," EXPRS(REQ("foo", "In",
-                                                                           "'not-match-to-bar'"))),
+                           REQUIRED(FIELDS(NAME_IN("node1")) "," EXPRS(
+                               REQ("foo", "In", "'not-match-to-bar'"))),
                            "node2", "'foo':'bar'", r, sizeof(r)),
                  UNR);
     cr_assert_str_eq(r, ERR_POD);
@@ -332,9 +330,9 @@ Test(node_affinity, match_fields_need_exactly_one_value)
 
 /* ---- Filter: args.addedAffinity ------------------------------------------------------------- */
 
-#define ADDED_NAME_NODE2                                                                        \
-    "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[" \
-    FIELDS(NAME_IN("node2")) "]}}}"
+#define ADDED_NAME_NODE2                                                                           \
+    "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':"     \
+    "[" FIELDS(NAME_IN("node2")) "]}}}"
 
 Test(node_affinity, matches_added_affinity_and_pod_affinity)
 {
@@ -361,8 +359,7 @@ Test(node_affinity, rejects_node_not_matching_added_affinity)
     cr_assert_eq(filter_on(args, "", "node2", "'zone':'foo'", r, sizeof(r)), UNR);
     cr_assert_str_eq(r, ERR_ENFORCED);
     /* Checked before the pod's own affinity. */
-    cr_assert_eq(filter_on(args, "'nodeSelector':{'a':'b'}", "node2", "'zone':'foo'", r,
-                           sizeof(r)),
+    cr_assert_eq(filter_on(args, "'nodeSelector':{'a':'b'}", "node2", "'zone':'foo'", r, sizeof(r)),
                  UNR);
     cr_assert_str_eq(r, ERR_ENFORCED);
 }
@@ -378,16 +375,16 @@ Test(node_affinity, added_required_without_terms_matches_no_node)
 Test(node_affinity, added_preferred_only_keeps_prefilter_skip)
 {
     char r[256];
-    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                       PREF(3, EXPRS(REQ("key", "In", "'value'"))) "]}}";
+    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" PREF(
+        3, EXPRS(REQ("key", "In", "'value'"))) "]}}";
     cr_assert_eq(filter_on(args, "", "node2", "'zone':'foo'", r, sizeof(r)), KS_SUCCESS);
 }
 
 Test(node_affinity, invalid_added_affinity_fails_create_naming_the_field)
 {
     char err[512];
-    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                       PREF(2, EXPRS(REQ("invalid key", "In", "'bar'"))) "]}}";
+    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" PREF(
+        2, EXPRS(REQ("invalid key", "In", "'bar'"))) "]}}";
     cr_assert_null(th_plugin_try_new(&ks_plugin_node_affinity, args, err, sizeof(err)));
     cr_assert_str_eq(err, "NodeAffinity: parsing addedAffinity.preferredDuringSchedulingIgnored"
                           "DuringExecution: [0].matchExpressions[0].key: Invalid value: "
@@ -400,9 +397,9 @@ Test(node_affinity, invalid_added_affinity_fails_create_naming_the_field)
 Test(node_affinity, invalid_added_required_lists_every_error)
 {
     char err[512];
-    const char *args = "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
-                       "{'nodeSelectorTerms':[" EXPRS(REQ("a", "In", "")) "," EXPRS(REQ(
-                           "n", "Gt", "'x'")) "]}}}";
+    const char *args =
+        "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':"
+        "{'nodeSelectorTerms':[" EXPRS(REQ("a", "In", "")) "," EXPRS(REQ("n", "Gt", "'x'")) "]}}}";
     cr_assert_null(th_plugin_try_new(&ks_plugin_node_affinity, args, err, sizeof(err)));
     cr_assert_str_eq(err,
                      "NodeAffinity: parsing addedAffinity.requiredDuringSchedulingIgnoredDuring"
@@ -429,11 +426,13 @@ Test(node_affinity, unknown_added_operator_fails_create)
 #define LABEL4 "'abc':'az11','def':'az22'"
 #define LABEL5 "'foo':'bar','key':'value','az':'az1'"
 #define AFFINITY1 PREFERRED(PREF(2, EXPRS(REQ("foo", "In", "'bar'"))))
-#define AFFINITY2                                                                               \
-    PREFERRED(PREF(2, EXPRS(REQ("foo", "In", "'bar'"))) "," PREF(                               \
-        4, EXPRS(REQ("key", "In", "'value'"))) "," PREF(5, EXPRS(REQ("foo", "In", "'bar'") "," \
-                                                                 REQ("key", "In", "'value'") "," \
-                                                                 REQ("az", "In", "'az1'"))))
+#define AFFINITY2                                                                                  \
+    PREFERRED(PREF(2, EXPRS(REQ("foo", "In", "'bar'"))) "," PREF(                                  \
+        4, EXPRS(REQ("key", "In", "'value'"))) "," PREF(5,                                         \
+                                                        EXPRS(REQ("foo", "In", "'bar'") "," REQ(   \
+                                                            "key", "In",                           \
+                                                            "'value'") "," REQ("az", "In",         \
+                                                                               "'az1'"))))
 
 /* Scores three (or two, when l3 is NULL) nodes. */
 static ks_code score3(const char *args, const char *spec, const char *l1, const char *l2,
@@ -514,8 +513,8 @@ Test(node_affinity, scores_sum_weights_and_normalize_to_max)
 Test(node_affinity, added_preferred_affinity_scores_pod_without_affinity)
 {
     int64_t raw[2], norm[2];
-    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                       PREF(2, EXPRS(REQ("foo", "In", "'bar'"))) "]}}";
+    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" PREF(
+        2, EXPRS(REQ("foo", "In", "'bar'"))) "]}}";
     cr_assert_eq(score3(args, "", LABEL1, LABEL2, NULL, raw, norm), KS_SUCCESS);
     cr_assert_eq(norm[0], 100);
     cr_assert_eq(norm[1], 0);
@@ -524,8 +523,8 @@ Test(node_affinity, added_preferred_affinity_scores_pod_without_affinity)
 Test(node_affinity, added_and_pod_preferred_affinity_add_up)
 {
     int64_t raw[3], norm[3];
-    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':["
-                       PREF(3, EXPRS(REQ("key", "In", "'value'"))) "]}}";
+    const char *args = "{'addedAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[" PREF(
+        3, EXPRS(REQ("key", "In", "'value'"))) "]}}";
     cr_assert_eq(score3(args, AFFINITY1, LABEL1, LABEL2, LABEL5, raw, norm), KS_SUCCESS);
     cr_assert_eq(raw[0], 2);
     cr_assert_eq(raw[1], 3);
@@ -538,9 +537,9 @@ Test(node_affinity, added_and_pod_preferred_affinity_add_up)
 Test(node_affinity, preferred_match_fields_score_by_node_name)
 {
     int64_t raw[2], norm[2];
-    cr_assert_eq(score3(NULL, PREFERRED(PREF(7, FIELDS(NAME_IN("node2")))), LABEL1, LABEL2, NULL,
-                        raw, norm),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        score3(NULL, PREFERRED(PREF(7, FIELDS(NAME_IN("node2")))), LABEL1, LABEL2, NULL, raw, norm),
+        KS_SUCCESS);
     cr_assert_eq(raw[0], 0);
     cr_assert_eq(raw[1], 7);
     cr_assert_eq(norm[1], 100);

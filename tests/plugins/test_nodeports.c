@@ -53,10 +53,11 @@ static th_cluster *node_using(const char *used)
     if (used) {
         ports_json(used, p, sizeof(p));
         seq++;
-        snprintf(json, sizeof(json),
-                 "{'metadata':{'name':'e%d','namespace':'default','uid':'e%d'},"
-                 "'spec':{'nodeName':'m1','containers':[{'name':'c','image':'pause','ports':[%s]}]}}",
-                 seq, seq, p);
+        snprintf(
+            json, sizeof(json),
+            "{'metadata':{'name':'e%d','namespace':'default','uid':'e%d'},"
+            "'spec':{'nodeName':'m1','containers':[{'name':'c','image':'pause','ports':[%s]}]}}",
+            seq, seq, p);
         th_cluster_add_pod(c, json);
     }
     return c;
@@ -68,17 +69,17 @@ static ks_code filter(ks_pod *pod, const char *used, char *r, size_t len)
     return th_filter(p, node_using(used), pod, "m1", r, len);
 }
 
-#define FITS(want, used)                                                                        \
-    do {                                                                                        \
-        char r_[256];                                                                           \
-        cr_assert_eq(filter(pod_with(want), used, r_, sizeof(r_)), KS_SUCCESS, "%s", r_);       \
-        cr_assert_str_eq(r_, "");                                                               \
+#define FITS(want, used)                                                                           \
+    do {                                                                                           \
+        char r_[256];                                                                              \
+        cr_assert_eq(filter(pod_with(want), used, r_, sizeof(r_)), KS_SUCCESS, "%s", r_);          \
+        cr_assert_str_eq(r_, "");                                                                  \
     } while (0)
-#define CONFLICTS(want, used)                                                                   \
-    do {                                                                                        \
-        char r_[256];                                                                           \
-        cr_assert_eq(filter(pod_with(want), used, r_, sizeof(r_)), KS_UNSCHEDULABLE);           \
-        cr_assert_str_eq(r_, ERR);                                                              \
+#define CONFLICTS(want, used)                                                                      \
+    do {                                                                                           \
+        char r_[256];                                                                              \
+        cr_assert_eq(filter(pod_with(want), used, r_, sizeof(r_)), KS_UNSCHEDULABLE);              \
+        cr_assert_str_eq(r_, ERR);                                                                 \
     } while (0)
 
 Test(node_ports, pod_without_host_ports_skips_prefilter)
@@ -123,7 +124,10 @@ Test(node_ports, specific_ip_conflicts_with_used_any_ip)
     CONFLICTS("TCP/127.0.0.1/8001", "TCP/0.0.0.0/8001");
 }
 
-Test(node_ports, any_ip_with_other_protocol_fits) { FITS("UDP/127.0.0.1/8001", "TCP/0.0.0.0/8001"); }
+Test(node_ports, any_ip_with_other_protocol_fits)
+{
+    FITS("UDP/127.0.0.1/8001", "TCP/0.0.0.0/8001");
+}
 
 Test(node_ports, udp_any_ip_conflicts)
 {

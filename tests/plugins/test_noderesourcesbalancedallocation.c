@@ -15,10 +15,11 @@ TestSuite(balanced_allocation, .init = th_init, .fini = th_fini);
 /* Upstream's pod specs. */
 #define CPU_ONLY C("'cpu':'1000m','memory':'0'") "," C("'cpu':'2000m','memory':'0'")
 #define CPU_AND_MEMORY C("'cpu':'1000m','memory':'2000'") "," C("'cpu':'2000m','memory':'3000'")
-#define CPU_AND_MEMORY_AND_GPU                                                                  \
+#define CPU_AND_MEMORY_AND_GPU                                                                     \
     C("'cpu':'1000m','memory':'2000'") "," C("'cpu':'2000m','memory':'3000','nvidia.com/gpu':'3'")
-#define GPU_ARGS "{'resources':[{'name':'cpu','weight':1},{'name':'memory','weight':1}," \
-                 "{'name':'nvidia.com/gpu','weight':1}]}"
+#define GPU_ARGS                                                                                   \
+    "{'resources':[{'name':'cpu','weight':1},{'name':'memory','weight':1},"                        \
+    "{'name':'nvidia.com/gpu','weight':1}]}"
 
 static int seq;
 
@@ -73,8 +74,8 @@ static ks_code pre_score_code(ks_pod *p)
 {
     void *self = ks_plugin_node_resources_balanced_allocation.create(NULL, NULL);
     cr_assert_not_null(self);
-    ks_code code = ks_plugin_node_resources_balanced_allocation.pre_score(self, NULL, p, NULL, 0,
-                                                                          NULL);
+    ks_code code =
+        ks_plugin_node_resources_balanced_allocation.pre_score(self, NULL, p, NULL, 0, NULL);
     ks_plugin_node_resources_balanced_allocation.destroy(self);
     return code;
 }
@@ -212,8 +213,9 @@ Test(balanced_allocation, ephemeral_storage_counts_when_configured)
      * std .3118 -> 68. */
     th_cluster *c = th_cluster_new();
     char json[512];
-    snprintf(json, sizeof(json), "{'metadata':{'name':'node1'},'status':{'allocatable':{'cpu':"
-                                 "'4','memory':'10000','ephemeral-storage':'1Gi','pods':'110'}}}");
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'node1'},'status':{'allocatable':{'cpu':"
+             "'4','memory':'10000','ephemeral-storage':'1Gi','pods':'110'}}}");
     th_cluster_add_node(c, json);
     node(c, "node2", 4000, 10000, 0);
     expect2(c,
@@ -253,8 +255,9 @@ Test(balanced_allocation, rejects_duplicate_resource)
 
 Test(balanced_allocation, unset_weight_defaults_to_one)
 {
-    cr_assert_not_null(th_plugin_new(&ks_plugin_node_resources_balanced_allocation,
-                                     "{'resources':[{'name':'cpu'},{'name':'memory','weight':0}]}"));
+    cr_assert_not_null(
+        th_plugin_new(&ks_plugin_node_resources_balanced_allocation,
+                      "{'resources':[{'name':'cpu'},{'name':'memory','weight':0}]}"));
 }
 
 Test(balanced_allocation, has_no_filter_or_normalize)

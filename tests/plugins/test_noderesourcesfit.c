@@ -57,8 +57,9 @@ static void node(th_cluster *c, const char *name, const char *allocatable)
 
 /* fit_test.go's node: makeAllocatableResources(10, 20, 32, 5, 20, 5), with one bound pod that
  * requests `used`. */
-#define ALLOC_10_20 "'cpu':'10m','memory':'20','pods':'32','example.com/aaa':'5'," \
-                    "'ephemeral-storage':'20','hugepages-2Mi':'5'"
+#define ALLOC_10_20                                                                                \
+    "'cpu':'10m','memory':'20','pods':'32','example.com/aaa':'5',"                                 \
+    "'ephemeral-storage':'20','hugepages-2Mi':'5'"
 
 static th_cluster *fit_node(const char *used)
 {
@@ -80,14 +81,15 @@ static ks_code filter(const char *used, const char *spec, char *r, size_t len)
     return filter_args(NULL, used, spec, r, len);
 }
 
-#define ASSERT_FILTER(code, reasons, used, spec)                                                \
-    do {                                                                                        \
-        char r_[512];                                                                           \
-        cr_assert_eq(filter(used, spec, r_, sizeof(r_)), code);                                 \
-        cr_assert_str_eq(r_, reasons);                                                          \
+#define ASSERT_FILTER(code, reasons, used, spec)                                                   \
+    do {                                                                                           \
+        char r_[512];                                                                              \
+        cr_assert_eq(filter(used, spec, r_, sizeof(r_)), code);                                    \
+        cr_assert_str_eq(r_, reasons);                                                             \
     } while (0)
 
-/* ---- Filter: TestEnoughRequests --------------------------------------------------------------- */
+/* ---- Filter: TestEnoughRequests ---------------------------------------------------------------
+ */
 
 Test(node_resources_fit, no_request_always_fits)
 {
@@ -102,33 +104,44 @@ Test(node_resources_fit, reports_every_insufficient_resource)
 
 Test(node_resources_fit, init_container_cpu_counts)
 {
-    ASSERT_FILTER(UNS, "Insufficient cpu", C("e", "'cpu':'8m','memory':'19'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'initContainers':[" C("i", "'cpu':'3m','memory':'1'") "]");
+    ASSERT_FILTER(
+        UNS, "Insufficient cpu", C("e", "'cpu':'8m','memory':'19'"),
+        "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
+                                                           "'initContainers':[" C(
+                                                               "i", "'cpu':'3m','memory':'1'") "]");
 }
 
 Test(node_resources_fit, highest_init_container_cpu_counts)
 {
-    ASSERT_FILTER(UNS, "Insufficient cpu", C("e", "'cpu':'8m','memory':'19'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'initContainers':[" C("i", "'cpu':'3m','memory':'1'") ","
-                  C("j", "'cpu':'2m','memory':'1'") "]");
+    ASSERT_FILTER(
+        UNS, "Insufficient cpu", C("e", "'cpu':'8m','memory':'19'"),
+        "'containers':[" C(
+            "a",
+            "'cpu':'1m','memory':'1'") "],"
+                                       "'initContainers':[" C("i", "'cpu':'3m','memory':'1'") "," C(
+                                           "j", "'cpu':'2m','memory':'1'") "]");
 }
 
 Test(node_resources_fit, init_container_memory_counts)
 {
-    ASSERT_FILTER(UNS, "Insufficient memory", C("e", "'cpu':'9m','memory':'19'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'initContainers':[" C("i", "'cpu':'1m','memory':'3'") ","
-                  C("j", "'cpu':'1m','memory':'2'") "]");
+    ASSERT_FILTER(
+        UNS, "Insufficient memory", C("e", "'cpu':'9m','memory':'19'"),
+        "'containers':[" C(
+            "a",
+            "'cpu':'1m','memory':'1'") "],"
+                                       "'initContainers':[" C("i", "'cpu':'1m','memory':'3'") "," C(
+                                           "j", "'cpu':'1m','memory':'2'") "]");
 }
 
 Test(node_resources_fit, init_containers_take_max_not_sum)
 {
-    ASSERT_FILTER(KS_SUCCESS, "", C("e", "'cpu':'9m','memory':'19'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'initContainers':[" C("i", "'cpu':'1m','memory':'1'") ","
-                  C("j", "'cpu':'1m','memory':'1'") "]");
+    ASSERT_FILTER(
+        KS_SUCCESS, "", C("e", "'cpu':'9m','memory':'19'"),
+        "'containers':[" C(
+            "a",
+            "'cpu':'1m','memory':'1'") "],"
+                                       "'initContainers':[" C("i", "'cpu':'1m','memory':'1'") "," C(
+                                           "j", "'cpu':'1m','memory':'1'") "]");
 }
 
 Test(node_resources_fit, both_resources_fit)
@@ -153,9 +166,11 @@ Test(node_resources_fit, exactly_full_node_fits)
 {
     ASSERT_FILTER(KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'19'"),
                   "'containers':[" C("a", "'cpu':'5m','memory':'1'") "]");
-    ASSERT_FILTER(KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'19'"),
-                  "'containers':[" C("a", "'cpu':'4m','memory':'1'") "],"
-                  "'initContainers':[" C("i", "'cpu':'5m','memory':'1'") "]");
+    ASSERT_FILTER(
+        KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'19'"),
+        "'containers':[" C("a", "'cpu':'4m','memory':'1'") "],"
+                                                           "'initContainers':[" C(
+                                                               "i", "'cpu':'5m','memory':'1'") "]");
 }
 
 Test(node_resources_fit, extended_resource_fits)
@@ -171,8 +186,8 @@ Test(node_resources_fit, extended_request_above_allocatable_is_unresolvable)
     ASSERT_FILTER(UNR, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'0'"),
                   "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/aaa':'10'") "]");
     ASSERT_FILTER(UNR, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'0'"),
-                  "'containers':[],'initContainers':["
-                  C("i", "'cpu':'1m','memory':'1','example.com/aaa':'10'") "]");
+                  "'containers':[],'initContainers':[" C(
+                      "i", "'cpu':'1m','memory':'1','example.com/aaa':'10'") "]");
 }
 
 Test(node_resources_fit, extended_request_above_free_is_unschedulable)
@@ -180,28 +195,30 @@ Test(node_resources_fit, extended_request_above_free_is_unschedulable)
     ASSERT_FILTER(UNS, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'5'"),
                   "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/aaa':'1'") "]");
     ASSERT_FILTER(UNS, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'5'"),
-                  "'containers':[],'initContainers':["
-                  C("i", "'cpu':'1m','memory':'1','example.com/aaa':'1'") "]");
+                  "'containers':[],'initContainers':[" C(
+                      "i", "'cpu':'1m','memory':'1','example.com/aaa':'1'") "]");
 }
 
 Test(node_resources_fit, extended_resource_sums_containers)
 {
     /* 3 + 3 = 6 > 5 allocatable: larger than the node, so unresolvable since v1.34 */
     ASSERT_FILTER(UNR, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'2'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/aaa':'3'") ","
-                  C("b", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "]");
+                  "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "," C(
+                      "b", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "]");
 }
 
 Test(node_resources_fit, extended_resource_max_of_init_containers)
 {
-    ASSERT_FILTER(KS_SUCCESS, "", C("e", "'example.com/aaa':'2'"),
-                  "'containers':[],'initContainers':["
-                  C("i", "'cpu':'1m','memory':'1','example.com/aaa':'3'") ","
-                  C("j", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "]");
-    ASSERT_FILTER(UNR, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'2'"),
-                  "'containers':[],'initContainers':["
-                  C("i", "'cpu':'1m','memory':'1','example.com/aaa':'6'") ","
-                  C("j", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "]");
+    ASSERT_FILTER(
+        KS_SUCCESS, "", C("e", "'example.com/aaa':'2'"),
+        "'containers':[],'initContainers':[" C(
+            "i", "'cpu':'1m','memory':'1','example."
+                 "com/aaa':'3'") "," C("j", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "]");
+    ASSERT_FILTER(
+        UNR, "Insufficient example.com/aaa", C("e", "'example.com/aaa':'2'"),
+        "'containers':[],'initContainers':[" C(
+            "i", "'cpu':'1m','memory':'1','example."
+                 "com/aaa':'6'") "," C("j", "'cpu':'1m','memory':'1','example.com/aaa':'3'") "]");
 }
 
 Test(node_resources_fit, unknown_extended_resource_is_enforced)
@@ -209,18 +226,18 @@ Test(node_resources_fit, unknown_extended_resource_is_enforced)
     ASSERT_FILTER(UNR, "Insufficient example.com/bbb", C("e", "'cpu':'0'"),
                   "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/bbb':'1'") "]");
     ASSERT_FILTER(UNR, "Insufficient example.com/bbb", C("e", "'cpu':'0'"),
-                  "'containers':[],'initContainers':["
-                  C("i", "'cpu':'1m','memory':'1','example.com/bbb':'1'") "]");
+                  "'containers':[],'initContainers':[" C(
+                      "i", "'cpu':'1m','memory':'1','example.com/bbb':'1'") "]");
 }
 
 Test(node_resources_fit, kubernetes_io_resource_is_enforced)
 {
-    ASSERT_FILTER(UNR, "Insufficient kubernetes.io/something", C("e", "'cpu':'0'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1','kubernetes.io/something':'10'")
-                  "]");
+    ASSERT_FILTER(
+        UNR, "Insufficient kubernetes.io/something", C("e", "'cpu':'0'"),
+        "'containers':[" C("a", "'cpu':'1m','memory':'1','kubernetes.io/something':'10'") "]");
     ASSERT_FILTER(UNR, "Insufficient subdomain.kubernetes.io/something", C("e", "'cpu':'0'"),
-                  "'containers':[],'initContainers':["
-                  C("i", "'cpu':'1m','memory':'1','subdomain.kubernetes.io/something':'10'") "]");
+                  "'containers':[],'initContainers':[" C(
+                      "i", "'cpu':'1m','memory':'1','subdomain.kubernetes.io/something':'10'") "]");
 }
 
 Test(node_resources_fit, hugepages_are_enforced)
@@ -228,8 +245,8 @@ Test(node_resources_fit, hugepages_are_enforced)
     ASSERT_FILTER(UNR, "Insufficient hugepages-2Mi", C("e", "'hugepages-2Mi':'0'"),
                   "'containers':[" C("a", "'cpu':'1m','memory':'1','hugepages-2Mi':'10'") "]");
     ASSERT_FILTER(UNR, "Insufficient hugepages-2Mi", C("e", "'hugepages-2Mi':'2'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1','hugepages-2Mi':'3'") ","
-                  C("b", "'cpu':'1m','memory':'1','hugepages-2Mi':'3'") "]");
+                  "'containers':[" C("a", "'cpu':'1m','memory':'1','hugepages-2Mi':'3'") "," C(
+                      "b", "'cpu':'1m','memory':'1','hugepages-2Mi':'3'") "]");
     ASSERT_FILTER(UNS, "Insufficient hugepages-2Mi", C("e", "'hugepages-2Mi':'3'"),
                   "'containers':[" C("a", "'cpu':'1m','memory':'1','hugepages-2Mi':'3'") "]");
 }
@@ -237,22 +254,23 @@ Test(node_resources_fit, hugepages_are_enforced)
 Test(node_resources_fit, skips_ignored_extended_resource)
 {
     char r[256];
-    cr_assert_eq(filter_args("{'ignoredResources':['example.com/bbb']}", C("e", "'cpu':'0'"),
-                             "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/bbb':'1'")
-                             "]",
-                             r, sizeof(r)),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        filter_args("{'ignoredResources':['example.com/bbb']}", C("e", "'cpu':'0'"),
+                    "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/bbb':'1'") "]", r,
+                    sizeof(r)),
+        KS_SUCCESS);
     cr_assert_str_eq(r, "");
 }
 
 Test(node_resources_fit, skips_ignored_resource_group_but_not_kubernetes_io)
 {
     char r[256];
-    cr_assert_eq(filter_args("{'ignoredResourceGroups':['example.com']}", C("e", "'cpu':'0'"),
-                             "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/bbb':'1',"
-                                                     "'kubernetes.io/something':'1'") "]",
-                             r, sizeof(r)),
-                 UNR);
+    cr_assert_eq(
+        filter_args("{'ignoredResourceGroups':['example.com']}", C("e", "'cpu':'0'"),
+                    "'containers':[" C("a", "'cpu':'1m','memory':'1','example.com/bbb':'1',"
+                                            "'kubernetes.io/something':'1'") "]",
+                    r, sizeof(r)),
+        UNR);
     cr_assert_str_eq(r, "Insufficient kubernetes.io/something");
 }
 
@@ -282,28 +300,37 @@ Test(node_resources_fit, zero_extended_request_is_not_checked)
 
 Test(node_resources_fit, pod_overhead_is_added)
 {
-    ASSERT_FILTER(KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'5'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'overhead':{'cpu':'3m','memory':'13'}");
-    ASSERT_FILTER(UNS, "Insufficient memory", C("e", "'cpu':'5m','memory':'5'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'overhead':{'cpu':'1m','memory':'15'}");
+    ASSERT_FILTER(
+        KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'5'"),
+        "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
+                                                           "'overhead':{'cpu':'3m','memory':'13'}");
+    ASSERT_FILTER(
+        UNS, "Insufficient memory", C("e", "'cpu':'5m','memory':'5'"),
+        "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
+                                                           "'overhead':{'cpu':'1m','memory':'15'}");
 }
 
 Test(node_resources_fit, pod_level_requests_replace_container_sum)
 {
-    ASSERT_FILTER(KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'5'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'resources':{'requests':{'cpu':'1m','memory':'2'}}");
-    ASSERT_FILTER(UNS, "Insufficient cpu", C("e", "'cpu':'5m','memory':'5'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'resources':{'requests':{'cpu':'7m','memory':'2'}}");
-    ASSERT_FILTER(UNS, "Insufficient memory", C("e", "'cpu':'5m','memory':'19'"),
-                  "'containers':[" C("a", "'cpu':'1m','memory':'1'") "],"
-                  "'resources':{'requests':{'cpu':'3m','memory':'2'}}");
+    ASSERT_FILTER(
+        KS_SUCCESS, "", C("e", "'cpu':'5m','memory':'5'"),
+        "'containers':[" C(
+            "a", "'cpu':'1m','memory':'1'") "],"
+                                            "'resources':{'requests':{'cpu':'1m','memory':'2'}}");
+    ASSERT_FILTER(
+        UNS, "Insufficient cpu", C("e", "'cpu':'5m','memory':'5'"),
+        "'containers':[" C(
+            "a", "'cpu':'1m','memory':'1'") "],"
+                                            "'resources':{'requests':{'cpu':'7m','memory':'2'}}");
+    ASSERT_FILTER(
+        UNS, "Insufficient memory", C("e", "'cpu':'5m','memory':'19'"),
+        "'containers':[" C(
+            "a", "'cpu':'1m','memory':'1'") "],"
+                                            "'resources':{'requests':{'cpu':'3m','memory':'2'}}");
 }
 
-/* ---- Filter: TestNotEnoughRequests, TestStorageRequests, sidecars ----------------------------- */
+/* ---- Filter: TestNotEnoughRequests, TestStorageRequests, sidecars -----------------------------
+ */
 
 static ks_code filter_one_pod_node(const char *spec, char *r, size_t len)
 {
@@ -324,13 +351,16 @@ Test(node_resources_fit, too_many_pods_without_requests)
 Test(node_resources_fit, too_many_pods_even_when_resources_fit)
 {
     char r[256];
-    cr_assert_eq(filter_one_pod_node("'containers':[" C("a", "'cpu':'1m','memory':'1'") "]", r,
-                                     sizeof(r)),
-                 UNS);
+    cr_assert_eq(
+        filter_one_pod_node("'containers':[" C("a", "'cpu':'1m','memory':'1'") "]", r, sizeof(r)),
+        UNS);
     cr_assert_str_eq(r, "Too many pods");
-    cr_assert_eq(filter_one_pod_node("'containers':[" C("a", "'cpu':'5m','memory':'1'") "],"
-                                     "'initContainers':[" C("i", "'cpu':'5m','memory':'1'") "]",
-                                     r, sizeof(r)),
+    cr_assert_eq(filter_one_pod_node(
+                     "'containers':[" C(
+                         "a", "'cpu':'5m','memory':'1'") "],"
+                                                         "'initContainers':[" C(
+                                                             "i", "'cpu':'5m','memory':'1'") "]",
+                     r, sizeof(r)),
                  UNS);
     cr_assert_str_eq(r, "Too many pods");
 }
@@ -340,10 +370,12 @@ Test(node_resources_fit, reasons_come_in_upstream_order)
     char r[512];
     th_plugin *p = th_plugin_new(&ks_plugin_node_resources_fit, NULL);
     th_cluster *c = th_cluster_new();
-    node(c, "n1", "'cpu':'10m','memory':'20','pods':'1','ephemeral-storage':'20',"
-                  "'example.com/aaa':'5'");
-    existing(c, "n1", C("e", "'cpu':'9m','memory':'19','ephemeral-storage':'19',"
-                             "'example.com/aaa':'4'"));
+    node(c, "n1",
+         "'cpu':'10m','memory':'20','pods':'1','ephemeral-storage':'20',"
+         "'example.com/aaa':'5'");
+    existing(c, "n1",
+             C("e", "'cpu':'9m','memory':'19','ephemeral-storage':'19',"
+                    "'example.com/aaa':'4'"));
     ks_code code = th_filter(p, c,
                              pod("'containers':[" C("a", "'cpu':'2m','memory':'2',"
                                                          "'ephemeral-storage':'2',"
@@ -390,14 +422,18 @@ Test(node_resources_fit, sidecar_requests_add_to_containers)
                                 "'initContainers':[{'name':'s','restartPolicy':'Always'}]",
                                 r, sizeof(r)),
                  KS_SUCCESS);
-    cr_assert_eq(filter_sidecar("'containers':[" C("regular", "'cpu':'1m'") "],"
-                                "'initContainers':[" SIDECAR("s", "'cpu':'1m'") "]",
-                                r, sizeof(r)),
-                 KS_SUCCESS);
-    cr_assert_eq(filter_sidecar("'containers':[" C("regular", "'cpu':'1m'") "],"
-                                "'initContainers':[" SIDECAR("s", "'cpu':'2m'") "]",
-                                r, sizeof(r)),
-                 UNR);
+    cr_assert_eq(
+        filter_sidecar("'containers':[" C("regular", "'cpu':'1m'") "],"
+                                                                   "'initContainers':[" SIDECAR(
+                                                                       "s", "'cpu':'1m'") "]",
+                       r, sizeof(r)),
+        KS_SUCCESS);
+    cr_assert_eq(
+        filter_sidecar("'containers':[" C("regular", "'cpu':'1m'") "],"
+                                                                   "'initContainers':[" SIDECAR(
+                                                                       "s", "'cpu':'2m'") "]",
+                       r, sizeof(r)),
+        UNR);
     cr_assert_str_eq(r, "Insufficient cpu");
 }
 
@@ -412,12 +448,13 @@ Test(node_resources_fit, registers_pod_delete_and_node_allocatable_events)
     cr_assert_eq(ev[1].actions, (uint32_t)(KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE));
 }
 
-/* ---- Score ------------------------------------------------------------------------------------ */
+/* ---- Score ------------------------------------------------------------------------------------
+ */
 
 #define LEAST(res) "{'scoringStrategy':{'type':'LeastAllocated','resources':[" res "]}}"
 #define MOST(res) "{'scoringStrategy':{'type':'MostAllocated','resources':[" res "]}}"
-#define RTCR(res, shape)                                                                        \
-    "{'scoringStrategy':{'type':'RequestedToCapacityRatio','resources':[" res "],"             \
+#define RTCR(res, shape)                                                                           \
+    "{'scoringStrategy':{'type':'RequestedToCapacityRatio','resources':[" res "],"                 \
     "'requestedToCapacityRatio':{'shape':[" shape "]}}}"
 #define CPU_MEM "{'name':'cpu','weight':1},{'name':'memory','weight':1}"
 
@@ -433,8 +470,7 @@ static th_cluster *fit_score_cluster(void)
     return c;
 }
 
-static void assert_scores(const char *args, th_cluster *c, ks_pod *p, const int64_t *want,
-                          size_t n)
+static void assert_scores(const char *args, th_cluster *c, ks_pod *p, const int64_t *want, size_t n)
 {
     int64_t raw[8], norm[8];
     th_plugin *pl = th_plugin_new(&ks_plugin_node_resources_fit, args);
@@ -506,8 +542,8 @@ Test(node_resources_fit, least_differently_sized_nodes)
     int64_t want[] = {37, 50};
     assert_scores(LEAST(CPU_MEM),
                   two_nodes("'cpu':'4000','memory':'10000'", "'cpu':'6000','memory':'10000'"),
-                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") ","
-                      C("b", "'cpu':'2000','memory':'3000'") "]"),
+                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") "," C(
+                      "b", "'cpu':'2000','memory':'3000'") "]"),
                   want, 2);
 }
 
@@ -540,16 +576,16 @@ Test(node_resources_fit, least_requested_and_scheduled)
     existing(c, "node1", C("e", "'cpu':'3000','memory':'0'"));
     existing(c, "node2", C("e", "'cpu':'3000','memory':'5000'"));
     assert_scores(LEAST(CPU_MEM), c,
-                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") ","
-                      C("b", "'cpu':'2000','memory':'3000'") "]"),
+                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") "," C(
+                      "b", "'cpu':'2000','memory':'3000'") "]"),
                   want, 2);
     int64_t want2[] = {57, 60};
     c = two_nodes("'cpu':'10000','memory':'20000'", "'cpu':'10000','memory':'50000'");
     existing(c, "node1", C("e", "'cpu':'3000','memory':'0'"));
     existing(c, "node2", C("e", "'cpu':'3000','memory':'5000'"));
     assert_scores(LEAST(CPU_MEM), c,
-                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") ","
-                      C("b", "'cpu':'2000','memory':'3000'") "]"),
+                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") "," C(
+                      "b", "'cpu':'2000','memory':'3000'") "]"),
                   want2, 2);
 }
 
@@ -576,8 +612,8 @@ Test(node_resources_fit, least_weights_per_resource)
     int64_t want[] = {41, 50};
     assert_scores(LEAST("{'name':'memory','weight':2},{'name':'cpu','weight':1}"),
                   two_nodes("'cpu':'4000','memory':'10000'", "'cpu':'6000','memory':'10000'"),
-                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") ","
-                      C("b", "'cpu':'2000','memory':'3000'") "]"),
+                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") "," C(
+                      "b", "'cpu':'2000','memory':'3000'") "]"),
                   want, 2);
 }
 
@@ -589,8 +625,8 @@ Test(node_resources_fit, unrequested_extended_resource_is_bypassed)
     assert_scores(LEAST(EXT_SET),
                   two_nodes("'cpu':'6000','memory':'10000'",
                             "'cpu':'6000','memory':'10000','intel.com/foo':'4'"),
-                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") ","
-                      C("b", "'cpu':'2000','memory':'3000'") "]"),
+                  pod("'containers':[" C("a", "'cpu':'1000','memory':'2000'") "," C(
+                      "b", "'cpu':'2000','memory':'3000'") "]"),
                   want, 2);
 }
 
@@ -700,7 +736,8 @@ Test(node_resources_fit, non_scalar_scoring_resource_is_dropped)
                   c, POD_REQ("'cpu':'3000','foo':'1'"), want, 1);
 }
 
-/* ---- Args ------------------------------------------------------------------------------------- */
+/* ---- Args -------------------------------------------------------------------------------------
+ */
 
 static void assert_rejected(const char *args, const char *field)
 {
@@ -757,5 +794,6 @@ Test(node_resources_fit, rejects_bad_ignored_resources)
 Test(node_resources_fit, rejects_wrong_types)
 {
     assert_rejected("{'ignoredResources':'example.com/aaa'}", "ignoredResources");
-    assert_rejected(LEAST("{'name':'cpu','weight':'heavy'}"), "scoringStrategy.resources[0].weight");
+    assert_rejected(LEAST("{'name':'cpu','weight':'heavy'}"),
+                    "scoringStrategy.resources[0].weight");
 }

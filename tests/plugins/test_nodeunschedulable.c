@@ -9,12 +9,12 @@ extern const ks_plugin_desc ks_plugin_node_unschedulable;
 
 TestSuite(node_unschedulable, .init = th_init, .fini = th_fini);
 
-#define POD_NO_TOL                                                                              \
-    "{'metadata':{'name':'p','namespace':'default','uid':'u1'},"                                \
+#define POD_NO_TOL                                                                                 \
+    "{'metadata':{'name':'p','namespace':'default','uid':'u1'},"                                   \
     "'spec':{'containers':[{'name':'c'}]}}"
-#define POD_TOL_UNSCHEDULABLE                                                                   \
-    "{'metadata':{'name':'p','namespace':'default','uid':'u1'},"                                \
-    "'spec':{'containers':[{'name':'c'}],'tolerations':[{'key':'node.kubernetes.io/"          \
+#define POD_TOL_UNSCHEDULABLE                                                                      \
+    "{'metadata':{'name':'p','namespace':'default','uid':'u1'},"                                   \
+    "'spec':{'containers':[{'name':'c'}],'tolerations':[{'key':'node.kubernetes.io/"               \
     "unschedulable','operator':'Exists','effect':'NoSchedule'}]}}"
 
 static ks_code run(const char *node_json, const char *pod_json, char *r, size_t len)
@@ -28,18 +28,18 @@ static ks_code run(const char *node_json, const char *pod_json, char *r, size_t 
 Test(node_unschedulable, rejects_unschedulable_node)
 {
     char r[256];
-    cr_assert_eq(run("{'metadata':{'name':'n1'},'spec':{'unschedulable':true}}", POD_NO_TOL, r,
-                     sizeof(r)),
-                 KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    cr_assert_eq(
+        run("{'metadata':{'name':'n1'},'spec':{'unschedulable':true}}", POD_NO_TOL, r, sizeof(r)),
+        KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_assert_str_eq(r, "node(s) were unschedulable");
 }
 
 Test(node_unschedulable, admits_schedulable_node)
 {
     char r[256];
-    cr_assert_eq(run("{'metadata':{'name':'n1'},'spec':{'unschedulable':false}}", POD_NO_TOL, r,
-                     sizeof(r)),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        run("{'metadata':{'name':'n1'},'spec':{'unschedulable':false}}", POD_NO_TOL, r, sizeof(r)),
+        KS_SUCCESS);
     cr_assert_str_eq(r, "");
 }
 

@@ -55,8 +55,8 @@ Test(scheduling_gates, many_long_gates_are_all_named)
     char gates[3000] = "", want[3200] = "waiting for scheduling gates: [", r[3200];
     for (int i = 0; i < 20; i++) {
         char g[128];
-        snprintf(g, sizeof(g), "%s{'name':'example.com/a-rather-long-gate-name-%02d'}", i ? "," : "",
-                 i);
+        snprintf(g, sizeof(g), "%s{'name':'example.com/a-rather-long-gate-name-%02d'}",
+                 i ? "," : "", i);
         strcat(gates, g);
         snprintf(g, sizeof(g), "%sexample.com/a-rather-long-gate-name-%02d", i ? " " : "", i);
         strcat(want, g);

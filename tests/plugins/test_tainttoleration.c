@@ -42,9 +42,9 @@ static ks_code filter(const char *taints, const char *tolerations, char *r, size
 Test(taint_toleration, rejects_untolerated_noschedule)
 {
     char r[256];
-    cr_assert_eq(filter("{'key':'dedicated','value':'user1','effect':'NoSchedule'}", "", r,
-                        sizeof(r)),
-                 KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    cr_assert_eq(
+        filter("{'key':'dedicated','value':'user1','effect':'NoSchedule'}", "", r, sizeof(r)),
+        KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_assert_str_eq(r, "node(s) had untolerated taint {dedicated: user1}");
 }
 
@@ -60,10 +60,11 @@ Test(taint_toleration, admits_pod_tolerating_dedicated_node)
 Test(taint_toleration, rejects_toleration_with_other_value)
 {
     char r[256];
-    cr_assert_eq(filter("{'key':'dedicated','value':'user1','effect':'NoSchedule'}",
-                        "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'}",
-                        r, sizeof(r)),
-                 KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    cr_assert_eq(
+        filter("{'key':'dedicated','value':'user1','effect':'NoSchedule'}",
+               "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'}", r,
+               sizeof(r)),
+        KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_assert_str_eq(r, "node(s) had untolerated taint {dedicated: user1}");
 }
 
@@ -78,21 +79,23 @@ Test(taint_toleration, exists_toleration_tolerates_any_value)
 Test(taint_toleration, all_taints_tolerated_by_multiple_tolerations)
 {
     char r[256];
-    cr_assert_eq(filter("{'key':'dedicated','value':'user2','effect':'NoSchedule'},"
-                        "{'key':'foo','value':'bar','effect':'NoSchedule'}",
-                        "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'},"
-                        "{'key':'foo','operator':'Exists','effect':'NoSchedule'}",
-                        r, sizeof(r)),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        filter("{'key':'dedicated','value':'user2','effect':'NoSchedule'},"
+               "{'key':'foo','value':'bar','effect':'NoSchedule'}",
+               "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'},"
+               "{'key':'foo','operator':'Exists','effect':'NoSchedule'}",
+               r, sizeof(r)),
+        KS_SUCCESS);
 }
 
 Test(taint_toleration, rejects_toleration_with_other_effect)
 {
     char r[256];
-    cr_assert_eq(filter("{'key':'foo','value':'bar','effect':'NoSchedule'}",
-                        "{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}",
-                        r, sizeof(r)),
-                 KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    cr_assert_eq(
+        filter("{'key':'foo','value':'bar','effect':'NoSchedule'}",
+               "{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}", r,
+               sizeof(r)),
+        KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_assert_str_eq(r, "node(s) had untolerated taint {foo: bar}");
 }
 
@@ -107,13 +110,14 @@ Test(taint_toleration, empty_effect_toleration_tolerates_noschedule)
 Test(taint_toleration, prefer_no_schedule_taint_never_filters)
 {
     char r[256];
-    cr_assert_eq(filter("{'key':'dedicated','value':'user1','effect':'PreferNoSchedule'}",
-                        "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'}",
-                        r, sizeof(r)),
-                 KS_SUCCESS);
-    cr_assert_eq(filter("{'key':'dedicated','value':'user1','effect':'PreferNoSchedule'}", "", r,
-                        sizeof(r)),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        filter("{'key':'dedicated','value':'user1','effect':'PreferNoSchedule'}",
+               "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'}", r,
+               sizeof(r)),
+        KS_SUCCESS);
+    cr_assert_eq(
+        filter("{'key':'dedicated','value':'user1','effect':'PreferNoSchedule'}", "", r, sizeof(r)),
+        KS_SUCCESS);
 }
 
 Test(taint_toleration, rejects_untolerated_noexecute)
@@ -159,7 +163,8 @@ Test(taint_toleration, tolerated_prefer_taint_scores_higher)
     th_cluster *c = th_cluster_new();
     add_node(c, "nodeA", "{'key':'foo','value':'bar','effect':'PreferNoSchedule'}");
     add_node(c, "nodeB", "{'key':'foo','value':'blah','effect':'PreferNoSchedule'}");
-    ks_pod *pod = pod_with("{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}");
+    ks_pod *pod =
+        pod_with("{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}");
     int64_t raw[2], norm[2];
     cr_assert_eq(th_score(p, c, pod, raw, norm), KS_SUCCESS);
     cr_assert_eq(raw[0], 0);
@@ -174,8 +179,9 @@ Test(taint_toleration, all_tolerated_nodes_score_the_same)
     th_cluster *c = th_cluster_new();
     add_node(c, "nodeA", "");
     add_node(c, "nodeB", "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'}");
-    add_node(c, "nodeC", "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
-                         "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}");
+    add_node(c, "nodeC",
+             "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
+             "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}");
     ks_pod *pod = pod_with(
         "{'key':'cpu-type','operator':'Equal','value':'arm64','effect':'PreferNoSchedule'},"
         "{'key':'disk-type','operator':'Equal','value':'ssd','effect':'PreferNoSchedule'}");
@@ -193,9 +199,11 @@ Test(taint_toleration, more_untolerated_taints_score_lower)
     th_cluster *c = th_cluster_new();
     add_node(c, "nodeA", "");
     add_node(c, "nodeB", "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'}");
-    add_node(c, "nodeC", "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
-                         "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}");
-    ks_pod *pod = pod_with("{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}");
+    add_node(c, "nodeC",
+             "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
+             "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}");
+    ks_pod *pod =
+        pod_with("{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}");
     int64_t raw[3], norm[3];
     cr_assert_eq(th_score(p, c, pod, raw, norm), KS_SUCCESS);
     cr_assert_eq(raw[0], 0);
@@ -212,11 +220,12 @@ Test(taint_toleration, only_prefer_no_schedule_counts_for_score)
     th_cluster *c = th_cluster_new();
     add_node(c, "nodeA", "");
     add_node(c, "nodeB", "{'key':'cpu-type','value':'arm64','effect':'NoSchedule'}");
-    add_node(c, "nodeC", "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
-                         "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}");
-    ks_pod *pod = pod_with(
-        "{'key':'cpu-type','operator':'Equal','value':'arm64','effect':'NoSchedule'},"
-        "{'key':'disk-type','operator':'Equal','value':'ssd','effect':'NoSchedule'}");
+    add_node(c, "nodeC",
+             "{'key':'cpu-type','value':'arm64','effect':'PreferNoSchedule'},"
+             "{'key':'disk-type','value':'ssd','effect':'PreferNoSchedule'}");
+    ks_pod *pod =
+        pod_with("{'key':'cpu-type','operator':'Equal','value':'arm64','effect':'NoSchedule'},"
+                 "{'key':'disk-type','operator':'Equal','value':'ssd','effect':'NoSchedule'}");
     int64_t raw[3], norm[3];
     cr_assert_eq(th_score(p, c, pod, raw, norm), KS_SUCCESS);
     cr_assert_eq(raw[0], 0);
@@ -247,9 +256,11 @@ Test(taint_toleration, normalize_truncates_like_upstream)
     th_cluster *c = th_cluster_new();
     add_node(c, "n0", "");
     add_node(c, "n1", "{'key':'a','effect':'PreferNoSchedule'}");
-    add_node(c, "n2", "{'key':'a','effect':'PreferNoSchedule'},{'key':'b','effect':'PreferNoSchedule'}");
-    add_node(c, "n3", "{'key':'a','effect':'PreferNoSchedule'},{'key':'b','effect':'PreferNoSchedule'},"
-                      "{'key':'c','effect':'PreferNoSchedule'}");
+    add_node(c, "n2",
+             "{'key':'a','effect':'PreferNoSchedule'},{'key':'b','effect':'PreferNoSchedule'}");
+    add_node(c, "n3",
+             "{'key':'a','effect':'PreferNoSchedule'},{'key':'b','effect':'PreferNoSchedule'},"
+             "{'key':'c','effect':'PreferNoSchedule'}");
     int64_t raw[4], norm[4];
     cr_assert_eq(th_score(p, c, pod_with(""), raw, norm), KS_SUCCESS);
     cr_assert_eq(norm[0], 100);

@@ -48,7 +48,8 @@ static double score_of(const cJSON *doc, const char *pod, const char *node, cons
     return cJSON_IsNumber(v) ? v->valuedouble : -1;
 }
 
-#define NOT_HELPFUL(n) " preemption: 0/" #n " nodes are available: " #n " Preemption is not helpful for scheduling."
+#define NOT_HELPFUL(n)                                                                             \
+    " preemption: 0/" #n " nodes are available: " #n " Preemption is not helpful for scheduling."
 
 Test(groupa, gated_pod_waits_and_ungated_pod_is_placed)
 {
@@ -73,10 +74,10 @@ Test(groupa, node_affinity_required_terms_and_selector)
     expect_unschedulable(doc, "conflict",
                          "0/3 nodes are available: pod affinity terms conflict." NOT_HELPFUL(3));
     /* a1 is outside the PreFilterResult {b1, c1}; b1 and c1 fail the nodeSelector. */
-    expect_unschedulable(doc, "named-elsewhere",
-                         "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) "
-                         "[NodeAffinity], 2 node(s) didn't match Pod's node affinity/selector."
-                         NOT_HELPFUL(3));
+    expect_unschedulable(
+        doc, "named-elsewhere",
+        "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) "
+        "[NodeAffinity], 2 node(s) didn't match Pod's node affinity/selector." NOT_HELPFUL(3));
     cJSON_Delete(doc);
 }
 
@@ -94,12 +95,12 @@ Test(groupa, node_affinity_preferred_terms_score_weights_normalized)
 Test(groupa, node_affinity_added_affinity_from_plugin_config)
 {
     cJSON *doc = sim_json("--explain --config " FIX "groupa_nodeaffinity_config.yaml "
-                               "--cluster " FIX "groupa_nodeaffinity.yaml");
+                          "--cluster " FIX "groupa_nodeaffinity.yaml");
     expect_scheduled(doc, "selector", "a1");
-    expect_unschedulable(doc, "gt",
-                         "0/3 nodes are available: 1 node(s) didn't match scheduler-enforced node "
-                         "affinity, 2 node(s) didn't match Pod's node affinity/selector."
-                         NOT_HELPFUL(3));
+    expect_unschedulable(
+        doc, "gt",
+        "0/3 nodes are available: 1 node(s) didn't match scheduler-enforced node "
+        "affinity, 2 node(s) didn't match Pod's node affinity/selector." NOT_HELPFUL(3));
     /* Added preferred (zone b, 50) plus the pod's own (disk, 5): b1 55 -> 100, a1 5 -> 9. */
     expect_scheduled(doc, "prefers-c", "b1");
     cr_assert_eq(score_of(doc, "prefers-c", "b1", "NodeAffinity"), 100);

@@ -19,7 +19,8 @@
 static void expect_node(const cJSON *doc, const char *ns, const char *name, const char *node)
 {
     const cJSON *e = sim_pod_entry(doc, ns, name);
-    cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s/%s: %s", ns, name, sim_field(e, "message"));
+    cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s/%s: %s", ns, name,
+                     sim_field(e, "message"));
     cr_assert_str_eq(sim_field(e, "node"), node, "%s/%s", ns, name);
 }
 
@@ -31,8 +32,8 @@ static void expect_rejected(const cJSON *doc, const char *ns, const char *name, 
     cr_assert_str_eq(sim_field(e, "result"), "Unschedulable", "%s/%s", ns, name);
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(e, "node")));
     cr_assert_not_null(msg);
-    cr_assert(strncmp(msg, want, strlen(want)) == 0, "%s/%s: \"%s\", want \"%s...\"", ns, name,
-              msg, want);
+    cr_assert(strncmp(msg, want, strlen(want)) == 0, "%s/%s: \"%s\", want \"%s...\"", ns, name, msg,
+              want);
 }
 
 Test(simulate_ipa, required_affinity_places_pod_in_the_zone_of_its_peer)
@@ -53,7 +54,8 @@ Test(simulate_ipa, required_affinity_to_no_pod_fails_in_upstream_words)
 Test(simulate_ipa, first_pod_of_a_group_places_and_the_next_follows_it)
 {
     cJSON *doc = sim_json("--cluster " FIX "ipa_colocate.yaml");
-    const cJSON *g1 = sim_pod_entry(doc, "default", "grp-1"), *g2 = sim_pod_entry(doc, "default", "grp-2");
+    const cJSON *g1 = sim_pod_entry(doc, "default", "grp-1"),
+                *g2 = sim_pod_entry(doc, "default", "grp-2");
     cr_assert_str_eq(sim_field(g1, "result"), "Scheduled", "%s", sim_field(g1, "message"));
     cr_assert_str_eq(sim_field(g2, "result"), "Scheduled", "%s", sim_field(g2, "message"));
     /* One node per zone: the same zone is the same node. */
@@ -69,7 +71,8 @@ Test(simulate_ipa, required_anti_affinity_spreads_one_replica_per_host)
         char name[16];
         snprintf(name, sizeof(name), "web-%d", i + 1);
         const cJSON *e = sim_pod_entry(doc, "shop", name);
-        cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s: %s", name, sim_field(e, "message"));
+        cr_assert_str_eq(sim_field(e, "result"), "Scheduled", "%s: %s", name,
+                         sim_field(e, "message"));
         hosts[i] = sim_field(e, "node");
     }
     cr_assert(strcmp(hosts[0], hosts[1]) && strcmp(hosts[0], hosts[2]) &&

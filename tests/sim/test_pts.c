@@ -130,8 +130,7 @@ Test(pod_topology_spread_sim, system_defaults_spread_service_pods_over_hosts)
 Test(pod_topology_spread_sim, without_the_plugin_service_pods_stack_on_the_big_node)
 {
     int big, small1, small2;
-    cJSON *doc =
-        sim_json("--cluster " FIX "pts_service.yaml --config " FIX "pts_disabled.yaml");
+    cJSON *doc = sim_json("--cluster " FIX "pts_service.yaml --config " FIX "pts_disabled.yaml");
     count_api_pods(doc, &big, &small1, &small2);
     cr_assert_eq(big, 6);
     cJSON_Delete(doc);
@@ -140,7 +139,8 @@ Test(pod_topology_spread_sim, without_the_plugin_service_pods_stack_on_the_big_n
 Test(pod_topology_spread_sim, explain_shows_upstream_spread_scores)
 {
     cJSON *doc = sim_json("--explain --cluster " FIX "pts_service.yaml");
-    const cJSON *first = sim_pod_entry(doc, "shop", "api-1"), *second = sim_pod_entry(doc, "shop", "api-2");
+    const cJSON *first = sim_pod_entry(doc, "shop", "api-1"),
+                *second = sim_pod_entry(doc, "shop", "api-2");
     cr_assert_str_eq(sim_field(first, "node"), "big");
     /* api-1 on big (zone-a). Hostname weight ln 5, zone weight ln 4 (2 zones):
      * big 1 ln5 + 2 + 1 ln4 + 4 = 9.0 -> 9, small-1 2 + ln4 + 4 = 7.4 -> 7, small-2 2 + 4 = 6;
@@ -187,8 +187,8 @@ Test(pod_topology_spread_sim, carried_counts_match_a_full_recount_at_every_step)
         int z = atoi(sim_field(e, "node") + 1) % 3; /* node nK is in zone K % 3 */
         int lo = zone[0] < zone[1] ? zone[0] : zone[1];
         lo = zone[2] < lo ? zone[2] : lo;
-        cr_assert_leq(zone[z] + 1 - lo, 1, "placement %d into zone %d with zones %d/%d/%d", placed, z,
-                      zone[0], zone[1], zone[2]);
+        cr_assert_leq(zone[z] + 1 - lo, 1, "placement %d into zone %d with zones %d/%d/%d", placed,
+                      z, zone[0], zone[1], zone[2]);
         zone[z]++;
         placed++;
     }

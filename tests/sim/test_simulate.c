@@ -17,7 +17,8 @@
 Test(simulate, places_pods_and_explains_failures_in_upstream_words)
 {
     cJSON *doc = sim_json("--cluster " FIX "basic.yaml");
-    const cJSON *w1 = sim_pod_entry(doc, "shop", "web-1"), *w2 = sim_pod_entry(doc, "shop", "web-2");
+    const cJSON *w1 = sim_pod_entry(doc, "shop", "web-1"),
+                *w2 = sim_pod_entry(doc, "shop", "web-2");
     cr_assert_str_eq(sim_field(w1, "result"), "Scheduled");
     cr_assert_str_eq(sim_field(w1, "node"), "small");
     cr_assert_str_eq(sim_field(w1, "profile"), "default-scheduler");
@@ -25,8 +26,10 @@ Test(simulate, places_pods_and_explains_failures_in_upstream_words)
     cr_assert_str_eq(sim_field(w2, "result"), "Unschedulable");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(w2, "node")));
     cr_assert_str_eq(sim_field(w2, "message"),
-                     "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, "
-                     "1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims "
+                     "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+                     "{dedicated: gpu}, "
+                     "1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No "
+                     "preemption victims "
                      "found for incoming pod, 2 Preemption is not helpful for scheduling.");
     cr_assert_str_eq(sim_field(sim_pod_entry(doc, "ml", "trainer"), "node"), "gpu");
     cr_assert_str_eq(sim_field(sim_pod_entry(doc, "ops", "admin"), "node"), "cordoned");
@@ -40,10 +43,12 @@ Test(simulate, higher_priority_pod_is_scheduled_first)
     cr_assert_str_eq(sim_field(cJSON_GetArrayItem(pods, 0), "name"), "high");
     cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "high"), "node"), "only");
     cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "low"), "result"), "Unschedulable");
-    /* The only running pod has a higher priority: preemption finds no victims (upstream wording). */
-    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "low"), "message"),
-                     "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
-                     "1 No preemption victims found for incoming pod.");
+    /* The only running pod has a higher priority: preemption finds no victims (upstream wording).
+     */
+    cr_assert_str_eq(
+        sim_field(sim_pod_entry(doc, "default", "low"), "message"),
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.");
     cJSON_Delete(doc);
 }
 
@@ -53,7 +58,8 @@ Test(simulate, pod_naming_no_profile_is_reported_not_scheduled)
     const cJSON *lost = sim_pod_entry(doc, "default", "lost");
     cr_assert_str_eq(sim_field(lost, "result"), "Error");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(lost, "profile")));
-    cr_assert(strstr(sim_field(lost, "message"), "no profile has schedulerName \"some-other-scheduler\""));
+    cr_assert(strstr(sim_field(lost, "message"),
+                     "no profile has schedulerName \"some-other-scheduler\""));
     cJSON_Delete(doc);
 }
 
@@ -62,10 +68,12 @@ Test(simulate, reads_kubectl_list_json_and_counts_running_pods)
     /* tiny allows 2 pods; one runs there, a Succeeded one holds nothing. */
     cJSON *doc = sim_json("--cluster " FIX "podcount.json");
     cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "a"), "node"), "tiny");
-    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "b"), "message"),
-                     "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: "
-                     "1 No preemption victims found for incoming pod.");
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "pods")), 2, "running pods are not attempts");
+    cr_assert_str_eq(
+        sim_field(sim_pod_entry(doc, "default", "b"), "message"),
+        "0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "pods")), 2,
+                 "running pods are not attempts");
     cJSON_Delete(doc);
 }
 
@@ -78,7 +86,8 @@ Test(simulate, explain_gives_filter_outcomes_scores_and_weighted_sums)
     cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "small"), "NodeResourcesFit"), "passed");
     cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "gpu"), "TaintToleration"),
                      "node(s) had untolerated taint {dedicated: gpu}");
-    cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "cordoned"), "NodeUnschedulable"), "node(s) were unschedulable");
+    cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "cordoned"), "NodeUnschedulable"),
+                     "node(s) were unschedulable");
     /* Only one feasible node: taken without scoring, as upstream. */
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(w1, "score")), 0);
     cJSON_Delete(doc);
@@ -88,26 +97,35 @@ Test(simulate, explain_final_score_is_the_weighted_sum)
 {
     cJSON *doc = sim_json("--explain --cluster " FIX "spread.yaml");
     const cJSON *p = sim_pod_entry(doc, "default", "p1");
-    const cJSON *score = cJSON_GetObjectItem(p, "score"), *final = cJSON_GetObjectItem(p, "finalScore"), *n;
+    const cJSON *score = cJSON_GetObjectItem(p, "score"),
+                *final = cJSON_GetObjectItem(p, "finalScore"), *n;
     cr_assert_eq(cJSON_GetArraySize(final), 2);
     cJSON_ArrayForEach(n, score)
     {
-        /* default weights: TaintToleration 3, NodeAffinity / PodTopologySpread / InterPodAffinity 2,
-         * the other Score plugins 1 */
+        /* default weights: TaintToleration 3, NodeAffinity / PodTopologySpread / InterPodAffinity
+         * 2, the other Score plugins 1 */
         double sum = 0;
         const cJSON *plugin;
         cJSON_ArrayForEach(plugin, n)
         {
             int w = !strcmp(plugin->string, "TaintToleration") ? 3
-                    : (!strcmp(plugin->string, "NodeAffinity") || !strcmp(plugin->string, "PodTopologySpread") ||
-                       !strcmp(plugin->string, "InterPodAffinity")) ? 2 : 1;
+                    : (!strcmp(plugin->string, "NodeAffinity") ||
+                       !strcmp(plugin->string, "PodTopologySpread") ||
+                       !strcmp(plugin->string, "InterPodAffinity"))
+                        ? 2
+                        : 1;
             sum += w * plugin->valuedouble;
         }
         cr_assert_eq(cJSON_GetObjectItem(final, n->string)->valuedouble, sum, "%s", n->string);
     }
-    /* big: cpu (8000-1000)/8000 = 87, memory (16Gi - 1Gi)/16Gi = 93 -> 90; small: 50 and 75 -> 62 */
-    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(score, "big"), "NodeResourcesFit")->valuedouble, 90);
-    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(score, "small"), "NodeResourcesFit")->valuedouble, 62);
+    /* big: cpu (8000-1000)/8000 = 87, memory (16Gi - 1Gi)/16Gi = 93 -> 90; small: 50 and 75 -> 62
+     */
+    cr_assert_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(score, "big"), "NodeResourcesFit")->valuedouble,
+        90);
+    cr_assert_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(score, "small"), "NodeResourcesFit")->valuedouble,
+        62);
     cr_assert_str_eq(sim_field(p, "node"), "big");
     cJSON_Delete(doc);
 }
@@ -115,8 +133,12 @@ Test(simulate, explain_final_score_is_the_weighted_sum)
 Test(simulate, same_seed_same_output)
 {
     char *a, *b, err[1024];
-    cr_assert_eq(sim_run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &a, err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(sim_run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &b, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(
+        sim_run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &a, err, sizeof(err)), 0,
+        "%s", err);
+    cr_assert_eq(
+        sim_run("simulate -o json --seed 7 --cluster " FIX "ties.yaml", &b, err, sizeof(err)), 0,
+        "%s", err);
     cr_assert_str_eq(a, b);
     free(a);
     free(b);
@@ -128,7 +150,8 @@ Test(simulate, invalid_quantity_names_file_object_and_field)
     int rc = sim_run("simulate --cluster " FIX "badquantity.yaml", &out, err, sizeof(err));
     cr_assert_eq(rc, 1);
     cr_assert(strstr(err, "badquantity.yaml"), "%s", err);
-    cr_assert(strstr(err, "spec.containers[0].resources.requests.cpu: invalid quantity \"two\""), "%s", err);
+    cr_assert(strstr(err, "spec.containers[0].resources.requests.cpu: invalid quantity \"two\""),
+              "%s", err);
     free(out);
 }
 
@@ -144,18 +167,24 @@ Test(simulate, missing_cluster_file_is_a_clear_error)
 Test(simulate, table_output_lists_decisions)
 {
     char *out, err[2048];
-    cr_assert_eq(sim_run("simulate --cluster " FIX "priority.yaml", &out, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(sim_run("simulate --cluster " FIX "priority.yaml", &out, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert(strstr(out, "POD"), "%s", out);
     cr_assert(strstr(out, "default/high"), "%s", out);
     cr_assert(strstr(out, "Scheduled"), "%s", out);
-    cr_assert(strstr(out, "2 attempts: 1 scheduled, 1 unschedulable, 0 errors, 1 pods with no matching profile"), "%s", out);
+    cr_assert(
+        strstr(
+            out,
+            "2 attempts: 1 scheduled, 1 unschedulable, 0 errors, 1 pods with no matching profile"),
+        "%s", out);
     free(out);
 }
 
 Test(simulate, bad_flag_is_a_usage_error)
 {
     char *out, err[2048];
-    cr_assert_eq(sim_run("simulate --cluster " FIX "priority.yaml --output xml", &out, err, sizeof(err)), 2);
+    cr_assert_eq(
+        sim_run("simulate --cluster " FIX "priority.yaml --output xml", &out, err, sizeof(err)), 2);
     cr_assert(strstr(err, "valid values are table and json"), "%s", err);
     free(out);
 }

@@ -28,7 +28,7 @@ typedef struct cleanup {
 
 static cleanup *cleanups;
 static size_t ncleanups, cap_cleanups;
-static ks_strmap bound; /* pod uid -> node name (strdup) */
+static ks_strmap bound;           /* pod uid -> node name (strdup) */
 static ks_loaded_module *in_tree; /* the in-tree module, so that its plugins have their ks_host */
 
 static void defer(void (*fn)(void *), void *p)
@@ -41,7 +41,8 @@ static void defer(void (*fn)(void *), void *p)
     cleanups[ncleanups++] = (cleanup){fn, p};
 }
 
-static ks_code harness_bind(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node, ks_status *st)
+static ks_code harness_bind(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                            ks_status *st)
 {
     void *old = NULL;
     (void)ctx;
@@ -166,7 +167,10 @@ th_cluster *th_cluster_new(void)
 
 ks_cycle_hooks *th_cluster_hooks(th_cluster *c) { return &c->hooks; }
 
-static void refresh(th_cluster *c) { cr_assert_eq(ks__cache_update_snapshot(c->cache, c->snap), 0); }
+static void refresh(th_cluster *c)
+{
+    cr_assert_eq(ks__cache_update_snapshot(c->cache, c->snap), 0);
+}
 
 const ks_node_info *th_cluster_add_node(th_cluster *c, const char *node_json)
 {

@@ -26,14 +26,11 @@ Test(default_preemption, num_candidates_is_max_of_percentage_and_absolute_capped
     struct {
         int32_t nodes, pct, abs, want;
     } cases[] = {
-        {10, 10, 100, 10},   /* the defaults on a small cluster: every node */
-        {100, 40, 10, 40},   /* percentage wins */
-        {100, 5, 10, 10},    /* absolute wins */
-        {1000, 10, 100, 100},
-        {5000, 10, 100, 500},
-        {1, 5, 10, 1},       /* never more than the nodes */
-        {0, 10, 100, 0},
-        {5, 10, 0, 0},       /* 5*10/100 truncates to 0 and nothing raises it */
+        {10, 10, 100, 10}, /* the defaults on a small cluster: every node */
+        {100, 40, 10, 40}, /* percentage wins */
+        {100, 5, 10, 10},  /* absolute wins */
+        {1000, 10, 100, 100}, {5000, 10, 100, 500}, {1, 5, 10, 1}, /* never more than the nodes */
+        {0, 10, 100, 0},      {5, 10, 0, 0}, /* 5*10/100 truncates to 0 and nothing raises it */
         {1000, 100, 0, 1000},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -277,9 +274,9 @@ Test(default_preemption, descriptor_is_post_filter_only)
 Test(default_preemption, create_accepts_default_and_explicit_args)
 {
     cr_assert_not_null(th_plugin_new(&ks_plugin_default_preemption, NULL));
-    cr_assert_not_null(th_plugin_new(
-        &ks_plugin_default_preemption,
-        "{'minCandidateNodesPercentage':0,'minCandidateNodesAbsolute':1}"));
+    cr_assert_not_null(
+        th_plugin_new(&ks_plugin_default_preemption,
+                      "{'minCandidateNodesPercentage':0,'minCandidateNodesAbsolute':1}"));
 }
 
 Test(default_preemption, create_refuses_out_of_range_args)
