@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: checks the house format (tests/check-format.sh), builds kubesched twice (plain, and with AddressSanitizer +
+# The whole test suite: checks the house format (tests/check-format.sh) and the layers
+# (tests/check-layers.sh), builds kubesched twice (plain, and with AddressSanitizer +
 # UndefinedBehaviorSanitizer) and runs every Criterion suite and the install/example test in
 # both; then the live-mode end-to-end tests (tests/e2e/run-all.sh) against a real etcd +
 # kube-apiserver + kube-scheduler built from their Go modules (cached in ~/.cache/kubesched-e2e;
