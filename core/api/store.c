@@ -106,17 +106,33 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
     switch (e->k) {
     case K_NAMESPACE: {
         const cJSON *labels = get(meta, "labels"), *it;
+        if (labels && !cJSON_IsNull(labels) && !cJSON_IsObject(labels)) {
+            snprintf(err, errlen, "%s: metadata.labels: expected a map of strings",
+                     name->valuestring);
+            rc = KS_EPARSE;
+            break;
+        }
         int n = cJSON_IsObject(labels) ? cJSON_GetArraySize(labels) : 0;
         e->labels = n ? ks__mempool_alloc(&st->pool, (size_t)n * sizeof(ks_label)) : NULL;
+        if (n && !e->labels) {
+            rc = KS_ENOMEM;
+            break;
+        }
         cJSON_ArrayForEach(it, labels)
         {
+            if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+                snprintf(err, errlen, "%s: metadata.labels.%s: expected a string value",
+                         name->valuestring, it->string);
+                rc = KS_EPARSE;
+                break;
+            }
             if (!cJSON_IsString(it))
-                continue;
+                continue; /* numbers, booleans, null: skipped, as before */
             e->labels[e->nlabels].key = ks__intern(it->string);
             e->labels[e->nlabels].value = ks__intern(it->valuestring);
             e->nlabels++;
         }
-        if (e->nlabels)
+        if (rc == 0 && e->nlabels)
             qsort(e->labels, e->nlabels, sizeof(ks_label), cmp_label);
         break;
     }
@@ -136,6 +152,12 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
                                       &e->selector, err, errlen);
         e->disruptions_allowed = cJSON_IsNumber(da) ? (int32_t)da->valuedouble : 0;
         const cJSON *dp = get(get(obj, "status"), "disruptedPods"), *it;
+        if (rc == 0 && dp && !cJSON_IsNull(dp) && !cJSON_IsObject(dp)) {
+            snprintf(err, errlen, "%s/%s: status.disruptedPods: expected a map", nss,
+                     name->valuestring);
+            rc = KS_EPARSE;
+            break;
+        }
         int nd = cJSON_IsObject(dp) ? cJSON_GetArraySize(dp) : 0;
         e->disrupted = nd ? ks__mempool_alloc(&st->pool, (size_t)nd * sizeof(ks_sym)) : NULL;
         cJSON_ArrayForEach(it, dp)

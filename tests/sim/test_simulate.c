@@ -188,3 +188,15 @@ Test(simulate, bad_flag_is_a_usage_error)
     cr_assert(strstr(err, "valid values are table and json"), "%s", err);
     free(out);
 }
+
+/* A Namespace whose metadata.labels is a list crashed the store (NULL write); it is refused
+ * like a bad Pod field: exit 1, the file, the object and the field named. */
+Test(simulate, namespace_labels_list_is_an_error_not_a_crash)
+{
+    char *out, err[2048];
+    int rc = sim_run("simulate --cluster " FIX "badnslabels.yaml", &out, err, sizeof(err));
+    cr_assert_eq(rc, 1, "rc %d: %s", rc, err);
+    cr_assert(strstr(err, "badnslabels.yaml"), "%s", err);
+    cr_assert(strstr(err, "Namespace: x: metadata.labels: expected a map of strings"), "%s", err);
+    free(out);
+}
