@@ -483,7 +483,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     stats->seconds = (double)(ks__clock_now_ns() - t0) / 1e9;
     ks__queue_each_parked(q, report_gated, &s);
 
-    qsort(s.recs, s.nrecs, sizeof(record), cmp_rec);
+    if (s.nrecs) /* no pods: recs is NULL, and qsort(NULL, 0, ...) is undefined */
+        qsort(s.recs, s.nrecs, sizeof(record), cmp_rec);
     for (size_t i = 0; i < s.nrecs; i++) {
         if (strcmp(s.recs[i].result, "Scheduled") == 0)
             stats->scheduled++;

@@ -360,7 +360,8 @@ static int cmp_sym(const void *a, const void *b)
 /* result := result ∩ r (both sorted & unique afterwards). */
 static void intersect(ks_prefilter_result *acc, int *restricted, ks_prefilter_result *r)
 {
-    qsort(r->nodes, r->n, sizeof(ks_sym), cmp_sym);
+    if (r->n) /* an empty set may come with nodes == NULL */
+        qsort(r->nodes, r->n, sizeof(ks_sym), cmp_sym);
     size_t u = 0;
     for (size_t i = 0; i < r->n; i++)
         if (u == 0 || r->nodes[u - 1] != r->nodes[i])
@@ -370,7 +371,8 @@ static void intersect(ks_prefilter_result *acc, int *restricted, ks_prefilter_re
         ks_sym *copy = malloc((r->n ? r->n : 1) * sizeof(ks_sym));
         if (!copy)
             return;
-        memcpy(copy, r->nodes, r->n * sizeof(ks_sym));
+        if (r->n)
+            memcpy(copy, r->nodes, r->n * sizeof(ks_sym));
         free(acc->nodes);
         acc->nodes = copy;
         acc->n = acc->cap = r->n;
