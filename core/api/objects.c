@@ -316,53 +316,82 @@ void ks__resources_free(ks__resources *r)
     if (!r)
         return;
     free(r->scalar);
+    free(r->sum_scalar);
     memset(r, 0, sizeof(*r));
+}
+
+static int64_t sat_i128(ks__i128 v)
+{
+    return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
+/* dst's exact sums := its values (a list built from a ResourceList, or copied from one). */
+static int res_sync_sums(ks__resources *dst)
+{
+    dst->sum_cpu = dst->pub.milli_cpu;
+    dst->sum_memory = dst->pub.memory;
+    dst->sum_eph = dst->pub.ephemeral_storage;
+    free(dst->sum_scalar);
+    dst->sum_scalar = NULL;
+    if (!dst->pub.nscalar)
+        return 0;
+    dst->sum_scalar = malloc(dst->pub.nscalar * sizeof(ks__i128));
+    if (!dst->sum_scalar)
+        return KS_ENOMEM;
+    for (uint32_t i = 0; i < dst->pub.nscalar; i++)
+        dst->sum_scalar[i] = dst->scalar[i].value;
+    return 0;
 }
 
 static int res_scalar_apply(ks__resources *dst, const ks_resources *src, int sign)
 {
     for (uint32_t i = 0; i < src->nscalar; i++) {
-        uint32_t j;
-        for (j = 0; j < dst->pub.nscalar; j++)
-            if (dst->scalar[j].name == src->scalar[i].name)
-                break;
-        if (j == dst->pub.nscalar) {
-            ks_scalar *s = realloc(dst->scalar, (j + 1) * sizeof(*s));
+        ks_sym name = src->scalar[i].name;
+        uint32_t j, n = dst->pub.nscalar;
+        for (j = 0; j < n && dst->scalar[j].name < name; j++)
+            ;
+        if (j == n || dst->scalar[j].name != name) {
+            /* Insert at j, keeping both arrays sorted by name id and in step. */
+            ks_scalar *s = realloc(dst->scalar, (n + 1) * sizeof(*s));
             if (!s)
                 return KS_ENOMEM;
             dst->scalar = s;
-            s[j].name = src->scalar[i].name;
+            dst->pub.scalar = s;
+            ks__i128 *sum = realloc(dst->sum_scalar, (n + 1) * sizeof(*sum));
+            if (!sum)
+                return KS_ENOMEM;
+            dst->sum_scalar = sum;
+            memmove(&s[j + 1], &s[j], (n - j) * sizeof(*s));
+            memmove(&sum[j + 1], &sum[j], (n - j) * sizeof(*sum));
+            s[j].name = name;
             s[j].value = 0;
-            dst->pub.nscalar = j + 1;
-            qsort(dst->scalar, j + 1, sizeof(ks_scalar), cmp_scalar);
-            dst->pub.scalar = dst->scalar;
-            for (j = 0; j < dst->pub.nscalar; j++)
-                if (dst->scalar[j].name == src->scalar[i].name)
-                    break;
+            sum[j] = 0;
+            dst->pub.nscalar = n + 1;
         }
-        dst->scalar[j].value += sign * src->scalar[i].value;
+        dst->sum_scalar[j] += (ks__i128)sign * src->scalar[i].value;
+        dst->scalar[j].value = sat_i128(dst->sum_scalar[j]);
     }
     dst->pub.scalar = dst->scalar;
     return 0;
 }
 
-void ks__resources_add(ks__resources *dst, const ks_resources *src)
+/* Exact in 128 bits (a node would need 2^63 pods of INT64_MAX to overflow them); what plugins
+ * read saturates, so a sum past INT64_MAX never wraps negative and a full node stays full. */
+static void res_apply(ks__resources *dst, const ks_resources *src, int sign)
 {
-    dst->pub.milli_cpu += src->milli_cpu;
-    dst->pub.memory += src->memory;
-    dst->pub.ephemeral_storage += src->ephemeral_storage;
+    dst->sum_cpu += (ks__i128)sign * src->milli_cpu;
+    dst->sum_memory += (ks__i128)sign * src->memory;
+    dst->sum_eph += (ks__i128)sign * src->ephemeral_storage;
+    dst->pub.milli_cpu = sat_i128(dst->sum_cpu);
+    dst->pub.memory = sat_i128(dst->sum_memory);
+    dst->pub.ephemeral_storage = sat_i128(dst->sum_eph);
     if (src->nscalar)
-        (void)res_scalar_apply(dst, src, 1);
+        (void)res_scalar_apply(dst, src, sign);
 }
 
-void ks__resources_sub(ks__resources *dst, const ks_resources *src)
-{
-    dst->pub.milli_cpu -= src->milli_cpu;
-    dst->pub.memory -= src->memory;
-    dst->pub.ephemeral_storage -= src->ephemeral_storage;
-    if (src->nscalar)
-        (void)res_scalar_apply(dst, src, -1);
-}
+void ks__resources_add(ks__resources *dst, const ks_resources *src) { res_apply(dst, src, 1); }
+
+void ks__resources_sub(ks__resources *dst, const ks_resources *src) { res_apply(dst, src, -1); }
 
 int ks__resources_copy(ks__resources *dst, const ks_resources *src)
 {
@@ -376,6 +405,19 @@ int ks__resources_copy(ks__resources *dst, const ks_resources *src)
         memcpy(dst->scalar, src->scalar, src->nscalar * sizeof(ks_scalar));
         dst->pub.scalar = dst->scalar;
     }
+    return res_sync_sums(dst);
+}
+
+int ks__resources_dup(ks__resources *dst, const ks__resources *src)
+{
+    int rc = ks__resources_copy(dst, &src->pub);
+    if (rc)
+        return rc;
+    dst->sum_cpu = src->sum_cpu;
+    dst->sum_memory = src->sum_memory;
+    dst->sum_eph = src->sum_eph;
+    if (src->pub.nscalar)
+        memcpy(dst->sum_scalar, src->sum_scalar, src->pub.nscalar * sizeof(ks__i128));
     return 0;
 }
 
@@ -1000,7 +1042,13 @@ int64_t ks__parse_time_ns(const char *s)
     } else if (*p != 'Z' && *p != 'z') {
         return 0;
     }
-    return ((int64_t)timegm(&tm) - offset) * 1000000000LL + frac_ns;
+    /* Past year 2262 (or before 1677) seconds * 1e9 leaves int64: clamp, the order kept. */
+    int64_t secs = (int64_t)timegm(&tm) - offset;
+    if (secs >= INT64_MAX / 1000000000LL)
+        return INT64_MAX;
+    if (secs <= INT64_MIN / 1000000000LL)
+        return INT64_MIN;
+    return secs * 1000000000LL + frac_ns;
 }
 
 /* ---- nodes --------------------------------------------------------------------------------- */

@@ -25,9 +25,16 @@
 #include "api/intern.h"
 
 /* A resource list that owns its scalar array. `pub` is what the SDK hands out. */
+__extension__ typedef __int128 ks__i128;
 typedef struct ks__resources {
     ks_resources pub;
     ks_scalar *scalar; /* == pub.scalar; owned; sorted by name id */
+    /* The exact sums behind pub's values, which ks__resources_add/_sub saturate at INT64_MAX
+     * (INT64_MIN): a node's requested that a huge pod pushed past the limit comes back exact
+     * when that pod is removed. sum_scalar[i] belongs to scalar[i]; NULL while nscalar == 0.
+     * A zeroed ks__resources is a valid empty sum. */
+    ks__i128 sum_cpu, sum_memory, sum_eph;
+    ks__i128 *sum_scalar;
 } ks__resources;
 
 struct ks_pod {
@@ -125,9 +132,11 @@ ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node);
 ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key);
 
 /* Resource helpers on owned lists. */
+/* dst += src and dst -= src, saturating; dst starts zeroed or from _copy / _dup. */
 void ks__resources_add(ks__resources *dst, const ks_resources *src); /* dst += src */
 void ks__resources_sub(ks__resources *dst, const ks_resources *src); /* dst -= src */
 int ks__resources_copy(ks__resources *dst, const ks_resources *src); /* dst = src (alloc) */
+int ks__resources_dup(ks__resources *dst, const ks__resources *src); /* same, exact sums too */
 void ks__resources_free(ks__resources *r);
 
 /* Well-known symbols, interned at start-up (ks__objects_init). */

@@ -270,8 +270,8 @@ static int node_info_copy(ks_node_info *dst, const ks_node_info *src)
     COPY_ARRAY(ns_groups, nns_groups, ns_groups_cap)
     COPY_ARRAY(ns_pods, npods, ns_pods_cap)
 #undef COPY_ARRAY
-    if (ks__resources_copy(&dst->requested, &src->requested.pub) != 0 ||
-        ks__resources_copy(&dst->nonzero_requested, &src->nonzero_requested.pub) != 0)
+    if (ks__resources_dup(&dst->requested, &src->requested) != 0 ||
+        ks__resources_dup(&dst->nonzero_requested, &src->nonzero_requested) != 0)
         return KS_ENOMEM;
     return 0;
 }

@@ -982,6 +982,44 @@ Test(objects, adds_and_subtracts_resource_lists)
     ks__pod_unref(b);
 }
 
+/* Sums past INT64_MAX saturate (they wrapped negative) and stay exact underneath: removing
+ * the huge pod gives back the small one's values, in a clone (_dup) as well. */
+Test(objects, resource_sums_saturate_and_come_back_exact)
+{
+    ks_pod *huge = pod(POD("'containers':[{'name':'c'," RES(
+        "'cpu':'1e19','memory':'1e30','example.com/g':'1e19'") "}]"));
+    ks_pod *small = pod(
+        POD("'containers':[{'name':'c'," RES("'cpu':'1','memory':'1Gi','example.com/g':'2'") "}]"));
+    ks__resources sum = {0}, clone;
+    ks__resources_add(&sum, &huge->requests.pub);
+    ks__resources_add(&sum, &huge->requests.pub);
+    ks__resources_add(&sum, &small->requests.pub);
+    cr_expect_eq(sum.pub.milli_cpu, INT64_MAX);
+    cr_expect_eq(sum.pub.memory, INT64_MAX);
+    cr_expect_eq(ks_resources_scalar(&sum.pub, sym("example.com/g")), INT64_MAX);
+    cr_assert_eq(ks__resources_dup(&clone, &sum), 0);
+    for (ks__resources *r = &sum; r; r = r == &sum ? &clone : NULL) {
+        ks__resources_sub(r, &huge->requests.pub);
+        cr_expect_eq(r->pub.milli_cpu, INT64_MAX);
+        ks__resources_sub(r, &huge->requests.pub);
+        cr_expect_eq(r->pub.milli_cpu, 1000);
+        cr_expect_eq(r->pub.memory, GI);
+        cr_expect_eq(ks_resources_scalar(&r->pub, sym("example.com/g")), 2);
+    }
+    ks__resources_free(&sum);
+    ks__resources_free(&clone);
+    ks__pod_unref(huge);
+    ks__pod_unref(small);
+}
+
+/* startTime past year 2262 is past int64 nanoseconds: clamped, so later stays later. */
+Test(objects, start_time_past_2262_is_clamped)
+{
+    cr_expect_eq(ks__parse_time_ns("9999-12-31T23:59:59Z"), INT64_MAX);
+    cr_expect_lt(ks__parse_time_ns("2262-01-01T00:00:00Z"), INT64_MAX);
+    cr_expect_gt(ks__parse_time_ns("2262-01-01T00:00:00Z"), 0);
+}
+
 Test(objects, pod_level_limits_default_pod_level_requests)
 {
     /* API-server defaulting: spec.resources.limits without requests gives the requests. */

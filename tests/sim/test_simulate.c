@@ -209,3 +209,16 @@ Test(simulate, cluster_without_pods_reports_nothing)
     cr_assert(cJSON_IsArray(doc) || cJSON_IsObject(doc));
     cJSON_Delete(doc);
 }
+
+/* Two running pods of cpu 1e19 on an 8-CPU node: the sum of their requests saturates (it
+ * wrapped negative, and the 4-CPU pod was Scheduled on the full node). startTime in year 9999
+ * (past int64 nanoseconds) is clamped; UBSan in the sanitized build reports either overflow. */
+Test(simulate, huge_requests_saturate_and_the_node_stays_full)
+{
+    cJSON *doc = sim_json("--cluster " FIX "hugecpu.yaml");
+    const cJSON *e = sim_pod_entry(doc, "default", "pending");
+    cr_assert_not_null(e);
+    cr_assert_str_eq(sim_field(e, "result"), "Unschedulable");
+    cr_assert(strstr(sim_field(e, "message"), "Insufficient cpu"), "%s", sim_field(e, "message"));
+    cJSON_Delete(doc);
+}
