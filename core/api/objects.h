@@ -43,7 +43,7 @@ struct ks_pod {
     ks_sym ns;
     int32_t terminating; /* metadata.deletionTimestamp set */
     size_t nlabels;
-    const ks_label *labels;              /* sorted by key id; shared (shared.h), never freed */
+    const ks_label *labels;              /* sorted by key id; shared (shared.h), counted */
     const ks_pod_affinity *pod_affinity; /* NULL when neither podAffinity nor podAntiAffinity;
                                           * shared between identical specs (shared.h) */
     int32_t priority;
