@@ -505,8 +505,15 @@ static int read_token_file(struct ks_kc_token *t, const char *file, char **out, 
     free(text);
     if (!tok)
         return KS_ENOMEM;
-    if (!*tok || strpbrk(tok, "\r\n")) {
-        snprintf(why, whylen, "%s", *tok ? "holds more than one line" : "is empty");
+    long ctl = ks__kubeconfig_token_ctl(tok);
+    if (!*tok || ctl >= 0) {
+        if (!*tok)
+            snprintf(why, whylen, "is empty");
+        else if (strpbrk(tok, "\r\n"))
+            snprintf(why, whylen, "holds more than one line");
+        else
+            snprintf(why, whylen, "contains a control character (byte 0x%02x at offset %ld)",
+                     (unsigned char)tok[ctl], ctl);
         free(tok);
         return KS_EINVAL;
     }
@@ -555,6 +562,12 @@ static int load_user(kc_parse *p, ks_kubeconfig *kc, const cJSON *u, const char 
         (rc = get_str(p, u, "tokenFile", where, &token_file)))
         return rc;
     struct ks_kc_token *t = kc->tok;
+    long ctl = token ? ks__kubeconfig_token_ctl(token) : -1;
+    if (ctl >= 0)
+        return fail(KS_EINVAL, p->err, p->errlen,
+                    "kubeconfig %s: %s: token: contains a control character (byte 0x%02x at "
+                    "offset %ld); a bearer token is one line of printable characters",
+                    p->path, owner, (unsigned char)token[ctl], ctl);
     if (token && *token) {
         if (!(t->token = strdup(token)) ||
             !(t->desc = xasprintf("token of %s in kubeconfig %s", owner, p->path)))
@@ -878,6 +891,14 @@ int ks__kubeconfig_resolve(const ks_kubeconfig_sources *s, ks_kubeconfig **out, 
 }
 
 /* --- token and files ------------------------------------------------------------------------ */
+
+long ks__kubeconfig_token_ctl(const char *token)
+{
+    for (const unsigned char *c = (const unsigned char *)token; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return (long)(c - (const unsigned char *)token);
+    return -1;
+}
 
 int ks__kubeconfig_token(ks_kubeconfig *kc, char **token)
 {

@@ -492,6 +492,35 @@ Test(kubeconfig, token_file_is_reread_when_it_changes_at_most_once_a_minute, .in
     ks__kubeconfig_free(kc);
 }
 
+/* A CR or LF in the token would end the Authorization header line and inject another: refused at
+ * load (inline or from the file), and a rotated file holding one keeps the last good token. */
+Test(kubeconfig, token_with_a_control_character_is_refused, .init = tmp_setup, .fini = tmp_teardown)
+{
+    expect_msg(load_fail(cluster_user(SRV, "token: \"abc\\r\\nX-Injected: 1\""), NULL, KS_EINVAL),
+               "kubeconfig %s/config: user \"u\": token: contains a control character (byte 0x0d "
+               "at offset 3); a bearer token is one line of printable characters");
+    expect_msg(load_fail(cluster_user(SRV, "token: \"abc\\tdef\""), NULL, KS_EINVAL),
+               "kubeconfig %s/config: user \"u\": token: contains a control character (byte 0x09 "
+               "at offset 3); a bearer token is one line of printable characters");
+    put("tok", "ab\x1b[0mcd\n");
+    expect_msg(load_fail(cluster_user(SRV, "tokenFile: tok"), NULL, KS_EINVAL),
+               "kubeconfig %1$s/config: user \"u\": tokenFile %1$s/tok: contains a control "
+               "character (byte 0x1b at offset 2)");
+
+    const char *tok = put("tok", "good\n");
+    char tokpath[512];
+    snprintf(tokpath, sizeof(tokpath), "%s", tok);
+    ks_kubeconfig *kc = load_ok(put("config", cluster_user(SRV, "tokenFile: tok")), NULL);
+    fake_now = 5 * 1000000000LL;
+    ks__kubeconfig_set_clock(kc, fake_clock, NULL);
+    put("tok", "rotated\x01-with-ctl\n");
+    fake_now += 61 * 1000000000LL;
+    char *t = token_of(kc);
+    cr_expect_str_eq(t, "good");
+    free(t);
+    ks__kubeconfig_free(kc);
+}
+
 /* --- in-cluster ------------------------------------------------------------------------------ */
 
 static void sa_files(int with_ca)
