@@ -24,6 +24,7 @@
 #include "kubesched/plugin.h"
 #include "util/log.h"
 #include "util/clock.h"
+#include "util/readfile.h"
 #include "api/manifest.h"
 #include "api/yaml_json.h"
 
@@ -75,47 +76,10 @@ KS_PRINTF(1, 2) static char *xasprintf(const char *fmt, ...)
     return s;
 }
 
-/* Reads a whole file; NUL-terminated. Returns 0 or -errno. */
+/* Reads a whole file; NUL-terminated. Returns 0 or -errno (-EFBIG over MAX_FILE_BYTES). */
 static int read_file(const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -errno;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (n + 1 >= cap) {
-            if (cap >= MAX_FILE_BYTES) {
-                rc = -EFBIG;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                break;
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = -EIO;
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf)
-        return -ENOMEM;
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    if (len)
-        *len = n;
-    return 0;
+    return ks__read_file(path, MAX_FILE_BYTES, out, len);
 }
 
 /* Standard base64 as Go's StdEncoding (padding optional, whitespace ignored). Returns the number
