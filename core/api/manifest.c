@@ -80,6 +80,9 @@ static char *read_file(const char *path, size_t max, size_t *len, int *rcp, char
     if (rc == -EFBIG) {
         fmt_size(max, cap, sizeof(cap));
         snprintf(err, errlen, "%s: larger than %s, the limit for a cluster file", path, cap);
+    } else if (rc == -EISDIR) {
+        snprintf(err, errlen, "%s: is a directory; expected a file of manifests (YAML or JSON)",
+                 path);
     } else if (rc == -ENOMEM) {
         snprintf(err, errlen, "%s: out of memory", path);
     } else if (rc == -EIO) {

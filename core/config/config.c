@@ -709,6 +709,8 @@ int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
         if (err && errlen) {
             if (rc == -EFBIG)
                 snprintf(err, errlen, "%s: the configuration is larger than 64 MiB", path);
+            else if (rc == -EISDIR)
+                snprintf(err, errlen, "%s: is a directory, not a configuration file", path);
             else if (rc == -ENOMEM)
                 snprintf(err, errlen, "%s: out of memory", path);
             else if (rc == -EIO)

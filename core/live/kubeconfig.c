@@ -666,7 +666,10 @@ int ks__kubeconfig_load(const char *path, const char *context, ks_kubeconfig **o
     yaml_document_t doc;
 
     *out = NULL;
-    if ((rc = read_file(path, &text, &len)) != 0)
+    if ((rc = read_file(path, &text, &len)) == -EISDIR)
+        return fail(KS_EIO, err, errlen, "kubeconfig %s: is a directory, not a kubeconfig file",
+                    path);
+    if (rc != 0)
         return fail(rc == -ENOMEM ? KS_ENOMEM : KS_EIO, err, errlen, "kubeconfig %s: %s", path,
                     strerror(-rc));
     yaml_parser_initialize(&parser);

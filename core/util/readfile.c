@@ -18,6 +18,10 @@ int ks__read_file(const char *path, size_t max, char **out, size_t *len)
         close(fd);
         return -e;
     }
+    if (S_ISDIR(st.st_mode)) { /* read(2) would fail; stdio would read it as empty */
+        close(fd);
+        return -EISDIR;
+    }
     if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > max) {
         close(fd);
         return -EFBIG;

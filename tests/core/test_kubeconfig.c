@@ -250,6 +250,15 @@ Test(kubeconfig, missing_file)
     cr_expect_str_eq(err, "kubeconfig /nonexistent/kubeconfig: No such file or directory");
 }
 
+Test(kubeconfig, a_directory_is_refused, .init = tmp_setup, .fini = tmp_teardown)
+{
+    char err[1024] = "";
+    ks_kubeconfig *kc = (ks_kubeconfig *)1;
+    cr_assert_eq(ks__kubeconfig_load(tmpdir, NULL, &kc, err, sizeof(err)), KS_EIO, "%s", err);
+    cr_expect_null(kc);
+    expect_msg(err, "kubeconfig %s: is a directory, not a kubeconfig file");
+}
+
 Test(kubeconfig, yaml_syntax_error_names_line_and_column, .init = tmp_setup, .fini = tmp_teardown)
 {
     const char *e = load_fail("clusters:\n- name: a\n  cluster: {server: [\n", NULL, KS_EPARSE);

@@ -88,3 +88,16 @@ Test(readfile, a_cluster_file_over_the_cap_names_the_file_and_the_cap, .init = t
                  "%s", err);
     ks__manifest_free(&m);
 }
+
+Test(readfile, a_directory_is_refused_not_read_as_empty, .init = tmp_setup, .fini = tmp_teardown)
+{
+    char *buf = NULL, err[512], want[600];
+    size_t len = 0;
+    cr_expect_eq(ks__read_file(tmpdir, 100, &buf, &len), -EISDIR);
+    cr_expect_null(buf);
+    ks_manifest m;
+    cr_expect_eq(ks__manifest_load(tmpdir, &m, err, sizeof(err)), KS_EIO);
+    snprintf(want, sizeof(want), "%s: is a directory; expected a file of manifests (YAML or JSON)",
+             tmpdir);
+    cr_expect_str_eq(err, want);
+}
