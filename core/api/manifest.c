@@ -8,6 +8,7 @@
 #include <yaml.h>
 
 #include "api/yaml_json.h"
+#include "util/readfile.h"
 #include "kubesched/plugin.h"
 
 static int push(ks_manifest *m, cJSON *obj, const char *where)
@@ -58,46 +59,53 @@ static int add_object(ks_manifest *m, cJSON *obj, const char *where)
     return rc;
 }
 
-static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+/* "1 GiB", "64 MiB" or "100 bytes", for the size-cap message. */
+static void fmt_size(size_t n, char *buf, size_t len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
+    if (n && n % ((size_t)1 << 30) == 0)
+        snprintf(buf, len, "%zu GiB", n >> 30);
+    else if (n && n % ((size_t)1 << 20) == 0)
+        snprintf(buf, len, "%zu MiB", n >> 20);
+    else
+        snprintf(buf, len, "%zu bytes", n);
+}
+
+static char *read_file(const char *path, size_t max, size_t *len, int *rcp, char *err,
+                       size_t errlen)
+{
+    char *buf = NULL, cap[32];
+    int rc = ks__read_file(path, max, &buf, len);
+    if (rc)
+        *rcp = rc == -ENOMEM ? KS_ENOMEM : KS_EIO;
+    if (rc == -EFBIG) {
+        fmt_size(max, cap, sizeof(cap));
+        snprintf(err, errlen, "%s: larger than %s, the limit for a cluster file", path, cap);
+    } else if (rc == -EISDIR) {
+        snprintf(err, errlen, "%s: is a directory; expected a file of manifests (YAML or JSON)",
+                 path);
+    } else if (rc == -ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", path);
+    } else if (rc == -EIO) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(-rc));
+    } else if (rc) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(-rc));
     }
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = cap ? cap * 2 : 131072;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                snprintf(err, errlen, "%s: out of memory", path);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, 65536, f);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    return rc ? NULL : buf;
 }
 
 int ks__manifest_load(const char *path, ks_manifest *m, char *err, size_t errlen)
+{
+    return ks__manifest_load_capped(path, KS_MANIFEST_MAX_BYTES, m, err, errlen);
+}
+
+int ks__manifest_load_capped(const char *path, size_t max, ks_manifest *m, char *err, size_t errlen)
 {
     size_t len;
     char *text;
     int rc = 0;
     memset(m, 0, sizeof(*m));
-    if (!(text = read_file(path, &len, err, errlen)))
-        return KS_EIO;
+    if (!(text = read_file(path, max, &len, &rc, err, errlen)))
+        return rc;
     /* JSON when the first non-space character opens an object or array. */
     const char *p = text;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')

@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define KS_CONFIG_MAX_BYTES ((size_t)64 << 20)
+
 #include "config/config_int.h"
 #include "config/registry.h"
+#include "util/readfile.h"
 
 static const char *const point_fields[KS_PT_COUNT + 1] = {
     "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",  "score",
@@ -692,9 +695,8 @@ int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
                                const ks_leader_election_flags *flags, ks_config **out, char *err,
                                size_t errlen)
 {
-    FILE *f;
     char *buf = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0;
     int rc;
     *out = NULL;
     if (!path) {
@@ -702,48 +704,22 @@ int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
             snprintf(err, errlen, "no configuration file given");
         return KS_EINVAL;
     }
-    f = fopen(path, "rb");
-    if (!f) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot open the configuration: %s", path, strerror(errno));
-        return KS_EIO;
-    }
-    for (;;) {
-        size_t n;
-        if (len + 4096 > cap) {
-            char *g;
-            cap = cap ? cap * 2 : 65536;
-            if (cap > (64u << 20)) {
-                free(buf);
-                fclose(f);
-                if (err && errlen)
-                    snprintf(err, errlen, "%s: the configuration is larger than 64 MiB", path);
-                return KS_EIO;
-            }
-            g = realloc(buf, cap);
-            if (!g) {
-                free(buf);
-                fclose(f);
-                if (err && errlen)
-                    snprintf(err, errlen, "%s: out of memory", path);
-                return KS_ENOMEM;
-            }
-            buf = g;
+    rc = ks__read_file(path, KS_CONFIG_MAX_BYTES, &buf, &len);
+    if (rc) {
+        if (err && errlen) {
+            if (rc == -EFBIG)
+                snprintf(err, errlen, "%s: the configuration is larger than 64 MiB", path);
+            else if (rc == -EISDIR)
+                snprintf(err, errlen, "%s: is a directory, not a configuration file", path);
+            else if (rc == -ENOMEM)
+                snprintf(err, errlen, "%s: out of memory", path);
+            else if (rc == -EIO)
+                snprintf(err, errlen, "%s: cannot read the configuration: %s", path, strerror(-rc));
+            else
+                snprintf(err, errlen, "%s: cannot open the configuration: %s", path, strerror(-rc));
         }
-        n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0)
-            break;
+        return rc == -ENOMEM ? KS_ENOMEM : KS_EIO;
     }
-    if (ferror(f)) {
-        free(buf);
-        fclose(f);
-        if (err && errlen)
-            snprintf(err, errlen, "%s: cannot read the configuration: %s", path, strerror(errno));
-        return KS_EIO;
-    }
-    fclose(f);
-    buf[len] = '\0';
     rc = load(reg, buf, len, path, flags, out, err, errlen);
     free(buf);
     return rc;

@@ -380,6 +380,14 @@ static int run_once(ks_api *api, const char *method, const char *path, const cha
     }
     if (ks__kubeconfig_token(api->kc, &token) != 0)
         goto nomem;
+    if (token && ks__kubeconfig_token_ctl(token) >= 0) { /* would inject a header line */
+        ks__api_seterr(api,
+                       "%s %.*s: the bearer token from %s contains a control character; not "
+                       "sending it",
+                       method, path_len(path), path, ks__kubeconfig_token_desc(api->kc));
+        rc = KS_EINVAL;
+        goto out;
+    }
     if (!(h = curl_slist_append(hdrs, "Accept: application/json")))
         goto nomem;
     hdrs = h;

@@ -24,6 +24,7 @@
 #include "kubesched/plugin.h"
 #include "util/log.h"
 #include "util/clock.h"
+#include "util/readfile.h"
 #include "api/manifest.h"
 #include "api/yaml_json.h"
 
@@ -75,47 +76,10 @@ KS_PRINTF(1, 2) static char *xasprintf(const char *fmt, ...)
     return s;
 }
 
-/* Reads a whole file; NUL-terminated. Returns 0 or -errno. */
+/* Reads a whole file; NUL-terminated. Returns 0 or -errno (-EFBIG over MAX_FILE_BYTES). */
 static int read_file(const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -errno;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        if (n + 1 >= cap) {
-            if (cap >= MAX_FILE_BYTES) {
-                rc = -EFBIG;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                break;
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = -EIO;
-            break;
-        }
-    }
-    fclose(f);
-    if (!buf)
-        return -ENOMEM;
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    if (len)
-        *len = n;
-    return 0;
+    return ks__read_file(path, MAX_FILE_BYTES, out, len);
 }
 
 /* Standard base64 as Go's StdEncoding (padding optional, whitespace ignored). Returns the number
@@ -505,8 +469,15 @@ static int read_token_file(struct ks_kc_token *t, const char *file, char **out, 
     free(text);
     if (!tok)
         return KS_ENOMEM;
-    if (!*tok || strpbrk(tok, "\r\n")) {
-        snprintf(why, whylen, "%s", *tok ? "holds more than one line" : "is empty");
+    long ctl = ks__kubeconfig_token_ctl(tok);
+    if (!*tok || ctl >= 0) {
+        if (!*tok)
+            snprintf(why, whylen, "is empty");
+        else if (strpbrk(tok, "\r\n"))
+            snprintf(why, whylen, "holds more than one line");
+        else
+            snprintf(why, whylen, "contains a control character (byte 0x%02x at offset %ld)",
+                     (unsigned char)tok[ctl], ctl);
         free(tok);
         return KS_EINVAL;
     }
@@ -555,6 +526,12 @@ static int load_user(kc_parse *p, ks_kubeconfig *kc, const cJSON *u, const char 
         (rc = get_str(p, u, "tokenFile", where, &token_file)))
         return rc;
     struct ks_kc_token *t = kc->tok;
+    long ctl = token ? ks__kubeconfig_token_ctl(token) : -1;
+    if (ctl >= 0)
+        return fail(KS_EINVAL, p->err, p->errlen,
+                    "kubeconfig %s: %s: token: contains a control character (byte 0x%02x at "
+                    "offset %ld); a bearer token is one line of printable characters",
+                    p->path, owner, (unsigned char)token[ctl], ctl);
     if (token && *token) {
         if (!(t->token = strdup(token)) ||
             !(t->desc = xasprintf("token of %s in kubeconfig %s", owner, p->path)))
@@ -689,7 +666,10 @@ int ks__kubeconfig_load(const char *path, const char *context, ks_kubeconfig **o
     yaml_document_t doc;
 
     *out = NULL;
-    if ((rc = read_file(path, &text, &len)) != 0)
+    if ((rc = read_file(path, &text, &len)) == -EISDIR)
+        return fail(KS_EIO, err, errlen, "kubeconfig %s: is a directory, not a kubeconfig file",
+                    path);
+    if (rc != 0)
         return fail(rc == -ENOMEM ? KS_ENOMEM : KS_EIO, err, errlen, "kubeconfig %s: %s", path,
                     strerror(-rc));
     yaml_parser_initialize(&parser);
@@ -878,6 +858,14 @@ int ks__kubeconfig_resolve(const ks_kubeconfig_sources *s, ks_kubeconfig **out, 
 }
 
 /* --- token and files ------------------------------------------------------------------------ */
+
+long ks__kubeconfig_token_ctl(const char *token)
+{
+    for (const unsigned char *c = (const unsigned char *)token; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return (long)(c - (const unsigned char *)token);
+    return -1;
+}
 
 int ks__kubeconfig_token(ks_kubeconfig *kc, char **token)
 {

@@ -108,6 +108,12 @@ int ks__kubeconfig_token(ks_kubeconfig *kc, char **token);
  * "/path/token", or NULL when there is no token. Valid until ks__kubeconfig_free. */
 const char *ks__kubeconfig_token_desc(const ks_kubeconfig *kc);
 
+/* The offset of the first control character (a byte below 0x20, or DEL) in a bearer token, or -1
+ * when there is none. CR or LF would end the Authorization header line and start another, so such
+ * a token is never sent: the loader refuses it, a re-read keeps the previous token, and the API
+ * client checks again before building the header. Any thread; pure. */
+long ks__kubeconfig_token_ctl(const char *token);
+
 /* Replaces the clock used for the token file check (tests). Call before sharing the config. */
 void ks__kubeconfig_set_clock(ks_kubeconfig *kc, ks_clock_fn fn, void *ud);
 

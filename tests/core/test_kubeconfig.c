@@ -250,6 +250,15 @@ Test(kubeconfig, missing_file)
     cr_expect_str_eq(err, "kubeconfig /nonexistent/kubeconfig: No such file or directory");
 }
 
+Test(kubeconfig, a_directory_is_refused, .init = tmp_setup, .fini = tmp_teardown)
+{
+    char err[1024] = "";
+    ks_kubeconfig *kc = (ks_kubeconfig *)1;
+    cr_assert_eq(ks__kubeconfig_load(tmpdir, NULL, &kc, err, sizeof(err)), KS_EIO, "%s", err);
+    cr_expect_null(kc);
+    expect_msg(err, "kubeconfig %s: is a directory, not a kubeconfig file");
+}
+
 Test(kubeconfig, yaml_syntax_error_names_line_and_column, .init = tmp_setup, .fini = tmp_teardown)
 {
     const char *e = load_fail("clusters:\n- name: a\n  cluster: {server: [\n", NULL, KS_EPARSE);
@@ -488,6 +497,35 @@ Test(kubeconfig, token_file_is_reread_when_it_changes_at_most_once_a_minute, .in
     fake_now += 61 * 1000000000LL;
     t = token_of(kc);
     cr_expect_str_eq(t, "second");
+    free(t);
+    ks__kubeconfig_free(kc);
+}
+
+/* A CR or LF in the token would end the Authorization header line and inject another: refused at
+ * load (inline or from the file), and a rotated file holding one keeps the last good token. */
+Test(kubeconfig, token_with_a_control_character_is_refused, .init = tmp_setup, .fini = tmp_teardown)
+{
+    expect_msg(load_fail(cluster_user(SRV, "token: \"abc\\r\\nX-Injected: 1\""), NULL, KS_EINVAL),
+               "kubeconfig %s/config: user \"u\": token: contains a control character (byte 0x0d "
+               "at offset 3); a bearer token is one line of printable characters");
+    expect_msg(load_fail(cluster_user(SRV, "token: \"abc\\tdef\""), NULL, KS_EINVAL),
+               "kubeconfig %s/config: user \"u\": token: contains a control character (byte 0x09 "
+               "at offset 3); a bearer token is one line of printable characters");
+    put("tok", "ab\x1b[0mcd\n");
+    expect_msg(load_fail(cluster_user(SRV, "tokenFile: tok"), NULL, KS_EINVAL),
+               "kubeconfig %1$s/config: user \"u\": tokenFile %1$s/tok: contains a control "
+               "character (byte 0x1b at offset 2)");
+
+    const char *tok = put("tok", "good\n");
+    char tokpath[512];
+    snprintf(tokpath, sizeof(tokpath), "%s", tok);
+    ks_kubeconfig *kc = load_ok(put("config", cluster_user(SRV, "tokenFile: tok")), NULL);
+    fake_now = 5 * 1000000000LL;
+    ks__kubeconfig_set_clock(kc, fake_clock, NULL);
+    put("tok", "rotated\x01-with-ctl\n");
+    fake_now += 61 * 1000000000LL;
+    char *t = token_of(kc);
+    cr_expect_str_eq(t, "good");
     free(t);
     ks__kubeconfig_free(kc);
 }
