@@ -15,7 +15,8 @@
 #include <cjson/cJSON.h>
 
 #include "live/apisource_int.h"
-#include "sched/framework_metrics.h" /* ks__mono_ns */
+#include "sched/framework_metrics.h" /* ks__seconds_since */
+#include "util/clock.h"
 #include "api/intern.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -136,7 +137,7 @@ static void forget(ks_informer *in, const char *uid)
     if (!e)
         return;
     char err[512] = "";
-    int64_t t0 = ks__mono_ns();
+    int64_t t0 = ks__clock_now_ns();
     if (in->type == INF_POD) {
         ks_pod *p = e->obj;
         ks__scheduler_on_pod_delete(s->sched, p);
@@ -183,7 +184,7 @@ static void upsert(ks_informer *in, cJSON *obj)
         return;
     }
     inf_entry *old = ks__strmap_get(&in->known, uid);
-    int64_t t0 = ks__mono_ns();
+    int64_t t0 = ks__clock_now_ns();
     inf_entry *e = calloc(1, sizeof(*e));
     if (!e) {
         cJSON_Delete(obj);

@@ -39,8 +39,6 @@ struct ks_binding_job {
     char reject_msg[KS_STATUS_BUF];
 };
 
-static int64_t mono_ns(void) { return ks__clock_now_ns(); }
-
 /* A duration as Go's time.Duration prints it ("50ms", "1.5s", "15m0s"), for upstream's message. */
 static void go_duration(int64_t ms, char *out, size_t len)
 {
@@ -97,7 +95,7 @@ static void *permit_timer_main(void *arg)
     while (!s->bind_quit) {
         const char *k;
         void *v;
-        int64_t now = mono_ns(), next = INT64_MAX;
+        int64_t now = ks__clock_now_ns(), next = INT64_MAX;
         for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
             ks_binding_job *j = v;
             if (!j->parked)
@@ -282,7 +280,7 @@ static void *binder_main(void *arg)
         s->jobs_head = j->next;
         if (!s->jobs_head)
             s->jobs_tail = NULL;
-        if (j->waiting && !j->rejected && j->deadline_ns > mono_ns() && !s->bind_quit) {
+        if (j->waiting && !j->rejected && j->deadline_ns > ks__clock_now_ns() && !s->bind_quit) {
             /* Permit said wait: park it (the timer thread learns of its deadline). */
             j->parked = 1;
             s->parked_bindings++;
@@ -379,10 +377,10 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     j->assumed = assumed;
     j->seq = seq;
     j->waiting = waiting;
-    j->deadline_ns = mono_ns() + timeout_ms * 1000000;
+    j->deadline_ns = ks__clock_now_ns() + timeout_ms * 1000000;
     j->timeout_ms = timeout_ms;
     j->waited = waiting != 0;
-    j->submit_ns = s->metrics ? ks__mono_ns() : 0;
+    j->submit_ns = s->metrics ? ks__clock_now_ns() : 0;
     ks__sched_metrics_binding(s, +1); /* upstream Goroutines{binding}: the binding goroutine */
     if (s->bind_inline && !waiting) {
         run_job(s, j);

@@ -189,7 +189,7 @@ void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
 #define PCALL(fw, cycle, in, ep, code, expr)                                                       \
     do {                                                                                           \
         if ((cycle) && (cycle)->sampled) {                                                         \
-            int64_t t0_ = ks__mono_ns();                                                           \
+            int64_t t0_ = ks__clock_now_ns();                                                      \
             (code) = CALL(in, expr);                                                               \
             ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), (code), t0_);                  \
         } else {                                                                                   \
@@ -200,7 +200,7 @@ void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
 #define PCALL_VOID(fw, cycle, in, ep, expr)                                                        \
     do {                                                                                           \
         if ((cycle) && (cycle)->sampled) {                                                         \
-            int64_t t0_ = ks__mono_ns();                                                           \
+            int64_t t0_ = ks__clock_now_ns();                                                      \
             CALL(in, expr);                                                                        \
             ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), KS_SUCCESS, t0_);              \
         } else {                                                                                   \
@@ -760,7 +760,7 @@ static ks_code run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int
     for (size_t i = 0; i < fw->n[KS_PT_PRE_ENQUEUE]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_ENQUEUE][i].inst;
         ks__status_reset(st);
-        int64_t t0 = sampled ? ks__mono_ns() : 0;
+        int64_t t0 = sampled ? ks__clock_now_ns() : 0;
         ks_code code = CALL(in, in->desc->pre_enqueue(in->self, pod, st));
         if (sampled)
             ks__fw_metrics_plugin(fw->metrics, in->index, KS_EP_PRE_ENQUEUE, code, t0);
@@ -1149,7 +1149,7 @@ ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int
     /* upstream runPreEnqueuePlugins: plugins timed in a sampled share of runs, the point always;
      * its deferred observation reads a status variable that the loop shadows, so the point's
      * status is always Success. */
-    int64_t t0 = ks__mono_ns();
+    int64_t t0 = ks__clock_now_ns();
     ks_code c = run_pre_enqueue(fw, pod, st, plugin_index, ks__fw_metrics_sample(fw->metrics));
     ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_ENQUEUE, KS_SUCCESS, t0);
     return c;

@@ -46,7 +46,7 @@ int ks__fw_metrics_attach(ks_framework *fw, const ks_sched_metrics *m)
     fm->m = m;
     fm->profile = fw->profile_name;
     fm->fw = fw;
-    atomic_init(&fm->sample_seq, (uint64_t)ks__mono_ns());
+    atomic_init(&fm->sample_seq, (uint64_t)ks__clock_now_ns());
     fm->sample_percent = KS_PLUGIN_METRICS_SAMPLE_PERCENT;
     size_t n = fw->ninst ? fw->ninst : 1;
     fm->plugin = calloc(n * KS_EP_COUNT * KS_METRICS_NCODES, sizeof(*fm->plugin));

@@ -90,11 +90,9 @@ typedef struct ks_fw_metrics {
 int ks__fw_metrics_attach(struct ks_framework *fw, const ks_sched_metrics *m);
 void ks__fw_metrics_free(ks_fw_metrics *fm);
 
-static inline int64_t ks__mono_ns(void) { return ks__clock_now_ns(); }
-
 static inline double ks__seconds_since(int64_t start_ns)
 {
-    return (double)(ks__mono_ns() - start_ns) / 1e9;
+    return (double)(ks__clock_now_ns() - start_ns) / 1e9;
 }
 
 /* Whether to time the plugins of this run: true for KS_PLUGIN_METRICS_SAMPLE_PERCENT of calls
@@ -103,7 +101,7 @@ int ks__fw_metrics_sample(ks_fw_metrics *fm);
 /* The start of a timed extension point: 0 without metrics (ks__fw_metrics_ep then does nothing). */
 static inline int64_t ks__fw_metrics_ep_start(const ks_fw_metrics *fm)
 {
-    return fm ? ks__mono_ns() : 0;
+    return fm ? ks__clock_now_ns() : 0;
 }
 /* framework_extension_point_duration_seconds{ep, code, profile}. */
 void ks__fw_metrics_ep(ks_fw_metrics *fm, ks_ep ep, ks_code code, int64_t start_ns);

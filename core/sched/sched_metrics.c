@@ -44,7 +44,7 @@ int ks__sched_metrics_init(ks_scheduler *s, const ks_sched_metrics *m, int sampl
         return KS_ENOMEM;
     s->metrics = m;
     s->mstate = ms;
-    ms->sample_rng = (uint64_t)ks__mono_ns() ^ 0x5DEECE66Dull;
+    ms->sample_rng = (uint64_t)ks__clock_now_ns() ^ 0x5DEECE66Dull;
     for (size_t i = 0; i < s->nprofiles; i++)
         if (ks__fw_metrics_attach(s->fw[i], m) != 0)
             return KS_ENOMEM;
@@ -73,7 +73,7 @@ void ks__sched_metrics_attempt_begin(ks_scheduler *s, ks_framework *fw, ks_queue
 {
     if (!s->metrics)
         return;
-    qp->attempt_start_ns = ks__mono_ns();
+    qp->attempt_start_ns = ks__clock_now_ns();
     ks__fw_metrics_unschedulable(fw->metrics, qp->unschedulable_counted, -1);
     qp->unschedulable_counted = 0;
 }
@@ -137,7 +137,7 @@ void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp)
     ks__metrics_observe(s->metrics->pod_scheduling_attempts_solo, (double)qp->attempts);
     if (qp->initial_attempt_ns) {
         /* The queue's clock (monotonic in live mode) stamped the first entry into activeQ. */
-        int64_t now = s->now_ns ? s->now_ns(s->clock_ctx) : ks__mono_ns();
+        int64_t now = s->now_ns ? s->now_ns(s->clock_ctx) : ks__clock_now_ns();
         char label[16];
         attempts_label(qp->attempts, label);
         /* Resolved per bound pod (a mutex): once per pod, like the attempt itself. */

@@ -72,7 +72,7 @@ static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_clust
         if (!(plugins & (1ull << i)))
             continue;
         ks_plugin_inst *in = &fw->inst[i];
-        int64_t t0 = fw->metrics ? ks__mono_ns() : 0;
+        int64_t t0 = fw->metrics ? ks__clock_now_ns() : 0;
         int match = in->all_events;
         for (size_t e = 0; !match && e < in->nevents; e++)
             match = event_matches(&in->events[e], ev);
