@@ -329,8 +329,9 @@ static ks_code find_nodes_that_fit(sched_cycle *c)
 
 /* ---- Score and selectHost ------------------------------------------------------------------ */
 
-/* upstream prioritizeNodes: PreScore, then RunScorePlugins' weighted sums; without Score plugins
- * every node scores 1. */
+/* upstream prioritizeNodes: PreScore, then RunScorePlugins' weighted sums. (Upstream's "no Score
+ * plugins: every node scores 1" branch cannot be reached here: without scoring one feasible node
+ * is enough (num_nodes_to_find), and schedule_pod takes a single node without prioritizing.) */
 static ks_code prioritize_nodes(sched_cycle *c)
 {
     ks_cycle_scratch *sc = c->sc;
@@ -338,15 +339,10 @@ static ks_code prioritize_nodes(sched_cycle *c)
     ks_code code = ks__fw_run_pre_score(c->fw, c->state, c->pod, nodes, c->nfeasible, &c->st);
     if (code != KS_SUCCESS)
         return fail_status(c, &c->st, 0);
-    if (!has_scoring(c->fw)) {
-        for (size_t f = 0; f < c->nfeasible; f++)
-            sc->totals[f] = 1;
-    } else {
-        ks_score_scratch out = {sc->scores, sc->norm, sc->totals};
-        code = ks__fw_run_score_plugins(c->fw, c->state, c->pod, nodes, c->nfeasible, &out, &c->st);
-        if (code != KS_SUCCESS)
-            return fail_status(c, &c->st, 0);
-    }
+    ks_score_scratch out = {sc->scores, sc->norm, sc->totals};
+    code = ks__fw_run_score_plugins(c->fw, c->state, c->pod, nodes, c->nfeasible, &out, &c->st);
+    if (code != KS_SUCCESS)
+        return fail_status(c, &c->st, 0);
     c->ex.scored = 1;
     c->ex.scores = sc->scores;
     c->ex.totals = sc->totals;
