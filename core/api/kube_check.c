@@ -290,23 +290,70 @@ static const ks_kube_field *find_field(const ks_kube_struct *s, const char *key)
     return NULL;
 }
 
-/* strconv.Quote's escaping, which upstream's unknown-field warning applies to the path. Bytes of
- * UTF-8 pass through (Go keeps printable runes as they are). */
+/* The rune of the UTF-8 sequence at s and its length in *len, or -1 (length 1) for a byte that
+ * starts no valid sequence (overlong, surrogate, beyond U+10FFFF, cut short). */
+static long utf8_rune(const unsigned char *s, size_t *len)
+{
+    static const long min_of_len[] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t n = s[0] >= 0xf0 && s[0] < 0xf8 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    *len = 1;
+    if (n == 0)
+        return -1;
+    long r = s[0] & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return -1;
+        r = r << 6 | (s[i] & 0x3f);
+    }
+    if (r < min_of_len[n] || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff))
+        return -1;
+    *len = n;
+    return r;
+}
+
+/* Whether Go's strconv.Quote keeps rune r (>= 0x80) as it is: its unicode.IsPrint, less what would
+ * need Unicode's tables (unassigned code points pass through here). Escaped: C1 controls, the
+ * spaces other than U+0020, format characters (soft hyphen, zero-width and bidi marks, BOM),
+ * private use and non-characters. */
+static int go_prints(long r)
+{
+    static const long hidden[][2] = {
+        {0x80, 0xa0},     {0xad, 0xad},       {0x600, 0x605},      {0x61c, 0x61c},
+        {0x6dd, 0x6dd},   {0x70f, 0x70f},     {0x1680, 0x1680},    {0x180e, 0x180e},
+        {0x2000, 0x200f}, {0x2028, 0x202f},   {0x205f, 0x206f},    {0x3000, 0x3000},
+        {0xd800, 0xf8ff}, {0xfdd0, 0xfdef},   {0xfeff, 0xfeff},    {0xfff0, 0xfffb},
+        {0xfffe, 0xffff}, {0xe0000, 0xe0fff}, {0xf0000, 0x10ffff},
+    };
+    for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+        if (r >= hidden[i][0] && r <= hidden[i][1])
+            return 0;
+    return (r & 0xfffe) != 0xfffe; /* U+xFFFE, U+xFFFF of every plane are non-characters */
+}
+
+/* strconv.Quote's escaping, which upstream's unknown-field warning applies to the path: quotes,
+ * backslashes and ASCII controls as C escapes, runes Go does not print as \u or \U, bytes of no
+ * valid UTF-8 as \x. out must hold 4 bytes per byte of s, plus 1. */
 static void go_quote(const char *s, char *out, size_t n)
 {
     static const char plain[] = "\"\\\a\b\f\n\r\t\v", escaped[] = "\"\\abfnrtv";
+    const unsigned char *u = (const unsigned char *)s;
     size_t o = 0;
-    for (; *s && o + 5 < n; s++) {
-        unsigned char c = (unsigned char)*s;
-        const char *hit = strchr(plain, c);
+    while (*u && o + 11 < n) {
+        const char *hit = *u < 0x80 ? strchr(plain, *u) : NULL;
+        size_t len = 1;
+        long r = *u < 0x80 ? *u : utf8_rune(u, &len);
         if (hit) {
             out[o++] = '\\';
             out[o++] = escaped[hit - plain];
-        } else if (c < 0x20 || c == 0x7f) {
-            o += (size_t)snprintf(out + o, n - o, "\\x%02x", c);
+        } else if (r < 0 || r < 0x20 || r == 0x7f) {
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", *u);
+        } else if (r >= 0x80 && !go_prints(r)) {
+            o += (size_t)snprintf(out + o, n - o, r < 0x10000 ? "\\u%04lx" : "\\U%08lx", r);
         } else {
-            out[o++] = (char)c;
+            memcpy(out + o, u, len);
+            o += len;
         }
+        u += len;
     }
     out[o] = '\0';
 }
