@@ -51,8 +51,8 @@ typedef enum {
 /* Called once per problem, on the thread of ks__kube_check, during the call. item: the offending
  * value (WRONG_TYPE, OUT_OF_RANGE) or, for UNKNOWN_FIELD, the unknown field's value (its ->string
  * is the key); it belongs to the checked object. path: upstream's field path with list indexes and
- * map keys ("spec.containers[0].resoures"). msg: the whole message, as upstream words it. path and
- * msg are valid only during the call. */
+ * map keys ("spec.containers[0].resoures"), cut short past 1023 bytes. msg: the whole message, as
+ * upstream words it. path and msg are valid only during the call. */
 typedef void (*ks_kube_report_fn)(void *ctx, const cJSON *item, ks_kube_problem what,
                                   const char *path, const char *msg);
 

@@ -112,7 +112,8 @@ typedef struct found {
     struct {
         ks_kube_problem what;
         char path[256], msg[512], key[64];
-        int item_type; /* cJSON type of the reported item */
+        int item_type;   /* cJSON type of the reported item */
+        size_t path_len; /* strlen of the whole path (path[] keeps its start) */
     } p[16];
 } found;
 
@@ -126,6 +127,7 @@ static void collect(void *ctx, const cJSON *item, ks_kube_problem what, const ch
         snprintf(f->p[f->n].msg, sizeof(f->p[f->n].msg), "%s", msg);
         snprintf(f->p[f->n].key, sizeof(f->p[f->n].key), "%s", item->string ? item->string : "");
         f->p[f->n].item_type = item->type & 0xff;
+        f->p[f->n].path_len = strlen(path);
     }
     f->n++;
 }
@@ -466,6 +468,24 @@ Test(kube_check, every_problem_is_reported)
                                  "Container.spec.containers.name of type string");
     cr_expect_str_eq(f.p[2].path, "spec.containers[0].name");
     cr_expect_str_eq(f.p[3].msg, "unknown field \"spec.containers[1].imagee\"");
+}
+
+Test(kube_check, very_long_paths_are_cut_short)
+{
+    /* A key far longer than the path buffer, unknown, and as a map key with a wrong value. */
+    char key[3001], json[7000];
+    memset(key, 'k', sizeof(key) - 1);
+    key[sizeof(key) - 1] = '\0';
+    snprintf(json, sizeof(json), POD("'%s':1,'metadata':{'labels':{'%s':1}},'spec':{'x':1}"), key,
+             key);
+    found f = check(json);
+    cr_assert_eq(f.n, 3);
+    cr_expect_eq(f.p[0].what, KS_KUBE_UNKNOWN_FIELD);
+    cr_expect_lt(f.p[0].path_len, 1024);
+    cr_expect_eq(f.p[1].what, KS_KUBE_WRONG_TYPE);
+    cr_expect_lt(f.p[1].path_len, 1024);
+    cr_expect_eq(strncmp(f.p[1].path, "metadata.labels.kkk", 19), 0);
+    cr_expect_str_eq(f.p[2].path, "spec.x", "the paths come back after a long one");
 }
 
 Test(kube_check, kinds_without_a_schema_are_not_checked)
