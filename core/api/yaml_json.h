@@ -1,7 +1,7 @@
 /*
- * YAML node trees to cJSON, as sigs.k8s.io/yaml's YAMLToJSON: the one conversion, for manifests
- * and kubeconfig files (loose: what does not convert is skipped) and for plugin args in the
- * scheduler configuration (strict: what does not convert is refused with the field path).
+ * libyaml node trees to cJSON, as sigs.k8s.io/yaml's YAMLToJSON, for plugin args in the scheduler
+ * configuration: what does not convert is refused with the field path. (Manifests and kubeconfig
+ * files are read from text by yaml_read.h, which builds cJSON directly.)
  *
  * Threads: any; no shared state.
  */
@@ -12,12 +12,6 @@
 
 #include <cjson/cJSON.h>
 #include <yaml.h>
-
-/* Loose (manifests, kubeconfig): quoted scalars are strings; plain scalars are null (~, null,
- * empty), booleans (true/false, yes/no, on/off, y/n), numbers, else strings. A key that is not a
- * scalar is skipped, a repeated key is kept twice (lookups find the first), a missing node is
- * null. The caller owns the result (cJSON_Delete); NULL only when out of memory. */
-cJSON *ks__yaml_to_json(yaml_document_t *doc, yaml_node_t *node);
 
 /* Strict (the configuration): the caller resolves scalars and reports errors. */
 typedef struct ks_yaml_json_strict {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "api/yaml_json.h"
+#include "api/yaml_read.h"
 #include "config/config_int.h"
 
 #define MAX_DEPTH 64
@@ -1094,6 +1095,24 @@ static int syntax_error(cfg_load *L, const yaml_parser_t *p)
                            p->problem ? p->problem : "invalid YAML");
 }
 
+/* libyaml's scanner slows down quadratically with nesting (10^6 nested `[` never finish), so
+ * the nesting is checked first, by a reader that stops at the limit. */
+static int refuse_deep_nesting(cfg_load *L, const char *yaml, size_t len)
+{
+    yaml_node_t at;
+    size_t line, col;
+    char msg[256];
+    int rc = ks__yaml_check_depth(yaml, len, &line, &col, msg, sizeof(msg));
+    if (rc == 0 || rc == KS_EPARSE) /* a syntax error: the loader reports it the usual way */
+        return 0;
+    if (rc == KS_ENOMEM)
+        return ks__cfg_oom(L);
+    memset(&at, 0, sizeof(at));
+    at.start_mark.line = line - 1;
+    at.start_mark.column = col - 1;
+    return ks__cfg_fail_at(L, &at, rc, "%s", msg);
+}
+
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len)
 {
     yaml_parser_t parser;
@@ -1103,6 +1122,8 @@ int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len)
     yaml_node_t *root;
 
     L->budget = JSON_BUDGET;
+    if ((rc = refuse_deep_nesting(L, yaml, len)) != 0)
+        return rc;
     if (!yaml_parser_initialize(&parser))
         return ks__cfg_oom(L);
     yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);

@@ -1,8 +1,8 @@
 /*
  * Kubeconfig files and the in-cluster config (see kubeconfig.h). The file is read with libyaml
- * into cJSON (ks__yaml_to_json), then the chosen context, cluster and user are looked up and
- * checked the way clientcmd's validation checks them, each failure becoming one sentence that
- * names the file, the context/cluster/user and what would be valid.
+ * into cJSON (ks__yaml_reader_next, within its limits), then the chosen context, cluster and user
+ * are looked up and checked the way clientcmd's validation checks them, each failure becoming one
+ * sentence that names the file, the context/cluster/user and what would be valid.
  */
 #define _GNU_SOURCE /* asprintf, vasprintf */
 #include "live/kubeconfig.h"
@@ -26,7 +26,7 @@
 #include "util/clock.h"
 #include "util/readfile.h"
 #include "api/manifest.h"
-#include "api/yaml_json.h"
+#include "api/yaml_read.h"
 
 #define TOKEN_RECHECK_NS (60LL * 1000000000LL) /* client-go's cached file token source period */
 #define MAX_FILE_BYTES (64u << 20)
@@ -654,6 +654,26 @@ static int parse_kubeconfig(kc_parse *p, const char *want_ctx, ks_kubeconfig *kc
     return load_user(p, kc, us, where);
 }
 
+/* The file's one YAML document into p->root, within the reader's limits (nesting, aliases). */
+static int read_document(kc_parse *p, const char *text, size_t len)
+{
+    ks_yaml_reader *r = ks__yaml_reader_new(text, len, NULL);
+    ks_yaml_doc doc = {0};
+    char msg[512];
+    int rc = r ? ks__yaml_reader_next(r, &doc, msg, sizeof(msg)) : KS_ENOMEM;
+    ks__yaml_reader_free(r);
+    if (rc == KS_ENOMEM)
+        return fail(KS_ENOMEM, p->err, p->errlen, "kubeconfig %s: out of memory", p->path);
+    if (rc < 0)
+        return fail(rc, p->err, p->errlen, "kubeconfig %s:%s", p->path, msg);
+    if (rc == 0 || cJSON_IsNull(doc.root)) {
+        cJSON_Delete(doc.root);
+        return fail(KS_EINVAL, p->err, p->errlen, "kubeconfig %s: the file is empty", p->path);
+    }
+    p->root = doc.root;
+    return 0;
+}
+
 int ks__kubeconfig_load(const char *path, const char *context, ks_kubeconfig **out, char *err,
                         size_t errlen)
 {
@@ -662,8 +682,6 @@ int ks__kubeconfig_load(const char *path, const char *context, ks_kubeconfig **o
     int rc;
     kc_parse p = {.path = path, .err = err, .errlen = errlen};
     ks_kubeconfig *kc = NULL;
-    yaml_parser_t parser;
-    yaml_document_t doc;
 
     *out = NULL;
     if ((rc = read_file(path, &text, &len)) == -EISDIR)
@@ -672,24 +690,8 @@ int ks__kubeconfig_load(const char *path, const char *context, ks_kubeconfig **o
     if (rc != 0)
         return fail(rc == -ENOMEM ? KS_ENOMEM : KS_EIO, err, errlen, "kubeconfig %s: %s", path,
                     strerror(-rc));
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    if (!yaml_parser_load(&parser, &doc)) {
-        rc = fail(KS_EPARSE, err, errlen, "kubeconfig %s:%zu:%zu: %s%s%s", path,
-                  parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                  parser.problem ? parser.problem : "YAML error", parser.context ? " " : "",
-                  parser.context ? parser.context : "");
-        yaml_parser_delete(&parser);
+    if ((rc = read_document(&p, text, len)) != 0)
         goto out;
-    }
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    p.root = root ? ks__yaml_to_json(&doc, root) : NULL;
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    if (!root) {
-        rc = fail(KS_EINVAL, err, errlen, "kubeconfig %s: the file is empty", path);
-        goto out;
-    }
     if (!p.root || !(kc = kc_new()) || !(kc->path = strdup(path)) ||
         !(kc->origin = xasprintf("kubeconfig %s", path))) {
         rc = fail(KS_ENOMEM, err, errlen, "kubeconfig %s: out of memory", path);

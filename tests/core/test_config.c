@@ -1619,3 +1619,16 @@ Test(config, args_messages_name_the_line_and_column_of_the_value)
                      "Invalid value: 0: cannot be zero at the same time as "
                      "minCandidateNodesAbsolute");
 }
+
+Test(config, deep_nesting_is_refused_before_libyaml_loads_it)
+{
+    /* 10^6 nested `[` used to keep libyaml's scanner busy for ever (quadratic in the nesting):
+     * the nesting is checked first, and the message names where it passes the limit. */
+    size_t n = 1000000;
+    char *text = malloc(n + 64);
+    size_t off = (size_t)sprintf(text, "apiVersion: kubescheduler.config.k8s.io/v1\nx: ");
+    memset(text + off, '[', n);
+    text[off + n] = '\0';
+    cr_expect_str_eq(load_err(text), "cfg.yaml:2:1003: nested more than 1000 levels deep");
+    free(text);
+}

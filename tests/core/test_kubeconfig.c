@@ -712,3 +712,42 @@ Test(kubeconfig, pem_data_goes_to_a_private_temp_file_removed_on_free, .init = t
     cr_expect_str_eq(p1, CA_FILE, "a file stays a file");
     ks__kubeconfig_free(kc);
 }
+
+/* --- hostile files: the reader's limits ---------------------------------------------------- */
+
+Test(kubeconfig, an_alias_bomb_is_refused_not_expanded, .init = tmp_setup, .fini = tmp_teardown)
+{
+    /* 586 bytes that used to expand to gigabytes through the shared YAML converter. */
+    char bomb[2048];
+    size_t off =
+        (size_t)snprintf(bomb, sizeof(bomb), "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+    for (char c = 'b'; c <= 'i'; c++)
+        off += (size_t)snprintf(bomb + off, sizeof(bomb) - off,
+                                "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, c - 1,
+                                c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+    const char *e = load_fail(bomb, NULL, KS_ERANGE);
+    char want[512];
+    snprintf(want, sizeof(want), "kubeconfig %s/config:7:", tmpdir);
+    cr_expect(strncmp(e, want, strlen(want)) == 0, "%s", e);
+    cr_expect(strstr(e, "aliases copy more than 1000000 values"), "%s", e);
+}
+
+Test(kubeconfig, deep_nesting_is_refused_where_it_passes_the_limit, .init = tmp_setup,
+     .fini = tmp_teardown)
+{
+    size_t n = 1000000;
+    char *text = malloc(n + 16);
+    memcpy(text, "users: ", 7);
+    memset(text + 7, '[', n);
+    text[7 + n] = '\0';
+    expect_msg(load_fail(text, NULL, KS_ERANGE),
+               "kubeconfig %s/config:1:1007: nested more than 1000 levels deep");
+    free(text);
+}
+
+Test(kubeconfig, a_repeated_key_is_refused_with_both_lines, .init = tmp_setup, .fini = tmp_teardown)
+{
+    expect_msg(load_fail("current-context: a\nusers: []\ncurrent-context: b\n", NULL, KS_EPARSE),
+               "kubeconfig %s/config:3:1: duplicate field \"current-context\" (first at line 1); "
+               "is a --- missing between two objects?");
+}

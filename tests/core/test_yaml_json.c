@@ -1,7 +1,6 @@
 /*
- * The one YAML -> JSON conversion (core/api/yaml_json.c): the loose walk manifests and kubeconfig
- * files take (what does not convert is skipped) and the strict walk of plugin args in the
- * configuration (what does not convert is refused, naming the field).
+ * The strict YAML -> JSON walk of plugin args in the configuration (core/api/yaml_json.c): what
+ * does not convert is refused, naming the field. (Manifests: test_yaml_read.c.)
  */
 #include <criterion/criterion.h>
 
@@ -21,23 +20,6 @@ static yaml_node_t *load(const char *text)
     cr_assert(yaml_parser_load(&p, &doc), "bad test YAML");
     yaml_parser_delete(&p);
     return yaml_document_get_root_node(&doc);
-}
-
-static char *loose(const char *text)
-{
-    cJSON *j = ks__yaml_to_json(&doc, load(text));
-    char *s = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    yaml_document_delete(&doc);
-    return s;
-}
-
-Test(yaml_json, loose_resolves_plain_scalars_and_skips_what_json_cannot_hold)
-{
-    char *s = loose("{a: 1, b: \"1\", c: yes, d: ~, e: x, f: [1.5, 'no'], [k]: v, a: 2}");
-    cr_assert_str_eq(s, "{\"a\":1,\"b\":\"1\",\"c\":true,\"d\":null,\"e\":\"x\",\"f\":[1.5,\"no\"],"
-                        "\"a\":2}");
-    free(s);
 }
 
 typedef struct strict_result {
