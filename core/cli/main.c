@@ -1,6 +1,6 @@
 /*
  * kubesched command line:
- *   kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain]
+ *   kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] [--strict]
  *                      [--seed N] [-v N]
  *   kubesched validate-config FILE [-v N]
  *   kubesched --config FILE [--kubeconfig FILE] [--leader-elect* ...] [-v N]
@@ -30,10 +30,12 @@ static void usage(FILE *f)
     fputs(
         "Usage:\n"
         "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
-        "[--seed N] [-v N]\n"
+        "[--strict] [--seed N] [-v N]\n"
         "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
         "of\n"
-        "      `kubectl get nodes,pods -A -o yaml`) and print the decisions.\n"
+        "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
+        "kinds\n"
+        "      in the file are warnings, errors with --strict.\n"
         "  kubesched validate-config FILE [-v N]\n"
         "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
         "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
@@ -153,7 +155,7 @@ static int cmd_simulate(int argc, char **argv)
 {
     const char *cluster = NULL, *config = NULL;
     ks_output output = KS_OUTPUT_TABLE;
-    int explain = 0;
+    int explain = 0, strict = 0;
     uint64_t seed = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -177,6 +179,8 @@ static int cmd_simulate(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--explain")) {
             explain = 1;
+        } else if (!strcmp(a, "--strict")) {
+            strict = 1;
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 10);
             i++;
@@ -200,7 +204,7 @@ static int cmd_simulate(int argc, char **argv)
         return 1;
     char err[2048] = "";
     ks_simulate_stats stats;
-    ks_simulate_opts o = {cluster, l.cfg, l.plans, output, explain, seed, stdout};
+    ks_simulate_opts o = {cluster, l.cfg, l.plans, output, explain, seed, stdout, strict, stderr};
     int rc = ks__simulate_run(&o, &stats, err, sizeof(err));
     if (rc != 0)
         fprintf(stderr, "kubesched: %s\n", err[0] ? err : "simulation failed");

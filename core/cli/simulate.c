@@ -40,6 +40,11 @@ typedef struct sim {
     record *recs;
     size_t nrecs, cap;
     ks_simulate_stats *stats;
+    struct {
+        char kind[64];
+        size_t n;
+    } unread[8]; /* kinds kubesched does not read, counted for the end-of-run line */
+    size_t nunread;
 } sim;
 
 static int64_t sim_now(void *ctx)
@@ -337,72 +342,139 @@ static void add_unhandled(sim *s, const ks_pod *pod)
     s->stats->unhandled++;
 }
 
+/* Problems in the cluster file, as they are found: one line each on the warning stream. */
+static void report_problem(void *ctx, const char *msg)
+{
+    const sim *s = ctx;
+    fprintf(s->o->warn ? s->o->warn : stderr, "kubesched: %s\n", msg);
+}
+
+/* Counts an object of a kind kubesched does not read, by kind, for the summary line. */
+static void tally_unread(sim *s, const char *kind)
+{
+    s->stats->skipped_objects++;
+    for (size_t i = 0; i < s->nunread; i++)
+        if (!strcmp(s->unread[i].kind, kind)) {
+            s->unread[i].n++;
+            return;
+        }
+    if (s->nunread < sizeof(s->unread) / sizeof(s->unread[0])) {
+        snprintf(s->unread[s->nunread].kind, sizeof(s->unread[0].kind), "%s", kind);
+        s->unread[s->nunread++].n = 1;
+    }
+}
+
+static int load_node(sim *s, const ks_manifest_obj *mo, char *err, size_t errlen)
+{
+    char perr[400];
+    ks_node *node;
+    int rc = ks__node_from_json(mo->obj, &node, perr, sizeof(perr));
+    if (rc) {
+        snprintf(err, errlen, "%s (%s): Node: %s", s->o->cluster_path, mo->where, perr);
+        return rc;
+    }
+    rc = ks__scheduler_on_node_add(s->sched, node);
+    ks__node_unref(node);
+    s->stats->nodes++;
+    return rc;
+}
+
+/* Pass 1 adds the running pods, pass 2 the pending ones. */
+static int load_pod(sim *s, const ks_manifest_obj *mo, int pass, char *err, size_t errlen)
+{
+    char perr[400];
+    ks_pod *pod;
+    int rc = ks__pod_from_json(mo->obj, &pod, perr, sizeof(perr));
+    if (rc) {
+        snprintf(err, errlen, "%s (%s): Pod: %s", s->o->cluster_path, mo->where, perr);
+        return rc;
+    }
+    int assigned = pod->node_name != KS_SYM_EMPTY;
+    /* Finished pods hold no resources (upstream's informer filters them out). */
+    int finished = pod->phase == ks__intern("Succeeded") || pod->phase == ks__intern("Failed");
+    if (!finished && pass == 1 && assigned) {
+        rc = ks__scheduler_on_pod_add(s->sched, pod);
+        s->stats->running_pods++;
+    } else if (!finished && pass == 2 && !assigned) {
+        rc = ks__scheduler_on_pod_add(s->sched, pod);
+        if (rc == KS_ENOTFOUND) {
+            add_unhandled(s, pod);
+            rc = 0;
+        } else if (rc == KS_EEXIST) {
+            snprintf(err, errlen, "%s (%s): Pod %s: duplicate uid %s", s->o->cluster_path,
+                     mo->where, pod->key, pod->uid);
+        }
+        s->stats->pending_pods++;
+    }
+    ks__pod_unref(pod);
+    return rc;
+}
+
+static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char *err, size_t errlen)
+{
+    char perr[400];
+    if (!ks__store_wants(kind)) {
+        tally_unread(s, kind);
+        return 0;
+    }
+    /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. */
+    int rc = ks__store_apply(ks__scheduler_store(s->sched), mo->obj, 0, perr, sizeof(perr));
+    if (rc)
+        snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, mo->where, kind, perr);
+    return rc;
+}
+
 static int load(sim *s, char *err, size_t errlen)
 {
     ks_manifest m;
-    char perr[400];
-    int rc = ks__manifest_load(s->o->cluster_path, &m, err, errlen);
+    ks_manifest_opts mo = {.strict = s->o->strict, .report = report_problem, .ctx = s};
+    int rc = ks__manifest_read(s->o->cluster_path, &mo, &m, err, errlen);
+    s->stats->warnings = m.warnings;
+    s->stats->unknown_kinds = m.unknown_kinds;
     if (rc)
         return rc;
     /* Nodes first, then running pods, then pending pods in file order. */
     for (int pass = 0; pass < 3 && rc == 0; pass++) {
-        for (size_t i = 0; i < m.n; i++) {
-            const cJSON *o = m.objs[i].obj;
-            const char *kind = kind_of(o);
-            if (pass == 0 && strcmp(kind, "Node") == 0) {
-                ks_node *node;
-                if ((rc = ks__node_from_json(o, &node, perr, sizeof(perr))) != 0) {
-                    snprintf(err, errlen, "%s (%s): Node: %s", s->o->cluster_path, m.objs[i].where,
-                             perr);
-                    break;
-                }
-                rc = ks__scheduler_on_node_add(s->sched, node);
-                ks__node_unref(node);
-                s->stats->nodes++;
-            } else if (pass > 0 && strcmp(kind, "Pod") == 0) {
-                ks_pod *pod;
-                if ((rc = ks__pod_from_json(o, &pod, perr, sizeof(perr))) != 0) {
-                    snprintf(err, errlen, "%s (%s): Pod: %s", s->o->cluster_path, m.objs[i].where,
-                             perr);
-                    break;
-                }
-                int assigned = pod->node_name != KS_SYM_EMPTY;
-                /* Finished pods hold no resources (upstream's informer filters them out). */
-                int finished =
-                    pod->phase == ks__intern("Succeeded") || pod->phase == ks__intern("Failed");
-                if (!finished && pass == 1 && assigned) {
-                    rc = ks__scheduler_on_pod_add(s->sched, pod);
-                    s->stats->running_pods++;
-                } else if (!finished && pass == 2 && !assigned) {
-                    int r = ks__scheduler_on_pod_add(s->sched, pod);
-                    if (r == KS_ENOTFOUND)
-                        add_unhandled(s, pod);
-                    else if (r == KS_EEXIST) {
-                        snprintf(err, errlen, "%s (%s): Pod %s: duplicate uid %s",
-                                 s->o->cluster_path, m.objs[i].where, pod->key, pod->uid);
-                        rc = r;
-                    } else
-                        rc = r;
-                    s->stats->pending_pods++;
-                }
-                ks__pod_unref(pod);
-            } else if (pass == 0 && ks__store_wants(kind)) {
-                /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. */
-                if ((rc = ks__store_apply(ks__scheduler_store(s->sched), o, 0, perr,
-                                          sizeof(perr))) != 0) {
-                    snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, m.objs[i].where,
-                             kind, perr);
-                    break;
-                }
-            } else if (pass == 0 && strcmp(kind, "Node") != 0 && strcmp(kind, "Pod") != 0) {
-                s->stats->skipped_objects++; /* kinds nothing reads */
-            }
-            if (rc)
-                break;
+        for (size_t i = 0; i < m.n && rc == 0; i++) {
+            const char *kind = kind_of(m.objs[i].obj);
+            if (!strcmp(kind, "Node"))
+                rc = pass == 0 ? load_node(s, &m.objs[i], err, errlen) : 0;
+            else if (!strcmp(kind, "Pod"))
+                rc = pass > 0 ? load_pod(s, &m.objs[i], pass, err, errlen) : 0;
+            else if (pass == 0)
+                rc = load_other(s, &m.objs[i], kind, err, errlen);
         }
     }
     ks__manifest_free(&m);
     return rc;
+}
+
+/* The line a run ends with when the cluster file had objects that were not used or warnings:
+ * nothing is left out without a word. */
+static void print_skipped(const sim *s)
+{
+    const ks_simulate_stats *st = s->stats;
+    FILE *w = s->o->warn ? s->o->warn : stderr;
+    size_t skipped = st->skipped_objects + st->unknown_kinds, shown = 0;
+    if (!skipped && !st->warnings)
+        return;
+    fprintf(w, "kubesched: %s: skipped %zu object%s", s->o->cluster_path, skipped,
+            skipped == 1 ? "" : "s");
+    if (st->skipped_objects) {
+        fprintf(w, "; %zu of kinds kubesched does not read (", st->skipped_objects);
+        for (size_t i = 0; i < s->nunread; i++, shown += s->unread[i - 1].n)
+            fprintf(w, "%s%zu %s", i ? ", " : "", s->unread[i].n, s->unread[i].kind);
+        if (shown < st->skipped_objects)
+            fprintf(w, ", %zu of other kinds", st->skipped_objects - shown);
+        fputc(')', w);
+    }
+    if (st->unknown_kinds)
+        fprintf(w, "; %zu without a kind or of an unknown kind (warnings above)",
+                st->unknown_kinds);
+    if (st->warnings)
+        fprintf(w, "; %zu warning%s about the file above (--strict makes them errors)",
+                st->warnings, st->warnings == 1 ? "" : "s");
+    fputc('\n', w);
 }
 
 static void report_gated(void *ctx, const ks_queued_pod *qp)
@@ -497,6 +569,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         print_json(&s, o->out);
     else if (o->output == KS_OUTPUT_TABLE)
         print_table(&s, o->out);
+    print_skipped(&s);
 out:
     ks__scheduler_free(s.sched);
     for (size_t i = 0; i < s.nrecs; i++) {

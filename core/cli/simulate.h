@@ -26,10 +26,18 @@ typedef struct ks_simulate_opts {
     int explain;
     uint64_t seed;
     FILE *out;
+    /* Unknown fields and kinds in the cluster file are errors, not warnings (--strict). */
+    int strict;
+    /* Where warnings about the cluster file and the end-of-run line of what was skipped go;
+     * NULL: stderr. */
+    FILE *warn;
 } ks_simulate_opts;
 
 typedef struct ks_simulate_stats {
-    size_t nodes, running_pods, pending_pods, skipped_objects;
+    size_t nodes, running_pods, pending_pods;
+    size_t skipped_objects; /* of kinds kubesched does not read */
+    size_t unknown_kinds;   /* left out: no kind, or a kind its apiVersion does not have */
+    size_t warnings;        /* about the cluster file (unknown fields and kinds) */
     size_t attempts, scheduled, unschedulable, errors, unhandled, preemptions;
     double seconds; /* wall time of the scheduling loop (loading excluded) */
 } ks_simulate_stats;

@@ -189,15 +189,18 @@ Test(simulate, bad_flag_is_a_usage_error)
     free(out);
 }
 
-/* A Namespace whose metadata.labels is a list crashed the store (NULL write); it is refused
- * like a bad Pod field: exit 1, the file, the object and the field named. */
+/* A Namespace whose metadata.labels is a list crashed the store (NULL write); it is refused as
+ * the API server refuses it: exit 1, the file, the position, the object and the field named. */
 Test(simulate, namespace_labels_list_is_an_error_not_a_crash)
 {
     char *out, err[2048];
     int rc = sim_run("simulate --cluster " FIX "badnslabels.yaml", &out, err, sizeof(err));
     cr_assert_eq(rc, 1, "rc %d: %s", rc, err);
     cr_assert(strstr(err, "badnslabels.yaml"), "%s", err);
-    cr_assert(strstr(err, "Namespace: x: metadata.labels: expected a map of strings"), "%s", err);
+    cr_assert(strstr(err, "badnslabels.yaml:3:21: error: Namespace x: json: cannot unmarshal array "
+                          "into Go struct field ObjectMeta.metadata.labels of type "
+                          "map[string]string"),
+              "%s", err);
     free(out);
 }
 

@@ -1,0 +1,207 @@
+/*
+ * Bad cluster files, run through the built binary as a user runs it: each case of issue 9 that
+ * used to crash, hang, change a decision or drop objects without a word. A file is refused with
+ * FILE:LINE:COL and exit 1, or read with a warning per problem and a closing line that counts
+ * what was skipped; never a silent exit 0.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "simrun.h"
+
+static char dir[64];
+
+static void dir_setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/ks-badmanifest-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void dir_teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* Writes dir/name with len bytes of text; returns the path (static, one of two). */
+static const char *put_bytes(const char *name, const char *text, size_t len)
+{
+    static char paths[2][256];
+    static int next;
+    char *p = paths[next++ % 2];
+    snprintf(p, 256, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f, "%s", p);
+    cr_assert_eq(fwrite(text, 1, len, f), len);
+    fclose(f);
+    return p;
+}
+
+static const char *put(const char *name, const char *text)
+{
+    return put_bytes(name, text, strlen(text));
+}
+
+typedef struct run_result {
+    int rc;
+    char *out;
+    char err[8192];
+} run_result;
+
+static run_result simulate(const char *path, const char *flags)
+{
+    run_result r;
+    char args[512];
+    snprintf(args, sizeof(args), "simulate --output json --cluster %s %s", path, flags);
+    r.rc = sim_run(args, &r.out, r.err, sizeof(r.err));
+    return r;
+}
+
+/* The line of stderr that starts with "kubesched: PATH" + rest, exactly. */
+#define expect_err_line(r, path, rest)                                                             \
+    do {                                                                                           \
+        char want_[1024];                                                                          \
+        snprintf(want_, sizeof(want_), "kubesched: %s%s\n", (path), (rest));                       \
+        cr_expect(strstr((r).err, want_) != NULL, "want line\n%sin stderr:\n%s", want_, (r).err); \
+    } while (0)
+
+static const char *result_of(const run_result *r, const char *name)
+{
+    cJSON *doc = cJSON_Parse(r->out);
+    static char buf[64];
+    cr_assert_not_null(doc, "not JSON: %s\nstderr: %s", r->out, r->err);
+    const cJSON *e = sim_pod_entry(doc, "default", name);
+    snprintf(buf, sizeof(buf), "%s@%s", sim_field(e, "result"),
+             sim_field(e, "node") ? sim_field(e, "node") : "-");
+    cJSON_Delete(doc);
+    return buf;
+}
+
+#define NODE(name, cpu)                                                                            \
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: " name "\nstatus:\n  allocatable: {cpu: \"" cpu \
+    "\", memory: 8Gi, pods: \"110\"}\n"
+#define POD(name, cpu)                                                                             \
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " name                                          \
+    "\n  namespace: default\nspec:\n  containers:\n  - name: c\n    resources:\n      "            \
+    "requests: {cpu: \"" cpu "\"}\n"
+
+/* ---- refused: exit 1 with the position --------------------------------------------------- */
+
+Test(badmanifest, an_alias_bomb_is_refused_at_the_alias, .init = dir_setup, .fini = dir_teardown)
+{
+    char bomb[2048];
+    size_t off = (size_t)snprintf(bomb, sizeof(bomb), "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+    for (char c = 'b'; c <= 'i'; c++)
+        off += (size_t)snprintf(bomb + off, sizeof(bomb) - off,
+                                "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, c - 1,
+                                c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+    const char *path = put("bomb.yaml", bomb);
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path,
+                    ":7:8: aliases copy more than 1000000 values (a \"billion laughs\" document?)");
+    free(r.out);
+}
+
+Test(badmanifest, deep_nesting_is_refused_at_the_limit, .init = dir_setup, .fini = dir_teardown)
+{
+    /* 10^5 levels overflowed the stack; 10^6 never finished. */
+    for (size_t n = 100000; n <= 1000000; n *= 10) {
+        char *text = malloc(n + 16);
+        memcpy(text, "items: ", 7);
+        memset(text + 7, '[', n);
+        const char *path = put_bytes("deep.yaml", text, n + 7);
+        run_result r = simulate(path, "");
+        cr_expect_eq(r.rc, 1, "%s", r.err);
+        expect_err_line(r, path, ":1:1007: nested more than 1000 levels deep");
+        free(r.out);
+        free(text);
+    }
+}
+
+Test(badmanifest, a_missing_document_separator_is_a_duplicate_field, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* The second node used to replace the first silently. */
+    const char *path = put("nosep.yaml", NODE("n1", "4") NODE("n2", "4"));
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path,
+                    ":7:1: duplicate field \"apiVersion\" (first at line 1); is a --- missing "
+                    "between two objects?");
+    free(r.out);
+}
+
+Test(badmanifest, a_nul_byte_is_refused_where_it_is, .init = dir_setup, .fini = dir_teardown)
+{
+    static const char text[] = "{\"apiVersion\": \"v1\", \"kind\": \"Node\"}\n\n  \0{\"kind\": 1}";
+    const char *path = put_bytes("nul.json", text, sizeof(text) - 1);
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path, ":3:3: a NUL byte: the file is not text (binary or corrupt)");
+    free(r.out);
+}
+
+Test(badmanifest, a_reader_error_names_its_line_and_column, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* libyaml reports bad bytes by offset: they used to read as line 1:1. */
+    const char *path = put("utf8.yaml", NODE("n1", "4") "---\napiVersion: v1\nkind: Pod\n"
+                                                        "metadata:\n  name: \"p\xff\"\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path, ":11:11: invalid leading UTF-8 octet (byte 0xff)");
+    free(r.out);
+}
+
+/* ---- read: every object there, in every shape ----------------------------------------------- */
+
+Test(badmanifest, a_top_level_sequence_is_read_as_its_objects, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* All its nodes used to be lost. */
+    const char *path = put("seq.yaml", "- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n"
+                                       "  status: {allocatable: {cpu: \"4\", pods: \"9\"}}\n"
+                                       "- apiVersion: v1\n  kind: Pod\n"
+                                       "  metadata: {name: p, namespace: default}\n"
+                                       "  spec: {containers: [{name: c}]}\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect_str_eq(result_of(&r, "p"), "Scheduled@n1");
+    cr_expect_str_eq(r.err, "");
+    free(r.out);
+}
+
+Test(badmanifest, json_objects_one_after_another_are_all_read, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* Concatenated, newline-separated and ---separated JSON: the rest used to be ignored. */
+    const char *path =
+        put("stream.json",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"small\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}"
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"big\"},"
+            "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}}}\n---\n"
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+            "\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+            "\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect_str_eq(result_of(&r, "p"), "Scheduled@big");
+    free(r.out);
+}
+
+Test(badmanifest, a_repeated_key_in_json_is_an_error_with_its_position, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    const char *path = put("dup.json", "{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n"
+                                       " \"metadata\": {\"name\": \"a\", \"name\": \"b\"}}\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path, ":2:28: duplicate field \"name\" (first at line 2)");
+    free(r.out);
+}
