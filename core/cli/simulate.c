@@ -5,11 +5,14 @@
  */
 #include "cli/simulate.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 #include "sched/framework.h"
@@ -26,10 +29,31 @@ typedef struct record {
     const char *result; /* static string */
     ks_sym node;
     char *message;
-    cJSON *explain;   /* {"filter":..., "score":..., "finalScore":...} */
+    /* --explain: where this attempt's `,"filter":...` members lie in the spill file (ex_len 0:
+     * none). Only the place is kept: the text itself would make memory grow with the attempts. */
+    uint64_t ex_off;
+    size_t ex_len;
     ks_sym nominated; /* PostFilter's nomination, KS_SYM_ABSENT when none */
     cJSON *victims;   /* [{"namespace","name","node"}] evicted for this attempt */
 } record;
+
+/* Compact JSON text being built (an explanation): grown by doubling, reused across cycles so
+ * that its size is that of the largest single explanation. */
+typedef struct jbuf {
+    char *p;
+    size_t len, cap;
+    int oom; /* an allocation failed: the text is incomplete and must not be used */
+} jbuf;
+
+/* The explanations of a run, as text, in an unlinked temporary file: they are complete when their
+ * cycle ends but printed only after the last attempt (records are finalised later), and kept in
+ * memory they made --explain grow with the number of pods. */
+typedef struct spill {
+    FILE *f;         /* NULL: no explanation is kept (no --explain, or not JSON output) */
+    char path[4096]; /* for messages; unlinked at once, so nothing is left behind */
+    uint64_t size;   /* bytes written */
+    int werr;        /* errno of the first failed write, 0 when none */
+} spill;
 
 typedef struct sim {
     const ks_simulate_opts *o;
@@ -45,6 +69,8 @@ typedef struct sim {
         size_t n;
     } unread[8]; /* kinds kubesched does not read, counted for the end-of-run line */
     size_t nunread;
+    spill spill; /* --explain with JSON output: the explanations, in the order of the cycles */
+    jbuf exbuf;  /* the explanation being written (scheduling thread only; reused) */
 } sim;
 
 static int64_t sim_now(void *ctx)
@@ -100,55 +126,306 @@ static record *rec_for(sim *s, uint64_t seq)
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+/* ---- --explain as text --------------------------------------------------------------------- */
+
+static int jb_reserve(jbuf *b, size_t more)
+{
+    if (b->oom)
+        return -1;
+    if (b->len + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static void jb_raw(jbuf *b, const char *s, size_t n)
+{
+    if (jb_reserve(b, n) == 0) {
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+    }
+}
+
+#define JB_LIT(b, lit) jb_raw((b), (lit), sizeof(lit) - 1)
+
+/* A JSON string exactly as cJSON_PrintUnformatted writes it (the output was cJSON's): ", \ and
+ * the control characters escaped, \u00xx in lower case for those without a short form, bytes from
+ * 0x7f up as they are. */
+static void jb_str(jbuf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(s ? s : "");
+    if (jb_reserve(b, 2 + 6 * n) != 0) /* the worst case: every byte as \u00xx */
+        return;
+    char *o = b->p + b->len;
+    *o++ = '"';
+    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+        if (*c >= 32 && *c != '"' && *c != '\\') {
+            *o++ = (char)*c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (*c) {
+        case '"':
+            *o++ = '"';
+            break;
+        case '\\':
+            *o++ = '\\';
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default:
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hex[*c >> 4];
+            *o++ = hex[*c & 15];
+        }
+    }
+    *o++ = '"';
+    b->len = (size_t)(o - b->p);
+}
+
+/* A number exactly as cJSON writes the double it was given: an int's digits, and beyond int
+ * cJSON's own %g forms (its printer does that rare case, so the two cannot differ). */
+static void jb_num(jbuf *b, int64_t v)
+{
+    char buf[64];
+    if (v >= INT_MIN && v <= INT_MAX) {
+        jb_raw(b, buf, (size_t)snprintf(buf, sizeof(buf), "%d", (int)v));
+        return;
+    }
+    cJSON n;
+    memset(&n, 0, sizeof(n));
+    n.type = cJSON_Number;
+    cJSON_SetNumberHelper(&n, (double)v);
+    if (cJSON_PrintPreallocated(&n, buf, (int)sizeof(buf), 0))
+        jb_raw(b, buf, strlen(buf));
+    else
+        b->oom = 1;
+}
+
+/* "key": as the start of a member; first is cleared, so the next member gets its comma. */
+static void jb_key(jbuf *b, int *first, const char *key)
+{
+    if (!*first)
+        JB_LIT(b, ",");
+    *first = 0;
+    jb_str(b, key);
+    JB_LIT(b, ":");
+}
+
+static void jb_str_member(jbuf *b, int *first, const char *key, const char *val)
+{
+    jb_key(b, first, key);
+    jb_str(b, val);
+}
+
 static void reasons_joined(const ks_status *st, char *out, size_t len)
 {
     ks__status_message(st, out, len);
 }
 
-static cJSON *build_explain(const ks_explain *ex)
+/* One evaluated node's filter verdicts: the plugins it passed, then the one that rejected it. */
+static void write_filter_node(jbuf *b, const ks_explain *ex, size_t i)
 {
-    cJSON *root = cJSON_CreateObject(), *filter = cJSON_AddObjectToObject(root, "filter");
-    cJSON *score = cJSON_AddObjectToObject(root, "score"),
-          *final = cJSON_AddObjectToObject(root, "finalScore");
     const ks_framework *fw = ex->fw;
-    char msg[KS_STATUS_BUF + 64];
+    int first = 1;
+    uint16_t passed = ex->passed[i], seen = 0;
+    JB_LIT(b, "{");
+    for (size_t p = 0; p < fw->n[KS_PT_FILTER] && seen < passed; p++) {
+        if (ex->skip_filter & (1ull << fw->pt[KS_PT_FILTER][p].inst->index))
+            continue;
+        jb_str_member(b, &first, fw->pt[KS_PT_FILTER][p].inst->name, "passed");
+        seen++;
+    }
+    if (ex->statuses[i].code != KS_SUCCESS) {
+        char msg[KS_STATUS_BUF + 64];
+        reasons_joined(&ex->statuses[i], msg, sizeof(msg));
+        jb_str_member(b, &first, ex->statuses[i].plugin ? ex->statuses[i].plugin : "Filter", msg);
+    }
+    JB_LIT(b, "}");
+}
+
+/* One feasible node's normalized scores, per Score plugin that ran. */
+static void write_score_node(jbuf *b, const ks_explain *ex, size_t f)
+{
+    const ks_framework *fw = ex->fw;
+    int first = 1;
+    JB_LIT(b, "{");
+    for (size_t p = 0; p < fw->n[KS_PT_SCORE]; p++) {
+        if (ex->skip_score & (1ull << p))
+            continue;
+        jb_key(b, &first, fw->pt[KS_PT_SCORE][p].inst->name);
+        jb_num(b, ex->scores[p * ex->nfeasible + f]);
+    }
+    JB_LIT(b, "}");
+}
+
+static void write_filter(jbuf *b, const ks_explain *ex)
+{
+    int first = 1;
+    JB_LIT(b, ",\"filter\":{");
+    for (size_t i = 0; !ex->prefilter_status && i < ex->nevaluated; i++) {
+        jb_key(b, &first, ks__sym_str(ex->evaluated[i]->name));
+        write_filter_node(b, ex, i);
+    }
+    JB_LIT(b, "}");
+}
+
+static void write_scores(jbuf *b, const ks_explain *ex)
+{
+    int scored = ex->scored && !ex->prefilter_status, first = 1;
+    JB_LIT(b, ",\"score\":{");
+    for (size_t f = 0; scored && f < ex->nfeasible; f++) {
+        jb_key(b, &first, ks__sym_str(ex->feasible[f]->name));
+        write_score_node(b, ex, f);
+    }
+    JB_LIT(b, "},\"finalScore\":{");
+    first = 1;
+    for (size_t f = 0; scored && f < ex->nfeasible; f++) {
+        jb_key(b, &first, ks__sym_str(ex->feasible[f]->name));
+        jb_num(b, ex->totals[f]);
+    }
+    JB_LIT(b, "}");
+}
+
+/* The explanation as the members that end the attempt's JSON object, written straight as
+ * text: `,"filter":{...},"score":{...},"finalScore":{...}` and, when PreFilter rejected the pod
+ * (no node was evaluated), `,"preFilter":{"Plugin":"reasons"}` after the three empty maps. This is
+ * byte for byte what building the cJSON tree and printing it gave, without the tree: a node per
+ * plugin verdict was most of --explain's time. */
+static void write_explain(jbuf *b, const ks_explain *ex)
+{
+    write_filter(b, ex);
+    write_scores(b, ex);
     if (ex->prefilter_status) {
-        /* PreFilter rejected the pod: no node was evaluated; each node shows that verdict. */
+        char msg[KS_STATUS_BUF + 64];
+        int first = 1;
         reasons_joined(ex->prefilter_status, msg, sizeof(msg));
-        cJSON *pf = cJSON_AddObjectToObject(root, "preFilter");
-        cJSON_AddStringToObject(
-            pf, ex->prefilter_status->plugin ? ex->prefilter_status->plugin : "PreFilter", msg);
-        return root;
+        JB_LIT(b, ",\"preFilter\":{");
+        jb_str_member(b, &first,
+                      ex->prefilter_status->plugin ? ex->prefilter_status->plugin : "PreFilter",
+                      msg);
+        JB_LIT(b, "}");
     }
-    for (size_t i = 0; i < ex->nevaluated; i++) {
-        cJSON *n = cJSON_AddObjectToObject(filter, ks__sym_str(ex->evaluated[i]->name));
-        uint16_t passed = ex->passed[i], seen = 0;
-        for (size_t p = 0; p < fw->n[KS_PT_FILTER] && seen < passed; p++) {
-            if (ex->skip_filter & (1ull << fw->pt[KS_PT_FILTER][p].inst->index))
-                continue;
-            cJSON_AddStringToObject(n, fw->pt[KS_PT_FILTER][p].inst->name, "passed");
-            seen++;
-        }
-        if (ex->statuses[i].code != KS_SUCCESS) {
-            reasons_joined(&ex->statuses[i], msg, sizeof(msg));
-            cJSON_AddStringToObject(n, ex->statuses[i].plugin ? ex->statuses[i].plugin : "Filter",
-                                    msg);
-        }
+}
+
+/* ---- the spill file ------------------------------------------------------------------------ */
+
+/* Creates the unlinked temporary file under $TMPDIR (or /tmp). */
+static int spill_open(spill *sp, char *err, size_t errlen)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    snprintf(sp->path, sizeof(sp->path), "%s/kubesched-explain-XXXXXX", dir);
+    int fd = mkstemp(sp->path);
+    if (fd < 0 || !(sp->f = fdopen(fd, "w+b"))) {
+        int e = errno;
+        if (fd >= 0) {
+            unlink(sp->path);
+            close(fd);
+        } else /* mkstemp leaves its last try in the name: say what was asked */
+            snprintf(sp->path, sizeof(sp->path), "%s/kubesched-explain-XXXXXX", dir);
+        snprintf(err, errlen,
+                 "--explain: cannot create the temporary file %s for the explanations: %s (set "
+                 "TMPDIR to a writable directory)",
+                 sp->path, strerror(e));
+        return KS_ERROR;
     }
-    if (ex->scored) {
-        for (size_t f = 0; f < ex->nfeasible; f++) {
-            const char *name = ks__sym_str(ex->feasible[f]->name);
-            cJSON *n = cJSON_AddObjectToObject(score, name);
-            for (size_t p = 0; p < fw->n[KS_PT_SCORE]; p++) {
-                if (ex->skip_score & (1ull << p))
-                    continue;
-                cJSON_AddNumberToObject(n, fw->pt[KS_PT_SCORE][p].inst->name,
-                                        (double)ex->scores[p * ex->nfeasible + f]);
-            }
-            cJSON_AddNumberToObject(final, name, (double)ex->totals[f]);
+    unlink(sp->path);
+    return 0;
+}
+
+/* Appends text; returns where it starts. A failed write is remembered and reported before the
+ * output, which would otherwise miss explanations. */
+static uint64_t spill_write(spill *sp, const char *text, size_t len)
+{
+    uint64_t off = sp->size;
+    if (!sp->werr && fwrite(text, 1, len, sp->f) != len)
+        sp->werr = errno ? errno : EIO;
+    sp->size += len;
+    return off;
+}
+
+/* Makes what was written readable; nonzero (with the message) when some of it was lost. */
+static int spill_finish(spill *sp, char *err, size_t errlen)
+{
+    if (!sp->werr && fflush(sp->f) != 0)
+        sp->werr = errno ? errno : EIO;
+    if (sp->werr)
+        snprintf(err, errlen, "--explain: cannot write the temporary file %s (deleted): %s",
+                 sp->path, strerror(sp->werr));
+    return sp->werr ? KS_ERROR : 0;
+}
+
+/* Copies [off, off + len) of the spill file to out. */
+static int spill_copy(spill *sp, uint64_t off, size_t len, FILE *out, char *err, size_t errlen)
+{
+    char buf[65536];
+    int fd = fileno(sp->f);
+    while (len > 0) {
+        size_t want = len < sizeof(buf) ? len : sizeof(buf);
+        ssize_t got = pread(fd, buf, want, (off_t)off);
+        if (got <= 0) {
+            snprintf(err, errlen, "--explain: cannot read the temporary file %s (deleted): %s",
+                     sp->path, got < 0 ? strerror(errno) : "unexpected end of file");
+            return KS_ERROR;
         }
+        fwrite(buf, 1, (size_t)got, out);
+        off += (uint64_t)got;
+        len -= (size_t)got;
     }
-    return root;
+    return 0;
+}
+
+static void spill_close(spill *sp)
+{
+    if (sp->f)
+        fclose(sp->f);
+    sp->f = NULL;
+}
+
+/* The attempt's explanation into the spill file; its place in *off and *len (0: none). */
+static void spill_explain(sim *s, const ks_explain *ex, uint64_t *off, size_t *len)
+{
+    *off = 0;
+    *len = 0;
+    if (!ex || !s->spill.f)
+        return;
+    s->exbuf.len = 0;
+    s->exbuf.oom = 0;
+    write_explain(&s->exbuf, ex);
+    if (s->exbuf.oom) {
+        /* Printed without it, as a tree that could not be built was before. */
+        ks__log('W', "simulate", "--explain: out of memory: an attempt is reported unexplained");
+        return;
+    }
+    *off = spill_write(&s->spill, s->exbuf.p, s->exbuf.len);
+    *len = s->exbuf.len;
 }
 
 static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
@@ -156,6 +433,10 @@ static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char
                           const ks_explain *ex)
 {
     sim *s = ctx;
+    uint64_t ex_off;
+    size_t ex_len;
+    /* Outside the lock: only this (the scheduling) thread writes explanations. */
+    spill_explain(s, ex, &ex_off, &ex_len);
     pthread_mutex_lock(&s->mu);
     record *r = rec_new(s, seq);
     if (r) {
@@ -165,8 +446,8 @@ static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char
         r->result = result ? result : "Binding";
         r->node = result ? KS_SYM_ABSENT : node;
         r->message = dup_or_null(message);
-        if (ex && s->o->explain)
-            r->explain = build_explain(ex);
+        r->ex_off = ex_off;
+        r->ex_len = ex_len;
     }
     s->stats->attempts++;
     pthread_mutex_unlock(&s->mu);
@@ -221,44 +502,61 @@ static int cmp_rec(const void *a, const void *b)
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-static void print_json(sim *s, FILE *out)
+/* The attempt's members as cJSON prints them, but the explanation (which was kept as text). */
+static cJSON *rec_json(record *r)
 {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "namespace", r->ns ? r->ns : "");
+    cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
+    if (r->profile)
+        cJSON_AddStringToObject(o, "profile", r->profile);
+    else
+        cJSON_AddNullToObject(o, "profile");
+    cJSON_AddStringToObject(o, "result", r->result);
+    if (r->node != KS_SYM_ABSENT && strcmp(r->result, "Scheduled") == 0)
+        cJSON_AddStringToObject(o, "node", ks__sym_str(r->node));
+    else
+        cJSON_AddNullToObject(o, "node");
+    cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
+    if (r->nominated != KS_SYM_ABSENT) {
+        cJSON_AddStringToObject(o, "nominatedNode", ks__sym_str(r->nominated));
+        cJSON_AddItemToObject(o, "victims", r->victims ? r->victims : cJSON_CreateArray());
+        r->victims = NULL;
+    }
+    return o;
+}
+
+/* One attempt per line. Its explanation members end the object, so they are copied from the
+ * spill file in place of the closing brace. */
+static int print_json(sim *s, FILE *out, char *err, size_t errlen)
+{
+    if (s->spill.f && spill_finish(&s->spill, err, errlen) != 0)
+        return KS_ERROR;
     fputs("{\"pods\": [", out);
     for (size_t i = 0; i < s->nrecs; i++) {
         record *r = &s->recs[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "namespace", r->ns ? r->ns : "");
-        cJSON_AddStringToObject(o, "name", r->name ? r->name : "");
-        if (r->profile)
-            cJSON_AddStringToObject(o, "profile", r->profile);
-        else
-            cJSON_AddNullToObject(o, "profile");
-        cJSON_AddStringToObject(o, "result", r->result);
-        if (r->node != KS_SYM_ABSENT && strcmp(r->result, "Scheduled") == 0)
-            cJSON_AddStringToObject(o, "node", ks__sym_str(r->node));
-        else
-            cJSON_AddNullToObject(o, "node");
-        cJSON_AddStringToObject(o, "message", r->message ? r->message : "");
-        if (r->nominated != KS_SYM_ABSENT) {
-            cJSON_AddStringToObject(o, "nominatedNode", ks__sym_str(r->nominated));
-            cJSON_AddItemToObject(o, "victims", r->victims ? r->victims : cJSON_CreateArray());
-            r->victims = NULL;
-        }
-        if (r->explain) {
-            cJSON *ex = r->explain;
-            cJSON_AddItemToObject(o, "filter", cJSON_DetachItemFromObject(ex, "filter"));
-            cJSON_AddItemToObject(o, "score", cJSON_DetachItemFromObject(ex, "score"));
-            cJSON_AddItemToObject(o, "finalScore", cJSON_DetachItemFromObject(ex, "finalScore"));
-            cJSON *pf = cJSON_DetachItemFromObject(ex, "preFilter");
-            if (pf)
-                cJSON_AddItemToObject(o, "preFilter", pf);
-        }
+        cJSON *o = rec_json(r);
         char *text = cJSON_PrintUnformatted(o);
-        fprintf(out, "%s\n  %s", i ? "," : "", text ? text : "{}");
-        free(text);
         cJSON_Delete(o);
+        fputs(i ? ",\n  " : "\n  ", out);
+        if (!text) {
+            fputs("{}", out);
+            continue;
+        }
+        size_t n = strlen(text);
+        if (r->ex_len) {
+            fwrite(text, 1, n - 1, out); /* without the closing brace */
+            if (spill_copy(&s->spill, r->ex_off, r->ex_len, out, err, errlen) != 0) {
+                free(text);
+                return KS_ERROR;
+            }
+            fputc('}', out);
+        } else
+            fwrite(text, 1, n, out);
+        free(text);
     }
     fputs("\n]}\n", out);
+    return 0;
 }
 
 static void print_table(sim *s, FILE *out)
@@ -503,6 +801,9 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     s.stats = stats;
     pthread_mutex_init(&s.mu, NULL);
     atomic_init(&s.clock_ns, 1000000000LL);
+    /* The table shows no explanation: only JSON output keeps them. */
+    if (o->explain && o->output == KS_OUTPUT_JSON && (rc = spill_open(&s.spill, err, errlen)) != 0)
+        goto out;
     ks_scheduler_opts so = {
         .cfg = o->cfg,
         .plans = o->plans,
@@ -566,7 +867,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
             stats->errors++;
     }
     if (o->output == KS_OUTPUT_JSON)
-        print_json(&s, o->out);
+        rc = print_json(&s, o->out, err, errlen);
     else if (o->output == KS_OUTPUT_TABLE)
         print_table(&s, o->out);
     print_skipped(&s);
@@ -577,10 +878,11 @@ out:
         free(s.recs[i].name);
         free(s.recs[i].profile);
         free(s.recs[i].message);
-        cJSON_Delete(s.recs[i].explain);
         cJSON_Delete(s.recs[i].victims);
     }
     free(s.recs);
+    spill_close(&s.spill);
+    free(s.exbuf.p);
     pthread_mutex_destroy(&s.mu);
     return rc;
 }
