@@ -196,8 +196,7 @@ static cJSON *scalar_value(const yaml_event_t *e)
     const char *tag = (const char *)e->data.scalar.tag;
     int b;
     double d;
-    if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
-        (tag && !strcmp(tag, YAML_STR_TAG)))
+    if (e->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && !strcmp(tag, YAML_STR_TAG)))
         return cJSON_CreateString(v);
     if (is_plain_null(v))
         return cJSON_CreateNull();
@@ -208,7 +207,8 @@ static cJSON *scalar_value(const yaml_event_t *e)
     return cJSON_CreateString(v);
 }
 
-/* ---- frames ------------------------------------------------------------------------------------ */
+/* ---- frames ------------------------------------------------------------------------------------
+ */
 
 static void frame_clear(frame *f)
 {
@@ -264,7 +264,8 @@ static int key_remember(frame *f, const char *key, size_t line)
     return 0;
 }
 
-/* ---- building ---------------------------------------------------------------------------------- */
+/* ---- building ----------------------------------------------------------------------------------
+ */
 
 static void placed(ks_yaml_reader *r, const cJSON *item, size_t line, size_t col)
 {
@@ -376,8 +377,7 @@ static int attach(ks_yaml_reader *r, cJSON *v, int h, size_t line, size_t col)
 }
 
 /* A scalar or an alias where a mapping expects a key. */
-static int take_key(ks_yaml_reader *r, frame *f, const char *key, int plain,
-                    const yaml_mark_t *m)
+static int take_key(ks_yaml_reader *r, frame *f, const char *key, int plain, const yaml_mark_t *m)
 {
     size_t line, col, first;
     pos_of_mark(r, m, &line, &col);
@@ -386,8 +386,7 @@ static int take_key(ks_yaml_reader *r, frame *f, const char *key, int plain,
     } else if ((first = key_seen(f, key)) != 0) {
         /* A repeated key at the left margin: usually a `---` missing between two objects. */
         return fail_at(r, m, KS_EPARSE, "duplicate field \"%s\" (first at line %zu)%s", key, first,
-                       r->depth == 1 && col == 1 ? "; is a --- missing between two objects?"
-                                                 : "");
+                       r->depth == 1 && col == 1 ? "; is a --- missing between two objects?" : "");
     } else if (key_remember(f, key, line)) {
         return fail_oom(r);
     }
@@ -444,12 +443,11 @@ static int on_alias(ks_yaml_reader *r, const yaml_event_t *e)
         return fail_at(r, &e->start_mark, KS_EPARSE, "unknown anchor \"%s\" in alias *%s", name,
                        name);
     if (!a->complete)
-        return fail_at(r, &e->start_mark, KS_EPARSE,
-                       "alias *%s is inside the value it refers to", name);
+        return fail_at(r, &e->start_mark, KS_EPARSE, "alias *%s is inside the value it refers to",
+                       name);
     if (expecting_key(r)) {
         if (!cJSON_IsString(a->node))
-            return fail_at(r, &e->start_mark, KS_EPARSE, "alias *%s: a key must be a string",
-                           name);
+            return fail_at(r, &e->start_mark, KS_EPARSE, "alias *%s: a key must be a string", name);
         return take_key(r, &r->stack[r->depth - 1], a->node->valuestring, 0, &e->start_mark);
     }
     if (r->depth + (size_t)a->height > KS_YAML_MAX_DEPTH)
@@ -550,7 +548,8 @@ static void clear_document(ks_yaml_reader *r)
     r->alias_values = 0;
 }
 
-/* ---- the reader -------------------------------------------------------------------------------- */
+/* ---- the reader --------------------------------------------------------------------------------
+ */
 
 ks_yaml_reader *ks__yaml_reader_new(const char *text, size_t len, const ks_yaml_read_opts *o)
 {

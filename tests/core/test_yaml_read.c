@@ -126,12 +126,14 @@ Test(yaml_read, copies_aliases_and_refuses_a_billion_laughs)
     free(r.json);
     /* 9 levels of 9 aliases each: 9^9 values from a few hundred bytes. */
     char bomb[2048];
-    size_t off = (size_t)snprintf(bomb, sizeof(bomb), "l0: &l0 [lol, lol, lol, lol, lol, lol, "
-                                                      "lol, lol, lol]\n");
+    size_t off = (size_t)snprintf(bomb, sizeof(bomb),
+                                  "l0: &l0 [lol, lol, lol, lol, lol, lol, "
+                                  "lol, lol, lol]\n");
     for (int i = 1; i < 9; i++)
-        off += (size_t)snprintf(bomb + off, sizeof(bomb) - off,
-                                "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
-                                i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+        off +=
+            (size_t)snprintf(bomb + off, sizeof(bomb) - off,
+                             "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
+                             i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
     r = read_str(bomb);
     cr_expect_eq(r.rc, KS_ERANGE);
     cr_expect(strstr(r.err, "aliases copy more than 1000000 values") != NULL, "%s", r.err);
@@ -238,9 +240,10 @@ typedef struct placed_log {
 static void log_placed(void *ctx, const cJSON *item, size_t line, size_t col)
 {
     placed_log *l = ctx;
-    const char *what = item->string ? item->string : cJSON_IsArray(item)    ? "[]"
-                                                 : cJSON_IsObject(item) ? "{}"
-                                                                        : "v";
+    const char *what = item->string           ? item->string
+                       : cJSON_IsArray(item)  ? "[]"
+                       : cJSON_IsObject(item) ? "{}"
+                                              : "v";
     l->off += (size_t)snprintf(l->text + l->off, sizeof(l->text) - l->off, "%s@%zu:%zu ", what,
                                line, col);
 }

@@ -66,7 +66,7 @@ static run_result simulate(const char *path, const char *flags)
     do {                                                                                           \
         char want_[1024];                                                                          \
         snprintf(want_, sizeof(want_), "kubesched: %s%s\n", (path), (rest));                       \
-        cr_expect(strstr((r).err, want_) != NULL, "want line\n%sin stderr:\n%s", want_, (r).err); \
+        cr_expect(strstr((r).err, want_) != NULL, "want line\n%sin stderr:\n%s", want_, (r).err);  \
     } while (0)
 
 static const char *result_of(const run_result *r, const char *name)
@@ -82,8 +82,8 @@ static const char *result_of(const run_result *r, const char *name)
 }
 
 #define NODE(name, cpu)                                                                            \
-    "apiVersion: v1\nkind: Node\nmetadata:\n  name: " name "\nstatus:\n  allocatable: {cpu: \"" cpu \
-    "\", memory: 8Gi, pods: \"110\"}\n"
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: " name                                         \
+    "\nstatus:\n  allocatable: {cpu: \"" cpu "\", memory: 8Gi, pods: \"110\"}\n"
 #define POD(name, cpu)                                                                             \
     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " name                                          \
     "\n  namespace: default\nspec:\n  containers:\n  - name: c\n    resources:\n      "            \
@@ -94,7 +94,8 @@ static const char *result_of(const run_result *r, const char *name)
 Test(badmanifest, an_alias_bomb_is_refused_at_the_alias, .init = dir_setup, .fini = dir_teardown)
 {
     char bomb[2048];
-    size_t off = (size_t)snprintf(bomb, sizeof(bomb), "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+    size_t off =
+        (size_t)snprintf(bomb, sizeof(bomb), "a: &a [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
     for (char c = 'b'; c <= 'i'; c++)
         off += (size_t)snprintf(bomb + off, sizeof(bomb) - off,
                                 "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, c - 1,
@@ -146,8 +147,7 @@ Test(badmanifest, a_nul_byte_is_refused_where_it_is, .init = dir_setup, .fini = 
     free(r.out);
 }
 
-Test(badmanifest, a_reader_error_names_its_line_and_column, .init = dir_setup,
-     .fini = dir_teardown)
+Test(badmanifest, a_reader_error_names_its_line_and_column, .init = dir_setup, .fini = dir_teardown)
 {
     /* libyaml reports bad bytes by offset: they used to read as line 1:1. */
     const char *path = put("utf8.yaml", NODE("n1", "4") "---\napiVersion: v1\nkind: Pod\n"
@@ -180,15 +180,14 @@ Test(badmanifest, json_objects_one_after_another_are_all_read, .init = dir_setup
      .fini = dir_teardown)
 {
     /* Concatenated, newline-separated and ---separated JSON: the rest used to be ignored. */
-    const char *path =
-        put("stream.json",
-            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"small\"},"
-            "\"status\":{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}"
-            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"big\"},"
-            "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}}}\n---\n"
-            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-            "\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-            "\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}\n");
+    const char *path = put(
+        "stream.json", "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"small\"},"
+                       "\"status\":{\"allocatable\":{\"cpu\":\"1\",\"pods\":\"9\"}}}"
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"big\"},"
+                       "\"status\":{\"allocatable\":{\"cpu\":\"8\",\"pods\":\"9\"}}}\n---\n"
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                       "\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                       "\"resources\":{\"requests\":{\"cpu\":\"4\"}}}]}}\n");
     run_result r = simulate(path, "");
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect_str_eq(result_of(&r, "p"), "Scheduled@big");
@@ -203,5 +202,119 @@ Test(badmanifest, a_repeated_key_in_json_is_an_error_with_its_position, .init = 
     run_result r = simulate(path, "");
     cr_expect_eq(r.rc, 1, "%s", r.err);
     expect_err_line(r, path, ":2:28: duplicate field \"name\" (first at line 2)");
+    free(r.out);
+}
+
+/* ---- left out or warned about, never in silence ------------------------------------------- */
+
+Test(badmanifest, a_mistyped_kind_is_left_out_with_a_warning_and_counted, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* `kind: Nodes`, `kind: pod` and a missing kind were counted and never reported. */
+    const char *path =
+        put("kinds.yaml", NODE("n1", "4") "---\napiVersion: v1\nkind: Nodes\n"
+                                          "metadata: {name: big}\n---\n"
+                                          "apiVersion: v1\nkind: pod\n"
+                                          "metadata: {name: q, namespace: default}\n"
+                                          "---\napiVersion: v1\n"
+                                          "metadata: {name: nokind}\n"
+                                          "---\napiVersion: v1\nkind: ConfigMap\n"
+                                          "metadata: {name: cm}\n---\n" POD("p", "1"));
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect_str_eq(result_of(&r, "p"), "Scheduled@n1");
+    expect_err_line(r, path,
+                    ":9:1: warning: Nodes big: no kind \"Nodes\" is registered for version \"v1\" "
+                    "(did you mean \"Node\"?): the object is left out");
+    expect_err_line(r, path,
+                    ":13:1: warning: pod default/q: no kind \"pod\" is registered for version "
+                    "\"v1\" (did you mean \"Pod\"?): the object is left out");
+    expect_err_line(r, path, ":16:1: warning: kind not set: the object is left out");
+    expect_err_line(r, path,
+                    ": skipped 4 objects; 1 of kinds kubesched does not read (1 ConfigMap); 3 "
+                    "without a kind or of an unknown kind (warnings above); 3 warnings about the "
+                    "file above (--strict makes them errors)");
+    free(r.out);
+    /* --strict: the same file is refused. */
+    r = simulate(path, "--strict");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path,
+                    ":9:1: error: Nodes big: no kind \"Nodes\" is registered for version \"v1\" "
+                    "(did you mean \"Node\"?): the object is left out");
+    expect_err_line(r, path, ": 3 errors in the objects (reported above)");
+    free(r.out);
+}
+
+Test(badmanifest, a_misspelt_field_is_a_warning_at_its_line, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* `allocateable:` left a node with no resources, without a word. */
+    const char *path =
+        put("typo.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n"
+                         "  allocateable: {cpu: \"4\"}\n---\n" POD("p", "1"));
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    expect_err_line(r, path, ":6:3: warning: Node n1: unknown field \"status.allocateable\"");
+    expect_err_line(r, path,
+                    ": skipped 0 objects; 1 warning about the file above (--strict makes them "
+                    "errors)");
+    free(r.out);
+    r = simulate(path, "--strict");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path, ":6:3: error: Node n1: unknown field \"status.allocateable\"");
+    free(r.out);
+}
+
+Test(badmanifest, wrong_types_are_errors_naming_line_field_and_type, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* Each was ignored as if absent: a string `true` left the node schedulable, a spec that is
+     * a string or containers that are a mapping made a pod without requests. */
+    const char *path = put(
+        "types.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  unschedulable: 'true'\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: default}\nspec: big\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: default}\nspec:\n"
+        "  containers: {name: c}\n  affinity: none\n  tolerations: {key: k}\n"
+        "  topologySpreadConstraints: zone\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path,
+                    ":5:3: error: Node n1: json: cannot unmarshal string into Go struct field "
+                    "NodeSpec.spec.unschedulable of type bool");
+    expect_err_line(r, path,
+                    ":10:1: error: Pod default/a: json: cannot unmarshal string into Go struct "
+                    "field Pod.spec of type v1.PodSpec");
+    expect_err_line(r, path,
+                    ":16:3: error: Pod default/b: json: cannot unmarshal object into Go struct "
+                    "field PodSpec.spec.containers of type []v1.Container");
+    expect_err_line(r, path,
+                    ":17:3: error: Pod default/b: json: cannot unmarshal string into Go struct "
+                    "field PodSpec.spec.affinity of type v1.Affinity");
+    expect_err_line(r, path,
+                    ":18:3: error: Pod default/b: json: cannot unmarshal object into Go struct "
+                    "field PodSpec.spec.tolerations of type []v1.Toleration");
+    expect_err_line(r, path,
+                    ":19:3: error: Pod default/b: json: cannot unmarshal string into Go struct "
+                    "field PodSpec.spec.topologySpreadConstraints of type "
+                    "[]v1.TopologySpreadConstraint");
+    expect_err_line(r, path, ": 6 errors in the objects (reported above)");
+    cr_expect_str_eq(r.out, "");
+    free(r.out);
+}
+
+Test(badmanifest, one_bad_item_of_a_list_is_reported_at_its_line, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* kubectl's List output: the bad item is found by its own line, not the List's. */
+    const char *path = put("list.yaml", "apiVersion: v1\nkind: List\nitems:\n"
+                                        "- apiVersion: v1\n  kind: Node\n  metadata: {name: n1}\n"
+                                        "- apiVersion: v1\n  kind: Node\n  metadata: {name: n2}\n"
+                                        "  status: {capacity: {cpu: [4]}}\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 1, "%s", r.err);
+    expect_err_line(r, path,
+                    ":10:23: error: Node n2: json: cannot unmarshal array into Go struct field "
+                    "NodeStatus.status.capacity of type resource.Quantity");
     free(r.out);
 }
