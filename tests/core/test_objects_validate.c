@@ -92,17 +92,16 @@ static void node_refused(const char *text, const char *msg)
 #define C1(fields) "'containers':[{'name':'c'," fields "}]"
 #define REQS(req) "'resources':{'requests':{" req "}}"
 #define LIMS(lim) "'resources':{'limits':{" lim "}}"
-#define NODE(spec, status)                                                                         \
-    "{'metadata':{'name':'n'},'spec':{" spec "},'status':{" status "}}"
+#define NODE(spec, status) "{'metadata':{'name':'n'},'spec':{" spec "},'status':{" status "}}"
 
 #define NA_REQ "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
 #define NA_PREF "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 /* Required node affinity with one term of the given matchExpressions. */
 #define NODE_REQ(exprs)                                                                            \
-    POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"          \
+    POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"           \
         "'nodeSelectorTerms':[{'matchExpressions':[" exprs "]}]}}}")
 #define NODE_PREF(weight)                                                                          \
-    POD("'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{"        \
+    POD("'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnoredDuringExecution':[{"         \
         "'weight':" weight ",'preference':{'matchExpressions':[{'key':'a','operator':'Exists'}]}}" \
         "]}}")
 
@@ -156,6 +155,9 @@ Test(objects_validate, negative_overhead_is_refused)
 {
     pod_refused(POD("'overhead':{'cpu':'-100m'}"),
                 "spec.overhead.cpu: Invalid value: \"-100m\": must be greater than or equal to 0");
+    pod_refused(POD("'overhead':{'memory':'-0.5'}"),
+                "spec.overhead.memory: Invalid value: \"-0.5\": must be greater than or equal to "
+                "0");
 }
 
 Test(objects_validate, negative_pod_level_resources_are_refused)
@@ -303,13 +305,14 @@ Test(objects_validate, unknown_toleration_effect_is_refused)
 
 Test(objects_validate, valid_tolerations_are_accepted)
 {
-    ks_pod *p = pod(POD("'tolerations':["
-                        "{'operator':'Exists'},"
-                        "{'key':'a','operator':'Equal','value':'v','effect':'NoSchedule'},"
-                        "{'key':'b','value':'v','effect':'PreferNoSchedule'},"
-                        "{'key':'c','operator':'Exists','effect':'NoExecute','tolerationSeconds':0},"
-                        "{'key':'d','value':'','effect':'NoExecute','tolerationSeconds':-5},"
-                        "{'key':'e','operator':'Exists','value':''}]"));
+    ks_pod *p =
+        pod(POD("'tolerations':["
+                "{'operator':'Exists'},"
+                "{'key':'a','operator':'Equal','value':'v','effect':'NoSchedule'},"
+                "{'key':'b','value':'v','effect':'PreferNoSchedule'},"
+                "{'key':'c','operator':'Exists','effect':'NoExecute','tolerationSeconds':0},"
+                "{'key':'d','value':'','effect':'NoExecute','tolerationSeconds':-5},"
+                "{'key':'e','operator':'Exists','value':''}]"));
     cr_expect_eq(p->ntolerations, 6);
     cr_expect_eq(p->tolerations[0].effect, KS_EFFECT_ALL);
     cr_expect_eq(p->tolerations[3].has_seconds, 1);
@@ -356,13 +359,13 @@ Test(objects_validate, valid_taints_are_accepted)
 
 Test(objects_validate, node_affinity_weight_out_of_range_is_refused)
 {
-    pod_refused(NODE_PREF("0"),
-                NA_PREF "[0].weight: Invalid value: 0: must be in the range 1-100");
+    pod_refused(NODE_PREF("0"), NA_PREF "[0].weight: Invalid value: 0: must be in the range 1-100");
     pod_refused(NODE_PREF("101"),
                 NA_PREF "[0].weight: Invalid value: 101: must be in the range 1-100");
     pod_refused(NODE_PREF("-3"),
                 NA_PREF "[0].weight: Invalid value: -3: must be in the range 1-100");
-    pod_refused(NODE_PREF("1e10"), NA_PREF "[0].weight: expected a 32-bit integer, got 10000000000");
+    pod_refused(NODE_PREF("1e10"),
+                NA_PREF "[0].weight: expected a 32-bit integer, got 10000000000");
 }
 
 Test(objects_validate, node_affinity_weight_is_required)
@@ -614,8 +617,9 @@ Test(objects_validate, unknown_when_unsatisfiable_is_refused)
 
 Test(objects_validate, both_when_unsatisfiable_values_are_accepted)
 {
-    ks_pod *p = pod(POD("'topologySpreadConstraints':[{" SPREAD_OK "},"
-                        "{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'ScheduleAnyway'}]"));
+    ks_pod *p =
+        pod(POD("'topologySpreadConstraints':[{" SPREAD_OK "},"
+                "{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'ScheduleAnyway'}]"));
     cr_expect_eq(p->spread[0].when_unsatisfiable, KS_DO_NOT_SCHEDULE);
     cr_expect_eq(p->spread[1].when_unsatisfiable, KS_SCHEDULE_ANYWAY);
     ks__pod_unref(p);
@@ -675,7 +679,8 @@ Test(objects_validate, node_inclusion_policies_are_accepted)
 
 Test(objects_validate, second_constraint_is_named_by_its_index)
 {
-    pod_refused(POD("'topologySpreadConstraints':[{" SPREAD_OK "},{'maxSkew':0,'topologyKey':'host',"
+    pod_refused(POD("'topologySpreadConstraints':[{" SPREAD_OK
+                    "},{'maxSkew':0,'topologyKey':'host',"
                     "'whenUnsatisfiable':'DoNotSchedule'}]"),
                 "spec.topologySpreadConstraints[1].maxSkew: Invalid value: 0: must be greater "
                 "than zero");
