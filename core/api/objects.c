@@ -1047,14 +1047,12 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         pod->preemption_never = pp && strcmp(pp, "Never") == 0;
         pod->start_time_ns = ks__parse_time_ns(get_str(status, "startTime"));
     }
-    {
-        const cJSON *prio = get(spec, "priority");
-        pod->priority = cJSON_IsNumber(prio) ? (int32_t)prio->valuedouble : 0;
-    }
     if (!pod->key || !pod->uid || !pod->resource_version) {
         rc = KS_ENOMEM;
         goto fail;
     }
+    if ((rc = get_int32(&e, spec, "priority", "spec", &pod->priority)) != 0)
+        goto fail;
     pod->labels_owned = 1;
     if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", (ks_label **)&pod->labels,
                                &pod->nlabels, &e)) ||

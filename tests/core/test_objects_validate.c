@@ -685,3 +685,22 @@ Test(objects_validate, second_constraint_is_named_by_its_index)
                 "spec.topologySpreadConstraints[1].maxSkew: Invalid value: 0: must be greater "
                 "than zero");
 }
+
+/* ---- priority ----------------------------------------------------------------------------- */
+
+Test(objects_validate, priority_outside_int32_is_refused)
+{
+    pod_refused(POD("'priority':3000000000"),
+                "spec.priority: expected a 32-bit integer, got 3000000000");
+    pod_refused(POD("'priority':1.5"), "spec.priority: expected a 32-bit integer, got 1.5");
+}
+
+Test(objects_validate, priority_int32_edges_are_accepted)
+{
+    ks_pod *p = pod(POD("'priority':2147483647"));
+    cr_expect_eq(p->priority, 2147483647);
+    ks__pod_unref(p);
+    p = pod(POD("'priority':-2147483648"));
+    cr_expect_eq(p->priority, INT32_MIN);
+    ks__pod_unref(p);
+}
