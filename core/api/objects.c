@@ -39,12 +39,16 @@ void ks__objects_init(void)
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
-/* What the parse functions share: where an error message goes, and the references on the
- * symbols they intern, which the object being parsed holds (see intern.h). */
+/* What the parse functions share: where an error message goes, the references on the symbols
+ * they intern, which the object being parsed holds (see intern.h), and whether the API server's
+ * value rules apply (the _checked entry points, objects.h). Decode errors (a wrong type, an
+ * unknown operator, a number that is no int32) are refused either way; the value rules only when
+ * checked, each guarded by `if (e->checked ...)` where it is tested. */
 typedef struct {
     char *buf;
     size_t len;
     ks__symrefs *syms;
+    int checked;
 } parse_ctx;
 
 static KS_PRINTF(2, 3) int fail(parse_ctx *e, const char *fmt, ...)
@@ -269,7 +273,7 @@ static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, par
          * ValidateResourceQuantityValue): a negative request would free room on a node. The
          * value is quoted as written, where upstream writes the canonical form ("-0.5" there is
          * "-500m"). */
-        if (quantity_negative(text)) {
+        if (e->checked && quantity_negative(text)) {
             rl_free(r);
             return fail(e, "%s.%s: Invalid value: \"%s\": must be greater than or equal to 0", path,
                         it->string, text);
@@ -628,19 +632,15 @@ static ks_taint_effect parse_effect(const char *s, int *ok)
 
 #define EFFECTS_SUPPORTED "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
 
-/* One toleration's rules, in the order upstream ValidateTolerations checks them. An empty key
- * matches every taint, which only makes sense with Exists; tolerationSeconds only means something
- * for NoExecute; Exists ignores the value, so a value there is a mistake. */
-static int check_toleration(const cJSON *it, const char *path, parse_ctx *e)
+/* The toleration rules that go beyond reading it (checked mode only), in the order upstream
+ * ValidateTolerations checks them. An empty key matches every taint, which only makes sense with
+ * Exists; tolerationSeconds only means something for NoExecute; Exists ignores the value, so a
+ * value there is a mistake. */
+static int check_toleration_rules(const cJSON *it, const char *op, const char *effect,
+                                  const char *path, parse_ctx *e)
 {
-    const char *key = get_str(it, "key"), *op = get_str(it, "operator");
-    const char *value = get_str(it, "value"), *effect = get_str(it, "effect");
+    const char *key = get_str(it, "key"), *value = get_str(it, "value");
     const cJSON *secs = get(it, "tolerationSeconds");
-    int ok;
-    if (!op)
-        op = "";
-    if (!effect)
-        effect = "";
     if ((!key || !*key) && strcmp(op, "Exists") != 0)
         return fail(e,
                     "%s.operator: Invalid value: \"%s\": operator must be Exists when `key` is "
@@ -656,6 +656,22 @@ static int check_toleration(const cJSON *it, const char *path, parse_ctx *e)
                     "%s.operator: Invalid value: \"%s\": value must be empty when `operator` is "
                     "'Exists'",
                     path, value);
+    return 0;
+}
+
+/* One toleration. An operator or effect kubesched has no meaning for is refused in both modes
+ * (there is nothing to read it as); the other rules only when checked, and before these two, as
+ * upstream orders them. */
+static int check_toleration(const cJSON *it, const char *path, parse_ctx *e)
+{
+    const char *op = get_str(it, "operator"), *effect = get_str(it, "effect");
+    int ok, rc;
+    if (!op)
+        op = "";
+    if (!effect)
+        effect = "";
+    if (e->checked && (rc = check_toleration_rules(it, op, effect, path, e)) != 0)
+        return rc;
     if (*op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
         return fail(e,
                     "%s.operator: Unsupported value: \"%s\": supported values: \"Equal\", "
@@ -795,7 +811,7 @@ static int parse_reqs(const cJSON *arr, const char *path, int fields, arena *a, 
         if (parse_op(get_str(r, "operator"), &reqs[i].op) != 0)
             return fail(e, "%s.operator: Invalid value: \"%s\": not a valid selector operator", rp,
                         get_str(r, "operator") ? get_str(r, "operator") : "");
-        if (!fields && (rc = check_node_req(reqs[i].op, reqs[i].key, nv, rp, e)) != 0)
+        if (e->checked && !fields && (rc = check_node_req(reqs[i].op, reqs[i].key, nv, rp, e)) != 0)
             return rc;
         cJSON_ArrayForEach(v, get(r, "values"))
         {
@@ -850,8 +866,9 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
     pod->node_affinity = aff;
     if (cJSON_IsObject(req)) {
         int n = cJSON_GetArraySize(terms);
-        /* No term would match no node: upstream requires one. */
-        if (n == 0)
+        /* No term would match no node: upstream requires one. (Read leniently, none matches no
+         * node, as upstream's NodeAffinity plugin treats it.) */
+        if (e->checked && n == 0)
             return fail(e,
                         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
                         "nodeSelectorTerms: Required value: must have at least one node selector "
@@ -886,8 +903,9 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
                      i);
             if ((rc = get_int32(e, it, "weight", p, &ps[i].weight)) != 0)
                 return rc;
-            /* The weight is added to a node's score; upstream allows 1..100 (missing is 0). */
-            if (ps[i].weight < 1 || ps[i].weight > 100)
+            /* The weight is added to a node's score; upstream allows 1..100 (missing is 0). Read
+             * leniently, a 0 adds nothing, as upstream's plugin scores it. */
+            if (e->checked && (ps[i].weight < 1 || ps[i].weight > 100))
                 return fail(e, "%s.weight: Invalid value: %d: must be in the range 1-100", p,
                             (int)ps[i].weight);
             strncat(p, ".preference", sizeof(p) - strlen(p) - 1);
@@ -903,7 +921,9 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
 
 /* A container's ports as upstream validateContainerPorts checks the fields read here: a hostPort,
  * when set (0 is unset), is a port number; the protocol, when set (empty defaults to TCP), is one
- * the API knows. A hostPort of 70000 would otherwise never conflict with anything. */
+ * the API knows. A hostPort of 70000 would otherwise never conflict with anything. Those two rules
+ * only when checked; a hostPort that is no int32 is refused in both modes (it could not be
+ * converted). */
 static int check_ports(const cJSON *ports, const char *path, parse_ctx *e)
 {
     const cJSON *p;
@@ -916,6 +936,8 @@ static int check_ports(const cJSON *ports, const char *path, parse_ctx *e)
         snprintf(pp, sizeof(pp), "%s.ports[%d]", path, i++);
         if ((rc = get_int32(e, p, "hostPort", pp, &hp)) != 0)
             return rc;
+        if (!e->checked)
+            continue;
         if (hp != 0 && (hp < 1 || hp > 65535))
             return fail(e, "%s.hostPort: Invalid value: %d: must be between 1 and 65535, inclusive",
                         pp, (int)hp);
@@ -987,12 +1009,12 @@ static void ks__pod_free_(ks_pod *pod);
 /* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
 static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
-    int rc = ks__shared_pod_affinity(get(spec, "affinity"), &pod->pod_affinity, &pod->affinity_ref,
-                                     e->buf, e->len);
+    int rc = ks__shared_pod_affinity(get(spec, "affinity"), e->checked, &pod->pod_affinity,
+                                     &pod->affinity_ref, e->buf, e->len);
     if (rc != 0)
         return rc;
-    return ks__shared_spread(get(spec, "topologySpreadConstraints"), &pod->spread, &pod->nspread,
-                             &pod->spread_ref, e->buf, e->len);
+    return ks__shared_spread(get(spec, "topologySpreadConstraints"), e->checked, &pod->spread,
+                             &pod->nspread, &pod->spread_ref, e->buf, e->len);
 }
 
 /* Labels: the sorted array is replaced by the shared copy (pods of a template share one). */
@@ -1007,9 +1029,9 @@ static int share_labels(ks_pod *pod)
     return pod->labels ? 0 : KS_ENOMEM;
 }
 
-int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err, size_t errlen)
 {
-    parse_ctx e = {err, errlen, NULL};
+    parse_ctx e = {err, errlen, NULL, checked};
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
                 *status = get(obj, "status");
     const char *name = get_str(meta, "name"), *ns = get_str(meta, "namespace"), *uid;
@@ -1095,6 +1117,16 @@ fail:
         snprintf(err, errlen, "out of memory parsing pod %s/%s", ns, name);
     ks__pod_free_(pod);
     return rc;
+}
+
+int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+{
+    return pod_from_json(obj, 0, out, err, errlen);
+}
+
+int ks__pod_from_json_checked(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+{
+    return pod_from_json(obj, 1, out, err, errlen);
 }
 
 static void ks__pod_free_(ks_pod *pod)
@@ -1256,13 +1288,14 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
     return 0;
 }
 
-/* A taint (upstream validateNodeTaints): its key is a label name, so not empty; its effect is
- * required (an empty one would read as "every effect", which only tolerations may say). */
+/* A taint (upstream validateNodeTaints): its key is a label name, so not empty (checked mode
+ * only); its effect is required (an empty one would read as "every effect", which only
+ * tolerations may say) and one kubesched knows, in both modes: a taint has no other meaning. */
 static int check_taint(const cJSON *t, size_t i, parse_ctx *e)
 {
     const char *key = get_str(t, "key"), *effect = get_str(t, "effect");
     int ok;
-    if (!key || !*key)
+    if (e->checked && (!key || !*key))
         return fail(e, "spec.taints[%zu].key: Invalid value: \"\": name part must be non-empty", i);
     if (!effect || !*effect)
         return fail(e, "spec.taints[%zu].effect: Required value", i);
@@ -1273,9 +1306,9 @@ static int check_taint(const cJSON *t, size_t i, parse_ctx *e)
     return 0;
 }
 
-int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+static int node_from_json(const cJSON *obj, int checked, ks_node **out, char *err, size_t errlen)
 {
-    parse_ctx e = {err, errlen, NULL};
+    parse_ctx e = {err, errlen, NULL, checked};
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
                 *status = get(obj, "status");
     const char *name = get_str(meta, "name");
@@ -1340,6 +1373,16 @@ fail:
         snprintf(err, errlen, "out of memory parsing node %s", name);
     node_free_(node);
     return rc;
+}
+
+int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+{
+    return node_from_json(obj, 0, out, err, errlen);
+}
+
+int ks__node_from_json_checked(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+{
+    return node_from_json(obj, 1, out, err, errlen);
 }
 
 ks_node *ks__node_ref(ks_node *node)

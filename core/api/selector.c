@@ -154,8 +154,9 @@ static int check_label_key(ks_sym key, const char *path, char *err, size_t errle
     return sfail(err, errlen, "%s.key: Invalid value: \"\": name part must be non-empty", path);
 }
 
-int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool,
-                             ks__symrefs *refs, ks_label_selector *out, char *err, size_t errlen)
+/* A LabelSelector; checked: the API server's value rules too (selector.h). */
+static int parse_label_selector(const cJSON *obj, const char *path, int checked, ks_mempool *pool,
+                                ks__symrefs *refs, ks_label_selector *out, char *err, size_t errlen)
 {
     char p[256];
     const cJSON *exprs, *it;
@@ -201,8 +202,8 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
             return sfail(err, errlen,
                          "%s.operator: Invalid value: \"%s\": not a valid selector operator", ep,
                          ops);
-        if ((rc = check_selector_values(r->op, get(it, "values"), ep, err, errlen)) ||
-            (rc = check_label_key(r->key, ep, err, errlen)))
+        if (checked && ((rc = check_selector_values(r->op, get(it, "values"), ep, err, errlen)) ||
+                        (rc = check_label_key(r->key, ep, err, errlen))))
             return rc;
         if ((rc = parse_syms(get(it, "values"), pool, refs, &r->values, &r->nvalues)))
             return rc;
@@ -211,6 +212,12 @@ int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *poo
     out->nexprs = i;
     out->exprs = reqs;
     return 0;
+}
+
+int ks__parse_label_selector(const cJSON *obj, const char *path, ks_mempool *pool,
+                             ks__symrefs *refs, ks_label_selector *out, char *err, size_t errlen)
+{
+    return parse_label_selector(obj, path, 0, pool, refs, out, err, errlen);
 }
 
 int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool, ks__symrefs *refs,
@@ -224,19 +231,19 @@ int ks__parse_map_selector(const cJSON *obj, const char *path, ks_mempool *pool,
                         errlen);
 }
 
-static int parse_term(const cJSON *t, const char *path, ks_mempool *pool, ks__symrefs *refs,
-                      ks_pod_affinity_term *term, char *err, size_t errlen)
+static int parse_term(const cJSON *t, const char *path, int checked, ks_mempool *pool,
+                      ks__symrefs *refs, ks_pod_affinity_term *term, char *err, size_t errlen)
 {
     char p[300];
     int rc;
     const cJSON *tk = get(t, "topologyKey");
     snprintf(p, sizeof(p), "%s.labelSelector", path);
-    if ((rc = ks__parse_label_selector(get(t, "labelSelector"), p, pool, refs, &term->selector, err,
-                                       errlen)))
+    if ((rc = parse_label_selector(get(t, "labelSelector"), p, checked, pool, refs, &term->selector,
+                                   err, errlen)))
         return rc;
     snprintf(p, sizeof(p), "%s.namespaceSelector", path);
-    if ((rc = ks__parse_label_selector(get(t, "namespaceSelector"), p, pool, refs,
-                                       &term->namespace_selector, err, errlen)))
+    if ((rc = parse_label_selector(get(t, "namespaceSelector"), p, checked, pool, refs,
+                                   &term->namespace_selector, err, errlen)))
         return rc;
     if ((rc =
              parse_syms(get(t, "namespaces"), pool, refs, &term->namespaces, &term->nnamespaces)) ||
@@ -247,13 +254,14 @@ static int parse_term(const cJSON *t, const char *path, ks_mempool *pool, ks__sy
         return rc;
     term->topology_key = ks__symrefs_intern(refs, cJSON_IsString(tk) ? tk->valuestring : "");
     /* Without a key every node would be one domain of its own name "": required upstream. */
-    if (term->topology_key == KS_SYM_EMPTY)
+    if (checked && term->topology_key == KS_SYM_EMPTY)
         return sfail(err, errlen, "%s.topologyKey: Required value: can not be empty", path);
     return 0;
 }
 
-static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool, ks__symrefs *refs,
-                       const ks_pod_affinity_term **out, uint32_t *n, char *err, size_t errlen)
+static int parse_terms(const cJSON *arr, const char *path, int checked, ks_mempool *pool,
+                       ks__symrefs *refs, const ks_pod_affinity_term **out, uint32_t *n, char *err,
+                       size_t errlen)
 {
     const cJSON *it;
     int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0, rc;
@@ -268,7 +276,7 @@ static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool, ks_
     {
         char p[256];
         snprintf(p, sizeof(p), "%s[%u]", path, *n);
-        if ((rc = parse_term(it, p, pool, refs, &terms[*n], err, errlen)))
+        if ((rc = parse_term(it, p, checked, pool, refs, &terms[*n], err, errlen)))
             return rc;
         (*n)++;
     }
@@ -276,9 +284,9 @@ static int parse_terms(const cJSON *arr, const char *path, ks_mempool *pool, ks_
     return 0;
 }
 
-static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, ks__symrefs *refs,
-                          const ks_weighted_pod_affinity_term **out, uint32_t *n, char *err,
-                          size_t errlen)
+static int parse_weighted(const cJSON *arr, const char *path, int checked, ks_mempool *pool,
+                          ks__symrefs *refs, const ks_weighted_pod_affinity_term **out, uint32_t *n,
+                          char *err, size_t errlen)
 {
     const cJSON *it;
     int count = cJSON_IsArray(arr) ? cJSON_GetArraySize(arr) : 0, rc;
@@ -296,13 +304,14 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, 
         snprintf(p, sizeof(p), "%s[%u]", path, *n);
         if ((rc = get_int32(it, "weight", p, &terms[*n].weight, &set, err, errlen)))
             return rc;
-        /* A weight scales the term's score; upstream allows 1..100 (a missing one is 0). */
-        if (terms[*n].weight < 1 || terms[*n].weight > 100)
+        /* A weight scales the term's score; upstream allows 1..100 (a missing one is 0). Read
+         * leniently, a 0 adds nothing, as upstream's plugin scores it. */
+        if (checked && (terms[*n].weight < 1 || terms[*n].weight > 100))
             return sfail(err, errlen, "%s.weight: Invalid value: %d: must be in the range 1-100", p,
                          (int)terms[*n].weight);
         snprintf(p, sizeof(p), "%s[%u].podAffinityTerm", path, *n);
-        if ((rc = parse_term(get(it, "podAffinityTerm"), p, pool, refs, &terms[*n].term, err,
-                             errlen)))
+        if ((rc = parse_term(get(it, "podAffinityTerm"), p, checked, pool, refs, &terms[*n].term,
+                             err, errlen)))
             return rc;
         (*n)++;
     }
@@ -310,7 +319,7 @@ static int parse_weighted(const cJSON *arr, const char *path, ks_mempool *pool, 
     return 0;
 }
 
-int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks__symrefs *refs,
+int ks__parse_pod_affinity(const cJSON *affinity, int checked, ks_mempool *pool, ks__symrefs *refs,
                            ks_pod_affinity **out, char *err, size_t errlen)
 {
     const cJSON *pa = get(affinity, "podAffinity"), *paa = get(affinity, "podAntiAffinity");
@@ -321,30 +330,33 @@ int ks__parse_pod_affinity(const cJSON *affinity, ks_mempool *pool, ks__symrefs 
     ks_pod_affinity *a = ks__mempool_alloc(pool, sizeof(*a));
     if (!a)
         return KS_ENOMEM;
-    if ((rc =
-             parse_terms(get(pa, "requiredDuringSchedulingIgnoredDuringExecution"),
-                         "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution",
-                         pool, refs, &a->required_affinity, &a->nrequired_affinity, err, errlen)) ||
+    if ((rc = parse_terms(
+             get(pa, "requiredDuringSchedulingIgnoredDuringExecution"),
+             "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution", checked,
+             pool, refs, &a->required_affinity, &a->nrequired_affinity, err, errlen)) ||
         (rc = parse_weighted(
              get(pa, "preferredDuringSchedulingIgnoredDuringExecution"),
-             "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool,
-             refs, &a->preferred_affinity, &a->npreferred_affinity, err, errlen)) ||
+             "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution", checked,
+             pool, refs, &a->preferred_affinity, &a->npreferred_affinity, err, errlen)) ||
         (rc = parse_terms(
              get(paa, "requiredDuringSchedulingIgnoredDuringExecution"),
-             "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution", pool,
-             refs, &a->required_anti_affinity, &a->nrequired_anti_affinity, err, errlen)) ||
+             "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+             checked, pool, refs, &a->required_anti_affinity, &a->nrequired_anti_affinity, err,
+             errlen)) ||
         (rc = parse_weighted(
              get(paa, "preferredDuringSchedulingIgnoredDuringExecution"),
-             "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", pool,
-             refs, &a->preferred_anti_affinity, &a->npreferred_anti_affinity, err, errlen)))
+             "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+             checked, pool, refs, &a->preferred_anti_affinity, &a->npreferred_anti_affinity, err,
+             errlen)))
         return rc;
     *out = a;
     return 0;
 }
 
 /* nodeAffinityPolicy / nodeTaintsPolicy: absent or null is unset (the plugin's default applies);
- * anything but Honor or Ignore is refused, as upstream does. */
-static int parse_policy(const cJSON *obj, const char *key, const char *path,
+ * anything but Honor or Ignore is refused when checked, as upstream does, and read as unset
+ * otherwise (the plugin's default, as before validation). */
+static int parse_policy(const cJSON *obj, const char *key, const char *path, int checked,
                         ks_inclusion_policy *out, char *err, size_t errlen)
 {
     const cJSON *v = get(obj, key);
@@ -357,21 +369,25 @@ static int parse_policy(const cJSON *obj, const char *key, const char *path,
         *out = KS_POLICY_HONOR;
     else if (s && !strcmp(s, "Ignore") && cJSON_IsString(v))
         *out = KS_POLICY_IGNORE;
-    else
+    else if (checked)
         return sfail(err, errlen,
                      "%s.%s: Unsupported value: \"%s\": supported values: \"Honor\", \"Ignore\"",
                      path, key, s ? s : "");
     return 0;
 }
 
-/* whenUnsatisfiable has no default upstream: absent is "" and refused like any other value. */
-static int parse_when(const cJSON *obj, const char *path, ks_unsatisfiable_action *out, char *err,
-                      size_t errlen)
+/* whenUnsatisfiable has no default upstream: when checked, absent is "" and refused like any other
+ * value. Read leniently, absent (or not a string) is DoNotSchedule; an unknown string is refused
+ * in both modes, as there is no behaviour to give it. */
+static int parse_when(const cJSON *obj, const char *path, int checked, ks_unsatisfiable_action *out,
+                      char *err, size_t errlen)
 {
     const cJSON *v = get(obj, "whenUnsatisfiable");
     char buf[64];
     const char *s = scalar_text(v, buf, sizeof(buf));
-    if (s && cJSON_IsString(v) && !strcmp(s, "DoNotSchedule"))
+    if (!checked && !cJSON_IsString(v))
+        *out = KS_DO_NOT_SCHEDULE;
+    else if (s && cJSON_IsString(v) && !strcmp(s, "DoNotSchedule"))
         *out = KS_DO_NOT_SCHEDULE;
     else if (s && cJSON_IsString(v) && !strcmp(s, "ScheduleAnyway"))
         *out = KS_SCHEDULE_ANYWAY;
@@ -384,14 +400,15 @@ static int parse_when(const cJSON *obj, const char *path, ks_unsatisfiable_actio
 }
 
 /* maxSkew and minDomains (upstream validateTopologySpreadConstraints): a skew of 0 or less can
- * never be met; minDomains, when set, must be positive and only goes with DoNotSchedule. */
-static int parse_spread_numbers(const cJSON *it, const char *path, ks_topology_spread_constraint *c,
-                                char *err, size_t errlen)
+ * never be met (checked only; the int32 decode in both modes); minDomains, when set, must be
+ * positive and only goes with DoNotSchedule (check_min_domains, checked only). */
+static int parse_spread_numbers(const cJSON *it, const char *path, int checked,
+                                ks_topology_spread_constraint *c, char *err, size_t errlen)
 {
     int set, rc;
     if ((rc = get_int32(it, "maxSkew", path, &c->max_skew, &set, err, errlen)))
         return rc;
-    if (c->max_skew <= 0)
+    if (checked && c->max_skew <= 0)
         return sfail(err, errlen, "%s.maxSkew: Invalid value: %d: must be greater than zero", path,
                      (int)c->max_skew);
     return get_int32(it, "minDomains", path, &c->min_domains, &set, err, errlen);
@@ -414,7 +431,7 @@ static int check_min_domains(const cJSON *it, const char *path,
     return 0;
 }
 
-int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs *refs,
+int ks__parse_spread_constraints(const cJSON *arr, int checked, ks_mempool *pool, ks__symrefs *refs,
                                  ks_topology_spread_constraint **out, size_t *n, char *err,
                                  size_t errlen)
 {
@@ -434,21 +451,22 @@ int ks__parse_spread_constraints(const cJSON *arr, ks_mempool *pool, ks__symrefs
         const cJSON *key = get(it, "topologyKey");
         snprintf(p, sizeof(p), "spec.topologySpreadConstraints[%zu]", *n);
         /* In upstream's order, so that the first error is the one the API server names first. */
-        if ((rc = parse_spread_numbers(it, p, c, err, errlen)))
+        if ((rc = parse_spread_numbers(it, p, checked, c, err, errlen)))
             return rc;
         c->topology_key = ks__symrefs_intern(refs, cJSON_IsString(key) ? key->valuestring : "");
-        if (c->topology_key == KS_SYM_EMPTY)
+        if (checked && c->topology_key == KS_SYM_EMPTY)
             return sfail(err, errlen, "%s.topologyKey: Required value: can not be empty", p);
-        if ((rc = parse_when(it, p, &c->when_unsatisfiable, err, errlen)) ||
-            (rc = check_min_domains(it, p, c, err, errlen)) ||
-            (rc = parse_policy(it, "nodeAffinityPolicy", p, &c->node_affinity_policy, err,
+        if ((rc = parse_when(it, p, checked, &c->when_unsatisfiable, err, errlen)) ||
+            (checked && (rc = check_min_domains(it, p, c, err, errlen))) ||
+            (rc = parse_policy(it, "nodeAffinityPolicy", p, checked, &c->node_affinity_policy, err,
                                errlen)) ||
-            (rc = parse_policy(it, "nodeTaintsPolicy", p, &c->node_taints_policy, err, errlen)))
+            (rc = parse_policy(it, "nodeTaintsPolicy", p, checked, &c->node_taints_policy, err,
+                               errlen)))
             return rc;
         char sp[160];
         snprintf(sp, sizeof(sp), "%s.labelSelector", p);
-        if ((rc = ks__parse_label_selector(get(it, "labelSelector"), sp, pool, refs, &c->selector,
-                                           err, errlen)) ||
+        if ((rc = parse_label_selector(get(it, "labelSelector"), sp, checked, pool, refs,
+                                       &c->selector, err, errlen)) ||
             (rc = parse_syms(get(it, "matchLabelKeys"), pool, refs, &c->match_label_keys,
                              &c->nmatch_label_keys)))
             return rc;

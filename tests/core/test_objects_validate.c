@@ -1,9 +1,11 @@
 /*
- * Value validation of Pods and Nodes (core/api/objects.c, selector.c): a value the kube-apiserver
- * would refuse is refused when the object is parsed, with the API server's message
+ * Value validation of Pods and Nodes (core/api/objects.c, selector.c): read with
+ * ks__pod_from_json_checked / ks__node_from_json_checked (cluster files), a value the
+ * kube-apiserver would refuse is refused when the object is parsed, with the API server's message
  * (field.ErrorList wording) and kubesched's field path, instead of being clamped or read as
  * something else. Each rule has a test that asserts the exact message and one that the edge
- * values it allows are accepted.
+ * values it allows are accepted. The last section: the lenient functions (objects from the API
+ * server) accept what only a value rule refuses, and still refuse what cannot be decoded.
  *
  * JSON is written with single quotes, turned into double quotes before parsing.
  */
@@ -41,7 +43,7 @@ static ks_pod *pod(const char *text)
     char err[512] = "";
     ks_pod *p = NULL;
     cJSON *obj = json(text);
-    int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
+    int rc = ks__pod_from_json_checked(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "pod refused (%d): %s", rc, err);
     cr_assert_not_null(p);
@@ -56,7 +58,7 @@ static void pod_refused(const char *text, const char *msg)
     char err[512] = "";
     ks_pod *p = (ks_pod *)1;
     cJSON *obj = json(text);
-    int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
+    int rc = ks__pod_from_json_checked(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, KS_EPARSE, "not refused (%d): %s", rc, text);
     cr_assert_null(p, "a refused pod must not be returned");
@@ -68,7 +70,7 @@ static ks_node *node(const char *text)
     char err[512] = "";
     ks_node *n = NULL;
     cJSON *obj = json(text);
-    int rc = ks__node_from_json(obj, &n, err, sizeof(err));
+    int rc = ks__node_from_json_checked(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "node refused (%d): %s", rc, err);
     cr_assert_not_null(n);
@@ -80,7 +82,7 @@ static void node_refused(const char *text, const char *msg)
     char err[512] = "";
     ks_node *n = (ks_node *)1;
     cJSON *obj = json(text);
-    int rc = ks__node_from_json(obj, &n, err, sizeof(err));
+    int rc = ks__node_from_json_checked(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, KS_EPARSE, "not refused (%d): %s", rc, text);
     cr_assert_null(n, "a refused node must not be returned");
@@ -703,4 +705,167 @@ Test(objects_validate, priority_int32_edges_are_accepted)
     p = pod(POD("'priority':-2147483648"));
     cr_expect_eq(p->priority, INT32_MIN);
     ks__pod_unref(p);
+}
+
+/* ---- lenient reading: objects from the API server ------------------------------------------ */
+
+/* The pod as ks__pod_from_json reads it (accepted). */
+static ks_pod *lenient_pod(const char *text)
+{
+    char err[512] = "";
+    ks_pod *p = NULL;
+    cJSON *obj = json(text);
+    int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, 0, "pod refused leniently (%d): %s: %s", rc, err, text);
+    cr_assert_not_null(p);
+    return p;
+}
+
+/* Refused by the checked reading with msg, accepted by the lenient one: a value rule. */
+static void pod_rule_only(const char *text, const char *msg)
+{
+    pod_refused(text, msg);
+    ks__pod_unref(lenient_pod(text));
+}
+
+/* Refused by both readings with msg: a decode error. */
+static void pod_refused_both(const char *text, const char *msg)
+{
+    char err[512] = "";
+    ks_pod *p = (ks_pod *)1;
+    cJSON *obj = json(text);
+    int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, KS_EPARSE, "not refused leniently (%d): %s", rc, text);
+    cr_assert_null(p);
+    cr_assert_str_eq(err, msg);
+    pod_refused(text, msg);
+}
+
+static void node_rule_only(const char *text, const char *msg)
+{
+    char err[512] = "";
+    ks_node *n = NULL;
+    cJSON *obj = json(text);
+    int rc = ks__node_from_json(obj, &n, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, 0, "node refused leniently (%d): %s: %s", rc, err, text);
+    ks__node_unref(n);
+    node_refused(text, msg);
+}
+
+Test(objects_validate, lenient_pod_reading_skips_the_value_rules)
+{
+    pod_rule_only(POD(C1(REQS("'cpu':'-2'"))),
+                  "spec.containers[0].resources.requests.cpu: Invalid value: \"-2\": must be "
+                  "greater than or equal to 0");
+    pod_rule_only(PORTS("{'containerPort':80,'hostPort':70000}"),
+                  "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 "
+                  "and 65535, inclusive");
+    pod_rule_only(PORTS("{'containerPort':80,'protocol':'HTTP'}"),
+                  "spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported "
+                  "values: \"SCTP\", \"TCP\", \"UDP\"");
+    pod_rule_only(TOL("{'operator':'Equal','value':'v'}"),
+                  "spec.tolerations[1].operator: Invalid value: \"Equal\": operator must be Exists "
+                  "when `key` is empty, which means \"match all values and all keys\"");
+    pod_rule_only(NODE_PREF("0"),
+                  NA_PREF "[0].weight: Invalid value: 0: must be in the range 1-100");
+    pod_rule_only(POD("'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution'"
+                      ":{'nodeSelectorTerms':[]}}}"),
+                  NA_REQ ".nodeSelectorTerms: Required value: must have at least one node selector "
+                         "term");
+    pod_rule_only(NODE_REQ("{'key':'a','operator':'In','values':[]}"), NA_REQ
+                  ".nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be "
+                  "specified when `operator` is 'In' or 'NotIn'");
+}
+
+Test(objects_validate, lenient_pod_affinity_and_spread_skip_the_value_rules)
+{
+    pod_rule_only(POD_AFF("podAffinity", PREFERRED, WEIGHTED("0", TERM(ZONE))),
+                  PA_PREF "[0].weight: Invalid value: 0: must be in the range 1-100");
+    pod_rule_only(POD_AFF("podAffinity", REQUIRED, TERM("")),
+                  PA_REQ "[0].topologyKey: Required value: can not be empty");
+    pod_rule_only(POD_AFF("podAffinity", REQUIRED, SEL_TERM("{'key':'a','operator':'In'}")),
+                  PA_REQ "[0].labelSelector.matchExpressions[0].values: Required value: must be "
+                         "specified when `operator` is 'In' or 'NotIn'");
+    pod_rule_only(SPREAD("'maxSkew':0,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule'"),
+                  TSC ".maxSkew: Invalid value: 0: must be greater than zero");
+    pod_rule_only(SPREAD("'maxSkew':1,'whenUnsatisfiable':'DoNotSchedule'"),
+                  TSC ".topologyKey: Required value: can not be empty");
+    pod_rule_only(SPREAD("'maxSkew':1,'topologyKey':'zone'"),
+                  TSC ".whenUnsatisfiable: Unsupported value: \"\": supported values: "
+                      "\"DoNotSchedule\", \"ScheduleAnyway\"");
+    pod_rule_only(SPREAD("'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'ScheduleAnyway',"
+                         "'minDomains':3"),
+                  TSC ".minDomains: Invalid value: 3: can only use minDomains if "
+                      "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway");
+    pod_rule_only(SPREAD(SPREAD_OK ",'nodeAffinityPolicy':'Foo'"),
+                  TSC ".nodeAffinityPolicy: Unsupported value: \"Foo\": supported values: "
+                      "\"Honor\", \"Ignore\"");
+}
+
+Test(objects_validate, lenient_reading_keeps_the_values_as_written)
+{
+    ks_pod *p = lenient_pod(SPREAD("'maxSkew':0,'topologyKey':'zone','minDomains':2,"
+                                   "'nodeTaintsPolicy':'Foo'"));
+    cr_expect_eq(p->spread[0].max_skew, 0);
+    cr_expect_eq(p->spread[0].min_domains, 2);
+    cr_expect_eq(p->spread[0].when_unsatisfiable, KS_DO_NOT_SCHEDULE); /* absent */
+    cr_expect_eq(p->spread[0].node_taints_policy, KS_POLICY_UNSET);
+    ks__pod_unref(p);
+    p = lenient_pod(NODE_PREF("0"));
+    cr_expect_eq(p->node_affinity->preferred[0].weight, 0);
+    ks__pod_unref(p);
+    p = lenient_pod(POD_AFF("podAntiAffinity", PREFERRED, WEIGHTED("0", TERM(ZONE))));
+    cr_expect_eq(p->pod_affinity->preferred_anti_affinity[0].weight, 0);
+    ks__pod_unref(p);
+}
+
+Test(objects_validate, lenient_node_reading_skips_the_value_rules)
+{
+    node_rule_only(NODE("", "'allocatable':{'cpu':'-1'}"),
+                   "status.allocatable.cpu: Invalid value: \"-1\": must be greater than or equal "
+                   "to 0");
+    node_rule_only(TAINTS("{'key':'','effect':'NoSchedule'}"),
+                   "spec.taints[1].key: Invalid value: \"\": name part must be non-empty");
+}
+
+Test(objects_validate, decode_errors_are_refused_in_both_readings)
+{
+    pod_refused_both(POD("'priority':3000000000"),
+                     "spec.priority: expected a 32-bit integer, got 3000000000");
+    pod_refused_both(PORTS("{'containerPort':80,'hostPort':1e20}"),
+                     "spec.containers[0].ports[0].hostPort: expected a 32-bit integer, got 1e+20");
+    pod_refused_both(NODE_PREF("1.5"), NA_PREF "[0].weight: expected a 32-bit integer, got 1.5");
+    pod_refused_both(POD_AFF("podAffinity", PREFERRED, WEIGHTED("'5'", TERM(ZONE))),
+                     PA_PREF "[0].weight: expected a 32-bit integer, got \"5\"");
+    pod_refused_both(SPREAD("'maxSkew':3000000000,'topologyKey':'zone'"),
+                     TSC ".maxSkew: expected a 32-bit integer, got 3000000000");
+    pod_refused_both(SPREAD(SPREAD_OK ",'minDomains':-3000000000"),
+                     TSC ".minDomains: expected a 32-bit integer, got -3000000000");
+    pod_refused_both(SPREAD("'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':'Sometimes'"),
+                     TSC ".whenUnsatisfiable: Unsupported value: \"Sometimes\": supported values: "
+                         "\"DoNotSchedule\", \"ScheduleAnyway\"");
+    pod_refused_both(TOL("{'key':'k','operator':'Maybe'}"),
+                     "spec.tolerations[1].operator: Unsupported value: \"Maybe\": supported "
+                     "values: \"Equal\", \"Exists\"");
+}
+
+/* Parsed pod affinity and spread constraints are shared by their JSON text (shared.h): a checked
+ * read of a text a lenient read already holds must still run the value rules, and a lenient read
+ * after a checked refusal must still accept it. */
+Test(objects_validate, shared_parts_do_not_carry_over_between_readings)
+{
+    const char *aff = POD_AFF("podAffinity", PREFERRED, WEIGHTED("0", TERM(ZONE)));
+    const char *spread =
+        SPREAD("'maxSkew':0,'topologyKey':'zone','whenUnsatisfiable':'DoNotSchedule'");
+    ks_pod *held_aff = lenient_pod(aff), *held_spread = lenient_pod(spread);
+    pod_refused(aff, PA_PREF "[0].weight: Invalid value: 0: must be in the range 1-100");
+    pod_refused(spread, TSC ".maxSkew: Invalid value: 0: must be greater than zero");
+    ks_pod *again = lenient_pod(spread);
+    cr_expect_eq(again->spread, held_spread->spread, "lenient reads of one text share it");
+    ks__pod_unref(again);
+    ks__pod_unref(held_aff);
+    ks__pod_unref(held_spread);
 }
