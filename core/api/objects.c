@@ -39,12 +39,16 @@ void ks__objects_init(void)
 
 /* ---- small helpers ------------------------------------------------------------------------- */
 
-/* What the parse functions share: where an error message goes, and the references on the
- * symbols they intern, which the object being parsed holds (see intern.h). */
+/* What the parse functions share: where an error message goes, the references on the symbols
+ * they intern, which the object being parsed holds (see intern.h), and whether the API server's
+ * value rules apply (the _checked entry points, objects.h). Decode errors (a wrong type, an
+ * unknown operator, a number that is no int32) are refused either way; the value rules only when
+ * checked, each guarded by `if (e->checked ...)` where it is tested. */
 typedef struct {
     char *buf;
     size_t len;
     ks__symrefs *syms;
+    int checked;
 } parse_ctx;
 
 static KS_PRINTF(2, 3) int fail(parse_ctx *e, const char *fmt, ...)
@@ -65,6 +69,31 @@ static const char *get_str(const cJSON *obj, const char *key)
 {
     const cJSON *v = get(obj, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* An int32 field (a weight, a port): 0 when absent or null. A value that is not an integer within
+ * int32 is refused, as the API server's decoder refuses it (converting it here would be undefined
+ * past int32, or would truncate it to another, maybe valid, value). */
+static int get_int32(parse_ctx *e, const cJSON *obj, const char *key, const char *path,
+                     int32_t *out)
+{
+    const cJSON *v = get(obj, key);
+    *out = 0;
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    /* Range first: converting an out-of-range double is undefined. */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= INT32_MIN && v->valuedouble <= INT32_MAX) ||
+        v->valuedouble != (double)(int32_t)v->valuedouble) {
+        if (cJSON_IsString(v))
+            return fail(e, "%s.%s: expected a 32-bit integer, got \"%s\"", path, key,
+                        v->valuestring);
+        if (cJSON_IsNumber(v))
+            return fail(e, "%s.%s: expected a 32-bit integer, got %.17g", path, key,
+                        v->valuedouble);
+        return fail(e, "%s.%s: expected a 32-bit integer", path, key);
+    }
+    *out = (int32_t)v->valuedouble;
+    return 0;
 }
 
 /* s interned, held by the object being parsed. */
@@ -207,6 +236,19 @@ static int64_t sat_add(int64_t a, int64_t b)
     return r;
 }
 
+/* Whether a quantity that parsed is below zero: a minus sign and a nonzero digit before the
+ * suffix. Not read from the parsed values: "-1n" is negative, yet its milli value rounds up to 0.
+ */
+static int quantity_negative(const char *text)
+{
+    if (*text != '-')
+        return 0;
+    for (const char *p = text + 1; (*p >= '0' && *p <= '9') || *p == '.'; p++)
+        if (*p >= '1' && *p <= '9')
+            return 1;
+    return 0;
+}
+
 /* Parses a ResourceList (requests, limits, allocatable, overhead) into r. */
 static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, parse_ctx *e)
 {
@@ -226,6 +268,15 @@ static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, par
             return fail(e,
                         "%s.%s: invalid quantity \"%s\" (expected e.g. \"500m\", \"2\", \"1Gi\")",
                         path, it->string, text ? text : "(not a string)");
+        }
+        /* Requests, limits, overhead and node capacity may not be negative (upstream
+         * ValidateResourceQuantityValue): a negative request would free room on a node. The
+         * value is quoted as written, where upstream writes the canonical form ("-0.5" there is
+         * "-500m"). */
+        if (e->checked && quantity_negative(text)) {
+            rl_free(r);
+            return fail(e, "%s.%s: Invalid value: \"%s\": must be greater than or equal to 0", path,
+                        it->string, text);
         }
         /* Resource names are pinned: a NodeInfo keeps a zero sum under the name of an extended
          * resource after the pods that requested it are gone (as upstream's Resource does), and
@@ -579,6 +630,59 @@ static ks_taint_effect parse_effect(const char *s, int *ok)
     return KS_EFFECT_ALL;
 }
 
+#define EFFECTS_SUPPORTED "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
+
+/* The toleration rules that go beyond reading it (checked mode only), in the order upstream
+ * ValidateTolerations checks them. An empty key matches every taint, which only makes sense with
+ * Exists; tolerationSeconds only means something for NoExecute; Exists ignores the value, so a
+ * value there is a mistake. */
+static int check_toleration_rules(const cJSON *it, const char *op, const char *effect,
+                                  const char *path, parse_ctx *e)
+{
+    const char *key = get_str(it, "key"), *value = get_str(it, "value");
+    const cJSON *secs = get(it, "tolerationSeconds");
+    if ((!key || !*key) && strcmp(op, "Exists") != 0)
+        return fail(e,
+                    "%s.operator: Invalid value: \"%s\": operator must be Exists when `key` is "
+                    "empty, which means \"match all values and all keys\"",
+                    path, op);
+    if (secs && !cJSON_IsNull(secs) && strcmp(effect, "NoExecute") != 0)
+        return fail(e,
+                    "%s.effect: Invalid value: \"%s\": effect must be 'NoExecute' when "
+                    "`tolerationSeconds` is set",
+                    path, effect);
+    if (strcmp(op, "Exists") == 0 && value && *value)
+        return fail(e,
+                    "%s.operator: Invalid value: \"%s\": value must be empty when `operator` is "
+                    "'Exists'",
+                    path, value);
+    return 0;
+}
+
+/* One toleration. An operator or effect kubesched has no meaning for is refused in both modes
+ * (there is nothing to read it as); the other rules only when checked, and before these two, as
+ * upstream orders them. */
+static int check_toleration(const cJSON *it, const char *path, parse_ctx *e)
+{
+    const char *op = get_str(it, "operator"), *effect = get_str(it, "effect");
+    int ok, rc;
+    if (!op)
+        op = "";
+    if (!effect)
+        effect = "";
+    if (e->checked && (rc = check_toleration_rules(it, op, effect, path, e)) != 0)
+        return rc;
+    if (*op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
+        return fail(e,
+                    "%s.operator: Unsupported value: \"%s\": supported values: \"Equal\", "
+                    "\"Exists\"",
+                    path, op);
+    (void)parse_effect(effect, &ok); /* empty: every effect */
+    if (!ok)
+        return fail(e, "%s.effect: Unsupported value: \"%s\": " EFFECTS_SUPPORTED, path, effect);
+    return 0;
+}
+
 static int parse_tolerations(const cJSON *arr, ks_pod *pod, parse_ctx *e)
 {
     const cJSON *it;
@@ -594,24 +698,15 @@ static int parse_tolerations(const cJSON *arr, ks_pod *pod, parse_ctx *e)
         ks_toleration *t = &pod->tolerations[i];
         const char *op = get_str(it, "operator");
         const cJSON *secs = get(it, "tolerationSeconds");
-        int ok;
+        char path[64];
+        int ok, rc;
+        snprintf(path, sizeof(path), "spec.tolerations[%zu]", i);
+        if ((rc = check_toleration(it, path, e)) != 0)
+            return rc;
         t->key = get_sym(e, it, "key", "");
         t->value = get_sym(e, it, "value", "");
-        if (!op || !*op || strcmp(op, "Equal") == 0)
-            t->op = KS_TOL_EQUAL;
-        else if (strcmp(op, "Exists") == 0)
-            t->op = KS_TOL_EXISTS;
-        else
-            return fail(
-                e,
-                "spec.tolerations[%zu].operator: unsupported value \"%s\" (valid: Equal, Exists)",
-                i, op);
+        t->op = op && strcmp(op, "Exists") == 0 ? KS_TOL_EXISTS : KS_TOL_EQUAL;
         t->effect = parse_effect(get_str(it, "effect"), &ok);
-        if (!ok)
-            return fail(e,
-                        "spec.tolerations[%zu].effect: unsupported value \"%s\" (valid: "
-                        "NoSchedule, PreferNoSchedule, NoExecute)",
-                        i, get_str(it, "effect"));
         if (cJSON_IsNumber(secs)) {
             t->has_seconds = 1;
             t->toleration_seconds = (int64_t)secs->valuedouble;
@@ -665,7 +760,34 @@ static int parse_op(const char *s, ks_selector_op *op)
     return -1;
 }
 
-static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
+/* A matchExpressions requirement (upstream ValidateNodeSelectorRequirement): In and NotIn need
+ * values, Exists and DoesNotExist take none, Gt and Lt compare with exactly one; the key is a
+ * label name, so not empty. (matchFields entries are not held to upstream's stricter rules for
+ * them, one value and the key metadata.name: the NodeAffinity plugin has its own handling.) */
+static int check_node_req(ks_selector_op op, ks_sym key, int nvalues, const char *path,
+                          parse_ctx *e)
+{
+    if ((op == KS_OP_IN || op == KS_OP_NOT_IN) && nvalues == 0)
+        return fail(e,
+                    "%s.values: Required value: must be specified when `operator` is 'In' or "
+                    "'NotIn'",
+                    path);
+    if ((op == KS_OP_EXISTS || op == KS_OP_DOES_NOT_EXIST) && nvalues > 0)
+        return fail(e,
+                    "%s.values: Forbidden: may not be specified when `operator` is 'Exists' or "
+                    "'DoesNotExist'",
+                    path);
+    if ((op == KS_OP_GT || op == KS_OP_LT) && nvalues != 1)
+        return fail(e,
+                    "%s.values: Required value: must be specified single value when `operator` is "
+                    "'Lt' or 'Gt'",
+                    path);
+    if (key == KS_SYM_EMPTY)
+        return fail(e, "%s.key: Invalid value: \"\": name part must be non-empty", path);
+    return 0;
+}
+
+static int parse_reqs(const cJSON *arr, const char *path, int fields, arena *a, uint32_t *n,
                       const ks_selector_req **out, parse_ctx *e)
 {
     const cJSON *r;
@@ -682,12 +804,15 @@ static int parse_reqs(const cJSON *arr, const char *path, arena *a, uint32_t *n,
         const cJSON *v;
         int nv = cJSON_GetArraySize(get(r, "values")), j = 0;
         ks_sym *vals = nv ? arena_take(a, (size_t)nv * sizeof(ks_sym), 8) : NULL;
+        char rp[256];
+        int rc;
+        snprintf(rp, sizeof(rp), "%s[%u]", path, i);
         reqs[i].key = get_sym(e, r, "key", "");
         if (parse_op(get_str(r, "operator"), &reqs[i].op) != 0)
-            return fail(e,
-                        "%s[%u].operator: unsupported value \"%s\" (valid: In, NotIn, Exists, "
-                        "DoesNotExist, Gt, Lt)",
-                        path, i, get_str(r, "operator") ? get_str(r, "operator") : "");
+            return fail(e, "%s.operator: Invalid value: \"%s\": not a valid selector operator", rp,
+                        get_str(r, "operator") ? get_str(r, "operator") : "");
+        if (e->checked && !fields && (rc = check_node_req(reqs[i].op, reqs[i].key, nv, rp, e)) != 0)
+            return rc;
         cJSON_ArrayForEach(v, get(r, "values"))
         {
             char buf[64];
@@ -710,10 +835,10 @@ static int parse_term(const cJSON *t, const char *path, arena *a, ks_node_select
     char p[200];
     int rc;
     snprintf(p, sizeof(p), "%s.matchExpressions", path);
-    if ((rc = parse_reqs(get(t, "matchExpressions"), p, a, &term->nexprs, &term->exprs, e)) != 0)
+    if ((rc = parse_reqs(get(t, "matchExpressions"), p, 0, a, &term->nexprs, &term->exprs, e)) != 0)
         return rc;
     snprintf(p, sizeof(p), "%s.matchFields", path);
-    return parse_reqs(get(t, "matchFields"), p, a, &term->nfields, &term->fields, e);
+    return parse_reqs(get(t, "matchFields"), p, 1, a, &term->nfields, &term->fields, e);
 }
 
 static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
@@ -741,6 +866,13 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
     pod->node_affinity = aff;
     if (cJSON_IsObject(req)) {
         int n = cJSON_GetArraySize(terms);
+        /* No term would match no node: upstream requires one. (Read leniently, none matches no
+         * node, as upstream's NodeAffinity plugin treats it.) */
+        if (e->checked && n == 0)
+            return fail(e,
+                        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                        "nodeSelectorTerms: Required value: must have at least one node selector "
+                        "term");
         ks_node_selector_term *ts = n ? arena_take(&a, (size_t)n * sizeof(*ts), 8) : NULL;
         aff->has_required = 1;
         i = 0;
@@ -765,12 +897,18 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
         cJSON_ArrayForEach(it, pref)
         {
             char p[160];
-            const cJSON *w = get(it, "weight");
             snprintf(p, sizeof(p),
                      "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[%"
-                     "u].preference",
+                     "u]",
                      i);
-            ps[i].weight = cJSON_IsNumber(w) ? (int32_t)w->valuedouble : 0;
+            if ((rc = get_int32(e, it, "weight", p, &ps[i].weight)) != 0)
+                return rc;
+            /* The weight is added to a node's score; upstream allows 1..100 (missing is 0). Read
+             * leniently, a 0 adds nothing, as upstream's plugin scores it. */
+            if (e->checked && (ps[i].weight < 1 || ps[i].weight > 100))
+                return fail(e, "%s.weight: Invalid value: %d: must be in the range 1-100", p,
+                            (int)ps[i].weight);
+            strncat(p, ".preference", sizeof(p) - strlen(p) - 1);
             if ((rc = parse_term(get(it, "preference"), p, &a, &ps[i].term, e)) != 0)
                 return rc;
             i++;
@@ -781,11 +919,45 @@ static int parse_node_affinity(const cJSON *na, ks_pod *pod, parse_ctx *e)
     return 0;
 }
 
+/* A container's ports as upstream validateContainerPorts checks the fields read here: a hostPort,
+ * when set (0 is unset), is a port number; the protocol, when set (empty defaults to TCP), is one
+ * the API knows. A hostPort of 70000 would otherwise never conflict with anything. Those two rules
+ * only when checked; a hostPort that is no int32 is refused in both modes (it could not be
+ * converted). */
+static int check_ports(const cJSON *ports, const char *path, parse_ctx *e)
+{
+    const cJSON *p;
+    int i = 0, rc;
+    cJSON_ArrayForEach(p, ports)
+    {
+        char pp[96];
+        int32_t hp;
+        const char *proto = get_str(p, "protocol");
+        snprintf(pp, sizeof(pp), "%s.ports[%d]", path, i++);
+        if ((rc = get_int32(e, p, "hostPort", pp, &hp)) != 0)
+            return rc;
+        if (!e->checked)
+            continue;
+        if (hp != 0 && (hp < 1 || hp > 65535))
+            return fail(e, "%s.hostPort: Invalid value: %d: must be between 1 and 65535, inclusive",
+                        pp, (int)hp);
+        if (proto && *proto && strcmp(proto, "TCP") != 0 && strcmp(proto, "UDP") != 0 &&
+            strcmp(proto, "SCTP") != 0)
+            return fail(e,
+                        "%s.protocol: Unsupported value: \"%s\": supported values: \"SCTP\", "
+                        "\"TCP\", \"UDP\"",
+                        pp, proto);
+    }
+    return 0;
+}
+
 static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
     static const char *const lists[] = {"initContainers", "containers"};
     size_t nimg = 0, nports = 0;
     const cJSON *c, *p;
+    char cpath[64];
+    int idx[2] = {0, 0};
     for (int l = 0; l < 2; l++)
         cJSON_ArrayForEach(c, get(spec, lists[l]))
         {
@@ -801,8 +973,14 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
         {
             const char *img = get_str(c, "image");
             const char *policy = get_str(c, "restartPolicy");
+            int rc;
             if (img)
                 pod->images[pod->nimages++] = intern(e, img);
+            /* Every container's ports are checked (the API server refuses the pod whichever
+             * container has a bad one) before the host ports are taken. */
+            snprintf(cpath, sizeof(cpath), "spec.%s[%d]", lists[l], idx[l]++);
+            if ((rc = check_ports(get(c, "ports"), cpath, e)) != 0)
+                return rc;
             /* Host ports: regular containers and restartable (sidecar) init containers only; a
              * regular init container has exited before the others start (upstream NodePorts,
              * kubernetes#132040). */
@@ -831,12 +1009,12 @@ static void ks__pod_free_(ks_pod *pod);
 /* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
 static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
-    int rc = ks__shared_pod_affinity(get(spec, "affinity"), &pod->pod_affinity, &pod->affinity_ref,
-                                     e->buf, e->len);
+    int rc = ks__shared_pod_affinity(get(spec, "affinity"), e->checked, &pod->pod_affinity,
+                                     &pod->affinity_ref, e->buf, e->len);
     if (rc != 0)
         return rc;
-    return ks__shared_spread(get(spec, "topologySpreadConstraints"), &pod->spread, &pod->nspread,
-                             &pod->spread_ref, e->buf, e->len);
+    return ks__shared_spread(get(spec, "topologySpreadConstraints"), e->checked, &pod->spread,
+                             &pod->nspread, &pod->spread_ref, e->buf, e->len);
 }
 
 /* Labels: the sorted array is replaced by the shared copy (pods of a template share one). */
@@ -851,9 +1029,9 @@ static int share_labels(ks_pod *pod)
     return pod->labels ? 0 : KS_ENOMEM;
 }
 
-int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err, size_t errlen)
 {
-    parse_ctx e = {err, errlen, NULL};
+    parse_ctx e = {err, errlen, NULL, checked};
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
                 *status = get(obj, "status");
     const char *name = get_str(meta, "name"), *ns = get_str(meta, "namespace"), *uid;
@@ -891,14 +1069,12 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
         pod->preemption_never = pp && strcmp(pp, "Never") == 0;
         pod->start_time_ns = ks__parse_time_ns(get_str(status, "startTime"));
     }
-    {
-        const cJSON *prio = get(spec, "priority");
-        pod->priority = cJSON_IsNumber(prio) ? (int32_t)prio->valuedouble : 0;
-    }
     if (!pod->key || !pod->uid || !pod->resource_version) {
         rc = KS_ENOMEM;
         goto fail;
     }
+    if ((rc = get_int32(&e, spec, "priority", "spec", &pod->priority)) != 0)
+        goto fail;
     pod->labels_owned = 1;
     if ((rc = parse_string_map(get(meta, "labels"), "metadata.labels", (ks_label **)&pod->labels,
                                &pod->nlabels, &e)) ||
@@ -941,6 +1117,16 @@ fail:
         snprintf(err, errlen, "out of memory parsing pod %s/%s", ns, name);
     ks__pod_free_(pod);
     return rc;
+}
+
+int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+{
+    return pod_from_json(obj, 0, out, err, errlen);
+}
+
+int ks__pod_from_json_checked(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
+{
+    return pod_from_json(obj, 1, out, err, errlen);
 }
 
 static void ks__pod_free_(ks_pod *pod)
@@ -1102,9 +1288,27 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
     return 0;
 }
 
-int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+/* A taint (upstream validateNodeTaints): its key is a label name, so not empty (checked mode
+ * only); its effect is required (an empty one would read as "every effect", which only
+ * tolerations may say) and one kubesched knows, in both modes: a taint has no other meaning. */
+static int check_taint(const cJSON *t, size_t i, parse_ctx *e)
 {
-    parse_ctx e = {err, errlen, NULL};
+    const char *key = get_str(t, "key"), *effect = get_str(t, "effect");
+    int ok;
+    if (e->checked && (!key || !*key))
+        return fail(e, "spec.taints[%zu].key: Invalid value: \"\": name part must be non-empty", i);
+    if (!effect || !*effect)
+        return fail(e, "spec.taints[%zu].effect: Required value", i);
+    (void)parse_effect(effect, &ok);
+    if (!ok)
+        return fail(e, "spec.taints[%zu].effect: Unsupported value: \"%s\": " EFFECTS_SUPPORTED, i,
+                    effect);
+    return 0;
+}
+
+static int node_from_json(const cJSON *obj, int checked, ks_node **out, char *err, size_t errlen)
+{
+    parse_ctx e = {err, errlen, NULL, checked};
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec"),
                 *status = get(obj, "status");
     const char *name = get_str(meta, "name");
@@ -1137,18 +1341,12 @@ int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen
         }
         cJSON_ArrayForEach(t, get(spec, "taints"))
         {
-            int ok;
             ks_taint *x = &node->taints[node->ntaints];
+            if ((rc = check_taint(t, node->ntaints, &e)) != 0)
+                goto fail;
             x->key = get_sym(&e, t, "key", "");
             x->value = get_sym(&e, t, "value", "");
-            x->effect = parse_effect(get_str(t, "effect"), &ok);
-            if (!ok || x->effect == KS_EFFECT_ALL) {
-                rc = fail(&e,
-                          "spec.taints[%zu].effect: unsupported value \"%s\" (valid: NoSchedule, "
-                          "PreferNoSchedule, NoExecute)",
-                          node->ntaints, get_str(t, "effect") ? get_str(t, "effect") : "");
-                goto fail;
-            }
+            x->effect = parse_effect(get_str(t, "effect"), &(int){0});
             node->ntaints++;
         }
     }
@@ -1175,6 +1373,16 @@ fail:
         snprintf(err, errlen, "out of memory parsing node %s", name);
     node_free_(node);
     return rc;
+}
+
+int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+{
+    return node_from_json(obj, 0, out, err, errlen);
+}
+
+int ks__node_from_json_checked(const cJSON *obj, ks_node **out, char *err, size_t errlen)
+{
+    return node_from_json(obj, 1, out, err, errlen);
 }
 
 ks_node *ks__node_ref(ks_node *node)

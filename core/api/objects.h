@@ -110,9 +110,29 @@ struct ks_node {
 
 /* Parses a Pod (apiVersion v1, kind Pod) from its JSON object. On error returns KS_EPARSE (or
  * KS_ENOMEM) and writes a message naming the field path to err, e.g.
- * `spec.containers[0].resources.requests.cpu: invalid quantity "abc"`. */
+ * `spec.containers[0].resources.requests.cpu: invalid quantity "abc"`.
+ *
+ * Two modes; both refuse what cannot be read (a wrong type, a bad quantity, an operator or effect
+ * with no meaning, a weight, maxSkew, minDomains, hostPort or priority that is no int32: converting
+ * it would be undefined or would read another value).
+ *
+ * ks__pod_from_json / ks__node_from_json, lenient: for objects the API server stored (live mode,
+ * core/live/apisource.c; the tests' harness). The API server validated them when they were
+ * written, and upstream kube-scheduler never validates them again: a stored object that a
+ * stricter or older rule of ours refused would be dropped, and its effect with it (an assigned
+ * pod's usage no longer counted), changing decisions. Such objects get upstream's defensive
+ * reading instead (a weight 0 adds nothing, no nodeSelectorTerms match no node, ...).
+ *
+ * ks__pod_from_json_checked / ks__node_from_json_checked: for objects read from cluster files
+ * (`kubesched simulate`), which no API server has seen. They also apply the API server's value
+ * rules (ValidatePod / ValidateNode, the fields kubesched reads) and refuse what it would refuse,
+ * with its message (field.ErrorList wording) and kubesched's field path: a manifest that could
+ * never exist in a cluster is reported, not simulated. On an object both accept, both give the
+ * same result. */
 int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen);
 int ks__node_from_json(const cJSON *obj, ks_node **out, char *err, size_t errlen);
+int ks__pod_from_json_checked(const cJSON *obj, ks_pod **out, char *err, size_t errlen);
+int ks__node_from_json_checked(const cJSON *obj, ks_node **out, char *err, size_t errlen);
 
 /* A copy of pod with status.nominatedNodeName set to node (KS_SYM_EMPTY clears it). refs = 1. */
 ks_pod *ks__pod_with_nominated(const ks_pod *pod, ks_sym node);

@@ -1,5 +1,5 @@
 /* Shared parsed parts of pods; see shared.h. Keys are the bytes (labels) or the compact JSON
- * text (affinity, spread constraints) of the part.
+ * text (affinity, spread constraints) of the part, the latter after a mode character (mode_key).
  *
  * A part whose last pod went leaves its table at once (a pod parsed later gets a new part) and is
  * freed two snapshot updates later. Why the wait: plugins compare parts by pointer, and one
@@ -174,8 +174,29 @@ const ks_label *ks__shared_labels(const ks_label *labels, size_t n, ks__shared *
     return e ? e->labels : NULL;
 }
 
-/* podAffinity + podAntiAffinity as one compact JSON text (the key), or NULL. */
-static char *affinity_key(const cJSON *pa, const cJSON *paa)
+/* The table key of a parsed part: one character for the mode ('C' checked, 'L' lenient) and then
+ * json, the part's compact JSON text (freed here); NULL when out of memory.
+ *
+ * Why the mode is part of the key: a lenient parse accepts what a checked one refuses (a weight
+ * 0, a maxSkew 0). Were the entry it made found by a checked parse of the same text, the pod
+ * would be accepted without the value rules ever running. With the mode in the key, an entry was
+ * always parsed in the mode of whoever finds it. The cost, a spec read both ways parsed and
+ * stored twice (two pointers for equal parts: a plugin comparing by pointer only misses a reuse),
+ * does not arise in practice: a process reads the API server's objects or files, not both. */
+static char *mode_key(char *json, int checked)
+{
+    size_t len = json ? strlen(json) : 0;
+    char *key = json ? malloc(len + 2) : NULL;
+    if (key) {
+        key[0] = checked ? 'C' : 'L';
+        memcpy(key + 1, json, len + 1);
+    }
+    cJSON_free(json);
+    return key;
+}
+
+/* podAffinity + podAntiAffinity as one compact JSON text, or NULL. */
+static char *affinity_json(const cJSON *pa, const cJSON *paa)
 {
     cJSON *sub = cJSON_CreateObject();
     if (!sub)
@@ -190,8 +211,8 @@ static char *affinity_key(const cJSON *pa, const cJSON *paa)
 }
 
 /* Parses a new affinity entry for key. Under lock (parsing once per distinct spec). */
-static int affinity_entry_new(const cJSON *affinity, const char *key, ks__shared **out, char *err,
-                              size_t errlen)
+static int affinity_entry_new(const cJSON *affinity, int checked, const char *key, ks__shared **out,
+                              char *err, size_t errlen)
 {
     ks_pod_affinity *a = NULL;
     ks__shared *e = entry_new(&affinity_map, key, 0);
@@ -199,7 +220,7 @@ static int affinity_entry_new(const cJSON *affinity, const char *key, ks__shared
     *out = NULL;
     if (!e)
         return KS_ENOMEM;
-    rc = ks__parse_pod_affinity(affinity, &e->pool, &e->syms, &a, err, errlen);
+    rc = ks__parse_pod_affinity(affinity, checked, &e->pool, &e->syms, &a, err, errlen);
     if (rc == 0 && a) {
         e->value = a;
         rc = entry_publish(e);
@@ -212,8 +233,8 @@ static int affinity_entry_new(const cJSON *affinity, const char *key, ks__shared
     return 0;
 }
 
-int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, ks__shared **ref,
-                            char *err, size_t errlen)
+int ks__shared_pod_affinity(const cJSON *affinity, int checked, const ks_pod_affinity **out,
+                            ks__shared **ref, char *err, size_t errlen)
 {
     const cJSON *pa = cJSON_GetObjectItemCaseSensitive(affinity, "podAffinity");
     const cJSON *paa = cJSON_GetObjectItemCaseSensitive(affinity, "podAntiAffinity");
@@ -223,13 +244,13 @@ int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, 
     *ref = NULL;
     if (!cJSON_IsObject(pa) && !cJSON_IsObject(paa))
         return 0;
-    char *key = affinity_key(pa, paa);
+    char *key = mode_key(affinity_json(pa, paa), checked);
     if (!key)
         return KS_ENOMEM;
     pthread_mutex_lock(&lock);
     e = entry_get(&affinity_map, key);
     if (!e)
-        rc = affinity_entry_new(affinity, key, &e, err, errlen);
+        rc = affinity_entry_new(affinity, checked, key, &e, err, errlen);
     pthread_mutex_unlock(&lock);
     free(key);
     if (e) {
@@ -240,8 +261,8 @@ int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, 
 }
 
 /* Parses a new spread-constraints entry for key. Under lock. */
-static int spread_entry_new(const cJSON *constraints, const char *key, ks__shared **out, char *err,
-                            size_t errlen)
+static int spread_entry_new(const cJSON *constraints, int checked, const char *key,
+                            ks__shared **out, char *err, size_t errlen)
 {
     ks_topology_spread_constraint *c = NULL;
     ks__shared *e = entry_new(&spread_map, key, 0);
@@ -249,7 +270,8 @@ static int spread_entry_new(const cJSON *constraints, const char *key, ks__share
     *out = NULL;
     if (!e)
         return KS_ENOMEM;
-    rc = ks__parse_spread_constraints(constraints, &e->pool, &e->syms, &c, &e->n, err, errlen);
+    rc = ks__parse_spread_constraints(constraints, checked, &e->pool, &e->syms, &c, &e->n, err,
+                                      errlen);
     e->value = c;
     if (rc == 0)
         rc = entry_publish(e);
@@ -261,8 +283,9 @@ static int spread_entry_new(const cJSON *constraints, const char *key, ks__share
     return 0;
 }
 
-int ks__shared_spread(const cJSON *constraints, const ks_topology_spread_constraint **out,
-                      size_t *n, ks__shared **ref, char *err, size_t errlen)
+int ks__shared_spread(const cJSON *constraints, int checked,
+                      const ks_topology_spread_constraint **out, size_t *n, ks__shared **ref,
+                      char *err, size_t errlen)
 {
     ks__shared *e;
     int rc = 0;
@@ -271,13 +294,13 @@ int ks__shared_spread(const cJSON *constraints, const ks_topology_spread_constra
     *ref = NULL;
     if (cJSON_GetArraySize(constraints) == 0)
         return 0;
-    char *key = cJSON_PrintUnformatted(constraints);
+    char *key = mode_key(cJSON_PrintUnformatted(constraints), checked);
     if (!key)
         return KS_ENOMEM;
     pthread_mutex_lock(&lock);
     e = entry_get(&spread_map, key);
     if (!e)
-        rc = spread_entry_new(constraints, key, &e, err, errlen);
+        rc = spread_entry_new(constraints, checked, key, &e, err, errlen);
     pthread_mutex_unlock(&lock);
     free(key);
     if (e) {

@@ -33,13 +33,16 @@ typedef struct ks__shared ks__shared;
 const ks_label *ks__shared_labels(const ks_label *labels, size_t n, ks__shared **ref);
 
 /* The parsed podAffinity/podAntiAffinity of spec.affinity (NULL when neither), shared between
- * pods whose two fields are identical; *ref as above (NULL with *out NULL). KS_EPARSE with a
- * message naming the field. */
-int ks__shared_pod_affinity(const cJSON *affinity, const ks_pod_affinity **out, ks__shared **ref,
-                            char *err, size_t errlen);
+ * pods whose two fields are identical and that were read in the same mode (checked: the API
+ * server's value rules too, selector.h); *ref as above (NULL with *out NULL). KS_EPARSE with a
+ * message naming the field. A checked read never gets a part a lenient one made: the mode is
+ * part of the key (shared.c, mode_key). */
+int ks__shared_pod_affinity(const cJSON *affinity, int checked, const ks_pod_affinity **out,
+                            ks__shared **ref, char *err, size_t errlen);
 /* spec.topologySpreadConstraints, shared likewise. */
-int ks__shared_spread(const cJSON *constraints, const ks_topology_spread_constraint **out,
-                      size_t *n, ks__shared **ref, char *err, size_t errlen);
+int ks__shared_spread(const cJSON *constraints, int checked,
+                      const ks_topology_spread_constraint **out, size_t *n, ks__shared **ref,
+                      char *err, size_t errlen);
 
 /* Drops one reference; after the last the part is retired. NULL is a no-op. */
 void ks__shared_release(ks__shared *ref);

@@ -245,8 +245,8 @@ Test(inter_pod_affinity, affinity_rejects_pod_of_a_namespace_not_listed)
     add_pod(c, "node1", "ns", "'service':'securityscan'", NULL);
     expect_filter(c,
                   incoming("default", "'security':'S1'",
-                           AFF(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")), "",
-                                          "'namespaces':['DiffNameSpace']")))),
+                           AFF(REQ(TERM_X(SEL(EX_IN("service", "'securityscan','value2'")),
+                                          "region", "'namespaces':['DiffNameSpace']")))),
                   "node1", UNR, R_AFF);
 }
 
@@ -254,7 +254,7 @@ Test(inter_pod_affinity, affinity_rejects_selector_matching_no_pod)
 {
     expect_filter(single_node(),
                   incoming("default", "'service':'securityscan'",
-                           AFF(REQ(IN("service", "'antivirusscan','value2'", "")))),
+                           AFF(REQ(IN("service", "'antivirusscan','value2'", "region")))),
                   "node1", UNR, R_AFF);
 }
 
