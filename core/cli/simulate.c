@@ -662,13 +662,26 @@ static void tally_unread(sim *s, const char *kind)
     }
 }
 
+/* "ns/name" or "name" of an object, for messages. */
+static const char *obj_name(const cJSON *obj, char *buf, size_t len)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+    snprintf(buf, len, "%s%s%s", cJSON_IsString(ns) ? ns->valuestring : "",
+             cJSON_IsString(ns) ? "/" : "", cJSON_IsString(name) ? name->valuestring : "");
+    return buf;
+}
+
 static int load_node(sim *s, const ks_manifest_obj *mo, char *err, size_t errlen)
 {
     char perr[400];
     ks_node *node;
-    int rc = ks__node_from_json(mo->obj, &node, perr, sizeof(perr));
+    int rc = ks__node_from_json_checked(mo->obj, &node, perr, sizeof(perr));
     if (rc) {
-        snprintf(err, errlen, "%s (%s): Node: %s", s->o->cluster_path, mo->where, perr);
+        char name[256];
+        snprintf(err, errlen, "%s (%s): Node %s: %s", s->o->cluster_path, mo->where,
+                 obj_name(mo->obj, name, sizeof(name)), perr);
         return rc;
     }
     rc = ks__scheduler_on_node_add(s->sched, node);
@@ -682,9 +695,11 @@ static int load_pod(sim *s, const ks_manifest_obj *mo, int pass, char *err, size
 {
     char perr[400];
     ks_pod *pod;
-    int rc = ks__pod_from_json(mo->obj, &pod, perr, sizeof(perr));
+    int rc = ks__pod_from_json_checked(mo->obj, &pod, perr, sizeof(perr));
     if (rc) {
-        snprintf(err, errlen, "%s (%s): Pod: %s", s->o->cluster_path, mo->where, perr);
+        char name[256];
+        snprintf(err, errlen, "%s (%s): Pod %s: %s", s->o->cluster_path, mo->where,
+                 obj_name(mo->obj, name, sizeof(name)), perr);
         return rc;
     }
     int assigned = pod->node_name != KS_SYM_EMPTY;
