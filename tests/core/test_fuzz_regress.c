@@ -1,15 +1,45 @@
 /*
  * What the libFuzzer harnesses (tests/fuzz, docs/FUZZING.md) found, as plain tests: each
  * fixed crash's input fed to the same function, so that it stays fixed in the normal and the
- * sanitizer suites. Also the parsing entry points exposed for tests/fuzz/fuzz_watch.c
- * (ks__api_list_page, ks__api_watch_body): a body cut in any chunks yields the same events.
+ * sanitizer suites (findings in code being rewritten wait in tests/fuzz/crashes/). Also the parsing
+ * entry points exposed for tests/fuzz/fuzz_watch.c (ks__api_list_page, ks__api_watch_body): a body
+ * cut in any chunks yields the same events.
  */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/store.h"
 #include "live/apiclient_int.h"
+
+/* --- fixed findings -------------------------------------------------------------------------- */
+
+/* core/api/store.c converted status.disruptionsAllowed to int32 unchecked: 1e20 was undefined
+ * behaviour (UBSan in the sanitizer suite). It saturates now. */
+Test(fuzz_regress, pdb_disruptions_allowed_out_of_int32_range_saturates)
+{
+    static const char *const cases[][2] = {{"1e20", "2147483647"}, {"-1e20", "-2147483648"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char json[512], err[256];
+        snprintf(json, sizeof(json),
+                 "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/v1\","
+                 "\"metadata\":{\"name\":\"p\",\"namespace\":\"d\",\"uid\":\"u\"},"
+                 "\"spec\":{\"selector\":{\"matchLabels\":{\"a\":\"b\"}}},"
+                 "\"status\":{\"disruptionsAllowed\":%s}}",
+                 cases[i][0]);
+        cJSON *obj = cJSON_Parse(json);
+        ks_store *st = ks__store_new();
+        ks_pdb *pdbs = NULL;
+        cr_assert_not_null(obj);
+        cr_assert_eq(ks__store_apply(st, obj, 0, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(ks__store_pdbs(st, &pdbs), 1);
+        cr_assert_eq(pdbs[0].disruptions_allowed, strtol(cases[i][1], NULL, 10), "%s", cases[i][0]);
+        free(pdbs);
+        ks__store_free(st);
+        cJSON_Delete(obj);
+    }
+}
 
 /* --- the watch body and the list page without a network ------------------------------------- */
 
