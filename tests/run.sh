@@ -6,7 +6,9 @@
 # kube-apiserver + kube-scheduler built from their Go modules (cached in ~/.cache/kubesched-e2e;
 # the first build on a machine takes about 15 minutes), with the plain binary, and the basic live
 # test once more with the sanitizer binary. Exits non-zero on any failure.
-# Usage: tests/run.sh [--no-sanitize] [--no-e2e]
+# After the sanitizer suite, the libFuzzer harnesses run 30 s each (tests/fuzz/run.sh,
+# docs/FUZZING.md; build-fuzz with clang-16).
+# Usage: tests/run.sh [--no-sanitize] [--no-fuzz] [--no-e2e]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,12 +25,13 @@ run_suite() {
   if ! ctest --test-dir "$dir" --output-on-failure; then status=1; fi
 }
 
-sanitize=1 e2e=1
+sanitize=1 fuzz=1 e2e=1
 for a in "$@"; do
   case "$a" in
     --no-sanitize) sanitize=0 ;;
+    --no-fuzz) fuzz=0 ;;
     --no-e2e) e2e=0 ;;
-    *) echo "tests/run.sh: unknown argument $a (use --no-sanitize, --no-e2e)"; exit 2 ;;
+    *) echo "tests/run.sh: unknown argument $a (use --no-sanitize, --no-fuzz, --no-e2e)"; exit 2 ;;
   esac
 done
 
@@ -41,6 +44,10 @@ if [ $sanitize = 1 ]; then
   # detect_leaks: every test must free what it allocates.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DKS_SANITIZE=ON
+fi
+if [ $fuzz = 1 ]; then
+  echo "== fuzz (tests/fuzz/run.sh 30)"
+  if ! tests/fuzz/run.sh 30; then status=1; fi
 fi
 if [ $e2e = 1 ]; then
   echo "== e2e (tests/e2e/run-all.sh, build/kubesched)"

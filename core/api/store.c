@@ -69,6 +69,18 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
 }
 
+/* A JSON number as int32, saturated: converting a double outside the int32 range is undefined
+ * behaviour in C (disruptionsAllowed: 1e20, checked after tests/fuzz found the same conversion in
+ * objects.c). The API server never sends such a value; a hand-written cluster file may. */
+static int32_t clamp_i32(double v)
+{
+    if (v <= INT32_MIN)
+        return INT32_MIN;
+    if (v >= INT32_MAX)
+        return INT32_MAX;
+    return (int32_t)v;
+}
+
 static int cmp_label(const void *a, const void *b)
 {
     const ks_label *x = a, *y = b;
@@ -150,7 +162,7 @@ int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size
         const cJSON *da = get(get(obj, "status"), "disruptionsAllowed");
         rc = ks__parse_label_selector(get(spec, "selector"), "spec.selector", &st->pool, NULL,
                                       &e->selector, err, errlen);
-        e->disruptions_allowed = cJSON_IsNumber(da) ? (int32_t)da->valuedouble : 0;
+        e->disruptions_allowed = cJSON_IsNumber(da) ? clamp_i32(da->valuedouble) : 0;
         const cJSON *dp = get(get(obj, "status"), "disruptedPods"), *it;
         if (rc == 0 && dp && !cJSON_IsNull(dp) && !cJSON_IsObject(dp)) {
             snprintf(err, errlen, "%s/%s: status.disruptedPods: expected a map", nss,

@@ -70,7 +70,7 @@ static int buf_append(ks_api *api, const char *p, size_t n)
     return 0;
 }
 
-static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
+size_t ks__api_on_write(char *p, size_t size, size_t nmemb, void *ud)
 {
     ks_api *api = ud;
     size_t n = size * nmemb;
@@ -229,7 +229,7 @@ int ks__api_create(ks_kubeconfig *kc, const ks_api_opts *opts, ks_api **out, cha
     CURL *e = api->easy;
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, api->curl_err);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ks__api_on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, api);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, api);

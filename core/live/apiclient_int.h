@@ -54,6 +54,24 @@ struct ks_api {
 int ks__api_transfer(ks_api *api, const char *method, const char *path, const char *body,
                      const char *content_type, api_sink sink, long timeout_ms, long *status);
 
+/* The write callback of every transfer (apiclient.c): buffers the body, or with SINK_STREAM and a
+ * 200 status cuts it into lines for api->on_line. Exposed for ks__api_watch_body. */
+size_t ks__api_on_write(char *p, size_t size, size_t nmemb, void *ud);
+
+/* One page of a list response held in api->buf: each item (detached, the callee's) to fn, the
+ * page's metadata.resourceVersion to *last_rv (kept when absent) and its continue token to *cont
+ * (NULL when none). 0, fn's non-zero value, or KS_EPARSE/KS_ENOMEM with api->err set. */
+int ks__api_list_page(ks_api *api, const char *path, ks_api_item_fn fn, void *ud, char **last_rv,
+                      char **cont);
+
+/* The watch without the network (tests/fuzz/fuzz_watch.c): body, as a 200 response to a watch of
+ * path, goes through ks__api_on_write `chunk` bytes at a time (0: in one write) into the event
+ * decoder and fn, exactly as a transfer's body would; a last line without its newline counts, as
+ * at the end of a real watch. Returns and sets *rv as ks__api_watch. api needs no connection. */
+int ks__api_watch_body(ks_api *api, const char *path, const ks_api_watch_opts *opts,
+                       const char *body, size_t len, size_t chunk, ks_api_event_fn fn, void *ud,
+                       char **rv);
+
 /* Sets api->err for a response with a non-2xx status, from its Status body in api->buf, and
  * returns the code ks__api_request documents for that status. */
 int ks__api_http_error(ks_api *api, const char *method, const char *path, long status);

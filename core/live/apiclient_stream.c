@@ -48,12 +48,54 @@ static int replace_str(char **dst, const char *src)
 
 /* --- list ----------------------------------------------------------------------------------- */
 
+int ks__api_list_page(ks_api *api, const char *path, ks_api_item_fn fn, void *ud, char **last_rv,
+                      char **cont)
+{
+    int pl, rc = 0;
+    path_only(path, &pl);
+    cJSON *page = cJSON_ParseWithLength(api->buf ? api->buf : "", api->len);
+    if (!cJSON_IsObject(page)) {
+        const char *at = cJSON_GetErrorPtr();
+        long off = page || !at || !api->buf ? 0 : (long)(at - api->buf);
+        ks__api_seterr(api, "GET %.*s: the response is not a JSON object (at byte %ld of %zu)", pl,
+                       path, off, api->len);
+        cJSON_Delete(page);
+        return KS_EPARSE;
+    }
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(page, "metadata");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    if (cJSON_IsString(v) && replace_str(last_rv, v->valuestring))
+        goto nomem;
+    v = cJSON_GetObjectItemCaseSensitive(meta, "continue");
+    free(*cont);
+    *cont = NULL;
+    if (cJSON_IsString(v) && v->valuestring[0] && !(*cont = strdup(v->valuestring)))
+        goto nomem;
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
+    if (items && !cJSON_IsNull(items) && !cJSON_IsArray(items)) {
+        ks__api_seterr(api, "GET %.*s: items is not a list", pl, path);
+        rc = KS_EPARSE;
+        goto out;
+    }
+    while (items && items->child) {
+        cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
+        if ((rc = fn(it, ud)) != 0)
+            goto out;
+    }
+    goto out;
+nomem:
+    ks__api_seterr(api, "GET %.*s: out of memory", pl, path);
+    rc = KS_ENOMEM;
+out:
+    cJSON_Delete(page);
+    return rc;
+}
+
 int ks__api_list(ks_api *api, const char *path, const ks_api_list_opts *opts, ks_api_item_fn fn,
                  void *ud, char **rv)
 {
     static const ks_api_list_opts none = {0};
     char *url = NULL, *cont = NULL, *last_rv = NULL;
-    cJSON *page = NULL;
     int rc = 0, pl;
     if (rv)
         *rv = NULL;
@@ -88,37 +130,8 @@ int ks__api_list(ks_api *api, const char *path, const ks_api_list_opts *opts, ks
             }
             goto out;
         }
-        page = cJSON_ParseWithLength(api->buf ? api->buf : "", api->len);
-        if (!cJSON_IsObject(page)) {
-            const char *at = cJSON_GetErrorPtr();
-            long off = page || !at || !api->buf ? 0 : (long)(at - api->buf);
-            ks__api_seterr(api, "GET %.*s: the response is not a JSON object (at byte %ld of %zu)",
-                           pl, path, off, api->len);
-            rc = KS_EPARSE;
+        if ((rc = ks__api_list_page(api, path, fn, ud, &last_rv, &cont)) != 0)
             goto out;
-        }
-        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(page, "metadata");
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-        if (cJSON_IsString(v) && replace_str(&last_rv, v->valuestring))
-            goto nomem;
-        v = cJSON_GetObjectItemCaseSensitive(meta, "continue");
-        free(cont);
-        cont = NULL;
-        if (cJSON_IsString(v) && v->valuestring[0] && !(cont = strdup(v->valuestring)))
-            goto nomem;
-        cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items");
-        if (items && !cJSON_IsNull(items) && !cJSON_IsArray(items)) {
-            ks__api_seterr(api, "GET %.*s: items is not a list", pl, path);
-            rc = KS_EPARSE;
-            goto out;
-        }
-        while (items && items->child) {
-            cJSON *it = cJSON_DetachItemViaPointer(items, items->child);
-            if ((rc = fn(it, ud)) != 0)
-                goto out;
-        }
-        cJSON_Delete(page);
-        page = NULL;
         if (!cont)
             break;
     }
@@ -131,7 +144,6 @@ nomem:
     ks__api_seterr(api, "GET %.*s: out of memory", pl, path);
     rc = KS_ENOMEM;
 out:
-    cJSON_Delete(page);
     free(url);
     free(cont);
     free(last_rv);
@@ -292,5 +304,39 @@ out:
     }
     free(w.rv);
     free(url);
+    return rc;
+}
+
+int ks__api_watch_body(ks_api *api, const char *path, const ks_api_watch_opts *opts,
+                       const char *body, size_t len, size_t chunk, ks_api_event_fn fn, void *ud,
+                       char **rv)
+{
+    static const ks_api_watch_opts none = {0};
+    watch_state w = {.path = path, .opts = opts ? opts : &none, .fn = fn, .ud = ud};
+    int rc = 0;
+    path_only(path, &w.path_len);
+    /* What ks__api_transfer sets up for a stream whose status was 200. */
+    api->sink = SINK_STREAM;
+    api->status_seen = api->stream_ok = 1;
+    api->line_rc = 0;
+    api->len = 0;
+    api->on_line = on_event_line;
+    api->line_ud = &w;
+    for (size_t off = 0, n; off < len && rc == 0; off += n) {
+        n = chunk && len - off > chunk ? chunk : len - off;
+        /* The callback only reads p: curl's prototype is what makes it non-const. */
+        if (ks__api_on_write((char *)body + off, 1, n, api) != n)
+            rc = api->line_rc ? api->line_rc : KS_EIO;
+    }
+    api->on_line = NULL;
+    if (rc == 0 && api->len)
+        rc = on_event_line(api, api->buf, api->len, &w);
+    api->len = 0;
+    if (rv) {
+        free(*rv);
+        *rv = w.rv;
+    } else {
+        free(w.rv);
+    }
     return rc;
 }
