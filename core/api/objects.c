@@ -10,6 +10,7 @@
  * defaults to its capacity.
  */
 #define _GNU_SOURCE /* strptime, timegm */
+#include "util/numconv.h"
 #include "api/objects.h"
 
 #include <stdarg.h>
@@ -709,7 +710,7 @@ static int parse_tolerations(const cJSON *arr, ks_pod *pod, parse_ctx *e)
         t->effect = parse_effect(get_str(it, "effect"), &ok);
         if (cJSON_IsNumber(secs)) {
             t->has_seconds = 1;
-            t->toleration_seconds = (int64_t)secs->valuedouble;
+            t->toleration_seconds = ks__sat_i64(secs->valuedouble);
         }
         i++;
     }
@@ -992,7 +993,7 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
                 if (!cJSON_IsNumber(hp) || hp->valuedouble <= 0)
                     continue;
                 ks_host_port *h = &pod->host_ports[pod->nports++];
-                h->port = (int32_t)hp->valuedouble;
+                h->port = ks__sat_i32(hp->valuedouble);
                 h->protocol = get_sym(e, p, "protocol", "TCP");
                 if (h->protocol == KS_SYM_EMPTY) /* as upstream HostPortInfo's sanitize */
                     h->protocol = ks__intern("TCP");
@@ -1283,7 +1284,7 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
                 ni->nnames++;
             }
         }
-        ni->size_bytes = cJSON_IsNumber(size) ? (int64_t)size->valuedouble : 0;
+        ni->size_bytes = cJSON_IsNumber(size) ? ks__sat_i64(size->valuedouble) : 0;
     }
     return 0;
 }

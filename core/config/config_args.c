@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/numconv.h"
 #include "config/config_args.h"
 #include "config/config_int.h"
 #include "config/registry.h"
@@ -313,7 +314,7 @@ static int check_bounds(cfg_load *L, const cJSON *o, const ks_args_schema *s, co
             return ks__cfg_fail_item(L, v, KS_EINVAL,
                                      "%s: Invalid value: %" PRId64 ": not in valid range [%" PRId64
                                      ", %" PRId64 "]",
-                                     p, (int64_t)v->valuedouble, f->min, f->max);
+                                     p, ks__sat_i64(v->valuedouble), f->min, f->max);
         if (f->object && f->type == KS_ARG_OBJECT && check_bounds(L, v, f->object, p) < 0)
             return L->rc;
         if (f->object && f->type == KS_ARG_OBJECT_LIST)

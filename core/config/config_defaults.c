@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/numconv.h"
 #include "config/config_int.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -180,7 +181,7 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
 {
     const cJSON *t = get(a, "bindTimeoutSeconds");
     char p[360];
-    if (cJSON_IsNumber(t) && (int64_t)t->valuedouble < 0) {
+    if (cJSON_IsNumber(t) && ks__sat_i64(t->valuedouble) < 0) {
         ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
         return ks__cfg_invalid(L, p, t,
                                "invalid BindTimeoutSeconds, should not be a negative value");

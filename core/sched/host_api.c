@@ -3,6 +3,7 @@
  * objects.h, cache.h and framework.h. Every slot is filled; plugins test newer ones with
  * KS_HOST_HAS. See sdk/kubesched/plugin.h for the contract of each slot.
  */
+#include "util/numconv.h"
 #include "sched/host_api.h"
 
 #include <stdarg.h>
@@ -94,7 +95,7 @@ static int h_args_get_int(const ks_args *a, const char *path, int64_t *out)
     const cJSON *v = arg(a, path);
     if (!v || cJSON_IsNull(v))
         return KS_ENOTFOUND;
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble)
+    if (!cJSON_IsNumber(v) || !ks__is_i64(v->valuedouble))
         return KS_ETYPE;
     *out = (int64_t)v->valuedouble;
     return 0;

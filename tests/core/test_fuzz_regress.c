@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/objects.h"
 #include "api/store.h"
 #include "live/apiclient_int.h"
+#include "util/numconv.h"
 
 /* --- fixed findings -------------------------------------------------------------------------- */
 
@@ -39,6 +41,53 @@ Test(fuzz_regress, pdb_disruptions_allowed_out_of_int32_range_saturates)
         ks__store_free(st);
         cJSON_Delete(obj);
     }
+}
+
+/* core/api/objects.c converted a Node's status.images[].sizeBytes to int64 unchecked: 1.0055e19
+ * (fuzz_manifest, tests/fuzz/crashes at the time) was undefined behaviour. It saturates now, and so
+ * do tolerationSeconds and hostPort, found by looking for the same conversion. */
+Test(fuzz_regress, node_image_size_and_toleration_seconds_beyond_int64_saturate)
+{
+    char err[256];
+    ks_node *node = NULL;
+    ks_pod *pod = NULL;
+    cJSON *n = cJSON_Parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"e\"},\"status\":{"
+                           "\"images\":[{\"names\":[\"a\"],\"sizeBytes\":10055555555555550000},"
+                           "{\"names\":[\"b\"],\"sizeBytes\":-1e30}]}}");
+    cJSON *p = cJSON_Parse("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},"
+                           "\"spec\":{\"containers\":[{\"name\":\"c\"}],\"tolerations\":[{"
+                           "\"key\":\"k\",\"operator\":\"Exists\",\"effect\":\"NoExecute\","
+                           "\"tolerationSeconds\":1e300}]}}");
+    ks__objects_init();
+    cr_assert_eq(ks__node_from_json(n, &node, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(node->nimages, 2);
+    cr_expect_eq(node->images[0].size_bytes, INT64_MAX);
+    cr_expect_eq(node->images[1].size_bytes, INT64_MIN);
+    cr_assert_eq(ks__pod_from_json(p, &pod, err, sizeof(err)), 0, "%s", err);
+    cr_expect_eq(pod->tolerations[0].toleration_seconds, INT64_MAX);
+    ks__node_unref(node);
+    ks__pod_unref(pod);
+    cJSON_Delete(n);
+    cJSON_Delete(p);
+}
+
+Test(fuzz_regress, saturating_conversions_of_doubles)
+{
+    cr_expect_eq(ks__sat_i64(1e19), INT64_MAX);
+    cr_expect_eq(ks__sat_i64(9223372036854775808.0), INT64_MAX);
+    cr_expect_eq(ks__sat_i64(9223372036854774784.0), 9223372036854774784LL);
+    cr_expect_eq(ks__sat_i64(-9223372036854775808.0), INT64_MIN);
+    cr_expect_eq(ks__sat_i64(-1e300), INT64_MIN);
+    cr_expect_eq(ks__sat_i64(-2.9), -2);
+    cr_expect_eq(ks__sat_i32(2147483648.0), INT32_MAX);
+    cr_expect_eq(ks__sat_i32(2147483647.0), INT32_MAX);
+    cr_expect_eq(ks__sat_i32(-2147483649.0), INT32_MIN);
+    cr_expect_eq(ks__sat_i32(7.9), 7);
+    cr_expect(ks__is_i64(-9223372036854775808.0));
+    cr_expect(!ks__is_i64(9223372036854775808.0));
+    cr_expect(!ks__is_i64(1e300));
+    cr_expect(!ks__is_i64(0.5));
+    cr_expect(ks__is_i64(42));
 }
 
 /* --- the watch body and the list page without a network ------------------------------------- */

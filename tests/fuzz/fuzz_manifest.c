@@ -1,7 +1,11 @@
 /*
- * ks__manifest_load (core/api/manifest.h) on the input as a file (a memfd), then every object as
- * `kubesched simulate` loads it (load() in core/cli/simulate.c): Nodes and Pods through
- * ks__node_from_json / ks__pod_from_json, the kinds the plugins read through ks__store_apply.
+ * ks__manifest_read (core/api/manifest.h) on the input as a file (a memfd), with every problem
+ * formatted, in strict mode for inputs of odd length; then every object as `kubesched simulate`
+ * loads it (load() in core/cli/simulate.c: the _checked readers) and as live mode does (the
+ * lenient ones), and the kinds the plugins read through ks__store_apply.
+ *
+ * Invariant asserted: what the checked reader accepts, the lenient one accepts too (the checked
+ * one only adds the API server's value rules).
  */
 #include "fuzz_common.h"
 
@@ -21,15 +25,34 @@ static void convert(ks_store *st, const cJSON *o)
     char err[400];
     if (strcmp(kind, "Node") == 0) {
         ks_node *node;
-        if (ks__node_from_json(o, &node, err, sizeof(err)) == 0)
+        int lenient = ks__node_from_json(o, &node, err, sizeof(err));
+        if (lenient == 0)
             ks__node_unref(node);
+        if (ks__node_from_json_checked(o, &node, err, sizeof(err)) == 0) {
+            ks__node_unref(node);
+            if (lenient != 0)
+                abort(); /* the checked reader accepted what the lenient one refused */
+        }
     } else if (strcmp(kind, "Pod") == 0) {
         ks_pod *pod;
-        if (ks__pod_from_json(o, &pod, err, sizeof(err)) == 0)
+        int lenient = ks__pod_from_json(o, &pod, err, sizeof(err));
+        if (lenient == 0)
             ks__pod_unref(pod);
+        if (ks__pod_from_json_checked(o, &pod, err, sizeof(err)) == 0) {
+            ks__pod_unref(pod);
+            if (lenient != 0)
+                abort();
+        }
     } else if (ks__store_wants(kind)) {
         (void)ks__store_apply(st, o, 0, err, sizeof(err));
     }
+}
+
+/* Problems are formatted by the reader before this is called: nothing more to do with them. */
+static void ignore_problem(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -45,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = fz_memfd(data, size, path, sizeof(path));
     if (fd < 0)
         return 0;
-    if (ks__manifest_load(path, &m, err, sizeof(err)) == 0) {
+    ks_manifest_opts o = {.strict = (int)(size & 1), .report = ignore_problem};
+    if (ks__manifest_read(path, &o, &m, err, sizeof(err)) == 0) {
         ks_store *st = ks__store_new();
         for (size_t i = 0; st && i < m.n; i++)
             convert(st, m.objs[i].obj);

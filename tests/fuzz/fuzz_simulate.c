@@ -44,7 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           .output = KS_OUTPUT_JSON,
                           .explain = 1,
                           .seed = 1,
-                          .out = g_null};
+                          .out = g_null,
+                          .strict = (int)(size & 1),
+                          .warn = g_null};
     (void)ks__simulate_run(&o, &stats, err, sizeof(err));
     close(fd);
     return 0;
