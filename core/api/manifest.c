@@ -366,8 +366,11 @@ static void root_placed(void *ctx, const cJSON *item, size_t line, size_t col)
     L->root_line = line; /* the root value is the last one placed */
 }
 
-/* Reads the document at text[offset..] again, with positions, and reports its problems. */
-static void report_with_positions(mload *L, cJSON *first, size_t offset, size_t line, size_t col)
+/* Reads the document at text[offset..] again, with positions, and reports its problems. A JSON
+ * value with a repeated key (dups) is refused by the YAML reader: that refusal, with its position,
+ * is the problem to report. */
+static void report_with_positions(mload *L, cJSON *first, size_t offset, size_t line, size_t col,
+                                  int dups)
 {
     pos_map pm = {0};
     ks_yaml_read_opts ro = {.base_line = line, .base_col = col, .placed = pos_put, .ctx = &pm};
@@ -381,8 +384,7 @@ static void report_with_positions(mload *L, cJSON *first, size_t offset, size_t 
     if (rc == 1 && !pm.oom) {
         L->pos = &pm;
         check_objects(L, doc.root);
-    } else if (rc < 0 && rc != KS_ENOMEM) {
-        /* JSON that the YAML reader refuses: its repeated key, with the position */
+    } else if (rc < 0 && rc != KS_ENOMEM && dups) {
         L->m->errors++;
         if (L->o.report) {
             char msg[768];
@@ -391,6 +393,10 @@ static void report_with_positions(mload *L, cJSON *first, size_t offset, size_t 
         }
     } else {
         check_objects(L, first); /* no positions: each problem at its document */
+        if (dups) {              /* the reading with positions failed for want of memory */
+            L->label[0] = '\0';
+            problem(L, NULL, 1, "a repeated key (duplicate field)");
+        }
     }
     L->pos = NULL;
     L->reporting = 0;
@@ -408,12 +414,11 @@ static int take_document(mload *L, cJSON *root, size_t offset, size_t line, size
     L->obj_col = col;
     fill_typed_list_kinds(root);
     check_objects(L, root);
-    if (check_duplicates && has_duplicate_keys(root))
-        L->problems++;
-    if (L->problems) {
+    int dups = check_duplicates && has_duplicate_keys(root);
+    if (L->problems || dups) {
         L->obj_line = line;
         L->obj_col = col;
-        report_with_positions(L, root, offset, line, col);
+        report_with_positions(L, root, offset, line, col, dups);
     }
     return take_objects(L, root, where);
 }

@@ -787,6 +787,8 @@ static void print_skipped(const sim *s)
     if (st->warnings)
         fprintf(w, "; %zu warning%s about the file above (--strict makes them errors)",
                 st->warnings, st->warnings == 1 ? "" : "s");
+    if (st->warnings > KS_MANIFEST_MAX_REPORTED)
+        fprintf(w, "; only the first %d problems were printed", KS_MANIFEST_MAX_REPORTED);
     fputc('\n', w);
 }
 

@@ -392,3 +392,31 @@ Test(badmanifest, a_weight_out_of_range_is_refused, .init = dir_setup, .fini = d
         "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
         "Invalid value: 0: must be in the range 1-100");
 }
+
+Test(badmanifest, json_problems_have_positions_and_many_are_summed_up, .init = dir_setup,
+     .fini = dir_teardown)
+{
+    /* A JSON value with a problem is read again by the YAML reader for the position. */
+    const char *path = put("warn.json", "{\"apiVersion\": \"v1\", \"kind\": \"Node\",\n"
+                                        " \"metadata\": {\"name\": \"n1\", \"nmae\": \"x\"}}\n");
+    run_result r = simulate(path, "");
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    expect_err_line(r, path, ":2:29: warning: Node n1: unknown field \"metadata.nmae\"");
+    free(r.out);
+    /* 60 misspelt fields: 50 printed, then the closing line says the rest were not. */
+    char text[8192];
+    size_t off = (size_t)snprintf(text, sizeof(text),
+                                  "apiVersion: v1\nkind: Node\nmetadata:\n"
+                                  "  name: n1\n");
+    for (int i = 0; i < 60; i++)
+        off += (size_t)snprintf(text + off, sizeof(text) - off, "x%d: 1\n", i);
+    path = put("many.yaml", text);
+    r = simulate(path, "");
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    expect_err_line(r, path, ":54:1: warning: Node n1: unknown field \"x49\"");
+    cr_expect(strstr(r.err, "unknown field \"x50\"") == NULL, "%s", r.err);
+    expect_err_line(r, path,
+                    ": skipped 0 objects; 60 warnings about the file above (--strict makes them "
+                    "errors); only the first 50 problems were printed");
+    free(r.out);
+}
