@@ -153,9 +153,10 @@ static const char *str_field(const cJSON *obj, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* Whether the object is kept: objects without a kind, or with a kind their apiVersion does not
- * have, are left out with a warning (nothing would read them: a typo such as `kind: Nodes`). */
-static int check_object(mload *L, const cJSON *obj)
+/* Checks one object. Objects without a kind, or with a kind their apiVersion does not have, get
+ * a warning here and are left out by add_object (nothing would read them: a typo such as `kind:
+ * Nodes`); objects of a kind with a schema are checked against it. */
+static void check_object(mload *L, const cJSON *obj)
 {
     const char *api_version = str_field(obj, "apiVersion"), *kind = str_field(obj, "kind");
     const char *suggestion = NULL;
@@ -166,21 +167,23 @@ static int check_object(mload *L, const cJSON *obj)
     }
     obj_label(L, obj);
     switch (ks__kube_classify(api_version, kind, &suggestion)) {
-    case KS_KUBE_KIND_MISSING:
-        problem(L, cJSON_GetObjectItemCaseSensitive(obj, kind ? "apiVersion" : "kind"), L->o.strict,
-                "%s not set: the object is left out", kind && *kind ? "apiVersion" : "kind");
-        return 0;
+    case KS_KUBE_KIND_MISSING: {
+        const char *unset = kind && *kind ? "apiVersion" : "kind";
+        problem(L, cJSON_GetObjectItemCaseSensitive(obj, unset), L->o.strict,
+                "%s not set: the object is left out", unset);
+        return;
+    }
     case KS_KUBE_KIND_UNKNOWN:
         problem(L, cJSON_GetObjectItemCaseSensitive(obj, "kind"), L->o.strict,
                 "no kind \"%s\" is registered for version \"%s\"%s%s%s: the object is left out",
                 kind, api_version, suggestion ? " (did you mean \"" : "",
                 suggestion ? suggestion : "", suggestion ? "\"?)" : "");
-        return 0;
+        return;
     case KS_KUBE_KIND_CHECKED:
         ks__kube_check(obj, on_schema_problem, L);
-        return 1;
+        return;
     default:
-        return 1; /* kinds kubesched does not read: the caller counts them */
+        return; /* kinds kubesched does not read: simulate counts them */
     }
 }
 
