@@ -98,6 +98,7 @@ typedef struct mload {
     size_t obj_line, obj_col; /* where the object being checked starts (fallback position) */
     char label[160];          /* "Pod default/web: " for messages about it */
     size_t root_line;         /* the first reading: where the document's root value starts */
+    size_t doc_offset, doc_line, doc_col; /* the current document's text, for re-reading */
 } mload;
 
 static void obj_label(mload *L, const cJSON *obj)
@@ -294,8 +295,9 @@ static int has_duplicate_keys(const cJSON *v)
 /* ---- adding the objects ------------------------------------------------------------------------
  */
 
-static int push(ks_manifest *m, cJSON *obj, const char *where)
+static int push(mload *L, cJSON *obj, size_t item, const char *where)
 {
+    ks_manifest *m = L->m;
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
         ks_manifest_obj *o = realloc(m->objs, cap * sizeof(*o));
@@ -306,6 +308,10 @@ static int push(ks_manifest *m, cJSON *obj, const char *where)
     }
     m->objs[m->n].obj = obj;
     snprintf(m->objs[m->n].where, sizeof(m->objs[m->n].where), "%s", where);
+    m->objs[m->n].doc_offset = L->doc_offset;
+    m->objs[m->n].doc_line = L->doc_line;
+    m->objs[m->n].doc_col = L->doc_col;
+    m->objs[m->n].item = item;
     m->n++;
     return 0;
 }
@@ -326,7 +332,7 @@ static int add_object(mload *L, cJSON *obj, const char *field, size_t i, const c
         snprintf(w, sizeof(w), "%s", where);
     else
         snprintf(w, sizeof(w), "%s, %s[%zu]", where, field, i);
-    int rc = push(L->m, obj, w);
+    int rc = push(L, obj, i, w);
     if (rc)
         cJSON_Delete(obj);
     return rc;
@@ -415,6 +421,9 @@ static int take_document(mload *L, cJSON *root, size_t offset, size_t line, size
     L->problems = 0;
     L->obj_line = line;
     L->obj_col = col;
+    L->doc_offset = offset;
+    L->doc_line = line;
+    L->doc_col = col;
     fill_typed_list_kinds(root);
     check_objects(L, root);
     int dups = check_duplicates && has_duplicate_keys(root);
@@ -601,6 +610,91 @@ int ks__manifest_read(const char *path, const ks_manifest_opts *o, ks_manifest *
         m->warnings = warnings;
     }
     return rc;
+}
+
+/* ---- locating a field after loading ------------------------------------------------------ */
+
+/* The child of object v whose key starts p and ends where a path segment does ("." "[" or the
+ * end): keys may hold dots themselves (label keys), so the longest such key wins. */
+static const cJSON *child_at(const cJSON *v, const char *p, size_t *used)
+{
+    const cJSON *best = NULL;
+    *used = 0;
+    for (const cJSON *c = cJSON_IsObject(v) ? v->child : NULL; c; c = c->next) {
+        size_t n = strlen(c->string);
+        if (n > *used && !strncmp(p, c->string, n) && (!p[n] || p[n] == '.' || p[n] == '[')) {
+            best = c;
+            *used = n;
+        }
+    }
+    return best;
+}
+
+/* The deepest value of v that field_path reaches. */
+static const cJSON *follow(const cJSON *v, const char *p)
+{
+    while (*p && v) {
+        const cJSON *next;
+        size_t used;
+        if (*p == '[') {
+            char *end;
+            unsigned long i = strtoul(p + 1, &end, 10);
+            next = *end == ']' && cJSON_IsArray(v) ? cJSON_GetArrayItem(v, (int)i) : NULL;
+            used = (size_t)(end - p) + 1;
+        } else {
+            next = child_at(v, p, &used);
+        }
+        if (!next)
+            break;
+        v = next;
+        p += used;
+        if (*p == '.')
+            p++;
+    }
+    return v;
+}
+
+/* The object o is in the document root: itself, or its item. */
+static const cJSON *object_in(const cJSON *root, const ks_manifest_obj *o)
+{
+    const cJSON *items = cJSON_IsArray(root) ? root
+                         : is_list(root)     ? cJSON_GetObjectItemCaseSensitive(root, "items")
+                                             : NULL;
+    if (o->item == SIZE_MAX)
+        return root;
+    return items && o->item <= INT32_MAX ? cJSON_GetArrayItem(items, (int)o->item) : NULL;
+}
+
+int ks__manifest_locate(const char *path, const ks_manifest_obj *o, const char *field_path,
+                        size_t *line, size_t *col)
+{
+    char *text = NULL, err[512];
+    size_t len = 0;
+    pos_map pm = {0};
+    ks_yaml_doc doc = {0};
+    int rc = ks__read_file(path, KS_MANIFEST_MAX_BYTES, &text, &len);
+    if (rc)
+        return rc == -ENOMEM ? KS_ENOMEM : KS_EIO;
+    ks_yaml_read_opts ro = {
+        .base_line = o->doc_line, .base_col = o->doc_col, .placed = pos_put, .ctx = &pm};
+    ks_yaml_reader *r = o->doc_offset < len
+                            ? ks__yaml_reader_new(text + o->doc_offset, len - o->doc_offset, &ro)
+                            : NULL;
+    rc = r ? ks__yaml_reader_next(r, &doc, err, sizeof(err)) : KS_EINVAL;
+    const pos_slot *at = NULL;
+    if (rc == 1 && !pm.oom) {
+        const cJSON *obj = object_in(doc.root, o);
+        at = obj ? pos_get(&pm, follow(obj, field_path)) : NULL;
+    }
+    if (at) {
+        *line = at->line;
+        *col = at->col;
+    }
+    cJSON_Delete(doc.root);
+    ks__yaml_reader_free(r);
+    free(pm.slots);
+    free(text);
+    return at ? 0 : KS_ENOTFOUND;
 }
 
 int ks__manifest_load(const char *path, ks_manifest *m, char *err, size_t errlen)

@@ -24,7 +24,10 @@
 
 typedef struct ks_manifest_obj {
     cJSON *obj;     /* owned */
-    char where[64]; /* "line 12", "line 3, items[4]" (YAML) or "item 3" (JSON), for messages */
+    char where[64]; /* "line 12", "line 3, items[4]" or "line 1, [2]", for messages */
+    /* Where its document's text starts (for ks__manifest_locate), and which item of the
+     * document it is (a List's items or a top-level sequence's; SIZE_MAX: the document). */
+    size_t doc_offset, doc_line, doc_col, item;
 } ks_manifest_obj;
 
 typedef struct ks_manifest {
@@ -62,6 +65,13 @@ int ks__manifest_read(const char *path, const ks_manifest_opts *o, ks_manifest *
 
 /* ks__manifest_read with the defaults. */
 int ks__manifest_load(const char *path, ks_manifest *out, char *err, size_t errlen);
+
+/* The position (1-based) of field_path ("spec.containers[0].ports[0].hostPort", as object
+ * messages name fields) in object o of the cluster file path, for a message about a value found
+ * after loading: the file is read again, from o's document only. The deepest field of the path
+ * that exists is found. 0, or a KS_E* code (the file changed or cannot be read). */
+int ks__manifest_locate(const char *path, const ks_manifest_obj *o, const char *field_path,
+                        size_t *line, size_t *col);
 
 void ks__manifest_free(ks_manifest *m);
 

@@ -673,15 +673,31 @@ static const char *obj_name(const cJSON *obj, char *buf, size_t len)
     return buf;
 }
 
+/* An object the readers refused: at the position of the field its message starts with
+ * ("spec.containers[0].ports[0].hostPort: Invalid value: ..."), found by reading its document
+ * again, like the problems the manifest reader reports; else at its document's line. */
+static void object_error(const sim *s, const ks_manifest_obj *mo, const char *kind, const char *msg,
+                         char *err, size_t errlen)
+{
+    char name[256], field[512];
+    size_t line, col, n = strcspn(msg, ":");
+    obj_name(mo->obj, name, sizeof(name));
+    snprintf(field, sizeof(field), "%.*s", (int)n, msg);
+    if (msg[n] == ':' && !strchr(field, ' ') &&
+        ks__manifest_locate(s->o->cluster_path, mo, field, &line, &col) == 0)
+        snprintf(err, errlen, "%s:%zu:%zu: error: %s %s: %s", s->o->cluster_path, line, col, kind,
+                 name, msg);
+    else
+        snprintf(err, errlen, "%s (%s): %s %s: %s", s->o->cluster_path, mo->where, kind, name, msg);
+}
+
 static int load_node(sim *s, const ks_manifest_obj *mo, char *err, size_t errlen)
 {
     char perr[400];
     ks_node *node;
     int rc = ks__node_from_json_checked(mo->obj, &node, perr, sizeof(perr));
     if (rc) {
-        char name[256];
-        snprintf(err, errlen, "%s (%s): Node %s: %s", s->o->cluster_path, mo->where,
-                 obj_name(mo->obj, name, sizeof(name)), perr);
+        object_error(s, mo, "Node", perr, err, errlen);
         return rc;
     }
     rc = ks__scheduler_on_node_add(s->sched, node);
@@ -697,9 +713,7 @@ static int load_pod(sim *s, const ks_manifest_obj *mo, int pass, char *err, size
     ks_pod *pod;
     int rc = ks__pod_from_json_checked(mo->obj, &pod, perr, sizeof(perr));
     if (rc) {
-        char name[256];
-        snprintf(err, errlen, "%s (%s): Pod %s: %s", s->o->cluster_path, mo->where,
-                 obj_name(mo->obj, name, sizeof(name)), perr);
+        object_error(s, mo, "Pod", perr, err, errlen);
         return rc;
     }
     int assigned = pod->node_name != KS_SYM_EMPTY;

@@ -6,7 +6,9 @@
 #include <criterion/criterion.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -275,4 +277,66 @@ Test(manifest, reports_a_missing_file)
     cr_expect(strstr(err, FIXTURE("does-not-exist.yaml")) == err, "message: %s", err);
     cr_expect(strstr(err, "No such file") != NULL, "message: %s", err);
     cr_expect_eq(m.n, 0);
+}
+
+/* Writes text to a temporary file; returns its path (static). */
+static const char *temp_file(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/ks-manifest-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void expect_at(const char *path, const ks_manifest_obj *o, const char *field,
+                      size_t want_line, size_t want_col)
+{
+    size_t line = 0, col = 0;
+    cr_assert_eq(ks__manifest_locate(path, o, field, &line, &col), 0, "%s", field);
+    cr_expect(line == want_line && col == want_col, "%s at %zu:%zu, want %zu:%zu", field, line, col,
+              want_line, want_col);
+}
+
+Test(manifest, locates_a_field_of_an_object_after_loading)
+{
+    /* The second document is a List; its second item holds keys with dots and a list. */
+    const char *path = temp_file("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n"
+                                 "apiVersion: v1\nkind: List\nitems:\n"
+                                 "- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n"
+                                 "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: b\n"
+                                 "    labels: {app.kubernetes.io/name: x, app: web}\n"
+                                 "  spec:\n    containers:\n    - name: c\n"
+                                 "    - name: d\n      ports: [{hostPort: 7}]\n");
+    ks_manifest m;
+    char err[512];
+    cr_assert_eq(ks__manifest_read(path, NULL, &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(m.n, 3);
+    expect_at(path, &m.objs[0], "metadata.name", 3, 12);
+    expect_at(path, &m.objs[1], "metadata", 8, 31);
+    expect_at(path, &m.objs[2], "metadata.labels.app.kubernetes.io/name", 13, 14);
+    expect_at(path, &m.objs[2], "metadata.labels.app", 13, 41);
+    expect_at(path, &m.objs[2], "spec.containers[1].ports[0].hostPort", 18, 16);
+    /* A path that goes further than the object: its deepest existing field. */
+    expect_at(path, &m.objs[2], "spec.containers[1].resources.limits", 17, 7);
+    ks__manifest_free(&m);
+    unlink(path);
+}
+
+Test(manifest, locates_a_field_of_a_json_value)
+{
+    const char *path =
+        temp_file("{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": "
+                  "{\"name\": \"a\"}}\n  {\"apiVersion\": \"v1\", \"kind\": \"Node\",\n"
+                  "   \"metadata\": {\"name\": \"b\"}}\n");
+    ks_manifest m;
+    char err[512];
+    cr_assert_eq(ks__manifest_read(path, NULL, &m, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(m.n, 2);
+    expect_at(path, &m.objs[1], "metadata.name", 3, 17);
+    expect_at(path, &m.objs[0], "kind", 1, 22);
+    ks__manifest_free(&m);
+    unlink(path);
 }

@@ -319,7 +319,7 @@ Test(badmanifest, one_bad_item_of_a_list_is_reported_at_its_line, .init = dir_se
     free(r.out);
 }
 
-/* ---- values the API server refuses: an error, not a different decision ----------------------- */
+/* ---- values the API server refuses: an error at the field, not a different decision --------- */
 
 /* Runs a cluster of one 8-CPU node and the given pending pod; expects exit 1 and the message. */
 static void expect_refused_pod(const char *pod_spec, const char *want)
@@ -341,25 +341,27 @@ Test(badmanifest, a_negative_quantity_is_refused, .init = dir_setup, .fini = dir
 {
     /* It was accepted, and lowered the node's requested sum. */
     expect_refused_pod("  containers:\n  - name: c\n    resources: {requests: {cpu: \"-2\"}}\n",
-                       " (line 8): Pod default/p: spec.containers[0].resources.requests.cpu: "
+                       ":14:28: error: Pod default/p: spec.containers[0].resources.requests.cpu: "
                        "Invalid value: \"-2\": must be greater than or equal to 0");
     const char *path = put("negnode.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
                                            "status: {allocatable: {memory: -1Gi}}\n");
     run_result r = simulate(path, "");
     cr_expect_eq(r.rc, 1, "%s", r.err);
-    expect_err_line(r, path,
-                    " (line 1): Node n1: status.allocatable.memory: Invalid value: \"-1Gi\": must "
-                    "be greater than or equal to 0");
+    expect_err_line(
+        r, path,
+        ":4:24: error: Node n1: status.allocatable.memory: Invalid value: \"-1Gi\": must "
+        "be greater than or equal to 0");
     free(r.out);
 }
 
 Test(badmanifest, a_host_port_out_of_range_is_refused, .init = dir_setup, .fini = dir_teardown)
 {
     /* hostPort 70000 was accepted, and the pod was then retried 141 times. */
-    expect_refused_pod("  containers:\n  - name: c\n    ports: [{containerPort: 80, hostPort: "
-                       "70000}]\n",
-                       " (line 8): Pod default/p: spec.containers[0].ports[0].hostPort: Invalid "
-                       "value: 70000: must be between 1 and 65535, inclusive");
+    expect_refused_pod(
+        "  containers:\n  - name: c\n    ports: [{containerPort: 80, hostPort: "
+        "70000}]\n",
+        ":14:33: error: Pod default/p: spec.containers[0].ports[0].hostPort: Invalid "
+        "value: 70000: must be between 1 and 65535, inclusive");
 }
 
 Test(badmanifest, a_max_skew_below_one_is_refused, .init = dir_setup, .fini = dir_teardown)
@@ -367,11 +369,11 @@ Test(badmanifest, a_max_skew_below_one_is_refused, .init = dir_setup, .fini = di
     expect_refused_pod("  containers: [{name: c}]\n  topologySpreadConstraints:\n  - {maxSkew: "
                        "0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: "
                        "{matchLabels: {app: a}}}\n",
-                       " (line 8): Pod default/p: spec.topologySpreadConstraints[0].maxSkew: "
+                       ":14:6: error: Pod default/p: spec.topologySpreadConstraints[0].maxSkew: "
                        "Invalid value: 0: must be greater than zero");
     expect_refused_pod("  containers: [{name: c}]\n  topologySpreadConstraints:\n  - {maxSkew: "
                        "-1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n",
-                       " (line 8): Pod default/p: spec.topologySpreadConstraints[0].maxSkew: "
+                       ":14:6: error: Pod default/p: spec.topologySpreadConstraints[0].maxSkew: "
                        "Invalid value: -1: must be greater than zero");
 }
 
@@ -381,14 +383,14 @@ Test(badmanifest, a_weight_out_of_range_is_refused, .init = dir_setup, .fini = d
         "  containers: [{name: c}]\n  affinity:\n    nodeAffinity:\n      "
         "preferredDuringSchedulingIgnoredDuringExecution:\n      - {weight: 101, preference: "
         "{matchExpressions: [{key: a, operator: Exists}]}}\n",
-        " (line 8): Pod default/p: "
+        ":16:10: error: Pod default/p: "
         "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
         "Invalid value: 101: must be in the range 1-100");
     expect_refused_pod(
         "  containers: [{name: c}]\n  affinity:\n    podAntiAffinity:\n      "
         "preferredDuringSchedulingIgnoredDuringExecution:\n      - {weight: 0, podAffinityTerm: "
         "{topologyKey: zone, labelSelector: {matchLabels: {app: a}}}}\n",
-        " (line 8): Pod default/p: "
+        ":16:10: error: Pod default/p: "
         "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
         "Invalid value: 0: must be in the range 1-100");
 }
