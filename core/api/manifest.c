@@ -218,17 +218,6 @@ static void fill_typed_list_kinds(cJSON *root)
     }
 }
 
-static const char *json_type(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    return cJSON_IsArray(v) ? "a list" : "a value";
-}
-
 /* Checks each object the value holds: itself, a List's items, a top-level sequence's items (as
  * a JSON array of objects is read); reports what is not an object. */
 static void check_objects(mload *L, const cJSON *v)
@@ -244,7 +233,8 @@ static void check_objects(mload *L, const cJSON *v)
             return;
         }
         L->label[0] = '\0';
-        problem(L, v, 1, "expected an object (a Kubernetes manifest), got %s", json_type(v));
+        problem(L, v, 1, "expected an object (a Kubernetes manifest), got %s",
+                ks__yaml_value_phrase(v));
         return;
     }
     size_t i = 0;
@@ -255,7 +245,7 @@ static void check_objects(mload *L, const cJSON *v)
         }
         L->label[0] = '\0';
         problem(L, it, 1, "items[%zu]: expected an object (a Kubernetes manifest), got %s", i,
-                json_type(it));
+                ks__yaml_value_phrase(it));
     }
 }
 

@@ -625,6 +625,21 @@ int ks__yaml_reader_next(ks_yaml_reader *r, ks_yaml_doc *doc, char *err, size_t 
     return 0;
 }
 
+const char *ks__yaml_value_phrase(const cJSON *v)
+{
+    if (cJSON_IsString(v))
+        return "a string";
+    if (cJSON_IsNumber(v))
+        return "a number";
+    if (cJSON_IsBool(v))
+        return "a boolean";
+    if (cJSON_IsArray(v))
+        return "a list";
+    if (cJSON_IsObject(v))
+        return "a mapping";
+    return "null";
+}
+
 void ks__yaml_reader_free(ks_yaml_reader *r)
 {
     if (!r)

@@ -57,6 +57,10 @@ int ks__yaml_reader_next(ks_yaml_reader *r, ks_yaml_doc *doc, char *err, size_t 
 
 void ks__yaml_reader_free(ks_yaml_reader *r); /* NULL is a no-op */
 
+/* What a read value is, for messages in the file's own terms: "a string", "a number",
+ * "a boolean", "a list", "a mapping" or "null". Static text; any thread. */
+const char *ks__yaml_value_phrase(const cJSON *v);
+
 /* Only the nesting check of the reader, for text that is then given to libyaml's document
  * loader (the configuration), whose scanner would take forever on deep nesting: 0, or KS_ERANGE
  * (or KS_EPARSE for a syntax error met first) with the position in *line, *col (1-based) and the

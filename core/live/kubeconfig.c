@@ -189,21 +189,6 @@ typedef struct kc_parse {
     size_t errlen;
 } kc_parse;
 
-static const char *json_type(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsArray(v))
-        return "a list";
-    if (cJSON_IsObject(v))
-        return "a mapping";
-    return "null";
-}
-
 /* A string field: absent or null leaves *out NULL. */
 static int get_str(kc_parse *p, const cJSON *obj, const char *key, const char *where,
                    const char **out)
@@ -215,7 +200,7 @@ static int get_str(kc_parse *p, const cJSON *obj, const char *key, const char *w
     if (!cJSON_IsString(v))
         return fail(KS_EINVAL, p->err, p->errlen,
                     "kubeconfig %s: %s.%s: expected a string, got %s (quote the value)", p->path,
-                    where, key, json_type(v));
+                    where, key, ks__yaml_value_phrase(v));
     *out = v->valuestring;
     return 0;
 }
@@ -229,7 +214,7 @@ static int get_bool(kc_parse *p, const cJSON *obj, const char *key, const char *
     if (!cJSON_IsBool(v))
         return fail(KS_EINVAL, p->err, p->errlen,
                     "kubeconfig %s: %s.%s: expected true or false, got %s", p->path, where, key,
-                    json_type(v));
+                    ks__yaml_value_phrase(v));
     *out = cJSON_IsTrue(v);
     return 0;
 }
@@ -248,19 +233,19 @@ static int find_named(kc_parse *p, const char *list, const char *inner, const ch
         return 0;
     if (!cJSON_IsArray(arr))
         return fail(KS_EINVAL, p->err, p->errlen, "kubeconfig %s: %s: expected a list, got %s",
-                    p->path, list, json_type(arr));
+                    p->path, list, ks__yaml_value_phrase(arr));
     int i = 0;
     size_t used = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
         if (!cJSON_IsObject(it))
             return fail(KS_EINVAL, p->err, p->errlen,
                         "kubeconfig %s: %s[%d]: expected a mapping with name and %s, got %s",
-                        p->path, list, i, inner, json_type(it));
+                        p->path, list, i, inner, ks__yaml_value_phrase(it));
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
         if (name && !cJSON_IsNull(name) && !cJSON_IsString(name))
             return fail(KS_EINVAL, p->err, p->errlen,
                         "kubeconfig %s: %s[%d].name: expected a string, got %s (quote the value)",
-                        p->path, list, i, json_type(name));
+                        p->path, list, i, ks__yaml_value_phrase(name));
         if (!cJSON_IsString(name) || !name->valuestring[0])
             return fail(KS_EINVAL, p->err, p->errlen, "kubeconfig %s: %s[%d]: no name", p->path,
                         list, i);
@@ -284,7 +269,7 @@ static int find_named(kc_parse *p, const char *list, const char *inner, const ch
             if (in && !cJSON_IsNull(in) && !cJSON_IsObject(in))
                 return fail(KS_EINVAL, p->err, p->errlen,
                             "kubeconfig %s: %s: expected a mapping, got %s", p->path, where,
-                            json_type(in));
+                            ks__yaml_value_phrase(in));
             static const cJSON empty = {0};
             *found = (in && cJSON_IsObject(in)) ? in : &empty;
         }
@@ -604,7 +589,7 @@ static int parse_kubeconfig(kc_parse *p, const char *want_ctx, ks_kubeconfig *kc
     if (!cJSON_IsObject(p->root))
         return fail(KS_EINVAL, p->err, p->errlen,
                     "kubeconfig %s: expected a mapping with clusters, contexts and users, got %s",
-                    p->path, json_type(p->root));
+                    p->path, ks__yaml_value_phrase(p->root));
     if ((rc = get_str(p, p->root, "current-context", "(top level)", &cur)))
         return rc;
     const char *name = want_ctx && *want_ctx ? want_ctx : cur;
