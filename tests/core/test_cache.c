@@ -16,25 +16,13 @@
 #include "sched/host_api.h"
 #include "api/intern.h"
 #include "api/objects.h"
+#include "harness.h"
 
 #define MI (1024LL * 1024)
 
 static void setup(void) { ks__host_init(); }
 
 TestSuite(cache, .init = setup);
-
-static cJSON *json(const char *text)
-{
-    char *s = strdup(text);
-    cr_assert_not_null(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *obj = cJSON_Parse(s);
-    cr_assert_not_null(obj, "bad test JSON: %s", s);
-    free(s);
-    return obj;
-}
 
 /* A node; zone may be NULL. labels_extra is more label JSON ("" for none). */
 static ks_node *mknode_labels(const char *name, const char *labels)
@@ -45,7 +33,7 @@ static ks_node *mknode_labels(const char *name, const char *labels)
              "{'metadata':{'name':'%s','labels':{%s}},"
              "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'110'}}}",
              name, labels);
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__node_from_json(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "%s", err);
@@ -74,7 +62,7 @@ static ks_pod *mkpod(const char *uid, const char *node_name, const char *cpu, co
              "'spec':{%s%s%s'containers':[{'name':'c'%s}]}}",
              uid, uid, node_name ? "'nodeName':'" : "", node_name ? node_name : "",
              node_name ? "'," : "", req);
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "%s", err);

@@ -17,6 +17,7 @@
 #include "sched/host_api.h"
 #include "api/intern.h"
 #include "api/objects.h"
+#include "harness.h"
 
 #define MI (1024LL * 1024)
 #define GI (1024LL * MI)
@@ -25,24 +26,11 @@ static void setup(void) { ks__host_init(); }
 
 TestSuite(objects, .init = setup);
 
-static cJSON *json(const char *text)
-{
-    char *s = strdup(text);
-    cr_assert_not_null(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *obj = cJSON_Parse(s);
-    cr_assert_not_null(obj, "bad test JSON: %s", s);
-    free(s);
-    return obj;
-}
-
 static ks_pod *pod(const char *text)
 {
     char err[512] = "";
     ks_pod *p = NULL;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "pod parse failed (%d): %s", rc, err);
@@ -54,7 +42,7 @@ static ks_pod *pod(const char *text)
 static int pod_err(const char *text, char *err, size_t len)
 {
     ks_pod *p = (ks_pod *)1;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     err[0] = '\0';
     int rc = ks__pod_from_json(obj, &p, err, len);
     cJSON_Delete(obj);
@@ -66,7 +54,7 @@ static ks_node *node(const char *text)
 {
     char err[512] = "";
     ks_node *n = NULL;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__node_from_json(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "node parse failed (%d): %s", rc, err);
@@ -76,7 +64,7 @@ static ks_node *node(const char *text)
 static int node_err(const char *text, char *err, size_t len)
 {
     ks_node *n = (ks_node *)1;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     err[0] = '\0';
     int rc = ks__node_from_json(obj, &n, err, len);
     cJSON_Delete(obj);

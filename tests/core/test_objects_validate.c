@@ -20,29 +20,17 @@
 #include "sched/host_api.h"
 #include "api/intern.h"
 #include "api/objects.h"
+#include "harness.h"
 
 static void setup(void) { ks__host_init(); }
 
 TestSuite(objects_validate, .init = setup);
 
-static cJSON *json(const char *text)
-{
-    char *s = strdup(text);
-    cr_assert_not_null(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *obj = cJSON_Parse(s);
-    cr_assert_not_null(obj, "bad test JSON: %s", s);
-    free(s);
-    return obj;
-}
-
 static ks_pod *pod(const char *text)
 {
     char err[512] = "";
     ks_pod *p = NULL;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__pod_from_json_checked(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "pod refused (%d): %s", rc, err);
@@ -57,7 +45,7 @@ static void pod_refused(const char *text, const char *msg)
 {
     char err[512] = "";
     ks_pod *p = (ks_pod *)1;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__pod_from_json_checked(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, KS_EPARSE, "not refused (%d): %s", rc, text);
@@ -69,7 +57,7 @@ static ks_node *node(const char *text)
 {
     char err[512] = "";
     ks_node *n = NULL;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__node_from_json_checked(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "node refused (%d): %s", rc, err);
@@ -81,7 +69,7 @@ static void node_refused(const char *text, const char *msg)
 {
     char err[512] = "";
     ks_node *n = (ks_node *)1;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__node_from_json_checked(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, KS_EPARSE, "not refused (%d): %s", rc, text);
@@ -714,7 +702,7 @@ static ks_pod *lenient_pod(const char *text)
 {
     char err[512] = "";
     ks_pod *p = NULL;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "pod refused leniently (%d): %s: %s", rc, err, text);
@@ -734,7 +722,7 @@ static void pod_refused_both(const char *text, const char *msg)
 {
     char err[512] = "";
     ks_pod *p = (ks_pod *)1;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__pod_from_json(obj, &p, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, KS_EPARSE, "not refused leniently (%d): %s", rc, text);
@@ -747,7 +735,7 @@ static void node_rule_only(const char *text, const char *msg)
 {
     char err[512] = "";
     ks_node *n = NULL;
-    cJSON *obj = json(text);
+    cJSON *obj = th_json(text);
     int rc = ks__node_from_json(obj, &n, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "node refused leniently (%d): %s: %s", rc, err, text);

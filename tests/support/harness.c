@@ -92,7 +92,7 @@ ks_registry *th_registry_new(void)
     return reg;
 }
 
-static cJSON *parse_json(const char *text)
+cJSON *th_json(const char *text)
 {
     char *copy = strdup(text);
     cr_assert_not_null(copy);
@@ -112,7 +112,7 @@ ks_pod *th_pod(const char *json)
 {
     char err[512];
     ks_pod *pod;
-    cJSON *obj = parse_json(json);
+    cJSON *obj = th_json(json);
     int rc = ks__pod_from_json(obj, &pod, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "harness: pod: %s", err);
@@ -124,7 +124,7 @@ ks_node *th_node(const char *json)
 {
     char err[512];
     ks_node *node;
-    cJSON *obj = parse_json(json);
+    cJSON *obj = th_json(json);
     int rc = ks__node_from_json(obj, &node, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "harness: node: %s", err);
@@ -193,7 +193,7 @@ void th_cluster_add_pod(th_cluster *c, const char *pod_json)
 void th_cluster_add_object(th_cluster *c, const char *json)
 {
     char err[512] = "";
-    cJSON *obj = parse_json(json);
+    cJSON *obj = th_json(json);
     int rc = ks__store_apply(c->store, obj, 0, err, sizeof(err));
     cJSON_Delete(obj);
     cr_assert_eq(rc, 0, "harness: object: %s", err);
@@ -230,7 +230,7 @@ th_plugin *th_plugin_try_new(const ks_plugin_desc *desc, const char *args_json, 
     cr_assert_not_null(p);
     p->desc = desc;
     if (args_json)
-        p->json = parse_json(args_json);
+        p->json = th_json(args_json);
     p->args.json = p->json;
     if (desc->create) {
         p->self = desc->create(&p->args, &e);

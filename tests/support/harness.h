@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "kubesched/plugin.h"
 
 /* Sets up the host table and interning; call first in each test (use as .init of a TestSuite). */
@@ -22,6 +24,10 @@ void th_fini(void);
 /* A registry holding the in-tree plugins, registered through the loader exactly as the program
  * does (ks__loader_register_linked); free it with ks__registry_free. Calls ks__host_init. */
 struct ks_registry *th_registry_new(void);
+
+/* JSON text as cJSON, single quotes turned into double quotes ("{'a':1}"); the caller frees it
+ * with cJSON_Delete. Invalid JSON fails the test. */
+cJSON *th_json(const char *text);
 
 /* A Pod / Node from JSON text (single quotes are accepted and turned into double quotes, so tests
  * can write th_pod("{'metadata':{'name':'p'}}")). */
