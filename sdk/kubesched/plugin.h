@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 3
+#define KS_ABI_MINOR 4
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -317,14 +317,77 @@ enum {
     KS_ACT_UPDATE_POD_TOLERATIONS = 1u << 9,
     KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1u << 10,
     KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1u << 11,
-    KS_ACT_UPDATE = (1u << 12) - 4u, /* every update bit above */
-    KS_ACT_ALL = (1u << 12) - 1u
+    KS_ACT_UPDATE = (1u << 12) - 4u, /* every update bit above (ABI 1.0-1.3 value) */
+    KS_ACT_ALL = (1u << 12) - 1u,
+    /* --- ABI 1.4 (Kubernetes v1.37 fwk.ActionType) --- */
+    KS_ACT_UPDATE_POD_SCALE_UP = 1u << 12,
+    KS_ACT_UPDATE_NODE_DECLARED_FEATURE = 1u << 13,
+    KS_ACT_UPDATE_NODE_PREEMPTION_POLICY = 1u << 14,
+    /* Every update bit, the ABI 1.4 ones included. A plugin built against 1.3 registered
+     * KS_ACT_UPDATE / KS_ACT_ALL: the host reads those as "every update" too. */
+    KS_ACT_UPDATE_ANY = KS_ACT_UPDATE | (7u << 12),
+    KS_ACT_ALL_ANY = KS_ACT_ALL | (7u << 12)
 };
 
 typedef struct ks_cluster_event {
     ks_event_resource resource;
     uint32_t actions; /* KS_ACT_... bits */
 } ks_cluster_event;
+
+/* --- ABI 1.4: queueing hints (upstream fwk.QueueingHintFn) --- */
+
+/* KS_RES_TARGET_POD: an update of the pending pod itself (upstream fwk.TargetPod, v1.37). */
+#define KS_RES_TARGET_POD ((ks_event_resource)10)
+
+/* What a hint says about one event for one rejected pod. */
+typedef enum ks_queueing_hint {
+    KS_QUEUE_SKIP = 0, /* the event cannot make the pod schedulable: leave it where it is */
+    KS_QUEUE = 1       /* it may: move the pod to the active or backoff queue */
+} ks_queueing_hint;
+
+/* One cluster event as a hint sees it. Everything is borrowed for the call. The objects are
+ * NULL where the event has none (old_* of an Add, new_* of a Delete) and where the resource is
+ * not of that kind; other kinds (Namespace, Service, ...) come as compact JSON. */
+typedef struct ks_event_info {
+    ks_cluster_event event; /* the resource and the action bits that apply to this change */
+    const ks_pod *old_pod, *new_pod;
+    const ks_node *old_node, *new_node;
+    const char *old_json, *new_json;
+} ks_event_info;
+
+/* A hint: may `ev` make `pod` (rejected by this plugin in its last attempt) schedulable? Runs
+ * on the event thread that delivers the change, under no lock of the plugin's: it must be pure
+ * (read pod, ev and the plugin's immutable configuration only) and must not block. When unsure,
+ * return KS_QUEUE: upstream queues the pod when a hint fails. */
+typedef ks_queueing_hint (*ks_queueing_hint_fn)(void *self, const ks_pod *pod,
+                                                const ks_event_info *ev);
+
+/* A registered event and its hint (upstream fwk.ClusterEventWithHint). hint NULL: always
+ * KS_QUEUE, as a nil QueueingHintFn upstream. */
+typedef struct ks_cluster_event_hint {
+    ks_cluster_event event;
+    ks_queueing_hint_fn hint;
+} ks_cluster_event_hint;
+
+/* --- ABI 1.4: pod signatures for opportunistic batching (upstream fwk.SignPlugin) --- */
+
+/* Where sign() writes its fragments (upstream fwk.SignFragment): opaque, owned by the host. */
+typedef struct ks_signature ks_signature;
+
+/* Plugin flags (ks_plugin_desc.flags). */
+enum {
+    /* kubesched's own: this plugin's PreFilter, Filter, PreScore and Score read nothing but the
+     * pod, the node's NodeInfo and the plugin's configuration (no other node, no cycle-wide
+     * state across nodes, no cluster object besides these). Without a sign() slot the host
+     * then signs the pod for it by its namespace, labels, annotations and whole spec, so the
+     * plugin does not turn batching off for every pod as a missing SignPod does upstream. */
+    KS_PLUGIN_NODE_LOCAL = 1u << 0
+};
+
+/* PreBindPreFlight's answer besides its code (upstream fwk.PreBindPreFlightResult). */
+typedef struct ks_prebind_preflight {
+    int allow_parallel; /* non-zero: this PreBind may run concurrently with its neighbours' */
+} ks_prebind_preflight;
 
 /* Per-cycle data a plugin stores with ks_cycle_write(). clone is needed when the framework
  * evaluates a node with nominated pods added (it copies the cycle state); NULL means "share the
@@ -589,6 +652,25 @@ typedef struct ks_plugin_desc {
      * borrowed for the call. Main thread; the module's init has run; no plugin instance exists
      * yet, so it must not touch anything but args. NULL: no such rules. */
     int (*validate_args)(const ks_args *args, ks_args_error *err);
+
+    /* --- ABI 1.4 --- */
+    /* EnqueueExtensions with queueing hints: fill at most `cap` entries and return how many
+     * there are. When set, the host uses it instead of events_to_register. Main thread. */
+    size_t (*events_with_hints)(void *self, ks_cluster_event_hint *out, size_t cap);
+    /* SignPlugin: add the fragments of the pod that this plugin's Filter and Score results
+     * depend on with ks_sign_add(); two pods with equal signatures (every plugin's fragments)
+     * must get equal results on every node. Return KS_SUCCESS, or KS_UNSCHEDULABLE when the pod
+     * cannot be signed (it depends on more than itself, e.g. on other pods): the pod is then
+     * scheduled without batching. NULL: see KS_PLUGIN_NODE_LOCAL. Thread: the event thread
+     * that queues the pod; pure, must not block. */
+    ks_code (*sign)(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st);
+    uint64_t flags; /* KS_PLUGIN_... bits (64 bits wide: keeps every slot 8-byte aligned) */
+    /* PreBindPreFlight: before PreBind, on the binding thread; KS_SUCCESS when PreBind will
+     * have work to do (the host then records the pod's nominatedNodeName first, as upstream),
+     * KS_SKIP when it will not (PreBind is not called), KS_ERROR on failure. NULL: PreBind is
+     * called as in ABI 1.3 and the plugin counts as having work when it has a pre_bind. */
+    ks_code (*pre_bind_pre_flight)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                   ks_prebind_preflight *result, ks_status *st);
 } ks_plugin_desc;
 
 /* ---------------------------------------------------------------------------------------------
@@ -769,6 +851,12 @@ typedef struct ks_host_api {
     /* The indexes (for ks_snapshot_node_at) of the nodes whose NodeInfo the last update changed;
      * valid only when the version is unchanged. borrowed(cycle). */
     size_t (*snapshot_changed_nodes)(const ks_snapshot *snap, const uint32_t **indexes);
+
+    /* --- ABI 1.4 --- */
+    /* Adds one fragment to a pod signature: key (the upstream key, e.g. "v1.Pod.Spec.Tolerations",
+     * or the plugin's own, prefixed with its name) and its value as JSON; both are copied. The
+     * same key twice keeps the first. Any thread (the signature belongs to one call). */
+    void (*sign_add)(ks_signature *sig, const char *key, const char *value_json);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1201,6 +1289,22 @@ static inline size_t ks_events_copy(const ks_cluster_event *events, size_t n, ks
     for (size_t i = 0; i < n && i < cap; i++)
         out[i] = events[i];
     return n;
+}
+/* The same for events_with_hints:
+ *   static const ks_cluster_event_hint ev[] = {{{KS_RES_NODE, KS_ACT_ADD}, my_node_hint}};
+ *   return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);                     */
+static inline size_t ks_event_hints_copy(const ks_cluster_event_hint *events, size_t n,
+                                         ks_cluster_event_hint *out, size_t cap)
+{
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = events[i];
+    return n;
+}
+/* ABI 1.4: adds a fragment to a pod signature (see ks_host_api.sign_add). Only called from a
+ * sign() slot, which only a 1.4 host calls. */
+static inline void ks_sign_add(ks_signature *sig, const char *key, const char *value_json)
+{
+    ks_host->sign_add(sig, key, value_json);
 }
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {

@@ -64,6 +64,7 @@ SA(sizeof(ks_module) == 40);
     X(reserve) X(unreserve) X(permit) X(pre_bind) \
     X(bind) X(post_bind) X(events_to_register) \
     /* ABI 1.3 */ X(args_schema) X(validate_args) \
+    /* ABI 1.4 */ X(events_with_hints) X(sign) X(flags) X(pre_bind_pre_flight) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -77,9 +78,9 @@ AT(ks_plugin_desc, name, 8);
 #define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
 KS_DESC_SLOTS(X)
 #undef X
-SA(DESC_NSLOTS == 21);
+SA(DESC_NSLOTS == 25);
 SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
-SA(sizeof(ks_plugin_desc) == 184);
+SA(sizeof(ks_plugin_desc) == 216);
 
 /* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
 /* The slot list keeps its hand layout (clang-format reflows X-macro lists differently on
@@ -113,7 +114,9 @@ SA(sizeof(ks_plugin_desc) == 184);
     X(run_prefilter_remove_pod) X(pdbs) X(post_filter_add_victim) X(rand_below) X(nominated_pods) \
     X(snapshot_nodes_with_affinity_pods) X(status_new) X(status_code) X(status_reason_count) \
     X(status_reason_at) X(node_info_pods_in_namespace) X(snapshot_version) X(snapshot_changed_nodes) \
-/* (end of ABI 1.2 slots) */
+    /* ABI 1.4 */ \
+    X(sign_add) \
+/* (end of the slots) */
 /* clang-format on */
 
 enum {
@@ -125,12 +128,12 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 97); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2 */
+SA(HOST_NSLOTS == 98); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +1 in 1.4 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 792);
+SA(sizeof(ks_host_api) == 800);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
@@ -247,7 +250,7 @@ SA(KS_ARG_ANY == 0 && KS_ARG_QUANTITY == 6 && KS_ARG_STRING_LIST == 9);
 Test(abi_layout, frozen_on_this_platform)
 {
 #ifdef KS_LAYOUT_CHECKED
-    cr_assert_eq(sizeof(ks_plugin_desc), 184);
+    cr_assert_eq(sizeof(ks_plugin_desc), 216);
     cr_assert_eq(sizeof(ks_module), 40);
 #else
     cr_skip_test("layout assertions are written for LP64 only");
