@@ -435,7 +435,7 @@ static ks_filter_outcome diagnose_filter(sched_cycle *c, ks_status *absent)
 }
 
 /* upstream schedulingCycle on a FitError: PostFilter (preemption) sees every node's verdict; the
- * FitError message ends with PostFilter's own when it did not succeed. */
+ * FitError message ends with PostFilter's own message. */
 static void run_post_filter(sched_cycle *c)
 {
     ks_status absent, post;
@@ -449,8 +449,9 @@ static void run_post_filter(sched_cycle *c)
     char post_msg[KS_STATUS_BUF] = "";
     ks_code pc = ks__fw_run_post_filter(c->fw, c->state, c->pod, &o, &c->pfr, &post);
     c->nominated = c->pfr.nominated;
-    if (pc != KS_SUCCESS)
-        ks__status_message(&post, post_msg, sizeof(post_msg));
+    /* upstream v1.37 keeps PostFilter's message whatever its code: a successful preemption
+     * says where it found room ("preemption: found a potential placement ..."). */
+    ks__status_message(&post, post_msg, sizeof(post_msg));
     c->preempt = pc == KS_SUCCESS && c->nominated != KS_SYM_ABSENT;
     c->preemptor = post.plugin;
     if (c->fit == FIT_PREFILTER) {

@@ -283,6 +283,11 @@ static ks_code default_preemption_post_filter(void *self, ks_cycle *cycle, const
     ks_post_filter_nominate(result, c->node);
     for (size_t i = 0; i < c->nvictims; i++)
         ks_post_filter_add_victim(result, c->victims[i].pod);
+    /* upstream v1.37 Evaluator.Preempt: Success with this message, which PostFilter prefixes
+     * with "preemption: " and the scheduler appends to the pod's FitError message. */
+    ks_status_reasonf(
+        st, "preemption: found a potential placement for pod on node %s, preempting %zu victims",
+        ks_sym_str(c->node), c->nvictims);
     return KS_SUCCESS;
 }
 

@@ -133,7 +133,9 @@ Test(simulate_ipa, anti_affinity_victim_is_preempted_for_higher_priority_pod)
     cr_assert_str_eq(sim_field(first, "name"), "high");
     cr_assert_str_eq(sim_field(first, "result"), "Unschedulable");
     cr_assert_str_eq(sim_field(first, "message"),
-                     "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.");
+                     "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules. "
+                     "preemption: found a potential placement for pod on node h1, preempting 1 "
+                     "victims");
     cr_assert_str_eq(sim_field(first, "nominatedNode"), "h1");
     const cJSON *victim = cJSON_GetArrayItem(cJSON_GetObjectItem(first, "victims"), 0);
     cr_assert_not_null(victim);
