@@ -18,7 +18,7 @@
  * Threads: the scheduling thread only; Filter and Score calls run on the worker pool.
  * Determinism: Filter chunks are claimed in index order and the feasible nodes kept are the first
  * numNodesToFind in that order, so a run gives what a sequential upstream run would, whatever the
- * thread timing; ties in select_host use the scheduler's seeded generator.
+ * thread timing; select_host breaks ties by Go's heap order on that same order (no randomness).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,25 +350,22 @@ static ks_code prioritize_nodes(sched_cycle *c)
     return KS_SUCCESS;
 }
 
-/* upstream selectHost: the best total, ties broken uniformly by reservoir sampling with the
- * scheduler's seeded generator. */
-static const ks_node_info *select_host(sched_cycle *c)
+/* upstream v1.37 host selection: NewSortedScoredNodes(priorityList).Pop(). The feasible nodes, in
+ * the order Filter found them, go into a heap ordered by total score, then Randomizer (upstream
+ * sets it to rand.Int() only for nodes an extender scored; kubesched has no extenders, so it is 0
+ * everywhere and nothing is drawn); the heap is built and popped exactly as Go's container/heap
+ * does, so among equal totals the winner is the one upstream picks from the same order. The rest
+ * stays in sc->heap[0 .. *nrest) for the batch cache. */
+static const ks_node_info *select_host(sched_cycle *c, size_t *nrest)
 {
-    const int64_t *totals = c->sc->totals;
-    int64_t best = totals[0];
-    size_t cnt = 1, sel = 0;
-    for (size_t f = 1; f < c->nfeasible; f++) {
-        if (totals[f] > best) {
-            best = totals[f];
-            sel = f;
-            cnt = 1;
-        } else if (totals[f] == best) {
-            cnt++;
-            if (ks__sched_rand(c->s) % cnt == 0)
-                sel = f;
-        }
-    }
-    return c->sc->feasible[sel];
+    ks_scored_node *h = c->sc->heap;
+    for (size_t f = 0; f < c->nfeasible; f++)
+        h[f] = (ks_scored_node){c->sc->totals[f], 0, (uint32_t)f};
+    size_t n = c->nfeasible;
+    ks__sorted_nodes_init(h, n);
+    ks_scored_node best = ks__sorted_nodes_pop(h, &n);
+    *nrest = n;
+    return c->sc->feasible[best.idx];
 }
 
 /* upstream SchedulePod: the snapshot, the nodes that fit, the best of them (one feasible node is
@@ -396,7 +393,8 @@ static ks_code schedule_pod(sched_cycle *c)
     if (c->nfeasible > 1) {
         if ((code = prioritize_nodes(c)) != KS_SUCCESS)
             return code;
-        c->host = select_host(c);
+        size_t nrest;
+        c->host = select_host(c, &nrest);
     }
     c->ex.nfeasible = c->nfeasible;
     c->ex.feasible = (const ks_node_info *const *)c->sc->feasible;

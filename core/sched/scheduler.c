@@ -111,7 +111,7 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
 
 /* ---- the seeded generator ----------------------------------------------------------------- */
 
-/* splitmix64 over the seed: selectHost's tie-breaks and the plugins' rand_below, on the
+/* splitmix64 over the seed: the plugins' rand_below (host selection draws none since v1.37), on the
  * scheduling thread (Filter and Score workers do not draw). */
 uint64_t ks__sched_rand(void *ctx)
 {

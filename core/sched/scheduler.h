@@ -85,7 +85,7 @@ typedef struct ks_observer {
 typedef struct ks_scheduler_opts {
     const ks_config *cfg;
     ks_profile_plan *plans; /* cfg->nprofiles entries, borrowed */
-    uint64_t seed;          /* tie-breaking among equal best nodes */
+    uint64_t seed; /* the plugins' random draws (ks_rand_below); host selection draws none */
     int explain;
     int binding_workers; /* 0: 16 */
     /* simulate: a binding cycle that does not wait on Permit runs at once on the scheduling
