@@ -46,18 +46,18 @@ ks_scored_node ks__sorted_nodes_pop(ks_scored_node *h, size_t *n);
 
 /* upstream metrics.BatchFlush* (the reason label of batch_cache_flushed_total). */
 typedef enum {
-    KS_BATCH_FLUSH_POD_FAILED,      /* "pod_failed" */
-    KS_BATCH_FLUSH_POD_SKIPPED,     /* "pod_skipped" */
-    KS_BATCH_FLUSH_POD_NOMINATED,   /* "pod_nominated" */
-    KS_BATCH_FLUSH_POD_INCOMPATIBLE,/* "pod_incompatible" */
-    KS_BATCH_FLUSH_EXPIRED,         /* "expired" */
-    KS_BATCH_FLUSH_NODE_MISSING,    /* "node_missing" */
-    KS_BATCH_FLUSH_FILTER_ERROR,    /* "filter_error" */
-    KS_BATCH_FLUSH_PRESCORE_ERROR,  /* "prescore_error" */
-    KS_BATCH_FLUSH_RESCORE_ERROR,   /* "rescore_error" */
-    KS_BATCH_FLUSH_NORMALIZE_ERROR, /* "normalize_error" */
+    KS_BATCH_FLUSH_POD_FAILED,        /* "pod_failed" */
+    KS_BATCH_FLUSH_POD_SKIPPED,       /* "pod_skipped" */
+    KS_BATCH_FLUSH_POD_NOMINATED,     /* "pod_nominated" */
+    KS_BATCH_FLUSH_POD_INCOMPATIBLE,  /* "pod_incompatible" */
+    KS_BATCH_FLUSH_EXPIRED,           /* "expired" */
+    KS_BATCH_FLUSH_NODE_MISSING,      /* "node_missing" */
+    KS_BATCH_FLUSH_FILTER_ERROR,      /* "filter_error" */
+    KS_BATCH_FLUSH_PRESCORE_ERROR,    /* "prescore_error" */
+    KS_BATCH_FLUSH_RESCORE_ERROR,     /* "rescore_error" */
+    KS_BATCH_FLUSH_NORMALIZE_ERROR,   /* "normalize_error" */
     KS_BATCH_FLUSH_POD_NOT_BATCHABLE, /* "pod_not_batchable" */
-    KS_BATCH_FLUSH_EMPTY_LIST,      /* "empty_list" */
+    KS_BATCH_FLUSH_EMPTY_LIST,        /* "empty_list" */
     KS_BATCH_FLUSH_COUNT
 } ks_batch_flush;
 
@@ -94,5 +94,29 @@ typedef struct ks_batch_counts {
 } ks_batch_counts;
 
 typedef struct ks_batch ks_batch;
+struct ks_framework;
+
+/* The profile's batch (upstream newOpportunisticBatch); NULL on out of memory. Main thread. */
+ks_batch *ks__batch_new(struct ks_framework *fw);
+void ks__batch_free(ks_batch *b);
+
+/* upstream GetNodeHint, after PreFilter: the node the pod should try first (evaluated like a
+ * nominated node), or KS_SYM_ABSENT. cycle: this cycle's number (upstream the queue's
+ * SchedulingCycle(): one per pop, whatever the profile); now_ns: the scheduler's clock. May run
+ * Filter on the last chosen node and rescore it (state is cloned for that). */
+ks_sym ks__batch_get_node_hint(ks_batch *b, ks_cycle *state, ks_pod *pod, const ks_pod_sig *sig,
+                               const ks_snapshot *snap, uint64_t cycle, int64_t now_ns);
+
+/* upstream StoreScheduleResults, after host selection succeeded. hinted: the hint this cycle got
+ * (KS_SYM_ABSENT: none); chosen: the node chosen. rest/nrest: the sorted nodes left after the
+ * winner was popped (NULL/0 when there was no scoring pass), their idx indexing feasible[] and
+ * the columns of raw ([score plugin][nfeasible], the raw scores). sig: borrowed, referenced when
+ * kept. */
+void ks__batch_store(ks_batch *b, ks_pod_sig *sig, ks_sym hinted, ks_sym chosen,
+                     const ks_scored_node *rest, size_t nrest, const ks_node_info *const *feasible,
+                     const int64_t *raw, size_t nfeasible, uint64_t cycle, int64_t now_ns);
+
+/* What the batch counted so far (tests, bench). */
+const ks_batch_counts *ks__batch_counts(const ks_batch *b);
 
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "util/clock.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
@@ -80,6 +81,10 @@ typedef struct sched_cycle {
     int explain_failure; /* the failure report carries ex */
     uint64_t rejectors, pending;
     ks_sym nominated;
+    /* Opportunistic batching: the pod's signature (owned; NULL: not batchable) and the node hint
+     * this cycle got (KS_SYM_ABSENT: none). */
+    struct ks_pod_sig *sig;
+    ks_sym hint;
     ks_post_filter_result pfr;
     int preempt;           /* PostFilter nominated a node: evict pfr.victims */
     const char *preemptor; /* the PostFilter plugin that did */
@@ -116,6 +121,12 @@ static uint64_t rejectors_of(ks_framework *fw, const ks_status *st, uint64_t *pe
     return bit;
 }
 
+/* The scheduler's clock (the queue's: simulate's virtual one, else monotonic). */
+static int64_t sched_now(const ks_scheduler *s)
+{
+    return s->now_ns ? s->now_ns(s->clock_ctx) : ks__clock_now_ns();
+}
+
 /* ---- candidates and the nominated node ----------------------------------------------------- */
 
 static int sym_in_sorted(const ks_sym *syms, size_t n, ks_sym x)
@@ -150,13 +161,12 @@ static void collect_candidates(sched_cycle *c, const ks_prefilter_result *pf, in
 }
 
 /* upstream evaluateNominatedNode: a pod nominated to a node (after preemption) tries that node
- * first, as findNodesThatPassFilters on that one node (a timed Filter point when there are Filter
+ * first, and so does a pod given a batch hint (node: the nomination, else the hint), as
+ * findNodesThatPassFilters on that one node (a timed Filter point when there are Filter
  * plugins); 1 when it fits there. */
-static int evaluate_nominated_node(sched_cycle *c)
+static int evaluate_nominated_node(sched_cycle *c, ks_sym node)
 {
-    if (c->pod->nominated_node_name == KS_SYM_EMPTY)
-        return 0;
-    const ks_node_info *ni = ks__snapshot_find(c->s->snap, c->pod->nominated_node_name);
+    const ks_node_info *ni = ks__snapshot_find(c->s->snap, node);
     if (!ni)
         return 0;
     ks_status st;
@@ -315,7 +325,15 @@ static ks_code find_nodes_that_fit(sched_cycle *c)
         c->fit = FIT_PREFILTER;
         return c->code = code;
     }
-    if (!evaluate_nominated_node(c) && c->ncand > 0) {
+    /* upstream: the hint is asked for even for a nominated pod (whose nomination wins), after
+     * PreFilter, since the batch may run Filter and PreScore on this cycle's state. */
+    if (c->fw->batch)
+        c->hint = ks__batch_get_node_hint(c->fw->batch, c->state, c->pod, c->sig, c->s->snap,
+                                          c->seq, sched_now(c->s));
+    ks_sym first =
+        c->pod->nominated_node_name != KS_SYM_EMPTY ? c->pod->nominated_node_name : c->hint;
+    if (!(first != KS_SYM_EMPTY && first != KS_SYM_ABSENT && evaluate_nominated_node(c, first)) &&
+        c->ncand > 0) {
         code = find_nodes_that_pass_filters(c);
         if (code != KS_SUCCESS)
             return code;
@@ -339,7 +357,8 @@ static ks_code prioritize_nodes(sched_cycle *c)
     ks_code code = ks__fw_run_pre_score(c->fw, c->state, c->pod, nodes, c->nfeasible, &c->st);
     if (code != KS_SUCCESS)
         return fail_status(c, &c->st, 0);
-    ks_score_scratch out = {sc->scores, sc->norm, sc->totals};
+    ks_score_scratch out = {
+        .scores = sc->scores, .raw = sc->raw, .norm = sc->norm, .totals = sc->totals};
     code = ks__fw_run_score_plugins(c->fw, c->state, c->pod, nodes, c->nfeasible, &out, &c->st);
     if (code != KS_SUCCESS)
         return fail_status(c, &c->st, 0);
@@ -390,12 +409,18 @@ static ks_code schedule_pod(sched_cycle *c)
     if (code != KS_SUCCESS)
         return code;
     c->host = c->sc->feasible[0];
+    size_t nrest = 0;
     if (c->nfeasible > 1) {
         if ((code = prioritize_nodes(c)) != KS_SUCCESS)
             return code;
-        size_t nrest;
         c->host = select_host(c, &nrest);
     }
+    /* upstream StoreScheduleResults: one feasible node stores no list (nil), else the nodes
+     * left in the heap after the winner. */
+    if (c->fw->batch)
+        ks__batch_store(c->fw->batch, c->sig, c->hint, c->host->name, c->sc->heap, nrest,
+                        (const ks_node_info *const *)c->sc->feasible, c->sc->raw, c->nfeasible,
+                        c->seq, sched_now(s));
     c->ex.nfeasible = c->nfeasible;
     c->ex.feasible = (const ks_node_info *const *)c->sc->feasible;
     return KS_SUCCESS;
@@ -594,13 +619,19 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
                      .pod = qp->pod,
                      .seq = ++s->seq,
                      .sc = &s->scratch,
-                     .nominated = KS_SYM_ABSENT};
+                     .nominated = KS_SYM_ABSENT,
+                     .hint = KS_SYM_ABSENT};
     c.ex.fw = fw;
     c.pfr.nominated = KS_SYM_ABSENT;
     if (skip_pod_schedule(&c)) {
         ks__queue_done(s->queue, qp);
         return;
     }
+    /* upstream signs the pod when it enters or changes in the queue (signPod); the signature
+     * depends only on the pod and the profile, so signing it when it is popped gives the same
+     * bytes without a hook in the queue. */
+    if (fw->batch)
+        c.sig = ks__fw_sign_pod(fw, c.pod);
     ks_code code = schedule_pod(&c);
     if (c.fit != FIT_NONE)
         run_post_filter(&c);
@@ -618,6 +649,7 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
         handle_cycle_failure(&c);
     }
     ks__post_filter_result_clear(&c.pfr);
+    ks__pod_sig_unref(c.sig);
     free(c.message);
     free(c.evaluated);
     ks__cycle_free(c.state);

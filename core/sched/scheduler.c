@@ -144,7 +144,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     if (!s->fw)
         goto fail;
     for (size_t i = 0; i < s->nprofiles; i++)
-        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0)
+        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0 ||
+            (rc = ks__fw_setup_batching(s->fw[i], !o->disable_opportunistic_batching)) != 0)
             goto fail;
     rc = KS_ENOMEM;
     if (s->nprofiles == 0 || s->fw[0]->n[KS_PT_QUEUE_SORT] != 1) {
