@@ -15,6 +15,7 @@
 #include "api/intern.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
+#include "sched/features.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
 
@@ -145,7 +146,9 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         goto fail;
     for (size_t i = 0; i < s->nprofiles; i++)
         if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0 ||
-            (rc = ks__fw_setup_batching(s->fw[i], !o->disable_opportunistic_batching)) != 0)
+            (rc = ks__fw_setup_batching(
+                 s->fw[i], !o->disable_opportunistic_batching &&
+                               ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING))) != 0)
             goto fail;
     rc = KS_ENOMEM;
     if (s->nprofiles == 0 || s->fw[0]->n[KS_PT_QUEUE_SORT] != 1) {

@@ -186,7 +186,8 @@ static inline ks_code ks_sign_tolerations(const ks_pod *pod, ks_signature *sig, 
         const ks_toleration *t = order[i];
         ks_jb_put(&b, i ? ",{\"key\":" : "{\"key\":");
         ks_jb_str(&b, ks_sign_sym(t->key));
-        ks_jb_put(&b, t->op == KS_TOL_EXISTS ? ",\"operator\":\"Exists\"" : ",\"operator\":\"Equal\"");
+        ks_jb_put(&b,
+                  t->op == KS_TOL_EXISTS ? ",\"operator\":\"Exists\"" : ",\"operator\":\"Equal\"");
         ks_jb_put(&b, ",\"value\":");
         ks_jb_str(&b, ks_sign_sym(t->value));
         ks_jb_put(&b, ",\"effect\":");

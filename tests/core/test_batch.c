@@ -418,23 +418,22 @@ Test(batch, metrics_count_attempts_flushes_and_durations)
     schedule("a");
     schedule("b");
     schedule_pod("c", "'app':'other'", "");
-    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.batch_attempts, "default-scheduler",
-                                                   "no_hint")),
-                 2);
-    cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.batch_attempts, "default-scheduler",
-                                                   "hint_used")),
-                 1);
+    cr_assert_eq(
+        ks__metrics_value(KS_METRICS_WITH(t.m.batch_attempts, "default-scheduler", "no_hint")), 2);
+    cr_assert_eq(
+        ks__metrics_value(KS_METRICS_WITH(t.m.batch_attempts, "default-scheduler", "hint_used")),
+        1);
     cr_assert_eq(ks__metrics_value(KS_METRICS_WITH(t.m.batch_cache_flushed, "default-scheduler",
                                                    "pod_incompatible")),
                  1);
-    cr_assert_eq(ks__metrics_count(KS_METRICS_WITH(t.m.get_node_hint_duration, "hint",
-                                                   "default-scheduler")),
-                 1);
-    cr_assert_eq(ks__metrics_count(KS_METRICS_WITH(t.m.get_node_hint_duration, "no_hint",
-                                                   "default-scheduler")),
+    cr_assert_eq(
+        ks__metrics_count(KS_METRICS_WITH(t.m.get_node_hint_duration, "hint", "default-scheduler")),
+        1);
+    cr_assert_eq(ks__metrics_count(
+                     KS_METRICS_WITH(t.m.get_node_hint_duration, "no_hint", "default-scheduler")),
                  2);
-    cr_assert_eq(ks__metrics_count(KS_METRICS_WITH(t.m.store_schedule_results_duration,
-                                                   "default-scheduler")),
+    cr_assert_eq(ks__metrics_count(
+                     KS_METRICS_WITH(t.m.store_schedule_results_duration, "default-scheduler")),
                  3);
 }
 
@@ -449,9 +448,9 @@ static ks_pod_sig *sign(const char *pod_json)
 }
 
 #define POD(extra_meta, spec)                                                                      \
-    "{'metadata':{'name':'p','namespace':'default','uid':'u'" extra_meta "},"                       \
-    "'spec':{'containers':[{'name':'c','image':'nginx','resources':{'requests':{'cpu':'1'}}}]" spec \
-    "}}"
+    "{'metadata':{'name':'p','namespace':'default','uid':'u'" extra_meta "},"                      \
+    "'spec':{'containers':[{'name':'c','image':'nginx','resources':{'requests':{'cpu':'1'}}}"      \
+    "]" spec "}}"
 
 static int same(const char *a, const char *b)
 {
@@ -493,8 +492,7 @@ Test(batch, in_tree_signatures_tell_what_filter_and_score_read)
                                 "'spec':{'containers':[{'name':'d','image':'nginx:latest',"
                                 "'resources':{'requests':{'cpu':'1000m'}}}]}}"),
               "name, uid, container name and an explicit :latest do not matter");
-    cr_assert(same(POD("", ""), POD(",'annotations':{'x':'y'}", "")),
-              "annotations do not matter");
+    cr_assert(same(POD("", ""), POD(",'annotations':{'x':'y'}", "")), "annotations do not matter");
     cr_assert(same(POD("", ",'tolerations':[{'key':'a','operator':'Exists'},{'key':'b',"
                            "'operator':'Exists'}]"),
                    POD("", ",'tolerations':[{'key':'b','operator':'Exists'},{'key':'a',"
@@ -513,10 +511,10 @@ Test(batch, in_tree_signatures_tell_what_filter_and_score_read)
                                  "'spec':{'containers':[{'name':'c','image':'nginx',"
                                  "'ports':[{'containerPort':80,'hostPort':80}],"
                                  "'resources':{'requests':{'cpu':'1'}}}]}}"));
-    cr_assert(!same(POD("", ""),
-                    POD("", ",'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnored"
-                            "DuringExecution':[{'weight':1,'preference':{'matchExpressions':"
-                            "[{'key':'z','operator':'In','values':['a']}]}}]}}")));
+    cr_assert(
+        !same(POD("", ""), POD("", ",'affinity':{'nodeAffinity':{'preferredDuringSchedulingIgnored"
+                                   "DuringExecution':[{'weight':1,'preference':{'matchExpressions':"
+                                   "[{'key':'z','operator':'In','values':['a']}]}}]}}")));
     cr_assert(same(POD("", ",'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuring"
                            "Execution':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'z',"
                            "'operator':'In','values':['a','b']}]}]}}}"),
@@ -598,8 +596,8 @@ static void run_workload(uint64_t seed, int batching_off, ks_sym *out, size_t *n
     t.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &varcap_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &rank_desc, "test", err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(ks__config_load_string(t.reg, TEST_PROFILE("{name: VarCap}"), "test.yaml",
-                                        &t.cfg, err, sizeof(err)),
+    cr_assert_eq(ks__config_load_string(t.reg, TEST_PROFILE("{name: VarCap}"), "test.yaml", &t.cfg,
+                                        err, sizeof(err)),
                  0, "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
     ks_scheduler_opts o = {.cfg = t.cfg,
@@ -653,9 +651,9 @@ Test(batch, the_same_decisions_with_and_without_batching)
         run_workload(seed, 1, without, &n2, &none);
         cr_assert_eq(n1, n2);
         for (size_t i = 0; i < n1; i++)
-            cr_assert_eq(with[i], without[i],
-                         "seed %llu, pod %zu: %s with batching, %s without",
-                         (unsigned long long)seed, i, ks__sym_str(with[i]) ? ks__sym_str(with[i]) : "-",
+            cr_assert_eq(with[i], without[i], "seed %llu, pod %zu: %s with batching, %s without",
+                         (unsigned long long)seed, i,
+                         ks__sym_str(with[i]) ? ks__sym_str(with[i]) : "-",
                          ks__sym_str(without[i]) ? ks__sym_str(without[i]) : "-");
         total_hints += hints;
     }
