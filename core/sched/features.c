@@ -40,8 +40,9 @@ int ks__feature_gates_set(const char *spec, char *err, size_t errlen)
         size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
         if (!eq) {
-            snprintf(err, errlen, "--feature-gates: missing bool value for %.*s (write %.*s=true "
-                                  "or %.*s=false)",
+            snprintf(err, errlen,
+                     "--feature-gates: missing bool value for %.*s (write %.*s=true "
+                     "or %.*s=false)",
                      (int)len, p, (int)len, p, (int)len, p);
             return KS_EINVAL;
         }
@@ -59,8 +60,9 @@ int ks__feature_gates_set(const char *spec, char *err, size_t errlen)
         }
         int v;
         if (parse_bool(eq + 1, len - nlen - 1, &v) != 0) {
-            snprintf(err, errlen, "--feature-gates: invalid value of %.*s: %.*s, err: expected "
-                                  "true or false",
+            snprintf(err, errlen,
+                     "--feature-gates: invalid value of %.*s: %.*s, err: expected "
+                     "true or false",
                      (int)nlen, p, (int)(len - nlen - 1), eq + 1);
             return KS_EINVAL;
         }

@@ -401,6 +401,46 @@ Test(batch, a_hint_that_does_not_fit_falls_back_to_the_full_pass)
     cr_assert_eq(t.nscored, 3, "full pass over n2..n4");
 }
 
+static void delete_node(const char *name)
+{
+    char json[256];
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'%s','uid':'uid-%s'},"
+             "'status':{'allocatable':{'cpu':'4','memory':'64Gi','pods':'110'}}}",
+             name, name);
+    ks_node *n = th_node(json);
+    cr_assert_eq(ks__scheduler_on_node_delete(t.s, n), 0);
+}
+
+/* The last chosen node is gone (upstream refreshHintCandidates: node_missing). */
+Test(batch, a_deleted_last_node_flushes_the_state)
+{
+    start(CAP_PROFILE);
+    nodes(5, "4");
+    cr_assert_eq(schedule("a"), sym("n0"));
+    delete_node("n0");
+    cr_assert_eq(schedule("b"), sym("n1"));
+    cr_assert_eq(counts()->flushed[KS_BATCH_FLUSH_NODE_MISSING], 1);
+    cr_assert_eq(counts()->attempts[KS_BATCH_HINT_USED], 0);
+    cr_assert_eq(t.nscored, 4, "a full pass over n1..n4");
+}
+
+/* A cached node is gone while the last one still fits: the rescore cannot resolve the cached
+ * list (upstream resolveCachedCandidates: node_missing). */
+Test(batch, a_deleted_cached_node_fails_the_rescore)
+{
+    t.cap = 3;
+    t.step = 5;
+    start(CAP_PROFILE);
+    nodes(5, "4");
+    cr_assert_eq(schedule("a"), sym("n0"));
+    delete_node("n3");
+    cr_assert_eq(schedule("b"), sym("n1"));
+    cr_assert_eq(counts()->rescore_attempts, 1);
+    cr_assert_eq(counts()->flushed[KS_BATCH_FLUSH_NODE_MISSING], 1);
+    cr_assert_eq(counts()->attempts[KS_BATCH_HINT_USED], 0);
+}
+
 Test(batch, the_feature_gate_off_batches_nothing)
 {
     start_opts(CAP_PROFILE, 1, 0);
@@ -435,6 +475,14 @@ Test(batch, metrics_count_attempts_flushes_and_durations)
     cr_assert_eq(ks__metrics_count(
                      KS_METRICS_WITH(t.m.store_schedule_results_duration, "default-scheduler")),
                  3);
+    /* upstream SignPod: the Sign point once per signed pod (here: when it is popped), and each
+     * signing plugin's call, every time. */
+    cr_assert_eq(ks__metrics_count(KS_METRICS_WITH(t.m.framework_extension_point_duration, "Sign",
+                                                   "Success", "default-scheduler")),
+                 3);
+    cr_assert_eq(
+        ks__metrics_count(KS_METRICS_WITH(t.m.plugin_execution_duration, "Cap", "Sign", "Success")),
+        3);
 }
 
 /* ---- signatures ---------------------------------------------------------------------------- */

@@ -41,9 +41,9 @@ Test(feature_gates, an_unknown_gate_is_a_usage_error)
 Test(feature_gates, a_value_that_is_no_boolean_is_a_usage_error)
 {
     char *out, err[2048];
-    int rc = sim_run("simulate --feature-gates OpportunisticBatching=maybe --cluster " FIX
-                     "basic.yaml",
-                     &out, err, sizeof(err));
+    int rc =
+        sim_run("simulate --feature-gates OpportunisticBatching=maybe --cluster " FIX "basic.yaml",
+                &out, err, sizeof(err));
     cr_assert_eq(rc, 2);
     cr_assert(strstr(err, "invalid value of OpportunisticBatching: maybe"), "%s", err);
     free(out);
