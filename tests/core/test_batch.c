@@ -516,10 +516,8 @@ Test(batch, metrics_count_attempts_flushes_and_durations)
 
 static ks_pod_sig *sign(const char *pod_json)
 {
-    ks_pod *p = th_pod(pod_json);
-    ks_pod_sig *s = ks__fw_sign_pod(fw0(), p);
-    ks__pod_unref(p);
-    return s;
+    ks_pod *p = th_pod(pod_json); /* the harness releases it in th_fini */
+    return ks__fw_sign_pod(fw0(), p);
 }
 
 #define POD(extra_meta, spec)                                                                      \
@@ -606,6 +604,30 @@ Test(batch, in_tree_signatures_tell_what_filter_and_score_read)
                                 "'zone','whenUnsatisfiable':'DoNotSchedule','labelSelector':"
                                 "{'matchLabels':{'a':'1'}}}]")),
                    "PodTopologySpread refuses pods with constraints");
+}
+
+/* NodePorts: kubesched signs protocol and host IP too (its Filter compares them). */
+Test(batch, host_ports_sign_port_protocol_and_ip)
+{
+    start(NO_DEFAULT_SPREAD_PROFILE);
+#define PORT_POD(ports)                                                                            \
+    "{'metadata':{'name':'p','namespace':'default','uid':'u'},'spec':{'containers':[{'name':'c',"  \
+    "'image':'nginx','ports':[" ports "]}]}}"
+    cr_assert(!same(PORT_POD("{'containerPort':80,'hostPort':80}"),
+                    PORT_POD("{'containerPort':80,'hostPort':80,'protocol':'UDP'}")));
+    cr_assert(
+        same(PORT_POD("{'containerPort':80,'hostPort':80},{'containerPort':81,'hostPort':81}"),
+             PORT_POD("{'containerPort':81,'hostPort':81},{'containerPort':80,'hostPort':80}")),
+        "a set: the order of the ports does not matter");
+#undef PORT_POD
+}
+
+/* InterPodAffinity with ignorePreferredTermsOfExistingPods signs no labels (upstream). */
+Test(batch, ignoring_existing_pods_preferred_terms_leaves_labels_out)
+{
+    start(NO_DEFAULT_SPREAD_PROFILE "  - name: InterPodAffinity\n"
+                                    "    args: {ignorePreferredTermsOfExistingPods: true}\n");
+    cr_assert(same(POD("", ""), POD(",'labels':{'a':'1'}", "")));
 }
 
 Test(batch, a_plugin_that_cannot_sign_turns_signatures_off)
