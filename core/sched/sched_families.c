@@ -131,16 +131,16 @@ static const family_def k_families[] = {
      "scheduler_batch_rescore_attempts_total",
      "Counts of rescore attempts during opportunistic batching.", KS_STABILITY_ALPHA, LBL(profile),
      0, 0, 0},
+    {offsetof(ks_sched_metrics, batch_rescore_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_batch_rescore_duration_seconds",
+     "Latency for rescoring a node during opportunistic batching.", KS_STABILITY_ALPHA,
+     LBL(profile), BKT(0.00001, 2, 12)},
     {offsetof(ks_sched_metrics, get_node_hint_duration), KS_METRIC_HISTOGRAM,
      "scheduler_get_node_hint_duration_seconds", "Latency for getting a node hint.",
      KS_STABILITY_ALPHA, LBL(hinted_profile), BKT(0.00001, 2, 12)},
     {offsetof(ks_sched_metrics, store_schedule_results_duration), KS_METRIC_HISTOGRAM,
      "scheduler_store_schedule_results_duration_seconds", "Latency for storing scheduling results.",
      KS_STABILITY_ALPHA, LBL(profile), BKT(0.00001, 2, 12)},
-    {offsetof(ks_sched_metrics, batch_rescore_duration), KS_METRIC_HISTOGRAM,
-     "scheduler_batch_rescore_duration_seconds",
-     "Latency for rescoring a node during opportunistic batching.", KS_STABILITY_ALPHA,
-     LBL(profile), BKT(0.00001, 2, 12)},
 };
 
 #undef LBL
