@@ -1,7 +1,7 @@
 /*
  * kubesched command line:
  *   kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] [--strict]
- *                      [--seed N] [-v N]
+ *                      [--seed N] [--feature-gates Name=bool,...] [-v N]
  *   kubesched validate-config FILE [-v N]
  *   kubesched --config FILE [--kubeconfig FILE] [--leader-elect* ...] [-v N]
  *                                                        (live mode, apisource.h)
@@ -16,6 +16,7 @@
 
 #include "live/apisource.h"
 #include "config/config.h"
+#include "sched/features.h"
 #include "sched/framework.h"
 #include "sched/host_api.h"
 #include "live/leaderelect.h"
@@ -30,7 +31,7 @@ static void usage(FILE *f)
     fputs(
         "Usage:\n"
         "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
-        "[--strict] [--seed N] [-v N]\n"
+        "[--strict] [--seed N] [--feature-gates OpportunisticBatching=false] [-v N]\n"
         "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
         "of\n"
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
@@ -45,6 +46,7 @@ static void usage(FILE *f)
         "[--leader-elect-renew-deadline D]\n"
         "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
         "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
+        "            [--feature-gates OpportunisticBatching=false]\n"
         "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else "
         "in-cluster).\n"
         "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a "
@@ -151,6 +153,16 @@ static int cmd_validate(int argc, char **argv)
     return 0;
 }
 
+/* --feature-gates Name=bool,... (upstream's flag; kubesched knows OpportunisticBatching). */
+static int set_feature_gates(const char *spec)
+{
+    char err[512];
+    if (ks__feature_gates_set(spec, err, sizeof(err)) == 0)
+        return 0;
+    fprintf(stderr, "kubesched: %s\n", err);
+    return -1;
+}
+
 static int cmd_simulate(int argc, char **argv)
 {
     const char *cluster = NULL, *config = NULL;
@@ -184,6 +196,11 @@ static int cmd_simulate(int argc, char **argv)
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 10);
             i++;
+        } else if (!strncmp(a, "--feature-gates", 15) && (a[15] == '=' || (!a[15] && v))) {
+            if (set_feature_gates(a[15] == '=' ? a + 16 : v) != 0)
+                return 2;
+            if (a[15] != '=')
+                i++;
         } else if (!strcmp(a, "-v") && v) {
             ks__log_verbosity = atoi(v);
             i++;
@@ -269,6 +286,11 @@ static int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--kubeconfig") && v) {
             kubeconfig = v;
             i++;
+        } else if (!strncmp(a, "--feature-gates", 15) && (a[15] == '=' || (!a[15] && v))) {
+            if (set_feature_gates(a[15] == '=' ? a + 16 : v) != 0)
+                return 2;
+            if (a[15] != '=')
+                i++;
         } else if (!strcmp(a, "-v") && v) {
             ks__log_verbosity = atoi(v);
             i++;

@@ -19,6 +19,8 @@ void ks__scratch_free(ks_cycle_scratch *sc)
     free(sc->norm);
     free(sc->by_index);
     free(sc->evaluated);
+    free(sc->heap);
+    free(sc->raw);
     memset(sc, 0, sizeof(*sc));
 }
 
@@ -38,8 +40,9 @@ static int reserve_nodes(ks_cycle_scratch *sc, size_t nodes)
     sc->norm = malloc(cap * sizeof(*sc->norm));
     sc->by_index = malloc(cap * sizeof(*sc->by_index));
     sc->evaluated = malloc(cap);
+    sc->heap = malloc(cap * sizeof(*sc->heap));
     if (!sc->cand || !sc->statuses || !sc->passed || !sc->feasible_flag || !sc->feasible ||
-        !sc->totals || !sc->norm || !sc->by_index || !sc->evaluated)
+        !sc->totals || !sc->norm || !sc->by_index || !sc->evaluated || !sc->heap)
         return KS_ENOMEM;
     sc->cap = cap;
     return 0;
@@ -52,8 +55,10 @@ int ks__scratch_reserve(ks_cycle_scratch *sc, size_t nodes, size_t nscore)
     size_t need = (nscore ? nscore : 1) * (nodes ? nodes : 1); /* [Score plugin][node] */
     if (need > sc->score_cap) {
         free(sc->scores);
+        free(sc->raw);
         sc->scores = malloc(need * sizeof(int64_t));
-        if (!sc->scores)
+        sc->raw = malloc(need * sizeof(int64_t));
+        if (!sc->scores || !sc->raw)
             return KS_ENOMEM;
         sc->score_cap = need;
     }

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "sched/framework_metrics.h"
+#include "api/objects.h"
+#include "sched/batch.h"
+#include "util/log.h"
 #include "api/intern.h"
 #include "util/parallel.h"
 #include "sched/parallelize.h"
@@ -321,6 +324,8 @@ void ks__framework_free(ks_framework *fw)
     }
     for (int p = 0; p < KS_PT_COUNT; p++)
         free(fw->pt[p]);
+    ks__batch_free(fw->batch);
+    free(fw->signers);
     free(fw->inst);
     free(fw);
 }
@@ -1021,6 +1026,10 @@ static ks_code weigh_row(ks_framework *fw, size_t p, size_t n, ks_score_scratch 
     return KS_SUCCESS;
 }
 
+static ks_code normalize_scores(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                ks_status *st);
+
 static ks_code run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                                  const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
                                  ks_status *st)
@@ -1034,6 +1043,17 @@ static ks_code run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         *st = job.err_status;
         return KS_ERROR;
     }
+    if (out->raw)
+        memcpy(out->raw, out->scores, fw->n[KS_PT_SCORE] * n * sizeof(*out->raw));
+    return normalize_scores(fw, cycle, pod, nodes, n, out, st);
+}
+
+/* upstream normalizeScores: per non-skipped plugin NormalizeScore, then the range check and the
+ * weighted sums (a skipped plugin contributes 0). */
+static ks_code normalize_scores(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                ks_status *st)
+{
     for (size_t f = 0; f < n; f++)
         out->totals[f] = 0;
     for (size_t p = 0; p < fw->n[KS_PT_SCORE]; p++) {
@@ -1099,6 +1119,29 @@ ks_code ks__fw_run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
     return c;
 }
 
+ks_code ks__fw_run_raw_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                     const ks_node_info *const *nodes, size_t n, int64_t *scores,
+                                     ks_status *st)
+{
+    score_job job = {
+        .fw = fw, .cycle = cycle, .pod = pod, .nodes = nodes, .n = n, .scores = scores};
+    pthread_mutex_init(&job.err_mu, NULL);
+    ks__parallelizer_until(fw->parallelizer, KS_OP_SCORE, n, score_one, &job);
+    pthread_mutex_destroy(&job.err_mu);
+    if (job.error) {
+        *st = job.err_status;
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+ks_code ks__fw_normalize_scores(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                ks_status *st)
+{
+    return normalize_scores(fw, cycle, pod, nodes, n, out, st);
+}
+
 ks_code ks__fw_run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                            ks_status *st)
 {
@@ -1153,4 +1196,216 @@ ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int
     ks_code c = run_pre_enqueue(fw, pod, st, plugin_index, ks__fw_metrics_sample(fw->metrics));
     ks__fw_metrics_ep(fw->metrics, KS_EP_PRE_ENQUEUE, KS_SUCCESS, t0);
     return c;
+}
+
+/* ---- pod signatures (upstream computeBatchablePlugins, SignPod) ----------------------------- */
+
+/* The key of the fragment the host adds for a KS_PLUGIN_NODE_LOCAL plugin without a sign slot
+ * (kubesched's own; upstream has no such plugins). */
+#define NODE_LOCAL_KEY "kubesched.NodeLocal(v1.Pod.Namespace,Labels,Annotations,Spec)"
+
+static int is_node_local(const ks_plugin_inst *in)
+{
+    return !in->desc->sign && (in->desc->flags & KS_PLUGIN_NODE_LOCAL);
+}
+
+int ks__fw_setup_batching(ks_framework *fw, int on)
+{
+    if (!on)
+        return 0;
+    fw->batch = ks__batch_new(fw);
+    fw->signers = calloc(fw->ninst ? fw->ninst : 1, sizeof(*fw->signers));
+    if (!fw->batch || !fw->signers)
+        return KS_ENOMEM;
+    /* Every PreFilter, Filter, PreScore and Score plugin, once, in that order; one that cannot
+     * sign turns signatures off for the profile (kubesched has no extenders, which upstream
+     * also counts here). */
+    static const int points[] = {KS_PT_PRE_FILTER, KS_PT_FILTER, KS_PT_PRE_SCORE, KS_PT_SCORE};
+    uint64_t seen = 0;
+    fw->enable_signatures = 1;
+    for (size_t k = 0; k < sizeof(points) / sizeof(points[0]); k++)
+        for (size_t i = 0; i < fw->n[points[k]]; i++) {
+            ks_plugin_inst *in = fw->pt[points[k]][i].inst;
+            if (seen & (1ull << in->index))
+                continue;
+            seen |= 1ull << in->index;
+            if (in->desc->sign || is_node_local(in)) {
+                fw->signers[fw->nsigners++] = in;
+            } else {
+                fw->enable_signatures = 0;
+                if (ks__log_enabled(2))
+                    ks__log('I', NULL,
+                            "Disabling signatures for profile %s because plugin %s does not "
+                            "support it (no sign slot and no KS_PLUGIN_NODE_LOCAL flag)",
+                            fw->profile_name, in->name);
+            }
+        }
+    return 0;
+}
+
+void ks__signature_add(ks_signature *sig, const char *key, const char *value_json)
+{
+    if (!sig || sig->oom || !key || !value_json)
+        return;
+    for (size_t i = 0; i < sig->n; i++)
+        if (strcmp(sig->f[i].key, key) == 0)
+            return; /* the same key from another plugin: the first stays (same value) */
+    if (sig->n == sig->cap) {
+        size_t cap = sig->cap ? 2 * sig->cap : 16;
+        void *f = realloc(sig->f, cap * sizeof(*sig->f));
+        if (!f) {
+            sig->oom = 1;
+            return;
+        }
+        sig->f = f;
+        sig->cap = cap;
+    }
+    char *k = strdup(key), *v = strdup(value_json);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        sig->oom = 1;
+        return;
+    }
+    sig->f[sig->n++] = (struct ks_sign_fragment){k, v};
+}
+
+static void signature_clear(ks_signature *sig)
+{
+    for (size_t i = 0; i < sig->n; i++) {
+        free(sig->f[i].key);
+        free(sig->f[i].value);
+    }
+    free(sig->f);
+}
+
+/* The host's fragment for node-local plugins: the pod's namespace, labels, annotations and spec
+ * as its JSON has them (two pods made from one template give the same text). */
+static void sign_node_local(const ks_pod *pod, ks_signature *sig)
+{
+    cJSON *doc = pod->json ? cJSON_Parse(pod->json) : NULL;
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(doc, "metadata");
+    cJSON *v = cJSON_CreateObject();
+    char *text = NULL;
+    if (doc && v) {
+        static const char *const meta_keys[] = {"namespace", "labels", "annotations"};
+        for (size_t i = 0; i < 3; i++) {
+            cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(meta, meta_keys[i]);
+            cJSON_AddItemToObject(v, meta_keys[i], it ? it : cJSON_CreateNull());
+        }
+        cJSON *spec = cJSON_DetachItemFromObjectCaseSensitive(doc, "spec");
+        cJSON_AddItemToObject(v, "spec", spec ? spec : cJSON_CreateNull());
+        text = cJSON_PrintUnformatted(v);
+    }
+    if (text)
+        ks__signature_add(sig, NODE_LOCAL_KEY, text);
+    else
+        sig->oom = 1;
+    cJSON_free(text);
+    cJSON_Delete(v);
+    cJSON_Delete(doc);
+}
+
+static int fragment_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct ks_sign_fragment *)a)->key,
+                  ((const struct ks_sign_fragment *)b)->key);
+}
+
+/* Appends s as a JSON string (keys are ASCII identifiers; escapes what JSON requires). */
+static size_t put_json_string(char *out, const char *s)
+{
+    size_t n = 0;
+    out[n++] = '"';
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)ch;
+        } else if (ch < 0x20) {
+            n += (size_t)sprintf(out + n, "\\u%04x", ch);
+        } else {
+            out[n++] = (char)ch;
+        }
+    }
+    out[n++] = '"';
+    return n;
+}
+
+static ks_pod_sig *sign_pod(ks_framework *fw, const ks_pod *pod);
+
+/* json.Marshal of the map: {"key":value,...} with the keys sorted. */
+static ks_pod_sig *signature_encode(ks_signature *sig)
+{
+    qsort(sig->f, sig->n, sizeof(*sig->f), fragment_cmp);
+    size_t len = 2;
+    for (size_t i = 0; i < sig->n; i++)
+        len += 6 * strlen(sig->f[i].key) + 2 + 1 + strlen(sig->f[i].value) + 1;
+    ks_pod_sig *ps = malloc(sizeof(*ps) + len + 1);
+    if (!ps)
+        return NULL;
+    atomic_init(&ps->refs, 1);
+    size_t n = 0;
+    ps->json[n++] = '{';
+    for (size_t i = 0; i < sig->n; i++) {
+        if (i)
+            ps->json[n++] = ',';
+        n += put_json_string(ps->json + n, sig->f[i].key);
+        ps->json[n++] = ':';
+        size_t vl = strlen(sig->f[i].value);
+        memcpy(ps->json + n, sig->f[i].value, vl);
+        n += vl;
+    }
+    ps->json[n++] = '}';
+    ps->json[n] = '\0';
+    ps->len = n;
+    return ps;
+}
+
+ks_pod_sig *ks__fw_sign_pod(ks_framework *fw, const ks_pod *pod)
+{
+    /* upstream observes the Sign point on every call, signatures enabled or not, and always as
+     * Success (its deferred observation reads a status variable the loop shadows). */
+    int64_t t0 = ks__fw_metrics_ep_start(fw->metrics);
+    ks_pod_sig *ps = sign_pod(fw, pod);
+    ks__fw_metrics_ep(fw->metrics, KS_EP_SIGN, KS_SUCCESS, t0);
+    return ps;
+}
+
+/* SignPod without its metric. */
+static ks_pod_sig *sign_pod(ks_framework *fw, const ks_pod *pod)
+{
+    if (!fw->enable_signatures)
+        return NULL;
+    ks_signature sig = {0};
+    char name[6 * 256 + 3]; /* a DNS subdomain, escaped */
+    name[put_json_string(name, ks__sym_str(pod->scheduler_name))] = '\0';
+    ks__signature_add(&sig, "v1.Pod.Spec.SchedulerName", name);
+    int ok = 1;
+    for (size_t i = 0; ok && i < fw->nsigners; i++) {
+        ks_plugin_inst *in = fw->signers[i];
+        if (!in->desc->sign) {
+            sign_node_local(pod, &sig);
+            continue;
+        }
+        ks_status st;
+        ks__status_reset(&st);
+        int64_t tp = fw->metrics ? ks__clock_now_ns() : 0;
+        ks_code code = CALL(in, in->desc->sign(in->self, pod, &sig, &st));
+        current_plugin = NULL;
+        if (tp) /* upstream: every call, not a sampled share */
+            ks__fw_metrics_plugin(fw->metrics, in->index, KS_EP_SIGN, code, tp);
+        if (code != KS_SUCCESS) {
+            if (ks__log_enabled(5)) {
+                char msg[KS_STATUS_BUF];
+                ks__status_message(&st, msg, sizeof(msg));
+                ks__log('I', NULL, "SignPod can't sign pod %s due to plugin %s: %s", pod->key,
+                        in->name, msg);
+            }
+            ok = 0;
+        }
+    }
+    ks_pod_sig *ps = ok && !sig.oom ? signature_encode(&sig) : NULL;
+    signature_clear(&sig);
+    return ps;
 }

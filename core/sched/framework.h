@@ -165,6 +165,17 @@ typedef struct ks_point_entry {
     int32_t weight;
 } ks_point_entry;
 
+/* Where SignPod's fragments collect (the SDK's opaque ks_signature): key and value JSON pairs,
+ * owned; the first of one key wins (ks_host_api.sign_add). One call's, on one thread. */
+struct ks_signature {
+    size_t n, cap;
+    struct ks_sign_fragment {
+        char *key;
+        char *value;
+    } *f;
+    int oom; /* an allocation failed: the pod is not signed */
+};
+
 typedef struct ks_framework {
     const ks_profile_plan *plan;
     const char *profile_name;
@@ -176,6 +187,15 @@ typedef struct ks_framework {
     ks_point_entry *pt[KS_PT_COUNT];
     struct ks_fw_metrics *metrics;       /* NULL: no metrics, no timing (simulate) */
     const ks_parallelizer *parallelizer; /* the scheduler's, borrowed: Score runs on it */
+    /* Opportunistic batching (upstream computeBatchablePlugins, batch.go), set up by
+     * ks__fw_setup_batching: signatures are on when every PreFilter/Filter/PreScore/Score plugin
+     * signs (a sign slot, or KS_PLUGIN_NODE_LOCAL: signed by the host); signers lists those
+     * plugins once each, in that order. batch: the profile's OpportunisticBatch, NULL when
+     * OpportunisticBatching is off. */
+    int enable_signatures;
+    size_t nsigners;
+    ks_plugin_inst **signers;
+    struct ks_batch *batch;
 } ks_framework;
 
 /* Instantiates every plugin of plan (create with its args). On failure, the plugins already
@@ -203,6 +223,7 @@ ks_code ks__fw_run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 /* Where RunScorePlugins writes, sized by the caller for n nodes and the profile's Score plugins. */
 typedef struct ks_score_scratch {
     int64_t *scores;     /* [score plugin][node]: after NormalizeScore (a skipped plugin: 0) */
+    int64_t *raw;        /* NULL, or [score plugin][node]: gets the raw scores before Normalize */
     ks_node_score *norm; /* [node]: NormalizeScore's working list */
     int64_t *totals;     /* [node]: the weighted sums */
 } ks_score_scratch;
@@ -225,6 +246,29 @@ ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
 ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node, ks_status *st);
 void ks__fw_run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node);
 ks_code ks__fw_run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int *plugin_index);
+
+/* OpportunisticBatching for this profile (upstream: the feature gate, on by default since
+ * v1.35): on creates the batch and computes the signers (computeBatchablePlugins); off leaves
+ * both unset, so SignPod returns NULL and the cycle asks for no hint. Main thread, once, before
+ * any cycle. 0 or KS_ENOMEM. */
+int ks__fw_setup_batching(ks_framework *fw, int on);
+/* upstream SignPod: the pod's signature (the JSON object of "v1.Pod.Spec.SchedulerName" and every
+ * signer's fragments, keys sorted as encoding/json writes a map), or NULL when signatures are
+ * off for the profile or a plugin refuses the pod. Caller owns the result (ks__pod_sig_unref).
+ * Any thread (the plugins' sign slots are pure). */
+struct ks_pod_sig *ks__fw_sign_pod(ks_framework *fw, const ks_pod *pod);
+/* ks_host_api.sign_add: copies the fragment into sig (first of a key wins). */
+void ks__signature_add(ks_signature *sig, const char *key, const char *value_json);
+/* upstream v1.37 RunRawScorePlugins: the non-skipped Score plugins on nodes (in parallel), raw,
+ * into scores ([score plugin][node]; a skipped plugin's row is left 0). */
+ks_code ks__fw_run_raw_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                     const ks_node_info *const *nodes, size_t n, int64_t *scores,
+                                     ks_status *st);
+/* upstream v1.37 NormalizeScores: NormalizeScore, range check and weights over raw scores already
+ * in out->scores ([score plugin][node]), totals into out->totals; the batch's rescore. */
+ks_code ks__fw_normalize_scores(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
+                                const ks_node_info *const *nodes, size_t n, ks_score_scratch *out,
+                                ks_status *st);
 
 /* The thread-local name of the plugin currently called (for log prefixes). */
 const char *ks__fw_current_plugin(void);

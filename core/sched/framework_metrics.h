@@ -44,6 +44,7 @@ typedef enum ks_ep {
     KS_EP_PRE_BIND,
     KS_EP_BIND,
     KS_EP_POST_BIND,
+    KS_EP_SIGN, /* v1.37 SignPod (opportunistic batching) */
     KS_EP_COUNT
 } ks_ep;
 

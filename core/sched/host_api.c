@@ -651,6 +651,8 @@ static const ks_host_api host_table = {
     .node_info_pods_in_namespace = ni_pods_in_ns,
     .snapshot_version = s_version,
     .snapshot_changed_nodes = s_changed,
+    /* ABI 1.4: pod signatures (framework.c ks__signature_add; any thread, one call's sig) */
+    .sign_add = ks__signature_add,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -21,6 +21,10 @@ static const char *const result[] = {"result"};
 static const char *const type[] = {"type"};
 static const char *const plugin_profile[] = {"plugin", "profile"};
 static const char *const plugin_ep_profile[] = {"plugin", "extension_point", "profile"};
+static const char *const profile_result[] = {"profile", "result"};
+static const char *const profile_reason[] = {"profile", "reason"};
+static const char *const profile[] = {"profile"};
+static const char *const hinted_profile[] = {"hinted", "profile"};
 
 /* A family of ks_sched_metrics: where its pointer goes, and what it is. Histograms have
  * prometheus.ExponentialBuckets(start, factor, count). */
@@ -116,6 +120,27 @@ static const family_def k_families[] = {
      "Number of attempts to schedule pods by each plugin and the extension point (available "
      "only in PreFilter, Filter, PreScore, and Score).",
      KS_STABILITY_ALPHA, LBL(plugin_ep_profile), 0, 0, 0},
+    /* v1.37 opportunistic batching (metrics.go: BatchAttemptStats ... BatchRescoreDuration). */
+    {offsetof(ks_sched_metrics, batch_attempts), KS_METRIC_COUNTER,
+     "scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
+     KS_STABILITY_ALPHA, LBL(profile_result), 0, 0, 0},
+    {offsetof(ks_sched_metrics, batch_cache_flushed), KS_METRIC_COUNTER,
+     "scheduler_batch_cache_flushed_total", "Counts of cache flushes by reason.",
+     KS_STABILITY_ALPHA, LBL(profile_reason), 0, 0, 0},
+    {offsetof(ks_sched_metrics, batch_rescore_attempts), KS_METRIC_COUNTER,
+     "scheduler_batch_rescore_attempts_total",
+     "Counts of rescore attempts during opportunistic batching.", KS_STABILITY_ALPHA, LBL(profile),
+     0, 0, 0},
+    {offsetof(ks_sched_metrics, batch_rescore_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_batch_rescore_duration_seconds",
+     "Latency for rescoring a node during opportunistic batching.", KS_STABILITY_ALPHA,
+     LBL(profile), BKT(0.00001, 2, 12)},
+    {offsetof(ks_sched_metrics, get_node_hint_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_get_node_hint_duration_seconds", "Latency for getting a node hint.",
+     KS_STABILITY_ALPHA, LBL(hinted_profile), BKT(0.00001, 2, 12)},
+    {offsetof(ks_sched_metrics, store_schedule_results_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_store_schedule_results_duration_seconds", "Latency for storing scheduling results.",
+     KS_STABILITY_ALPHA, LBL(profile), BKT(0.00001, 2, 12)},
 };
 
 #undef LBL

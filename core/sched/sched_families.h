@@ -57,6 +57,13 @@ typedef struct ks_sched_metrics {
     ks_metric *preemption_victims_solo;
     ks_metric *preemption_attempts_solo;
     ks_metric *pod_scheduling_attempts_solo;
+    /* Opportunistic batching (v1.37, OpportunisticBatching on by default; core/sched/batch.c). */
+    ks_metric_family *batch_attempts;         /* counter {profile, result} */
+    ks_metric_family *batch_cache_flushed;    /* counter {profile, reason} */
+    ks_metric_family *batch_rescore_attempts; /* counter {profile} */
+    ks_metric_family *get_node_hint_duration; /* hist {hinted, profile} Exp(0.00001,2,12) */
+    ks_metric_family *store_schedule_results_duration; /* hist {profile} Exp(0.00001,2,12) */
+    ks_metric_family *batch_rescore_duration;          /* hist {profile} Exp(0.00001,2,12) */
 } ks_sched_metrics;
 
 /* Register all of the above in r. OUT: *out (pointers owned by r). 0 or the first error of

@@ -18,13 +18,14 @@
  * Threads: the scheduling thread only; Filter and Score calls run on the worker pool.
  * Determinism: Filter chunks are claimed in index order and the feasible nodes kept are the first
  * numNodesToFind in that order, so a run gives what a sequential upstream run would, whatever the
- * thread timing; ties in select_host use the scheduler's seeded generator.
+ * thread timing; select_host breaks ties by Go's heap order on that same order (no randomness).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/intern.h"
+#include "util/clock.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
@@ -80,6 +81,10 @@ typedef struct sched_cycle {
     int explain_failure; /* the failure report carries ex */
     uint64_t rejectors, pending;
     ks_sym nominated;
+    /* Opportunistic batching: the pod's signature (owned; NULL: not batchable) and the node hint
+     * this cycle got (KS_SYM_ABSENT: none). */
+    struct ks_pod_sig *sig;
+    ks_sym hint;
     ks_post_filter_result pfr;
     int preempt;           /* PostFilter nominated a node: evict pfr.victims */
     const char *preemptor; /* the PostFilter plugin that did */
@@ -116,6 +121,12 @@ static uint64_t rejectors_of(ks_framework *fw, const ks_status *st, uint64_t *pe
     return bit;
 }
 
+/* The scheduler's clock (the queue's: simulate's virtual one, else monotonic). */
+static int64_t sched_now(const ks_scheduler *s)
+{
+    return s->now_ns ? s->now_ns(s->clock_ctx) : ks__clock_now_ns();
+}
+
 /* ---- candidates and the nominated node ----------------------------------------------------- */
 
 static int sym_in_sorted(const ks_sym *syms, size_t n, ks_sym x)
@@ -150,13 +161,12 @@ static void collect_candidates(sched_cycle *c, const ks_prefilter_result *pf, in
 }
 
 /* upstream evaluateNominatedNode: a pod nominated to a node (after preemption) tries that node
- * first, as findNodesThatPassFilters on that one node (a timed Filter point when there are Filter
+ * first, and so does a pod given a batch hint (node: the nomination, else the hint), as
+ * findNodesThatPassFilters on that one node (a timed Filter point when there are Filter
  * plugins); 1 when it fits there. */
-static int evaluate_nominated_node(sched_cycle *c)
+static int evaluate_nominated_node(sched_cycle *c, ks_sym node)
 {
-    if (c->pod->nominated_node_name == KS_SYM_EMPTY)
-        return 0;
-    const ks_node_info *ni = ks__snapshot_find(c->s->snap, c->pod->nominated_node_name);
+    const ks_node_info *ni = ks__snapshot_find(c->s->snap, node);
     if (!ni)
         return 0;
     ks_status st;
@@ -315,7 +325,15 @@ static ks_code find_nodes_that_fit(sched_cycle *c)
         c->fit = FIT_PREFILTER;
         return c->code = code;
     }
-    if (!evaluate_nominated_node(c) && c->ncand > 0) {
+    /* upstream: the hint is asked for even for a nominated pod (whose nomination wins), after
+     * PreFilter, since the batch may run Filter and PreScore on this cycle's state. */
+    if (c->fw->batch)
+        c->hint = ks__batch_get_node_hint(c->fw->batch, c->state, c->pod, c->sig, c->s->snap,
+                                          c->seq, sched_now(c->s));
+    ks_sym first =
+        c->pod->nominated_node_name != KS_SYM_EMPTY ? c->pod->nominated_node_name : c->hint;
+    if (!(first != KS_SYM_EMPTY && first != KS_SYM_ABSENT && evaluate_nominated_node(c, first)) &&
+        c->ncand > 0) {
         code = find_nodes_that_pass_filters(c);
         if (code != KS_SUCCESS)
             return code;
@@ -339,7 +357,8 @@ static ks_code prioritize_nodes(sched_cycle *c)
     ks_code code = ks__fw_run_pre_score(c->fw, c->state, c->pod, nodes, c->nfeasible, &c->st);
     if (code != KS_SUCCESS)
         return fail_status(c, &c->st, 0);
-    ks_score_scratch out = {sc->scores, sc->norm, sc->totals};
+    ks_score_scratch out = {
+        .scores = sc->scores, .raw = sc->raw, .norm = sc->norm, .totals = sc->totals};
     code = ks__fw_run_score_plugins(c->fw, c->state, c->pod, nodes, c->nfeasible, &out, &c->st);
     if (code != KS_SUCCESS)
         return fail_status(c, &c->st, 0);
@@ -350,25 +369,22 @@ static ks_code prioritize_nodes(sched_cycle *c)
     return KS_SUCCESS;
 }
 
-/* upstream selectHost: the best total, ties broken uniformly by reservoir sampling with the
- * scheduler's seeded generator. */
-static const ks_node_info *select_host(sched_cycle *c)
+/* upstream v1.37 host selection: NewSortedScoredNodes(priorityList).Pop(). The feasible nodes, in
+ * the order Filter found them, go into a heap ordered by total score, then Randomizer (upstream
+ * sets it to rand.Int() only for nodes an extender scored; kubesched has no extenders, so it is 0
+ * everywhere and nothing is drawn); the heap is built and popped exactly as Go's container/heap
+ * does, so among equal totals the winner is the one upstream picks from the same order. The rest
+ * stays in sc->heap[0 .. *nrest) for the batch cache. */
+static const ks_node_info *select_host(sched_cycle *c, size_t *nrest)
 {
-    const int64_t *totals = c->sc->totals;
-    int64_t best = totals[0];
-    size_t cnt = 1, sel = 0;
-    for (size_t f = 1; f < c->nfeasible; f++) {
-        if (totals[f] > best) {
-            best = totals[f];
-            sel = f;
-            cnt = 1;
-        } else if (totals[f] == best) {
-            cnt++;
-            if (ks__sched_rand(c->s) % cnt == 0)
-                sel = f;
-        }
-    }
-    return c->sc->feasible[sel];
+    ks_scored_node *h = c->sc->heap;
+    for (size_t f = 0; f < c->nfeasible; f++)
+        h[f] = (ks_scored_node){c->sc->totals[f], 0, (uint32_t)f};
+    size_t n = c->nfeasible;
+    ks__sorted_nodes_init(h, n);
+    ks_scored_node best = ks__sorted_nodes_pop(h, &n);
+    *nrest = n;
+    return c->sc->feasible[best.idx];
 }
 
 /* upstream SchedulePod: the snapshot, the nodes that fit, the best of them (one feasible node is
@@ -393,11 +409,18 @@ static ks_code schedule_pod(sched_cycle *c)
     if (code != KS_SUCCESS)
         return code;
     c->host = c->sc->feasible[0];
+    size_t nrest = 0;
     if (c->nfeasible > 1) {
         if ((code = prioritize_nodes(c)) != KS_SUCCESS)
             return code;
-        c->host = select_host(c);
+        c->host = select_host(c, &nrest);
     }
+    /* upstream StoreScheduleResults: one feasible node stores no list (nil), else the nodes
+     * left in the heap after the winner. */
+    if (c->fw->batch)
+        ks__batch_store(c->fw->batch, c->sig, c->hint, c->host->name, c->sc->heap, nrest,
+                        (const ks_node_info *const *)c->sc->feasible, c->sc->raw, c->nfeasible,
+                        c->seq, sched_now(s));
     c->ex.nfeasible = c->nfeasible;
     c->ex.feasible = (const ks_node_info *const *)c->sc->feasible;
     return KS_SUCCESS;
@@ -597,13 +620,19 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
                      .pod = qp->pod,
                      .seq = ++s->seq,
                      .sc = &s->scratch,
-                     .nominated = KS_SYM_ABSENT};
+                     .nominated = KS_SYM_ABSENT,
+                     .hint = KS_SYM_ABSENT};
     c.ex.fw = fw;
     c.pfr.nominated = KS_SYM_ABSENT;
     if (skip_pod_schedule(&c)) {
         ks__queue_done(s->queue, qp);
         return;
     }
+    /* upstream signs the pod when it enters or changes in the queue (signPod); the signature
+     * depends only on the pod and the profile, so signing it when it is popped gives the same
+     * bytes without a hook in the queue. */
+    if (fw->batch)
+        c.sig = ks__fw_sign_pod(fw, c.pod);
     ks_code code = schedule_pod(&c);
     if (c.fit != FIT_NONE)
         run_post_filter(&c);
@@ -621,6 +650,7 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
         handle_cycle_failure(&c);
     }
     ks__post_filter_result_clear(&c.pfr);
+    ks__pod_sig_unref(c.sig);
     free(c.message);
     free(c.evaluated);
     ks__cycle_free(c.state);

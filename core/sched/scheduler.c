@@ -15,6 +15,7 @@
 #include "api/intern.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
+#include "sched/features.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
 
@@ -111,7 +112,7 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
 
 /* ---- the seeded generator ----------------------------------------------------------------- */
 
-/* splitmix64 over the seed: selectHost's tie-breaks and the plugins' rand_below, on the
+/* splitmix64 over the seed: the plugins' rand_below (host selection draws none since v1.37), on the
  * scheduling thread (Filter and Score workers do not draw). */
 uint64_t ks__sched_rand(void *ctx)
 {
@@ -144,7 +145,10 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     if (!s->fw)
         goto fail;
     for (size_t i = 0; i < s->nprofiles; i++)
-        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0)
+        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0 ||
+            (rc = ks__fw_setup_batching(
+                 s->fw[i], !o->disable_opportunistic_batching &&
+                               ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING))) != 0)
             goto fail;
     rc = KS_ENOMEM;
     if (s->nprofiles == 0 || s->fw[0]->n[KS_PT_QUEUE_SORT] != 1) {

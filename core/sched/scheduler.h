@@ -85,7 +85,7 @@ typedef struct ks_observer {
 typedef struct ks_scheduler_opts {
     const ks_config *cfg;
     ks_profile_plan *plans; /* cfg->nprofiles entries, borrowed */
-    uint64_t seed;          /* tie-breaking among equal best nodes */
+    uint64_t seed; /* the plugins' random draws (ks_rand_below); host selection draws none */
     int explain;
     int binding_workers; /* 0: 16 */
     /* simulate: a binding cycle that does not wait on Permit runs at once on the scheduling
@@ -103,6 +103,9 @@ typedef struct ks_scheduler_opts {
     /* Registered families to fill (live mode), borrowed; NULL: no metrics and no timing. */
     const struct ks_sched_metrics *metrics;
     int plugin_metrics_sample_percent; /* 0: upstream's 10 (tests use 100) */
+    /* --feature-gates=OpportunisticBatching=false (upstream's gate, Beta and on by default since
+     * v1.35): no pod signatures, no node hints (core/sched/batch.h). */
+    int disable_opportunistic_batching;
 } ks_scheduler_opts;
 
 typedef struct ks_scheduler ks_scheduler;

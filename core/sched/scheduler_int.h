@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "sched/batch.h"
 #include "sched/framework_metrics.h"
 #include "sched/parallelize.h"
 #include "sched/scheduler.h"
@@ -37,6 +38,8 @@ typedef struct ks_cycle_scratch {
     /* For ks_filter_outcome: by snapshot index */
     ks_status *by_index;
     uint8_t *evaluated;
+    ks_scored_node *heap; /* [feasible]: host selection's sorted nodes (batch.h) */
+    int64_t *raw;         /* [score plugin][feasible]: raw scores, kept for the batch cache */
 } ks_cycle_scratch;
 
 typedef struct ks_binding_job ks_binding_job;

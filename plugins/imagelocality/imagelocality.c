@@ -131,9 +131,53 @@ static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *p
     return KS_SUCCESS;
 }
 
+#include "../common/sign.h"
+
+/* upstream ImageLocality.SignPod: the sorted set of normalized image names of the init and
+ * regular containers. */
+static ks_code image_locality_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    const ks_sym *images;
+    size_t n = ks_pod_images(pod, &images);
+    ks_jbuf b = {0};
+    char **names = (char **)calloc(n ? n : 1, sizeof(*names));
+    if (!names)
+        b.oom = 1;
+    for (size_t i = 0; names && i < n; i++) {
+        const char *s = ks_sign_sym(images[i]);
+        const char *colon = strrchr(s, ':'), *slash = strrchr(s, '/');
+        size_t len = strlen(s);
+        names[i] = (char *)malloc(len + sizeof(":latest"));
+        if (!names[i]) {
+            b.oom = 1;
+            continue;
+        }
+        memcpy(names[i], s, len + 1);
+        if (!(colon && (!slash || colon > slash))) /* normalizedImageName */
+            memcpy(names[i] + len, ":latest", sizeof(":latest"));
+    }
+    if (names && !b.oom)
+        qsort(names, n, sizeof(*names), ks_sign_strcmp);
+    ks_jb_put(&b, "[");
+    for (size_t i = 0, out = 0; names && !b.oom && i < n; i++) {
+        if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
+            continue;
+        if (out++)
+            ks_jb_put(&b, ",");
+        ks_jb_str(&b, names[i]);
+    }
+    ks_jb_put(&b, "]");
+    for (size_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+    return ks_jb_sign(&b, sig, KS_SIGN_IMAGE_NAMES, st);
+}
+
 const ks_plugin_desc ks_plugin_image_locality = {
     .size = sizeof(ks_plugin_desc),
     .name = "ImageLocality",
     .pre_score = image_locality_pre_score,
     .score = image_locality_score,
+    .sign = image_locality_sign,
 };

@@ -62,6 +62,27 @@ static const ks_arg_field ipa_arg_fields[] = {
 static const ks_args_schema ipa_args_schema =
     KS_ARGS_SCHEMA("InterPodAffinityArgs", ipa_arg_fields);
 
+#include "../common/sign.h"
+
+/* upstream InterPodAffinity.SignPod: a pod with pod (anti-)affinity is not signable (its result
+ * depends on the pods placed before it); else its labels, which other pods' terms may match,
+ * unless ignorePreferredTermsOfExistingPods makes them irrelevant. */
+static ks_code ipa_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    const ipa_plugin *pl = (const ipa_plugin *)self;
+    if (ks_pod_affinity_of(pod)) {
+        ks_status_reason(st, "pods with InterPodAffinity are not signable");
+        return KS_UNSCHEDULABLE;
+    }
+    if (pl->ignore_preferred_terms_of_existing)
+        return KS_SUCCESS;
+    const ks_label *labels;
+    size_t n = ks_pod_labels(pod, &labels);
+    ks_jbuf b = {0};
+    ks_jb_labels(&b, labels, n);
+    return ks_jb_sign(&b, sig, KS_SIGN_LABELS, st);
+}
+
 const ks_plugin_desc ks_plugin_inter_pod_affinity = {
     .size = sizeof(ks_plugin_desc),
     .name = IPA_NAME,
@@ -76,4 +97,5 @@ const ks_plugin_desc ks_plugin_inter_pod_affinity = {
     .normalize_score = ipa_normalize_score,
     .events_to_register = ipa_events,
     .args_schema = &ipa_args_schema,
+    .sign = ipa_sign,
 };

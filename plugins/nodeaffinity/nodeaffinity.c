@@ -948,6 +948,136 @@ static size_t node_affinity_events(void *self, ks_cluster_event *out, size_t cap
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream NodeSelectorRequirementsSigner: each requirement as JSON with its values sorted, the
+ * list sorted as text. Adds the strings to *out (malloc'd). */
+static void na_sign_reqs(const ks_selector_req *reqs, uint32_t n, ks_jbuf *out)
+{
+    static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    char **items = (char **)calloc(n ? n : 1, sizeof(*items));
+    if (!items) {
+        out->oom = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_selector_req *r = &reqs[i];
+        const char **vals = (const char **)malloc((r->nvalues ? r->nvalues : 1) * sizeof(*vals));
+        ks_jbuf b = {0};
+        if (!vals)
+            b.oom = 1;
+        for (uint32_t v = 0; vals && v < r->nvalues; v++)
+            vals[v] = ks_sign_sym(r->values[v]);
+        if (vals)
+            qsort(vals, r->nvalues, sizeof(*vals), ks_sign_strcmp);
+        ks_jb_put(&b, "{\"key\":");
+        ks_jb_str(&b, ks_sign_sym(r->key));
+        ks_jb_put(&b, ",\"operator\":");
+        ks_jb_str(&b, (unsigned)r->op < 6 ? ops[r->op] : "");
+        if (r->nvalues) { /* omitempty */
+            ks_jb_put(&b, ",\"values\":[");
+            for (uint32_t v = 0; vals && v < r->nvalues; v++) {
+                if (v)
+                    ks_jb_put(&b, ",");
+                ks_jb_str(&b, vals[v]);
+            }
+            ks_jb_put(&b, "]");
+        }
+        ks_jb_put(&b, "}");
+        free(vals);
+        if (b.oom)
+            out->oom = 1;
+        items[i] = b.p;
+    }
+    if (!out->oom)
+        qsort(items, n, sizeof(*items), ks_sign_strcmp);
+    ks_jb_put(out, "[");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i)
+            ks_jb_put(out, ",");
+        if (items[i])
+            ks_jb_str(out, items[i]);
+        free(items[i]);
+    }
+    ks_jb_put(out, "]");
+    free(items);
+}
+
+/* upstream NodeSelectorTermSigner: {"MatchExpressions": [...], "MatchFields": [...]}. */
+static void na_sign_term(const ks_node_selector_term *t, ks_jbuf *out)
+{
+    ks_jb_put(out, "{\"MatchExpressions\":");
+    na_sign_reqs(t->exprs, t->nexprs, out);
+    ks_jb_put(out, ",\"MatchFields\":");
+    na_sign_reqs(t->fields, t->nfields, out);
+    ks_jb_put(out, "}");
+}
+
+/* A list of JSON texts, sorted as text, written as a JSON array of strings. */
+static void na_sign_sorted_strings(char **items, size_t n, ks_jbuf *out)
+{
+    if (!out->oom)
+        qsort(items, n, sizeof(*items), ks_sign_strcmp);
+    ks_jb_put(out, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ks_jb_put(out, ",");
+        if (items[i])
+            ks_jb_str(out, items[i]);
+        free(items[i]);
+    }
+    ks_jb_put(out, "]");
+}
+
+/* upstream NodeAffinity.SignPod: NodeAffinitySigner ({"Required": sorted terms, "Preferred":
+ * sorted weighted terms}, or null without nodeAffinity) and spec.nodeSelector. */
+static ks_code node_affinity_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    const ks_node_affinity *na = ks_pod_node_affinity(pod);
+    ks_jbuf b = {0};
+    if (!na) {
+        ks_jb_put(&b, "null");
+    } else {
+        size_t nreq = na->has_required ? na->nrequired : 0;
+        size_t nmax = (nreq > na->npreferred ? nreq : na->npreferred);
+        char **items = (char **)calloc(nmax ? nmax : 1, sizeof(*items));
+        if (!items)
+            b.oom = 1;
+        ks_jb_put(&b, "{\"Required\":");
+        for (size_t i = 0; items && i < nreq; i++) {
+            ks_jbuf t = {0};
+            na_sign_term(&na->required[i], &t);
+            b.oom |= t.oom;
+            items[i] = t.p;
+        }
+        if (items)
+            na_sign_sorted_strings(items, nreq, &b);
+        ks_jb_put(&b, ",\"Preferred\":");
+        for (size_t i = 0; items && i < na->npreferred; i++) {
+            ks_jbuf t = {0};
+            ks_jb_put(&t, "{\"Weight\":");
+            ks_jb_i64(&t, na->preferred[i].weight);
+            ks_jb_put(&t, ",\"Preference\":");
+            na_sign_term(&na->preferred[i].term, &t);
+            ks_jb_put(&t, "}");
+            b.oom |= t.oom;
+            items[i] = t.p;
+        }
+        if (items)
+            na_sign_sorted_strings(items, na->npreferred, &b);
+        ks_jb_put(&b, "}");
+        free(items);
+    }
+    ks_code code = ks_jb_sign(&b, sig, KS_SIGN_NODE_AFFINITY, st);
+    if (code != KS_SUCCESS)
+        return code;
+    const ks_label *sel;
+    size_t nsel = ks_pod_node_selector(pod, &sel);
+    ks_jb_labels(&b, sel, nsel);
+    return ks_jb_sign(&b, sig, KS_SIGN_NODE_SELECTOR, st);
+}
+
 /* args.c: NodeAffinityArgs, checked by kubesched while it loads the configuration. */
 extern const ks_args_schema na_args_schema;
 int na_validate_args(const ks_args *args, ks_args_error *err);
@@ -965,4 +1095,5 @@ const ks_plugin_desc ks_plugin_node_affinity = {
     .events_to_register = node_affinity_events,
     .args_schema = &na_args_schema,
     .validate_args = na_validate_args,
+    .sign = node_affinity_sign,
 };

@@ -31,9 +31,21 @@ static size_t node_name_events(void *self, ks_cluster_event *out, size_t cap)
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream NodeName.SignPod: spec.nodeName. */
+static ks_code node_name_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    ks_jbuf b = {0};
+    ks_jb_str(&b, ks_sign_sym(ks_pod_node_name(pod)));
+    return ks_jb_sign(&b, sig, KS_SIGN_NODE_NAME, st);
+}
+
 const ks_plugin_desc ks_plugin_node_name = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeName",
     .filter = node_name_filter,
     .events_to_register = node_name_events,
+    .sign = node_name_sign,
 };

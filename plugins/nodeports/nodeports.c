@@ -126,6 +126,51 @@ static size_t node_ports_events(void *self, ks_cluster_event *out, size_t cap)
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream NodePorts.SignPod (HostPortsSigner): the sorted distinct host ports. Upstream keeps
+ * only the port numbers although Filter also compares protocol and host IP; kubesched signs the
+ * whole (hostIP, protocol, port) triples, sorted, so that 80/TCP and 80/UDP never share a
+ * signature. */
+static int node_ports_sign_cmp(const void *a, const void *b)
+{
+    const ks_host_port *x = (const ks_host_port *)a, *y = (const ks_host_port *)b;
+    if (x->port != y->port)
+        return x->port < y->port ? -1 : 1;
+    int c = strcmp(ks_sign_sym(x->protocol), ks_sign_sym(y->protocol));
+    return c ? c : strcmp(ks_sign_sym(x->host_ip), ks_sign_sym(y->host_ip));
+}
+
+static ks_code node_ports_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    const ks_host_port *ports;
+    size_t n = ks_pod_host_ports(pod, &ports);
+    ks_jbuf b = {0};
+    ks_host_port *sorted = (ks_host_port *)malloc((n ? n : 1) * sizeof(*sorted));
+    if (!sorted)
+        b.oom = 1;
+    else if (n)
+        memcpy(sorted, ports, n * sizeof(*sorted));
+    if (sorted)
+        qsort(sorted, n, sizeof(*sorted), node_ports_sign_cmp);
+    ks_jb_put(&b, "[");
+    for (size_t i = 0, out = 0; sorted && i < n; i++) {
+        if (i > 0 && node_ports_sign_cmp(&sorted[i], &sorted[i - 1]) == 0)
+            continue; /* a set, as upstream's */
+        ks_jb_put(&b, out++ ? ",[" : "[");
+        ks_jb_i64(&b, sorted[i].port);
+        ks_jb_put(&b, ",");
+        ks_jb_str(&b, ks_sign_sym(sorted[i].protocol));
+        ks_jb_put(&b, ",");
+        ks_jb_str(&b, ks_sign_sym(sorted[i].host_ip));
+        ks_jb_put(&b, "]");
+    }
+    ks_jb_put(&b, "]");
+    free(sorted);
+    return ks_jb_sign(&b, sig, KS_SIGN_HOST_PORTS, st);
+}
+
 const ks_plugin_desc ks_plugin_node_ports = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodePorts",
@@ -134,4 +179,5 @@ const ks_plugin_desc ks_plugin_node_ports = {
     .pre_filter = node_ports_pre_filter,
     .filter = node_ports_filter,
     .events_to_register = node_ports_events,
+    .sign = node_ports_sign,
 };

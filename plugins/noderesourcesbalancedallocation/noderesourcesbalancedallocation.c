@@ -258,6 +258,15 @@ static int balanced_validate_args(const ks_args *args, ks_args_error *err)
     return 0;
 }
 
+#include "../common/sign.h"
+
+/* upstream BalancedAllocation.SignPod: the pod's requests, the same fragment as Fit's. */
+static ks_code balanced_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    return ks_sign_resources(pod, sig, st);
+}
+
 const ks_plugin_desc ks_plugin_node_resources_balanced_allocation = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeResourcesBalancedAllocation",
@@ -267,4 +276,5 @@ const ks_plugin_desc ks_plugin_node_resources_balanced_allocation = {
     .score = balanced_score,
     .args_schema = &balanced_args_schema,
     .validate_args = balanced_validate_args,
+    .sign = balanced_sign,
 };

@@ -607,6 +607,16 @@ static size_t fit_events(void *self, ks_cluster_event *out, size_t cap)
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream Fit.SignPod: the pod's requests (kubesched has no DRA-backed extended resources, the
+ * one case upstream refuses). */
+static ks_code fit_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    return ks_sign_resources(pod, sig, st);
+}
+
 const ks_plugin_desc ks_plugin_node_resources_fit = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeResourcesFit",
@@ -619,4 +629,5 @@ const ks_plugin_desc ks_plugin_node_resources_fit = {
     .events_to_register = fit_events,
     .args_schema = &fit_args_schema,
     .validate_args = fit_validate_args,
+    .sign = fit_sign,
 };

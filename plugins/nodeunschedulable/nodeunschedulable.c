@@ -79,6 +79,16 @@ static size_t node_unschedulable_events(void *self, ks_cluster_event *out, size_
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream NodeUnschedulable.SignPod: the tolerations (the unschedulable taint's). */
+static ks_code node_unschedulable_sign(void *self, const ks_pod *pod, ks_signature *sig,
+                                       ks_status *st)
+{
+    (void)self;
+    return ks_sign_tolerations(pod, sig, st);
+}
+
 const ks_plugin_desc ks_plugin_node_unschedulable = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeUnschedulable",
@@ -86,4 +96,5 @@ const ks_plugin_desc ks_plugin_node_unschedulable = {
     .destroy = node_unschedulable_destroy,
     .filter = node_unschedulable_filter,
     .events_to_register = node_unschedulable_events,
+    .sign = node_unschedulable_sign,
 };

@@ -170,6 +170,27 @@ static size_t pts_events(void *self, ks_cluster_event *out, size_t cap)
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream PodTopologySpread.SignPod: no fragments, but a pod with constraints, or any pod while
+ * default constraints are set (defaultingType System always sets them), is not signable: with
+ * the default profile no pod is ever batched, as upstream. */
+static ks_code pts_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    const pts_plugin *pl = (const pts_plugin *)self;
+    const ks_topology_spread_constraint *c;
+    (void)sig;
+    if (ks_pod_topology_spread_constraints(pod, &c) > 0) {
+        ks_status_reason(st, "pods with topology constraints are not signable");
+        return KS_UNSCHEDULABLE;
+    }
+    if (pl->ndefaults > 0) {
+        ks_status_reason(st, "pods with default topology constraints are not signable");
+        return KS_UNSCHEDULABLE;
+    }
+    return KS_SUCCESS;
+}
+
 const ks_plugin_desc ks_plugin_pod_topology_spread = {
     .size = sizeof(ks_plugin_desc),
     .name = PTS_NAME,
@@ -185,4 +206,5 @@ const ks_plugin_desc ks_plugin_pod_topology_spread = {
     .events_to_register = pts_events,
     .args_schema = &pts_args_schema,
     .validate_args = pts_validate_args,
+    .sign = pts_sign,
 };

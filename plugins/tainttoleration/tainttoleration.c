@@ -152,6 +152,16 @@ static size_t taint_toleration_events(void *self, ks_cluster_event *out, size_t 
     return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+#include "../common/sign.h"
+
+/* upstream TaintToleration.SignPod: the tolerations. */
+static ks_code taint_toleration_sign(void *self, const ks_pod *pod, ks_signature *sig,
+                                     ks_status *st)
+{
+    (void)self;
+    return ks_sign_tolerations(pod, sig, st);
+}
+
 const ks_plugin_desc ks_plugin_taint_toleration = {
     .size = sizeof(ks_plugin_desc),
     .name = "TaintToleration",
@@ -160,4 +170,5 @@ const ks_plugin_desc ks_plugin_taint_toleration = {
     .score = taint_toleration_score,
     .normalize_score = taint_toleration_normalize,
     .events_to_register = taint_toleration_events,
+    .sign = taint_toleration_sign,
 };

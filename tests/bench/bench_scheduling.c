@@ -13,7 +13,18 @@
  *                                                                             (5000 / 5000 / 10000)
  *   --shape topology-spreading  TopologySpreading: maxSkew 5 on zone, DoNotSchedule; nodes in
  *                               moon-1..3; placed pods are default pods       (5000 / 5000 / 2000)
+ *   --shape hostport-conflict   batching/HostPortConflict: hostPort 80, 100m/100Mi; one pod per
+ *                               node                                          (5000 / 0 / 5000)
+ *   --shape resource-saturation batching/ResourceSaturation: 3 CPU/1Gi on 4 CPU nodes; one pod
+ *                               per node                                      (5000 / 0 / 5000)
  * (defaults: nodes / placed pods / measured pods; override with --nodes, --init-pods, --pods).
+ * The two batching shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream
+ * runs them at 20000 / 20000) use upstream's scheduler-config-no-topology.yaml (the default
+ * profile with PodTopologySpread defaultingType List and no default constraints, so that pods
+ * can be signed) and label every --batch-size consecutive pods (default 10) with
+ * signature=signature-label-<i / batch-size>, as upstream's signatureBatchSize. Opportunistic
+ * batching is on; --feature-gates OpportunisticBatching=false turns it off (upstream's
+ * *_OpportunisticBatchingDisabled workloads).
  *
  * Prints pods/s of the scheduling loop and peak RSS. Not a test: run on demand, e.g.
  *   build/tests/bench_scheduling --shape anti-affinity
@@ -31,8 +42,18 @@
 #include "cli/simulate.h"
 #include "sched/loader.h"
 #include "in_tree.h"
+#include "util/log.h"
+#include "sched/features.h"
 
-typedef enum { BASIC, ANTI_AFFINITY, AFFINITY, NODE_AFFINITY, SPREADING } shape;
+typedef enum {
+    BASIC,
+    ANTI_AFFINITY,
+    AFFINITY,
+    NODE_AFFINITY,
+    SPREADING,
+    HOSTPORT_CONFLICT,
+    RESOURCE_SATURATION
+} shape;
 
 static const struct {
     const char *name, *upstream;
@@ -43,7 +64,22 @@ static const struct {
     [AFFINITY] = {"affinity", "SchedulingPodAffinity", 5000, 5000, 5000},
     [NODE_AFFINITY] = {"node-affinity", "SchedulingNodeAffinity", 5000, 5000, 10000},
     [SPREADING] = {"topology-spreading", "TopologySpreading", 5000, 5000, 2000},
+    [HOSTPORT_CONFLICT] = {"hostport-conflict", "HostPortConflict", 5000, 0, 5000},
+    [RESOURCE_SATURATION] = {"resource-saturation", "ResourceSaturation", 5000, 0, 5000},
 };
+
+/* upstream batching/scheduler-config-no-topology.yaml */
+static const char no_topology_config[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                         "kind: KubeSchedulerConfiguration\n"
+                                         "profiles:\n"
+                                         "- schedulerName: default-scheduler\n"
+                                         "  pluginConfig:\n"
+                                         "  - name: PodTopologySpread\n"
+                                         "    args:\n"
+                                         "      defaultingType: List\n"
+                                         "      defaultConstraints: []\n";
+
+static int batch_size = 10;
 
 /* The spec fragment (labels and affinity) of a pod of this shape; placed pods of the spreading
  * shape are default pods. */
@@ -86,6 +122,20 @@ static void pod_parts(shape sh, int measured, const char **labels, const char **
     default:
         break;
     }
+}
+
+/* upstream templates/pod-hostport-80.yaml and pod-saturation.yaml, with the signature label. */
+static void write_batching_pod(FILE *f, shape sh, int i)
+{
+    fprintf(f,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-%d\","
+            "\"namespace\":\"sched-1\",\"uid\":\"sched-1-pod-%d\",\"labels\":{\"signature\":"
+            "\"signature-label-%d\"}},\"spec\":{\"containers\":[{\"name\":\"pause\","
+            "\"image\":\"registry.k8s.io/pause:3.10.1\",%s\"resources\":{\"requests\":%s}}]}}",
+            i, i, i / batch_size,
+            sh == HOSTPORT_CONFLICT ? "\"ports\":[{\"containerPort\":80,\"hostPort\":80}]," : "",
+            sh == HOSTPORT_CONFLICT ? "{\"cpu\":\"100m\",\"memory\":\"100Mi\"}"
+                                    : "{\"cpu\":\"3\",\"memory\":\"1Gi\"}");
 }
 
 static void write_pod(FILE *f, shape sh, const char *ns, const char *name, const char *node)
@@ -135,7 +185,7 @@ int main(int argc, char **argv)
             if (!found) {
                 fprintf(stderr,
                         "bench: unknown --shape %s (basic, anti-affinity, affinity, node-affinity, "
-                        "topology-spreading)\n",
+                        "topology-spreading, hostport-conflict, resource-saturation)\n",
                         argv[i + 1]);
                 return 2;
             }
@@ -149,7 +199,19 @@ int main(int argc, char **argv)
             parallelism = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seed"))
             seed = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "-v"))
+            ks__log_verbosity = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--batch-size"))
+            batch_size = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
+        else if (!strcmp(argv[i], "--feature-gates")) {
+            char err[512];
+            if (ks__feature_gates_set(argv[i + 1], err, sizeof(err)) != 0) {
+                fprintf(stderr, "bench: %s\n", err);
+                return 2;
+            }
+        }
     }
+    int batching_shape = sh == HOSTPORT_CONFLICT || sh == RESOURCE_SATURATION;
     if (nodes < 0)
         nodes = shapes[sh].nodes;
     if (init_pods < 0)
@@ -190,7 +252,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < pods; i++) {
         snprintf(name, sizeof(name), "pod-%d", i);
         fputc(',', f);
-        write_pod(f, sh, "sched-1", name, NULL);
+        if (batching_shape)
+            write_batching_pod(f, sh, i);
+        else
+            write_pod(f, sh, "sched-1", name, NULL);
         fputc('\n', f);
     }
     fputs("]}\n", f);
@@ -204,7 +269,10 @@ int main(int argc, char **argv)
     if (!reg ||
         ks__loader_register_linked(reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN, ks__host_api(), err,
                                    sizeof(err)) != 0 ||
-        ks__config_default(reg, &cfg, err, sizeof(err)) != 0 ||
+        (batching_shape
+             ? ks__config_load_string(reg, no_topology_config, "scheduler-config-no-topology.yaml",
+                                      &cfg, err, sizeof(err))
+             : ks__config_default(reg, &cfg, err, sizeof(err))) != 0 ||
         ks__config_plan(cfg, reg, &plans, err, sizeof(err)) != 0) {
         fprintf(stderr, "bench: %s\n", err);
         unlink(path);
@@ -226,8 +294,12 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double total = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("%s nodes=%d init-pods=%d pods=%d parallelism=%d\n", shapes[sh].upstream, nodes,
-           init_pods, pods, cfg->parallelism);
+    printf("%s nodes=%d init-pods=%d pods=%d parallelism=%d OpportunisticBatching=%s",
+           shapes[sh].upstream, nodes, init_pods, pods, cfg->parallelism,
+           ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING) ? "true" : "false");
+    if (batching_shape)
+        printf(" batch-size=%d", batch_size);
+    printf("\n");
     printf("  scheduled %zu, unschedulable %zu, errors %zu\n", st.scheduled, st.unschedulable,
            st.errors);
     printf("  scheduling loop: %.3f s, %.0f pods/s\n", st.seconds,

@@ -2,10 +2,10 @@
  * The scheduling cycle's choices (core/sched/schedule_one.c), driven through a scheduler with
  * test plugins in a bare profile: a Filter that records the nodes it is called on and rejects the
  * nodes it is told to, and a Score that gives every node the same score. What is checked is
- * upstream's schedule_one.go: the rotating start of node sampling (nextStartNodeIndex), the
- * reservoir tie-break of selectHost with the seeded generator, the nominated node evaluated
- * first (evaluateNominatedNode), and a profile without Score plugins (hasScoring: one feasible
- * node is enough).
+ * upstream v1.37's schedule_one.go: the rotating start of node sampling (nextStartNodeIndex), host
+ * selection by Go's container/heap order (NewSortedScoredNodes(...).Pop(), no random tie-break),
+ * the nominated node evaluated first (evaluateNominatedNode), and a profile without Score plugins
+ * or with every Score plugin skipped (hasScoring: one feasible node is enough; all totals 0).
  *
  * The scheduler runs with --explain's observer, which tells each cycle's evaluated nodes in
  * evaluation order, its feasible nodes and its choice.
@@ -21,6 +21,7 @@
 #include "config/config.h"
 #include "config/registry.h"
 #include "harness.h"
+#include "sched/batch.h"
 #include "sched/scheduler.h"
 #include "util/metrics.h"
 
@@ -47,6 +48,10 @@ static struct {
     ks_sym filtered[4 * MAX_NODES];
     size_t nfiltered;
     ks_sym reject;
+    /* Flat's scores by node number (NULL: 10 everywhere) and how often Score ran. */
+    const int64_t *table;
+    size_t ntable;
+    size_t nscored;
     /* Metrics, for the tests that look at them (NULL otherwise). */
     ks_metrics *r;
     ks_sched_metrics m;
@@ -67,12 +72,27 @@ static ks_code recorder_filter(void *self, ks_cycle *c, const ks_pod *p, const k
     return KS_SUCCESS;
 }
 
+/* Flat: every node 10, unless t.table is set: node "n<i>" scores t.table[i]. Counts its calls. */
 static ks_code flat_score(void *self, ks_cycle *c, const ks_pod *p, const ks_node_info *ni,
                           int64_t *score, ks_status *st)
 {
-    (void)self, (void)c, (void)p, (void)ni, (void)st;
+    (void)self, (void)c, (void)p, (void)st;
+    __atomic_add_fetch(&t.nscored, 1, __ATOMIC_RELAXED);
     *score = 10;
+    if (t.table) {
+        int i = atoi(ks__sym_str(ni->name) + 1);
+        cr_assert_lt((size_t)i, t.ntable);
+        *score = t.table[i];
+    }
     return KS_SUCCESS;
+}
+
+/* SkipAll: a PreScore that skips its Score (upstream: the plugin goes to SkipScorePlugins). */
+static ks_code skip_pre_score(void *self, ks_cycle *c, const ks_pod *p,
+                              const ks_node_info *const *nodes, size_t n, ks_status *st)
+{
+    (void)self, (void)c, (void)p, (void)nodes, (void)n, (void)st;
+    return KS_SKIP;
 }
 
 /* Denier: Permit says Unschedulable. */
@@ -90,6 +110,10 @@ static const ks_plugin_desc recorder_desc = {
     .size = sizeof(ks_plugin_desc), .name = "Recorder", .filter = recorder_filter};
 static const ks_plugin_desc flat_desc = {
     .size = sizeof(ks_plugin_desc), .name = "Flat", .score = flat_score};
+static const ks_plugin_desc skip_all_desc = {.size = sizeof(ks_plugin_desc),
+                                             .name = "SkipAll",
+                                             .pre_score = skip_pre_score,
+                                             .score = flat_score};
 
 static void on_cycle(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
                      const char *result, ks_sym node, const char *message, const ks_explain *ex)
@@ -158,6 +182,9 @@ TestSuite(cycle, .init = setup, .fini = teardown, .timeout = 120);
     "    bind: {enabled: [{name: DefaultBinder}]}\n" score
 
 #define WITH_SCORE "    score: {enabled: [{name: Flat}]}\n"
+#define SKIPPED_SCORE                                                                              \
+    "    preScore: {enabled: [{name: SkipAll}]}\n"                                                 \
+    "    score: {enabled: [{name: SkipAll}]}\n"
 #define NO_SCORE ""
 
 static void start_with(const char *yaml, uint64_t seed, int metrics)
@@ -167,6 +194,7 @@ static void start_with(const char *yaml, uint64_t seed, int metrics)
     cr_assert_eq(ks__registry_add(t.reg, &recorder_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &flat_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(t.reg, &denier_desc, "test", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__registry_add(t.reg, &skip_all_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_load_string(t.reg, yaml, "test.yaml", &t.cfg, err, sizeof(err)), 0,
                  "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
@@ -261,61 +289,143 @@ Test(cycle, node_sampling_starts_where_the_previous_pod_stopped)
                  "after 1000 nodes the start wraps around to where the first pod began");
 }
 
-/* ---- selectHost ---------------------------------------------------------------------------- */
-
-/* The scheduler's generator (splitmix64 from the seed), as selectHost draws from it. */
-static uint64_t model_rand(uint64_t *state)
+/* upstream numFeasibleNodesToFind: all nodes under 100; else the adaptive percentage
+ * (50 - nodes/125, at least 5) or the configured one, never under 100. */
+Test(cycle, the_number_of_nodes_to_find_follows_upstream)
 {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 99), 99);
+    cr_assert_eq(ks__num_feasible_nodes_to_find(10, 99), 99);
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 100), 100);
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 150), 100);  /* 49% of 150 = 73 < 100 */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 300), 144);  /* 48% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 1000), 420); /* 42% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 5000), 500); /* 10% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(0, 6000), 300); /* 50 - 48 = 2, raised to 5% */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(10, 1000), 100);
+    cr_assert_eq(ks__num_feasible_nodes_to_find(1, 5000), 100); /* 50 < 100 */
+    cr_assert_eq(ks__num_feasible_nodes_to_find(100, 300), 300);
 }
 
-/* upstream selectHost over n equal scores: reservoir sampling, the k-th tie replaces the choice
- * with probability 1/k. */
-static size_t model_select(uint64_t seed, size_t n)
+/* n<i> as a symbol. */
+static ks_sym node_sym(size_t i)
 {
-    uint64_t state = seed;
-    size_t sel = 0;
-    for (size_t f = 1; f < n; f++)
-        if (model_rand(&state) % (f + 1) == 0)
-            sel = f;
-    return sel;
+    char name[16];
+    snprintf(name, sizeof(name), "n%zu", i);
+    return ks__intern(name);
 }
 
-/* The node five tied nodes leave to seed (the first cycle's first draws are selectHost's). */
-static ks_sym tie_break(uint64_t seed)
+/* 300 nodes with the adaptive percentage (48%: 144 nodes to find). A rejected node inside the
+ * first pass counts as processed: the first pod evaluates 145 nodes from n0, and the next pod
+ * starts at n145 (upstream: nextStartNodeIndex += feasible + rejected); the third at
+ * (145 + 144) = n289, the fourth wraps to (289 + 144) % 300 = n133. */
+Test(cycle, node_sampling_over_100_nodes_advances_by_the_nodes_processed)
 {
+    start(PROFILE_YAML(0, WITH_SCORE), 1);
+    nodes(300);
+    t.reject = node_sym(10);
+    const seen_cycle *a = schedule("a", NULL);
+    cr_assert_eq(a->nevaluated, 145, "%zu evaluated", a->nevaluated);
+    cr_assert_eq(a->nfeasible, 144);
+    for (size_t i = 0; i < a->nevaluated; i++)
+        cr_assert_eq(a->evaluated[i], node_sym(i), "evaluated[%zu] is %s", i,
+                     ks__sym_str(a->evaluated[i]));
+    t.reject = KS_SYM_ABSENT;
+    const seen_cycle *b = schedule("b", NULL);
+    cr_assert_eq(b->nevaluated, 144);
+    cr_assert_eq(b->evaluated[0], node_sym(145), "b starts at %s", ks__sym_str(b->evaluated[0]));
+    const seen_cycle *c = schedule("c", NULL);
+    cr_assert_eq(c->evaluated[0], node_sym(289), "c starts at %s", ks__sym_str(c->evaluated[0]));
+    cr_assert_eq(c->evaluated[11], node_sym(0), "and wraps around after n299");
+    const seen_cycle *d = schedule("d", NULL);
+    cr_assert_eq(d->evaluated[0], node_sym(133), "d starts at %s", ks__sym_str(d->evaluated[0]));
+}
+
+/* ---- host selection ------------------------------------------------------------------------ */
+
+/* The whole pop sequence of the sorted node list (upstream sortedNodeScores: heap.Init, then
+ * heap.Pop), against Go's container/heap run on the same input (go1.x, nodeScoreHeap's Less). */
+static void check_pops(const int64_t *totals, const int64_t *rnd, size_t n, const int *expect)
+{
+    ks_scored_node h[16];
+    for (size_t i = 0; i < n; i++)
+        h[i] = (ks_scored_node){totals[i], rnd ? rnd[i] : 0, (uint32_t)i};
+    ks__sorted_nodes_init(h, n);
+    size_t left = n;
+    for (size_t k = 0; k < n; k++) {
+        ks_scored_node e = ks__sorted_nodes_pop(h, &left);
+        cr_assert_eq(e.idx, (uint32_t)expect[k], "pop %zu: n%u, Go's heap pops n%d", k, e.idx,
+                     expect[k]);
+        cr_assert_eq(left, n - k - 1);
+    }
+}
+
+Test(cycle, sorted_nodes_pop_in_go_heap_order)
+{
+    static const int64_t a[] = {5, 9, 9, 3, 9};
+    check_pops(a, NULL, 5, (const int[]){1, 4, 2, 0, 3});
+    static const int64_t b[] = {1, 7, 7, 7, 7, 7, 7, 7};
+    check_pops(b, NULL, 8, (const int[]){1, 3, 6, 5, 4, 7, 2, 0});
+    static const int64_t c[] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+    check_pops(c, NULL, 10, (const int[]){0, 9, 8, 7, 6, 5, 4, 3, 2, 1});
+    static const int64_t d[] = {3, 8, 2, 8, 8, 1, 8, 5, 8};
+    check_pops(d, NULL, 9, (const int[]){1, 3, 8, 4, 6, 7, 0, 2, 5});
+    static const int64_t e[] = {2, 2, 3, 2, 3, 3, 1};
+    check_pops(e, NULL, 7, (const int[]){4, 2, 5, 1, 3, 0, 6});
+    /* Randomizer breaks equal totals (upstream: extender-scored nodes), higher first. */
+    static const int64_t f[] = {5, 5, 5, 5};
+    static const int64_t fr[] = {1, 3, 2, 0};
+    check_pops(f, fr, 4, (const int[]){1, 2, 0, 3});
+}
+
+/* n nodes n0.. scored by table; checks that the feasible order is n0, n1, ... (the snapshot order
+ * from start 0) so that the expectations below, computed with Go's container/heap on that order
+ * (heap.Init then heap.Pop over upstream's nodeScoreHeap), apply. Returns the chosen node. */
+static ks_sym chosen_for(const int64_t *table, size_t n, uint64_t seed)
+{
+    t.table = table;
+    t.ntable = n;
     start(PROFILE_YAML(0, WITH_SCORE), seed);
-    nodes(5);
+    nodes(n);
     const seen_cycle *c = schedule("p", NULL);
-    cr_assert_eq(c->nfeasible, 5);
-    size_t expect = model_select(seed, 5);
-    cr_assert_eq(c->host, c->feasible[expect],
-                 "seed %llu: chose %s, reservoir sampling with the seeded generator chooses %s",
-                 (unsigned long long)seed, ks__sym_str(c->host), ks__sym_str(c->feasible[expect]));
+    cr_assert_eq(c->nfeasible, n);
+    for (size_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "n%zu", i);
+        cr_assert_eq(c->feasible[i], ks__intern(name), "feasible[%zu] is %s", i,
+                     ks__sym_str(c->feasible[i]));
+    }
     ks_sym host = c->host;
     stop();
     t.ncycles = 0;
     return host;
 }
 
-Test(cycle, ties_are_broken_by_the_seeded_generator_and_reach_every_node)
+/* Totals 2 2 3 2 3 3 1 on n0..n6: Go's heap picks n4, neither the first best (n2) nor the last
+ * (n5); a heap whose Less lets ties swap, that prefers the right child on a tie, or that builds
+ * from the wrong end picks another. */
+Test(cycle, ties_go_to_the_node_go_heap_order_pops_first)
 {
-    ks_sym chosen[64];
-    cr_assert_eq(tie_break(7), tie_break(7), "the same seed chooses the same node");
-    for (uint64_t seed = 0; seed < 64; seed++)
-        chosen[seed] = tie_break(seed);
-    size_t distinct = 0;
-    ks_sym seen[5];
-    for (size_t i = 0; i < 64; i++)
-        if (!contains(seen, distinct, chosen[i])) {
-            cr_assert_lt(distinct, 5);
-            seen[distinct++] = chosen[i];
-        }
-    cr_assert_eq(distinct, 5, "over 64 seeds every one of 5 tied nodes is chosen (%zu were)",
-                 distinct);
+    static const int64_t a[] = {2, 2, 3, 2, 3, 3, 1};
+    cr_assert_eq(chosen_for(a, 7, 1), ks__intern("n4"), "expected n4 (Go container/heap)");
+    static const int64_t b[] = {1, 1, 2, 1, 3, 3, 1, 3};
+    cr_assert_eq(chosen_for(b, 8, 1), ks__intern("n7"), "expected n7 (Go container/heap)");
+    static const int64_t c[] = {3, 8, 2, 8, 8, 1, 8, 5, 8};
+    cr_assert_eq(chosen_for(c, 9, 1), ks__intern("n1"), "expected n1 (Go container/heap)");
+    static const int64_t d[] = {1, 5, 2, 9, 3};
+    cr_assert_eq(chosen_for(d, 5, 1), ks__intern("n3"), "the best total wins");
+}
+
+/* v1.37 draws nothing for host selection: the seed does not change the choice. */
+Test(cycle, ties_do_not_depend_on_the_seed)
+{
+    static const int64_t a[] = {2, 2, 3, 2, 3, 3, 1};
+    for (uint64_t seed = 0; seed < 16; seed++)
+        cr_assert_eq(chosen_for(a, 7, seed), ks__intern("n4"), "seed %llu",
+                     (unsigned long long)seed);
+    t.table = NULL;
+    static const int64_t flat[] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+    cr_assert_eq(chosen_for(flat, 10, 99), ks__intern("n0"),
+                 "all equal: heap.Init moves nothing, the first feasible node wins");
 }
 
 /* ---- evaluateNominatedNode ----------------------------------------------------------------- */
@@ -343,6 +453,29 @@ Test(cycle, a_nominated_pod_that_does_not_fit_its_node_is_evaluated_on_every_nod
     cr_assert_eq(t.nfiltered, 11, "then all 10 nodes (%zu Filter calls)", t.nfiltered);
     cr_assert_eq(c->nevaluated, 10);
     cr_assert_eq(c->nfeasible, 9);
+}
+
+/* A nominated pod placed on its node is not scored, and the rotating start does not move
+ * (upstream findNodesThatFitPod returns before findNodesThatPassFilters). */
+Test(cycle, a_nominated_pod_placed_on_its_node_neither_scores_nor_moves_the_start)
+{
+    start(PROFILE_YAML(0, NO_SCORE), 1);
+    nodes(10);
+    const seen_cycle *a = schedule("a", NULL);
+    cr_assert_eq(a->host, node_sym(0));
+    const seen_cycle *b = schedule("b", "n7");
+    cr_assert_eq(b->host, node_sym(7));
+    const seen_cycle *c = schedule("c", NULL);
+    cr_assert_eq(c->evaluated[0], node_sym(1), "c starts where a stopped, not after n7 (%s)",
+                 ks__sym_str(c->evaluated[0]));
+    stop();
+    t.ncycles = 0;
+    start(PROFILE_YAML(0, WITH_SCORE), 1);
+    nodes(10);
+    t.nscored = 0;
+    cr_assert_eq(schedule("p", "n7")->host, node_sym(7));
+    cr_assert_eq(t.nscored, 0, "Score ran %zu times for a pod placed on its nominated node",
+                 t.nscored);
 }
 
 /* ---- no Score plugins ---------------------------------------------------------------------- */
@@ -422,4 +555,35 @@ Test(cycle, a_permit_rejection_names_its_plugin_as_the_rejector)
     cr_assert_eq(
         ks__metrics_value(KS_METRICS_WITH(t.m.unschedulable_pods, "Denier", "default-scheduler")),
         1);
+}
+
+/* Every Score plugin skipped (PreScore Skip): every node totals 0 (upstream RunScorePlugins with
+ * no non-skipped plugin), so Go's heap leaves the first feasible node on top; Score never runs. */
+Test(cycle, with_every_score_plugin_skipped_every_node_totals_zero)
+{
+    static const int64_t table[] = {1, 2, 3, 90, 5};
+    t.table = table;
+    t.ntable = 5;
+    start(PROFILE_YAML(0, SKIPPED_SCORE), 1);
+    nodes(5);
+    const seen_cycle *c = schedule("p", NULL);
+    cr_assert_eq(c->nfeasible, 5);
+    cr_assert_eq(t.nscored, 0, "a skipped Score plugin ran %zu times", t.nscored);
+    cr_assert_eq(c->host, c->feasible[0], "chose %s; all totals 0 leave the first feasible node",
+                 ks__sym_str(c->host));
+}
+
+/* One feasible node is taken without scoring (upstream schedulePod's shortcut). */
+Test(cycle, one_feasible_node_is_taken_without_scoring)
+{
+    static const int64_t table[] = {1, 2};
+    t.table = table;
+    t.ntable = 2;
+    start(PROFILE_YAML(0, WITH_SCORE), 1);
+    nodes(2);
+    t.reject = node_sym(0);
+    const seen_cycle *c = schedule("p", NULL);
+    cr_assert_eq(c->host, node_sym(1));
+    cr_assert_eq(c->nfeasible, 1);
+    cr_assert_eq(t.nscored, 0, "Score ran %zu times for a single feasible node", t.nscored);
 }

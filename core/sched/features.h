@@ -1,0 +1,24 @@
+/*
+ * Feature gates (upstream --feature-gates, k8s.io/component-base/featuregate): the few whose
+ * switch changes what kubesched does. Process-wide, like upstream's DefaultFeatureGate: set once
+ * from the command line before any scheduler is created (main thread), read when a scheduler is
+ * created.
+ */
+#ifndef KS_CORE_FEATURES_H
+#define KS_CORE_FEATURES_H
+
+#include <stddef.h>
+
+typedef enum ks_feature {
+    KS_FEATURE_OPPORTUNISTIC_BATCHING, /* Beta, on by default since v1.35 (batch.h) */
+    KS_FEATURE_COUNT
+} ks_feature;
+
+int ks__feature_enabled(ks_feature f);
+
+/* Applies "Name=bool[,Name=bool...]" (the value of --feature-gates). On an unknown gate or a value
+ * that is no boolean returns KS_EINVAL with err saying which and what is accepted; gates before
+ * the bad one stay applied. */
+int ks__feature_gates_set(const char *spec, char *err, size_t errlen);
+
+#endif
