@@ -661,8 +661,8 @@ typedef struct ks_plugin_desc {
      * depend on with ks_sign_add(); two pods with equal signatures (every plugin's fragments)
      * must get equal results on every node. Return KS_SUCCESS, or KS_UNSCHEDULABLE when the pod
      * cannot be signed (it depends on more than itself, e.g. on other pods): the pod is then
-     * scheduled without batching. NULL: see KS_PLUGIN_NODE_LOCAL. Thread: the event thread
-     * that queues the pod; pure, must not block. */
+     * scheduled without batching. NULL: see KS_PLUGIN_NODE_LOCAL. Thread: the scheduling
+     * thread, when the pod is popped for a cycle; pure, must not block. */
     ks_code (*sign)(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st);
     uint64_t flags; /* KS_PLUGIN_... bits (64 bits wide: keeps every slot 8-byte aligned) */
     /* PreBindPreFlight: before PreBind, on the binding thread; KS_SUCCESS when PreBind will
