@@ -199,7 +199,10 @@ static void upsert(ks_informer *in, cJSON *obj)
             cJSON_Delete(obj);
             return;
         }
-        ks__scheduler_on_node_add(s->sched, node); /* adds or replaces by name */
+        if (old) /* the hints judge the update from both objects */
+            ks__scheduler_on_node_update(s->sched, old->obj, node);
+        else
+            ks__scheduler_on_node_add(s->sched, node);
         event_handled(s, old ? "NodeUpdate" : "NodeAdd", t0);
         e->obj = node;
     } else if (in->type == INF_POD) {

@@ -132,8 +132,15 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
 /* upstream PodSchedulingPropertiesChange: the KS_ACT_UPDATE_POD_* bits a pod update carries (0:
  * none of those; upstream then sends the generic Update). */
 uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod);
+/* Nodes (upstream addNodeToCache / updateNodeInCache / deleteNodeFromCache): the cache, then the
+ * queue with Node/Add, the node's update events (ks__node_change_events; none: nothing moves) or
+ * Node/Delete, the objects handed to the hints. on_node_add of a known name replaces it but moves
+ * pods as an Add; a source that knows the previous object calls on_node_update. */
 int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node);
+int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node);
 int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
+/* upstream framework.MatchClusterEvents: whether incoming event ev matches registration reg. */
+int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev);
 
 /* One scheduling cycle. Returns 1 when a pod was processed, 0 when the queue was empty
  * (block == 0) or closed. */

@@ -22,7 +22,7 @@
 
 /* Plugin bits used by the tests. */
 #define PL_FIT (1u << 0)      /* registered Node events */
-#define PL_AFFINITY (1u << 1) /* registered assigned-Pod events */
+#define PL_AFFINITY (1u << 1) /* registered assigned-Pod events (no TargetPod ones) */
 #define PL_CLAIMS (1u << 2)   /* a Pending plugin, registered Node events too */
 #define PL_GATES (1u << 5)    /* PreEnqueue plugin (scheduling gates) */
 #define SCHEDULER_NONE 99u    /* a pod with this scheduler_name has no profile */
@@ -68,9 +68,10 @@ static ks_code test_pre_enqueue(void *ctx, ks_queued_pod *qp)
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-static int test_worth(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev)
+static int test_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *info)
 {
     (void)ctx;
+    const ks_cluster_event *ev = &info->event;
     t.worth_calls++;
     uint64_t reg = t.registered[ev->resource];
     if (qp->gating_plugin)
@@ -104,6 +105,9 @@ static void setup(void)
     t.registered[KS_RES_NODE] = PL_FIT | PL_CLAIMS;
     t.registered[KS_RES_ASSIGNED_POD] = PL_AFFINITY;
     t.registered[KS_RES_UNSCHEDULED_POD] = PL_GATES;
+    /* Updates of the pending pod itself (v1.37 TargetPod events): SchedulingGates' gate removal,
+     * and a Fit-like plugin's scale-down. PL_AFFINITY registered none. */
+    t.registered[KS_RES_TARGET_POD] = PL_GATES | PL_FIT;
     ks_queue_hooks h = test_hooks();
     t.q = ks__queue_new(&OPTS, &h);
     cr_assert_not_null(t.q);
@@ -511,7 +515,7 @@ QUEUE_TEST(pending_pod_without_event_waits_in_unschedulable)
     EXPECT_COUNTS(1, 0, 0, 0, 0);
 }
 
-static int immediate_worth(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev)
+static int immediate_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev)
 {
     (void)ctx;
     (void)ev;
