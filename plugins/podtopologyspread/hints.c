@@ -128,8 +128,7 @@ static int tolerations_equal(const ks_pod *a, const ks_pod *b)
     return 1;
 }
 
-ks_queueing_hint pts_after_target_pod_change(void *self, const ks_pod *pod,
-                                             const ks_event_info *ev)
+ks_queueing_hint pts_after_target_pod_change(void *self, const ks_pod *pod, const ks_event_info *ev)
 {
     hint_constraints hc;
     if (!ev->old_pod || !ev->new_pod || hint_constraints_of(self, pod, &hc) != 0)
