@@ -695,6 +695,45 @@ QUEUE_TEST(update_of_in_flight_pod_is_used_when_it_returns)
     cr_expect_eq(qp->where, KS_Q_BACKOFF, "an update counts as a change");
 }
 
+/* v1.37: an update is TargetPod events for the rejectors' hints; PL_AFFINITY registered none. */
+QUEUE_TEST(update_of_unschedulable_pod_no_hint_cares_about_leaves_it_parked)
+{
+    add("a", 0);
+    fail(pop_expect("a"), PL_AFFINITY, 0, 0);
+    t.now += 2 * SEC;
+    ks_pod *p2 = pod_new("a", 0);
+    cr_expect_eq(ks__queue_update(t.q, p2), 0);
+    EXPECT_COUNTS(0, 0, 1, 0, 0);
+    /* the queue holds the new object all the same */
+    cr_expect_eq(ks__queue_move_on_event(t.q, &WILDCARD), 1);
+    ks_queued_pod *qp = pop();
+    cr_expect_eq(qp->pod, p2);
+    ks__queue_done(t.q, qp);
+}
+
+QUEUE_TEST(update_in_flight_no_hint_cares_about_leaves_it_unschedulable)
+{
+    add("p", 0);
+    ks_queued_pod *qp = pop();
+    ks_pod *p2 = pod_new("p", 1);
+    cr_expect_eq(ks__queue_update(t.q, p2), 0);
+    fail(qp, PL_AFFINITY, 0, 0);
+    cr_expect_eq(qp->pod, p2, "the newest object comes back");
+    cr_expect_eq(qp->where, KS_Q_UNSCHEDULABLE, "PL_AFFINITY registered no TargetPod event");
+}
+
+QUEUE_TEST(another_pods_update_in_flight_is_no_target_pod_event)
+{
+    add("a", 0);
+    add("b", 0);
+    ks_queued_pod *a = pop_expect("a"), *b = pop_expect("b");
+    cr_expect_eq(ks__queue_update(t.q, pod_new("b", 1)), 0); /* TargetPod events of b */
+    fail(a, PL_FIT, 0, 0);
+    cr_expect_eq(a->where, KS_Q_UNSCHEDULABLE, "b's update cannot help a");
+    fail(b, PL_FIT, 0, 0);
+    cr_expect_eq(b->where, KS_Q_BACKOFF, "its own update goes to its hints (PL_FIT: Queue)");
+}
+
 QUEUE_TEST(update_of_unknown_pod_adds_it)
 {
     cr_expect_eq(ks__queue_update(t.q, pod_new("p", 0)), 0);

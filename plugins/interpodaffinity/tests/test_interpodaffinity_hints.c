@@ -29,10 +29,12 @@ static ks_node *node(const char *labels)
 }
 
 #define TERM(key, topo)                                                                            \
-    "{'labelSelector':{'matchExpressions':[{'key':'" key "','operator':'Exists'}]},"              \
+    "{'labelSelector':{'matchExpressions':[{'key':'" key "','operator':'Exists'}]},"               \
     "'topologyKey':'" topo "'}"
-#define AFFINITY(terms) "{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[" terms "]}}"
-#define ANTI(terms) "{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[" terms "]}}"
+#define AFFINITY(terms)                                                                            \
+    "{'podAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[" terms "]}}"
+#define ANTI(terms)                                                                                \
+    "{'podAntiAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':[" terms "]}}"
 
 Test(inter_pod_affinity_hints, registers_v1_37_events)
 {
@@ -48,20 +50,22 @@ Test(inter_pod_affinity_hints, assigned_pod_added_or_relabelled_for_affinity)
 {
     ht_plugin(&ks_plugin_inter_pod_affinity, NULL);
     ks_pod *p = pod("", "", "", AFFINITY(TERM("a", "zone") "," TERM("b", "zone")));
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("'a':'','b':''", "n1", "", "")),
-                 KS_QUEUE, "matches all terms");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("'a':'','b':''", "n1", "", "")),
+        KS_QUEUE, "matches all terms");
     cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("'a':''", "n1", "", "")),
                  KS_QUEUE_SKIP, "matches one term of two");
     cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("'a':'','b':''", "", "", "")),
                  KS_QUEUE_SKIP, "unscheduled");
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL,
-                        pod("'a':'','b':''", "", "n1", "")),
-                 KS_QUEUE, "v1.37: only nominated counts too");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("'a':'','b':''", "", "n1", "")),
+        KS_QUEUE, "v1.37: only nominated counts too");
     cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_LABEL,
                         pod("'a':''", "n1", "", ""), pod("'a':'','b':''", "n1", "", "")),
                  KS_QUEUE, "relabelled to match all");
     cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_LABEL,
-                        pod("'a':'','b':''", "n1", "", ""), pod("'a':'','b':'','c':''", "n1", "", "")),
+                        pod("'a':'','b':''", "n1", "", ""),
+                        pod("'a':'','b':'','c':''", "n1", "", "")),
                  KS_QUEUE_SKIP, "matched all before already");
 }
 
@@ -114,9 +118,9 @@ Test(inter_pod_affinity_hints, node_change)
                  "gained the key");
     cr_expect_eq(ht_node(aff, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'"), node("'zone':'z2'")),
                  KS_QUEUE, "moved domains");
-    cr_expect_eq(ht_node(aff, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'"),
-                         node("'zone':'z1','x':'y'")),
-                 KS_QUEUE_SKIP, "an unrelated label");
+    cr_expect_eq(
+        ht_node(aff, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'"), node("'zone':'z1','x':'y'")),
+        KS_QUEUE_SKIP, "an unrelated label");
     ks_pod *anti = pod("", "", "", ANTI(TERM("a", "zone")));
     cr_expect_eq(ht_node(anti, KS_ACT_ADD, NULL, node("")), KS_QUEUE, "any node added");
     cr_expect_eq(ht_node(anti, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'"), node("")), KS_QUEUE,

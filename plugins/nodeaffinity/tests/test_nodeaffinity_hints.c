@@ -12,14 +12,13 @@ static ks_node *node(const char *labels)
     return th_node(json);
 }
 
-#define SELECTOR_POD                                                                               \
-    "{'metadata':{'name':'p','uid':'p'},'spec':{'nodeSelector':{'foo':'bar'}}}"
+#define SELECTOR_POD "{'metadata':{'name':'p','uid':'p'},'spec':{'nodeSelector':{'foo':'bar'}}}"
 #define AFFINITY_POD                                                                               \
-    "{'metadata':{'name':'p','uid':'p'},'spec':{'affinity':{'nodeAffinity':{"                     \
+    "{'metadata':{'name':'p','uid':'p'},'spec':{'affinity':{'nodeAffinity':{"                      \
     "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"                     \
     "'matchExpressions':[{'key':'foo','operator':'In','values':['bar']}]}]}}}}}"
 #define ADDED                                                                                      \
-    "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"  \
+    "{'addedAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"   \
     "'matchExpressions':[{'key':'zone','operator':'In','values':['z1']}]}]}}}"
 
 Test(node_affinity_hints, registers_node_add_and_label_update)
@@ -40,12 +39,11 @@ Test(node_affinity_hints, node_change)
                      "[%d] added, matches", i);
         cr_expect_eq(ht_node(p, KS_ACT_ADD, NULL, node("'foo':'baz'")), KS_QUEUE_SKIP,
                      "[%d] added, does not match", i);
-        cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'foo':'baz'"),
-                             node("'foo':'bar'")),
+        cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'foo':'baz'"), node("'foo':'bar'")),
                      KS_QUEUE, "[%d] updated to match", i);
-        cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'foo':'bar'"),
-                             node("'foo':'bar','x':'y'")),
-                     KS_QUEUE_SKIP, "[%d] matched before already", i);
+        cr_expect_eq(
+            ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'foo':'bar'"), node("'foo':'bar','x':'y'")),
+            KS_QUEUE_SKIP, "[%d] matched before already", i);
         cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'foo':'bar'"), node("")),
                      KS_QUEUE_SKIP, "[%d] no longer matches", i);
     }

@@ -68,9 +68,9 @@ Test(node_resources_fit_hints, assigned_pod_scaled_down)
     cr_expect_eq(ht_pod(cpu, KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_DOWN,
                         pod("", "", "'cpu':'2'"), pod("", "", "'cpu':'1'")),
                  KS_QUEUE_SKIP, "an unscheduled pod's scale-down frees nothing");
-    cr_expect_eq(ht_pod(cpu, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN,
-                        pod("", "", "'cpu':'2'"), cpu),
-                 KS_QUEUE, "the pending pod itself got smaller");
+    cr_expect_eq(
+        ht_pod(cpu, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN, pod("", "", "'cpu':'2'"), cpu),
+        KS_QUEUE, "the pending pod itself got smaller");
 }
 
 Test(node_resources_fit_hints, node_change)

@@ -48,13 +48,12 @@ Test(node_unschedulable_hints, target_pod_toleration_change)
     ks_pod *unrelated =
         pod("'tolerations':[{'key':'foo','operator':'Exists','effect':'NoSchedule'},"
             "{'key':'bar','operator':'Exists','effect':'NoSchedule'}]");
-    ks_pod *tolerant =
-        pod("'tolerations':[{'key':'foo','operator':'Exists','effect':'NoSchedule'},"
-            "{'key':'node.kubernetes.io/unschedulable','operator':'Exists','effect':"
-            "'NoSchedule'}]");
-    cr_expect_eq(ht_pod(unrelated, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS, old,
-                        unrelated),
-                 KS_QUEUE_SKIP, "an unrelated toleration");
+    ks_pod *tolerant = pod("'tolerations':[{'key':'foo','operator':'Exists','effect':'NoSchedule'},"
+                           "{'key':'node.kubernetes.io/unschedulable','operator':'Exists','effect':"
+                           "'NoSchedule'}]");
+    cr_expect_eq(
+        ht_pod(unrelated, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS, old, unrelated),
+        KS_QUEUE_SKIP, "an unrelated toleration");
     cr_expect_eq(ht_pod(tolerant, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS, old, tolerant),
                  KS_QUEUE, "now tolerates the unschedulable taint");
 }

@@ -31,8 +31,8 @@ static ks_node *node(const char *labels, const char *taints)
 /* a hard constraint on zone selecting foo (exists), and a soft one on node */
 #define HARD_ZONE(policy)                                                                          \
     "'topologySpreadConstraints':[{'maxSkew':1,'topologyKey':'zone','whenUnsatisfiable':"          \
-    "'DoNotSchedule','labelSelector':{'matchExpressions':[{'key':'foo','operator':'Exists'}]}" policy \
-    "},{'maxSkew':1,'topologyKey':'node','whenUnsatisfiable':'ScheduleAnyway',"                    \
+    "'DoNotSchedule','labelSelector':{'matchExpressions':[{'key':'foo','operator':'Exists'}]"      \
+    "}" policy "},{'maxSkew':1,'topologyKey':'node','whenUnsatisfiable':'ScheduleAnyway',"         \
     "'labelSelector':{'matchExpressions':[{'key':'bar','operator':'Exists'}]}}]"
 
 Test(pod_topology_spread_hints, registers_v1_37_events)
@@ -43,10 +43,9 @@ Test(pod_topology_spread_hints, registers_v1_37_events)
                     1);
     ht_expect_event(1, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS | KS_ACT_UPDATE_POD_LABEL,
                     1);
-    ht_expect_event(2, KS_RES_NODE,
-                    KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL |
-                        KS_ACT_UPDATE_NODE_TAINT,
-                    1);
+    ht_expect_event(
+        2, KS_RES_NODE,
+        KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT, 1);
 }
 
 Test(pod_topology_spread_hints, node_change)
@@ -63,9 +62,9 @@ Test(pod_topology_spread_hints, node_change)
                  "deleted without it");
     cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("", ""), node("'zone':'z1'", "")),
                  KS_QUEUE, "gained the key");
-    cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'", ""),
-                         node("'zone':'z2'", "")),
-                 KS_QUEUE, "moved to another zone");
+    cr_expect_eq(
+        ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'", ""), node("'zone':'z2'", "")),
+        KS_QUEUE, "moved to another zone");
     cr_expect_eq(ht_node(p, KS_ACT_UPDATE_NODE_LABEL, node("'zone':'z1'", ""),
                          node("'zone':'z1','x':'y'", "")),
                  KS_QUEUE_SKIP, "an unrelated label");
@@ -81,23 +80,27 @@ Test(pod_topology_spread_hints, assigned_pod_change)
 {
     ht_plugin(&ks_plugin_pod_topology_spread, NULL);
     ks_pod *p = pod("default", "'foo':''", "", HARD_ZONE(""));
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("default", "'foo':''", "n1", "")),
-                 KS_QUEUE, "a matching pod added");
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("default", "'bar':''", "n1", "")),
-                 KS_QUEUE_SKIP, "only the soft constraint's selector matches");
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("other", "'foo':''", "n1", "")),
-                 KS_QUEUE_SKIP, "another namespace");
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, pod("default", "'foo':''", "n1", ""),
-                        NULL),
-                 KS_QUEUE, "a matching pod deleted");
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, pod("default", "'x':''", "n1", ""),
-                        NULL),
-                 KS_QUEUE_SKIP, "a pod that never counted deleted");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("default", "'foo':''", "n1", "")),
+        KS_QUEUE, "a matching pod added");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("default", "'bar':''", "n1", "")),
+        KS_QUEUE_SKIP, "only the soft constraint's selector matches");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("other", "'foo':''", "n1", "")),
+        KS_QUEUE_SKIP, "another namespace");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, pod("default", "'foo':''", "n1", ""), NULL),
+        KS_QUEUE, "a matching pod deleted");
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, pod("default", "'x':''", "n1", ""), NULL),
+        KS_QUEUE_SKIP, "a pod that never counted deleted");
     cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_LABEL,
                         pod("default", "'x':''", "n1", ""), pod("default", "'foo':''", "n1", "")),
                  KS_QUEUE, "relabelled to match");
     cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_LABEL,
-                        pod("default", "'foo':'a'", "n1", ""), pod("default", "'foo':'b'", "n1", "")),
+                        pod("default", "'foo':'a'", "n1", ""),
+                        pod("default", "'foo':'b'", "n1", "")),
                  KS_QUEUE_SKIP, "relabelled, matches as before");
 }
 
@@ -112,15 +115,16 @@ Test(pod_topology_spread_hints, target_pod_change)
     ks_pod *old_h = pod("default", "'foo':''", "", HARD_ZONE(",'nodeTaintsPolicy':'Honor'"));
     ks_pod *tol_h =
         pod("default", "'foo':''", "",
-            HARD_ZONE(",'nodeTaintsPolicy':'Honor'") ",'tolerations':[{'key':'k','operator':'Exists'}]");
+            HARD_ZONE(
+                ",'nodeTaintsPolicy':'Honor'") ",'tolerations':[{'key':'k','operator':'Exists'}]");
     cr_expect_eq(ht_pod(tol_h, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS, old_h, tol_h),
                  KS_QUEUE, "a toleration with nodeTaintsPolicy Honor");
     ks_pod *relabel = pod("default", "'x':''", "", HARD_ZONE(""));
     cr_expect_eq(ht_pod(relabel, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_LABEL, old, relabel),
                  KS_QUEUE, "no longer selected by its own constraint");
     ks_pod *same = pod("default", "'foo':'v'", "", HARD_ZONE(""));
-    cr_expect_eq(ht_pod(same, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_LABEL, old, same),
-                 KS_QUEUE_SKIP, "still selected");
+    cr_expect_eq(ht_pod(same, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_LABEL, old, same), KS_QUEUE_SKIP,
+                 "still selected");
 }
 
 Test(pod_topology_spread_hints, default_hard_constraints_cannot_be_judged_without_a_cycle)
@@ -136,6 +140,7 @@ Test(pod_topology_spread_hints, default_hard_constraints_cannot_be_judged_withou
     th_init();
     ht_plugin(&ks_plugin_pod_topology_spread, NULL);
     p = pod("default", "'foo':''", "", "");
-    cr_expect_eq(ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("default", "'foo':''", "n1", "")),
-                 KS_QUEUE_SKIP);
+    cr_expect_eq(
+        ht_pod(p, KS_RES_ASSIGNED_POD, KS_ACT_ADD, NULL, pod("default", "'foo':''", "n1", "")),
+        KS_QUEUE_SKIP);
 }

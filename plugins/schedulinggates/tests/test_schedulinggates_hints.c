@@ -14,11 +14,11 @@ Test(scheduling_gates_hints, target_pod_gates_eliminated_only)
     ks_pod *gated = th_pod("{'metadata':{'name':'p','uid':'p'},'spec':{'schedulingGates':[{'name':"
                            "'g'}]}}");
     ks_pod *open = th_pod("{'metadata':{'name':'p','uid':'p'},'spec':{}}");
-    cr_expect_eq(ht_pod(open, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-                        gated, open),
-                 KS_QUEUE);
+    cr_expect_eq(
+        ht_pod(open, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, gated, open),
+        KS_QUEUE);
     cr_expect_not(ht_registered(KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_LABEL));
-    cr_expect_not(ht_registered(KS_RES_UNSCHEDULED_POD,
-                                KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
-                  "another pod's gates are no concern of this pod");
+    cr_expect_not(
+        ht_registered(KS_RES_UNSCHEDULED_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+        "another pod's gates are no concern of this pod");
 }

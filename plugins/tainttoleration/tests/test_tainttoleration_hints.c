@@ -49,6 +49,5 @@ Test(taint_toleration_hints, target_pod_toleration_always_queues)
     ks_pod *old = th_pod("{'metadata':{'name':'p','uid':'p'},'spec':{}}");
     ks_pod *now = th_pod("{'metadata':{'name':'p','uid':'p'},'spec':{'tolerations':[{'key':'x',"
                          "'operator':'Exists'}]}}");
-    cr_expect_eq(ht_pod(now, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS, old, now),
-                 KS_QUEUE);
+    cr_expect_eq(ht_pod(now, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS, old, now), KS_QUEUE);
 }
