@@ -91,8 +91,8 @@ static ks_queueing_hint undecided_hint(void *self, const ks_pod *pod, const ks_e
 static size_t undecided_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event_hint ev[] = {{{KS_RES_NODE, KS_ACT_UPDATE_NODE_LABEL},
-                                                undecided_hint}};
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_NODE, KS_ACT_UPDATE_NODE_LABEL}, undecided_hint}};
     return ks_event_hints_copy(ev, 1, out, cap);
 }
 static const ks_plugin_desc undecided_desc = {.size = sizeof(ks_plugin_desc),
@@ -117,8 +117,7 @@ static void setup(void)
     t.now = 100 * SEC;
     t.reg = th_registry_new();
     cr_assert_eq(ks__registry_add(t.reg, &old_abi_desc, "test", err, sizeof(err)), 0, "%s", err);
-    cr_assert_eq(ks__registry_add(t.reg, &undecided_desc, "test", err, sizeof(err)), 0, "%s",
-                 err);
+    cr_assert_eq(ks__registry_add(t.reg, &undecided_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_load_string(t.reg, CONFIG, "test.yaml", &t.cfg, err, sizeof(err)), 0,
                  "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);
