@@ -913,7 +913,8 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
  * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
  * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
 static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *event,
-                          int64_t older_than, int64_t now, const char *except_uid)
+                          int64_t older_than, int64_t now, const char *except_uid,
+                          const int32_t *max_priority)
 {
     size_t moved = 0;
     int activated = 0;
@@ -923,6 +924,8 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
         if (older_than >= 0 && !(now - e->qp.timestamp_ns > older_than))
             continue;
         if (except_uid && strcmp(e->qp.pod->uid, except_uid) == 0)
+            continue;
+        if (max_priority && e->qp.pod->priority > *max_priority)
             continue;
         strategy s = parked_strategy(q, e, ev);
         if (s == Q_SKIP)
@@ -951,14 +954,25 @@ size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev,
     return ks__queue_move_on_event_info(q, &info, except_uid);
 }
 
-size_t ks__queue_move_on_event_info(ks_queue *q, const ks_event_info *ev, const char *except_uid)
+static size_t move_on_event(ks_queue *q, const ks_event_info *ev, const char *except_uid,
+                            const int32_t *max_priority)
 {
     lock(q);
     size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(&ev->event) : NULL,
-                               -1, now_ns(q), except_uid);
+                               -1, now_ns(q), except_uid, max_priority);
     record_in_flight_event(q, ev, NULL);
     unlock(q);
     return moved;
+}
+
+size_t ks__queue_move_on_event_info(ks_queue *q, const ks_event_info *ev, const char *except_uid)
+{
+    return move_on_event(q, ev, except_uid, NULL);
+}
+
+size_t ks__queue_move_on_event_le_priority(ks_queue *q, const ks_event_info *ev, int32_t priority)
+{
+    return move_on_event(q, ev, NULL, &priority);
 }
 
 size_t ks__queue_flush_backoff(ks_queue *q)
@@ -991,7 +1005,7 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
     size_t moved = 0;
     if (any) {
         moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now,
-                            NULL);
+                            NULL, NULL);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
         record_in_flight_event(q, &timeout, "UnschedulableTimeout");

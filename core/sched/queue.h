@@ -156,6 +156,10 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
  * flight. Wakes pop. Returns the pods that reached activeQ or backoffQ. ev's objects are
  * borrowed for the call. */
 size_t ks__queue_move_on_event_info(ks_queue *q, const ks_event_info *ev, const char *except_uid);
+/* The same for the parked pods whose priority is at most `priority` only (upstream
+ * getLEPriorityPreCheck: a nominated pod's room counts as taken only for pods of lower or equal
+ * priority, so only they can gain from its release). Pods in flight record ev as usual. */
+size_t ks__queue_move_on_event_le_priority(ks_queue *q, const ks_event_info *ev, int32_t priority);
 /* The same for an event without objects (the hints see NULL objects). */
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev);
 /* The same, leaving the pod with uid except_uid (NULL: none) where it is: upstream's preCheck in

@@ -80,7 +80,7 @@ static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_event
     uint64_t pending = qp->gating_plugin ? 0 : qp->pending_plugins;
     if (!plugins || ev->event.resource == KS_RES_WILDCARD)
         return KS_QHINT_QUEUE;
-    const char *label = fw->metrics ? ks__queue_event_label(&ev->event) : NULL;
+    const char *label = NULL; /* looked up at the first hint run (metrics only) */
     int result = KS_QHINT_SKIP;
     for (size_t i = 0; i < fw->ninst; i++) {
         if (!(plugins & (1ull << i)))
@@ -91,10 +91,12 @@ static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_event
             if (!in->all_events && !ks__event_matches(&in->events[e].event, &ev->event))
                 continue;
             ks_queueing_hint_fn fn = in->all_events ? NULL : in->events[e].hint;
-            int64_t t0 = label ? ks__clock_now_ns() : 0;
+            if (fw->metrics && !label)
+                label = ks__queue_event_label(&ev->event);
+            int64_t t0 = fw->metrics ? ks__clock_now_ns() : 0;
             int h = fn ? (int)fn(in->self, qp->pod, ev) : KS_QUEUE;
             const char *hl = h == KS_QUEUE_SKIP ? "QueueSkip" : h == KS_QUEUE ? "Queue" : "Error";
-            if (label)
+            if (fw->metrics)
                 ks__fw_metrics_hint(fw->metrics, (int)i, label, hl, t0);
             if (h == KS_QUEUE_SKIP)
                 continue;
@@ -254,6 +256,11 @@ int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)
 
 /* ---- events -------------------------------------------------------------------------------- */
 
+static int nominated(const ks_pod *pod)
+{
+    return pod->nominated_node_name != KS_SYM_EMPTY && pod->nominated_node_name != KS_SYM_ABSENT;
+}
+
 int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
 {
     if (pod->node_name != KS_SYM_EMPTY) {
@@ -279,10 +286,17 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
         return rc;
     }
     int rc = ks__queue_delete(s->queue, pod->uid);
+    int assumed = ks__cache_is_assumed(s->cache, pod->uid);
     /* upstream deletePodFromSchedulingQueue: a pod waiting on Permit is rejected ("removed"), so
      * that its binding cycle forgets it (freeing its node) and moves pods as an AssignedPod
      * delete now, not when its Permit timeout runs out. */
     ks__binding_reject_waiting(s, pod->uid, "", "removed");
+    if (!assumed && nominated(pod)) {
+        /* The room it was nominated to is free for the pods of lower or equal priority, which
+         * counted it as taken (an assumed pod's forget moves pods from its binding cycle). */
+        ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = pod};
+        ks__queue_move_on_event_le_priority(s->queue, &ev, pod->priority);
+    }
     return rc;
 }
 
@@ -331,12 +345,11 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
         return 0;
     }
     int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
-    if (old_pod->nominated_node_name != KS_SYM_EMPTY &&
-        old_pod->nominated_node_name != KS_SYM_ABSENT &&
-        old_pod->nominated_node_name != new_pod->nominated_node_name) {
-        /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again. */
+    if (nominated(old_pod) && old_pod->nominated_node_name != new_pod->nominated_node_name) {
+        /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again, for
+         * the pods of lower or equal priority (getLEPriorityPreCheck). */
         ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = old_pod};
-        ks__queue_move_on_event_info(s->queue, &ev, NULL);
+        ks__queue_move_on_event_le_priority(s->queue, &ev, old_pod->priority);
     }
     return rc;
 }

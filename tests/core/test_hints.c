@@ -277,6 +277,28 @@ Test(hints, only_the_rejectors_hints_run)
     cr_expect_eq(counts().unschedulable, 1);
 }
 
+/* upstream deletePodFromSchedulingQueue: a deleted pending pod that had a nominatedNodeName is an
+ * AssignedPod/Delete of it, for the parked pods of lower or equal priority only
+ * (getLEPriorityPreCheck); NodeResourcesFit's hint queues them (a nominated pod frees room). */
+Test(hints, deleted_nominated_pod_moves_pods_of_lower_or_equal_priority)
+{
+    cr_assert_eq(ks__scheduler_on_node_add(t.s, mknode("n1", "2", "", "")), 0);
+    pod("big", "4"); /* priority 0 */
+    drain();
+    cr_assert_eq(counts().unschedulable, 1);
+    const char *other = "{'metadata':{'name':'%s','namespace':'default','uid':'uid-%s'},"
+                        "'spec':{'schedulerName':'other','priority':%d,'containers':[{'name':'c',"
+                        "'image':'i'}]},'status':{'nominatedNodeName':'n1'}}";
+    char json[512];
+    snprintf(json, sizeof(json), other, "lower", "lower", -5);
+    ks__scheduler_on_pod_delete(t.s, th_pod(json));
+    cr_expect_eq(counts().unschedulable, 1, "its room never counted for a pod of higher priority");
+    snprintf(json, sizeof(json), other, "higher", "higher", 10);
+    ks__scheduler_on_pod_delete(t.s, th_pod(json));
+    cr_expect_eq(counts().unschedulable, 0);
+    cr_expect_eq(hints_run("NodeResourcesFit", "AssignedPodDelete", "Queue"), 1);
+}
+
 /* ---- matching and classification ------------------------------------------------------------ */
 
 Test(hints, events_match_as_upstream_match_cluster_events)
