@@ -84,6 +84,11 @@ typedef struct ks_queue_hooks {
      * for wildcard events and for pods with no rejector. When every rejector is a Pending
      * plugin, KS_QHINT_QUEUE already means "immediately". */
     int (*worth_requeue)(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev);
+    /* Whether any plugin of any profile registered an event ev matches (upstream
+     * isEventOfInterest): when not, move_on_event returns at once, without offering ev to the
+     * parked pods or recording it for the pods in flight. NULL: every event is of interest.
+     * Wildcard events never ask. */
+    int (*interested)(void *ctx, const ks_cluster_event *ev);
     /* Which profile schedules pod (sets qp->profile); -1 when none (then ks__queue_add refuses). */
     int (*profile_of)(void *ctx, const ks_pod *pod);
     /* Monotonic time in ns. NULL: CLOCK_MONOTONIC. */

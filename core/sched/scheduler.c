@@ -110,6 +110,35 @@ static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_event
     return result;
 }
 
+/* Whether the plugin can reject a pod (upstream shouldHaveEnqueueExtensions: PreEnqueue,
+ * PreFilter, Filter, Reserve, Permit); only those plugins' events count. */
+static int can_reject(const ks_plugin_desc *d)
+{
+    return d->pre_enqueue || d->pre_filter || d->filter || d->reserve || d->permit;
+}
+
+/* upstream isEventOfInterest: some plugin of some profile that can reject a pod registered an
+ * event ev matches (one with no registration at all counts for every event, as upstream's
+ * defaultEnqueueExtension). Any thread; reads only what construction wrote. */
+static int hook_interested(void *ctx, const ks_cluster_event *ev)
+{
+    ks_scheduler *s = ctx;
+    for (size_t p = 0; p < s->nprofiles; p++) {
+        const ks_framework *fw = s->fw[p];
+        for (size_t i = 0; i < fw->ninst; i++) {
+            const ks_plugin_inst *in = &fw->inst[i];
+            if (!can_reject(in->desc))
+                continue;
+            if (in->all_events)
+                return 1;
+            for (size_t e = 0; e < in->nevents; e++)
+                if (ks__event_matches(&in->events[e].event, ev))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
 static int hook_profile_of(void *ctx, const ks_pod *pod)
 {
     return ks__scheduler_profile_index(ctx, pod->scheduler_name);
@@ -190,6 +219,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                          hook_less,
                          hook_pre_enqueue,
                          hook_worth_requeue,
+                         hook_interested,
                          hook_profile_of,
                          hook_now,
                          o->metrics ? ks__sched_metrics_incoming : NULL,

@@ -734,6 +734,32 @@ QUEUE_TEST(another_pods_update_in_flight_is_no_target_pod_event)
     cr_expect_eq(b->where, KS_Q_BACKOFF, "its own update goes to its hints (PL_FIT: Queue)");
 }
 
+static int not_interested_in_nodes(void *ctx, const ks_cluster_event *ev)
+{
+    (void)ctx;
+    return ev->resource != KS_RES_NODE;
+}
+
+/* upstream isEventOfInterest: an event no plugin registered is neither offered to the parked pods
+ * nor recorded for the pods in flight. */
+QUEUE_TEST(event_of_no_interest_is_dropped_at_once)
+{
+    ks__queue_free(t.q);
+    ks_queue_hooks h = test_hooks();
+    h.interested = not_interested_in_nodes;
+    t.q = ks__queue_new(&OPTS, &h);
+    add("parked", 0);
+    add("flying", 0);
+    fail(pop_expect("parked"), PL_FIT, 0, 0);
+    ks_queued_pod *flying = pop_expect("flying");
+    int calls = t.worth_calls;
+    cr_expect_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 0);
+    cr_expect_eq(t.worth_calls, calls, "no hint asked");
+    fail(flying, PL_FIT, 0, 0);
+    cr_expect_eq(flying->where, KS_Q_UNSCHEDULABLE, "not recorded in flight either");
+    cr_expect_eq(ks__queue_move_on_event(t.q, &WILDCARD), 2, "wildcard events never ask");
+}
+
 QUEUE_TEST(update_of_unknown_pod_adds_it)
 {
     cr_expect_eq(ks__queue_update(t.q, pod_new("p", 0)), 0);
