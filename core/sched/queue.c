@@ -1,6 +1,8 @@
 /*
  * The scheduling queue: upstream's PriorityQueue (pkg/scheduler/backend/queue, v1.34) with
- * QueueingHints on, reduced to what the framework hands us through ks_queue_hooks.
+ * QueueingHints as v1.37 has them (always on; an update of a parked pod is TargetPod events for
+ * its rejectors' hints, no longer isPodUpdated), reduced to what the framework hands us through
+ * ks_queue_hooks.
  *
  * Every pod the queue knows is one `qentry`, found by uid in an open-addressing hash map, and is in
  * exactly one place, named by qp.where:
@@ -19,8 +21,10 @@
  * flight, each event passed to ks__queue_move_on_event is appended to the `flight` list, and
  * each pop appends the pod's own marker. When a pod comes back through
  * ks__queue_requeue_failed, the events after its marker are exactly those that arrived while it
- * was being scheduled; they are replayed through the hints (isPodWorthRequeuing) to choose
- * between unschedulablePods, backoffQ and activeQ. When a pod leaves the list, events in front of
+ * was being scheduled (with the objects they carried, held until no pod needs them; an update of
+ * a pod in flight is its own TargetPod events, which only that pod replays); they are replayed
+ * through the hints (isPodWorthRequeuing) to choose between unschedulablePods, backoffQ and
+ * activeQ. When a pod leaves the list, events in front of
  * the oldest remaining marker can concern nobody and are freed.
  *
  * PreEnqueue runs whenever a pod enters activeQ or backoffQ from outside them (add, requeue after
