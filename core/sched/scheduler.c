@@ -393,7 +393,8 @@ int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node)
     return rc;
 }
 
-int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node)
+int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node,
+                                 ks_cluster_event *events, size_t *nevents)
 {
     int rc = ks__cache_add_node(s->cache, new_node); /* replaces it by name */
     /* upstream updateNodeInCache: only the changes that may make a node more schedulable move
@@ -403,7 +404,11 @@ int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *ne
     for (size_t i = 0; i < n; i++) {
         ks_event_info ev = {.event = evs[i], .old_node = old_node, .new_node = new_node};
         ks__queue_move_on_event_info(s->queue, &ev, NULL);
+        if (events)
+            events[i] = evs[i];
     }
+    if (nevents)
+        *nevents = n;
     return rc;
 }
 

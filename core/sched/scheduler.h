@@ -139,7 +139,10 @@ uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod);
  * Node/Delete, the objects handed to the hints. on_node_add of a known name replaces it but moves
  * pods as an Add; a source that knows the previous object calls on_node_update. */
 int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node);
-int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node);
+/* on_node_update also tells which events it sent (upstream labels event_handling_duration by
+ * them): events (room for KS_NODE_CHANGE_MAX, queue.h) and nevents may be NULL. */
+int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node,
+                                 ks_cluster_event *events, size_t *nevents);
 int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
 /* upstream framework.MatchClusterEvents: whether incoming event ev matches registration reg. */
 int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev);

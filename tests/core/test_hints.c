@@ -206,7 +206,7 @@ Test(hints, skip_keeps_the_pod_unschedulable_and_queue_moves_it)
 
     /* n1's annotations change: no event NodeResourcesFit registered (no hint runs at all). */
     ks_node *n1_annotated = mknode("n1", "2", "", ",'annotations':{'a':'b'}");
-    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, n1_annotated), 0);
+    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, n1_annotated, NULL, NULL), 0);
     cr_expect_eq(counts().unschedulable, 1);
     cr_expect_eq(hints_run("NodeResourcesFit", "NodeUpdateNodeAnnotation", "QueueSkip") +
                      hints_run("NodeResourcesFit", "NodeUpdateNodeAnnotation", "Queue"),
@@ -215,7 +215,11 @@ Test(hints, skip_keeps_the_pod_unschedulable_and_queue_moves_it)
     /* n1 grows to 8 CPUs: UpdateNodeAllocatable, and the hint says Queue (backoffQ: still
      * backing off). */
     ks_node *n1_big = mknode("n1", "8", "", ",'annotations':{'a':'b'}");
-    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1_annotated, n1_big), 0);
+    ks_cluster_event sent[KS_NODE_CHANGE_MAX];
+    size_t nsent = 99;
+    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1_annotated, n1_big, sent, &nsent), 0);
+    cr_assert_eq(nsent, 1, "only the allocatable changed");
+    cr_expect_str_eq(ks__queue_event_label(&sent[0]), "NodeUpdateNodeAllocatable");
     cr_expect_eq(hints_run("NodeResourcesFit", "NodeUpdateNodeAllocatable", "Queue"), 1);
     ks_queue_counts c = counts();
     cr_expect_eq(c.unschedulable, 0);
@@ -239,7 +243,7 @@ Test(hints, old_abi_plugin_still_requeues_on_its_registered_events)
     cr_expect_eq(counts().unschedulable, 1);
     /* A label update it registered: no hint to ask, so Queue, as before ABI 1.4. */
     ks_node *n1_relabelled = mknode("n1", "4", ",'old-abi-blocked':'x','z':'1'", "");
-    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, n1_relabelled), 0);
+    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, n1_relabelled, NULL, NULL), 0);
     cr_expect_eq(counts().unschedulable, 0);
     cr_expect_eq(counts().backoff, 1);
     cr_expect_eq(hints_run("OldAbi", "NodeUpdateNodeLabel", "Queue"), 1);
@@ -253,7 +257,7 @@ Test(hints, a_hint_that_cannot_decide_counts_as_queue)
     drain();
     cr_assert_eq(counts().unschedulable, 1, "Undecided rejected it");
     ks_node *n1_relabelled = mknode("n1", "4", ",'undecided-blocked':'x','z':'1'", "");
-    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, n1_relabelled), 0);
+    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, n1_relabelled, NULL, NULL), 0);
     cr_expect_eq(undecided_calls, 1);
     cr_expect_eq(counts().unschedulable, 0, "moved as upstream moves a pod whose hint failed");
     cr_expect_eq(hints_run("Undecided", "NodeUpdateNodeLabel", "Error"), 1);
@@ -270,7 +274,7 @@ Test(hints, only_the_rejectors_hints_run)
                                "hostname':'n1'}},'spec':{'taints':[{'key':'k','effect':"
                                "'NoSchedule'}]},'status':{'allocatable':{'cpu':'2','memory':"
                                "'8Gi','pods':'110'}}}");
-    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, tainted), 0);
+    cr_assert_eq(ks__scheduler_on_node_update(t.s, n1, tainted, NULL, NULL), 0);
     cr_expect_eq(hints_run("TaintToleration", "NodeUpdateNodeTaint", "QueueSkip") +
                      hints_run("TaintToleration", "NodeUpdateNodeTaint", "Queue"),
                  0);
