@@ -199,8 +199,19 @@ static void upsert(ks_informer *in, cJSON *obj)
             cJSON_Delete(obj);
             return;
         }
-        ks__scheduler_on_node_add(s->sched, node); /* adds or replaces by name */
-        event_handled(s, old ? "NodeUpdate" : "NodeAdd", t0);
+        if (old) {
+            /* The hints judge the update from both objects; upstream times it under the label
+             * of each event it sent (NodeUpdateNodeLabel, ...), none when nothing relevant
+             * changed. */
+            ks_cluster_event evs[KS_NODE_CHANGE_MAX];
+            size_t n = 0;
+            ks__scheduler_on_node_update(s->sched, old->obj, node, evs, &n);
+            for (size_t i = 0; i < n; i++)
+                event_handled(s, ks__queue_event_label(&evs[i]), t0);
+        } else {
+            ks__scheduler_on_node_add(s->sched, node);
+            event_handled(s, "NodeAdd", t0);
+        }
         e->obj = node;
     } else if (in->type == INF_POD) {
         ks_pod *pod;

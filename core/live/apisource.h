@@ -19,12 +19,12 @@
  * run at once (exit status 1). Objects are decoded on the informer thread; one that does not
  * decode is logged and skipped. Scheduling starts once every initial list is in.
  *
- * Updates: a Node update replaces it (on_node_add). A Pod update goes to
- * ks__scheduler_on_pod_update with the old and new objects: an assigned Pod is replaced in the
- * cache in place (upstream cache.UpdatePod) and its label / scale-down / toleration changes wake
- * parked pods; a Pod that became assigned (bound by us: confirms the assumed pod; by someone
- * else: accounted on its node) leaves the queue and enters the cache; a still unassigned Pod goes
- * to ks__queue_update only when more than its status / resourceVersion / managedFields /
+ * Updates: a Node update replaces it (on_node_update, which moves pods by what changed). A Pod
+ * update goes to ks__scheduler_on_pod_update with the old and new objects: an assigned Pod is
+ * replaced in the cache in place (upstream cache.UpdatePod) and its label / scale-down / toleration
+ * changes wake parked pods; a Pod that became assigned (bound by us: confirms the assumed pod; by
+ * someone else: accounted on its node) leaves the queue and enters the cache; a still unassigned
+ * Pod goes to ks__queue_update only when more than its status / resourceVersion / managedFields /
  * generation / finalizers changed (upstream isPodUpdated), so the scheduler's own status patches
  * do not requeue it, and not while it is assumed (its binding cycle owns it). Pods of other
  * schedulers never enter the queue; a deleted queued Pod leaves it.

@@ -189,10 +189,11 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
      * event recorded while it was in flight, the forget would send it to backoffQ instead). */
     int rejected =
         code == KS_UNSCHEDULABLE || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_PENDING;
-    ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+    /* the forgotten pod goes to the hints as the deleted object (upstream passes assumedPod) */
+    ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = j->assumed};
     int forgotten = ks__cache_forget_pod(s->cache, j->assumed->uid) == 0;
     if (forgotten && !rejected) {
-        ks__queue_move_on_event(s->queue, &ev);
+        ks__queue_move_on_event_info(s->queue, &ev, NULL);
     } else if (!forgotten && ks__log_enabled(2)) {
         ks__log(
             'I', NULL,
@@ -203,7 +204,7 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
     ks__handle_failure(s, j->fw, j->qp, code, msg, rejectors, 0, KS_SYM_ABSENT);
     /* j->qp may be popped again or freed by now; the job still holds the assumed pod (its uid) */
     if (forgotten && rejected)
-        ks__queue_move_on_event_except(s->queue, &ev, j->assumed->uid);
+        ks__queue_move_on_event_info(s->queue, &ev, j->assumed->uid);
 }
 
 static void run_job(ks_scheduler *s, ks_binding_job *j)

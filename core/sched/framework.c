@@ -271,11 +271,24 @@ int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err
                 return KS_EINVAL;
             }
         }
-        if (in->desc->events_to_register) {
-            ks_cluster_event buf[64];
-            size_t n = in->desc->events_to_register(in->self, buf, 64);
+        if (in->desc->events_with_hints || in->desc->events_to_register) {
+            ks_cluster_event_hint buf[64];
+            size_t n;
+            if (in->desc->events_with_hints) {
+                n = in->desc->events_with_hints(in->self, buf, 64);
+            } else {
+                ks_cluster_event plain[64];
+                n = in->desc->events_to_register(in->self, plain, 64);
+                for (size_t e = 0; e < n && e < 64; e++)
+                    buf[e] = (ks_cluster_event_hint){plain[e], NULL};
+            }
             if (n > 64)
                 n = 64;
+            for (size_t e = 0; e < n; e++) {
+                uint32_t *a = &buf[e].event.actions;
+                if ((*a & KS_ACT_UPDATE) == KS_ACT_UPDATE)
+                    *a |= KS_ACT_UPDATE_ANY;
+            }
             in->events = calloc(n ? n : 1, sizeof(*in->events));
             if (!in->events) {
                 ks__framework_free(fw);

@@ -155,8 +155,11 @@ typedef struct ks_plugin_inst {
     void *self;
     struct ks_args args;
     int index; /* position in the profile's instance list (queue rejector bits) */
+    /* EnqueueExtensions: events_with_hints (ABI 1.4), or events_to_register with no hints (every
+     * hint NULL: Queue, as an older plugin's registration means). Update sets written with the
+     * ABI 1.0-1.3 KS_ACT_UPDATE / KS_ACT_ALL are widened to KS_ACT_UPDATE_ANY / KS_ACT_ALL_ANY. */
     size_t nevents;
-    ks_cluster_event *events; /* NULL with nevents 0 and all_events 1: every event */
+    ks_cluster_event_hint *events; /* NULL with nevents 0 and all_events 1: every event */
     int all_events;
 } ks_plugin_inst;
 

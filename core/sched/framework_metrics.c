@@ -184,24 +184,27 @@ int ks__fw_metrics_sample(ks_fw_metrics *fm)
     return z % 100 < (uint64_t)fm->sample_percent;
 }
 
-void ks__fw_metrics_hint(ks_fw_metrics *fm, int inst, const char *event, int64_t start_ns)
+void ks__fw_metrics_hint(ks_fw_metrics *fm, int inst, const char *event, const char *hint,
+                         int64_t start_ns)
 {
     double d = ks__seconds_since(start_ns);
-    if (!fm || !event || !*event || inst < 0 || (size_t)inst >= fm->fw->ninst)
+    if (!fm || !event || !*event || !hint || inst < 0 || (size_t)inst >= fm->fw->ninst)
         return;
     struct ks_hint_slot *slots = &fm->hints[(size_t)inst * KS_HINT_SLOTS];
     size_t k = 0;
-    while (k < KS_HINT_SLOTS && slots[k].event && strcmp(slots[k].event, event) != 0)
+    while (k < KS_HINT_SLOTS && slots[k].event &&
+           (strcmp(slots[k].event, event) != 0 || strcmp(slots[k].hint, hint) != 0))
         k++;
     ks_metric *m;
-    if (k == KS_HINT_SLOTS) { /* more events than slots: resolve each time */
+    if (k == KS_HINT_SLOTS) { /* more (event, hint) pairs than slots: resolve each time */
         m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration, fm->fw->inst[inst].name, event,
-                            "Queue");
+                            hint);
     } else {
         if (!slots[k].event) {
             slots[k].event = event;
+            slots[k].hint = hint;
             slots[k].m = KS_METRICS_WITH(fm->m->queueing_hint_execution_duration,
-                                         fm->fw->inst[inst].name, event, "Queue");
+                                         fm->fw->inst[inst].name, event, hint);
         }
         m = slots[k].m;
     }

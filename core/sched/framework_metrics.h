@@ -71,10 +71,10 @@ typedef struct ks_fw_metrics {
     _Atomic(ks_metric *) ep[KS_EP_COUNT][KS_METRICS_NCODES];
     _Atomic(ks_metric *) *plugin;  /* [instance][KS_EP_COUNT][KS_METRICS_NCODES] */
     _Atomic(ks_metric *) *unsched; /* unschedulable_pods{plugin, profile}, [instance] */
-    /* queueing_hint_execution_duration_seconds{plugin, event, "Queue"} by instance and event
-     * label (static strings); used only under the scheduling queue's lock, which guards it. */
+    /* queueing_hint_execution_duration_seconds{plugin, event, hint} by instance, event label and
+     * hint (static strings); used only under the scheduling queue's lock, which guards it. */
     struct ks_hint_slot {
-        const char *event;
+        const char *event, *hint;
         ks_metric *m;
     } *hints;                                       /* [instance][KS_HINT_SLOTS] */
     ks_metric *eval[KS_EVAL_KINDS][KS_EVAL_STRIDE]; /* NULL: the plugin is not at that point */
@@ -110,10 +110,12 @@ void ks__fw_metrics_ep(ks_fw_metrics *fm, ks_ep ep, ks_code code, int64_t start_
 void ks__fw_metrics_plugin(ks_fw_metrics *fm, int inst, ks_ep ep, ks_code code, int64_t start_ns);
 /* Adds a cycle's evaluation counts: rows[w * KS_EVAL_STRIDE + instance], nrows rows. */
 void ks__fw_metrics_add_evals(ks_fw_metrics *fm, int kind, const uint32_t *rows, size_t nrows);
-/* A rejector plugin's registered event matched ev (kubesched's queueing hint: Queue), timed from
- * start_ns. Caller holds the scheduling queue's lock. */
-#define KS_HINT_SLOTS 8
-void ks__fw_metrics_hint(ks_fw_metrics *fm, int inst, const char *event, int64_t start_ns);
+/* queueing_hint_execution_duration_seconds{plugin, event, hint}: a rejector plugin's queueing
+ * hint for event answered hint ("Queue", "QueueSkip" or "Error", upstream's labels; static
+ * strings), timed from start_ns. Caller holds the scheduling queue's lock. */
+#define KS_HINT_SLOTS 16
+void ks__fw_metrics_hint(ks_fw_metrics *fm, int inst, const char *event, const char *hint,
+                         int64_t start_ns);
 /* One attempt's end: result 0 scheduled, 1 unschedulable, 2 error. */
 void ks__fw_metrics_attempt(ks_fw_metrics *fm, int result, int64_t start_ns);
 /* unschedulable_pods{plugin, profile} for the instances in bits: +1 or -1 each. */

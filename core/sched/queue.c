@@ -1,6 +1,8 @@
 /*
  * The scheduling queue: upstream's PriorityQueue (pkg/scheduler/backend/queue, v1.34) with
- * QueueingHints on, reduced to what the framework hands us through ks_queue_hooks.
+ * QueueingHints as v1.37 has them (always on; an update of a parked pod is TargetPod events for
+ * its rejectors' hints, no longer isPodUpdated), reduced to what the framework hands us through
+ * ks_queue_hooks.
  *
  * Every pod the queue knows is one `qentry`, found by uid in an open-addressing hash map, and is in
  * exactly one place, named by qp.where:
@@ -19,8 +21,10 @@
  * flight, each event passed to ks__queue_move_on_event is appended to the `flight` list, and
  * each pop appends the pod's own marker. When a pod comes back through
  * ks__queue_requeue_failed, the events after its marker are exactly those that arrived while it
- * was being scheduled; they are replayed through the hints (isPodWorthRequeuing) to choose
- * between unschedulablePods, backoffQ and activeQ. When a pod leaves the list, events in front of
+ * was being scheduled (with the objects they carried, held until no pod needs them; an update of
+ * a pod in flight is its own TargetPod events, which only that pod replays); they are replayed
+ * through the hints (isPodWorthRequeuing) to choose between unschedulablePods, backoffQ and
+ * activeQ. When a pod leaves the list, events in front of
  * the oldest remaining marker can concern nobody and are freed.
  *
  * PreEnqueue runs whenever a pod enters activeQ or backoffQ from outside them (add, requeue after
@@ -89,7 +93,10 @@ struct qentry;
 typedef struct flight_node {
     dlink link;
     struct qentry *entry;
-    ks_cluster_event ev;
+    /* The event with its objects, as the hints will see it when a pod in flight comes back
+     * (upstream clusterEvent{event, oldObj, newObj}): the pods and nodes are held (one reference
+     * each), the JSON texts are owned copies. */
+    ks_event_info ev;
     const char *label; /* ev's label for the inflight hook (static), NULL without the hook */
 } flight_node;
 
@@ -102,7 +109,7 @@ typedef struct qentry {
     flight_node mark;          /* on q->flight while in flight */
     unsigned in_flight : 1;
     unsigned deleted : 1;           /* deleted while in flight: dropped when it comes back */
-    unsigned updated_in_flight : 1; /* ks__queue_update while in flight */
+    unsigned updated_in_flight : 1; /* ks__queue_update while in flight (newer_pod is set) */
     unsigned missed_events : 1;     /* an event for it could not be recorded (out of memory) */
 } qentry;
 
@@ -427,12 +434,12 @@ static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, c
  * Hints (upstream isPodWorthRequeuing)
  * ------------------------------------------------------------------------------------------- */
 
-static strategy hint(ks_queue *q, const qentry *e, const ks_cluster_event *ev)
+static strategy hint(ks_queue *q, const qentry *e, const ks_event_info *ev)
 {
     const ks_queued_pod *qp = &e->qp;
     uint64_t rejectors = qp->rejector_plugins | qp->pending_plugins;
     /* No plugin to ask, or an event (UnschedulableTimeout, ForceActivate) meant for everyone. */
-    if (rejectors == 0 || ev->resource == KS_RES_WILDCARD)
+    if (rejectors == 0 || ev->event.resource == KS_RES_WILDCARD)
         return Q_AFTER_BACKOFF;
     int r = q->hooks.worth_requeue ? q->hooks.worth_requeue(q->hooks.ctx, qp, ev) : KS_QHINT_QUEUE;
     if (r == KS_QHINT_SKIP)
@@ -445,13 +452,62 @@ static strategy hint(ks_queue *q, const qentry *e, const ks_cluster_event *ev)
     return Q_AFTER_BACKOFF;
 }
 
-/* A gated pod is worth another PreEnqueue when its gating plugin registered the event; the
+/* A gated pod is worth another PreEnqueue when its gating plugin's hint says Queue; the
  * framework's worth_requeue answers that from qp->gating_plugin. */
-static int gate_may_open(ks_queue *q, const qentry *e, const ks_cluster_event *ev)
+static int gate_may_open(ks_queue *q, const qentry *e, const ks_event_info *ev)
 {
-    if (ev->resource == KS_RES_WILDCARD || !q->hooks.worth_requeue)
+    if (ev->event.resource == KS_RES_WILDCARD || !q->hooks.worth_requeue)
         return 1;
     return q->hooks.worth_requeue(q->hooks.ctx, &e->qp, ev) != KS_QHINT_SKIP;
+}
+
+/* What ev means for parked e: Q_SKIP leaves it where it is. */
+static strategy parked_strategy(ks_queue *q, const qentry *e, const ks_event_info *ev)
+{
+    if (e->qp.where == KS_Q_GATED)
+        return gate_may_open(q, e, ev) ? Q_AFTER_BACKOFF : Q_SKIP;
+    return hint(q, e, ev);
+}
+
+/* Holds the objects of src in dst (a reference to each pod and node, copies of the texts).
+ * 0, or KS_ENOMEM with nothing held. */
+static int event_hold(ks_event_info *dst, const ks_event_info *src)
+{
+    *dst = *src;
+    dst->old_json = dst->new_json = NULL;
+    if ((src->old_json && !(dst->old_json = strdup(src->old_json))) ||
+        (src->new_json && !(dst->new_json = strdup(src->new_json)))) {
+        free((char *)dst->old_json);
+        return KS_ENOMEM;
+    }
+    /* The objects are immutable; only their reference counts change. */
+    if (dst->old_pod)
+        ks__pod_ref((ks_pod *)dst->old_pod);
+    if (dst->new_pod)
+        ks__pod_ref((ks_pod *)dst->new_pod);
+    if (dst->old_node)
+        ks__node_ref((ks_node *)dst->old_node);
+    if (dst->new_node)
+        ks__node_ref((ks_node *)dst->new_node);
+    return 0;
+}
+
+static void event_release(ks_event_info *ev)
+{
+    ks__pod_unref((ks_pod *)ev->old_pod);
+    ks__pod_unref((ks_pod *)ev->new_pod);
+    if (ev->old_node)
+        ks__node_unref((ks_node *)ev->old_node);
+    if (ev->new_node)
+        ks__node_unref((ks_node *)ev->new_node);
+    free((char *)ev->old_json);
+    free((char *)ev->new_json);
+}
+
+static void free_flight_event(flight_node *f)
+{
+    event_release(&f->ev);
+    free(f);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -465,11 +521,15 @@ static void note_inflight(ks_queue *q, const char *label, int delta)
         q->hooks.inflight(q->hooks.ctx, label, delta);
 }
 
-static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev, const char *label)
+static void record_in_flight_event(ks_queue *q, const ks_event_info *ev, const char *label)
 {
     if (dl_empty(&q->flight))
         return;
     flight_node *n = malloc(sizeof *n);
+    if (n && event_hold(&n->ev, ev) != 0) {
+        free(n);
+        n = NULL;
+    }
     if (!n) {
         for (dlink *l = q->flight.next; l != &q->flight; l = l->next) {
             flight_node *f = CONTAINER_OF(l, flight_node, link);
@@ -479,8 +539,7 @@ static void record_in_flight_event(ks_queue *q, const ks_cluster_event *ev, cons
         return;
     }
     n->entry = NULL;
-    n->ev = *ev;
-    n->label = q->hooks.inflight ? (label ? label : ks__queue_event_label(ev)) : NULL;
+    n->label = q->hooks.inflight ? (label ? label : ks__queue_event_label(&ev->event)) : NULL;
     dl_append(&q->flight, &n->link);
     note_inflight(q, n->label, +1);
 }
@@ -491,15 +550,21 @@ static strategy in_flight_strategy(ks_queue *q, const qentry *e)
     const ks_queued_pod *qp = &e->qp;
     if ((qp->rejector_plugins | qp->pending_plugins) == 0)
         return Q_AFTER_BACKOFF;
-    /* An update to the pod itself counts as a change that may make it schedulable, as it does
-     * for a parked pod (ks__queue_update: upstream isPodUpdated with every update a change). */
-    if (e->updated_in_flight || e->missed_events)
+    /* An event that could not be recorded may have mattered. (An update of the pod itself is one
+     * of the recorded events: TargetPod events, which the hints judge as upstream v1.37 does.) */
+    if (e->missed_events)
         return Q_AFTER_BACKOFF;
     strategy s = Q_SKIP;
     for (dlink *l = e->mark.link.next; l != &q->flight; l = l->next) {
         const flight_node *f = CONTAINER_OF(l, flight_node, link);
         if (f->entry)
             continue; /* another pod's marker */
+        /* An update of another pod in flight is no TargetPod event for this one. (Upstream puts
+         * it in the one in-flight list that every pod in flight replays; its v1.37 hints assume
+         * the TargetPod is the pod they judge, so kubesched keeps it to its own pod.) */
+        if (f->ev.event.resource == KS_RES_TARGET_POD && f->ev.new_pod &&
+            strcmp(f->ev.new_pod->uid, qp->pod->uid) != 0)
+            continue;
         strategy t = hint(q, e, &f->ev);
         if (t > s)
             s = t;
@@ -523,7 +588,7 @@ static void end_flight(ks_queue *q, qentry *e)
             break;
         dl_unlink(&f->link);
         note_inflight(q, f->label, -1);
-        free(f);
+        free_flight_event(f);
     }
 }
 
@@ -594,7 +659,7 @@ void ks__queue_free(ks_queue *q)
         next = l->next;
         flight_node *f = CONTAINER_OF(l, flight_node, link);
         if (!f->entry)
-            free(f);
+            free_flight_event(f);
         else if (f->entry->deleted)
             free_entry(f->entry);
     }
@@ -653,6 +718,29 @@ int ks__queue_add(ks_queue *q, ks_pod *pod)
     return rc;
 }
 
+/* The TargetPod events of an update of e's pod to new_pod, recorded for replay when e is in
+ * flight (upstream addEventsIfPodInFlight). old is what the queue held last. */
+static void record_target_events(ks_queue *q, const ks_pod *old, ks_pod *new_pod)
+{
+    ks_cluster_event evs[KS_POD_CHANGE_MAX];
+    size_t n = ks__pod_change_events(new_pod, old, KS_RES_TARGET_POD, evs);
+    for (size_t i = 0; i < n; i++) {
+        ks_event_info info = {.event = evs[i], .old_pod = old, .new_pod = new_pod};
+        record_in_flight_event(q, &info, NULL);
+    }
+}
+
+/* A pod in flight changed: keep the new object for its return and record the change. */
+static void update_in_flight(ks_queue *q, qentry *e, ks_pod *new_pod)
+{
+    /* The scheduling thread reads qp.pod without the lock: keep it until the pod returns. */
+    const ks_pod *old = e->newer_pod ? e->newer_pod : e->qp.pod;
+    record_target_events(q, old, new_pod);
+    ks__pod_unref(e->newer_pod);
+    e->newer_pod = ks__pod_ref(new_pod);
+    e->updated_in_flight = 1;
+}
+
 int ks__queue_update(ks_queue *q, ks_pod *new_pod)
 {
     if (!q || !new_pod || !new_pod->uid)
@@ -665,17 +753,13 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
         unlock(q);
         return rc;
     }
-    ks__pod_ref(new_pod);
     if (e->in_flight) {
-        /* The scheduling thread reads qp.pod without the lock: keep it until the pod returns. */
-        ks__pod_unref(e->newer_pod);
-        e->newer_pod = new_pod;
-        e->updated_in_flight = 1;
+        update_in_flight(q, e, new_pod);
         unlock(q);
         return 0;
     }
-    ks__pod_unref(e->qp.pod);
-    e->qp.pod = new_pod;
+    ks_pod *old = e->qp.pod;
+    e->qp.pod = ks__pod_ref(new_pod);
     switch (e->qp.where) {
     case KS_Q_ACTIVE:
         ks__heap_fix(&q->active, e->qp.heap_index);
@@ -684,17 +768,30 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
         ks__heap_fix(&q->backoff, e->qp.heap_index);
         break;
     case KS_Q_UNSCHEDULABLE:
-    case KS_Q_GATED:
-        /* Any update counts as a change (upstream isPodUpdated); a gated pod gets PreEnqueue
-         * again (its gates may be gone). */
-        /* upstream labels the move with the pod's specific update events
-         * (UnschedulablePodUpdatePodLabel, ...); the queue knows only that it changed. */
-        if (requeue(q, e, Q_AFTER_BACKOFF, now, "UnschedulablePodUpdate") == KS_Q_ACTIVE)
-            pthread_cond_broadcast(&q->cond);
+    case KS_Q_GATED: {
+        /* upstream PriorityQueue.Update (v1.37): each TargetPod event of the change goes through
+         * the hints of the plugins that rejected (or gate) the pod; the first that moves it ends
+         * the loop. An update that no hint queues leaves the pod where it is (with the new
+         * object). */
+        ks_cluster_event evs[KS_POD_CHANGE_MAX];
+        size_t n = ks__pod_change_events(new_pod, old, KS_RES_TARGET_POD, evs);
+        for (size_t i = 0; i < n; i++) {
+            ks_event_info info = {.event = evs[i], .old_pod = old, .new_pod = new_pod};
+            strategy s = parked_strategy(q, e, &info);
+            if (s == Q_SKIP)
+                continue;
+            ks_queue_where w = requeue(q, e, s, now, ks__queue_event_label(&evs[i]));
+            if (w == KS_Q_ACTIVE)
+                pthread_cond_broadcast(&q->cond);
+            if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
+                break;
+        }
         break;
+    }
     case KS_Q_NONE:
         break;
     }
+    ks__pod_unref(old);
     unlock(q);
     return 0;
 }
@@ -706,11 +803,8 @@ int ks__queue_update_in_flight(ks_queue *q, ks_pod *new_pod)
     lock(q);
     qentry *e = map_get(q, new_pod->uid, hash_uid(new_pod->uid));
     int recorded = e && e->in_flight;
-    if (recorded) {
-        ks__pod_unref(e->newer_pod);
-        e->newer_pod = ks__pod_ref(new_pod);
-        e->updated_in_flight = 1;
-    }
+    if (recorded)
+        update_in_flight(q, e, new_pod);
     unlock(q);
     return recorded;
 }
@@ -822,8 +916,9 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
 /* Offers ev to every parked pod (only those parked for longer than older_than ns, when it is
  * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
  * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
-static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *event,
-                          int64_t older_than, int64_t now, const char *except_uid)
+static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *event,
+                          int64_t older_than, int64_t now, const char *except_uid,
+                          const int32_t *max_priority)
 {
     size_t moved = 0;
     int activated = 0;
@@ -834,16 +929,11 @@ static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *e
             continue;
         if (except_uid && strcmp(e->qp.pod->uid, except_uid) == 0)
             continue;
-        strategy s;
-        if (e->qp.where == KS_Q_GATED) {
-            if (!gate_may_open(q, e, ev))
-                continue;
-            s = Q_AFTER_BACKOFF;
-        } else {
-            s = hint(q, e, ev);
-            if (s == Q_SKIP)
-                continue;
-        }
+        if (max_priority && e->qp.pod->priority > *max_priority)
+            continue;
+        strategy s = parked_strategy(q, e, ev);
+        if (s == Q_SKIP)
+            continue;
         ks_queue_where w = requeue(q, e, s, now, event);
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
             moved++;
@@ -857,18 +947,40 @@ static size_t move_parked(ks_queue *q, const ks_cluster_event *ev, const char *e
 
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev)
 {
-    return ks__queue_move_on_event_except(q, ev, NULL);
+    ks_event_info info = {.event = *ev};
+    return ks__queue_move_on_event_info(q, &info, NULL);
 }
 
 size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev,
                                       const char *except_uid)
 {
+    ks_event_info info = {.event = *ev};
+    return ks__queue_move_on_event_info(q, &info, except_uid);
+}
+
+static size_t move_on_event(ks_queue *q, const ks_event_info *ev, const char *except_uid,
+                            const int32_t *max_priority)
+{
+    /* The registrations never change after construction: asked without the lock. */
+    if (q->hooks.interested && ev->event.resource != KS_RES_WILDCARD &&
+        !q->hooks.interested(q->hooks.ctx, &ev->event))
+        return 0;
     lock(q);
-    size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(ev) : NULL, -1,
-                               now_ns(q), except_uid);
+    size_t moved = move_parked(q, ev, q->hooks.incoming ? ks__queue_event_label(&ev->event) : NULL,
+                               -1, now_ns(q), except_uid, max_priority);
     record_in_flight_event(q, ev, NULL);
     unlock(q);
     return moved;
+}
+
+size_t ks__queue_move_on_event_info(ks_queue *q, const ks_event_info *ev, const char *except_uid)
+{
+    return move_on_event(q, ev, except_uid, NULL);
+}
+
+size_t ks__queue_move_on_event_le_priority(ks_queue *q, const ks_event_info *ev, int32_t priority)
+{
+    return move_on_event(q, ev, NULL, &priority);
 }
 
 size_t ks__queue_flush_backoff(ks_queue *q)
@@ -891,8 +1003,8 @@ size_t ks__queue_flush_backoff(ks_queue *q)
 
 size_t ks__queue_flush_unschedulable(ks_queue *q)
 {
-    static const ks_cluster_event timeout = {KS_RES_WILDCARD,
-                                             KS_ACT_ALL}; /* UnschedulableTimeout */
+    static const ks_event_info timeout = {
+        .event = {KS_RES_WILDCARD, KS_ACT_ALL_ANY}}; /* UnschedulableTimeout */
     lock(q);
     int64_t now = now_ns(q);
     int any = 0;
@@ -901,7 +1013,7 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
     size_t moved = 0;
     if (any) {
         moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now,
-                            NULL);
+                            NULL, NULL);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
         record_in_flight_event(q, &timeout, "UnschedulableTimeout");
@@ -953,6 +1065,7 @@ static const struct {
     {KS_RES_POD, "Pod"},
     {KS_RES_ASSIGNED_POD, "AssignedPod"},
     {KS_RES_UNSCHEDULED_POD, "UnschedulablePod"},
+    {KS_RES_TARGET_POD, "TargetPod"},
     {KS_RES_NODE, "Node"},
     {KS_RES_NAMESPACE, "Namespace"},
     {KS_RES_SERVICE, "Service"},
@@ -974,12 +1087,17 @@ static const struct {
     {KS_ACT_UPDATE_NODE_TAINT, "UpdateNodeTaint"},
     {KS_ACT_UPDATE_NODE_CONDITION, "UpdateNodeCondition"},
     {KS_ACT_UPDATE_NODE_ANNOTATION, "UpdateNodeAnnotation"},
+    {KS_ACT_UPDATE_NODE_DECLARED_FEATURE, "UpdateNodeDeclaredFeature"},
+    {KS_ACT_UPDATE_NODE_PREEMPTION_POLICY, "UpdateNodePreemptionPolicy"},
     {KS_ACT_UPDATE_POD_LABEL, "UpdatePodLabel"},
     {KS_ACT_UPDATE_POD_SCALE_DOWN, "UpdatePodScaleDown"},
+    {KS_ACT_UPDATE_POD_SCALE_UP, "UpdatePodScaleUp"},
     {KS_ACT_UPDATE_POD_TOLERATIONS, "UpdatePodToleration"},
     {KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"},
     {KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"},
-    {KS_ACT_UPDATE, "Update"},
+    {KS_ACT_UPDATE_ANY, "Update"},
+    {KS_ACT_ALL_ANY, "All"},
+    {KS_ACT_UPDATE, "Update"}, /* the ABI 1.0-1.3 values name the same sets */
     {KS_ACT_ALL, "All"},
 };
 

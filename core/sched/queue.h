@@ -1,5 +1,6 @@
 /*
- * The scheduling queue, as upstream's PriorityQueue (pkg/scheduler/backend/queue, v1.34):
+ * The scheduling queue, as upstream's PriorityQueue (pkg/scheduler/backend/queue, v1.34, with the
+ * v1.37 queueing hints: pod updates are TargetPod events judged by hints, isPodUpdated is gone):
  *
  *   activeQ            heap ordered by the QueueSort plugin's less();
  *   backoffQ           heap ordered by backoff expiry (then less());
@@ -59,7 +60,7 @@ struct ks_queued_pod {
     size_t heap_index;               /* internal */
 };
 
-/* What worth_requeue returns (upstream QueueingHint, as isPodWorthRequeuing interprets it). Any
+/* What worth_requeue returns (upstream queueingStrategy, as isPodWorthRequeuing returns it). Any
  * other non-zero value reads as KS_QHINT_QUEUE. */
 enum {
     KS_QHINT_SKIP = 0,             /* ev cannot make qp schedulable: it stays parked */
@@ -75,12 +76,19 @@ typedef struct ks_queue_hooks {
     /* PreEnqueue: KS_SUCCESS admits the pod; otherwise set qp->gating_plugin and
      * qp->gated_message and return the code. May be NULL (all admitted). */
     ks_code (*pre_enqueue)(void *ctx, ks_queued_pod *qp);
-    /* Whether ev may make qp schedulable (a rejector plugin registered it): a KS_QHINT_ value.
-     * NULL: always KS_QHINT_QUEUE. For a gated pod (qp->gating_plugin != 0) it answers whether the
-     * gating plugin registered ev; non-zero then means "run PreEnqueue again". The queue itself
-     * answers KS_QHINT_QUEUE without asking for wildcard events and for pods with no rejector.
-     * When every rejector is a Pending plugin, KS_QHINT_QUEUE already means "immediately". */
-    int (*worth_requeue)(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev);
+    /* Whether ev may make qp schedulable (upstream isPodWorthRequeuing: the queueing hints of the
+     * rejector plugins that registered ev): a KS_QHINT_ value. ev's objects are borrowed for the
+     * call (ev->new_pod of a TargetPod event is the update of qp's own pod). NULL: always
+     * KS_QHINT_QUEUE. For a gated pod (qp->gating_plugin != 0) it asks the gating plugin; non-zero
+     * then means "run PreEnqueue again". The queue itself answers KS_QHINT_QUEUE without asking
+     * for wildcard events and for pods with no rejector. When every rejector is a Pending
+     * plugin, KS_QHINT_QUEUE already means "immediately". */
+    int (*worth_requeue)(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev);
+    /* Whether any plugin of any profile registered an event ev matches (upstream
+     * isEventOfInterest): when not, move_on_event returns at once, without offering ev to the
+     * parked pods or recording it for the pods in flight. NULL: every event is of interest.
+     * Wildcard events never ask. */
+    int (*interested)(void *ctx, const ks_cluster_event *ev);
     /* Which profile schedules pod (sets qp->profile); -1 when none (then ks__queue_add refuses). */
     int (*profile_of)(void *ctx, const ks_pod *pod);
     /* Monotonic time in ns. NULL: CLOCK_MONOTONIC. */
@@ -111,12 +119,14 @@ void ks__queue_free(ks_queue *q); /* drops every queued pod; NULL is a no-op */
  * its own. Runs PreEnqueue: activeQ, or gated. KS_EEXIST when a pod with that uid is known (in
  * flight included); KS_EINVAL when no profile handles it (no reference taken on any error). */
 int ks__queue_add(ks_queue *q, ks_pod *pod);
-/* The pod changed (new replaces old by uid; the queue takes its own reference to new_pod). In
- * flight: qp->pod stays as it is until the pod returns; requeue_failed then switches to the new
- * object and sends the pod to backoffQ/activeQ rather than unschedulablePods. In activeQ/backoffQ:
- * replaced in place. Unschedulable: any update counts as a change (upstream isPodUpdated), so it
- * moves to backoffQ (still backing off) or activeQ after PreEnqueue. Gated: PreEnqueue again;
- * admitted: backoffQ/activeQ likewise. Unknown: added as ks__queue_add. */
+/* The pod changed (new replaces old by uid; the queue takes its own reference to new_pod). The
+ * change is read as upstream v1.37 PriorityQueue.Update does: the TargetPod events of
+ * ks__pod_change_events(new, the object the queue held). In flight: qp->pod stays as it is until
+ * the pod returns; the events are recorded, and requeue_failed switches to the new object and
+ * replays them through the hints with the other events seen in flight. In activeQ/backoffQ:
+ * replaced in place. Unschedulable or gated: replaced, then each event goes through
+ * worth_requeue until one moves the pod (backoffQ/activeQ after PreEnqueue, or PreEnqueue again
+ * for a gated pod); when none does, the pod stays parked. Unknown: added as ks__queue_add. */
 int ks__queue_update(ks_queue *q, ks_pod *new_pod);
 /* As ks__queue_update for a pod in flight, and nothing otherwise (never adds it): for a pod whose
  * binding cycle owns it (assumed), so that a binding failure requeues its latest object, as
@@ -144,10 +154,18 @@ int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp);
 /* The attempt succeeded (or the pod was dropped): forget it. Frees qp. */
 void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
 
-/* A cluster event: every unschedulable pod whose rejectors care (worth_requeue) moves to backoffQ
- * (still backing off) or activeQ; every gated pod whose gating plugin cares gets PreEnqueue again
- * and moves likewise once admitted. Also remembered for pods now in flight. Wakes pop. Returns the
- * pods that reached activeQ or backoffQ. */
+/* A cluster event (upstream MoveAllToActiveOrBackoffQueue): every unschedulable pod whose
+ * rejectors' hints say Queue (worth_requeue) moves to backoffQ (still backing off) or activeQ;
+ * every gated pod whose gating plugin says Queue gets PreEnqueue again and moves likewise once
+ * admitted. Also remembered, with its objects (references taken, texts copied), for pods now in
+ * flight. Wakes pop. Returns the pods that reached activeQ or backoffQ. ev's objects are
+ * borrowed for the call. */
+size_t ks__queue_move_on_event_info(ks_queue *q, const ks_event_info *ev, const char *except_uid);
+/* The same for the parked pods whose priority is at most `priority` only (upstream
+ * getLEPriorityPreCheck: a nominated pod's room counts as taken only for pods of lower or equal
+ * priority, so only they can gain from its release). Pods in flight record ev as usual. */
+size_t ks__queue_move_on_event_le_priority(ks_queue *q, const ks_event_info *ev, int32_t priority);
+/* The same for an event without objects (the hints see NULL objects). */
 size_t ks__queue_move_on_event(ks_queue *q, const ks_cluster_event *ev);
 /* The same, leaving the pod with uid except_uid (NULL: none) where it is: upstream's preCheck in
  * handleBindingCycleError, so that forgetting a rejected pod does not move that pod itself. */
@@ -175,6 +193,25 @@ void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_po
 /* upstream ClusterEvent.Label() of ev: resource then action ("NodeAdd", "AssignedPodDelete",
  * "NodeUpdateNodeTaint", "*All"); "" for an action set upstream has no name for. Static. */
 const char *ks__queue_event_label(const ks_cluster_event *ev);
+
+/* upstream framework.PodSchedulingPropertiesChange (v1.37, pod_change.c): the events of a pod
+ * update on resource res (KS_RES_ASSIGNED_POD, KS_RES_UNSCHEDULED_POD or KS_RES_TARGET_POD), in
+ * upstream's order: UpdatePodLabel, UpdatePodScaleDown, UpdatePodScaleUp,
+ * UpdatePodSchedulingGatesEliminated, UpdatePodToleration; the generic Update
+ * (KS_ACT_UPDATE_ANY) when none of those changed. Writes at most KS_POD_CHANGE_MAX; returns the
+ * number (>= 1). */
+#define KS_POD_CHANGE_MAX 6
+size_t ks__pod_change_events(const ks_pod *new_pod, const ks_pod *old_pod, ks_event_resource res,
+                             ks_cluster_event *out);
+/* upstream framework.NodeSchedulingPropertiesChange (v1.37, pod_change.c): the Node update
+ * events, in upstream's order: UpdateNodeTaint (spec.unschedulable turned false),
+ * UpdateNodeAllocatable, UpdateNodeLabel, UpdateNodeTaint (taints), UpdateNodeCondition (type ->
+ * status), UpdateNodeAnnotation, UpdateNodePreemptionPolicy (spec.podPreemptionPolicy),
+ * UpdateNodeDeclaredFeature (status.declaredFeatures). None: 0 (nothing moves). Writes at most
+ * KS_NODE_CHANGE_MAX. */
+#define KS_NODE_CHANGE_MAX 8
+size_t ks__node_change_events(const ks_node *new_node, const ks_node *old_node,
+                              ks_cluster_event *out);
 
 /* Wakes every pop() and makes them return NULL. */
 void ks__queue_close(ks_queue *q);

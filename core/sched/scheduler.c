@@ -51,39 +51,90 @@ static ks_code hook_pre_enqueue(void *ctx, ks_queued_pod *qp)
     return code;
 }
 
-static int event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev)
+/* upstream framework.MatchClusterEvents(reg, ev): reg is "*"/All, or its resource covers ev's (Pod
+ * covers AssignedPod, UnscheduledPod and TargetPod) and ev is the same or more specific than
+ * reg: they share an action and ev has none reg lacks (upstream's ev <= reg, for its action
+ * values; a generic Update only matches a registration of every update). */
+int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev)
 {
+    if (reg->resource == KS_RES_WILDCARD && (reg->actions & KS_ACT_ALL_ANY) == KS_ACT_ALL_ANY)
+        return 1;
     int res = reg->resource == ev->resource || reg->resource == KS_RES_WILDCARD ||
-              ev->resource == KS_RES_WILDCARD ||
               (reg->resource == KS_RES_POD &&
-               (ev->resource == KS_RES_ASSIGNED_POD || ev->resource == KS_RES_UNSCHEDULED_POD));
-    return res && (reg->actions & ev->actions) != 0;
+               (ev->resource == KS_RES_ASSIGNED_POD || ev->resource == KS_RES_UNSCHEDULED_POD ||
+                ev->resource == KS_RES_TARGET_POD));
+    return res && (reg->actions & ev->actions) != 0 && (ev->actions & ~reg->actions) == 0;
 }
 
-/* Whether ev concerns one of the plugins that rejected qp (upstream isPodWorthRequeuing without
- * queueing hints: a registered event means Queue). */
-static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev)
+/* upstream isPodWorthRequeuing (v1.37): the queueing hints of the plugins that rejected qp (or
+ * the one that gates it) for the registered events ev matches. Any Queue from a Pending plugin:
+ * KS_QHINT_QUEUE_IMMEDIATELY; any other Queue: KS_QHINT_QUEUE; QueueSkip from all (or nothing
+ * registered): KS_QHINT_SKIP. A registration without a hint (events_to_register of an ABI <= 1.3
+ * plugin, or hint NULL) answers Queue, as upstream's defaultQueueingHintFn; a hint that returns
+ * neither KS_QUEUE nor KS_QUEUE_SKIP counts as Queue with the label "Error", as a hint that
+ * failed upstream. Runs under the queue's lock, on whichever thread delivered the event. */
+static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev)
 {
     ks_scheduler *s = ctx;
     ks_framework *fw = s->fw[qp->profile];
     uint64_t plugins = qp->gating_plugin ? qp->gating_plugin : qp->rejector_plugins;
-    if (!plugins || ev->resource == KS_RES_WILDCARD)
-        return 1;
+    uint64_t pending = qp->gating_plugin ? 0 : qp->pending_plugins;
+    if (!plugins || ev->event.resource == KS_RES_WILDCARD)
+        return KS_QHINT_QUEUE;
+    const char *label = NULL; /* looked up at the first hint run (metrics only) */
+    int result = KS_QHINT_SKIP;
     for (size_t i = 0; i < fw->ninst; i++) {
         if (!(plugins & (1ull << i)))
             continue;
         ks_plugin_inst *in = &fw->inst[i];
-        int64_t t0 = fw->metrics ? ks__clock_now_ns() : 0;
-        int match = in->all_events;
-        for (size_t e = 0; !match && e < in->nevents; e++)
-            match = event_matches(&in->events[e], ev);
-        if (match) {
-            /* upstream times each queueing hint function it calls (a rejector plugin registered the
-             * event); ours is the registration itself, whose answer is Queue. Gated pods are
-             * PreEnqueue's business, not a hint's. */
-            if (t0 && !qp->gating_plugin)
-                ks__fw_metrics_hint(fw->metrics, (int)i, ks__queue_event_label(ev), t0);
-            return 1;
+        size_t n = in->all_events ? 1 : in->nevents;
+        for (size_t e = 0; e < n; e++) {
+            if (!in->all_events && !ks__event_matches(&in->events[e].event, &ev->event))
+                continue;
+            ks_queueing_hint_fn fn = in->all_events ? NULL : in->events[e].hint;
+            if (fw->metrics && !label)
+                label = ks__queue_event_label(&ev->event);
+            int64_t t0 = fw->metrics ? ks__clock_now_ns() : 0;
+            int h = fn ? (int)fn(in->self, qp->pod, ev) : KS_QUEUE;
+            const char *hl = h == KS_QUEUE_SKIP ? "QueueSkip" : h == KS_QUEUE ? "Queue" : "Error";
+            if (fw->metrics)
+                ks__fw_metrics_hint(fw->metrics, (int)i, label, hl, t0);
+            if (h == KS_QUEUE_SKIP)
+                continue;
+            if (pending & (1ull << i))
+                return KS_QHINT_QUEUE_IMMEDIATELY; /* the highest: no need to ask further */
+            if (!pending)
+                return KS_QHINT_QUEUE; /* only a Pending plugin could say more */
+            result = KS_QHINT_QUEUE;
+        }
+    }
+    return result;
+}
+
+/* Whether the plugin can reject a pod (upstream shouldHaveEnqueueExtensions: PreEnqueue,
+ * PreFilter, Filter, Reserve, Permit); only those plugins' events count. */
+static int can_reject(const ks_plugin_desc *d)
+{
+    return d->pre_enqueue || d->pre_filter || d->filter || d->reserve || d->permit;
+}
+
+/* upstream isEventOfInterest: some plugin of some profile that can reject a pod registered an
+ * event ev matches (one with no registration at all counts for every event, as upstream's
+ * defaultEnqueueExtension). Any thread; reads only what construction wrote. */
+static int hook_interested(void *ctx, const ks_cluster_event *ev)
+{
+    ks_scheduler *s = ctx;
+    for (size_t p = 0; p < s->nprofiles; p++) {
+        const ks_framework *fw = s->fw[p];
+        for (size_t i = 0; i < fw->ninst; i++) {
+            const ks_plugin_inst *in = &fw->inst[i];
+            if (!can_reject(in->desc))
+                continue;
+            if (in->all_events)
+                return 1;
+            for (size_t e = 0; e < in->nevents; e++)
+                if (ks__event_matches(&in->events[e].event, ev))
+                    return 1;
         }
     }
     return 0;
@@ -172,6 +223,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                          hook_less,
                          hook_pre_enqueue,
                          hook_worth_requeue,
+                         hook_interested,
                          hook_profile_of,
                          hook_now,
                          o->metrics ? ks__sched_metrics_incoming : NULL,
@@ -238,13 +290,18 @@ int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)
 
 /* ---- events -------------------------------------------------------------------------------- */
 
+static int nominated(const ks_pod *pod)
+{
+    return pod->nominated_node_name != KS_SYM_EMPTY && pod->nominated_node_name != KS_SYM_ABSENT;
+}
+
 int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
 {
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_add_pod(s->cache, pod);
-        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_ADD};
+        ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_ADD}, .new_pod = pod};
         if (rc == 0)
-            ks__queue_move_on_event(s->queue, &ev);
+            ks__queue_move_on_event_info(s->queue, &ev, NULL);
         return rc;
     }
     if (ks__scheduler_profile_index(s, pod->scheduler_name) < 0)
@@ -257,16 +314,23 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
     ks__nominator_remove(s, pod->uid);
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_remove_pod(s->cache, pod->uid);
-        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
+        ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = pod};
         if (rc == 0)
-            ks__queue_move_on_event(s->queue, &ev);
+            ks__queue_move_on_event_info(s->queue, &ev, NULL);
         return rc;
     }
     int rc = ks__queue_delete(s->queue, pod->uid);
+    int assumed = ks__cache_is_assumed(s->cache, pod->uid);
     /* upstream deletePodFromSchedulingQueue: a pod waiting on Permit is rejected ("removed"), so
      * that its binding cycle forgets it (freeing its node) and moves pods as an AssignedPod
      * delete now, not when its Permit timeout runs out. */
     ks__binding_reject_waiting(s, pod->uid, "", "removed");
+    if (!assumed && nominated(pod)) {
+        /* The room it was nominated to is free for the pods of lower or equal priority, which
+         * counted it as taken (an assumed pod's forget moves pods from its binding cycle). */
+        ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = pod};
+        ks__queue_move_on_event_le_priority(s->queue, &ev, pod->priority);
+    }
     return rc;
 }
 
@@ -275,21 +339,16 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
     int was = old_pod->node_name != KS_SYM_EMPTY, is = new_pod->node_name != KS_SYM_EMPTY;
     if (was && is) {
         int rc = ks__cache_update_pod(s->cache, new_pod);
-        /* Upstream sends its generic Pod/Update when nothing specific changed, and every in-tree
-         * queueing hint skips it for an assigned pod (NodeResourcesFit wants a scale-down,
-         * InterPodAffinity and PodTopologySpread a label change). Without hints it would wake
-         * every parked pod on each status or deletionTimestamp update: nothing is sent. */
-        uint32_t acts = ks__pod_change_actions(new_pod, old_pod);
-        /* One event per change, in upstream's order (PodSchedulingPropertiesChange returns a list
-         * and updatePodInCache moves pods once per event): each has its own label
-         * ("AssignedPodUpdatePodLabel", ...) for the queue's metrics and hints. */
-        static const uint32_t order[] = {KS_ACT_UPDATE_POD_LABEL, KS_ACT_UPDATE_POD_SCALE_DOWN,
-                                         KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-                                         KS_ACT_UPDATE_POD_TOLERATIONS};
-        for (size_t i = 0; rc == 0 && i < sizeof(order) / sizeof(order[0]); i++) {
-            ks_cluster_event ev = {KS_RES_ASSIGNED_POD, order[i]};
-            if (acts & order[i])
-                ks__queue_move_on_event(s->queue, &ev);
+        /* upstream updateAssignedPodInCache: one event per change, in upstream's order
+         * (PodSchedulingPropertiesChange), each moving pods on its own with the old and new
+         * objects for the hints; the generic AssignedPod/Update when nothing specific changed
+         * (status, annotations, deletionTimestamp), which only a plugin registering the generic
+         * Update (or All, as an older plugin may) is asked about. */
+        ks_cluster_event evs[KS_POD_CHANGE_MAX];
+        size_t n = ks__pod_change_events(new_pod, old_pod, KS_RES_ASSIGNED_POD, evs);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            ks_event_info ev = {.event = evs[i], .old_pod = old_pod, .new_pod = new_pod};
+            ks__queue_move_on_event_info(s->queue, &ev, NULL);
         }
         return rc;
     }
@@ -320,12 +379,11 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
         return 0;
     }
     int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
-    if (old_pod->nominated_node_name != KS_SYM_EMPTY &&
-        old_pod->nominated_node_name != KS_SYM_ABSENT &&
-        old_pod->nominated_node_name != new_pod->nominated_node_name) {
-        /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again. */
-        ks_cluster_event ev = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE};
-        ks__queue_move_on_event(s->queue, &ev);
+    if (nominated(old_pod) && old_pod->nominated_node_name != new_pod->nominated_node_name) {
+        /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again, for
+         * the pods of lower or equal priority (getLEPriorityPreCheck). */
+        ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = old_pod};
+        ks__queue_move_on_event_le_priority(s->queue, &ev, old_pod->priority);
     }
     return rc;
 }
@@ -333,13 +391,35 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
 int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node)
 {
     int rc = ks__cache_add_node(s->cache, node);
-    ks_cluster_event ev = {KS_RES_NODE, KS_ACT_ADD};
+    ks_event_info ev = {.event = {KS_RES_NODE, KS_ACT_ADD}, .new_node = node};
     if (rc == 0)
-        ks__queue_move_on_event(s->queue, &ev);
+        ks__queue_move_on_event_info(s->queue, &ev, NULL);
+    return rc;
+}
+
+int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node,
+                                 ks_cluster_event *events, size_t *nevents)
+{
+    int rc = ks__cache_add_node(s->cache, new_node); /* replaces it by name */
+    /* upstream updateNodeInCache: only the changes that may make a node more schedulable move
+     * pods, one event at a time, with both objects for the hints. */
+    ks_cluster_event evs[KS_NODE_CHANGE_MAX];
+    size_t n = rc == 0 ? ks__node_change_events(new_node, old_node, evs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        ks_event_info ev = {.event = evs[i], .old_node = old_node, .new_node = new_node};
+        ks__queue_move_on_event_info(s->queue, &ev, NULL);
+        if (events)
+            events[i] = evs[i];
+    }
+    if (nevents)
+        *nevents = n;
     return rc;
 }
 
 int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node)
 {
+    /* upstream deleteNodeFromCache: Node/Delete goes to the hints before the node leaves. */
+    ks_event_info ev = {.event = {KS_RES_NODE, KS_ACT_DELETE}, .old_node = node};
+    ks__queue_move_on_event_info(s->queue, &ev, NULL);
     return ks__cache_remove_node(s->cache, node->name);
 }

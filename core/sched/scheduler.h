@@ -122,21 +122,33 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod);
 /* A pod changed (upstream updatePodInCache / updatePodInSchedulingQueue and the informer's
  * assigned / unscheduled filters). Assigned -> assigned: the cache entry is replaced in place
  * (one lock: the node's resources are never briefly free) and the changes
- * (ks__pod_change_actions) move parked pods as AssignedPod update events; an update with none
- * of those (status, annotations, deletionTimestamp) moves nothing (upstream's queueing hints
- * skip its generic Pod/Update for every in-tree plugin). Unassigned -> assigned (bound by us
+ * (ks__pod_change_events) go to the parked pods' hints as AssignedPod update events with both
+ * objects; an update with none of those (status, annotations, deletionTimestamp) is the generic
+ * AssignedPod/Update, which no in-tree plugin registers. Unassigned -> assigned (bound by us
  * and confirmed, or by someone else): the pod leaves the queue and the nominator, and enters the
  * cache (confirming an assumed pod), an AssignedPod add event. Unassigned -> unassigned: ignored
- * when not ours or assumed (the binding cycle owns it); else ks__queue_update when spec_changed
- * (upstream isPodUpdated); a nominatedNodeName that was set and changed moves pods as an
- * AssignedPod delete. Takes references. */
+ * when not ours or assumed (the binding cycle owns it; its change is recorded for a failed
+ * binding's requeue); else ks__queue_update when spec_changed (the TargetPod events of the change
+ * go to the pod's own rejectors' hints); a nominatedNodeName that was set and changed moves pods
+ * as an AssignedPod delete of the old object. Takes references. */
 int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod,
                                 int spec_changed);
-/* upstream PodSchedulingPropertiesChange: the KS_ACT_UPDATE_POD_* bits a pod update carries (0:
- * none of those; upstream then sends the generic Update). */
+/* upstream PodSchedulingPropertiesChange (v1.37): the KS_ACT_UPDATE_POD_* bits a pod update
+ * carries (0: none of those; upstream then sends the generic Update). The event list, in
+ * upstream's order: ks__pod_change_events (queue.h). */
 uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod);
+/* Nodes (upstream addNodeToCache / updateNodeInCache / deleteNodeFromCache): the cache, then the
+ * queue with Node/Add, the node's update events (ks__node_change_events; none: nothing moves) or
+ * Node/Delete, the objects handed to the hints. on_node_add of a known name replaces it but moves
+ * pods as an Add; a source that knows the previous object calls on_node_update. */
 int ks__scheduler_on_node_add(ks_scheduler *s, ks_node *node);
+/* on_node_update also tells which events it sent (upstream labels event_handling_duration by
+ * them): events (room for KS_NODE_CHANGE_MAX, queue.h) and nevents may be NULL. */
+int ks__scheduler_on_node_update(ks_scheduler *s, ks_node *old_node, ks_node *new_node,
+                                 ks_cluster_event *events, size_t *nevents);
 int ks__scheduler_on_node_delete(ks_scheduler *s, ks_node *node);
+/* upstream framework.MatchClusterEvents: whether incoming event ev matches registration reg. */
+int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev);
 
 /* One scheduling cycle. Returns 1 when a pod was processed, 0 when the queue was empty
  * (block == 0) or closed. */

@@ -16,6 +16,13 @@
  * constant reason string per check, built once in create(), so the scheduler's "0/N nodes are
  * available: ..." message and failure metrics aggregate them.
  *
+ * Queueing hint (ABI 1.4, upstream QueueingHintFn): a pod this plugin rejected waits in the
+ * scheduling queue until a Node event it registered may help. mr_events_with_hints registers Node
+ * Add / UpdateNodeAllocatable / UpdateNodeLabel with mr_hint_after_node_change, which answers
+ * KS_QUEUE only when the added or updated node now passes every check and did not before (an
+ * unrelated label or a node still too small leaves the pod parked: KS_QUEUE_SKIP). The plain
+ * events_to_register stays for hosts older than ABI 1.4, which do not read events_with_hints.
+ *
  * Build it against the installed SDK only: see CMakeLists.txt next to this file and
  * examples/README.md.
  */
@@ -148,6 +155,20 @@ fail:
     return NULL;
 }
 
+/* Whether node passes every check (the Filter's verdict, without the reasons). Pure. */
+static int node_qualifies(const min_resources *self, const ks_node *node)
+{
+    const ks_resources *alloc = ks_node_allocatable(node);
+    if (alloc->milli_cpu < self->min_milli_cpu || alloc->memory < self->min_memory)
+        return 0;
+    if (self->label_key != KS_SYM_ABSENT) {
+        ks_sym v = ks_node_label(node, self->label_key);
+        if (v == KS_SYM_ABSENT || (self->label_value != KS_SYM_ABSENT && v != self->label_value))
+            return 0;
+    }
+    return 1;
+}
+
 /* Filter workers, concurrently for different nodes: reads only the node and self (immutable). */
 static ks_code mr_filter(void *p, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *ni,
                          ks_status *st)
@@ -180,14 +201,44 @@ static ks_code mr_filter(void *p, ks_cycle *cycle, const ks_pod *pod, const ks_n
     return code;
 }
 
-/* A rejected pod can only fit after a node is added or its allocatable or labels change. */
+/* ABI <= 1.3 hosts: a rejected pod can only fit after a node is added or its allocatable or
+ * labels change; every such event moves it. Main thread. */
 static size_t mr_events(void *self, ks_cluster_event *out, size_t cap)
 {
-    if (cap >= 1) {
-        out[0].resource = KS_RES_NODE;
-        out[0].actions = KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE | KS_ACT_UPDATE_NODE_LABEL;
-    }
-    return 1;
+    (void)self;
+    static const ks_cluster_event ev[] = {
+        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE | KS_ACT_UPDATE_NODE_LABEL},
+    };
+    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+}
+
+/* The queueing hint: may this Node event make `pod` (rejected by this plugin) schedulable? It
+ * runs on the host's event thread, under no lock of ours, with every object borrowed for the
+ * call: it reads ev and self (immutable after create) only and does not block. ev->old_node is
+ * NULL for an added node. KS_QUEUE: retry the pod; KS_QUEUE_SKIP: leave it parked. */
+static ks_queueing_hint mr_hint_after_node_change(void *p, const ks_pod *pod,
+                                                  const ks_event_info *ev)
+{
+    const min_resources *self = p;
+    (void)pod; /* the checks do not depend on the pod */
+    if (!ev->new_node)
+        return KS_QUEUE; /* not what we registered: when unsure, queue */
+    if (!node_qualifies(self, ev->new_node))
+        return KS_QUEUE_SKIP; /* still too small / unlabelled: cannot help */
+    if (ev->old_node && node_qualifies(self, ev->old_node))
+        return KS_QUEUE_SKIP; /* passed before already: the rejection was elsewhere */
+    return KS_QUEUE;
+}
+
+/* ABI 1.4 hosts use this instead of mr_events. Main thread. */
+static size_t mr_events_with_hints(void *self, ks_cluster_event_hint *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE | KS_ACT_UPDATE_NODE_LABEL},
+         mr_hint_after_node_change},
+    };
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 /* The args this plugin reads (ABI 1.3): kubesched refuses an unknown key such as "minCPUU" or a
@@ -209,6 +260,7 @@ static const ks_plugin_desc node_min_resources = {
     .filter = mr_filter,
     .events_to_register = mr_events,
     .args_schema = &mr_args_schema,
+    .events_with_hints = mr_events_with_hints,
 };
 
 KS_DEFINE_MODULE(&node_min_resources);

@@ -17,7 +17,8 @@
  *   scheduling".
  *
  * This is the synchronous preemption of upstream (SchedulerAsyncPreemption off): the victims are
- * gone before the next cycle, so the plugin registers no PreEnqueue and no events.
+ * gone before the next cycle, so the plugin has no PreEnqueue. Its events are upstream v1.37's
+ * (AssignedPod/Delete, whose hint always skips): they never move a pod, as it rejects none.
  */
 #include <string.h>
 
@@ -291,13 +292,30 @@ static ks_code default_preemption_post_filter(void *self, ks_cycle *cycle, const
     return KS_SUCCESS;
 }
 
-/* Synchronous preemption rejects nothing at PreEnqueue: no events to wait for. */
-static size_t default_preemption_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream isPodSchedulableAfterAssignedPodDeletion (v1.37): always QueueSkip. Upstream
+ * registers it (SchedulerAsyncPreemption, Beta on) so that the queue knows a pod its PreEnqueue
+ * gated while a preemption runs may be un-gated after some pods' deletion; the PreEnqueue itself
+ * moves it. Event thread; pure. */
+static ks_queueing_hint default_preemption_after_assigned_pod_deletion(void *self,
+                                                                       const ks_pod *pod,
+                                                                       const ks_event_info *ev)
 {
     (void)self;
-    (void)out;
-    (void)cap;
-    return 0;
+    (void)pod;
+    (void)ev;
+    return KS_QUEUE_SKIP;
+}
+
+/* upstream EventsToRegister with SchedulerAsyncPreemption on: AssignedPod/Delete with the hint
+ * above. (kubesched preempts synchronously and has no PreEnqueue here, so the plugin never
+ * rejects a pod and the registration never moves one; it is kept for parity.) */
+static size_t default_preemption_events(void *self, ks_cluster_event_hint *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, default_preemption_after_assigned_pod_deletion},
+    };
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 const ks_plugin_desc ks_plugin_default_preemption = {
@@ -306,7 +324,7 @@ const ks_plugin_desc ks_plugin_default_preemption = {
     .create = default_preemption_create,
     .destroy = default_preemption_destroy,
     .post_filter = default_preemption_post_filter,
-    .events_to_register = default_preemption_events,
+    .events_with_hints = default_preemption_events,
     .args_schema = &dp_args_schema,
     .validate_args = dp_validate_args,
 };

@@ -39,17 +39,19 @@ static void *ipa_create(const ks_args *args, ks_error *err)
 
 static void ipa_destroy(void *self) { ks_free(self); }
 
-/* Upstream v1.34 with queueing hints on (the default): an assigned pod added, relabelled or
- * deleted (it may now satisfy the pod's affinity, or no longer block it); a node added or
- * relabelled (it may carry a topology key). */
-static size_t ipa_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream EventsToRegister (v1.37), with the hints of hints.c: assigned pods added, relabelled
+ * or deleted; the pending pod itself relabelled (always Queue: another pod's anti-affinity may
+ * no longer select it; isSchedulableAfterTargetPodUpdateLabel); nodes added or relabelled. */
+static size_t ipa_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE},
-        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_ASSIGNED_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE},
+         ipa_after_assigned_pod_change},
+        {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_LABEL}, NULL},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL}, ipa_after_node_change},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 /* InterPodAffinityArgs (upstream SetDefaults_InterPodAffinityArgs, ValidateInterPodAffinityArgs):
@@ -95,7 +97,7 @@ const ks_plugin_desc ks_plugin_inter_pod_affinity = {
     .pre_score = ipa_pre_score,
     .score = ipa_score,
     .normalize_score = ipa_normalize_score,
-    .events_to_register = ipa_events,
+    .events_with_hints = ipa_events,
     .args_schema = &ipa_args_schema,
     .sign = ipa_sign,
 };

@@ -117,6 +117,11 @@ int ipa_all_terms_match(const ks_pod_affinity_term *terms, uint32_t n, const ks_
                         const ks_pod *target, ipa_owner_kind kind, const ipa_ns *target_ns,
                         ipa_ns_cache *nsc);
 
+/* ---- Queueing hints (hints.c; upstream isSchedulableAfter*, v1.37): event thread, pure ---- */
+ks_queueing_hint ipa_after_assigned_pod_change(void *self, const ks_pod *pod,
+                                               const ks_event_info *ev);
+ks_queueing_hint ipa_after_node_change(void *self, const ks_pod *pod, const ks_event_info *ev);
+
 /* ---- Extension points (filtering.c, scoring.c) ----------------------------------------------- */
 ks_code ipa_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod, ks_prefilter_result *result,
                        ks_status *st);

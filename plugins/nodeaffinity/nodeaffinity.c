@@ -32,6 +32,8 @@
 
 #include "kubesched/plugin.h"
 
+#include "../common/match.h"
+
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
 #define ERR_REASON_CONFLICT "pod affinity terms conflict"
@@ -938,14 +940,40 @@ static ks_code node_affinity_normalize(void *self, ks_cycle *cycle, const ks_pod
     return KS_SUCCESS;
 }
 
-/* Upstream v1.34 with queueing hints on: a new node, or a node whose labels changed. */
-static size_t node_affinity_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream isSchedulableAfterNodeChange (v1.37): Skip a node that the scheduler-enforced
+ * addedAffinity rejects or the pod's required node affinity (nodeSelector and required terms)
+ * does not match; Queue a matching new node, and an updated node only when it did not match
+ * before (the needed label was added). (A requirement whose value cannot be read counts as no
+ * match here, where upstream's lazy selector answers Queue with its error: such a pod matches no
+ * node in Filter either.) Event thread; reads only the plugin's immutable configuration. */
+static ks_queueing_hint node_affinity_after_node_change(void *self, const ks_pod *pod,
+                                                        const ks_event_info *ev)
+{
+    const node_affinity *na = self;
+    const ks_node *node = ev->new_node;
+    if (!node)
+        return KS_QUEUE; /* not a Node event: cannot tell */
+    const ks_label *labels;
+    size_t nlabels = ks_node_labels(node, &labels);
+    if (na->has_added_required &&
+        !terms_match(na, na->added_required, na->nadded_required, node, labels, nlabels))
+        return KS_QUEUE_SKIP;
+    if (!ks_h_pod_matches_node_affinity(pod, node, na->name_key))
+        return KS_QUEUE_SKIP;
+    if (!ev->old_node)
+        return KS_QUEUE;
+    return ks_h_pod_matches_node_affinity(pod, ev->old_node, na->name_key) ? KS_QUEUE_SKIP
+                                                                           : KS_QUEUE;
+}
+
+/* upstream EventsToRegister (v1.37): Node Add|UpdateNodeLabel with the hint above. */
+static size_t node_affinity_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL},
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL}, node_affinity_after_node_change},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -1092,7 +1120,7 @@ const ks_plugin_desc ks_plugin_node_affinity = {
     .pre_score = node_affinity_pre_score,
     .score = node_affinity_score,
     .normalize_score = node_affinity_normalize,
-    .events_to_register = node_affinity_events,
+    .events_with_hints = node_affinity_events,
     .args_schema = &na_args_schema,
     .validate_args = na_validate_args,
     .sign = node_affinity_sign,

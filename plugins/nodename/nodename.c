@@ -21,14 +21,14 @@ static ks_code node_name_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-/* Upstream v1.34 with queueing hints on (the default): only a new node can turn a rejection into a
- * fit, since a node's name never changes. kubesched has no preCheck that could swallow Node/Add, so
- * the extra UpdateNodeTaint|UpdateNodeLabel registered without hints is not needed. Main thread. */
-static size_t node_name_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream EventsToRegister (v1.37): Node/Add with no hint ("the scheduling of Pods will be
+ * always retried with backoff when this Event happens", the same as Queue): a node's name never
+ * changes, so only a new node can turn a rejection into a fit. Main thread. */
+static size_t node_name_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {{KS_RES_NODE, KS_ACT_ADD}};
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    static const ks_cluster_event_hint ev[] = {{{KS_RES_NODE, KS_ACT_ADD}, NULL}};
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -46,6 +46,6 @@ const ks_plugin_desc ks_plugin_node_name = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeName",
     .filter = node_name_filter,
-    .events_to_register = node_name_events,
+    .events_with_hints = node_name_events,
     .sign = node_name_sign,
 };

@@ -114,16 +114,40 @@ static ks_code node_ports_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     return KS_SUCCESS;
 }
 
-/* Upstream v1.34 with queueing hints on: pod updates cannot change ports (immutable), so only a
- * deleted pod or a new node may help. */
-static size_t node_ports_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream isSchedulableAfterAssignedPodDeleted (v1.37): Queue only when the deleted pod was
+ * assigned or nominated and used a host port that conflicts with one the pod wants
+ * (!fitsPorts(wantPorts, deleted pod's ports)). Event thread; pure. */
+static ks_queueing_hint node_ports_after_assigned_pod_deleted(void *self, const ks_pod *pod,
+                                                              const ks_event_info *ev)
+{
+    const node_ports *np = self;
+    const ks_pod *deleted = ev->old_pod;
+    if (!deleted)
+        return KS_QUEUE; /* not a Pod delete: cannot tell */
+    ks_sym nominated = ks_pod_nominated_node_name(deleted);
+    if (ks_pod_node_name(deleted) == KS_SYM_EMPTY &&
+        (nominated == KS_SYM_EMPTY || nominated == KS_SYM_ABSENT))
+        return KS_QUEUE_SKIP;
+    const ks_host_port *freed, *want;
+    size_t nfreed = ks_pod_host_ports(deleted, &freed), nwant = ks_pod_host_ports(pod, &want);
+    if (nfreed == 0)
+        return KS_QUEUE_SKIP;
+    for (size_t i = 0; i < nwant; i++)
+        if (conflicts(np, &want[i], freed, nfreed))
+            return KS_QUEUE;
+    return KS_QUEUE_SKIP;
+}
+
+/* upstream EventsToRegister (v1.37): pod updates cannot change ports (immutable), so only an
+ * assigned pod deleted (with the hint above) or a node added (no hint: Queue) may help. */
+static size_t node_ports_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_POD, KS_ACT_DELETE},
-        {KS_RES_NODE, KS_ACT_ADD},
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, node_ports_after_assigned_pod_deleted},
+        {{KS_RES_NODE, KS_ACT_ADD}, NULL},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -178,6 +202,6 @@ const ks_plugin_desc ks_plugin_node_ports = {
     .destroy = node_ports_destroy,
     .pre_filter = node_ports_pre_filter,
     .filter = node_ports_filter,
-    .events_to_register = node_ports_events,
+    .events_with_hints = node_ports_events,
     .sign = node_ports_sign,
 };

@@ -595,16 +595,135 @@ static ks_code fit_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
     return KS_SUCCESS;
 }
 
-/* Upstream v1.34 with queueing hints on (the default): an assigned pod deleted or scaled down
- * (InPlacePodVerticalScaling is on), a node added or given more allocatable. */
-static size_t fit_events(void *self, ks_cluster_event *out, size_t cap)
+/* ---- queueing hints (upstream v1.37 fit.go) ------------------------------------------------ */
+
+static int64_t scalar_value(const ks_resources *r, ks_sym name)
+{
+    for (uint32_t i = 0; i < r->nscalar; i++)
+        if (r->scalar[i].name == name)
+            return r->scalar[i].value;
+    return 0;
+}
+
+/* upstream isFit: whether the pod fits an empty node (a fresh NodeInfo with only the Node): room
+ * for one pod, and each request (> 0) within the allocatable. Nothing is ignored here (upstream
+ * passes no ignored resources), and no resource is handed to DRA (kubesched has none). */
+static int fits_empty_node(const ks_pod *pod, const ks_node *node)
+{
+    const ks_resources *req = ks_pod_requests(pod), *alloc = ks_node_allocatable(node);
+    if (1 > alloc->allowed_pods)
+        return 0;
+    if ((req->milli_cpu > 0 && req->milli_cpu > alloc->milli_cpu) ||
+        (req->memory > 0 && req->memory > alloc->memory) ||
+        (req->ephemeral_storage > 0 && req->ephemeral_storage > alloc->ephemeral_storage))
+        return 0;
+    for (uint32_t i = 0; i < req->nscalar; i++)
+        if (req->scalar[i].value > 0 &&
+            req->scalar[i].value > scalar_value(alloc, req->scalar[i].name))
+            return 0;
+    return 1;
+}
+
+/* upstream haveAnyRequestedResourcesIncreased: more pods allowed, or more allocatable of a
+ * resource the pod requests (> 0). */
+static int requested_resources_increased(const ks_pod *pod, const ks_node *old_node,
+                                         const ks_node *new_node)
+{
+    const ks_resources *req = ks_pod_requests(pod), *o = ks_node_allocatable(old_node),
+                       *n = ks_node_allocatable(new_node);
+    if (n->allowed_pods > o->allowed_pods)
+        return 1;
+    if ((req->milli_cpu > 0 && n->milli_cpu > o->milli_cpu) ||
+        (req->memory > 0 && n->memory > o->memory) ||
+        (req->ephemeral_storage > 0 && n->ephemeral_storage > o->ephemeral_storage))
+        return 1;
+    for (uint32_t i = 0; i < req->nscalar; i++)
+        if (req->scalar[i].value != 0 &&
+            scalar_value(n, req->scalar[i].name) > scalar_value(o, req->scalar[i].name))
+            return 1;
+    return 0;
+}
+
+/* upstream isSchedulableAfterNodeChange: Skip a node the pod would not fit even empty; Queue a
+ * new node it fits; an updated one only when it gained pods or allocatable the pod requests.
+ * Event thread; pure. */
+static ks_queueing_hint fit_after_node_change(void *self, const ks_pod *pod,
+                                              const ks_event_info *ev)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_POD, KS_ACT_DELETE | KS_ACT_UPDATE_POD_SCALE_DOWN},
-        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE},
+    if (!ev->new_node)
+        return KS_QUEUE; /* not a Node event: cannot tell */
+    if (!fits_empty_node(pod, ev->new_node))
+        return KS_QUEUE_SKIP;
+    if (!ev->old_node)
+        return KS_QUEUE;
+    return requested_resources_increased(pod, ev->old_node, ev->new_node) ? KS_QUEUE
+                                                                          : KS_QUEUE_SKIP;
+}
+
+static int nominated_or_assigned(const ks_pod *p)
+{
+    ks_sym nominated = ks_pod_nominated_node_name(p);
+    return ks_pod_node_name(p) != KS_SYM_EMPTY ||
+           (nominated != KS_SYM_EMPTY && nominated != KS_SYM_ABSENT);
+}
+
+/* upstream isSchedulableAfterAssignedPodDelete: any deleted pod that was scheduled (or nominated)
+ * may free room. Event thread; pure. */
+static ks_queueing_hint fit_after_assigned_pod_delete(void *self, const ks_pod *pod,
+                                                      const ks_event_info *ev)
+{
+    (void)self;
+    (void)pod;
+    if (!ev->old_pod)
+        return KS_QUEUE; /* not a Pod delete: cannot tell */
+    return nominated_or_assigned(ev->old_pod) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* upstream haveEnoughRelevantResourcesDecreased: the modified pod is assigned and lowered a request
+ * that the target pod makes (> 0). */
+static int relevant_resources_decreased(const ks_pod *target, const ks_pod *orig, const ks_pod *mod)
+{
+    if (ks_pod_node_name(mod) == KS_SYM_EMPTY)
+        return 0;
+    const ks_resources *t = ks_pod_requests(target), *o = ks_pod_requests(orig),
+                       *m = ks_pod_requests(mod);
+    if ((t->milli_cpu != 0 && o->milli_cpu > m->milli_cpu) ||
+        (t->memory != 0 && o->memory > m->memory) ||
+        (t->ephemeral_storage != 0 && o->ephemeral_storage > m->ephemeral_storage))
+        return 1;
+    for (uint32_t i = 0; i < t->nscalar; i++)
+        if (t->scalar[i].value != 0 &&
+            scalar_value(o, t->scalar[i].name) > scalar_value(m, t->scalar[i].name))
+            return 1;
+    return 0;
+}
+
+/* upstream isSchedulableAfterAssignedPodScaleDown. Event thread; pure. */
+static ks_queueing_hint fit_after_assigned_pod_scale_down(void *self, const ks_pod *pod,
+                                                          const ks_event_info *ev)
+{
+    (void)self;
+    if (!ev->old_pod || !ev->new_pod)
+        return KS_QUEUE; /* not a Pod update: cannot tell */
+    return relevant_resources_decreased(pod, ev->old_pod, ev->new_pod) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* upstream EventsToRegister (v1.37 defaults: InPlacePodVerticalScaling GA on, its
+ * SchedulerPreemption alpha off): an assigned pod deleted or scaled down, the pending pod itself
+ * scaled down (always Queue: isSchedulableAfterTargetPodScaleDown), a node added or given more
+ * allocatable. Upstream's DeviceClass Add|Update (DRAExtendedResource) is not registered:
+ * kubesched has no DeviceClass events, and Fit hands no resource to DRA. */
+static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, fit_after_assigned_pod_delete},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE}, fit_after_node_change},
+        {{KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, fit_after_assigned_pod_scale_down},
+        {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, NULL},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -626,7 +745,7 @@ const ks_plugin_desc ks_plugin_node_resources_fit = {
     .filter = fit_filter,
     .pre_score = fit_pre_score,
     .score = fit_score,
-    .events_to_register = fit_events,
+    .events_with_hints = fit_events,
     .args_schema = &fit_args_schema,
     .validate_args = fit_validate_args,
     .sign = fit_sign,

@@ -67,16 +67,49 @@ static ks_code node_unschedulable_filter(void *self, ks_cycle *cycle, const ks_p
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-/* Upstream v1.34 with queueing hints on (the default): a node added or uncordoned (a change of
- * spec.unschedulable is classified as UpdateNodeTaint), or the pod gaining a toleration. */
-static size_t node_unschedulable_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream isSchedulableAfterTargetPodTolerationChange (v1.37): Queue only when the pod's new
+ * tolerations tolerate node.kubernetes.io/unschedulable:NoSchedule. (Tolerations can only be
+ * added, and a pod that had one would not have been rejected here.) Event thread; pure. */
+static ks_queueing_hint node_unschedulable_after_toleration_change(void *self, const ks_pod *pod,
+                                                                   const ks_event_info *ev)
+{
+    const node_unschedulable *pl = self;
+    const ks_pod *modified = ev->new_pod ? ev->new_pod : pod;
+    const ks_toleration *tols;
+    size_t n = ks_pod_tolerations(modified, &tols);
+    for (size_t i = 0; i < n; i++)
+        if (tolerates(&tols[i], &pl->taint))
+            return KS_QUEUE;
+    return KS_QUEUE_SKIP;
+}
+
+/* upstream isSchedulableAfterNodeChange: Queue when the node was uncordoned, or added
+ * schedulable. Event thread; pure. */
+static ks_queueing_hint node_unschedulable_after_node_change(void *self, const ks_pod *pod,
+                                                             const ks_event_info *ev)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
-        {KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATIONS},
+    (void)pod;
+    if (!ev->new_node)
+        return KS_QUEUE; /* not a Node event: cannot tell */
+    int now = ks_node_unschedulable(ev->new_node);
+    if ((ev->old_node && ks_node_unschedulable(ev->old_node) && !now) || (!ev->old_node && !now))
+        return KS_QUEUE;
+    return KS_QUEUE_SKIP;
+}
+
+/* upstream EventsToRegister (v1.37): Node Add|UpdateNodeTaint (a change of spec.unschedulable is
+ * classified as UpdateNodeTaint) and TargetPod UpdatePodToleration. */
+static size_t node_unschedulable_events(void *self, ks_cluster_event_hint *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
+         node_unschedulable_after_node_change},
+        {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS},
+         node_unschedulable_after_toleration_change},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -95,6 +128,6 @@ const ks_plugin_desc ks_plugin_node_unschedulable = {
     .create = node_unschedulable_create,
     .destroy = node_unschedulable_destroy,
     .filter = node_unschedulable_filter,
-    .events_to_register = node_unschedulable_events,
+    .events_with_hints = node_unschedulable_events,
     .sign = node_unschedulable_sign,
 };

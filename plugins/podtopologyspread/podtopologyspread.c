@@ -155,19 +155,22 @@ fail:
     return NULL;
 }
 
-/* Upstream v1.34 with queueing hints on (the default): assigned pods added, deleted or relabelled,
- * the pod gaining a toleration (NodeTaintsPolicy Honor), nodes added, deleted, relabelled or
- * retainted. */
-static size_t pts_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream EventsToRegister (v1.37), with the hints of hints.c: assigned pods added, relabelled
+ * or deleted; the pending pod itself gaining a toleration (NodeTaintsPolicy Honor) or relabelled
+ * (its matchLabelKeys / self-match); nodes added, deleted, relabelled or retainted. */
+static size_t pts_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_POD,
-         KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_UPDATE_POD_TOLERATIONS | KS_ACT_DELETE},
-        {KS_RES_NODE,
-         KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT},
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_ASSIGNED_POD, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE},
+         pts_after_assigned_pod_change},
+        {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS | KS_ACT_UPDATE_POD_LABEL},
+         pts_after_target_pod_change},
+        {{KS_RES_NODE,
+          KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT},
+         pts_after_node_change},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -203,7 +206,7 @@ const ks_plugin_desc ks_plugin_pod_topology_spread = {
     .pre_score = pts_pre_score,
     .score = pts_score,
     .normalize_score = pts_normalize_score,
-    .events_to_register = pts_events,
+    .events_with_hints = pts_events,
     .args_schema = &pts_args_schema,
     .validate_args = pts_validate_args,
     .sign = pts_sign,

@@ -144,6 +144,14 @@ pts_slot *pts_table_find(const pts_table *t, ks_sym value);
 pts_slot *pts_table_upsert(ks_cycle *cycle, pts_table *t, ks_sym value);
 int pts_table_copy(ks_cycle *into, pts_table *dst, const pts_table *src);
 
+/* ---- hints.c: the queueing hints (upstream isSchedulableAfter*, v1.37); event thread, pure --- */
+
+ks_queueing_hint pts_after_assigned_pod_change(void *self, const ks_pod *pod,
+                                               const ks_event_info *ev);
+ks_queueing_hint pts_after_target_pod_change(void *self, const ks_pod *pod,
+                                             const ks_event_info *ev);
+ks_queueing_hint pts_after_node_change(void *self, const ks_pod *pod, const ks_event_info *ev);
+
 /* ---- filtering.c / scoring.c --------------------------------------------------------------- */
 
 ks_code pts_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod, ks_prefilter_result *res,

@@ -52,19 +52,21 @@ static ks_code scheduling_gates_pre_enqueue(void *self, const ks_pod *pod, ks_st
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-/* Upstream v1.34 with queueing hints on: only the pod's own update that removes its gates. */
-static size_t scheduling_gates_events(void *self, ks_cluster_event *out, size_t cap)
+/* upstream EventsToRegister (v1.37): only the pod's own update that removes its last gate
+ * (TargetPod/UpdatePodSchedulingGatesEliminated), always Queue
+ * (isSchedulableAfterUpdateTargetPodSchedulingGatesEliminated; NULL hint). */
+static size_t scheduling_gates_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED},
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED}, NULL},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 const ks_plugin_desc ks_plugin_scheduling_gates = {
     .size = sizeof(ks_plugin_desc),
     .name = "SchedulingGates",
     .pre_enqueue = scheduling_gates_pre_enqueue,
-    .events_to_register = scheduling_gates_events,
+    .events_with_hints = scheduling_gates_events,
 };

@@ -140,16 +140,44 @@ static ks_code taint_toleration_normalize(void *self, ks_cycle *cycle, const ks_
     return KS_SUCCESS;
 }
 
-/* Upstream v1.34 with queueing hints on (the default): a new node, a node whose taints changed, or
- * the pod gaining a toleration. */
-static size_t taint_toleration_events(void *self, ks_cluster_event *out, size_t cap)
+/* Whether node has a NoSchedule or NoExecute taint that no toleration of pod tolerates (upstream
+ * FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc). */
+static int has_untolerated_taint(const ks_node *node, const ks_pod *pod)
+{
+    const ks_taint *taints;
+    const ks_toleration *tols;
+    size_t ntaints = ks_node_taints(node, &taints), ntols = ks_pod_tolerations(pod, &tols);
+    for (size_t i = 0; i < ntaints; i++)
+        if ((taints[i].effect == KS_EFFECT_NO_SCHEDULE ||
+             taints[i].effect == KS_EFFECT_NO_EXECUTE) &&
+            !any_tolerates(tols, ntols, &taints[i]))
+            return 1;
+    return 0;
+}
+
+/* upstream isSchedulableAfterNodeChange (v1.37): Queue when the node had an untolerated taint (or
+ * is new) and has none now. Event thread; pure. */
+static ks_queueing_hint taint_toleration_after_node_change(void *self, const ks_pod *pod,
+                                                           const ks_event_info *ev)
 {
     (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT},
-        {KS_RES_POD, KS_ACT_UPDATE_POD_TOLERATIONS},
+    if (!ev->new_node)
+        return KS_QUEUE; /* not a Node event: cannot tell */
+    int was_untolerated = ev->old_node ? has_untolerated_taint(ev->old_node, pod) : 1;
+    int is_untolerated = has_untolerated_taint(ev->new_node, pod);
+    return was_untolerated && !is_untolerated ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* upstream EventsToRegister (v1.37): Node Add|UpdateNodeTaint with the hint above; TargetPod
+ * UpdatePodToleration always Queue (isSchedulableAfterTargetPodTolerationChange; NULL hint). */
+static size_t taint_toleration_events(void *self, ks_cluster_event_hint *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT}, taint_toleration_after_node_change},
+        {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_TOLERATIONS}, NULL},
     };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 #include "../common/sign.h"
@@ -169,6 +197,6 @@ const ks_plugin_desc ks_plugin_taint_toleration = {
     .pre_score = taint_toleration_pre_score,
     .score = taint_toleration_score,
     .normalize_score = taint_toleration_normalize,
-    .events_to_register = taint_toleration_events,
+    .events_with_hints = taint_toleration_events,
     .sign = taint_toleration_sign,
 };

@@ -336,7 +336,9 @@ typedef struct ks_cluster_event {
 
 /* --- ABI 1.4: queueing hints (upstream fwk.QueueingHintFn) --- */
 
-/* KS_RES_TARGET_POD: an update of the pending pod itself (upstream fwk.TargetPod, v1.37). */
+/* KS_RES_TARGET_POD: an update of the pending pod itself (upstream fwk.TargetPod, v1.37): the
+ * queue asks only that pod's rejectors about it. An update of another pending pod is
+ * KS_RES_UNSCHEDULED_POD, of a pod bound to a node KS_RES_ASSIGNED_POD. */
 #define KS_RES_TARGET_POD ((ks_event_resource)10)
 
 /* What a hint says about one event for one rejected pod. */
@@ -345,9 +347,14 @@ typedef enum ks_queueing_hint {
     KS_QUEUE = 1       /* it may: move the pod to the active or backoff queue */
 } ks_queueing_hint;
 
-/* One cluster event as a hint sees it. Everything is borrowed for the call. The objects are
- * NULL where the event has none (old_* of an Add, new_* of a Delete) and where the resource is
- * not of that kind; other kinds (Namespace, Service, ...) come as compact JSON. */
+/* One cluster event as a hint sees it (upstream's oldObj / newObj). Everything is borrowed for the
+ * call: copy what must outlive it. The objects are NULL where the event has none (old_* of an
+ * Add, new_* of a Delete) and where the resource is not of that kind; other kinds (Namespace,
+ * Service, ...) come as compact JSON. event.actions is the one action of this change (a pod or
+ * node update that changed several things is delivered once per action, in upstream's order), or
+ * KS_ACT_UPDATE_ANY for an update that changed none of the specific things. For a
+ * KS_RES_TARGET_POD event, new_pod is the pending pod's new object (also passed as `pod`) and
+ * old_pod the one the queue held. */
 typedef struct ks_event_info {
     ks_cluster_event event; /* the resource and the action bits that apply to this change */
     const ks_pod *old_pod, *new_pod;
@@ -355,10 +362,14 @@ typedef struct ks_event_info {
     const char *old_json, *new_json;
 } ks_event_info;
 
-/* A hint: may `ev` make `pod` (rejected by this plugin in its last attempt) schedulable? Runs
- * on the event thread that delivers the change, under no lock of the plugin's: it must be pure
- * (read pod, ev and the plugin's immutable configuration only) and must not block. When unsure,
- * return KS_QUEUE: upstream queues the pod when a hint fails. */
+/* A hint: may `ev` make `pod` (rejected by this plugin in its last attempt, or gated by its
+ * PreEnqueue) schedulable? Runs on the thread that delivers the change (an informer thread, the
+ * scheduling thread, a binding worker), under the scheduling queue's lock and no lock of the
+ * plugin's, possibly concurrently with the plugin's other callbacks: it must be pure (read pod, ev
+ * and the plugin's immutable configuration only), must not block and must not call back into the
+ * queue (ks_permit_*, ...). When unsure, return KS_QUEUE: upstream queues the pod when a hint
+ * fails. Any value other than KS_QUEUE / KS_QUEUE_SKIP counts as KS_QUEUE (the hint metric then
+ * says "Error"). */
 typedef ks_queueing_hint (*ks_queueing_hint_fn)(void *self, const ks_pod *pod,
                                                 const ks_event_info *ev);
 
@@ -635,7 +646,10 @@ typedef struct ks_plugin_desc {
     void (*post_bind)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node);
 
     /* EnqueueExtensions: the events after which a pod this plugin rejected may fit. Fill at most
-     * `cap` entries of out and return how many there are. NULL: every event. Main thread. */
+     * `cap` entries of out and return how many there are. NULL (and no events_with_hints):
+     * every event. Main thread. Each registered event counts as KS_QUEUE (no hint); a 1.4 host
+     * prefers events_with_hints when the plugin has it. An update set written as KS_ACT_UPDATE
+     * (or KS_ACT_ALL) is read as KS_ACT_UPDATE_ANY (KS_ACT_ALL_ANY). */
     size_t (*events_to_register)(void *self, ks_cluster_event *out, size_t cap);
 
     /* --- ABI 1.3 --- */
@@ -654,8 +668,14 @@ typedef struct ks_plugin_desc {
     int (*validate_args)(const ks_args *args, ks_args_error *err);
 
     /* --- ABI 1.4 --- */
-    /* EnqueueExtensions with queueing hints: fill at most `cap` entries and return how many
-     * there are. When set, the host uses it instead of events_to_register. Main thread. */
+    /* EnqueueExtensions with queueing hints (upstream EventsToRegister): fill at most `cap`
+     * entries and return how many there are (the host reads at most 64). Called once, right
+     * after create(), on the main thread; the hint functions must stay callable until destroy().
+     * When set, the host uses it instead of events_to_register (which a plugin may keep for
+     * hosts older than ABI 1.4). A registration matches an event of the same resource (KS_RES_POD
+     * covers AssignedPod, UnscheduledPod and TargetPod; KS_RES_WILDCARD with KS_ACT_ALL_ANY
+     * everything) that has no action the registration lacks (upstream MatchClusterEvents): a
+     * generic update (KS_ACT_UPDATE_ANY) only matches a registration of every update bit. */
     size_t (*events_with_hints)(void *self, ks_cluster_event_hint *out, size_t cap);
     /* SignPlugin: add the fragments of the pod that this plugin's Filter and Score results
      * depend on with ks_sign_add(); two pods with equal signatures (every plugin's fragments)

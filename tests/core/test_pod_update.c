@@ -254,7 +254,8 @@ Test(pod_update, change_actions_as_upstream_pod_scheduling_properties_change)
                                      "kubesched", "\"nominatedNodeName\":\"n1\"");
     cr_assert_eq(ks__pod_change_actions(relabel, a), KS_ACT_UPDATE_POD_LABEL);
     cr_assert_eq(ks__pod_change_actions(smaller, a), KS_ACT_UPDATE_POD_SCALE_DOWN);
-    cr_assert_eq(ks__pod_change_actions(a, smaller), 0, "a request raised is no scale-down");
+    cr_assert_eq(ks__pod_change_actions(a, smaller), KS_ACT_UPDATE_POD_SCALE_UP,
+                 "a request raised is no scale-down (v1.37: UpdatePodScaleUp)");
     cr_assert_eq(ks__pod_change_actions(more_tol, a), KS_ACT_UPDATE_POD_TOLERATIONS);
     cr_assert_eq(ks__pod_change_actions(a, gated), KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
     cr_assert_eq(ks__pod_change_actions(gated, a), 0, "a gate added eliminates nothing");
@@ -370,12 +371,19 @@ Test(pod_update, status_only_update_of_a_pending_pod_does_not_requeue_it)
                    "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\"}]");
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, big, patched, 0), 0);
     cr_assert_eq(counts().unschedulable, 1, "its own status patch leaves it parked");
+    /* v1.37: the update goes to the rejector's hints as TargetPod events. NodeResourcesFit
+     * registered TargetPod/UpdatePodScaleDown only: a relabel leaves it parked, a smaller request
+     * moves it. */
     ks_pod *relabeled = mkpod("big", "\"x\":\"y\"", "", "3", "");
     cr_assert_eq(ks__scheduler_on_pod_update(W.s, patched, relabeled, 1), 0);
-    cr_assert_eq(counts().unschedulable, 0, "a real change moves it (upstream isPodUpdated)");
+    cr_assert_eq(counts().unschedulable, 1, "a relabel cannot help NodeResourcesFit");
+    ks_pod *smaller = mkpod("big", "\"x\":\"y\"", "", "1", "");
+    cr_assert_eq(ks__scheduler_on_pod_update(W.s, relabeled, smaller, 1), 0);
+    cr_assert_eq(counts().unschedulable, 0, "a scale-down moves it (TargetPod/UpdatePodScaleDown)");
     ks__pod_unref(big);
     ks__pod_unref(patched);
     ks__pod_unref(relabeled);
+    ks__pod_unref(smaller);
 }
 
 Test(pod_update,

@@ -22,7 +22,7 @@
 
 /* Plugin bits used by the tests. */
 #define PL_FIT (1u << 0)      /* registered Node events */
-#define PL_AFFINITY (1u << 1) /* registered assigned-Pod events */
+#define PL_AFFINITY (1u << 1) /* registered assigned-Pod events (no TargetPod ones) */
 #define PL_CLAIMS (1u << 2)   /* a Pending plugin, registered Node events too */
 #define PL_GATES (1u << 5)    /* PreEnqueue plugin (scheduling gates) */
 #define SCHEDULER_NONE 99u    /* a pod with this scheduler_name has no profile */
@@ -68,9 +68,10 @@ static ks_code test_pre_enqueue(void *ctx, ks_queued_pod *qp)
     return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
 }
 
-static int test_worth(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev)
+static int test_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *info)
 {
     (void)ctx;
+    const ks_cluster_event *ev = &info->event;
     t.worth_calls++;
     uint64_t reg = t.registered[ev->resource];
     if (qp->gating_plugin)
@@ -104,6 +105,9 @@ static void setup(void)
     t.registered[KS_RES_NODE] = PL_FIT | PL_CLAIMS;
     t.registered[KS_RES_ASSIGNED_POD] = PL_AFFINITY;
     t.registered[KS_RES_UNSCHEDULED_POD] = PL_GATES;
+    /* Updates of the pending pod itself (v1.37 TargetPod events): SchedulingGates' gate removal,
+     * and a Fit-like plugin's scale-down. PL_AFFINITY registered none. */
+    t.registered[KS_RES_TARGET_POD] = PL_GATES | PL_FIT;
     ks_queue_hooks h = test_hooks();
     t.q = ks__queue_new(&OPTS, &h);
     cr_assert_not_null(t.q);
@@ -511,7 +515,7 @@ QUEUE_TEST(pending_pod_without_event_waits_in_unschedulable)
     EXPECT_COUNTS(1, 0, 0, 0, 0);
 }
 
-static int immediate_worth(void *ctx, const ks_queued_pod *qp, const ks_cluster_event *ev)
+static int immediate_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev)
 {
     (void)ctx;
     (void)ev;
@@ -689,6 +693,71 @@ QUEUE_TEST(update_of_in_flight_pod_is_used_when_it_returns)
     fail(qp, PL_FIT, 0, 0);
     cr_expect_eq(qp->pod, p3);
     cr_expect_eq(qp->where, KS_Q_BACKOFF, "an update counts as a change");
+}
+
+/* v1.37: an update is TargetPod events for the rejectors' hints; PL_AFFINITY registered none. */
+QUEUE_TEST(update_of_unschedulable_pod_no_hint_cares_about_leaves_it_parked)
+{
+    add("a", 0);
+    fail(pop_expect("a"), PL_AFFINITY, 0, 0);
+    t.now += 2 * SEC;
+    ks_pod *p2 = pod_new("a", 0);
+    cr_expect_eq(ks__queue_update(t.q, p2), 0);
+    EXPECT_COUNTS(0, 0, 1, 0, 0);
+    /* the queue holds the new object all the same */
+    cr_expect_eq(ks__queue_move_on_event(t.q, &WILDCARD), 1);
+    ks_queued_pod *qp = pop();
+    cr_expect_eq(qp->pod, p2);
+    ks__queue_done(t.q, qp);
+}
+
+QUEUE_TEST(update_in_flight_no_hint_cares_about_leaves_it_unschedulable)
+{
+    add("p", 0);
+    ks_queued_pod *qp = pop();
+    ks_pod *p2 = pod_new("p", 1);
+    cr_expect_eq(ks__queue_update(t.q, p2), 0);
+    fail(qp, PL_AFFINITY, 0, 0);
+    cr_expect_eq(qp->pod, p2, "the newest object comes back");
+    cr_expect_eq(qp->where, KS_Q_UNSCHEDULABLE, "PL_AFFINITY registered no TargetPod event");
+}
+
+QUEUE_TEST(another_pods_update_in_flight_is_no_target_pod_event)
+{
+    add("a", 0);
+    add("b", 0);
+    ks_queued_pod *a = pop_expect("a"), *b = pop_expect("b");
+    cr_expect_eq(ks__queue_update(t.q, pod_new("b", 1)), 0); /* TargetPod events of b */
+    fail(a, PL_FIT, 0, 0);
+    cr_expect_eq(a->where, KS_Q_UNSCHEDULABLE, "b's update cannot help a");
+    fail(b, PL_FIT, 0, 0);
+    cr_expect_eq(b->where, KS_Q_BACKOFF, "its own update goes to its hints (PL_FIT: Queue)");
+}
+
+static int not_interested_in_nodes(void *ctx, const ks_cluster_event *ev)
+{
+    (void)ctx;
+    return ev->resource != KS_RES_NODE;
+}
+
+/* upstream isEventOfInterest: an event no plugin registered is neither offered to the parked pods
+ * nor recorded for the pods in flight. */
+QUEUE_TEST(event_of_no_interest_is_dropped_at_once)
+{
+    ks__queue_free(t.q);
+    ks_queue_hooks h = test_hooks();
+    h.interested = not_interested_in_nodes;
+    t.q = ks__queue_new(&OPTS, &h);
+    add("parked", 0);
+    add("flying", 0);
+    fail(pop_expect("parked"), PL_FIT, 0, 0);
+    ks_queued_pod *flying = pop_expect("flying");
+    int calls = t.worth_calls;
+    cr_expect_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 0);
+    cr_expect_eq(t.worth_calls, calls, "no hint asked");
+    fail(flying, PL_FIT, 0, 0);
+    cr_expect_eq(flying->where, KS_Q_UNSCHEDULABLE, "not recorded in flight either");
+    cr_expect_eq(ks__queue_move_on_event(t.q, &WILDCARD), 2, "wildcard events never ask");
 }
 
 QUEUE_TEST(update_of_unknown_pod_adds_it)

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "config/config_args.h"
+#include "sched/framework.h"
 #include "sched/host_api.h"
 #include "sched/loader.h"
 #include "util/log.h"
@@ -150,4 +152,37 @@ Test(example_min_resources, logs_allocatable_at_v4)
     cr_assert(strstr(line, "node big: allocatable cpu 8000m, memory 34359738368 bytes"), "%s",
               line);
     cr_assert_null(strstr(line, "node small:"), "nothing is logged below -v 4: %s", line);
+}
+
+/* ABI 1.4: the example's queueing hint (events_with_hints), called as the host calls it. */
+Test(example_min_resources, hint_queues_only_when_a_node_starts_to_qualify)
+{
+    struct ks_error e = {{0}};
+    cJSON *json = th_json(ARGS_ALL);
+    struct ks_args args = {.json = json};
+    void *self = desc->create(&args, &e);
+    cr_assert_not_null(self, "%s", e.msg);
+    ks_cluster_event_hint ev[4];
+    cr_assert_eq(desc->events_with_hints(self, ev, 4), 1);
+    cr_assert_eq(ev[0].event.resource, KS_RES_NODE);
+    cr_assert_not_null(ev[0].hint);
+    ks_node *small = th_node("{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'2',"
+                             "'memory':'4Gi'}}}");
+    ks_node *big = th_node("{'metadata':{'name':'n','labels':{'example.com/tier':'large'}},"
+                           "'status':{'allocatable':{'cpu':'8','memory':'32Gi'}}}");
+    ks_node *big2 = th_node("{'metadata':{'name':'n','labels':{'example.com/tier':'large','x':"
+                            "'y'}},'status':{'allocatable':{'cpu':'8','memory':'32Gi'}}}");
+    ks_pod *p = th_pod(pod);
+    ks_event_info add_big = {.event = {KS_RES_NODE, KS_ACT_ADD}, .new_node = big};
+    ks_event_info add_small = {.event = {KS_RES_NODE, KS_ACT_ADD}, .new_node = small};
+    ks_event_info grew = {
+        .event = {KS_RES_NODE, KS_ACT_UPDATE_NODE_ALLOCATABLE}, .old_node = small, .new_node = big};
+    ks_event_info relabel = {
+        .event = {KS_RES_NODE, KS_ACT_UPDATE_NODE_LABEL}, .old_node = big, .new_node = big2};
+    cr_expect_eq(ev[0].hint(self, p, &add_big), KS_QUEUE);
+    cr_expect_eq(ev[0].hint(self, p, &add_small), KS_QUEUE_SKIP);
+    cr_expect_eq(ev[0].hint(self, p, &grew), KS_QUEUE);
+    cr_expect_eq(ev[0].hint(self, p, &relabel), KS_QUEUE_SKIP, "it qualified before already");
+    desc->destroy(self);
+    cJSON_Delete(json);
 }

@@ -1358,14 +1358,3 @@ Test(inter_pod_affinity, rejects_hard_weight_out_of_range)
                                      "{'ignorePreferredTermsOfExistingPods':'yes'}", err,
                                      sizeof(err)));
 }
-
-Test(inter_pod_affinity, registers_pod_and_node_events)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_inter_pod_affinity.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 2);
-    cr_assert_eq(ev[0].resource, KS_RES_POD);
-    cr_assert_eq(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL | KS_ACT_DELETE);
-    cr_assert_eq(ev[1].resource, KS_RES_NODE);
-    cr_assert_eq(ev[1].actions, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL);
-}

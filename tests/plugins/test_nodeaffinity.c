@@ -546,12 +546,3 @@ Test(node_affinity, preferred_match_fields_score_by_node_name)
 }
 
 /* ---- Events --------------------------------------------------------------------------------- */
-
-Test(node_affinity, registers_node_add_and_label_update)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_node_affinity.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 1);
-    cr_assert_eq(ev[0].resource, KS_RES_NODE);
-    cr_assert_eq(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL);
-}

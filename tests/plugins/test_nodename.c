@@ -46,12 +46,3 @@ Test(node_name, rejects_other_host_as_unresolvable)
     cr_assert_eq(th_filter(p, c, pod, "foo", r, sizeof(r)), KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_assert_str_eq(r, "node(s) didn't match the requested node name");
 }
-
-Test(node_name, registers_node_add)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_node_name.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 1);
-    cr_assert_eq(ev[0].resource, KS_RES_NODE);
-    cr_assert_eq(ev[0].actions, (uint32_t)KS_ACT_ADD);
-}

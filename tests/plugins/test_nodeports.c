@@ -172,14 +172,3 @@ Test(node_ports, sidecar_init_container_host_port_conflicts)
 }
 
 Test(node_ports, empty_node_fits) { FITS("TCP/0.0.0.0/80", NULL); }
-
-Test(node_ports, registers_pod_delete_and_node_add)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_node_ports.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 2);
-    cr_assert_eq(ev[0].resource, KS_RES_POD);
-    cr_assert_eq(ev[0].actions, KS_ACT_DELETE);
-    cr_assert_eq(ev[1].resource, KS_RES_NODE);
-    cr_assert_eq(ev[1].actions, KS_ACT_ADD);
-}

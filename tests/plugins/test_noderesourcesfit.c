@@ -437,17 +437,6 @@ Test(node_resources_fit, sidecar_requests_add_to_containers)
     cr_assert_str_eq(r, "Insufficient cpu");
 }
 
-Test(node_resources_fit, registers_pod_delete_and_node_allocatable_events)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_node_resources_fit.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 2);
-    cr_assert_eq(ev[0].resource, KS_RES_POD);
-    cr_assert_eq(ev[0].actions, (uint32_t)(KS_ACT_DELETE | KS_ACT_UPDATE_POD_SCALE_DOWN));
-    cr_assert_eq(ev[1].resource, KS_RES_NODE);
-    cr_assert_eq(ev[1].actions, (uint32_t)(KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE));
-}
-
 /* ---- Score ------------------------------------------------------------------------------------
  */
 

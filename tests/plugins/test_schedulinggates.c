@@ -68,15 +68,6 @@ Test(scheduling_gates, many_long_gates_are_all_named)
     cr_assert_gt(strlen(r), 200);
 }
 
-Test(scheduling_gates, registers_gates_eliminated_update_only)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_scheduling_gates.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 1);
-    cr_assert_eq(ev[0].resource, KS_RES_POD);
-    cr_assert_eq(ev[0].actions, KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED);
-}
-
 Test(scheduling_gates, has_only_pre_enqueue)
 {
     cr_assert_null(ks_plugin_scheduling_gates.filter);

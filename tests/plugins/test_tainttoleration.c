@@ -268,14 +268,3 @@ Test(taint_toleration, normalize_truncates_like_upstream)
     cr_assert_eq(norm[2], 34);
     cr_assert_eq(norm[3], 0);
 }
-
-Test(taint_toleration, registers_node_taint_and_pod_toleration_events)
-{
-    ks_cluster_event ev[4];
-    size_t n = ks_plugin_taint_toleration.events_to_register(NULL, ev, 4);
-    cr_assert_eq(n, 2);
-    cr_assert_eq(ev[0].resource, KS_RES_NODE);
-    cr_assert_eq(ev[0].actions, (uint32_t)(KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT));
-    cr_assert_eq(ev[1].resource, KS_RES_POD);
-    cr_assert_eq(ev[1].actions, (uint32_t)KS_ACT_UPDATE_POD_TOLERATIONS);
-}

@@ -267,8 +267,14 @@ Test(default_preemption, descriptor_is_post_filter_only)
     cr_assert_null(d->pre_filter);
     cr_assert_null(d->pre_enqueue);
     cr_assert_null(d->score);
-    ks_cluster_event ev[4];
-    cr_assert_eq(d->events_to_register(NULL, ev, 4), 0);
+    /* v1.37 (SchedulerAsyncPreemption on): AssignedPod/Delete, whose hint always skips */
+    cr_assert_null(d->events_to_register);
+    ks_cluster_event_hint ev[4];
+    cr_assert_eq(d->events_with_hints(NULL, ev, 4), 1);
+    cr_assert_eq(ev[0].event.resource, KS_RES_ASSIGNED_POD);
+    cr_assert_eq(ev[0].event.actions, KS_ACT_DELETE);
+    ks_event_info info = {.event = ev[0].event};
+    cr_assert_eq(ev[0].hint(NULL, NULL, &info), KS_QUEUE_SKIP);
 }
 
 Test(default_preemption, create_accepts_default_and_explicit_args)

@@ -2115,15 +2115,3 @@ Test(pod_topology_spread, list_default_constraint_policies_are_read)
     ks_cycle *c = prefilter(incoming("'bar':''", "", NULL), KS_SUCCESS);
     expect_counts(c, 0, 0, "node-a=1 node-b=2");
 }
-
-Test(pod_topology_spread, registers_pod_and_node_events)
-{
-    ks_cluster_event ev[4];
-    cr_assert_eq(DESC->events_to_register(NULL, ev, 4), 2);
-    cr_assert_eq(ev[0].resource, KS_RES_POD);
-    cr_assert_eq(ev[0].actions, KS_ACT_ADD | KS_ACT_UPDATE_POD_LABEL |
-                                    KS_ACT_UPDATE_POD_TOLERATIONS | KS_ACT_DELETE);
-    cr_assert_eq(ev[1].resource, KS_RES_NODE);
-    cr_assert_eq(ev[1].actions,
-                 KS_ACT_ADD | KS_ACT_DELETE | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_TAINT);
-}
