@@ -136,9 +136,10 @@ Test(groupa, balanced_allocation_scores_and_skips_best_effort)
 {
     cJSON *doc = sim_json("--explain --cluster " FIX "groupa_balanced.yaml");
     expect_scheduled(doc, "cpu-heavy", "wide");
-    /* tall: cpu 2/4, memory 1/8 -> std .1875 -> 81; wide: 2/8 and 1/4 -> 100. */
-    cr_assert_eq(score_of(doc, "cpu-heavy", "tall", "NodeResourcesBalancedAllocation"), 81);
-    cr_assert_eq(score_of(doc, "cpu-heavy", "wide", "NodeResourcesBalancedAllocation"), 100);
+    /* v1.37 scores the change in balance: tall: empty (100) -> cpu 2/4, memory 1/8, std .1875
+     * (81): 50 + (50 + 81 - 100) / 2 = 65; wide: 100 -> 2/8 and 1/4 (100): 75. */
+    cr_assert_eq(score_of(doc, "cpu-heavy", "tall", "NodeResourcesBalancedAllocation"), 65);
+    cr_assert_eq(score_of(doc, "cpu-heavy", "wide", "NodeResourcesBalancedAllocation"), 75);
     /* Best-effort: PreScore Skip (v1.33+), so the plugin gives no score; Fit's 100m/200Mi
      * defaults favour the emptier tall node. */
     expect_scheduled(doc, "best-effort", "tall");
