@@ -1,7 +1,8 @@
 /*
  * Upstream defaulting that belongs to no plugin of kubesched (v1/defaults.go, default_plugins.go):
  *
- *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
+ *   - getDefaultPlugins() of v1.37 (with applyFeatureGates for the v1.37 default gates) and
+ *     mergePluginSet(default, custom);
  *   - the args kinds of the upstream plugins kubesched does not ship yet (VolumeBindingArgs,
  *     DynamicResourcesArgs): their schema (checked by config_args.c), SetDefaults_<Kind> and
  *     Validate<Kind>. Each moves to plugins/<name>/ (its descriptor's args_schema and
@@ -28,8 +29,9 @@
 static const ks_plugin_ref default_plugins[] = {
     DEF("SchedulingGates", 0),
     DEF("PrioritySort", 0),
-    DEF("NodeUnschedulable", 0),
+    /* v1.37: NodeName before NodeUnschedulable (its PreFilter narrows the nodes first). */
     DEF("NodeName", 0),
+    DEF("NodeUnschedulable", 0),
     DEF("TaintToleration", 3),
     DEF("NodeAffinity", 2),
     DEF("NodePorts", 0),

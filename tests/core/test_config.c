@@ -133,15 +133,16 @@ Test(config, free_null_is_a_noop)
     ks__config_plans_free(NULL, 3);
 }
 
-Test(config, default_plugin_set_is_v1_34_multipoint_in_order)
+/* v1.37 getDefaultPlugins: NodeName now comes before NodeUnschedulable. */
+Test(config, default_plugin_set_is_v1_37_multipoint_in_order)
 {
     static const struct {
         const char *name;
         int weight;
     } want[] = {{"SchedulingGates", 0},
                 {"PrioritySort", 0},
-                {"NodeUnschedulable", 0},
                 {"NodeName", 0},
+                {"NodeUnschedulable", 0},
                 {"TaintToleration", 3},
                 {"NodeAffinity", 2},
                 {"NodePorts", 0},
@@ -1396,6 +1397,10 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
     cr_assert_eq(plans[0].npoint[KS_PT_QUEUE_SORT], 1);
     cr_assert_str_eq(plans[0].point[KS_PT_QUEUE_SORT][0].name, "PrioritySort");
     cr_assert_str_eq(plans[0].point[KS_PT_BIND][0].name, "DefaultBinder");
+    /* v1.37: NodeName's PreFilter and Filter run before NodeUnschedulable's. */
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][0].name, "NodeName");
+    cr_assert_str_eq(plans[0].point[KS_PT_FILTER][0].name, "NodeName");
+    cr_assert_str_eq(plans[0].point[KS_PT_FILTER][1].name, "NodeUnschedulable");
     assert_unavailable(&plans[0]);
     for (size_t i = 0; i < plans[0].npoint[KS_PT_SCORE]; i++)
         if (strcmp(plans[0].point[KS_PT_SCORE][i].name, "TaintToleration") == 0)
