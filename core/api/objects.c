@@ -952,6 +952,71 @@ static int check_ports(const cJSON *ports, const char *path, parse_ctx *e)
     return 0;
 }
 
+/* A container's restartPolicyRules name the RestartAllContainers action (upstream
+ * restartallcontainers.InferForScheduling). */
+static int restarts_all_containers(const cJSON *c)
+{
+    const cJSON *rule;
+    cJSON_ArrayForEach(rule, get(c, "restartPolicyRules"))
+    {
+        const char *action = get_str(rule, "action");
+        if (action && strcmp(action, "RestartAllContainers") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A container mounts a volume with a non-empty bindMountOptions (upstream
+ * volumebindmountoptions.InferForScheduling: len(BindMountOptions) > 0). */
+static int has_bind_mount_options(const cJSON *c)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, get(c, "volumeMounts"))
+    {
+        if (cJSON_GetArraySize(get(m, "bindMountOptions")) > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The spec facts behind ks_pod_spec_flags (what NodeDeclaredFeatures infers from, component-helpers
+ * nodedeclaredfeatures v0.37) and the image volumes (ImageLocality counts them, v1.37). */
+static int parse_spec_facts(const cJSON *spec, ks_pod *pod, parse_ctx *e)
+{
+    static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
+    const cJSON *c, *v, *hu = get(spec, "hostUsers");
+    size_t nvol = 0;
+    if (cJSON_IsTrue(get(spec, "hostNetwork")))
+        pod->spec_flags |= KS_POD_SPEC_HOST_NETWORK;
+    if (cJSON_IsFalse(hu))
+        pod->spec_flags |= KS_POD_SPEC_HOST_USERS_FALSE;
+    for (int l = 0; l < 3; l++)
+        cJSON_ArrayForEach(c, get(spec, lists[l]))
+        {
+            /* restartPolicyRules exist on containers and init containers only. */
+            if (l < 2 && restarts_all_containers(c))
+                pod->spec_flags |= KS_POD_SPEC_RESTART_ALL_CONTAINERS;
+            if (has_bind_mount_options(c))
+                pod->spec_flags |= KS_POD_SPEC_BIND_MOUNT_OPTIONS;
+        }
+    cJSON_ArrayForEach(v, get(spec, "volumes"))
+    {
+        if (cJSON_IsObject(get(v, "image")))
+            nvol++;
+    }
+    if (!nvol)
+        return 0;
+    if (!(pod->image_volumes = calloc(nvol, sizeof(ks_sym))))
+        return KS_ENOMEM;
+    cJSON_ArrayForEach(v, get(spec, "volumes"))
+    {
+        const cJSON *img = get(v, "image");
+        if (cJSON_IsObject(img))
+            pod->image_volumes[pod->nimage_volumes++] = get_sym(e, img, "reference", "");
+    }
+    return 0;
+}
+
 static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
     static const char *const lists[] = {"initContainers", "containers"};
@@ -1087,7 +1152,7 @@ static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err,
         (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
         (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
         (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
-        (rc = parse_containers_extra(spec, pod, &e)) ||
+        (rc = parse_containers_extra(spec, pod, &e)) || (rc = parse_spec_facts(spec, pod, &e)) ||
         (rc = pod_requests(spec, 0, &pod->requests, &e)) ||
         (rc = pod_requests(spec, 1, &pod->nonzero_requests, &e)))
         goto fail;
@@ -1155,6 +1220,7 @@ static void ks__pod_free_(ks_pod *pod)
     free(pod->images);
     free(pod->host_ports);
     free(pod->gates);
+    free(pod->image_volumes);
     free(pod->affinity_storage);
     ks__resources_free(&pod->requests);
     ks__resources_free(&pod->nonzero_requests);
@@ -1250,6 +1316,7 @@ static void node_free_(ks_node *node)
     free(node->taints);
     free(node->images);
     free(node->image_names);
+    free(node->declared_features);
     ks__resources_free(&node->allocatable);
     free(node->json);
     ks__symrefs_release(&node->syms);
@@ -1285,6 +1352,26 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
             }
         }
         ni->size_bytes = cJSON_IsNumber(size) ? ks__sat_i64(size->valuedouble) : 0;
+    }
+    return 0;
+}
+
+/* status.declaredFeatures as listed (strings only). NodeInfo.SetNode maps them with TryMap, which
+ * expects them sorted, as the API server keeps them; the plugin walks them the same way. */
+static int parse_declared_features(const cJSON *arr, ks_node *node)
+{
+    const cJSON *f;
+    size_t n = 0;
+    cJSON_ArrayForEach(f, arr) { n += cJSON_IsString(f) ? 1 : 0; }
+    if (!n)
+        return 0;
+    if (!(node->declared_features = calloc(n, sizeof(ks_sym))))
+        return KS_ENOMEM;
+    cJSON_ArrayForEach(f, arr)
+    {
+        if (cJSON_IsString(f))
+            node->declared_features[node->ndeclared_features++] =
+                ks__symrefs_intern(&node->syms, f->valuestring);
     }
     return 0;
 }
@@ -1360,7 +1447,8 @@ static int node_from_json(const cJSON *obj, int checked, ks_node **out, char *er
              &rl, &e)))
         goto fail;
     rl_to_resources(&rl, &node->allocatable);
-    if ((rc = parse_node_images(get(status, "images"), node)))
+    if ((rc = parse_node_images(get(status, "images"), node)) ||
+        (rc = parse_declared_features(get(status, "declaredFeatures"), node)))
         goto fail;
     node->json = cJSON_PrintUnformatted(obj);
     if (!node->json || !node->resource_version) {

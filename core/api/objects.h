@@ -69,6 +69,9 @@ struct ks_pod {
     ks_host_port *host_ports;
     size_t ngates;
     ks_sym *gates;
+    uint32_t spec_flags; /* KS_POD_SPEC_* (NodeDeclaredFeatures' inference reads them) */
+    size_t nimage_volumes;
+    ks_sym *image_volumes; /* spec.volumes[].image.reference, spec order; "" when unset */
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */
@@ -104,6 +107,8 @@ struct ks_node {
     ks_node_image *images;
     void *image_names; /* owned storage behind images[].names */
     ks__resources allocatable;
+    size_t ndeclared_features;
+    ks_sym *declared_features; /* status.declaredFeatures, as listed */
     char *json;
     ks__symrefs syms; /* the counted symbols it holds, released when it is freed (intern.h) */
 };

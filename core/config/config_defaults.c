@@ -48,6 +48,8 @@ static const ks_plugin_ref default_plugins[] = {
     DEF("NodeResourcesBalancedAllocation", 1),
     DEF("ImageLocality", 1),
     DEF("DefaultBinder", 0),
+    /* applyFeatureGates: the NodeDeclaredFeatures gate is GA (locked on) in v1.37. */
+    DEF("NodeDeclaredFeatures", 0),
 };
 #undef DEF
 

@@ -208,6 +208,12 @@ static size_t p_gates(const ks_pod *p, const ks_sym **o)
     return p->ngates;
 }
 static const char *p_json(const ks_pod *p) { return p->json; }
+static uint32_t p_spec_flags(const ks_pod *p) { return p->spec_flags; }
+static size_t p_image_volumes(const ks_pod *p, const ks_sym **o)
+{
+    *o = p->image_volumes;
+    return p->nimage_volumes;
+}
 
 /* ---- nodes, node infos, snapshot ----------------------------------------------------------- */
 
@@ -239,6 +245,11 @@ static size_t n_images(const ks_node *n, const ks_node_image **o)
     return n->nimages;
 }
 static const char *n_json(const ks_node *n) { return n->json; }
+static size_t n_declared_features(const ks_node *n, const ks_sym **o)
+{
+    *o = n->declared_features;
+    return n->ndeclared_features;
+}
 
 static const ks_node *ni_node(const ks_node_info *ni) { return ni->node; }
 static size_t ni_pod_count(const ks_node_info *ni) { return ni->npods; }
@@ -651,6 +662,9 @@ static const ks_host_api host_table = {
     .node_info_pods_in_namespace = ni_pods_in_ns,
     .snapshot_version = s_version,
     .snapshot_changed_nodes = s_changed,
+    .node_declared_features = n_declared_features,
+    .pod_spec_flags = p_spec_flags,
+    .pod_image_volumes = p_image_volumes,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -123,7 +123,7 @@ Test(config, default_config_is_the_minimal_one)
     ks_config *c = NULL;
     cr_assert_eq(ks__config_default(cfg_registry(), &c, err, sizeof(err)), 0, "%s", err);
     assert_global_defaults(c);
-    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 19);
+    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 20);
     ks__config_free(c);
 }
 
@@ -157,7 +157,9 @@ Test(config, default_plugin_set_is_v1_37_multipoint_in_order)
                 {"DefaultPreemption", 0},
                 {"NodeResourcesBalancedAllocation", 1},
                 {"ImageLocality", 1},
-                {"DefaultBinder", 0}};
+                {"DefaultBinder", 0},
+                /* applyFeatureGates: NodeDeclaredFeatures is GA (locked on) in v1.37. */
+                {"NodeDeclaredFeatures", 0}};
     ks_config *c = load_ok(HDR);
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
     cr_assert_eq(mp->nenabled, sizeof(want) / sizeof(want[0]));
@@ -322,7 +324,7 @@ Test(config, several_profiles_are_each_defaulted)
     cr_assert_eq(c->nprofiles, 2);
     cr_assert_str_eq(c->profiles[0].scheduler_name, "default-scheduler");
     cr_assert_str_eq(c->profiles[1].scheduler_name, "no-scoring");
-    cr_assert_eq(c->profiles[1].plugins[KS_PT_MULTI].nenabled, 19);
+    cr_assert_eq(c->profiles[1].plugins[KS_PT_MULTI].nenabled, 20);
     cr_assert_eq(c->profiles[1].plugins[KS_PT_SCORE].ndisabled, 1);
     cr_assert_str_eq(c->profiles[1].plugins[KS_PT_SCORE].disabled[0], "*");
     cr_assert_eq(c->profiles[0].nplugin_configs, 8);
@@ -339,10 +341,10 @@ Test(config, user_multipoint_plugins_come_after_the_defaults)
     ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n"
                                "      - name: MyPlugin\n        weight: 4\n");
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
-    cr_assert_eq(mp->nenabled, 20);
-    cr_assert_str_eq(mp->enabled[19].name, "MyPlugin");
-    cr_assert_eq(mp->enabled[19].weight, 4);
-    cr_assert_eq(mp->enabled[19].from_default, 0);
+    cr_assert_eq(mp->nenabled, 21);
+    cr_assert_str_eq(mp->enabled[20].name, "MyPlugin");
+    cr_assert_eq(mp->enabled[20].weight, 4);
+    cr_assert_eq(mp->enabled[20].from_default, 0);
     ks__config_free(c);
 }
 
@@ -351,7 +353,7 @@ Test(config, user_entry_replaces_a_default_in_place_with_its_weight)
     ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n"
                                "      - {name: TaintToleration, weight: 7}\n");
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
-    cr_assert_eq(mp->nenabled, 19);
+    cr_assert_eq(mp->nenabled, 20);
     cr_assert_str_eq(mp->enabled[4].name, "TaintToleration");
     cr_assert_eq(mp->enabled[4].weight, 7);
     cr_assert_eq(mp->enabled[4].from_default, 0);
@@ -364,7 +366,7 @@ Test(config, disabled_defaults_are_dropped_and_kept_in_disabled)
     ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint:\n"
                                "      disabled: [{name: ImageLocality}, {name: NodePorts}]\n");
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
-    cr_assert_eq(mp->nenabled, 17);
+    cr_assert_eq(mp->nenabled, 18);
     for (size_t i = 0; i < mp->nenabled; i++) {
         cr_assert_str_neq(mp->enabled[i].name, "ImageLocality");
         cr_assert_str_neq(mp->enabled[i].name, "NodePorts");
@@ -403,7 +405,7 @@ Test(config, point_specific_sets_merge_with_empty_defaults)
     cr_assert_eq(s->enabled[0].weight, 5);
     cr_assert_eq(s->ndisabled, 1);
     cr_assert_str_eq(s->disabled[0], "NodeResourcesFit");
-    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 19);
+    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 20);
     ks__config_free(c);
 }
 
@@ -1397,6 +1399,11 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
     cr_assert_eq(plans[0].npoint[KS_PT_QUEUE_SORT], 1);
     cr_assert_str_eq(plans[0].point[KS_PT_QUEUE_SORT][0].name, "PrioritySort");
     cr_assert_str_eq(plans[0].point[KS_PT_BIND][0].name, "DefaultBinder");
+    /* NodeDeclaredFeatures is planned last at PreFilter and Filter (appended to MultiPoint). */
+    cr_assert_str_eq(plans[0].point[KS_PT_FILTER][plans[0].npoint[KS_PT_FILTER] - 1].name,
+                     "NodeDeclaredFeatures");
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][plans[0].npoint[KS_PT_PRE_FILTER] - 1].name,
+                     "NodeDeclaredFeatures");
     /* v1.37: NodeName's PreFilter and Filter run before NodeUnschedulable's. */
     cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][0].name, "NodeName");
     cr_assert_str_eq(plans[0].point[KS_PT_FILTER][0].name, "NodeName");

@@ -881,6 +881,62 @@ Test(objects, reads_node_images)
     ks__node_unref(n);
 }
 
+Test(objects, reads_node_declared_features_as_listed)
+{
+    ks_node *n = node("{'metadata':{'name':'n1'},'status':{'declaredFeatures':["
+                      "'RestartAllContainersOnContainerExits','VolumeBindMountOptions']}}");
+    cr_assert_eq(n->ndeclared_features, 2);
+    cr_expect_str_eq(str(n->declared_features[0]), "RestartAllContainersOnContainerExits");
+    cr_expect_str_eq(str(n->declared_features[1]), "VolumeBindMountOptions");
+    ks__node_unref(n);
+    n = node("{'metadata':{'name':'n2'},'status':{}}");
+    cr_expect_eq(n->ndeclared_features, 0);
+    cr_expect_null(n->declared_features);
+    ks__node_unref(n);
+}
+
+Test(objects, reads_the_spec_facts_node_declared_features_infers_from)
+{
+    ks_pod *p = pod(POD("'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, 0u);
+    ks__pod_unref(p);
+    p = pod(POD("'hostNetwork':true,'hostUsers':false,'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, KS_POD_SPEC_HOST_NETWORK | KS_POD_SPEC_HOST_USERS_FALSE);
+    ks__pod_unref(p);
+    /* hostUsers true or absent is not "false"; hostNetwork false is not set. */
+    p = pod(POD("'hostNetwork':false,'hostUsers':true,'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, 0u);
+    ks__pod_unref(p);
+    p = pod(POD("'initContainers':[{'name':'i','restartPolicyRules':[{'action':'Restart'},"
+                "{'action':'RestartAllContainers'}]}],'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, KS_POD_SPEC_RESTART_ALL_CONTAINERS);
+    ks__pod_unref(p);
+    /* restartPolicyRules on an ephemeral container do not count (upstream looks at containers
+     * and init containers only); bindMountOptions there do. */
+    p = pod(POD("'containers':[{'name':'c','volumeMounts':[{'name':'v','mountPath':'/a'}]}],"
+                "'ephemeralContainers':[{'name':'e','restartPolicyRules':[{'action':"
+                "'RestartAllContainers'}],'volumeMounts':[{'name':'v','mountPath':'/v',"
+                "'bindMountOptions':['rro']}]}]"));
+    cr_expect_eq(p->spec_flags, KS_POD_SPEC_BIND_MOUNT_OPTIONS);
+    ks__pod_unref(p);
+}
+
+Test(objects, lists_image_volume_references_in_spec_order)
+{
+    ks_pod *p = pod(POD("'containers':[{'name':'c','image':'app'}],'volumes':["
+                        "{'name':'a','image':{'reference':'quay.io/models/llm:v1'}},"
+                        "{'name':'b','emptyDir':{}},"
+                        "{'name':'c','image':{'reference':'data','pullPolicy':'IfNotPresent'}},"
+                        "{'name':'d','image':{}}]"));
+    cr_assert_eq(p->nimage_volumes, 3);
+    cr_expect_str_eq(str(p->image_volumes[0]), "quay.io/models/llm:v1");
+    cr_expect_str_eq(str(p->image_volumes[1]), "data");
+    cr_expect_str_eq(str(p->image_volumes[2]), "");
+    /* The container images are listed on their own. */
+    cr_expect_eq(p->nimages, 1);
+    ks__pod_unref(p);
+}
+
 /* ---- reference counting and assumed copies ------------------------------------------------ */
 
 Test(objects, frees_a_pod_at_the_last_unref)

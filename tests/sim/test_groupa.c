@@ -1,9 +1,9 @@
 /*
- * `kubesched simulate` end to end for SchedulingGates, NodePorts, NodeAffinity, ImageLocality and
- * NodeResourcesBalancedAllocation in the default profile: the built binary runs on the
- * tests/fixtures/sim/groupa_*.yaml cluster files, and whole decisions are checked (the chosen
- * node when it is unambiguous, failure messages in upstream's FitError wording, plugin scores
- * from --explain).
+ * `kubesched simulate` end to end for SchedulingGates, NodePorts, NodeAffinity, ImageLocality,
+ * NodeResourcesBalancedAllocation and NodeDeclaredFeatures in the default profile: the built binary
+ * runs on the tests/fixtures/sim/groupa_*.yaml cluster files, and whole decisions are checked (the
+ * chosen node when it is unambiguous, failure messages in upstream's FitError wording, plugin
+ * scores from --explain).
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
@@ -145,5 +145,16 @@ Test(groupa, balanced_allocation_scores_and_skips_best_effort)
     expect_scheduled(doc, "best-effort", "tall");
     cr_assert_eq(score_of(doc, "best-effort", "tall", "NodeResourcesBalancedAllocation"), -1);
     cr_assert_eq(score_of(doc, "best-effort", "wide", "NodeResourcesBalancedAllocation"), -1);
+    cJSON_Delete(doc);
+}
+
+Test(groupa, node_declared_features_filters_nodes_without_the_feature)
+{
+    cJSON *doc = sim_json("--cluster " FIX "ndf.yaml");
+    expect_scheduled(doc, "rr", "new");
+    expect_unschedulable(doc, "hn",
+                         "0/2 nodes are available: 2 node(s) didn't match Pod's required features. "
+                         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                         "scheduling.");
     cJSON_Delete(doc);
 }
