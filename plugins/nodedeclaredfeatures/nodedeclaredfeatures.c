@@ -152,8 +152,7 @@ static ks_queueing_hint ndf_node_hint(void *self, const ks_pod *pod, const ks_ev
 }
 
 /* isSchedulableAfterTargetPodUpdate: queue only when the inferred requirements changed. */
-static ks_queueing_hint ndf_target_pod_hint(void *self, const ks_pod *pod,
-                                            const ks_event_info *ev)
+static ks_queueing_hint ndf_target_pod_hint(void *self, const ks_pod *pod, const ks_event_info *ev)
 {
     (void)self;
     (void)pod;

@@ -88,9 +88,9 @@ Test(node_declared_features, empty_node_passes_a_pod_without_requirements)
 Test(node_declared_features, node_matches_requirements)
 {
     char r[256];
-    cr_assert_eq(run("['RestartAllContainersOnContainerExits']", pod_spec(NULL, RESTART_RULE), r,
-                     sizeof(r)),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        run("['RestartAllContainersOnContainerExits']", pod_spec(NULL, RESTART_RULE), r, sizeof(r)),
+        KS_SUCCESS);
 }
 
 Test(node_declared_features, node_does_not_match_requirements)
@@ -124,9 +124,9 @@ Test(node_declared_features, node_with_some_but_not_all_required_features)
 {
     char r[256];
     ks_pod *p = pod_spec("'hostNetwork':true,'hostUsers':false", RESTART_RULE "," BIND_MOUNT);
-    cr_assert_eq(run("['RestartAllContainersOnContainerExits','VolumeBindMountOptions']", p, r,
-                     sizeof(r)),
-                 KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
+    cr_assert_eq(
+        run("['RestartAllContainersOnContainerExits','VolumeBindMountOptions']", p, r, sizeof(r)),
+        KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
     cr_assert_str_eq(r, REASON);
     cr_assert_eq(run("['RestartAllContainersOnContainerExits','UserNamespacesHostNetworkSupport',"
                      "'VolumeBindMountOptions']",
@@ -187,7 +187,8 @@ Test(node_declared_features, features_that_never_infer_for_scheduling_do_not_fil
     cr_assert_eq(run(NULL, p, r, sizeof(r)), KS_SUCCESS);
 }
 
-/* ---- queueing hints ---------------------------------------------------------------------------- */
+/* ---- queueing hints ----------------------------------------------------------------------------
+ */
 
 static ks_queueing_hint_fn hint_for(ks_event_resource res)
 {
@@ -206,8 +207,7 @@ Test(node_declared_features, registers_node_and_target_pod_events)
     ks_cluster_event_hint ev[4];
     cr_assert_eq(ks_plugin_node_declared_features.events_with_hints(NULL, ev, 4), 2);
     cr_assert_eq(ev[0].event.resource, KS_RES_NODE);
-    cr_assert_eq(ev[0].event.actions,
-                 (uint32_t)(KS_ACT_ADD | KS_ACT_UPDATE_NODE_DECLARED_FEATURE));
+    cr_assert_eq(ev[0].event.actions, (uint32_t)(KS_ACT_ADD | KS_ACT_UPDATE_NODE_DECLARED_FEATURE));
     cr_assert_eq(ev[1].event.resource, KS_RES_TARGET_POD);
     cr_assert_eq(ev[1].event.actions, (uint32_t)KS_ACT_UPDATE_ANY);
 }
@@ -241,13 +241,11 @@ Test(node_declared_features, target_pod_hint)
 {
     ks_queueing_hint_fn h = hint_for(KS_RES_TARGET_POD);
     ks_pod *none = pod_spec(NULL, NULL), *rule = pod_spec(NULL, RESTART_RULE);
-    ks_event_info adds = {.event = {KS_RES_TARGET_POD, KS_ACT_UPDATE_ANY},
-                          .old_pod = none,
-                          .new_pod = rule};
+    ks_event_info adds = {
+        .event = {KS_RES_TARGET_POD, KS_ACT_UPDATE_ANY}, .old_pod = none, .new_pod = rule};
     cr_assert_eq(h(NULL, rule, &adds), KS_QUEUE);
-    ks_event_info removes = {.event = {KS_RES_TARGET_POD, KS_ACT_UPDATE_ANY},
-                             .old_pod = rule,
-                             .new_pod = none};
+    ks_event_info removes = {
+        .event = {KS_RES_TARGET_POD, KS_ACT_UPDATE_ANY}, .old_pod = rule, .new_pod = none};
     cr_assert_eq(h(NULL, none, &removes), KS_QUEUE);
     ks_event_info same = {.event = {KS_RES_TARGET_POD, KS_ACT_UPDATE_ANY},
                           .old_pod = rule,
