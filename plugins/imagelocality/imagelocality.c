@@ -1,13 +1,15 @@
 /*
- * ImageLocality (upstream plugins/imagelocality/image_locality.go, v1.34).
+ * ImageLocality (upstream plugins/imagelocality/image_locality.go, v1.37).
  *
- *   PreScore  for each init and regular container image (in that order), the normalized name
+ *   PreScore  for each init and regular container image (in that order), then each image volume's
+ *             reference (spec.volumes[].image.reference, v1.37), the normalized name
  *             (":latest" appended when the reference has no tag after its last '/'; no registry or
  *             "library/" prefixing, as upstream) looked up among interned names, and its spread:
  *             the number of snapshot nodes listing that name over the number of snapshot nodes.
- *   Score     sum over the containers whose image the node lists of int64(size * spread), clamped
- *             to [23 MiB, 1000 MiB * containers] and scaled to 0..100 (integer arithmetic as
- *             upstream). Only id comparisons here; no NormalizeScore.
+ *   Score     sum over the containers and image volumes whose image the node lists of
+ *             int64(size * spread), clamped to [23 MiB, 1000 MiB * imageCount] (imageCount = init
+ *             containers + containers + image volumes) and scaled to 0..100 (integer arithmetic
+ *             as upstream). Only id comparisons here; no NormalizeScore.
  */
 #include <string.h>
 
@@ -24,7 +26,7 @@ typedef struct wanted_image {
 
 /* PreScore state (cycle arena; read-only after PreScore, shared by clones). */
 typedef struct prescore_state {
-    size_t ncontainers;
+    size_t nimages; /* upstream's imageCount: container images, then image volumes */
     wanted_image images[];
 } prescore_state;
 
@@ -62,8 +64,10 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
     (void)self;
     (void)nodes;
     (void)nnodes;
-    const ks_sym *images;
-    size_t n = ks_pod_images(pod, &images);
+    const ks_sym *images, *volumes;
+    size_t ncont = ks_pod_images(pod, &images);
+    size_t nvol = ks_pod_image_volumes(pod, &volumes);
+    size_t n = ncont + nvol;
     const ks_snapshot *snap = ks_cycle_snapshot(cycle);
     size_t total = ks_snapshot_node_count(snap);
     prescore_state *s = ks_cycle_alloc(cycle, sizeof(*s) + n * sizeof(s->images[0]));
@@ -71,9 +75,9 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
         ks_status_reason(st, "ImageLocality: out of memory in PreScore");
         return KS_ERROR;
     }
-    s->ncontainers = n;
+    s->nimages = n;
     for (size_t i = 0; i < n; i++) {
-        ks_sym name = normalized(images[i]);
+        ks_sym name = normalized(i < ncont ? images[i] : volumes[i - ncont]);
         size_t on = name == KS_SYM_ABSENT ? 0 : ks_snapshot_image_node_count(snap, name);
         s->images[i].name = on ? name : KS_SYM_ABSENT;
         s->images[i].spread = on ? (double)on / (double)total : 0.0;
@@ -96,9 +100,9 @@ static int64_t image_size(const ks_node_image *imgs, size_t n, ks_sym name)
 }
 
 /* calculatePriority: the sum clamped to [min, max] and scaled to 0..100. */
-static int64_t priority(int64_t sum, size_t ncontainers)
+static int64_t priority(int64_t sum, size_t nimages)
 {
-    int64_t max = MAX_CONTAINER_THRESHOLD * (int64_t)ncontainers;
+    int64_t max = MAX_CONTAINER_THRESHOLD * (int64_t)nimages;
     if (sum < MIN_THRESHOLD)
         sum = MIN_THRESHOLD;
     else if (sum > max)
@@ -120,14 +124,14 @@ static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *p
     const ks_node_image *imgs;
     size_t nimgs = ks_node_images(ks_node_info_node(ni), &imgs);
     int64_t sum = 0;
-    for (size_t i = 0; nimgs && i < s->ncontainers; i++) {
+    for (size_t i = 0; nimgs && i < s->nimages; i++) {
         if (s->images[i].name == KS_SYM_ABSENT)
             continue;
         int64_t size = image_size(imgs, nimgs, s->images[i].name);
         if (size >= 0) /* scaledImageScore */
             sum += (int64_t)((double)size * s->images[i].spread);
     }
-    *score = priority(sum, s->ncontainers);
+    *score = priority(sum, s->nimages);
     return KS_SUCCESS;
 }
 

@@ -184,3 +184,47 @@ Test(image_locality, pod_without_images_scores_zero)
     expect(th_pod("{'metadata':{'name':'x','namespace':'default','uid':'x'},'spec':{}}"), nodes, 2,
            (int64_t[]){0, 0});
 }
+
+/* v1.37 (upstream "pod with ImageVolume"): an image volume's reference counts like a container
+ * image, and raises imageCount: gcr.io/30 + volume gcr.io/300: node1 has gcr.io/300:latest:
+ * 100 * (300M * 1/2 - 23M) / (1000M * 2 - 23M) = 6; node2 30M/2 < 23M -> 0. */
+static ks_pod *pod_with_volumes(const char *image, const char *volumes)
+{
+    char json[2048];
+    seq++;
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'p%d','namespace':'default','uid':'p%d'},"
+             "'spec':{'containers':[{'name':'c','image':'%s'}],'volumes':[%s]}}",
+             seq, seq, image, volumes);
+    return th_pod(json);
+}
+
+Test(image_locality, image_volume_counts_like_a_container_image)
+{
+    const char *nodes[] = {NODE_300_600_900, NODE_4000_30};
+    expect(pod_with_volumes("gcr.io/30", "{'name':'v','image':{'reference':'gcr.io/300'}}"), nodes,
+           2, (int64_t[]){6, 0});
+    /* The same images as regular containers score the same. */
+    expect(pod("gcr.io/30,gcr.io/300", NULL), nodes, 2, (int64_t[]){6, 0});
+}
+
+Test(image_locality, image_volume_raises_the_max_threshold)
+{
+    /* app:latest 1500M on both nodes: with one container the sum 1500M clamps to 1000M -> 100;
+     * with an image volume that no node has, imageCount 2: 100 * (1500M - 23M) / (2000M - 23M)
+     * = 74. Other volumes do not count. */
+    const char *nodes[] = {IMG("'app:latest'", 1500), IMG("'app:latest'", 1500)};
+    expect(pod("app", NULL), nodes, 2, (int64_t[]){100, 100});
+    expect(pod_with_volumes("app", "{'name':'e','emptyDir':{}},"
+                                   "{'name':'m','image':{'reference':'models/llm:v1'}}"),
+           nodes, 2, (int64_t[]){74, 74});
+}
+
+Test(image_locality, image_volume_reference_is_normalized)
+{
+    /* "data" -> "data:latest", found on node1 only: 800M/2 = 400M over imageCount 2 ->
+     * 100 * (400M - 23M) / (2000M - 23M) = 19. */
+    const char *nodes[] = {IMG("'data:latest'", 800), ""};
+    expect(pod_with_volumes("gcr.io/none:v9", "{'name':'d','image':{'reference':'data'}}"), nodes,
+           2, (int64_t[]){19, 0});
+}
