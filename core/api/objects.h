@@ -78,8 +78,12 @@ struct ks_pod {
     size_t nspread;
     const ks_topology_spread_constraint *spread; /* shared (shared.h) */
 
-    ks__resources requests;         /* upstream PodRequests */
+    ks__resources requests;         /* upstream PodRequests (status resources of a resized pod) */
     ks__resources nonzero_requests; /* same with 100m / 200Mi for containers lacking cpu/memory */
+    /* What the pod adds to its node's NonZeroRequested (PodInfo.CalculateResource): as
+     * nonzero_requests, except that with pod-level requests only a resource the whole pod does
+     * not list gets the container defaults. */
+    ks__resources node_nonzero_requests;
 
     char *json; /* compact JSON text of the whole object, owned */
     /* Set on an assumed copy (ks__pod_with_node): every array above is borrowed from base, which

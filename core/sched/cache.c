@@ -201,7 +201,7 @@ int ks__node_info_add_pod(ks_node_info *ni, ks_pod *pod)
     }
     ni->pods[ni->npods++] = ks__pod_ref(pod);
     ks__resources_add(&ni->requested, &pod->requests.pub);
-    ks__resources_add(&ni->nonzero_requested, &pod->nonzero_requests.pub);
+    ks__resources_add(&ni->nonzero_requested, &pod->node_nonzero_requests.pub);
     return 0;
 }
 
@@ -212,7 +212,7 @@ int ks__node_info_remove_pod(ks_node_info *ni, const char *uid)
         if (strcmp(p->uid, uid) != 0)
             continue;
         ks__resources_sub(&ni->requested, &p->requests.pub);
-        ks__resources_sub(&ni->nonzero_requested, &p->nonzero_requests.pub);
+        ks__resources_sub(&ni->nonzero_requested, &p->node_nonzero_requests.pub);
         unindex_pod(ni, p);
         /* Keep the order of the remaining pods (plugins may iterate them). */
         memmove(&ni->pods[i], &ni->pods[i + 1], (ni->npods - i - 1) * sizeof(ks_pod *));
