@@ -377,6 +377,10 @@ static size_t s_image_nodes(const ks_snapshot *s, ks_sym image)
 {
     return ks__snapshot_image_nodes(s, image);
 }
+static int64_t s_image_size(const ks_snapshot *s, ks_sym image)
+{
+    return ks__snapshot_image_size(s, image);
+}
 
 static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size_t *n)
 {
@@ -665,6 +669,7 @@ static const ks_host_api host_table = {
     .node_declared_features = n_declared_features,
     .pod_spec_flags = p_spec_flags,
     .pod_image_volumes = p_image_volumes,
+    .snapshot_image_size = s_image_size,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -5,7 +5,10 @@
  *             reference (spec.volumes[].image.reference, v1.37), the normalized name
  *             (":latest" appended when the reference has no tag after its last '/'; no registry or
  *             "library/" prefixing, as upstream) looked up among interned names, and its spread:
- *             the number of snapshot nodes listing that name over the number of snapshot nodes.
+ *             the number of snapshot nodes listing that name over the number of snapshot nodes,
+ *             and its size: one size per name for the whole cluster (upstream's cache keeps the
+ *             size of the Node that listed the name first while no other did,
+ *             ks_snapshot_image_size), not each node's own status.images figure.
  *   Score     sum over the containers and image volumes whose image the node lists of
  *             int64(size * spread), clamped to [23 MiB, 1000 MiB * imageCount] (imageCount = init
  *             containers + containers + image volumes) and scaled to 0..100 (integer arithmetic
@@ -22,6 +25,7 @@
 typedef struct wanted_image {
     ks_sym name;   /* normalized; KS_SYM_ABSENT when no node can list it */
     double spread; /* numNodes / totalNumNodes */
+    int64_t size;  /* ImageStateSummary.Size: the same on every node that lists the name */
 } wanted_image;
 
 /* PreScore state (cycle arena; read-only after PreScore, shared by clones). */
@@ -81,6 +85,7 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
         size_t on = name == KS_SYM_ABSENT ? 0 : ks_snapshot_image_node_count(snap, name);
         s->images[i].name = on ? name : KS_SYM_ABSENT;
         s->images[i].spread = on ? (double)on / (double)total : 0.0;
+        s->images[i].size = on ? ks_snapshot_image_size(snap, name) : 0;
     }
     if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
         ks_status_reason(st, "ImageLocality: cannot write the PreScore state");
@@ -89,14 +94,14 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
     return KS_SUCCESS;
 }
 
-/* The size of the node's image listing name, or -1. */
-static int64_t image_size(const ks_node_image *imgs, size_t n, ks_sym name)
+/* Whether the node lists name (its NodeInfo.ImageStates has the name). */
+static int node_lists(const ks_node_image *imgs, size_t n, ks_sym name)
 {
     for (size_t i = 0; i < n; i++)
         for (uint32_t k = 0; k < imgs[i].nnames; k++)
             if (imgs[i].names[k] == name)
-                return imgs[i].size_bytes;
-    return -1;
+                return 1;
+    return 0;
 }
 
 /* calculatePriority: the sum clamped to [min, max] and scaled to 0..100. */
@@ -127,9 +132,8 @@ static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *p
     for (size_t i = 0; nimgs && i < s->nimages; i++) {
         if (s->images[i].name == KS_SYM_ABSENT)
             continue;
-        int64_t size = image_size(imgs, nimgs, s->images[i].name);
-        if (size >= 0) /* scaledImageScore */
-            sum += (int64_t)((double)size * s->images[i].spread);
+        if (node_lists(imgs, nimgs, s->images[i].name)) /* scaledImageScore */
+            sum += (int64_t)((double)s->images[i].size * s->images[i].spread);
     }
     *score = priority(sum, s->nimages);
     return KS_SUCCESS;

@@ -875,6 +875,10 @@ typedef struct ks_host_api {
     /* The references of the pod's image volumes (spec.volumes[].image.reference, KS_SYM_EMPTY for
      * an image volume without one), in spec order. borrowed(pod); any thread. */
     size_t (*pod_image_volumes)(const ks_pod *pod, const ks_sym **out);
+    /* The size an image name is scored with on every node that lists it (upstream
+     * ImageStateSummary.Size: what the Node that listed the name first reported, while no other
+     * Node did), or -1 when no node of the snapshot lists it. Any thread. */
+    int64_t (*snapshot_image_size)(const ks_snapshot *snap, ks_sym image);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1324,7 +1328,8 @@ static inline void ks_sign_add(ks_signature *sig, const char *key, const char *v
 {
     ks_host->sign_add(sig, key, value_json);
 }
-/* ABI 1.4: node.status.declaredFeatures, the pod's KS_POD_SPEC_* facts, its image volumes. */
+/* ABI 1.4: node.status.declaredFeatures, the pod's KS_POD_SPEC_* facts, its image volumes, an
+ * image's cluster-wide size. */
 static inline size_t ks_node_declared_features(const ks_node *n, const ks_sym **o)
 {
     return ks_host->node_declared_features(n, o);
@@ -1333,6 +1338,10 @@ static inline uint32_t ks_pod_spec_flags(const ks_pod *p) { return ks_host->pod_
 static inline size_t ks_pod_image_volumes(const ks_pod *p, const ks_sym **o)
 {
     return ks_host->pod_image_volumes(p, o);
+}
+static inline int64_t ks_snapshot_image_size(const ks_snapshot *s, ks_sym image)
+{
+    return ks_host->snapshot_image_size(s, image);
 }
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {
