@@ -42,6 +42,20 @@ static int any_tolerates(const ks_toleration *tols, size_t n, const ks_taint *ta
     return 0;
 }
 
+/* pre_filter (v1.37): nothing to compute; upstream added it for the deferred-resize Skip of
+ * InPlacePodVerticalScalingSchedulerPreemption (alpha, off), so by default it returns Success
+ * and the plugin is counted at PreFilter. Scheduling thread. */
+static ks_code taint_toleration_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                           ks_prefilter_result *result, ks_status *st)
+{
+    (void)self;
+    (void)cycle;
+    (void)pod;
+    (void)result;
+    (void)st;
+    return KS_SUCCESS;
+}
+
 /* filter: called concurrently for different nodes; reads only the pod and the node. */
 static ks_code taint_toleration_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                                        const ks_node_info *ni, ks_status *st)
@@ -157,6 +171,7 @@ static size_t taint_toleration_events(void *self, ks_cluster_event *out, size_t 
 const ks_plugin_desc ks_plugin_taint_toleration = {
     .size = sizeof(ks_plugin_desc),
     .name = "TaintToleration",
+    .pre_filter = taint_toleration_pre_filter,
     .filter = taint_toleration_filter,
     .pre_score = taint_toleration_pre_score,
     .score = taint_toleration_score,

@@ -1423,8 +1423,11 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
                      "NodeDeclaredFeatures");
     cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][plans[0].npoint[KS_PT_PRE_FILTER] - 1].name,
                      "NodeDeclaredFeatures");
-    /* v1.37: NodeName's PreFilter and Filter run before NodeUnschedulable's. */
+    /* v1.37: NodeName's PreFilter and Filter run before NodeUnschedulable's; NodeUnschedulable
+     * and TaintToleration have (trivial) PreFilters. */
     cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][0].name, "NodeName");
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][1].name, "NodeUnschedulable");
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][2].name, "TaintToleration");
     cr_assert_str_eq(plans[0].point[KS_PT_FILTER][0].name, "NodeName");
     cr_assert_str_eq(plans[0].point[KS_PT_FILTER][1].name, "NodeUnschedulable");
     assert_unavailable(&plans[0]);

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "sched/framework.h"
 #include "harness.h"
 
 extern const ks_plugin_desc ks_plugin_taint_toleration;
@@ -279,4 +280,17 @@ Test(taint_toleration, registers_node_taint_and_pod_toleration_events)
     cr_assert_eq(ev[0].actions, (uint32_t)(KS_ACT_ADD | KS_ACT_UPDATE_NODE_TAINT));
     cr_assert_eq(ev[1].resource, KS_RES_POD);
     cr_assert_eq(ev[1].actions, (uint32_t)KS_ACT_UPDATE_POD_TOLERATIONS);
+}
+
+/* v1.37 PreFilter: Success without a PreFilterResult (the deferred-resize Skip is alpha, off). */
+Test(taint_toleration, pre_filter_succeeds_without_restricting_nodes)
+{
+    ks_status st;
+    ks_prefilter_result r = {0};
+    ks_pod *p = th_pod("{'metadata':{'name':'p','namespace':'default','uid':'u'},"
+                       "'spec':{'containers':[{'name':'c'}]}}");
+    cr_assert_not_null(ks_plugin_taint_toleration.pre_filter);
+    ks__status_reset(&st);
+    cr_assert_eq(ks_plugin_taint_toleration.pre_filter(NULL, NULL, p, &r, &st), KS_SUCCESS);
+    cr_assert_eq(r.used, 0);
 }
