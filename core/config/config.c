@@ -138,13 +138,15 @@ static int default_profile(cfg_load *L, size_t i)
         p->plugin_configs[j].args_checked = ks__cfg_args_kind(L, p->plugin_configs[j].name) != NULL;
     }
 
-    /* pluginsNames(): every enabled name, sorted, once. */
+    /* pluginsNames(): every enabled name, sorted, once; v1.37 reads placementGenerate and
+     * placementScore too, not podGroupPostFilter. */
     for (int pt = 0; pt < KS_PT_NSETS; pt++)
-        cap += p->plugins[pt].nenabled;
+        if (pt != KS_PT_POD_GROUP_POST_FILTER)
+            cap += p->plugins[pt].nenabled;
     if (cap && !(names = malloc(cap * sizeof(*names))))
         return ks__cfg_oom(L);
     for (int pt = 0; pt < KS_PT_NSETS; pt++)
-        for (size_t j = 0; j < p->plugins[pt].nenabled; j++)
+        for (size_t j = 0; pt != KS_PT_POD_GROUP_POST_FILTER && j < p->plugins[pt].nenabled; j++)
             names[nnames++] = p->plugins[pt].enabled[j].name;
     if (nnames)
         qsort(names, nnames, sizeof(*names), cmp_str);

@@ -1553,6 +1553,19 @@ Test(config, pod_group_plugin_sets_are_read_and_merged)
     ks__config_free(c);
 }
 
+/* pluginsNames (which plugins get default args) reads placementGenerate and placementScore but
+ * not podGroupPostFilter. */
+Test(config, pod_group_sets_and_default_args)
+{
+    ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint: {disabled: [{name: '*'}]}\n"
+                               "    placementScore: {enabled: [{name: NodeResourcesFit}]}\n"
+                               "    podGroupPostFilter: {enabled: [{name: DefaultPreemption}]}\n");
+    const ks_profile_config *p = &c->profiles[0];
+    cr_assert_not_null(pc_find(p, "NodeResourcesFit"));
+    cr_assert_eq(p->nplugin_configs, 1, "DefaultPreemption gets no default args");
+    ks__config_free(c);
+}
+
 Test(config, pod_group_plugin_sets_refuse_what_cannot_run)
 {
     const char *msg = plan_err(fake_cfg("", "    placementGenerate:\n"
