@@ -310,8 +310,8 @@ static int score_weights(plan_ctx *c, ks_profile_plan *plan)
             w = r->weight > 0 ? r->weight : 1;
             if (w * KS_MAX_NODE_SCORE > INT64_MAX - total) {
                 rc = ks__cfg_fail(&c->L, KS_ERANGE,
-                                  "profiles[%zu].plugins: total score of Score plugins could "
-                                  "overflow",
+                                  "profiles[%zu].plugins: score plugins: total score of Score "
+                                  "plugins could overflow",
                                   c->prof);
                 break;
             }
