@@ -305,8 +305,12 @@ static int parse_resource_list(const cJSON *obj, const char *path, rlist *r, par
     return 0;
 }
 
+/* rl_add / rl_max also carry whether cpu and memory are listed (a key present in a Go
+ * ResourceList), which decides where the non-zero defaults apply. */
 static int rl_add(rlist *dst, const rlist *src)
 {
+    dst->has_cpu |= src->has_cpu;
+    dst->has_memory |= src->has_memory;
     dst->cpu = sat_add(dst->cpu, src->cpu);
     dst->memory = sat_add(dst->memory, src->memory);
     dst->eph = sat_add(dst->eph, src->eph);
@@ -321,10 +325,13 @@ static int rl_add(rlist *dst, const rlist *src)
 
 static int rl_max(rlist *dst, const rlist *src)
 {
-    if (src->cpu > dst->cpu)
+    /* maxResourceList: a resource dst lacks is taken as is (even a negative one). */
+    if (src->has_cpu && (!dst->has_cpu || src->cpu > dst->cpu))
         dst->cpu = src->cpu;
-    if (src->memory > dst->memory)
+    if (src->has_memory && (!dst->has_memory || src->memory > dst->memory))
         dst->memory = src->memory;
+    dst->has_cpu |= src->has_cpu;
+    dst->has_memory |= src->has_memory;
     if (src->eph > dst->eph)
         dst->eph = src->eph;
     for (size_t i = 0; i < src->n; i++) {
@@ -477,8 +484,24 @@ int ks__resources_dup(ks__resources *dst, const ks__resources *src)
 
 /* One container's requests (defaulted from limits as the API server does) and, when nonzero,
  * with the scheduler's defaults for a missing cpu / memory entry. */
-static int container_requests(const cJSON *c, const char *path, int nonzero, rlist *out,
-                              parse_ctx *e)
+/* Which of upstream's NonMissingContainerRequests a computation applies (applyNonMissing): a
+ * container whose list lacks cpu (memory) gets 100m (200Mi). */
+enum { DEF_CPU = 1, DEF_MEMORY = 2, DEF_BOTH = DEF_CPU | DEF_MEMORY };
+
+static void apply_non_missing(rlist *r, unsigned defaults)
+{
+    if ((defaults & DEF_CPU) && !r->has_cpu) {
+        r->cpu = DEFAULT_MILLI_CPU_REQUEST;
+        r->has_cpu = 1;
+    }
+    if ((defaults & DEF_MEMORY) && !r->has_memory) {
+        r->memory = DEFAULT_MEMORY_REQUEST;
+        r->has_memory = 1;
+    }
+}
+
+/* A container's spec requests, with the API server's defaulting from limits. */
+static int container_spec_requests(const cJSON *c, const char *path, rlist *out, parse_ctx *e)
 {
     char p[256];
     rlist lim;
@@ -519,29 +542,78 @@ static int container_requests(const cJSON *c, const char *path, int nonzero, rli
         }
     }
     rl_free(&lim);
-    if (nonzero) {
-        if (!out->has_cpu)
-            out->cpu = DEFAULT_MILLI_CPU_REQUEST;
-        if (!out->has_memory)
-            out->memory = DEFAULT_MEMORY_REQUEST;
-    }
     return 0;
 }
 
-/* upstream PodRequests (component-helpers resource/helpers.go) for one variant. */
-static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, parse_ctx *e)
+/* Where a container's requests come from (component-helpers resource, v0.37): the spec, the
+ * allocated resources the kubelet accepted (containerAllocatedRequests) or the resources it
+ * actuated (containerActuatedRequests); the two status sources fall back as upstream does. */
+typedef enum { SRC_SPEC, SRC_ALLOCATED, SRC_ACTUATED } req_src;
+
+/* findContainerStatus: the status named name among containerStatuses, then
+ * initContainerStatuses (whichever list the container is in). */
+static const cJSON *container_status(const cJSON *status, const char *name)
 {
-    rlist reqs = {0}, init_max = {0}, sidecars = {0}, c = {0};
+    static const char *const lists[] = {"containerStatuses", "initContainerStatuses"};
+    const cJSON *cs;
+    if (!name)
+        return NULL;
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(cs, get(status, lists[l]))
+        {
+            const char *n = get_str(cs, "name");
+            if (n && strcmp(n, name) == 0)
+                return cs;
+        }
+    return NULL;
+}
+
+/* A list field that is set (a Go map that is not nil: present and not null). */
+static const cJSON *set_list(const cJSON *obj, const char *key)
+{
+    const cJSON *v = get(obj, key);
+    return v && !cJSON_IsNull(v) ? v : NULL;
+}
+
+/* One container's requests from src, then the defaults. infeasible: the pod's resize is
+ * Infeasible, so a status source without status gives nothing instead of the spec. */
+static int container_requests(const cJSON *c, const cJSON *status, req_src src, int infeasible,
+                              unsigned defaults, const char *path, rlist *out, parse_ctx *e)
+{
+    const cJSON *cs = src == SRC_SPEC ? NULL : container_status(status, get_str(c, "name"));
+    const cJSON *alloc = set_list(cs, "allocatedResources");
+    const cJSON *actual = set_list(get(cs, "resources"), "requests");
+    int rc = 0;
+    if (src == SRC_ACTUATED && actual)
+        rc = parse_resource_list(actual, "status.containerStatuses[].resources.requests", out, e);
+    else if (src != SRC_SPEC && alloc)
+        rc = parse_resource_list(alloc, "status.containerStatuses[].allocatedResources", out, e);
+    else if (src != SRC_SPEC && infeasible)
+        memset(out, 0, sizeof(*out));
+    else
+        rc = container_spec_requests(c, path, out, e);
+    if (rc == 0)
+        apply_non_missing(out, defaults);
+    return rc;
+}
+
+/* aggregateContainerResourcesByFn: regular containers summed; restartable init containers
+ * (sidecars) added to the pod and to every later init container; the pod needs at least the
+ * largest init container's use. */
+static int aggregate_containers(const cJSON *spec, const cJSON *status, req_src src, int infeasible,
+                                unsigned defaults, rlist *reqs, parse_ctx *e)
+{
+    rlist init_max = {0}, sidecars = {0}, c = {0};
     const cJSON *it;
     char path[128];
     int i = 0, rc = 0;
-
+    memset(reqs, 0, sizeof(*reqs));
     cJSON_ArrayForEach(it, get(spec, "containers"))
     {
         snprintf(path, sizeof(path), "spec.containers[%d]", i++);
-        if ((rc = container_requests(it, path, nonzero, &c, e)) != 0)
+        if ((rc = container_requests(it, status, src, infeasible, defaults, path, &c, e)) != 0)
             goto out;
-        rc = rl_add(&reqs, &c);
+        rc = rl_add(reqs, &c);
         rl_free(&c);
         if (rc)
             goto out;
@@ -551,11 +623,11 @@ static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, pars
     {
         const char *policy = get_str(it, "restartPolicy");
         snprintf(path, sizeof(path), "spec.initContainers[%d]", i++);
-        if ((rc = container_requests(it, path, nonzero, &c, e)) != 0)
+        if ((rc = container_requests(it, status, src, infeasible, defaults, path, &c, e)) != 0)
             goto out;
         if (policy && strcmp(policy, "Always") == 0) {
             /* A sidecar keeps running: it adds to the pod and to every later init container. */
-            if ((rc = rl_add(&reqs, &c)) != 0 || (rc = rl_add(&sidecars, &c)) != 0)
+            if ((rc = rl_add(reqs, &c)) != 0 || (rc = rl_add(&sidecars, &c)) != 0)
                 goto out;
             rc = rl_max(&init_max, &sidecars);
         } else {
@@ -567,53 +639,187 @@ static int pod_requests(const cJSON *spec, int nonzero, ks__resources *out, pars
         if (rc)
             goto out;
     }
-    if ((rc = rl_max(&reqs, &init_max)) != 0)
-        goto out;
+    rc = rl_max(reqs, &init_max);
+out:
+    rl_free(&init_max);
+    rl_free(&sidecars);
+    rl_free(&c);
+    if (rc)
+        rl_free(reqs);
+    return rc;
+}
 
-    /* Pod-level resources (PodLevelResources, beta and on in v1.34) replace cpu and memory. */
+/* IsPodResizeInfeasible: the PodResizePending condition's reason is Infeasible. */
+static int resize_infeasible(const cJSON *status)
+{
+    const cJSON *cond;
+    cJSON_ArrayForEach(cond, get(status, "conditions"))
     {
-        rlist pod_level, pod_limits;
-        const cJSON *pr = get(get(spec, "resources"), "requests");
-        const cJSON *pl = get(get(spec, "resources"), "limits");
-        if ((rc = parse_resource_list(pr, "spec.resources.requests", &pod_level, e)) != 0)
+        const char *type = get_str(cond, "type"), *reason = get_str(cond, "reason");
+        if (type && strcmp(type, "PodResizePending") == 0)
+            return reason && strcmp(reason, "Infeasible") == 0;
+    }
+    return 0;
+}
+
+static int is_hugepages(ks_sym name)
+{
+    const char *s = ks__sym_str(name);
+    return s && strncmp(s, "hugepages-", 10) == 0;
+}
+
+/* The pod-level requests after the API server's defaulting from pod-level limits (for the
+ * supported pod-level resources: cpu, memory, hugepages-*); *set: IsPodLevelRequestsSet. */
+static int pod_level_requests(const cJSON *spec, rlist *out, int *set, parse_ctx *e)
+{
+    rlist lim;
+    const cJSON *res = get(spec, "resources");
+    int rc;
+    if ((rc = parse_resource_list(get(res, "requests"), "spec.resources.requests", out, e)) != 0)
+        return rc;
+    if ((rc = parse_resource_list(get(res, "limits"), "spec.resources.limits", &lim, e)) != 0) {
+        rl_free(out);
+        return rc;
+    }
+    if (!out->has_cpu && lim.has_cpu) {
+        out->cpu = lim.cpu;
+        out->has_cpu = 1;
+    }
+    if (!out->has_memory && lim.has_memory) {
+        out->memory = lim.memory;
+        out->has_memory = 1;
+    }
+    rl_free(&lim);
+    *set = out->has_cpu || out->has_memory;
+    for (size_t i = 0; i < out->n && !*set; i++)
+        *set = is_hugepages(out->sc[i].name);
+    return 0;
+}
+
+/* applyPodLevelResources: the supported pod-level resources that eff lists replace the
+ * containers' aggregate. */
+static int apply_pod_level(rlist *reqs, const rlist *eff)
+{
+    if (eff->has_cpu) {
+        reqs->cpu = eff->cpu;
+        reqs->has_cpu = 1;
+    }
+    if (eff->has_memory) {
+        reqs->memory = eff->memory;
+        reqs->has_memory = 1;
+    }
+    for (size_t i = 0; i < eff->n; i++) {
+        if (!is_hugepages(eff->sc[i].name))
+            continue;
+        int64_t *slot = rl_scalar_slot(reqs, eff->sc[i].name);
+        if (!slot)
+            return KS_ENOMEM;
+        *slot = eff->sc[i].value;
+    }
+    return 0;
+}
+
+/* Upstream resourcehelper.PodRequests (component-helpers v0.37) with the options the v1.37
+ * scheduler passes: UseStatusResources (InPlacePodVerticalScaling, GA),
+ * InPlacePodLevelResourcesVerticalScalingEnabled (Beta, on), pod-level resources
+ * (PodLevelResources, Beta, on), overhead added; `defaults` are the NonMissingContainerRequests.
+ *
+ * The containers' aggregate is max(spec, actuated, allocated) per resource (without the spec
+ * when the resize is Infeasible), where actuated / allocated come from the pod-level
+ * status.resources.requests / status.allocatedResources when the kubelet set them, else from the
+ * containers' statuses. Pod-level requests then replace cpu, memory and hugepages-*, as
+ * max(spec, status.resources.requests, status.allocatedResources) once status.resources is set.
+ * A pod without status resources (every pending pod) gets its spec requests. *pod_level: whether
+ * spec.resources.requests sets a pod-level resource. */
+static int pod_requests(const cJSON *spec, const cJSON *status, unsigned defaults, rlist *reqs,
+                        int *pod_level, parse_ctx *e)
+{
+    rlist spec_r, alloc_r = {0}, act_r = {0}, pl = {0};
+    const cJSON *st_alloc = set_list(status, "allocatedResources");
+    const cJSON *st_res = set_list(status, "resources");
+    const cJSON *st_req = set_list(st_res, "requests");
+    int infeasible = resize_infeasible(status), rc;
+    memset(reqs, 0, sizeof(*reqs));
+    if ((rc = aggregate_containers(spec, status, SRC_SPEC, infeasible, defaults, &spec_r, e)) != 0)
+        return rc;
+    if (st_alloc && st_res && st_req) {
+        /* The kubelet's pod-level aggregates (no NonMissing defaults applied to them). */
+        if ((rc = parse_resource_list(st_alloc, "status.allocatedResources", &alloc_r, e)) != 0 ||
+            (rc = parse_resource_list(st_req, "status.resources.requests", &act_r, e)) != 0)
             goto out;
-        if ((rc = parse_resource_list(pl, "spec.resources.limits", &pod_limits, e)) != 0) {
-            rl_free(&pod_level);
+    } else if ((rc = aggregate_containers(spec, status, SRC_ALLOCATED, infeasible, defaults,
+                                          &alloc_r, e)) != 0 ||
+               (rc = aggregate_containers(spec, status, SRC_ACTUATED, infeasible, defaults, &act_r,
+                                          e)) != 0)
+        goto out;
+    if ((!infeasible && (rc = rl_max(reqs, &spec_r)) != 0) || (rc = rl_max(reqs, &act_r)) != 0 ||
+        (rc = rl_max(reqs, &alloc_r)) != 0)
+        goto out;
+    if ((rc = pod_level_requests(spec, &pl, pod_level, e)) != 0)
+        goto out;
+    if (*pod_level) {
+        if (st_res) {
+            /* effectivePodLevelResources: max(spec unless Infeasible, actuated, allocated). */
+            rlist eff = {0}, st_r = {0}, st_a = {0};
+            if ((rc = parse_resource_list(st_req, "status.resources.requests", &st_r, e)) == 0 &&
+                (rc = parse_resource_list(st_alloc, "status.allocatedResources", &st_a, e)) == 0 &&
+                (infeasible || (rc = rl_max(&eff, &pl)) == 0) && (rc = rl_max(&eff, &st_r)) == 0 &&
+                (rc = rl_max(&eff, &st_a)) == 0)
+                rc = apply_pod_level(reqs, &eff);
+            rl_free(&eff);
+            rl_free(&st_r);
+            rl_free(&st_a);
+        } else {
+            rc = apply_pod_level(reqs, &pl);
+        }
+        if (rc)
             goto out;
-        }
-        /* API-server defaulting (defaultPodRequests): a pod-level limit without a pod-level
-         * request is the request. */
-        if (!pod_level.has_cpu && pod_limits.has_cpu) {
-            pod_level.cpu = pod_limits.cpu;
-            pod_level.has_cpu = 1;
-        }
-        if (!pod_level.has_memory && pod_limits.has_memory) {
-            pod_level.memory = pod_limits.memory;
-            pod_level.has_memory = 1;
-        }
-        if (pod_level.has_cpu)
-            reqs.cpu = pod_level.cpu;
-        if (pod_level.has_memory)
-            reqs.memory = pod_level.memory;
-        rl_free(&pod_level);
-        rl_free(&pod_limits);
     }
     {
         rlist overhead;
         if ((rc = parse_resource_list(get(spec, "overhead"), "spec.overhead", &overhead, e)) != 0)
             goto out;
-        rc = rl_add(&reqs, &overhead);
+        rc = rl_add(reqs, &overhead);
         rl_free(&overhead);
-        if (rc)
-            goto out;
     }
-    rl_to_resources(&reqs, out);
 out:
-    rl_free(&reqs);
-    rl_free(&init_max);
-    rl_free(&sidecars);
-    rl_free(&c);
+    rl_free(&spec_r);
+    rl_free(&alloc_r);
+    rl_free(&act_r);
+    rl_free(&pl);
+    if (rc)
+        rl_free(reqs);
     return rc;
+}
+
+/* The pod's three request lists: requests (upstream PodRequests, no defaults); nonzero_requests
+ * (NonMissingContainerRequests 100m / 200Mi for every container, as the scorers'
+ * calculatePodResourceRequest passes them); node_nonzero_requests (PodInfo.CalculateResource's
+ * non-zero variant, what the pod adds to its node's NonZeroRequested: with pod-level requests
+ * set, only a resource missing from the whole pod's requests gets the container defaults). */
+static int pod_all_requests(const cJSON *spec, const cJSON *status, ks_pod *pod, parse_ctx *e)
+{
+    rlist reqs, nz, node_nz;
+    int pod_level = 0, rc;
+    unsigned node_defaults;
+    if ((rc = pod_requests(spec, status, 0, &reqs, &pod_level, e)) != 0)
+        return rc;
+    node_defaults =
+        !pod_level ? DEF_BOTH : (reqs.has_cpu ? 0u : DEF_CPU) | (reqs.has_memory ? 0u : DEF_MEMORY);
+    if ((rc = pod_requests(spec, status, DEF_BOTH, &nz, &pod_level, e)) != 0) {
+        rl_free(&reqs);
+        return rc;
+    }
+    rc = pod_requests(spec, status, node_defaults, &node_nz, &pod_level, e);
+    if (rc) {
+        rl_free(&reqs);
+        rl_free(&nz);
+        return rc;
+    }
+    rl_to_resources(&reqs, &pod->requests);
+    rl_to_resources(&nz, &pod->nonzero_requests);
+    rl_to_resources(&node_nz, &pod->node_nonzero_requests);
+    return 0;
 }
 
 static ks_taint_effect parse_effect(const char *s, int *ok)
@@ -952,6 +1158,71 @@ static int check_ports(const cJSON *ports, const char *path, parse_ctx *e)
     return 0;
 }
 
+/* A container's restartPolicyRules name the RestartAllContainers action (upstream
+ * restartallcontainers.InferForScheduling). */
+static int restarts_all_containers(const cJSON *c)
+{
+    const cJSON *rule;
+    cJSON_ArrayForEach(rule, get(c, "restartPolicyRules"))
+    {
+        const char *action = get_str(rule, "action");
+        if (action && strcmp(action, "RestartAllContainers") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A container mounts a volume with a non-empty bindMountOptions (upstream
+ * volumebindmountoptions.InferForScheduling: len(BindMountOptions) > 0). */
+static int has_bind_mount_options(const cJSON *c)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, get(c, "volumeMounts"))
+    {
+        if (cJSON_GetArraySize(get(m, "bindMountOptions")) > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The spec facts behind ks_pod_spec_flags (what NodeDeclaredFeatures infers from, component-helpers
+ * nodedeclaredfeatures v0.37) and the image volumes (ImageLocality counts them, v1.37). */
+static int parse_spec_facts(const cJSON *spec, ks_pod *pod, parse_ctx *e)
+{
+    static const char *const lists[] = {"initContainers", "containers", "ephemeralContainers"};
+    const cJSON *c, *v, *hu = get(spec, "hostUsers");
+    size_t nvol = 0;
+    if (cJSON_IsTrue(get(spec, "hostNetwork")))
+        pod->spec_flags |= KS_POD_SPEC_HOST_NETWORK;
+    if (cJSON_IsFalse(hu))
+        pod->spec_flags |= KS_POD_SPEC_HOST_USERS_FALSE;
+    for (int l = 0; l < 3; l++)
+        cJSON_ArrayForEach(c, get(spec, lists[l]))
+        {
+            /* restartPolicyRules exist on containers and init containers only. */
+            if (l < 2 && restarts_all_containers(c))
+                pod->spec_flags |= KS_POD_SPEC_RESTART_ALL_CONTAINERS;
+            if (has_bind_mount_options(c))
+                pod->spec_flags |= KS_POD_SPEC_BIND_MOUNT_OPTIONS;
+        }
+    cJSON_ArrayForEach(v, get(spec, "volumes"))
+    {
+        if (cJSON_IsObject(get(v, "image")))
+            nvol++;
+    }
+    if (!nvol)
+        return 0;
+    if (!(pod->image_volumes = calloc(nvol, sizeof(ks_sym))))
+        return KS_ENOMEM;
+    cJSON_ArrayForEach(v, get(spec, "volumes"))
+    {
+        const cJSON *img = get(v, "image");
+        if (cJSON_IsObject(img))
+            pod->image_volumes[pod->nimage_volumes++] = get_sym(e, img, "reference", "");
+    }
+    return 0;
+}
+
 static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 {
     static const char *const lists[] = {"initContainers", "containers"};
@@ -1087,9 +1358,8 @@ static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err,
         (rc = parse_tolerations(get(spec, "tolerations"), pod, &e)) ||
         (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
         (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
-        (rc = parse_containers_extra(spec, pod, &e)) ||
-        (rc = pod_requests(spec, 0, &pod->requests, &e)) ||
-        (rc = pod_requests(spec, 1, &pod->nonzero_requests, &e)))
+        (rc = parse_containers_extra(spec, pod, &e)) || (rc = parse_spec_facts(spec, pod, &e)) ||
+        (rc = pod_all_requests(spec, status, pod, &e)))
         goto fail;
     {
         const cJSON *g;
@@ -1155,9 +1425,11 @@ static void ks__pod_free_(ks_pod *pod)
     free(pod->images);
     free(pod->host_ports);
     free(pod->gates);
+    free(pod->image_volumes);
     free(pod->affinity_storage);
     ks__resources_free(&pod->requests);
     ks__resources_free(&pod->nonzero_requests);
+    ks__resources_free(&pod->node_nonzero_requests);
     free(pod->json);
     free(pod);
 }
@@ -1250,6 +1522,7 @@ static void node_free_(ks_node *node)
     free(node->taints);
     free(node->images);
     free(node->image_names);
+    free(node->declared_features);
     ks__resources_free(&node->allocatable);
     free(node->json);
     ks__symrefs_release(&node->syms);
@@ -1285,6 +1558,26 @@ static int parse_node_images(const cJSON *arr, ks_node *node)
             }
         }
         ni->size_bytes = cJSON_IsNumber(size) ? ks__sat_i64(size->valuedouble) : 0;
+    }
+    return 0;
+}
+
+/* status.declaredFeatures as listed (strings only). NodeInfo.SetNode maps them with TryMap, which
+ * expects them sorted, as the API server keeps them; the plugin walks them the same way. */
+static int parse_declared_features(const cJSON *arr, ks_node *node)
+{
+    const cJSON *f;
+    size_t n = 0;
+    cJSON_ArrayForEach(f, arr) { n += cJSON_IsString(f) ? 1 : 0; }
+    if (!n)
+        return 0;
+    if (!(node->declared_features = calloc(n, sizeof(ks_sym))))
+        return KS_ENOMEM;
+    cJSON_ArrayForEach(f, arr)
+    {
+        if (cJSON_IsString(f))
+            node->declared_features[node->ndeclared_features++] =
+                ks__symrefs_intern(&node->syms, f->valuestring);
     }
     return 0;
 }
@@ -1360,7 +1653,8 @@ static int node_from_json(const cJSON *obj, int checked, ks_node **out, char *er
              &rl, &e)))
         goto fail;
     rl_to_resources(&rl, &node->allocatable);
-    if ((rc = parse_node_images(get(status, "images"), node)))
+    if ((rc = parse_node_images(get(status, "images"), node)) ||
+        (rc = parse_declared_features(get(status, "declaredFeatures"), node)))
         goto fail;
     node->json = cJSON_PrintUnformatted(obj);
     if (!node->json || !node->resource_version) {

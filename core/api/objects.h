@@ -69,14 +69,21 @@ struct ks_pod {
     ks_host_port *host_ports;
     size_t ngates;
     ks_sym *gates;
+    uint32_t spec_flags; /* KS_POD_SPEC_* (NodeDeclaredFeatures' inference reads them) */
+    size_t nimage_volumes;
+    ks_sym *image_volumes; /* spec.volumes[].image.reference, spec order; "" when unset */
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */
     size_t nspread;
     const ks_topology_spread_constraint *spread; /* shared (shared.h) */
 
-    ks__resources requests;         /* upstream PodRequests */
+    ks__resources requests;         /* upstream PodRequests (status resources of a resized pod) */
     ks__resources nonzero_requests; /* same with 100m / 200Mi for containers lacking cpu/memory */
+    /* What the pod adds to its node's NonZeroRequested (PodInfo.CalculateResource): as
+     * nonzero_requests, except that with pod-level requests only a resource the whole pod does
+     * not list gets the container defaults. */
+    ks__resources node_nonzero_requests;
 
     char *json; /* compact JSON text of the whole object, owned */
     /* Set on an assumed copy (ks__pod_with_node): every array above is borrowed from base, which
@@ -104,6 +111,8 @@ struct ks_node {
     ks_node_image *images;
     void *image_names; /* owned storage behind images[].names */
     ks__resources allocatable;
+    size_t ndeclared_features;
+    ks_sym *declared_features; /* status.declaredFeatures, as listed */
     char *json;
     ks__symrefs syms; /* the counted symbols it holds, released when it is freed (intern.h) */
 };

@@ -148,6 +148,8 @@ static int cmd_validate(int argc, char **argv)
         }
         ks__framework_free(fw);
     }
+    printf("Semantics: kube-scheduler " KS_CFG_KUBERNETES_VERSION
+           " (default plugins, args defaults and validation, plugin decisions)\n");
     ks__config_print(l.cfg, l.plans, stdout);
     loaded_free(&l);
     return 0;

@@ -20,19 +20,23 @@
 #include "config/registry.h"
 #include "util/readfile.h"
 
-static const char *const point_fields[KS_PT_COUNT + 1] = {
-    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",  "score",
-    "reserve",    "permit",    "preBind",   "bind",   "postBind",   "multiPoint"};
-static const char *const point_names[KS_PT_COUNT + 1] = {
-    "PreEnqueue", "QueueSort", "PreFilter", "Filter", "PostFilter", "PreScore",  "Score",
-    "Reserve",    "Permit",    "PreBind",   "Bind",   "PostBind",   "MultiPoint"};
+static const char *const point_fields[KS_PT_NSETS] = {
+    "preEnqueue", "queueSort",         "preFilter",      "filter",
+    "postFilter", "preScore",          "score",          "reserve",
+    "permit",     "preBind",           "bind",           "postBind",
+    "multiPoint", "placementGenerate", "placementScore", "podGroupPostFilter"};
+static const char *const point_names[KS_PT_NSETS] = {
+    "PreEnqueue", "QueueSort",         "PreFilter",      "Filter",
+    "PostFilter", "PreScore",          "Score",          "Reserve",
+    "Permit",     "PreBind",           "Bind",           "PostBind",
+    "MultiPoint", "PlacementGenerate", "PlacementScore", "PodGroupPostFilter"};
 
 const char *ks__point_field(ks_point p)
 {
-    return (unsigned)p <= KS_PT_COUNT ? point_fields[p] : "?";
+    return (unsigned)p < KS_PT_NSETS ? point_fields[p] : "?";
 }
 
-const char *ks__point_name(ks_point p) { return (unsigned)p <= KS_PT_COUNT ? point_names[p] : "?"; }
+const char *ks__point_name(ks_point p) { return (unsigned)p < KS_PT_NSETS ? point_names[p] : "?"; }
 
 /* ---------------------------------------------------------------------------------------------
  * Freeing
@@ -41,7 +45,7 @@ const char *ks__point_name(ks_point p) { return (unsigned)p <= KS_PT_COUNT ? poi
 static void profile_free(ks_profile_config *p)
 {
     free(p->scheduler_name);
-    for (int i = 0; i <= KS_PT_COUNT; i++)
+    for (int i = 0; i < KS_PT_NSETS; i++)
         ks__cfg_set_free(&p->plugins[i]);
     for (size_t i = 0; i < p->nplugin_configs; i++) {
         free(p->plugin_configs[i].name);
@@ -75,7 +79,7 @@ static void load_scratch_free(cfg_load *L)
 {
     if (L->in) {
         for (size_t i = 0; i < L->cfg->nprofiles; i++)
-            for (int p = 0; p <= KS_PT_COUNT; p++)
+            for (int p = 0; p < KS_PT_NSETS; p++)
                 ks__cfg_set_free(&L->in[i].user[p]);
         free(L->in);
     }
@@ -111,7 +115,7 @@ static int default_profile(cfg_load *L, size_t i)
 {
     ks_profile_config *p = &L->cfg->profiles[i];
     cfg_profile_in *in = &L->in[i];
-    ks_plugin_set defaults[KS_PT_COUNT + 1];
+    ks_plugin_set defaults[KS_PT_NSETS];
     const ks_plugin_ref *defs;
     const char **names = NULL;
     size_t nnames = 0, cap = 0;
@@ -121,7 +125,7 @@ static int default_profile(cfg_load *L, size_t i)
     memset(defaults, 0, sizeof(defaults));
     defaults[KS_PT_MULTI].nenabled = ks__cfg_default_plugins(&defs);
     defaults[KS_PT_MULTI].enabled = (ks_plugin_ref *)defs;
-    for (int pt = 0; pt <= KS_PT_COUNT; pt++)
+    for (int pt = 0; pt < KS_PT_NSETS; pt++)
         if (ks__cfg_merge_set(&defaults[pt], &in->user[pt], &p->plugins[pt]) != 0)
             return ks__cfg_oom(L);
 
@@ -134,13 +138,15 @@ static int default_profile(cfg_load *L, size_t i)
         p->plugin_configs[j].args_checked = ks__cfg_args_kind(L, p->plugin_configs[j].name) != NULL;
     }
 
-    /* pluginsNames(): every enabled name, sorted, once. */
-    for (int pt = 0; pt <= KS_PT_COUNT; pt++)
-        cap += p->plugins[pt].nenabled;
+    /* pluginsNames(): every enabled name, sorted, once; v1.37 reads placementGenerate and
+     * placementScore too, not podGroupPostFilter. */
+    for (int pt = 0; pt < KS_PT_NSETS; pt++)
+        if (pt != KS_PT_POD_GROUP_POST_FILTER)
+            cap += p->plugins[pt].nenabled;
     if (cap && !(names = malloc(cap * sizeof(*names))))
         return ks__cfg_oom(L);
-    for (int pt = 0; pt <= KS_PT_COUNT; pt++)
-        for (size_t j = 0; j < p->plugins[pt].nenabled; j++)
+    for (int pt = 0; pt < KS_PT_NSETS; pt++)
+        for (size_t j = 0; pt != KS_PT_POD_GROUP_POST_FILTER && j < p->plugins[pt].nenabled; j++)
             names[nnames++] = p->plugins[pt].enabled[j].name;
     if (nnames)
         qsort(names, nnames, sizeof(*names), cmp_str);
@@ -339,7 +345,10 @@ static int validate_extenders(cfg_load *L)
 static int validate_removed(cfg_load *L, size_t i)
 {
     const cfg_profile_in *in = &L->in[i];
-    for (int pt = 0; pt <= KS_PT_COUNT; pt++) {
+    for (int pt = 0; pt < KS_PT_NSETS; pt++) {
+        /* Upstream's stagesToPluginSet lists podGroupPostFilter but neither placement set. */
+        if (pt == KS_PT_PLACEMENT_GENERATE || pt == KS_PT_PLACEMENT_SCORE)
+            continue;
         for (size_t j = 0; j < in->user[pt].nenabled; j++) {
             const char *name = in->user[pt].enabled[j].name;
             if (ks__registry_is_removed(name))

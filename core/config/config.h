@@ -22,6 +22,10 @@
 
 struct ks_registry;
 
+/* The kube-scheduler release whose configuration semantics (default profile, args defaults and
+ * validation) and in-tree plugin decisions kubesched follows; validate-config states it. */
+#define KS_CFG_KUBERNETES_VERSION "v1.37.2"
+
 /* Extension points in upstream call order. multiPoint is separate (KS_PT_MULTI). */
 typedef enum ks_point {
     KS_PT_PRE_ENQUEUE = 0,
@@ -37,10 +41,17 @@ typedef enum ks_point {
     KS_PT_BIND,
     KS_PT_POST_BIND,
     KS_PT_COUNT,
-    KS_PT_MULTI = KS_PT_COUNT /* index of multiPoint in ks_profile_config.plugins */
+    KS_PT_MULTI = KS_PT_COUNT, /* index of multiPoint in ks_profile_config.plugins */
+    /* v1.37 Plugins fields for pod-group scheduling (GenericWorkload, off by default): parsed,
+     * merged and checked like the others, but no kubesched plugin (and no SDK slot) implements
+     * them, so the frameworks never run them and an enabled entry is refused by the plan. */
+    KS_PT_PLACEMENT_GENERATE,
+    KS_PT_PLACEMENT_SCORE,
+    KS_PT_POD_GROUP_POST_FILTER,
+    KS_PT_NSETS /* size of ks_profile_config.plugins */
 } ks_point;
 
-/* "preEnqueue", "queueSort", ... "multiPoint" (the YAML field names). */
+/* "preEnqueue", "queueSort", ... "multiPoint", "placementGenerate", ... (the YAML field names). */
 const char *ks__point_field(ks_point p);
 /* "PreEnqueue", "QueueSort", ... (upstream interface names used in messages and metrics). */
 const char *ks__point_name(ks_point p);
@@ -75,7 +86,7 @@ typedef struct ks_profile_config {
     char *scheduler_name;
     int32_t percentage_of_nodes_to_score; /* -1 when unset (then the global value applies) */
     /* After mergePluginSet(defaults, user): index KS_PT_MULTI is multiPoint. */
-    ks_plugin_set plugins[KS_PT_COUNT + 1];
+    ks_plugin_set plugins[KS_PT_NSETS];
     size_t nplugin_configs;
     ks_plugin_config *plugin_configs; /* user entries, then defaults for enabled plugins (sorted) */
 } ks_profile_config;

@@ -1,7 +1,8 @@
 /*
  * Upstream defaulting that belongs to no plugin of kubesched (v1/defaults.go, default_plugins.go):
  *
- *   - getDefaultPlugins() of v1.34 and mergePluginSet(default, custom);
+ *   - getDefaultPlugins() of v1.37 (with applyFeatureGates for the v1.37 default gates) and
+ *     mergePluginSet(default, custom);
  *   - the args kinds of the upstream plugins kubesched does not ship yet (VolumeBindingArgs,
  *     DynamicResourcesArgs): their schema (checked by config_args.c), SetDefaults_<Kind> and
  *     Validate<Kind>. Each moves to plugins/<name>/ (its descriptor's args_schema and
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/duration.h"
 #include "util/numconv.h"
 #include "config/config_int.h"
 
@@ -28,8 +30,9 @@
 static const ks_plugin_ref default_plugins[] = {
     DEF("SchedulingGates", 0),
     DEF("PrioritySort", 0),
-    DEF("NodeUnschedulable", 0),
+    /* v1.37: NodeName before NodeUnschedulable (its PreFilter narrows the nodes first). */
     DEF("NodeName", 0),
+    DEF("NodeUnschedulable", 0),
     DEF("TaintToleration", 3),
     DEF("NodeAffinity", 2),
     DEF("NodePorts", 0),
@@ -40,12 +43,15 @@ static const ks_plugin_ref default_plugins[] = {
     DEF("VolumeZone", 0),
     DEF("PodTopologySpread", 2),
     DEF("InterPodAffinity", 2),
-    /* DynamicResourceAllocation is GA (on) in v1.34: inserted before DefaultPreemption. */
-    DEF("DynamicResources", 0),
+    /* applyDynamicResources: DynamicResourceAllocation is GA (locked on), inserted before
+     * DefaultPreemption; a Score plugin with weight 2 since DRAPrioritizedList is GA (v1.37). */
+    DEF("DynamicResources", 2),
     DEF("DefaultPreemption", 0),
     DEF("NodeResourcesBalancedAllocation", 1),
     DEF("ImageLocality", 1),
     DEF("DefaultBinder", 0),
+    /* applyFeatureGates: the NodeDeclaredFeatures gate is GA (locked on) in v1.37. */
+    DEF("NodeDeclaredFeatures", 0),
 };
 #undef DEF
 
@@ -160,21 +166,78 @@ static const ks_arg_field shape_point_f[] = {FIELD("utilization", KS_ARG_INT32, 
 static const ks_args_schema shape_point = KS_ARGS_SCHEMA(NULL, shape_point_f);
 static const ks_arg_field vb_f[] = {FIELD("bindTimeoutSeconds", KS_ARG_INT64, NULL),
                                     FIELD("shape", KS_ARG_OBJECT_LIST, &shape_point)};
-static const ks_arg_field dra_f[] = {FIELD("filterTimeout", KS_ARG_DURATION, NULL)};
+static const ks_arg_field dra_f[] = {FIELD("filterTimeout", KS_ARG_DURATION, NULL),
+                                     FIELD("bindingTimeout", KS_ARG_DURATION, NULL)};
 
 static cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
 
+/* SetDefaults_VolumeBindingArgs: StorageCapacityScoring is Beta and on in v1.37, so an absent or
+ * empty shape becomes {0 -> MaxCustomPriorityScore (10), 100 -> 0}. */
 static void defaults_vb(cJSON *a)
 {
-    /* No shape: VolumeCapacityPriority / StorageCapacityScoring are off in v1.34. */
+    const cJSON *shape = get(a, "shape");
     if (!get(a, "bindTimeoutSeconds"))
         cJSON_AddNumberToObject(a, "bindTimeoutSeconds", 600);
+    if (!shape || cJSON_IsNull(shape) || (cJSON_IsArray(shape) && cJSON_GetArraySize(shape) == 0)) {
+        cJSON *pts = cJSON_Parse("[{\"utilization\":0,\"score\":10},"
+                                 "{\"utilization\":100,\"score\":0}]");
+        if (pts) {
+            cJSON_DeleteItemFromObjectCaseSensitive(a, "shape");
+            cJSON_AddItemToObject(a, "shape", pts);
+        }
+    }
 }
 
+/* SetDefaults_DynamicResourcesArgs: DRASchedulerFilterTimeout (Beta, on) gives filterTimeout 10s;
+ * DRADeviceBindingConditions (Beta, on since v1.36) and DRAResourceClaimDeviceStatus (GA) give
+ * bindingTimeout 600s, written as Go's Duration prints it. */
 static void defaults_dra(cJSON *a)
 {
     if (!get(a, "filterTimeout"))
         cJSON_AddStringToObject(a, "filterTimeout", "10s");
+    if (!get(a, "bindingTimeout"))
+        cJSON_AddStringToObject(a, "bindingTimeout", "10m0s");
+}
+
+static int64_t int_of(const cJSON *o, const char *k)
+{
+    const cJSON *v = get(o, k);
+    return cJSON_IsNumber(v) ? ks__sat_i64(v->valuedouble) : 0;
+}
+
+/* validateFunctionShape (VolumeBindingArgs.shape with StorageCapacityScoring on): at least one
+ * point, utilization strictly increasing (the first break reported), then each point's
+ * utilization in [0, 100] and score in [0, 10]. The first violation is reported. */
+static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
+{
+    size_t n = (size_t)cJSON_GetArraySize(shape);
+    char p[400];
+    if (n == 0)
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s: Required value: at least one point must be specified", path);
+    for (size_t i = 1; i < n; i++) {
+        const cJSON *prev = cJSON_GetArrayItem(shape, (int)i - 1),
+                    *cur = cJSON_GetArrayItem(shape, (int)i);
+        if (int_of(prev, "utilization") >= int_of(cur, "utilization")) {
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu].utilization", path, i);
+            return ks__cfg_invalid(L, p, get(cur, "utilization"),
+                                   "values must be sorted in increasing order");
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *pt = cJSON_GetArrayItem(shape, (int)i);
+        int64_t u = int_of(pt, "utilization"), sc = int_of(pt, "score");
+        /* Out of range means present (an absent one reads 0, which is in range). */
+        if (u < 0 || u > 100) {
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu].utilization", path, i);
+            return ks__cfg_invalid(L, p, get(pt, "utilization"), "not in valid range [0, 100]");
+        }
+        if (sc < 0 || sc > 10) {
+            ks__cfg_pathf(p, sizeof(p), "%s[%zu].score", path, i);
+            return ks__cfg_invalid(L, p, get(pt, "score"), "not in valid range [0, 10]");
+        }
+    }
+    return 0;
 }
 
 static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
@@ -186,14 +249,8 @@ static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
         return ks__cfg_invalid(L, p, t,
                                "invalid BindTimeoutSeconds, should not be a negative value");
     }
-    if (get(a, "shape")) {
-        ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: Invalid value: [...]: unexpected field `shape`, remove it or "
-                            "turn on the feature gate StorageCapacityScoring",
-                            p);
-    }
-    return 0;
+    ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
+    return validate_shape(L, get(a, "shape"), p);
 }
 
 static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
@@ -204,6 +261,15 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
         char p[360];
         ks__cfg_pathf(p, sizeof(p), "%s.filterTimeout", path);
         return ks__cfg_invalid(L, p, t, "must be zero or positive");
+    }
+    t = get(a, "bindingTimeout");
+    if (cJSON_IsString(t) && ks__duration_parse(t->valuestring, &ns) == 0 && ns < 1000000000LL) {
+        /* field.Invalid with the *metav1.Duration: JSON-marshalled, so Go's Duration text. */
+        char p[360], text[64];
+        ks__duration_format(ns, text, sizeof(text));
+        ks__cfg_pathf(p, sizeof(p), "%s.bindingTimeout", path);
+        return ks__cfg_fail_item(L, t, KS_EINVAL,
+                                 "%s: Invalid value: \"%s\": must be at least 1 second", p, text);
     }
     return 0;
 }

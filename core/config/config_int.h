@@ -46,7 +46,7 @@ typedef struct cfg_profile_in {
     int has_name;
     int has_percentage;
     int has_plugins;
-    ks_plugin_set user[KS_PT_COUNT + 1]; /* the user's sets, merged into the profile later */
+    ks_plugin_set user[KS_PT_NSETS]; /* the user's sets, merged into the profile later */
 } cfg_profile_in;
 
 /* One extender, decoded only to be validated (kubesched refuses extenders). */
@@ -96,7 +96,8 @@ void ks__cfg_marks_free(struct ks_cfg_marks *m);
 int ks__cfg_decode(cfg_load *L, const char *yaml, size_t len);
 
 /* ---- default plugins, unshipped args kinds, qualified names (config_defaults.c) ---- */
-/* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.34. */
+/* getDefaultPlugins(): the multiPoint.enabled list of upstream v1.37 (with the default feature
+ * gates). */
 size_t ks__cfg_default_plugins(const ks_plugin_ref **out);
 /* mergePluginSet(defaults, user) into *out (owned copies). */
 int ks__cfg_merge_set(const ks_plugin_set *def, const ks_plugin_set *user, ks_plugin_set *out);

@@ -649,10 +649,10 @@ static int decode_plugin_set(dec *d, const yaml_node_t *n, const char *path, ks_
 
 static int decode_plugins(dec *d, const yaml_node_t *n, const char *path, cfg_profile_in *in)
 {
-    const char *names[KS_PT_COUNT + 1];
+    const char *names[KS_PT_NSETS];
     uint64_t seen = 0;
     int rc;
-    for (int p = 0; p <= KS_PT_COUNT; p++)
+    for (int p = 0; p < KS_PT_NSETS; p++)
         names[p] = ks__point_field((ks_point)p);
     rc = expect_map(d, n, path);
     if (rc <= 0)
@@ -660,7 +660,7 @@ static int decode_plugins(dec *d, const yaml_node_t *n, const char *path, cfg_pr
     in->has_plugins = 1;
     FOR_PAIRS(n, pair)
     {
-        int i = field_index(d, node(d, pair->key), names, KS_PT_COUNT + 1, path, &seen);
+        int i = field_index(d, node(d, pair->key), names, KS_PT_NSETS, path, &seen);
         char p[96];
         if (i < 0)
             return i;

@@ -310,8 +310,8 @@ static int score_weights(plan_ctx *c, ks_profile_plan *plan)
             w = r->weight > 0 ? r->weight : 1;
             if (w * KS_MAX_NODE_SCORE > INT64_MAX - total) {
                 rc = ks__cfg_fail(&c->L, KS_ERANGE,
-                                  "profiles[%zu].plugins: total score of Score plugins could "
-                                  "overflow",
+                                  "profiles[%zu].plugins: score plugins: total score of Score "
+                                  "plugins could overflow",
                                   c->prof);
                 break;
             }
@@ -363,6 +363,30 @@ static int build_instances(plan_ctx *c, ks_profile_plan *plan)
     return 0;
 }
 
+/* The v1.37 pod-group sets (placementGenerate, placementScore, podGroupPostFilter), after
+ * QueueSort in getExtensionPoints: the same unknown-plugin and does-not-extend checks as step 1.
+ * No plugin kubesched can load implements them (the SDK has no such slot), so an enabled entry
+ * is always refused; the pod-group cycle they belong to (GenericWorkload) is off by default. */
+static int check_pod_group_point(plan_ctx *c, ks_profile_plan *plan, ks_point p)
+{
+    const ks_plugin_set *set = &plan->profile->plugins[p];
+    for (size_t j = 0; j < set->nenabled; j++) {
+        const ks_plugin_desc *d;
+        int rc = lookup(c, plan, &set->enabled[j], p, &d);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        char impl[256];
+        implemented_by(d, impl, sizeof(impl));
+        return ks__cfg_fail(&c->L, KS_EINVAL,
+                            "profiles[%zu].plugins.%s: plugin \"%s\" does not extend %s plugin "
+                            "(it implements: %s; kubesched does not run pod-group scheduling)",
+                            c->prof, ks__point_field(p), d->name, ks__point_name(p), impl);
+    }
+    return 0;
+}
+
 static int plan_profile(plan_ctx *c, ks_profile_plan *plan)
 {
     const ks_profile_config *prof = plan->profile;
@@ -370,6 +394,9 @@ static int plan_profile(plan_ctx *c, ks_profile_plan *plan)
     int rc;
     for (int i = 0; i < KS_PT_COUNT; i++)
         if ((rc = build_point(c, plan, upstream_order[i])) < 0)
+            return rc;
+    for (int p = KS_PT_PLACEMENT_GENERATE; p < KS_PT_NSETS; p++)
+        if ((rc = check_pod_group_point(c, plan, (ks_point)p)) < 0)
             return rc;
     for (int i = 0; i < KS_PT_COUNT; i++)
         if ((rc = expand_point(c, plan, upstream_order[i])) < 0)

@@ -73,7 +73,7 @@ static void print_planned(FILE *out, const ks_profile_plan *plan)
 /* Without a plan: the merged plugin sets as configured. */
 static void print_sets(FILE *out, const ks_profile_config *prof)
 {
-    for (int p = 0; p <= KS_PT_COUNT; p++) {
+    for (int p = 0; p < KS_PT_NSETS; p++) {
         const ks_plugin_set *s = &prof->plugins[p];
         print_point_label(out, (ks_point)p);
         fputs("enabled: ", out);

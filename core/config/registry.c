@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Upstream v1.34 defaults that kubesched does not ship yet (issue: the full default plugin set). */
+/* Upstream v1.37 defaults that kubesched does not ship yet (issue: the full default plugin set). */
 static const char *const unavailable_defaults[] = {
     "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources",
 };

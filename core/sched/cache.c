@@ -47,7 +47,15 @@ struct ks_cache {
         size_t nodes;
     } *zones;
     size_t nzones, zones_cap;
+    /* Image name -> its state (upstream cacheImpl.imageStates): the size of the Node that listed
+     * the name first while no other did, and how many Nodes list it now. */
+    ks_strmap images; /* name -> cimage */
 };
+
+typedef struct cimage {
+    int64_t size;
+    size_t nodes;
+} cimage;
 
 /* ---- NodeInfo ------------------------------------------------------------------------------ */
 
@@ -201,7 +209,7 @@ int ks__node_info_add_pod(ks_node_info *ni, ks_pod *pod)
     }
     ni->pods[ni->npods++] = ks__pod_ref(pod);
     ks__resources_add(&ni->requested, &pod->requests.pub);
-    ks__resources_add(&ni->nonzero_requested, &pod->nonzero_requests.pub);
+    ks__resources_add(&ni->nonzero_requested, &pod->node_nonzero_requests.pub);
     return 0;
 }
 
@@ -212,7 +220,7 @@ int ks__node_info_remove_pod(ks_node_info *ni, const char *uid)
         if (strcmp(p->uid, uid) != 0)
             continue;
         ks__resources_sub(&ni->requested, &p->requests.pub);
-        ks__resources_sub(&ni->nonzero_requested, &p->nonzero_requests.pub);
+        ks__resources_sub(&ni->nonzero_requested, &p->node_nonzero_requests.pub);
         unindex_pod(ni, p);
         /* Keep the order of the remaining pods (plugins may iterate them). */
         memmove(&ni->pods[i], &ni->pods[i + 1], (ni->npods - i - 1) * sizeof(ks_pod *));
@@ -306,6 +314,7 @@ ks_cache *ks__cache_new(void)
     pthread_mutex_init(&c->mu, NULL);
     ks__strmap_init(&c->nodes);
     ks__strmap_init(&c->pods);
+    ks__strmap_init(&c->images);
     return c;
 }
 
@@ -326,8 +335,11 @@ void ks__cache_free(ks_cache *c)
         ks__symrefs_release(&n->name_ref);
         free(n);
     }
+    for (size_t it = 0; ks__strmap_next(&c->images, &it, &k, &v);)
+        free(v);
     ks__strmap_destroy(&c->pods);
     ks__strmap_destroy(&c->nodes);
+    ks__strmap_destroy(&c->images);
     free(c->zones);
     pthread_mutex_destroy(&c->mu);
     free(c);
@@ -409,6 +421,57 @@ static cnode *node_entry(ks_cache *c, ks_sym name, int create)
     return n;
 }
 
+/* Whether the node lists images[i].names[k] in an earlier entry or name: a node counts once per
+ * name (upstream keeps a set of node names per image). */
+static int listed_earlier(const ks_node *node, size_t i, uint32_t k)
+{
+    ks_sym name = node->images[i].names[k];
+    for (size_t a = 0; a <= i; a++)
+        for (uint32_t b = 0; b < (a == i ? k : node->images[a].nnames); b++)
+            if (node->images[a].names[b] == name)
+                return 1;
+    return 0;
+}
+
+/* addNodeImageStates: a name no Node lists yet takes this node's size for that entry; a known
+ * name keeps its size and gains the node. Under lock. */
+static int image_states_add(ks_cache *c, const ks_node *node)
+{
+    for (size_t i = 0; i < node->nimages; i++)
+        for (uint32_t k = 0; k < node->images[i].nnames; k++) {
+            if (listed_earlier(node, i, k))
+                continue;
+            const char *name = ks__sym_str(node->images[i].names[k]);
+            cimage *st = ks__strmap_get(&c->images, name);
+            if (!st) {
+                if (!(st = calloc(1, sizeof(*st))))
+                    return KS_ENOMEM;
+                st->size = node->images[i].size_bytes;
+                if (ks__strmap_put(&c->images, name, st, NULL) != 0) {
+                    free(st);
+                    return KS_ENOMEM;
+                }
+            }
+            st->nodes++;
+        }
+    return 0;
+}
+
+/* removeNodeImageStates: the node leaves each name it lists; a name no Node lists is dropped (and
+ * takes the size of the next Node that lists it). Under lock. */
+static void image_states_remove(ks_cache *c, const ks_node *node)
+{
+    for (size_t i = 0; node && i < node->nimages; i++)
+        for (uint32_t k = 0; k < node->images[i].nnames; k++) {
+            if (listed_earlier(node, i, k))
+                continue;
+            const char *name = ks__sym_str(node->images[i].names[k]);
+            cimage *st = ks__strmap_get(&c->images, name);
+            if (st && --st->nodes == 0)
+                free(ks__strmap_remove(&c->images, name));
+        }
+}
+
 int ks__cache_add_node(ks_cache *c, ks_node *node)
 {
     int rc = 0;
@@ -433,6 +496,10 @@ int ks__cache_add_node(ks_cache *c, ks_node *node)
         n->zone = zone;
         n->seq = ++c->next_seq;
     }
+    /* AddNode / UpdateNode: the old object's images go first, then the new one's. */
+    image_states_remove(c, n->info.node);
+    if ((rc = image_states_add(c, node)) != 0)
+        goto out;
     ks__node_unref(n->info.node);
     n->info.node = ks__node_ref(node);
     c->node_generation++;
@@ -464,6 +531,7 @@ int ks__cache_remove_node(ks_cache *c, ks_sym name)
     }
     /* Pods still bound there keep the entry alive (upstream keeps a NodeInfo without a node). */
     zone_remove(c, n->zone);
+    image_states_remove(c, n->info.node);
     ks__node_unref(n->info.node);
     n->info.node = NULL;
     c->node_generation++;
@@ -813,9 +881,21 @@ size_t ks__snapshot_image_nodes(const ks_snapshot *s, ks_sym image)
     }
 }
 
+int64_t ks__snapshot_image_size(const ks_snapshot *s, ks_sym image)
+{
+    if (!s->images_cap)
+        return -1;
+    for (size_t i = image_slot(image, s->images_cap);; i = (i + 1) & (s->images_cap - 1)) {
+        if (s->images[i].nodes == 0)
+            return -1;
+        if (s->images[i].image == image)
+            return s->images[i].size;
+    }
+}
+
 /* Recounts, for each image name, the listed nodes that have it (upstream imageStates' NumNodes).
  * Only after a Node object changed: O(images in the cluster). */
-static int count_images(ks_snapshot *s)
+static int count_images(const ks_cache *c, ks_snapshot *s)
 {
     size_t total = 0;
     for (size_t n = 0; n < s->nnodes; n++)
@@ -839,6 +919,10 @@ static int count_images(ks_snapshot *s)
                 /* A node listing the same name twice counts once. */
                 if (t[j].nodes && t[j].last_node == n + 1)
                     continue;
+                if (!t[j].nodes) {
+                    const cimage *st = ks__strmap_get(&c->images, ks__sym_str(img));
+                    t[j].size = st ? st->size : node->images[i].size_bytes;
+                }
                 t[j].image = img;
                 t[j].nodes++;
                 t[j].last_node = (uint32_t)n + 1;
@@ -915,7 +999,7 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
     if (rc == 0 && affinity_dirty)
         rc = list_affinity_nodes(s);
     if (rc == 0 && (s->images_cap == 0 || s->images_generation != c->node_generation)) {
-        rc = count_images(s);
+        rc = count_images(c, s);
         s->images_generation = c->node_generation;
     }
     s->list_dirty = rc != 0;

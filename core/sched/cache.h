@@ -89,6 +89,7 @@ struct ks_snapshot {
     struct ks_image_count {
         ks_sym image;
         uint32_t nodes, last_node;
+        int64_t size; /* the cache's size for the name (upstream ImageStateSummary.Size) */
     } *images;
     size_t images_cap;
     uint64_t images_generation; /* internal: cache's node-object version last counted */
@@ -110,6 +111,10 @@ int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s);
 const ks_node_info *ks__snapshot_find(const ks_snapshot *s, ks_sym name);
 /* Number of listed nodes whose status.images name image. */
 size_t ks__snapshot_image_nodes(const ks_snapshot *s, ks_sym image);
+/* The size ImageLocality scores image with on every node that lists it (upstream
+ * ImageStateSummary.Size): the size reported by the Node that listed the name first (cache
+ * order) while no other Node did. -1 when no listed node has it. */
+int64_t ks__snapshot_image_size(const ks_snapshot *s, ks_sym image);
 
 /* A deep copy of a NodeInfo (own arrays, pod references); for preemption dry runs and nominated
  * pods. Free with ks__node_info_free. */

@@ -459,8 +459,16 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         }
         if (r.used) {
             intersect(result, restricted, &r);
-            if (nnarrowing < 64)
-                narrowing[nnarrowing++] = in->name;
+            /* Kept sorted: upstream prints the plugins with sets.List (byte order), so a
+             * NodeName + NodeAffinity conflict reads "[NodeAffinity NodeName]". */
+            if (nnarrowing < 64) {
+                size_t at = nnarrowing++;
+                while (at > 0 && strcmp(narrowing[at - 1], in->name) > 0) {
+                    narrowing[at] = narrowing[at - 1];
+                    at--;
+                }
+                narrowing[at] = in->name;
+            }
             if (result->n == 0) {
                 char msg[KS_STATUS_BUF], list[KS_STATUS_BUF] = "";
                 size_t off = 0;

@@ -208,6 +208,12 @@ static size_t p_gates(const ks_pod *p, const ks_sym **o)
     return p->ngates;
 }
 static const char *p_json(const ks_pod *p) { return p->json; }
+static uint32_t p_spec_flags(const ks_pod *p) { return p->spec_flags; }
+static size_t p_image_volumes(const ks_pod *p, const ks_sym **o)
+{
+    *o = p->image_volumes;
+    return p->nimage_volumes;
+}
 
 /* ---- nodes, node infos, snapshot ----------------------------------------------------------- */
 
@@ -239,6 +245,11 @@ static size_t n_images(const ks_node *n, const ks_node_image **o)
     return n->nimages;
 }
 static const char *n_json(const ks_node *n) { return n->json; }
+static size_t n_declared_features(const ks_node *n, const ks_sym **o)
+{
+    *o = n->declared_features;
+    return n->ndeclared_features;
+}
 
 static const ks_node *ni_node(const ks_node_info *ni) { return ni->node; }
 static size_t ni_pod_count(const ks_node_info *ni) { return ni->npods; }
@@ -365,6 +376,10 @@ static size_t ni_with_anti(const ks_node_info *ni, const ks_pod *const **o)
 static size_t s_image_nodes(const ks_snapshot *s, ks_sym image)
 {
     return ks__snapshot_image_nodes(s, image);
+}
+static int64_t s_image_size(const ks_snapshot *s, ks_sym image)
+{
+    return ks__snapshot_image_size(s, image);
 }
 
 static int h_namespace_labels(ks_cycle *c, ks_sym ns, const ks_label **out, size_t *n)
@@ -653,6 +668,10 @@ static const ks_host_api host_table = {
     .snapshot_changed_nodes = s_changed,
     /* ABI 1.4: pod signatures (framework.c ks__signature_add; any thread, one call's sig) */
     .sign_add = ks__signature_add,
+    .node_declared_features = n_declared_features,
+    .pod_spec_flags = p_spec_flags,
+    .pod_image_volumes = p_image_volumes,
+    .snapshot_image_size = s_image_size,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

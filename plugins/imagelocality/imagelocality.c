@@ -1,13 +1,18 @@
 /*
- * ImageLocality (upstream plugins/imagelocality/image_locality.go, v1.34).
+ * ImageLocality (upstream plugins/imagelocality/image_locality.go, v1.37).
  *
- *   PreScore  for each init and regular container image (in that order), the normalized name
+ *   PreScore  for each init and regular container image (in that order), then each image volume's
+ *             reference (spec.volumes[].image.reference, v1.37), the normalized name
  *             (":latest" appended when the reference has no tag after its last '/'; no registry or
  *             "library/" prefixing, as upstream) looked up among interned names, and its spread:
- *             the number of snapshot nodes listing that name over the number of snapshot nodes.
- *   Score     sum over the containers whose image the node lists of int64(size * spread), clamped
- *             to [23 MiB, 1000 MiB * containers] and scaled to 0..100 (integer arithmetic as
- *             upstream). Only id comparisons here; no NormalizeScore.
+ *             the number of snapshot nodes listing that name over the number of snapshot nodes,
+ *             and its size: one size per name for the whole cluster (upstream's cache keeps the
+ *             size of the Node that listed the name first while no other did,
+ *             ks_snapshot_image_size), not each node's own status.images figure.
+ *   Score     sum over the containers and image volumes whose image the node lists of
+ *             int64(size * spread), clamped to [23 MiB, 1000 MiB * imageCount] (imageCount = init
+ *             containers + containers + image volumes) and scaled to 0..100 (integer arithmetic
+ *             as upstream). Only id comparisons here; no NormalizeScore.
  */
 #include <string.h>
 
@@ -20,11 +25,12 @@
 typedef struct wanted_image {
     ks_sym name;   /* normalized; KS_SYM_ABSENT when no node can list it */
     double spread; /* numNodes / totalNumNodes */
+    int64_t size;  /* ImageStateSummary.Size: the same on every node that lists the name */
 } wanted_image;
 
 /* PreScore state (cycle arena; read-only after PreScore, shared by clones). */
 typedef struct prescore_state {
-    size_t ncontainers;
+    size_t nimages; /* upstream's imageCount: container images, then image volumes */
     wanted_image images[];
 } prescore_state;
 
@@ -62,8 +68,10 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
     (void)self;
     (void)nodes;
     (void)nnodes;
-    const ks_sym *images;
-    size_t n = ks_pod_images(pod, &images);
+    const ks_sym *images, *volumes;
+    size_t ncont = ks_pod_images(pod, &images);
+    size_t nvol = ks_pod_image_volumes(pod, &volumes);
+    size_t n = ncont + nvol;
     const ks_snapshot *snap = ks_cycle_snapshot(cycle);
     size_t total = ks_snapshot_node_count(snap);
     prescore_state *s = ks_cycle_alloc(cycle, sizeof(*s) + n * sizeof(s->images[0]));
@@ -71,12 +79,13 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
         ks_status_reason(st, "ImageLocality: out of memory in PreScore");
         return KS_ERROR;
     }
-    s->ncontainers = n;
+    s->nimages = n;
     for (size_t i = 0; i < n; i++) {
-        ks_sym name = normalized(images[i]);
+        ks_sym name = normalized(i < ncont ? images[i] : volumes[i - ncont]);
         size_t on = name == KS_SYM_ABSENT ? 0 : ks_snapshot_image_node_count(snap, name);
         s->images[i].name = on ? name : KS_SYM_ABSENT;
         s->images[i].spread = on ? (double)on / (double)total : 0.0;
+        s->images[i].size = on ? ks_snapshot_image_size(snap, name) : 0;
     }
     if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
         ks_status_reason(st, "ImageLocality: cannot write the PreScore state");
@@ -85,20 +94,20 @@ static ks_code image_locality_pre_score(void *self, ks_cycle *cycle, const ks_po
     return KS_SUCCESS;
 }
 
-/* The size of the node's image listing name, or -1. */
-static int64_t image_size(const ks_node_image *imgs, size_t n, ks_sym name)
+/* Whether the node lists name (its NodeInfo.ImageStates has the name). */
+static int node_lists(const ks_node_image *imgs, size_t n, ks_sym name)
 {
     for (size_t i = 0; i < n; i++)
         for (uint32_t k = 0; k < imgs[i].nnames; k++)
             if (imgs[i].names[k] == name)
-                return imgs[i].size_bytes;
-    return -1;
+                return 1;
+    return 0;
 }
 
 /* calculatePriority: the sum clamped to [min, max] and scaled to 0..100. */
-static int64_t priority(int64_t sum, size_t ncontainers)
+static int64_t priority(int64_t sum, size_t nimages)
 {
-    int64_t max = MAX_CONTAINER_THRESHOLD * (int64_t)ncontainers;
+    int64_t max = MAX_CONTAINER_THRESHOLD * (int64_t)nimages;
     if (sum < MIN_THRESHOLD)
         sum = MIN_THRESHOLD;
     else if (sum > max)
@@ -120,14 +129,13 @@ static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *p
     const ks_node_image *imgs;
     size_t nimgs = ks_node_images(ks_node_info_node(ni), &imgs);
     int64_t sum = 0;
-    for (size_t i = 0; nimgs && i < s->ncontainers; i++) {
+    for (size_t i = 0; nimgs && i < s->nimages; i++) {
         if (s->images[i].name == KS_SYM_ABSENT)
             continue;
-        int64_t size = image_size(imgs, nimgs, s->images[i].name);
-        if (size >= 0) /* scaledImageScore */
-            sum += (int64_t)((double)size * s->images[i].spread);
+        if (node_lists(imgs, nimgs, s->images[i].name)) /* scaledImageScore */
+            sum += (int64_t)((double)s->images[i].size * s->images[i].spread);
     }
-    *score = priority(sum, s->ncontainers);
+    *score = priority(sum, s->nimages);
     return KS_SUCCESS;
 }
 

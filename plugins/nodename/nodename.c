@@ -1,11 +1,31 @@
 /*
  * NodeName: a pod that names a node in spec.nodeName fits only that node (upstream
- * plugins/nodename/node_name.go, v1.34). A pod with nodeName set is normally never scheduled; the
+ * plugins/nodename/node_name.go, v1.37). A pod with nodeName set is normally never scheduled; the
  * check matters for preemption dry runs and simulations that reuse the filters.
+ *
+ *   PreFilter  (v1.37) restricts the cycle to {spec.nodeName} (upstream PreFilterResult); the
+ *              framework gives every other node, and every node when the named one does not
+ *              exist, the absent-node status UnschedulableAndUnresolvable "node(s) didn't satisfy
+ *              plugin(s) [NodeName]", so preemption never targets them. No nodeName: Success
+ *              without a result (all nodes). No PreFilter extensions.
+ *   Filter     the v1.34 check, kept as upstream keeps it: only the named node passes.
  */
 #include "kubesched/plugin.h"
 
 #define ERR_REASON "node(s) didn't match the requested node name"
+
+/* pre_filter: scheduling thread, once per cycle; reads only the pod. */
+static ks_code node_name_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                    ks_prefilter_result *result, ks_status *st)
+{
+    (void)self;
+    (void)cycle;
+    (void)st;
+    ks_sym want = ks_pod_node_name(pod);
+    if (want != KS_SYM_EMPTY)
+        ks_prefilter_result_add_node(result, want);
+    return KS_SUCCESS;
+}
 
 /* filter: called concurrently for different nodes; reads only the pod and the node (two ks_sym
  * ids), no cycle state. */
@@ -45,6 +65,7 @@ static ks_code node_name_sign(void *self, const ks_pod *pod, ks_signature *sig, 
 const ks_plugin_desc ks_plugin_node_name = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeName",
+    .pre_filter = node_name_pre_filter,
     .filter = node_name_filter,
     .events_with_hints = node_name_events,
     .sign = node_name_sign,

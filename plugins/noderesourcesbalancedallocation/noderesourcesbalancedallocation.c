@@ -1,6 +1,6 @@
 /*
  * NodeResourcesBalancedAllocation (upstream plugins/noderesources/balanced_allocation.go and
- * resource_allocation.go, v1.34).
+ * resource_allocation.go, v1.37).
  *
  *   PreScore  the pod's plain requests (upstream PodRequests, no 100m / 200Mi defaults) for each
  *             configured resource; Skip when all are 0 (a best-effort pod, v1.33+, issue 129138),
@@ -9,7 +9,10 @@
  *             node's allocatable; a scalar resource the pod does not request, a name the node does
  *             not offer, or allocatable 0 is left out. fraction = min(1, req / alloc) as double;
  *             std = 0 for one fraction, |f1 - f2| / 2 for two, the population standard deviation
- *             for more; score = int64((1 - std) * 100). No NormalizeScore.
+ *             for more; balance = int64((1 - std) * 100), computed with the pod (requested)
+ *             and without it (the node's plain requested alone, same resources left out); score
+ *             = 50 + (50 + withPod - withoutPod) / 2 (v1.35+, range [50, 100]). No
+ *             NormalizeScore.
  *
  * Args (pluginConfig, NodeResourcesBalancedAllocationArgs, declared below): resources [{name,
  * weight}]; absent or empty means cpu:1 and memory:1, an unset or 0 weight is 1 (kubesched fills
@@ -158,11 +161,14 @@ static ks_code balanced_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod
     return KS_SUCCESS;
 }
 
-/* The fraction of resource i on the node: 1 and *f when it takes part in the score, 0 when it is
- * left out (a scalar the pod does not request, a name framework.Resource never holds, or
- * allocatable 0). */
+/* The fraction of resource r on the node, with the pod (with_pod) or without it: 1 and *f when it
+ * takes part in the score, 0 when it is left out (a scalar the pod does not request, a name
+ * framework.Resource never holds, or allocatable 0). Upstream fills requested[i] =
+ * allocated[i] + podRequest[i] and allocated[i] (the node's plain Requested) from the same
+ * calculateResourceAllocatableRequest call, so one resource is left out of both scores or of
+ * neither. */
 static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
-                    const ks_resources *used, double *f)
+                    const ks_resources *used, int with_pod, double *f)
 {
     int64_t capacity, requested;
     if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used, used, &capacity,
@@ -170,15 +176,49 @@ static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
         return 0;
     if (capacity == 0)
         return 0;
+    if (!with_pod) /* allocated = requested - podRequest, undoing the (wrapping) addition */
+        requested = (int64_t)((uint64_t)requested - (uint64_t)req);
     *f = (double)requested / (double)capacity;
     if (*f > 1)
         *f = 1;
     return 1;
 }
 
+/* Upstream balancedResourceScore over the node's fractions with or without the pod:
+ * int64((1 - std) * MaxNodeScore), std = 0 for fewer than two fractions, |f1 - f2| / 2 for two,
+ * the population standard deviation for more. Two passes over the resources when there are more
+ * than two fractions (the mean first), so that nothing is allocated. */
+static int64_t balanced_resource_score(const balanced *b, const prescore_state *s,
+                                       const ks_resources *alloc, const ks_resources *used,
+                                       int with_pod)
+{
+    double first[2] = {0, 0}, total = 0, f;
+    size_t nf = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!fraction(&b->res[i], s->requests[i], alloc, used, with_pod, &f))
+            continue;
+        if (nf < 2)
+            first[nf] = f;
+        total += f;
+        nf++;
+    }
+    double std = 0;
+    if (nf == 2) {
+        std = fabs((first[0] - first[1]) / 2);
+    } else if (nf > 2) {
+        double mean = total / (double)nf, sum = 0;
+        for (size_t i = 0; i < b->n; i++)
+            if (fraction(&b->res[i], s->requests[i], alloc, used, with_pod, &f))
+                sum = sum + (f - mean) * (f - mean);
+        std = sqrt(sum / (double)nf);
+    }
+    return (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
+}
+
 /* score: called concurrently for different nodes; the plugin and the PreScore state are
- * read-only here. Two passes over the resources when there are more than two fractions (the mean
- * first), so that nothing is allocated. */
+ * read-only here. Upstream balancedResourceScorer (v1.35+): the score rewards the change in
+ * balance the pod brings, MaxNodeScore/2 + (MaxNodeScore/2 + withPod - withoutPod) / 2 in Go's
+ * truncating int64 division; both scores lie in [50, 100], so the result does too. */
 static ks_code balanced_score(void *self, ks_cycle *cycle, const ks_pod *pod,
                               const ks_node_info *ni, int64_t *score, ks_status *st)
 {
@@ -192,27 +232,10 @@ static ks_code balanced_score(void *self, ks_cycle *cycle, const ks_pod *pod,
     }
     const ks_resources *alloc = ks_node_allocatable(ks_node_info_node(ni));
     const ks_resources *used = ks_node_info_requested(ni);
-    double first[2] = {0, 0}, total = 0, f;
-    size_t nf = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        if (!fraction(&b->res[i], s->requests[i], alloc, used, &f))
-            continue;
-        if (nf < 2)
-            first[nf] = f;
-        total += f;
-        nf++;
-    }
-    double std = 0;
-    if (nf == 2) {
-        std = fabs((first[0] - first[1]) / 2);
-    } else if (nf > 2) {
-        double mean = total / (double)nf, sum = 0;
-        for (size_t i = 0; i < b->n; i++)
-            if (fraction(&b->res[i], s->requests[i], alloc, used, &f))
-                sum = sum + (f - mean) * (f - mean);
-        std = sqrt(sum / (double)nf);
-    }
-    *score = (int64_t)((1 - std) * (double)KS_MAX_NODE_SCORE);
+    int64_t with_pod = balanced_resource_score(b, s, alloc, used, 1);
+    int64_t without_pod = balanced_resource_score(b, s, alloc, used, 0);
+    const int64_t half = KS_MAX_NODE_SCORE / 2;
+    *score = half + (half + with_pod - without_pod) / 2;
     return KS_SUCCESS;
 }
 

@@ -1,7 +1,7 @@
 /*
  * NodeUnschedulable: keeps pods off cordoned nodes (spec.unschedulable: true) unless they tolerate
  * the taint node.kubernetes.io/unschedulable:NoSchedule (upstream
- * plugins/nodeunschedulable/node_unschedulable.go, v1.34).
+ * plugins/nodeunschedulable/node_unschedulable.go, v1.37, with its trivial PreFilter).
  */
 #include "kubesched/plugin.h"
 
@@ -42,6 +42,20 @@ static void node_unschedulable_destroy(void *self)
 {
     if (self)
         ks_free(self);
+}
+
+/* pre_filter (v1.37): nothing to compute; upstream added it for the deferred-resize Skip of
+ * InPlacePodVerticalScalingSchedulerPreemption (alpha, off), so by default it returns Success
+ * and the plugin is counted at PreFilter. Scheduling thread. */
+static ks_code node_unschedulable_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                             ks_prefilter_result *result, ks_status *st)
+{
+    (void)self;
+    (void)cycle;
+    (void)pod;
+    (void)result;
+    (void)st;
+    return KS_SUCCESS;
 }
 
 /* filter: called concurrently for different nodes; reads only the pod, the node and the taint
@@ -127,6 +141,7 @@ const ks_plugin_desc ks_plugin_node_unschedulable = {
     .name = "NodeUnschedulable",
     .create = node_unschedulable_create,
     .destroy = node_unschedulable_destroy,
+    .pre_filter = node_unschedulable_pre_filter,
     .filter = node_unschedulable_filter,
     .events_with_hints = node_unschedulable_events,
     .sign = node_unschedulable_sign,

@@ -1,14 +1,16 @@
 /*
- * TaintToleration (upstream plugins/tainttoleration/taint_toleration.go, v1.34).
+ * TaintToleration (upstream plugins/tainttoleration/taint_toleration.go, v1.37).
  *
  *   Filter          the first NoSchedule/NoExecute taint of the node (spec order) that no
  *                   toleration of the pod tolerates rejects the node, UnschedulableAndUnresolvable
- *                   "node(s) had untolerated taint {key: value}". PreferNoSchedule never filters.
+ *                   "node(s) had untolerated taint(s)". PreferNoSchedule never filters.
  *   PreScore        keeps the pod's tolerations whose effect is empty or PreferNoSchedule.
  *   Score           the number of PreferNoSchedule taints of the node those do not tolerate.
  *   NormalizeScore  DefaultNormalizeScore(100, reverse): max 0 -> all 100, else 100 - 100*raw/max.
  */
 #include "kubesched/plugin.h"
+
+#define ERR_REASON_UNTOLERATED "node(s) had untolerated taint(s)"
 
 /* The PreScore state: the tolerations that can matter for PreferNoSchedule taints. Allocated from
  * the cycle arena; never changed after PreScore, so Score workers share it and a cloned cycle state
@@ -40,8 +42,21 @@ static int any_tolerates(const ks_toleration *tols, size_t n, const ks_taint *ta
     return 0;
 }
 
-/* filter: called concurrently for different nodes; reads only the pod and the node. The reason is
- * formatted only when the node is rejected. */
+/* pre_filter (v1.37): nothing to compute; upstream added it for the deferred-resize Skip of
+ * InPlacePodVerticalScalingSchedulerPreemption (alpha, off), so by default it returns Success
+ * and the plugin is counted at PreFilter. Scheduling thread. */
+static ks_code taint_toleration_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                                           ks_prefilter_result *result, ks_status *st)
+{
+    (void)self;
+    (void)cycle;
+    (void)pod;
+    (void)result;
+    (void)st;
+    return KS_SUCCESS;
+}
+
+/* filter: called concurrently for different nodes; reads only the pod and the node. */
 static ks_code taint_toleration_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                                        const ks_node_info *ni, ks_status *st)
 {
@@ -59,8 +74,9 @@ static ks_code taint_toleration_filter(void *self, ks_cycle *cycle, const ks_pod
             continue;
         if (any_tolerates(tols, ntols, t))
             continue;
-        ks_status_reasonf(st, "node(s) had untolerated taint {%s: %s}", ks_sym_str(t->key),
-                          ks_sym_str(t->value));
+        /* v1.37 names no taint (1.34 said "untolerated taint {key: value}"); the taint is only
+         * logged upstream. */
+        ks_status_reason(st, ERR_REASON_UNTOLERATED);
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
     return KS_SUCCESS;
@@ -193,6 +209,7 @@ static ks_code taint_toleration_sign(void *self, const ks_pod *pod, ks_signature
 const ks_plugin_desc ks_plugin_taint_toleration = {
     .size = sizeof(ks_plugin_desc),
     .name = "TaintToleration",
+    .pre_filter = taint_toleration_pre_filter,
     .filter = taint_toleration_filter,
     .pre_score = taint_toleration_pre_score,
     .score = taint_toleration_score,

@@ -194,6 +194,16 @@ typedef struct ks_node_affinity {
     const ks_preferred_term *preferred;
 } ks_node_affinity;
 
+/* ks_pod_spec_flags() bits (ABI 1.4): what the pod's spec asks of its node. */
+enum {
+    KS_POD_SPEC_HOST_NETWORK = 1u << 0,     /* spec.hostNetwork: true */
+    KS_POD_SPEC_HOST_USERS_FALSE = 1u << 1, /* spec.hostUsers set to false */
+    /* a container or init container has a restartPolicyRules[] action RestartAllContainers */
+    KS_POD_SPEC_RESTART_ALL_CONTAINERS = 1u << 2,
+    /* a container, init or ephemeral container mounts a volume with bindMountOptions */
+    KS_POD_SPEC_BIND_MOUNT_OPTIONS = 1u << 3,
+};
+
 typedef struct ks_host_port {
     ks_sym protocol; /* "TCP" when unset */
     ks_sym host_ip;  /* "0.0.0.0" when unset */
@@ -877,6 +887,18 @@ typedef struct ks_host_api {
      * or the plugin's own, prefixed with its name) and its value as JSON; both are copied. The
      * same key twice keeps the first. Any thread (the signature belongs to one call). */
     void (*sign_add)(ks_signature *sig, const char *key, const char *value_json);
+    /* node.status.declaredFeatures (NodeDeclaredFeatures), in the order the node lists them (the
+     * API server keeps the list sorted and unique); 0 when absent. borrowed(node); any thread. */
+    size_t (*node_declared_features)(const ks_node *node, const ks_sym **out);
+    /* Facts about the pod's spec that no other accessor gives: KS_POD_SPEC_* bits. Any thread. */
+    uint32_t (*pod_spec_flags)(const ks_pod *pod);
+    /* The references of the pod's image volumes (spec.volumes[].image.reference, KS_SYM_EMPTY for
+     * an image volume without one), in spec order. borrowed(pod); any thread. */
+    size_t (*pod_image_volumes)(const ks_pod *pod, const ks_sym **out);
+    /* The size an image name is scored with on every node that lists it (upstream
+     * ImageStateSummary.Size: what the Node that listed the name first reported, while no other
+     * Node did), or -1 when no node of the snapshot lists it. Any thread. */
+    int64_t (*snapshot_image_size)(const ks_snapshot *snap, ks_sym image);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1325,6 +1347,21 @@ static inline size_t ks_event_hints_copy(const ks_cluster_event_hint *events, si
 static inline void ks_sign_add(ks_signature *sig, const char *key, const char *value_json)
 {
     ks_host->sign_add(sig, key, value_json);
+}
+/* ABI 1.4: node.status.declaredFeatures, the pod's KS_POD_SPEC_* facts, its image volumes, an
+ * image's cluster-wide size. */
+static inline size_t ks_node_declared_features(const ks_node *n, const ks_sym **o)
+{
+    return ks_host->node_declared_features(n, o);
+}
+static inline uint32_t ks_pod_spec_flags(const ks_pod *p) { return ks_host->pod_spec_flags(p); }
+static inline size_t ks_pod_image_volumes(const ks_pod *p, const ks_sym **o)
+{
+    return ks_host->pod_image_volumes(p, o);
+}
+static inline int64_t ks_snapshot_image_size(const ks_snapshot *s, ks_sym image)
+{
+    return ks_host->snapshot_image_size(s, image);
 }
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {

@@ -123,7 +123,7 @@ Test(config, default_config_is_the_minimal_one)
     ks_config *c = NULL;
     cr_assert_eq(ks__config_default(cfg_registry(), &c, err, sizeof(err)), 0, "%s", err);
     assert_global_defaults(c);
-    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 19);
+    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 20);
     ks__config_free(c);
 }
 
@@ -133,15 +133,16 @@ Test(config, free_null_is_a_noop)
     ks__config_plans_free(NULL, 3);
 }
 
-Test(config, default_plugin_set_is_v1_34_multipoint_in_order)
+/* v1.37 getDefaultPlugins: NodeName now comes before NodeUnschedulable. */
+Test(config, default_plugin_set_is_v1_37_multipoint_in_order)
 {
     static const struct {
         const char *name;
         int weight;
     } want[] = {{"SchedulingGates", 0},
                 {"PrioritySort", 0},
-                {"NodeUnschedulable", 0},
                 {"NodeName", 0},
+                {"NodeUnschedulable", 0},
                 {"TaintToleration", 3},
                 {"NodeAffinity", 2},
                 {"NodePorts", 0},
@@ -152,11 +153,13 @@ Test(config, default_plugin_set_is_v1_34_multipoint_in_order)
                 {"VolumeZone", 0},
                 {"PodTopologySpread", 2},
                 {"InterPodAffinity", 2},
-                {"DynamicResources", 0},
+                {"DynamicResources", 2}, /* a Score plugin since DRAPrioritizedList is GA */
                 {"DefaultPreemption", 0},
                 {"NodeResourcesBalancedAllocation", 1},
                 {"ImageLocality", 1},
-                {"DefaultBinder", 0}};
+                {"DefaultBinder", 0},
+                /* applyFeatureGates: NodeDeclaredFeatures is GA (locked on) in v1.37. */
+                {"NodeDeclaredFeatures", 0}};
     ks_config *c = load_ok(HDR);
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
     cr_assert_eq(mp->nenabled, sizeof(want) / sizeof(want[0]));
@@ -166,8 +169,9 @@ Test(config, default_plugin_set_is_v1_34_multipoint_in_order)
         cr_assert_eq(mp->enabled[i].from_default, 1);
     }
     cr_assert_eq(mp->ndisabled, 0);
-    for (int p = 0; p < KS_PT_COUNT; p++)
-        cr_assert_eq(c->profiles[0].plugins[p].nenabled, 0, "%s", ks__point_field((ks_point)p));
+    for (int p = 0; p < KS_PT_NSETS; p++)
+        if (p != KS_PT_MULTI)
+            cr_assert_eq(c->profiles[0].plugins[p].nenabled, 0, "%s", ks__point_field((ks_point)p));
     ks__config_free(c);
 }
 
@@ -201,8 +205,13 @@ Test(config, default_plugin_args_are_added_sorted_for_enabled_kinds)
     cr_assert_str_eq(json(pc_find(p, "PodTopologySpread")->args),
                      "{\"defaultingType\":\"System\"}");
     cr_assert_str_eq(json(pc_find(p, "NodeAffinity")->args), "{}");
-    cr_assert_str_eq(json(pc_find(p, "VolumeBinding")->args), "{\"bindTimeoutSeconds\":600}");
-    cr_assert_str_eq(json(pc_find(p, "DynamicResources")->args), "{\"filterTimeout\":\"10s\"}");
+    /* v1.37: StorageCapacityScoring (Beta, on) defaults the shape; DRADeviceBindingConditions
+     * (Beta, on) and DRAResourceClaimDeviceStatus (GA) default bindingTimeout to 600s. */
+    cr_assert_str_eq(json(pc_find(p, "VolumeBinding")->args),
+                     "{\"bindTimeoutSeconds\":600,\"shape\":[{\"utilization\":0,\"score\":10},"
+                     "{\"utilization\":100,\"score\":0}]}");
+    cr_assert_str_eq(json(pc_find(p, "DynamicResources")->args),
+                     "{\"filterTimeout\":\"10s\",\"bindingTimeout\":\"10m0s\"}");
     cr_assert_str_eq(pc_find(p, "VolumeBinding")->field, "profiles[0].pluginConfig[7]");
     ks__config_free(c);
 }
@@ -321,7 +330,7 @@ Test(config, several_profiles_are_each_defaulted)
     cr_assert_eq(c->nprofiles, 2);
     cr_assert_str_eq(c->profiles[0].scheduler_name, "default-scheduler");
     cr_assert_str_eq(c->profiles[1].scheduler_name, "no-scoring");
-    cr_assert_eq(c->profiles[1].plugins[KS_PT_MULTI].nenabled, 19);
+    cr_assert_eq(c->profiles[1].plugins[KS_PT_MULTI].nenabled, 20);
     cr_assert_eq(c->profiles[1].plugins[KS_PT_SCORE].ndisabled, 1);
     cr_assert_str_eq(c->profiles[1].plugins[KS_PT_SCORE].disabled[0], "*");
     cr_assert_eq(c->profiles[0].nplugin_configs, 8);
@@ -338,10 +347,10 @@ Test(config, user_multipoint_plugins_come_after_the_defaults)
     ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n"
                                "      - name: MyPlugin\n        weight: 4\n");
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
-    cr_assert_eq(mp->nenabled, 20);
-    cr_assert_str_eq(mp->enabled[19].name, "MyPlugin");
-    cr_assert_eq(mp->enabled[19].weight, 4);
-    cr_assert_eq(mp->enabled[19].from_default, 0);
+    cr_assert_eq(mp->nenabled, 21);
+    cr_assert_str_eq(mp->enabled[20].name, "MyPlugin");
+    cr_assert_eq(mp->enabled[20].weight, 4);
+    cr_assert_eq(mp->enabled[20].from_default, 0);
     ks__config_free(c);
 }
 
@@ -350,7 +359,7 @@ Test(config, user_entry_replaces_a_default_in_place_with_its_weight)
     ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n"
                                "      - {name: TaintToleration, weight: 7}\n");
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
-    cr_assert_eq(mp->nenabled, 19);
+    cr_assert_eq(mp->nenabled, 20);
     cr_assert_str_eq(mp->enabled[4].name, "TaintToleration");
     cr_assert_eq(mp->enabled[4].weight, 7);
     cr_assert_eq(mp->enabled[4].from_default, 0);
@@ -363,7 +372,7 @@ Test(config, disabled_defaults_are_dropped_and_kept_in_disabled)
     ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint:\n"
                                "      disabled: [{name: ImageLocality}, {name: NodePorts}]\n");
     const ks_plugin_set *mp = &c->profiles[0].plugins[KS_PT_MULTI];
-    cr_assert_eq(mp->nenabled, 17);
+    cr_assert_eq(mp->nenabled, 18);
     for (size_t i = 0; i < mp->nenabled; i++) {
         cr_assert_str_neq(mp->enabled[i].name, "ImageLocality");
         cr_assert_str_neq(mp->enabled[i].name, "NodePorts");
@@ -402,7 +411,7 @@ Test(config, point_specific_sets_merge_with_empty_defaults)
     cr_assert_eq(s->enabled[0].weight, 5);
     cr_assert_eq(s->ndisabled, 1);
     cr_assert_str_eq(s->disabled[0], "NodeResourcesFit");
-    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 19);
+    cr_assert_eq(c->profiles[0].plugins[KS_PT_MULTI].nenabled, 20);
     ks__config_free(c);
 }
 
@@ -1020,9 +1029,22 @@ Test(config, other_in_tree_args_are_validated)
     expect_error(HDR "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n"
                      "    args: {bindTimeoutSeconds: -1}\n",
                  "should not be a negative value", NULL);
+    expect_error(HDR
+                 "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n"
+                 "    args: {shape: [{utilization: 50, score: 1}, {utilization: 50, score: 2}]}\n",
+                 "args.shape[1].utilization: Invalid value: 50: values must be sorted in "
+                 "increasing order",
+                 NULL);
     expect_error(HDR "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n"
-                     "    args: {shape: [{utilization: 0, score: 0}]}\n",
-                 "unexpected field `shape`", NULL);
+                     "    args: {shape: [{utilization: 0, score: 10}, {utilization: 101}]}\n",
+                 "args.shape[1].utilization: Invalid value: 101: not in valid range [0, 100]",
+                 NULL);
+    expect_error(HDR "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n"
+                     "    args: {shape: [{utilization: 0, score: 11}]}\n",
+                 "args.shape[0].score: Invalid value: 11: not in valid range [0, 10]", NULL);
+    expect_error(HDR "profiles:\n- pluginConfig:\n  - name: DynamicResources\n"
+                     "    args: {bindingTimeout: 0.5s}\n",
+                 "args.bindingTimeout: Invalid value: \"500ms\": must be at least 1 second", NULL);
     expect_error(HDR "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n"
                      "    args:\n      addedAffinity:\n"
                      "        requiredDuringSchedulingIgnoredDuringExecution:\n"
@@ -1396,6 +1418,18 @@ Test(config, plan_default_profile_plans_with_the_in_tree_plugins)
     cr_assert_eq(plans[0].npoint[KS_PT_QUEUE_SORT], 1);
     cr_assert_str_eq(plans[0].point[KS_PT_QUEUE_SORT][0].name, "PrioritySort");
     cr_assert_str_eq(plans[0].point[KS_PT_BIND][0].name, "DefaultBinder");
+    /* NodeDeclaredFeatures is planned last at PreFilter and Filter (appended to MultiPoint). */
+    cr_assert_str_eq(plans[0].point[KS_PT_FILTER][plans[0].npoint[KS_PT_FILTER] - 1].name,
+                     "NodeDeclaredFeatures");
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][plans[0].npoint[KS_PT_PRE_FILTER] - 1].name,
+                     "NodeDeclaredFeatures");
+    /* v1.37: NodeName's PreFilter and Filter run before NodeUnschedulable's; NodeUnschedulable
+     * and TaintToleration have (trivial) PreFilters. */
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][0].name, "NodeName");
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][1].name, "NodeUnschedulable");
+    cr_assert_str_eq(plans[0].point[KS_PT_PRE_FILTER][2].name, "TaintToleration");
+    cr_assert_str_eq(plans[0].point[KS_PT_FILTER][0].name, "NodeName");
+    cr_assert_str_eq(plans[0].point[KS_PT_FILTER][1].name, "NodeUnschedulable");
     assert_unavailable(&plans[0]);
     for (size_t i = 0; i < plans[0].npoint[KS_PT_SCORE]; i++)
         if (strcmp(plans[0].point[KS_PT_SCORE][i].name, "TaintToleration") == 0)
@@ -1469,9 +1503,88 @@ Test(config, print_prints_merged_sets_without_a_plan)
     fclose(out);
     assert_has(buf, "Profile \"default-scheduler\"");
     assert_has(buf, "TaintToleration (weight 3)");
-    assert_has(buf, "    VolumeBinding: {\"bindTimeoutSeconds\":600}\n");
+    assert_has(buf, "    VolumeBinding: {\"bindTimeoutSeconds\":600,\"shape\":");
+    /* DynamicResources is not shipped yet; the merged sets still show upstream's weight. */
+    assert_has(buf, "DynamicResources (weight 2)");
+    assert_has(buf, "DefaultBinder, NodeDeclaredFeatures\n");
+    assert_has(buf, "  PodGroupPostFilter enabled: (none)\n");
     free(buf);
     ks__config_free(c);
+}
+
+Test(config, volume_binding_shape_is_kept_when_given)
+{
+    ks_config *c = load_ok(HDR "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n"
+                               "    args: {shape: [{utilization: 0, score: 0}, {utilization: 80, "
+                               "score: 10}]}\n");
+    cr_assert_str_eq(json(pc_find(&c->profiles[0], "VolumeBinding")->args),
+                     "{\"shape\":[{\"utilization\":0,\"score\":0},{\"utilization\":80,\"score\":"
+                     "10}],\"bindTimeoutSeconds\":600}");
+    ks__config_free(c);
+    /* An empty shape is defaulted too (len(obj.Shape) == 0). */
+    c = load_ok(HDR "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {shape: []}\n");
+    assert_has(json(pc_find(&c->profiles[0], "VolumeBinding")->args),
+               "\"shape\":[{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}]");
+    ks__config_free(c);
+    c = load_ok(HDR "profiles:\n- pluginConfig:\n  - name: DynamicResources\n"
+                    "    args: {bindingTimeout: 1s}\n");
+    ks__config_free(c);
+}
+
+/* v1.37 Plugins: placementGenerate, placementScore and podGroupPostFilter are read and merged
+ * like the other sets; no plugin kubesched loads implements them. */
+Test(config, pod_group_plugin_sets_are_read_and_merged)
+{
+    ks_config *c =
+        load_ok(HDR "profiles:\n- plugins:\n"
+                    "    placementGenerate: {enabled: [{name: TopologyPlacementGenerator}]}\n"
+                    "    placementScore: {enabled: [{name: PodGroupPodsCount, weight: 3}], "
+                    "disabled: [{name: '*'}]}\n"
+                    "    podGroupPostFilter: {disabled: [{name: DefaultPreemption}]}\n");
+    const ks_profile_config *p = &c->profiles[0];
+    cr_assert_eq(p->plugins[KS_PT_PLACEMENT_GENERATE].nenabled, 1);
+    cr_assert_str_eq(p->plugins[KS_PT_PLACEMENT_GENERATE].enabled[0].name,
+                     "TopologyPlacementGenerator");
+    cr_assert_eq(p->plugins[KS_PT_PLACEMENT_SCORE].enabled[0].weight, 3);
+    cr_assert_str_eq(p->plugins[KS_PT_PLACEMENT_SCORE].disabled[0], "*");
+    cr_assert_str_eq(p->plugins[KS_PT_POD_GROUP_POST_FILTER].disabled[0], "DefaultPreemption");
+    cr_assert_str_eq(ks__point_field(KS_PT_POD_GROUP_POST_FILTER), "podGroupPostFilter");
+    cr_assert_str_eq(ks__point_name(KS_PT_PLACEMENT_SCORE), "PlacementScore");
+    ks__config_free(c);
+}
+
+/* pluginsNames (which plugins get default args) reads placementGenerate and placementScore but
+ * not podGroupPostFilter. */
+Test(config, pod_group_sets_and_default_args)
+{
+    ks_config *c = load_ok(HDR "profiles:\n- plugins:\n    multiPoint: {disabled: [{name: '*'}]}\n"
+                               "    placementScore: {enabled: [{name: NodeResourcesFit}]}\n"
+                               "    podGroupPostFilter: {enabled: [{name: DefaultPreemption}]}\n");
+    const ks_profile_config *p = &c->profiles[0];
+    cr_assert_not_null(pc_find(p, "NodeResourcesFit"));
+    cr_assert_eq(p->nplugin_configs, 1, "DefaultPreemption gets no default args");
+    ks__config_free(c);
+}
+
+Test(config, pod_group_plugin_sets_refuse_what_cannot_run)
+{
+    const char *msg = plan_err(fake_cfg("", "    placementGenerate:\n"
+                                            "      enabled: [{name: FakeScore}]\n"));
+    assert_has(msg, "profiles[0].plugins.placementGenerate: plugin \"FakeScore\" does not extend "
+                    "PlacementGenerate plugin");
+    msg = plan_err(fake_cfg("", "    podGroupPostFilter:\n"
+                                "      enabled: [{name: NoSuchPlugin}]\n"));
+    assert_has(msg, "profiles[0].plugins.podGroupPostFilter: PodGroupPostFilter \"NoSuchPlugin\" "
+                    "does not exist (registered PodGroupPostFilter plugins: none)");
+    /* The removed-plugin check covers podGroupPostFilter (upstream stagesToPluginSet) but not the
+     * placement sets. */
+    expect_error(HDR "profiles:\n- plugins:\n    podGroupPostFilter:\n"
+                     "      enabled: [{name: EBSLimits}]\n",
+                 "profiles[0].plugins.podGroupPostFilter.enabled[0]: Invalid value: \"EBSLimits\": "
+                 "was invalid in version",
+                 NULL);
+    msg = plan_err(fake_cfg("", "    placementScore:\n      enabled: [{name: EBSLimits}]\n"));
+    assert_has(msg, "PlacementScore \"EBSLimits\" does not exist");
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -261,6 +261,9 @@ static void obs_bind(void *ctx, uint64_t seq, const ks_pod *pod, const char *pro
 }
 
 /* A profile with only PrioritySort, RecA, RecB (and DefaultBinder last unless told otherwise). */
+/* Set by a test before world_new: RecB runs before RecA. */
+static int recb_first;
+
 static void world_new(const char *reca_args, const char *recb_args, int with_default_binder)
 {
     char yaml[4096], err[1024] = "";
@@ -276,12 +279,13 @@ static void world_new(const char *reca_args, const char *recb_args, int with_def
              "  plugins:\n"
              "    multiPoint:\n"
              "      disabled: [{name: '*'}]\n"
-             "      enabled: [{name: PrioritySort}, {name: RecA}, {name: RecB}%s]\n"
+             "      enabled: [{name: PrioritySort}, {name: %s}, {name: %s}%s]\n"
              "  pluginConfig:\n"
              "  - name: RecA\n"
              "    args: %s\n"
              "  - name: RecB\n"
              "    args: %s\n",
+             recb_first ? "RecB" : "RecA", recb_first ? "RecA" : "RecB",
              with_default_binder ? ", {name: DefaultBinder}" : "", reca_args ? reca_args : "{}",
              recb_args ? recb_args : "{}");
     W.reg = th_registry_new();
@@ -447,6 +451,40 @@ Test(framework, prefilter_node_subsets_intersect_and_name_the_plugins_when_empty
     cr_assert_str_eq(
         W.message,
         "0/3 nodes are available: node(s) didn't satisfy plugin(s) [RecA RecB] simultaneously.");
+    world_free();
+}
+
+/* Upstream lists the plugins with sets.List (sorted), not in the order they ran: NodeName (run
+ * first by default) and NodeAffinity read "[NodeAffinity NodeName]". */
+Test(framework, prefilter_subset_conflict_names_the_plugins_sorted)
+{
+    recb_first = 1;
+    world_new("{preFilterNodes: 'n1'}", "{preFilterNodes: 'n2'}", 1);
+    recb_first = 0;
+    add_node("n1", "4");
+    add_node("n2", "4");
+    add_pod("p");
+    schedule();
+    cr_assert(strstr(call_log, "RecB.PreFilter RecA.PreFilter"), "%s", call_log);
+    cr_assert_str_eq(
+        W.message,
+        "0/2 nodes are available: node(s) didn't satisfy plugin(s) [RecA RecB] simultaneously.");
+    world_free();
+}
+
+Test(framework, prefilter_excluded_nodes_name_the_plugins_sorted)
+{
+    recb_first = 1;
+    world_new("{preFilterNodes: 'n1,n2', Filter: 'Unschedulable:nope'}", "{preFilterNodes: 'n1'}",
+              1);
+    recb_first = 0;
+    add_node("n1", "4");
+    add_node("n2", "4");
+    add_node("n3", "4");
+    add_pod("p");
+    schedule();
+    cr_assert_str_eq(W.message, "0/3 nodes are available: 1 nope, 2 node(s) didn't satisfy "
+                                "plugin(s) [RecA RecB].");
     world_free();
 }
 

@@ -881,6 +881,180 @@ Test(objects, reads_node_images)
     ks__node_unref(n);
 }
 
+/* ---- requests of running pods resized in place (component-helpers resource v0.37 PodRequests
+ * with UseStatusResources and InPlacePodLevelResourcesVerticalScalingEnabled) ---------------- */
+
+#define RUNNING(spec, status)                                                                      \
+    "{'metadata':{'name':'p','namespace':'ns'},'spec':{'nodeName':'n1'," spec "},"                 \
+    "'status':{" status "}}"
+#define CREQ(cpu) "'resources':{'requests':{'cpu':'" cpu "'}}"
+
+Test(objects, resized_down_pod_counts_its_larger_actual_requests)
+{
+    /* spec says 1 cpu, the kubelet still runs it with 2: max(spec, actuated, allocated) = 2. */
+    ks_pod *p = pod(RUNNING("'containers':[{'name':'c'," CREQ("1") "}]",
+                            "'containerStatuses':[{'name':'c','allocatedResources':{'cpu':'2'},"
+                            "'resources':{'requests':{'cpu':'2'}}}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 2000);
+    cr_expect_eq(p->nonzero_requests.pub.milli_cpu, 2000);
+    cr_expect_eq(p->node_nonzero_requests.pub.milli_cpu, 2000);
+    ks__pod_unref(p);
+}
+
+Test(objects, resized_up_pod_counts_its_spec_before_actuation)
+{
+    /* spec 3, allocated 3, actuated still 2: 3. */
+    ks_pod *p = pod(RUNNING("'containers':[{'name':'c'," CREQ("3") "}]",
+                            "'containerStatuses':[{'name':'c','allocatedResources':{'cpu':'3'},"
+                            "'resources':{'requests':{'cpu':'2'}}}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 3000);
+    ks__pod_unref(p);
+}
+
+Test(objects, actuated_falls_back_to_allocated_then_spec)
+{
+    /* No status resources: actuated = allocated (2.5); the second container has no status at
+     * all: spec (1). */
+    ks_pod *p = pod(RUNNING("'containers':[{'name':'a'," CREQ("1") "},{'name':'b'," CREQ("1") "}]",
+                            "'containerStatuses':[{'name':'a','allocatedResources':{'cpu':"
+                            "'2500m'}}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 3500);
+    ks__pod_unref(p);
+}
+
+Test(objects, infeasible_resize_ignores_the_spec)
+{
+    /* PodResizePending/Infeasible: the spec's 4 cpu are not counted, only what runs (2). */
+    ks_pod *p = pod(RUNNING("'containers':[{'name':'c'," CREQ("4") "}]",
+                            "'conditions':[{'type':'PodResizePending','status':'True',"
+                            "'reason':'Infeasible'}],'containerStatuses':[{'name':'c',"
+                            "'allocatedResources':{'cpu':'2'},'resources':{'requests':{'cpu':"
+                            "'2'}}}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 2000);
+    ks__pod_unref(p);
+    /* Deferred keeps the spec. */
+    p = pod(RUNNING("'containers':[{'name':'c'," CREQ("4") "}]",
+                    "'conditions':[{'type':'PodResizePending','status':'True','reason':"
+                    "'Deferred'}],'containerStatuses':[{'name':'c','allocatedResources':{'cpu':"
+                    "'2'},'resources':{'requests':{'cpu':'2'}}}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 4000);
+    ks__pod_unref(p);
+}
+
+Test(objects, pod_level_status_aggregates_replace_container_statuses)
+{
+    /* status.allocatedResources and status.resources.requests (the kubelet's pod-level sums) are
+     * used instead of the container statuses: max(1, 3, 3) = 3. */
+    ks_pod *p = pod(RUNNING("'containers':[{'name':'c'," CREQ("1") "}]",
+                            "'allocatedResources':{'cpu':'3'},'resources':{'requests':{'cpu':"
+                            "'3'}},'containerStatuses':[{'name':'c','allocatedResources':{'cpu':"
+                            "'9'}}]"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 3000);
+    ks__pod_unref(p);
+}
+
+Test(objects, pod_level_requests_take_the_larger_status_value)
+{
+    /* Pod-level spec cpu 1 resized from 2 (status.resources.requests 2): 2. */
+    ks_pod *p = pod(RUNNING("'resources':{'requests':{'cpu':'1'}},'containers':[{'name':'c'}]",
+                            "'resources':{'requests':{'cpu':'2'}},'allocatedResources':{'cpu':"
+                            "'1'}"));
+    cr_expect_eq(p->requests.pub.milli_cpu, 2000);
+    ks__pod_unref(p);
+}
+
+Test(objects, node_nonzero_with_pod_level_requests_defaults_only_missing_resources)
+{
+    /* Pod-level cpu; one container requests 100Mi memory, the other nothing. The scorers'
+     * variant gives every container its 200Mi default (300Mi); what the pod adds to its node
+     * (CalculateResource) defaults only a resource the whole pod lacks: memory is listed, so
+     * 100Mi. */
+    ks_pod *p = pod(POD("'resources':{'requests':{'cpu':'1'}},'containers':[{'name':'a',"
+                        "'resources':{'requests':{'memory':'100Mi'}}},{'name':'b'}]"));
+    cr_expect_eq(p->requests.pub.memory, 100 * MI);
+    cr_expect_eq(p->nonzero_requests.pub.memory, 300 * MI);
+    cr_expect_eq(p->node_nonzero_requests.pub.memory, 100 * MI);
+    cr_expect_eq(p->nonzero_requests.pub.milli_cpu, 1000);
+    cr_expect_eq(p->node_nonzero_requests.pub.milli_cpu, 1000);
+    ks__pod_unref(p);
+    /* No memory anywhere: each container gets the default on both sides. */
+    p = pod(POD("'resources':{'requests':{'cpu':'1'}},'containers':[{'name':'a'},{'name':'b'}]"));
+    cr_expect_eq(p->nonzero_requests.pub.memory, 400 * MI);
+    cr_expect_eq(p->node_nonzero_requests.pub.memory, 400 * MI);
+    ks__pod_unref(p);
+    /* Without pod-level requests both variants default every container. */
+    p = pod(POD("'containers':[{'name':'a','resources':{'requests':{'memory':'100Mi'}}},"
+                "{'name':'b'}]"));
+    cr_expect_eq(p->node_nonzero_requests.pub.memory, 300 * MI);
+    cr_expect_eq(p->node_nonzero_requests.pub.milli_cpu, 200);
+    ks__pod_unref(p);
+}
+
+Test(objects, pod_level_hugepages_replace_the_containers_sum)
+{
+    ks_pod *p = pod(POD("'resources':{'requests':{'hugepages-2Mi':'4Mi'}},'containers':[{'name':"
+                        "'c','resources':{'requests':{'hugepages-2Mi':'2Mi','cpu':'1'}}}]"));
+    cr_expect_eq(ks_resources_scalar(&p->requests.pub, ks__intern("hugepages-2Mi")), 4 * MI);
+    cr_expect_eq(p->requests.pub.milli_cpu, 1000);
+    ks__pod_unref(p);
+}
+
+Test(objects, reads_node_declared_features_as_listed)
+{
+    ks_node *n = node("{'metadata':{'name':'n1'},'status':{'declaredFeatures':["
+                      "'RestartAllContainersOnContainerExits','VolumeBindMountOptions']}}");
+    cr_assert_eq(n->ndeclared_features, 2);
+    cr_expect_str_eq(str(n->declared_features[0]), "RestartAllContainersOnContainerExits");
+    cr_expect_str_eq(str(n->declared_features[1]), "VolumeBindMountOptions");
+    ks__node_unref(n);
+    n = node("{'metadata':{'name':'n2'},'status':{}}");
+    cr_expect_eq(n->ndeclared_features, 0);
+    cr_expect_null(n->declared_features);
+    ks__node_unref(n);
+}
+
+Test(objects, reads_the_spec_facts_node_declared_features_infers_from)
+{
+    ks_pod *p = pod(POD("'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, 0u);
+    ks__pod_unref(p);
+    p = pod(POD("'hostNetwork':true,'hostUsers':false,'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, KS_POD_SPEC_HOST_NETWORK | KS_POD_SPEC_HOST_USERS_FALSE);
+    ks__pod_unref(p);
+    /* hostUsers true or absent is not "false"; hostNetwork false is not set. */
+    p = pod(POD("'hostNetwork':false,'hostUsers':true,'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, 0u);
+    ks__pod_unref(p);
+    p = pod(POD("'initContainers':[{'name':'i','restartPolicyRules':[{'action':'Restart'},"
+                "{'action':'RestartAllContainers'}]}],'containers':[{'name':'c'}]"));
+    cr_expect_eq(p->spec_flags, KS_POD_SPEC_RESTART_ALL_CONTAINERS);
+    ks__pod_unref(p);
+    /* restartPolicyRules on an ephemeral container do not count (upstream looks at containers
+     * and init containers only); bindMountOptions there do. */
+    p = pod(POD("'containers':[{'name':'c','volumeMounts':[{'name':'v','mountPath':'/a'}]}],"
+                "'ephemeralContainers':[{'name':'e','restartPolicyRules':[{'action':"
+                "'RestartAllContainers'}],'volumeMounts':[{'name':'v','mountPath':'/v',"
+                "'bindMountOptions':['rro']}]}]"));
+    cr_expect_eq(p->spec_flags, KS_POD_SPEC_BIND_MOUNT_OPTIONS);
+    ks__pod_unref(p);
+}
+
+Test(objects, lists_image_volume_references_in_spec_order)
+{
+    ks_pod *p = pod(POD("'containers':[{'name':'c','image':'app'}],'volumes':["
+                        "{'name':'a','image':{'reference':'quay.io/models/llm:v1'}},"
+                        "{'name':'b','emptyDir':{}},"
+                        "{'name':'c','image':{'reference':'data','pullPolicy':'IfNotPresent'}},"
+                        "{'name':'d','image':{}}]"));
+    cr_assert_eq(p->nimage_volumes, 3);
+    cr_expect_str_eq(str(p->image_volumes[0]), "quay.io/models/llm:v1");
+    cr_expect_str_eq(str(p->image_volumes[1]), "data");
+    cr_expect_str_eq(str(p->image_volumes[2]), "");
+    /* The container images are listed on their own. */
+    cr_expect_eq(p->nimages, 1);
+    ks__pod_unref(p);
+}
+
 /* ---- reference counting and assumed copies ------------------------------------------------ */
 
 Test(objects, frees_a_pod_at_the_last_unref)

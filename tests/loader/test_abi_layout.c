@@ -115,7 +115,8 @@ SA(sizeof(ks_plugin_desc) == 216);
     X(snapshot_nodes_with_affinity_pods) X(status_new) X(status_code) X(status_reason_count) \
     X(status_reason_at) X(node_info_pods_in_namespace) X(snapshot_version) X(snapshot_changed_nodes) \
     /* ABI 1.4 */ \
-    X(sign_add) \
+    X(sign_add) X(node_declared_features) X(pod_spec_flags) X(pod_image_volumes) \
+    X(snapshot_image_size) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -128,12 +129,12 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 98); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +1 in 1.4 */
+SA(HOST_NSLOTS == 102); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 800);
+SA(sizeof(ks_host_api) == 832);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);

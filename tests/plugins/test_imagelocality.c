@@ -1,9 +1,11 @@
 /* ImageLocality: upstream imagelocality/image_locality_test.go (TestImageLocalityPriority,
- * TestNormalizedImageName) plus spread over nodes that are not scored and duplicate images. */
+ * TestNormalizedImageName, v1.37 with image volumes) plus spread over nodes that are not scored,
+ * duplicate images, and the one cluster-wide size per image name of upstream's cache. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "sched/cache.h"
 #include "harness.h"
 
 extern const ks_plugin_desc ks_plugin_image_locality;
@@ -183,4 +185,108 @@ Test(image_locality, pod_without_images_scores_zero)
     const char *nodes[] = {NODE_250_10, ""};
     expect(th_pod("{'metadata':{'name':'x','namespace':'default','uid':'x'},'spec':{}}"), nodes, 2,
            (int64_t[]){0, 0});
+}
+
+/* v1.37 (upstream "pod with ImageVolume"): an image volume's reference counts like a container
+ * image, and raises imageCount: gcr.io/30 + volume gcr.io/300: node1 has gcr.io/300:latest:
+ * 100 * (300M * 1/2 - 23M) / (1000M * 2 - 23M) = 6; node2 30M/2 < 23M -> 0. */
+static ks_pod *pod_with_volumes(const char *image, const char *volumes)
+{
+    char json[2048];
+    seq++;
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'p%d','namespace':'default','uid':'p%d'},"
+             "'spec':{'containers':[{'name':'c','image':'%s'}],'volumes':[%s]}}",
+             seq, seq, image, volumes);
+    return th_pod(json);
+}
+
+Test(image_locality, image_volume_counts_like_a_container_image)
+{
+    const char *nodes[] = {NODE_300_600_900, NODE_4000_30};
+    expect(pod_with_volumes("gcr.io/30", "{'name':'v','image':{'reference':'gcr.io/300'}}"), nodes,
+           2, (int64_t[]){6, 0});
+    /* The same images as regular containers score the same. */
+    expect(pod("gcr.io/30,gcr.io/300", NULL), nodes, 2, (int64_t[]){6, 0});
+}
+
+Test(image_locality, image_volume_raises_the_max_threshold)
+{
+    /* app:latest 1500M on both nodes: with one container the sum 1500M clamps to 1000M -> 100;
+     * with an image volume that no node has, imageCount 2: 100 * (1500M - 23M) / (2000M - 23M)
+     * = 74. Other volumes do not count. */
+    const char *nodes[] = {IMG("'app:latest'", 1500), IMG("'app:latest'", 1500)};
+    expect(pod("app", NULL), nodes, 2, (int64_t[]){100, 100});
+    expect(pod_with_volumes("app", "{'name':'e','emptyDir':{}},"
+                                   "{'name':'m','image':{'reference':'models/llm:v1'}}"),
+           nodes, 2, (int64_t[]){74, 74});
+}
+
+Test(image_locality, image_volume_reference_is_normalized)
+{
+    /* "data" -> "data:latest", found on node1 only: 800M/2 = 400M over imageCount 2 ->
+     * 100 * (400M - 23M) / (2000M - 23M) = 19. */
+    const char *nodes[] = {IMG("'data:latest'", 800), ""};
+    expect(pod_with_volumes("gcr.io/none:v9", "{'name':'d','image':{'reference':'data'}}"), nodes,
+           2, (int64_t[]){19, 0});
+}
+
+/* ---- one size per image name (upstream cacheImpl.imageStates) ------------------------------ */
+
+/* Upstream scores an image with the size its cache keeps for the name, which is what the Node
+ * that listed the name first reported (while no other Node listed it), on every node; not each
+ * node's own status.images figure. app:latest on both nodes: spread 1; node1 (added first) says
+ * 1000 MiB, node2 200 MiB: both score 100 (node2 alone would give 100 * 177 / 977 = 18). */
+Test(image_locality, image_size_is_the_first_reporting_nodes_on_every_node)
+{
+    const char *big_first[] = {IMG("'app:latest'", 1000), IMG("'app:latest'", 200)};
+    expect(pod("app", NULL), big_first, 2, (int64_t[]){100, 100});
+    const char *small_first[] = {IMG("'app:latest'", 200), IMG("'app:latest'", 1000)};
+    expect(pod("app", NULL), small_first, 2, (int64_t[]){18, 18});
+}
+
+static ks_node *image_node(const char *name, int mb)
+{
+    char json[512];
+    if (mb)
+        snprintf(json, sizeof(json),
+                 "{'metadata':{'name':'%s'},'status':{'images':[{'names':['app:latest'],"
+                 "'sizeBytes':%lld}]}}",
+                 name, (long long)mb * MB);
+    else
+        snprintf(json, sizeof(json), "{'metadata':{'name':'%s'},'status':{}}", name);
+    return th_node(json);
+}
+
+static int64_t cached_size(ks_cache *c, ks_snapshot *s)
+{
+    cr_assert_eq(ks__cache_update_snapshot(c, s), 0);
+    return ks__snapshot_image_size(s, ks_intern("app:latest"));
+}
+
+/* addNodeImageStates / removeNodeImageStates: the size stays while any Node lists the name, and
+ * is taken anew once none did. */
+Test(image_locality, cached_image_size_follows_node_updates_and_removals)
+{
+    ks_cache *c = ks__cache_new();
+    ks_snapshot *s = ks__snapshot_new();
+    cr_assert_eq(ks__cache_add_node(c, image_node("a", 1000)), 0);
+    cr_assert_eq(ks__cache_add_node(c, image_node("b", 200)), 0);
+    cr_assert_eq(cached_size(c, s), 1000 * MB);
+    /* a drops the image, then lists it again with another size: b kept the entry alive. */
+    cr_assert_eq(ks__cache_add_node(c, image_node("a", 0)), 0);
+    cr_assert_eq(cached_size(c, s), 1000 * MB);
+    cr_assert_eq(ks__cache_add_node(c, image_node("a", 300)), 0);
+    cr_assert_eq(cached_size(c, s), 1000 * MB);
+    /* Once no Node lists it, the next one sets the size. */
+    cr_assert_eq(ks__cache_remove_node(c, ks_intern("a")), 0);
+    cr_assert_eq(ks__cache_remove_node(c, ks_intern("b")), 0);
+    cr_assert_eq(cached_size(c, s), -1);
+    cr_assert_eq(ks__cache_add_node(c, image_node("b", 200)), 0);
+    cr_assert_eq(cached_size(c, s), 200 * MB);
+    /* A node that is the only one listing the name and changes its size takes the new one. */
+    cr_assert_eq(ks__cache_add_node(c, image_node("b", 250)), 0);
+    cr_assert_eq(cached_size(c, s), 250 * MB);
+    ks__snapshot_free(s);
+    ks__cache_free(c);
 }

@@ -471,6 +471,32 @@ Test(inter_pod_affinity, incoming_namespace_selector_never_selects_unknown_names
                   "node1", KS_SUCCESS, NULL);
 }
 
+/* v1.37 (mergeAffinityTermNamespacesIfNotEmpty takes *AffinityTerm): after the merge the incoming
+ * term's namespaceSelector is labels.Nothing(), so a selector that the empty label set satisfies
+ * (NotIn, DoesNotExist) selects only the listed Namespace objects it matches. 1.34 kept the
+ * selector, and Matches(pod, nil) then took pods of every namespace. */
+Test(inter_pod_affinity, merged_namespace_selector_does_not_match_every_namespace)
+{
+    const char *anti = ANTI(
+        REQ(TERM_X(SEL(EX_EXISTS("service")), "zone",
+                   "'namespaceSelector':{'matchExpressions':[" EX_NOTIN("team", "'team1'") "]}")));
+    /* team=team1: not selected (1.34: a conflict). */
+    expect_filter(team_node_with_pod_in("subteam1.team1"), incoming("default", "'a':'b'", anti),
+                  "node1", KS_SUCCESS, NULL);
+    /* team=team2: selected. */
+    expect_filter(team_node_with_pod_in("subteam1.team2"), incoming("default", "'a':'b'", anti),
+                  "node1", UNS, R_ANTI);
+    /* Affinity: the incoming pod's own namespace must be one the selector resolved to for the
+     * first-pod-of-a-series rule; "nowhere" has no Namespace object. */
+    const char *aff =
+        AFF(REQ(TERM_X(SEL(EX_EXISTS("a")), "zone",
+                       "'namespaceSelector':{'matchExpressions':[" EX_NOTEXISTS("team") "]}")));
+    th_cluster *c = th_cluster_new();
+    add_team_namespaces(c);
+    add_node(c, "node1", "'region':'r1','zone':'z11'");
+    expect_filter(c, incoming("nowhere", "'a':'b'", aff), "node1", UNR, R_AFF);
+}
+
 /* ...while an existing pod's selector is matched against the incoming pod's namespace labels,
  * which are empty when that namespace is unknown (upstream GetNamespaceLabelsSnapshot). */
 Test(inter_pod_affinity, existing_namespace_selector_sees_unknown_namespace_as_unlabelled)

@@ -1,6 +1,7 @@
 /* NodeResourcesBalancedAllocation: upstream noderesources/balanced_allocation_test.go
- * (TestNodeResourcesBalancedAllocation, v1.34 without DRA extended resources) and the args
- * validation of ValidateNodeResourcesBalancedAllocationArgs. */
+ * (TestNodeResourcesBalancedAllocation, v1.37 without DRA extended resources: the score is
+ * 50 + (50 + withPod - withoutPod) / 2, the balance with the pod against the balance without it)
+ * and the args validation of ValidateNodeResourcesBalancedAllocationArgs. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -97,106 +98,139 @@ Test(balanced_allocation, explicit_zero_requests_are_best_effort)
 
 Test(balanced_allocation, differently_sized_nodes_nothing_scheduled)
 {
-    /* node1: cpu 3000/4000 = .75, memory 5000/10000 = .5: std .125 -> 87. node2: .5/.5 -> 100. */
+    /* node1: cpu 0 -> 3000/4000 = .75, memory 0 -> 5000/10000 = .5: balance 100 -> 87, score
+     * 50 + 37 / 2 = 68. node2: .5/.5: 100 -> 100, score 75. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 4000, 10000, 0);
     node(c, "node2", 6000, 10000, 0);
-    expect2(c, NULL, pod(CPU_AND_MEMORY), 87, 100);
+    expect2(c, NULL, pod(CPU_AND_MEMORY), 68, 75);
 }
 
 Test(balanced_allocation, pods_scheduled_with_resources)
 {
-    /* node1: cpu 6000/10000 = .6, memory 5000/20000 = .25 -> 82; node2: .6, .5 -> 95. */
+    /* node1: cpu .3 -> .6, memory 0 -> .25: 85 -> 82, score 73; node2: cpu .3 -> .6, memory
+     * .25 -> .5: 97 -> 95, score 74. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 10000, 20000, 0);
     node(c, "node2", 10000, 20000, 0);
     existing(c, "node1", CPU_ONLY);
     existing(c, "node2", CPU_AND_MEMORY);
-    expect2(c, NULL, pod(CPU_AND_MEMORY), 82, 95);
+    expect2(c, NULL, pod(CPU_AND_MEMORY), 73, 74);
 }
 
 Test(balanced_allocation, pods_scheduled_with_resources_differently_sized_nodes)
 {
-    /* node2: cpu .6, memory 10000/50000 = .2 -> 80. */
+    /* node2: cpu .3 -> .6, memory .1 -> .2: 90 -> 80, score 70. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 10000, 20000, 0);
     node(c, "node2", 10000, 50000, 0);
     existing(c, "node1", CPU_ONLY);
     existing(c, "node2", CPU_AND_MEMORY);
-    expect2(c, NULL, pod(CPU_AND_MEMORY), 82, 80);
+    expect2(c, NULL, pod(CPU_AND_MEMORY), 73, 70);
+}
+
+Test(balanced_allocation, nodes_reach_min_and_max_score)
+{
+    /* Upstream's "nodes to reach min/max score": node1: cpu 3000/3000 = 1 -> 1, memory 0 -> 1:
+     * 50 -> 100, score 100 (the pod makes it balanced). node2: cpu 0 -> 0, memory 0 -> 1:
+     * 100 -> 50, score 50 (the pod unbalances it). */
+    th_cluster *c = th_cluster_new();
+    node(c, "node1", 3000, 5000, 0);
+    node(c, "node2", 3000, 5000, 0);
+    existing(c, "node1", CPU_ONLY);
+    expect2(c, NULL, pod(C("'memory':'2000'") "," C("'memory':'3000'")), 100, 50);
+}
+
+Test(balanced_allocation, odd_difference_truncates)
+{
+    /* Go's int64 division truncates: node1: cpu 0 -> 1000/4000 = .25, memory 0 -> 0: 100 -> 87,
+     * 50 + (50 - 13) / 2 = 50 + 18 = 68 (not 68.5 rounded up). node2: cpu 1000/4000 = .25 ->
+     * 2000/4000 = .5, memory 0: 87 -> 75, 50 + (50 - 12) / 2 = 69. */
+    th_cluster *c = th_cluster_new();
+    node(c, "node1", 4000, 10000, 0);
+    node(c, "node2", 4000, 10000, 0);
+    existing(c, "node2", C("'cpu':'1000m'"));
+    expect2(c, NULL, pod(C("'cpu':'1000m'")), 68, 69);
 }
 
 Test(balanced_allocation, requested_at_node_capacity)
 {
-    /* node1: cpu 6000/6000 = 1, memory 0 -> 50; node2: 1, .5 -> 75. */
+    /* node1: cpu .5 -> 1, memory 0: 75 -> 50, score 62; node2: cpu .5 -> 1, memory .5: 100 -> 75,
+     * score 62. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 6000, 10000, 0);
     node(c, "node2", 6000, 10000, 0);
     existing(c, "node1", CPU_ONLY);
     existing(c, "node2", CPU_AND_MEMORY);
-    expect2(c, NULL, pod(CPU_ONLY), 50, 75);
+    expect2(c, NULL, pod(CPU_ONLY), 62, 62);
 }
 
 Test(balanced_allocation, fraction_is_capped_at_one)
 {
-    /* cpu 9000/6000 -> 1, memory 5000/10000 = .5 -> 75. */
+    /* node1: cpu 6000/6000 -> 9000/6000 capped at 1, memory 0 -> .5: 50 -> 75, score 87.
+     * node2: cpu .5 -> 1, memory 0 -> .5: 75 -> 75, score 75. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 6000, 10000, 0);
     node(c, "node2", 6000, 10000, 0);
     existing(c, "node1", CPU_ONLY);
     existing(c, "node1", CPU_ONLY);
     existing(c, "node2", CPU_ONLY);
-    expect2(c, NULL, pod(CPU_AND_MEMORY), 75, 75);
+    expect2(c, NULL, pod(CPU_AND_MEMORY), 87, 75);
 }
 
 Test(balanced_allocation, scalar_resource_joins_population_std)
 {
-    /* node1: cpu 3000/3500, memory 5000/40000, gpu 4/8 -> 70; node2: gpu 1/8 -> 65. */
+    /* node1: cpu 3000/3500, memory 5000/40000, gpu 3/8 -> 4/8: 69 -> 70, score 75; node2: gpu
+     * 0 -> 1/8: 62 -> 65, score 76. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 3500, 40000, 8);
     node(c, "node2", 3500, 40000, 8);
     existing(c, "node2", CPU_AND_MEMORY);
     existing(c, "node1", CPU_AND_MEMORY_AND_GPU);
-    expect2(c, GPU_ARGS, pod(C("'memory':'0','nvidia.com/gpu':'1'")), 70, 65);
+    expect2(c, GPU_ARGS, pod(C("'memory':'0','nvidia.com/gpu':'1'")), 75, 76);
 }
 
 Test(balanced_allocation, scalar_not_requested_by_pod_is_left_out)
 {
-    /* Only node1 has GPUs; the pod requests none: cpu .857, memory .125 -> 63 on both. */
+    /* Only node1 has GPUs; the pod requests none: cpu 0 -> .857, memory 0 -> .125: 100 -> 63,
+     * score 56 on both. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 3500, 40000, 8);
     node(c, "node2", 3500, 40000, 0);
-    expect2(c, GPU_ARGS, pod(CPU_AND_MEMORY), 63, 63);
+    expect2(c, GPU_ARGS, pod(CPU_AND_MEMORY), 56, 56);
 }
 
 Test(balanced_allocation, scalar_missing_on_node_is_left_out)
 {
     /* The pod asks for a GPU: node1 has 8 (cpu 3000/3500, memory 5000/40000, gpu 1/8); node2 has
-     * none, so only cpu and memory count there. */
+     * none, so only cpu and memory count there. node1: 100 -> 65, score 50 + 15 / 2 = 57; node2:
+     * 100 -> 63, score 56. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 3500, 40000, 8);
     node(c, "node2", 3500, 40000, 0);
-    expect2(c, GPU_ARGS, pod(C("'cpu':'3000m','memory':'5000','nvidia.com/gpu':'1'")), 65, 63);
+    expect2(c, GPU_ARGS, pod(C("'cpu':'3000m','memory':'5000','nvidia.com/gpu':'1'")), 57, 56);
 }
 
 Test(balanced_allocation, zero_allocatable_resource_is_left_out)
 {
-    /* memory allocatable 0: one fraction left, std 0 -> 100. */
+    /* node1: memory allocatable 0: one fraction left, std 0 with and without the pod: score 75.
+     * node2: 100 -> 87, score 68. */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 4000, 0, 0);
     node(c, "node2", 4000, 10000, 0);
-    expect2(c, NULL, pod(CPU_AND_MEMORY), 100, 87);
+    expect2(c, NULL, pod(CPU_AND_MEMORY), 75, 68);
 }
 
 Test(balanced_allocation, uses_plain_requests_not_nonzero_defaults)
 {
     /* A bound pod without requests adds nothing (no 100m / 200Mi defaults): cpu 1000/2000 and
-     * memory 1Gi/2Gi -> 100 on both. */
+     * memory 1Gi/2Gi: 100 -> 100, score 75 on both (the 100m / 200Mi defaults would have made
+     * node1's balance before the pod differ). */
     th_cluster *c = th_cluster_new();
     node(c, "node1", 2000, 2147483648LL, 0);
     node(c, "node2", 2000, 2147483648LL, 0);
     existing(c, "node1", "{'name':'c','image':'pause'}");
-    expect2(c, NULL, pod(C("'cpu':'1','memory':'1Gi'")), 100, 100);
+    expect2(c, NULL, pod(C("'cpu':'1','memory':'1Gi'")), 75, 75);
 }
 
 Test(balanced_allocation, cpu_only_configuration_has_no_deviation)
@@ -204,13 +238,14 @@ Test(balanced_allocation, cpu_only_configuration_has_no_deviation)
     th_cluster *c = th_cluster_new();
     node(c, "node1", 4000, 10000, 0);
     node(c, "node2", 6000, 10000, 0);
-    expect2(c, "{'resources':[{'name':'cpu','weight':1}]}", pod(CPU_AND_MEMORY), 100, 100);
+    expect2(c, "{'resources':[{'name':'cpu','weight':1}]}", pod(CPU_AND_MEMORY), 75, 75);
 }
 
 Test(balanced_allocation, ephemeral_storage_counts_when_configured)
 {
-    /* cpu 3000/4000 = .75, memory 5000/10000 = .5, ephemeral 0/x = 0: mean .41667, population
-     * std .3118 -> 68. */
+    /* node1: cpu 3000/4000 = .75, memory 5000/10000 = .5, ephemeral 0/x = 0: mean .41667,
+     * population std .3118 -> 68; before the pod all three are 0 -> 100: score 50 + 18 / 2 = 59.
+     * node2 (no ephemeral-storage allocatable): 100 -> 87, score 68. */
     th_cluster *c = th_cluster_new();
     char json[512];
     snprintf(json, sizeof(json),
@@ -221,7 +256,7 @@ Test(balanced_allocation, ephemeral_storage_counts_when_configured)
     expect2(c,
             "{'resources':[{'name':'cpu','weight':1},{'name':'memory','weight':1},"
             "{'name':'ephemeral-storage','weight':1}]}",
-            pod(CPU_AND_MEMORY), 68, 87);
+            pod(CPU_AND_MEMORY), 59, 68);
 }
 
 Test(balanced_allocation, defaults_to_cpu_and_memory_without_args)
@@ -229,8 +264,8 @@ Test(balanced_allocation, defaults_to_cpu_and_memory_without_args)
     th_cluster *c = th_cluster_new();
     node(c, "node1", 4000, 10000, 0);
     node(c, "node2", 6000, 10000, 0);
-    expect2(c, "{}", pod(CPU_AND_MEMORY), 87, 100);
-    expect2(c, "{'resources':[]}", pod(CPU_AND_MEMORY), 87, 100);
+    expect2(c, "{}", pod(CPU_AND_MEMORY), 68, 75);
+    expect2(c, "{'resources':[]}", pod(CPU_AND_MEMORY), 68, 75);
 }
 
 Test(balanced_allocation, rejects_weight_other_than_one)

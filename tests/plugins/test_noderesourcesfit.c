@@ -786,3 +786,40 @@ Test(node_resources_fit, rejects_wrong_types)
     assert_rejected(LEAST("{'name':'cpu','weight':'heavy'}"),
                     "scoringStrategy.resources[0].weight");
 }
+
+/* v1.37 PodInfo.CalculateResource: a bound pod with pod-level requests adds to its node's
+ * NonZeroRequested the container defaults only for a resource the whole pod does not list. The
+ * bound pod: pod-level cpu 1, containers memory 100Mi and nothing: memory 100Mi (not
+ * 100Mi + 200Mi). Incoming cpu 1, memory 100Mi, LeastAllocated on 4 cpu / 1Gi:
+ * node1 cpu (4000 - 2000) * 100 / 4000 = 50, memory (1Gi - 200Mi) * 100 / 1Gi = 80 -> 65;
+ * node2 cpu 75, memory 90 -> 82. */
+Test(node_resources_fit, bound_pod_level_pod_counts_listed_memory_without_defaults)
+{
+    int64_t want[] = {65, 82};
+    th_cluster *c =
+        two_nodes("'cpu':'4','memory':'1Gi','pods':'110'", "'cpu':'4','memory':'1Gi','pods':'110'");
+    th_cluster_add_pod(c, "{'metadata':{'name':'pl','namespace':'default','uid':'pl'},"
+                          "'spec':{'nodeName':'node1','resources':{'requests':{'cpu':'1'}},"
+                          "'containers':[{'name':'a','resources':{'requests':{'memory':'100Mi'}}},"
+                          "{'name':'b'}]}}");
+    assert_scores(LEAST(CPU_MEM), c, pod("'containers':[" C("a", "'cpu':'1','memory':'100Mi'") "]"),
+                  want, 2);
+}
+
+/* A bound pod resized in place down to 1 cpu while the kubelet still runs it with 3 counts 3
+ * (max(spec, actuated, allocated)): node1 cpu (4000 - 3000 - 1000) -> 0, memory
+ * (1Gi - 100Mi) -> 90: 45. */
+Test(node_resources_fit, bound_pod_resized_in_place_counts_actual_requests)
+{
+    int64_t want[] = {45, 82};
+    th_cluster *c =
+        two_nodes("'cpu':'4','memory':'1Gi','pods':'110'", "'cpu':'4','memory':'1Gi','pods':'110'");
+    th_cluster_add_pod(c, "{'metadata':{'name':'r','namespace':'default','uid':'r'},"
+                          "'spec':{'nodeName':'node1','containers':[{'name':'a','resources':"
+                          "{'requests':{'cpu':'1','memory':'0'}}}]},"
+                          "'status':{'containerStatuses':[{'name':'a','allocatedResources':"
+                          "{'cpu':'3','memory':'0'},'resources':{'requests':{'cpu':'3',"
+                          "'memory':'0'}}}]}}");
+    assert_scores(LEAST(CPU_MEM), c, pod("'containers':[" C("a", "'cpu':'1','memory':'100Mi'") "]"),
+                  want, 2);
+}

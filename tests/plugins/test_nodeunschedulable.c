@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "sched/framework.h"
 #include "harness.h"
 
 extern const ks_plugin_desc ks_plugin_node_unschedulable;
@@ -97,4 +98,17 @@ Test(node_unschedulable, equal_toleration_with_empty_value_matches)
                      "'NoSchedule'}]}}",
                      r, sizeof(r)),
                  KS_SUCCESS);
+}
+
+/* v1.37 PreFilter: Success without a PreFilterResult (the deferred-resize Skip is alpha, off). */
+Test(node_unschedulable, pre_filter_succeeds_without_restricting_nodes)
+{
+    ks_status st;
+    ks_prefilter_result r = {0};
+    ks_pod *p = th_pod("{'metadata':{'name':'p','namespace':'default','uid':'u'},"
+                       "'spec':{'containers':[{'name':'c'}]}}");
+    cr_assert_not_null(ks_plugin_node_unschedulable.pre_filter);
+    ks__status_reset(&st);
+    cr_assert_eq(ks_plugin_node_unschedulable.pre_filter(NULL, NULL, p, &r, &st), KS_SUCCESS);
+    cr_assert_eq(r.used, 0);
 }

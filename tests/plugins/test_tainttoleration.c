@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "sched/framework.h"
 #include "harness.h"
 
 extern const ks_plugin_desc ks_plugin_taint_toleration;
@@ -45,7 +46,7 @@ Test(taint_toleration, rejects_untolerated_noschedule)
     cr_assert_eq(
         filter("{'key':'dedicated','value':'user1','effect':'NoSchedule'}", "", r, sizeof(r)),
         KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
-    cr_assert_str_eq(r, "node(s) had untolerated taint {dedicated: user1}");
+    cr_assert_str_eq(r, "node(s) had untolerated taint(s)");
 }
 
 Test(taint_toleration, admits_pod_tolerating_dedicated_node)
@@ -65,7 +66,7 @@ Test(taint_toleration, rejects_toleration_with_other_value)
                "{'key':'dedicated','operator':'Equal','value':'user2','effect':'NoSchedule'}", r,
                sizeof(r)),
         KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
-    cr_assert_str_eq(r, "node(s) had untolerated taint {dedicated: user1}");
+    cr_assert_str_eq(r, "node(s) had untolerated taint(s)");
 }
 
 Test(taint_toleration, exists_toleration_tolerates_any_value)
@@ -96,7 +97,7 @@ Test(taint_toleration, rejects_toleration_with_other_effect)
                "{'key':'foo','operator':'Equal','value':'bar','effect':'PreferNoSchedule'}", r,
                sizeof(r)),
         KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
-    cr_assert_str_eq(r, "node(s) had untolerated taint {foo: bar}");
+    cr_assert_str_eq(r, "node(s) had untolerated taint(s)");
 }
 
 Test(taint_toleration, empty_effect_toleration_tolerates_noschedule)
@@ -125,10 +126,11 @@ Test(taint_toleration, rejects_untolerated_noexecute)
     char r[256];
     cr_assert_eq(filter("{'key':'evict','effect':'NoExecute'}", "", r, sizeof(r)),
                  KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
-    cr_assert_str_eq(r, "node(s) had untolerated taint {evict: }");
+    cr_assert_str_eq(r, "node(s) had untolerated taint(s)");
 }
 
-Test(taint_toleration, reports_first_untolerated_taint_in_node_order)
+/* v1.37 names no taint; any untolerated NoSchedule/NoExecute taint rejects, whichever it is. */
+Test(taint_toleration, any_untolerated_taint_rejects_with_one_reason)
 {
     char r[256];
     cr_assert_eq(filter("{'key':'soft','value':'x','effect':'PreferNoSchedule'},"
@@ -137,7 +139,7 @@ Test(taint_toleration, reports_first_untolerated_taint_in_node_order)
                         "{'key':'c','value':'3','effect':'NoSchedule'}",
                         "{'key':'a','operator':'Exists'}", r, sizeof(r)),
                  KS_UNSCHEDULABLE_AND_UNRESOLVABLE);
-    cr_assert_str_eq(r, "node(s) had untolerated taint {b: 2}");
+    cr_assert_str_eq(r, "node(s) had untolerated taint(s)");
 }
 
 Test(taint_toleration, empty_key_exists_tolerates_everything)
@@ -267,4 +269,17 @@ Test(taint_toleration, normalize_truncates_like_upstream)
     cr_assert_eq(norm[1], 67);
     cr_assert_eq(norm[2], 34);
     cr_assert_eq(norm[3], 0);
+}
+
+/* v1.37 PreFilter: Success without a PreFilterResult (the deferred-resize Skip is alpha, off). */
+Test(taint_toleration, pre_filter_succeeds_without_restricting_nodes)
+{
+    ks_status st;
+    ks_prefilter_result r = {0};
+    ks_pod *p = th_pod("{'metadata':{'name':'p','namespace':'default','uid':'u'},"
+                       "'spec':{'containers':[{'name':'c'}]}}");
+    cr_assert_not_null(ks_plugin_taint_toleration.pre_filter);
+    ks__status_reset(&st);
+    cr_assert_eq(ks_plugin_taint_toleration.pre_filter(NULL, NULL, p, &r, &st), KS_SUCCESS);
+    cr_assert_eq(r.used, 0);
 }

@@ -1,9 +1,9 @@
 /*
- * `kubesched simulate` end to end for SchedulingGates, NodePorts, NodeAffinity, ImageLocality and
- * NodeResourcesBalancedAllocation in the default profile: the built binary runs on the
- * tests/fixtures/sim/groupa_*.yaml cluster files, and whole decisions are checked (the chosen
- * node when it is unambiguous, failure messages in upstream's FitError wording, plugin scores
- * from --explain).
+ * `kubesched simulate` end to end for SchedulingGates, NodePorts, NodeAffinity, ImageLocality,
+ * NodeResourcesBalancedAllocation and NodeDeclaredFeatures in the default profile: the built binary
+ * runs on the tests/fixtures/sim/groupa_*.yaml cluster files, and whole decisions are checked (the
+ * chosen node when it is unambiguous, failure messages in upstream's FitError wording, plugin
+ * scores from --explain).
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
@@ -136,13 +136,25 @@ Test(groupa, balanced_allocation_scores_and_skips_best_effort)
 {
     cJSON *doc = sim_json("--explain --cluster " FIX "groupa_balanced.yaml");
     expect_scheduled(doc, "cpu-heavy", "wide");
-    /* tall: cpu 2/4, memory 1/8 -> std .1875 -> 81; wide: 2/8 and 1/4 -> 100. */
-    cr_assert_eq(score_of(doc, "cpu-heavy", "tall", "NodeResourcesBalancedAllocation"), 81);
-    cr_assert_eq(score_of(doc, "cpu-heavy", "wide", "NodeResourcesBalancedAllocation"), 100);
+    /* v1.37 scores the change in balance: tall: empty (100) -> cpu 2/4, memory 1/8, std .1875
+     * (81): 50 + (50 + 81 - 100) / 2 = 65; wide: 100 -> 2/8 and 1/4 (100): 75. */
+    cr_assert_eq(score_of(doc, "cpu-heavy", "tall", "NodeResourcesBalancedAllocation"), 65);
+    cr_assert_eq(score_of(doc, "cpu-heavy", "wide", "NodeResourcesBalancedAllocation"), 75);
     /* Best-effort: PreScore Skip (v1.33+), so the plugin gives no score; Fit's 100m/200Mi
      * defaults favour the emptier tall node. */
     expect_scheduled(doc, "best-effort", "tall");
     cr_assert_eq(score_of(doc, "best-effort", "tall", "NodeResourcesBalancedAllocation"), -1);
     cr_assert_eq(score_of(doc, "best-effort", "wide", "NodeResourcesBalancedAllocation"), -1);
+    cJSON_Delete(doc);
+}
+
+Test(groupa, node_declared_features_filters_nodes_without_the_feature)
+{
+    cJSON *doc = sim_json("--cluster " FIX "ndf.yaml");
+    expect_scheduled(doc, "rr", "new");
+    expect_unschedulable(doc, "hn",
+                         "0/2 nodes are available: 2 node(s) didn't match Pod's required features. "
+                         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                         "scheduling.");
     cJSON_Delete(doc);
 }

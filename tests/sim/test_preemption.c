@@ -165,8 +165,8 @@ Test(preemption, nothing_to_preempt_is_a_fit_error_of_the_dry_run)
     const cJSON *e = pod_attempt(doc, "default", "mid", -1);
     cr_assert_str_eq(sim_field(e, "result"), "Unschedulable");
     cr_assert_str_eq(sim_field(e, "message"),
-                     "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
-                     "{dedicated: gpu}. preemption: 0/2 nodes are available: 1 No preemption "
+                     "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated "
+                     "taint(s). preemption: 0/2 nodes are available: 1 No preemption "
                      "victims found for incoming pod, 1 Preemption is not helpful for scheduling.");
     cr_assert_null(cJSON_GetObjectItem(e, "nominatedNode"));
     cJSON_Delete(doc);

@@ -26,8 +26,8 @@ Test(simulate, places_pods_and_explains_failures_in_upstream_words)
     cr_assert_str_eq(sim_field(w2, "result"), "Unschedulable");
     cr_assert(cJSON_IsNull(cJSON_GetObjectItem(w2, "node")));
     cr_assert_str_eq(sim_field(w2, "message"),
-                     "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
-                     "{dedicated: gpu}, "
+                     "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated "
+                     "taint(s), "
                      "1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No "
                      "preemption victims "
                      "found for incoming pod, 2 Preemption is not helpful for scheduling.");
@@ -85,7 +85,7 @@ Test(simulate, explain_gives_filter_outcomes_scores_and_weighted_sums)
     cr_assert_not_null(filter);
     cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "small"), "NodeResourcesFit"), "passed");
     cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "gpu"), "TaintToleration"),
-                     "node(s) had untolerated taint {dedicated: gpu}");
+                     "node(s) had untolerated taint(s)");
     cr_assert_str_eq(sim_field(cJSON_GetObjectItem(filter, "cordoned"), "NodeUnschedulable"),
                      "node(s) were unschedulable");
     /* Only one feasible node: taken without scoring, as upstream. */
