@@ -23,6 +23,7 @@
 
 /* upstream fwk.*SignerName */
 #define KS_SIGN_IMAGE_NAMES "v1.Pod.Spec.CanonicalImageNames()"
+#define KS_SIGN_REQUIRED_FEATURES "v1.Pod.Spec.RequiredFeatures()"
 #define KS_SIGN_LABELS "v1.Pod.Labels"
 #define KS_SIGN_NODE_NAME "v1.Pod.Spec.NodeName"
 #define KS_SIGN_NODE_AFFINITY "v1.Pod.Spec.Affinity.NodeAffinity"

@@ -141,19 +141,23 @@ static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *p
 
 #include "../common/sign.h"
 
-/* upstream ImageLocality.SignPod: the sorted set of normalized image names of the init and
- * regular containers. */
+/* ImageLocality.SignPod: the normalized image names of the init and regular containers and of the
+ * image volumes, sorted. Upstream signs the set of container image names only, but Score also
+ * counts each container and image volume (imageCount sets the max threshold), so two pods with
+ * the same set and different counts score differently: kubesched keeps every name (a multiset)
+ * and the volumes, so a batched decision is always the one a full cycle would make. */
 static ks_code image_locality_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
 {
     (void)self;
-    const ks_sym *images;
-    size_t n = ks_pod_images(pod, &images);
+    const ks_sym *images, *volumes;
+    size_t ncont = ks_pod_images(pod, &images);
+    size_t n = ncont + ks_pod_image_volumes(pod, &volumes);
     ks_jbuf b = {0};
     char **names = (char **)calloc(n ? n : 1, sizeof(*names));
     if (!names)
         b.oom = 1;
     for (size_t i = 0; names && i < n; i++) {
-        const char *s = ks_sign_sym(images[i]);
+        const char *s = ks_sign_sym(i < ncont ? images[i] : volumes[i - ncont]);
         const char *colon = strrchr(s, ':'), *slash = strrchr(s, '/');
         size_t len = strlen(s);
         names[i] = (char *)malloc(len + sizeof(":latest"));
@@ -168,10 +172,8 @@ static ks_code image_locality_sign(void *self, const ks_pod *pod, ks_signature *
     if (names && !b.oom)
         qsort(names, n, sizeof(*names), ks_sign_strcmp);
     ks_jb_put(&b, "[");
-    for (size_t i = 0, out = 0; names && !b.oom && i < n; i++) {
-        if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
-            continue;
-        if (out++)
+    for (size_t i = 0; names && !b.oom && i < n; i++) {
+        if (i)
             ks_jb_put(&b, ",");
         ks_jb_str(&b, names[i]);
     }

@@ -21,6 +21,8 @@
 
 #include "kubesched/plugin.h"
 
+#include "../common/sign.h"
+
 #define ERR_REASON "node(s) didn't match Pod's required features"
 
 /* features.AllFeatures of component-helpers v0.37.2, sorted as nodedeclaredfeatures.New sorts
@@ -163,16 +165,6 @@ static ks_queueing_hint ndf_target_pod_hint(void *self, const ks_pod *pod, const
 }
 
 /* EventsToRegister: Node Add|UpdateNodeDeclaredFeature and TargetPod Update. Main thread. */
-static size_t ndf_events(void *self, ks_cluster_event *out, size_t cap)
-{
-    (void)self;
-    static const ks_cluster_event ev[] = {
-        {KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_DECLARED_FEATURE},
-        {KS_RES_TARGET_POD, KS_ACT_UPDATE_ANY},
-    };
-    return ks_events_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
-}
-
 static size_t ndf_events_with_hints(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
@@ -183,11 +175,21 @@ static size_t ndf_events_with_hints(void *self, ks_cluster_event_hint *out, size
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+/* upstream NodeDeclaredFeatures.SignPod: the features the pod requires (the inferred set; Filter
+ * reads nothing else of the pod). Scheduling thread; pure. */
+static ks_code ndf_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    ks_jbuf b = {0};
+    ks_jb_i64(&b, (int64_t)infer_for_scheduling(pod));
+    return ks_jb_sign(&b, sig, KS_SIGN_REQUIRED_FEATURES, st);
+}
+
 const ks_plugin_desc ks_plugin_node_declared_features = {
     .size = sizeof(ks_plugin_desc),
     .name = "NodeDeclaredFeatures",
     .pre_filter = ndf_pre_filter,
     .filter = ndf_filter,
-    .events_to_register = ndf_events,
     .events_with_hints = ndf_events_with_hints,
+    .sign = ndf_sign,
 };

@@ -622,6 +622,27 @@ Test(batch, host_ports_sign_port_protocol_and_ip)
 #undef PORT_POD
 }
 
+/* ImageLocality: kubesched signs every container's image and the image volumes (Score counts
+ * them: imageCount sets the max threshold), where upstream signs the set of container images. */
+Test(batch, image_names_are_signed_as_a_multiset_with_image_volumes)
+{
+    start(NO_DEFAULT_SPREAD_PROFILE);
+#define IMG_POD(containers, volumes)                                                               \
+    "{'metadata':{'name':'p','namespace':'default','uid':'u'},'spec':{'containers':[" containers   \
+    "],'volumes':[" volumes "]}}"
+    cr_assert(!same(IMG_POD("{'name':'a','image':'app'}", ""),
+                    IMG_POD("{'name':'a','image':'app'},{'name':'b','image':'app'}", "")),
+              "two containers of one image score against a higher threshold than one");
+    cr_assert(
+        !same(IMG_POD("{'name':'a','image':'app'}", ""),
+              IMG_POD("{'name':'a','image':'app'}", "{'name':'v','image':{'reference':'m'}}")),
+        "an image volume counts");
+    cr_assert(same(IMG_POD("{'name':'a','image':'app'},{'name':'b','image':'db'}", ""),
+                   IMG_POD("{'name':'a','image':'db'},{'name':'b','image':'app:latest'}", "")),
+              "order and an explicit :latest do not matter");
+#undef IMG_POD
+}
+
 /* InterPodAffinity with ignorePreferredTermsOfExistingPods signs no labels (upstream). */
 Test(batch, ignoring_existing_pods_preferred_terms_leaves_labels_out)
 {
