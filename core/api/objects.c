@@ -486,7 +486,7 @@ int ks__resources_dup(ks__resources *dst, const ks__resources *src)
  * with the scheduler's defaults for a missing cpu / memory entry. */
 /* Which of upstream's NonMissingContainerRequests a computation applies (applyNonMissing): a
  * container whose list lacks cpu (memory) gets 100m (200Mi). */
-enum { DEF_CPU = 1, DEF_MEMORY = 2, DEF_BOTH = DEF_CPU | DEF_MEMORY };
+enum { DEF_CPU = 1, DEF_MEMORY = 2, DEF_BOTH = DEF_CPU | DEF_MEMORY, DEF_FIT_SCORER = 4 };
 
 static void apply_non_missing(rlist *r, unsigned defaults)
 {
@@ -734,6 +734,11 @@ static int apply_pod_level(rlist *reqs, const rlist *eff)
 static int pod_requests(const cJSON *spec, const cJSON *status, unsigned defaults, rlist *reqs,
                         int *pod_level, parse_ctx *e)
 {
+    /* NodeResourcesFit's scorer view (DEF_FIT_SCORER): no status resources, no pod level. */
+    int fit_scorer = (defaults & DEF_FIT_SCORER) != 0;
+    defaults &= DEF_BOTH;
+    if (fit_scorer)
+        status = NULL;
     rlist spec_r, alloc_r = {0}, act_r = {0}, pl = {0};
     const cJSON *st_alloc = set_list(status, "allocatedResources");
     const cJSON *st_res = set_list(status, "resources");
@@ -757,7 +762,7 @@ static int pod_requests(const cJSON *spec, const cJSON *status, unsigned default
         goto out;
     if ((rc = pod_level_requests(spec, &pl, pod_level, e)) != 0)
         goto out;
-    if (*pod_level) {
+    if (*pod_level && !fit_scorer) {
         if (st_res) {
             /* effectivePodLevelResources: max(spec unless Infeasible, actuated, allocated). */
             rlist eff = {0}, st_r = {0}, st_a = {0};
@@ -793,8 +798,11 @@ out:
 }
 
 /* The pod's three request lists: requests (upstream PodRequests, no defaults); nonzero_requests
- * (NonMissingContainerRequests 100m / 200Mi for every container, as the scorers'
- * calculatePodResourceRequest passes them); node_nonzero_requests (PodInfo.CalculateResource's
+ * (NonMissingContainerRequests 100m / 200Mi for every container, as NodeResourcesFit's scorer
+ * calculatePodResourceRequest computes them: upstream v1.37 builds that scorer without its
+ * feature flags, so it reads neither pod-level requests nor status resources, SkipPodLevelResources
+ * and no UseStatusResources; BalancedAllocation's scorer has them and reads `requests`);
+ * node_nonzero_requests (PodInfo.CalculateResource's
  * non-zero variant, what the pod adds to its node's NonZeroRequested: with pod-level requests
  * set, only a resource missing from the whole pod's requests gets the container defaults). */
 static int pod_all_requests(const cJSON *spec, const cJSON *status, ks_pod *pod, parse_ctx *e)
@@ -806,7 +814,8 @@ static int pod_all_requests(const cJSON *spec, const cJSON *status, ks_pod *pod,
         return rc;
     node_defaults =
         !pod_level ? DEF_BOTH : (reqs.has_cpu ? 0u : DEF_CPU) | (reqs.has_memory ? 0u : DEF_MEMORY);
-    if ((rc = pod_requests(spec, status, DEF_BOTH, &nz, &pod_level, e)) != 0) {
+    int ignored;
+    if ((rc = pod_requests(spec, status, DEF_BOTH | DEF_FIT_SCORER, &nz, &ignored, e)) != 0) {
         rl_free(&reqs);
         return rc;
     }

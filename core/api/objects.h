@@ -78,11 +78,14 @@ struct ks_pod {
     size_t nspread;
     const ks_topology_spread_constraint *spread; /* shared (shared.h) */
 
-    ks__resources requests;         /* upstream PodRequests (status resources of a resized pod) */
-    ks__resources nonzero_requests; /* same with 100m / 200Mi for containers lacking cpu/memory */
+    ks__resources requests; /* upstream PodRequests (status resources of a resized pod) */
+    /* The containers' requests with 100m / 200Mi for those lacking cpu/memory, plus overhead, as
+     * NodeResourcesFit's scorer sees the pod (upstream v1.37: no pod-level requests, no status
+     * resources there). */
+    ks__resources nonzero_requests;
     /* What the pod adds to its node's NonZeroRequested (PodInfo.CalculateResource): as
-     * nonzero_requests, except that with pod-level requests only a resource the whole pod does
-     * not list gets the container defaults. */
+     * requests with the container defaults, except that with pod-level requests only a resource
+     * the whole pod does not list gets them. */
     ks__resources node_nonzero_requests;
 
     char *json; /* compact JSON text of the whole object, owned */

@@ -753,8 +753,12 @@ typedef struct ks_host_api {
     size_t (*pod_labels)(const ks_pod *pod, const ks_label **out); /* sorted by key id */
     ks_sym (*pod_label)(const ks_pod *pod, ks_sym key);            /* KS_SYM_ABSENT if unset */
     size_t (*pod_annotations)(const ks_pod *pod, const ks_label **out);
-    const ks_resources *(*pod_requests)(const ks_pod *pod);         /* upstream PodRequests */
-    const ks_resources *(*pod_nonzero_requests)(const ks_pod *pod); /* cpu/memory defaulted */
+    const ks_resources *(*pod_requests)(const ks_pod *pod); /* upstream PodRequests */
+    /* The containers' requests, 100m cpu / 200Mi memory for a container without one, plus
+     * overhead: upstream's scorer view (calculatePodResourceRequest with
+     * NonMissingContainerRequests) as NodeResourcesFit scores in v1.37, which reads neither
+     * pod-level requests nor a resized pod's status resources. */
+    const ks_resources *(*pod_nonzero_requests)(const ks_pod *pod);
     size_t (*pod_tolerations)(const ks_pod *pod, const ks_toleration **out);
     size_t (*pod_node_selector)(const ks_pod *pod, const ks_label **out);
     const ks_node_affinity *(*pod_node_affinity)(const ks_pod *pod); /* NULL when none */
