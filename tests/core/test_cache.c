@@ -771,3 +771,32 @@ Test(cache, sums_extended_resources_per_node)
     ks__snapshot_free(s);
     ks__cache_free(c);
 }
+
+/* upstream NodeInfo.UsedPorts is a set: when one of two pods on the same host port goes, the port
+ * is free (a quirk kept on purpose; the differential test met it in a preemption dry run). */
+Test(cache, removing_one_of_two_pods_on_a_host_port_frees_it)
+{
+    ks_cache *c = ks__cache_new();
+    ks_snapshot *s = ks__snapshot_new();
+    add_node(c, mknode("n1", NULL));
+    for (int i = 0; i < 2; i++) {
+        char text[512], err[256], uid[8];
+        ks_pod *p = NULL;
+        snprintf(uid, sizeof(uid), "p%d", i);
+        snprintf(text, sizeof(text),
+                 "{'metadata':{'name':'%s','namespace':'ns','uid':'%s'},'spec':{'nodeName':'n1',"
+                 "'containers':[{'name':'c','ports':[{'containerPort':80,'hostPort':9000%s}]}]}}",
+                 uid, uid, i ? ",'hostIP':'0.0.0.0','protocol':'TCP'" : "");
+        cJSON *obj = th_json(text);
+        cr_assert_eq(ks__pod_from_json(obj, &p, err, sizeof(err)), 0, "%s", err);
+        cJSON_Delete(obj);
+        add_pod(c, p);
+    }
+    update(c, s);
+    cr_assert_eq(find(s, "n1")->nports, 2);
+    cr_assert_eq(ks__cache_remove_pod(c, "p0"), 0);
+    update(c, s);
+    cr_assert_eq(find(s, "n1")->nports, 0, "the other pod's port 9000 is free too, as upstream");
+    ks__snapshot_free(s);
+    ks__cache_free(c);
+}
