@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kubesched/plugin.h"
+#include "../common/sign.h"
 
 #define MB (1024LL * 1024LL)
 #define MIN_THRESHOLD (23 * MB)
@@ -138,8 +139,6 @@ static ks_code image_locality_score(void *self, ks_cycle *cycle, const ks_pod *p
     *score = priority(sum, s->nimages);
     return KS_SUCCESS;
 }
-
-#include "../common/sign.h"
 
 /* ImageLocality.SignPod: the normalized image names of the init and regular containers and of the
  * image volumes, sorted. Upstream signs the set of container image names only, but Score also

@@ -7,6 +7,7 @@
  * ignorePreferredTermsOfExistingPods (default false).
  */
 #include "interpodaffinity_int.h"
+#include "../common/sign.h"
 
 static void *ipa_create(const ks_args *args, ks_error *err)
 {
@@ -63,8 +64,6 @@ static const ks_arg_field ipa_arg_fields[] = {
 };
 static const ks_args_schema ipa_args_schema =
     KS_ARGS_SCHEMA("InterPodAffinityArgs", ipa_arg_fields);
-
-#include "../common/sign.h"
 
 /* upstream InterPodAffinity.SignPod: a pod with pod (anti-)affinity is not signable (its result
  * depends on the pods placed before it); else its labels, which other pods' terms may match,

@@ -33,6 +33,7 @@
 #include "kubesched/plugin.h"
 
 #include "../common/match.h"
+#include "../common/sign.h"
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
 #define ERR_REASON_ENFORCED "node(s) didn't match scheduler-enforced node affinity"
@@ -975,8 +976,6 @@ static size_t node_affinity_events(void *self, ks_cluster_event_hint *out, size_
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream NodeSelectorRequirementsSigner: each requirement as JSON with its values sorted, the
  * list sorted as text. Adds the strings to *out (malloc'd). */

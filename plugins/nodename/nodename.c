@@ -11,6 +11,7 @@
  *   Filter     the v1.34 check, kept as upstream keeps it: only the named node passes.
  */
 #include "kubesched/plugin.h"
+#include "../common/sign.h"
 
 #define ERR_REASON "node(s) didn't match the requested node name"
 
@@ -50,8 +51,6 @@ static size_t node_name_events(void *self, ks_cluster_event_hint *out, size_t ca
     static const ks_cluster_event_hint ev[] = {{{KS_RES_NODE, KS_ACT_ADD}, NULL}};
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream NodeName.SignPod: spec.nodeName. */
 static ks_code node_name_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)

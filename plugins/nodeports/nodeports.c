@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kubesched/plugin.h"
+#include "../common/sign.h"
 
 #define ERR_REASON "node(s) didn't have free ports for the requested pod ports"
 
@@ -149,8 +150,6 @@ static size_t node_ports_events(void *self, ks_cluster_event_hint *out, size_t c
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream NodePorts.SignPod (HostPortsSigner): the sorted distinct host ports. Upstream keeps
  * only the port numbers although Filter also compares protocol and host IP; kubesched signs the

@@ -26,6 +26,7 @@
 
 #include "kubesched/plugin.h"
 #include "../common/resources.h"
+#include "../common/sign.h"
 
 #define PATH_MAX_LEN 96
 
@@ -280,8 +281,6 @@ static int balanced_validate_args(const ks_args *args, ks_args_error *err)
     }
     return 0;
 }
-
-#include "../common/sign.h"
 
 /* upstream BalancedAllocation.SignPod: the pod's requests, the same fragment as Fit's. */
 static ks_code balanced_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)

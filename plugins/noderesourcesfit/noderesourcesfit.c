@@ -27,6 +27,7 @@
 
 #include "kubesched/plugin.h"
 #include "../common/resources.h"
+#include "../common/sign.h"
 
 /* args.c */
 extern const ks_args_schema fit_args_schema;
@@ -725,8 +726,6 @@ static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream Fit.SignPod: the pod's requests (kubesched has no DRA-backed extended resources, the
  * one case upstream refuses). */

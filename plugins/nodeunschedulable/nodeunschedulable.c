@@ -4,6 +4,7 @@
  * plugins/nodeunschedulable/node_unschedulable.go, v1.37, with its trivial PreFilter).
  */
 #include "kubesched/plugin.h"
+#include "../common/sign.h"
 
 #define ERR_REASON_UNSCHEDULABLE "node(s) were unschedulable"
 #define ERR_REASON_UNKNOWN_CONDITION "node(s) had unknown conditions"
@@ -125,8 +126,6 @@ static size_t node_unschedulable_events(void *self, ks_cluster_event_hint *out, 
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream NodeUnschedulable.SignPod: the tolerations (the unschedulable taint's). */
 static ks_code node_unschedulable_sign(void *self, const ks_pod *pod, ks_signature *sig,

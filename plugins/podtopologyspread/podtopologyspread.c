@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "podtopologyspread_int.h"
+#include "../common/sign.h"
 
 #define HOSTNAME_KEY "kubernetes.io/hostname"
 #define ZONE_KEY "topology.kubernetes.io/zone"
@@ -172,8 +173,6 @@ static size_t pts_events(void *self, ks_cluster_event_hint *out, size_t cap)
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream PodTopologySpread.SignPod: no fragments, but a pod with constraints, or any pod while
  * default constraints are set (defaultingType System always sets them), is not signable: with

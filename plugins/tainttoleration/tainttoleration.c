@@ -9,6 +9,7 @@
  *   NormalizeScore  DefaultNormalizeScore(100, reverse): max 0 -> all 100, else 100 - 100*raw/max.
  */
 #include "kubesched/plugin.h"
+#include "../common/sign.h"
 
 #define ERR_REASON_UNTOLERATED "node(s) had untolerated taint(s)"
 
@@ -195,8 +196,6 @@ static size_t taint_toleration_events(void *self, ks_cluster_event_hint *out, si
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
-
-#include "../common/sign.h"
 
 /* upstream TaintToleration.SignPod: the tolerations. */
 static ks_code taint_toleration_sign(void *self, const ks_pod *pod, ks_signature *sig,
