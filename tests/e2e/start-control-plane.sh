@@ -22,6 +22,11 @@
 #   --keep            with CMD: keep DIR (logs) after stopping
 #   --dir DIR         use DIR (must not exist or be empty) instead of a new mktemp dir
 # Env: KUBESCHED_E2E_BIN_DIR (default: the cache dir build-control-plane.sh uses),
+#      KUBESCHED_E2E_APISERVER_BIN_DIR (where kube-apiserver comes from; default the bin dir:
+#      version skew runs point it at an older minor's, e.g. ~/.cache/kubesched-e2e/v1.35.4,
+#      built by build-control-plane.sh --skew 1.35; etcd and kube-scheduler stay the main ones),
+#      KUBESCHED_E2E_APISERVER_FLAGS (extra kube-apiserver flags, space-separated, e.g.
+#      --runtime-config=policy/v1=false),
 #      KUBESCHED_E2E_CACHE, KUBESCHED_E2E_START_TIMEOUT (seconds, default 90),
 #      KUBESCHED_E2E_APISERVER_V (apiserver --v, default 0),
 #      KUBESCHED_E2E_SCHEDULER_QPS / KUBESCHED_E2E_SCHEDULER_BURST (kube-scheduler's client
@@ -55,11 +60,13 @@ done
 
 k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$here/kube/go.mod")
 bin_dir=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}
-need=(etcd kube-apiserver)
-[ "$with_scheduler" = 0 ] || need+=(kube-scheduler)
+api_bin_dir=${KUBESCHED_E2E_APISERVER_BIN_DIR:-$bin_dir}
+need=("$bin_dir/etcd" "$api_bin_dir/kube-apiserver")
+[ "$with_scheduler" = 0 ] || need+=("$bin_dir/kube-scheduler")
 for b in "${need[@]}"; do
-  if [ ! -x "$bin_dir/$b" ]; then
-    echo "start-control-plane: $bin_dir/$b missing; run tests/e2e/build-control-plane.sh first" >&2
+  if [ ! -x "$b" ]; then
+    echo "start-control-plane: $b missing; run tests/e2e/build-control-plane.sh first" \
+      "(--skew MINOR for an older kube-apiserver)" >&2
     exit 1
   fi
 done
@@ -212,7 +219,7 @@ done
 if [ -f "$dir/pids/\$name" ] && kill -0 "\$(cat "$dir/pids/\$name")" 2>/dev/null; then
   echo "start-apiserver: \$name is already running (pid \$(cat "$dir/pids/\$name"))" >&2; exit 1
 fi
-"$bin_dir/kube-apiserver" \\
+"$api_bin_dir/kube-apiserver" \\
   --etcd-servers="$etcd_url" \\
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="\$port" \\
   --cert-dir="$dir/apiserver-certs" \\
@@ -227,7 +234,7 @@ fi
   --max-requests-inflight=0 --max-mutating-requests-inflight=0 \\
   --enable-priority-and-fairness=false \\
   --allow-privileged=true \\
-  --v="${KUBESCHED_E2E_APISERVER_V:-0}" "\$@" </dev/null >>"$dir/logs/\$name.log" 2>&1 &
+  --v="${KUBESCHED_E2E_APISERVER_V:-0}" ${KUBESCHED_E2E_APISERVER_FLAGS:-} "\$@" </dev/null >>"$dir/logs/\$name.log" 2>&1 &
 pid=\$!
 echo \$pid > "$dir/pids/\$name"
 t0=\$(date +%s)
