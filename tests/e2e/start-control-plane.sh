@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts a real, throw-away Kubernetes control plane on loopback for the end-to-end tests:
-# etcd + kube-apiserver (RBAC, no admission ServiceAccount, no inflight limits, no APF), and
+# etcd + kube-apiserver (RBAC, no admission ServiceAccount, no inflight limits, no APF, no
+# endpoint reconciler: since v1.37 it refuses a loopback --advertise-address), and
 # with --with-scheduler the upstream kube-scheduler as default-scheduler. No kubelet and no
 # controller-manager: Nodes are plain objects that tests create. Admission TaintNodesByCondition
 # is off: it taints every new Node node.kubernetes.io/not-ready:NoSchedule, and with no node
@@ -35,7 +36,8 @@
 # The env file DIR/env exports: KUBECONFIG (admin, group system:masters, client cert),
 # KUBESCHED_E2E_DIR, KUBESCHED_E2E_APISERVER (https URL), KUBESCHED_E2E_CA (CA file),
 # KUBESCHED_E2E_TOKEN (bearer token, also system:masters), KUBESCHED_E2E_ETCD (http URL),
-# KUBESCHED_E2E_SCHEDULER_KUBECONFIG (a client cert kubeconfig as user system:kube-scheduler).
+# KUBESCHED_E2E_SCHEDULER_KUBECONFIG (a client cert kubeconfig as user system:kube-scheduler),
+# and with --with-scheduler KUBESCHED_E2E_SCHEDULER_URL (kube-scheduler's secure port, https).
 # DIR/start-apiserver starts kube-apiserver again with the same flags (after a test stopped it
 # with SIGTERM to DIR/pids/kube-apiserver), or a second one: see its header.
 set -euo pipefail
@@ -222,6 +224,7 @@ fi
 "$api_bin_dir/kube-apiserver" \\
   --etcd-servers="$etcd_url" \\
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="\$port" \\
+  --endpoint-reconciler-type=none \\
   --cert-dir="$dir/apiserver-certs" \\
   --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \\
   --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \\
@@ -289,6 +292,7 @@ export KUBESCHED_E2E_TOKEN='$token'
 export KUBESCHED_E2E_ETCD='$etcd_url'
 export KUBESCHED_E2E_SCHEDULER_KUBECONFIG='$dir/scheduler.kubeconfig'
 EOF
+[ "$with_scheduler" = 0 ] || echo "export KUBESCHED_E2E_SCHEDULER_URL='https://127.0.0.1:$sched_port'" >>"$dir/env"
 started=1
 trap - EXIT
 
