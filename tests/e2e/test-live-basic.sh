@@ -96,9 +96,10 @@ case "$ks_c" in
   "False|Unschedulable|"?*) ok "ks-big: PodScheduled=False, reason Unschedulable" ;;
   *) bad "ks-big: PodScheduled condition '$ks_c'" ;;
 esac
-# kube-scheduler 1.34 runs DynamicResources (DRA is GA) whose PostFilter adds "no new claims to
+# kube-scheduler 1.34 ran DynamicResources (DRA is GA) whose PostFilter added "no new claims to
 # deallocate, "; kubesched has no DynamicResources plugin yet, so that fragment is set aside
-# unless LIVE_STRICT_MESSAGE=1.
+# unless LIVE_STRICT_MESSAGE=1. (v1.37.2 no longer adds it for a pod without claims: the
+# message there is the same as kubesched's as it is.)
 def_cmp=$def_c
 if [ "${LIVE_STRICT_MESSAGE:-0}" != 1 ]; then
   def_cmp=${def_c/no new claims to deallocate, /}
