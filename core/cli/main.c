@@ -232,6 +232,62 @@ static int cmd_simulate(int argc, char **argv)
 }
 
 /* Live mode: kubesched --config FILE [--kubeconfig FILE] [-v N]. */
+/* For /statusz: kubesched's version, and the Kubernetes minor whose kube-scheduler behaviour it
+ * follows (upstream's "emulation version"). */
+#define KS_BINARY_VERSION "0.1.0"
+#define KS_EMULATED_KUBE_MINOR "1.37"
+
+/* Live mode's flags for /flagz, with pflag's defaults (the values shown when a flag is not
+ * given), in the order kube-scheduler's flagz sorts them (by name). */
+typedef struct live_flag {
+    const char *name, *def;
+    int boolean; /* "--name" alone means "true" */
+} live_flag;
+static const live_flag k_live_flags[] = {
+    {"bind-address", "0.0.0.0", 0},
+    {"config", "", 0},
+    {"kubeconfig", "", 0},
+    {"leader-elect", "true", 1},
+    {"leader-elect-lease-duration", "15s", 0},
+    {"leader-elect-renew-deadline", "10s", 0},
+    {"leader-elect-resource-lock", "leases", 0},
+    {"leader-elect-resource-name", "kube-scheduler", 0},
+    {"leader-elect-resource-namespace", "kube-system", 0},
+    {"leader-elect-retry-period", "2s", 0},
+    {"secure-port", "10259", 0},
+    {"tls-cert-file", "", 0},
+    {"tls-private-key-file", "", 0},
+    {"v", "0", 0},
+};
+#define N_LIVE_FLAGS (sizeof(k_live_flags) / sizeof(k_live_flags[0]))
+
+/* The value of every live flag after argv (already checked by cmd_run): as given (the last one
+ * wins, as pflag), else the default. */
+static void flag_values(int argc, char **argv, ks_http_flag out[N_LIVE_FLAGS])
+{
+    for (size_t k = 0; k < N_LIVE_FLAGS; k++)
+        out[k] = (ks_http_flag){k_live_flags[k].name, k_live_flags[k].def};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-')
+            continue;
+        a += a[1] == '-' ? 2 : 1;
+        const char *eq = strchr(a, '=');
+        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+        for (size_t k = 0; k < N_LIVE_FLAGS; k++) {
+            if (strlen(k_live_flags[k].name) != nl || strncmp(a, k_live_flags[k].name, nl) != 0)
+                continue;
+            if (eq)
+                out[k].value = eq + 1;
+            else if (k_live_flags[k].boolean)
+                out[k].value = "true";
+            else if (i + 1 < argc)
+                out[k].value = argv[++i];
+            break;
+        }
+    }
+}
+
 static int cmd_run(int argc, char **argv)
 {
     const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL,
@@ -320,7 +376,11 @@ static int cmd_run(int argc, char **argv)
     if (load_config(config, &le_flags, &l) != 0)
         return 1;
     char err[2048] = "";
-    ks_apisource_opts o = {l.cfg, l.plans, 1, kubeconfig, bind_address, port, tls_cert, tls_key};
+    ks_http_flag flags[N_LIVE_FLAGS];
+    flag_values(argc, argv, flags);
+    ks_apisource_opts o = {l.cfg, l.plans,     1,       kubeconfig,        bind_address,
+                           port,  tls_cert,    tls_key, KS_BINARY_VERSION, KS_EMULATED_KUBE_MINOR,
+                           flags, N_LIVE_FLAGS};
     /* A client that hangs up while we write must not kill the scheduler: OpenSSL and libcurl
      * write with plain write(2) (Go programs ignore SIGPIPE on sockets the same way). */
     signal(SIGPIPE, SIG_IGN);

@@ -355,12 +355,47 @@ static void backoff_wait(ks_informer *in, int *backoff_ms)
     *backoff_ms = *backoff_ms * 2 > 30000 ? 30000 : *backoff_ms * 2;
 }
 
-static void *informer_main(void *arg)
+static void set_synced(ks_informer *in)
+{
+    ks_apisrc *s = in->src;
+    pthread_mutex_lock(&s->mu);
+    atomic_store(&in->synced, 1);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* The API server does not serve this optional informer's resource (why: discovery, or the 404
+ * of its list). Not an error: what was known of it is forgotten (as a relist that found
+ * nothing), the informer counts as synced, and the one line at -v=2 per change says what is
+ * missing and what that turns off. Then waits before the next list. */
+static void not_served(ks_informer *in, const char *why)
+{
+    if (!in->absent) {
+        in->absent = 1;
+        if (ks__log_enabled(2))
+            ks__log('I', "apisource",
+                    "%s informer: the API server does not serve %s (%s) (%s): not watching it; "
+                    "without it %s; listing it again every %d s",
+                    in->name, in->api_version, in->path, why, in->without,
+                    KS_ABSENT_RECHECK_MS / 1000);
+        in->gen++;
+        reconcile(in);
+    }
+    if (!atomic_load(&in->synced))
+        set_synced(in);
+    nap(in->src, KS_ABSENT_RECHECK_MS);
+}
+
+void *ks__informer_main(void *arg)
 {
     ks_informer *in = arg;
     ks_apisrc *s = in->src;
     char *rv = NULL;
     int need_list = 1, unpaged = 0, backoff_ms = 1000;
+    /* An optional group: does the server serve it at all? (one GET /apis, on this thread so
+     * that a server that is down delays nothing but this informer) */
+    if (ks__informer_discover(in) && !atomic_load(&s->stop))
+        not_served(in, in->absent_why);
     while (!atomic_load(&s->stop)) {
         int rc;
         if (need_list) {
@@ -381,6 +416,11 @@ static void *informer_main(void *arg)
                 unpaged = 1;
                 continue;
             }
+            if (rc == KS_ENOTFOUND && in->without) {
+                free(lrv);
+                not_served(in, ks__api_error(in->api));
+                continue;
+            }
             if (rc != 0) {
                 free(lrv);
                 in->failures++;
@@ -391,6 +431,11 @@ static void *informer_main(void *arg)
                 continue;
             }
             unpaged = 0;
+            if (in->absent) {
+                ks__log('I', "apisource", "%s informer: the API server serves %s now: watching it",
+                        in->name, in->path);
+                in->absent = 0;
+            }
             reconcile(in);
             free(rv);
             rv = lrv;
@@ -411,10 +456,7 @@ static void *informer_main(void *arg)
                     ks__log('I', "apisource",
                             "%s informer synced (%zu objects, resourceVersion %s)", in->name,
                             in->known.len, rv ? rv : "");
-                pthread_mutex_lock(&s->mu);
-                atomic_store(&in->synced, 1);
-                pthread_cond_broadcast(&s->cv);
-                pthread_mutex_unlock(&s->mu);
+                set_synced(in);
             }
         }
         char *nrv = NULL;
@@ -444,6 +486,10 @@ static void *informer_main(void *arg)
                      "GET %s (watch): closed after less than a second "
                      "without an event (is the API server shutting down?)",
                      in->path);
+        if (rc == KS_ENOTFOUND && in->without) {
+            need_list = 1; /* no longer served? the list tells (and says so) */
+            continue;
+        }
         if (rc == KS_API_GONE) {
             ks__log('I', "apisource",
                     "%s informer: resourceVersion %s is too old (410 Gone): relisting", in->name,
@@ -557,18 +603,62 @@ static void *signal_main(void *arg)
 typedef struct inf_def {
     const char *kind, *api_version, *path, *field_selector;
     int type;
+    const char *without; /* ks_informer.without: NULL when the server must serve it */
 } inf_def;
 
+/* Core v1 is always served. The groups can be turned off on an API server (--runtime-config
+ * apps/v1=false, policy/v1=false): then kubesched schedules without them, as it would in a
+ * cluster that has none of those objects. */
 static const inf_def k_informers[] = {
-    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE},
-    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD},
-    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE},
-    {"Service", "v1", "/api/v1/services", NULL, INF_STORE},
-    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE},
-    {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL, INF_STORE},
-    {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL, INF_STORE},
-    {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE},
+    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE, NULL},
+    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD, NULL},
+    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE, NULL},
+    {"Service", "v1", "/api/v1/services", NULL, INF_STORE, NULL},
+    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE, NULL},
+    {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL, INF_STORE,
+     "PodTopologySpread's system default constraints do not see ReplicaSet selectors"},
+    {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL, INF_STORE,
+     "PodTopologySpread's system default constraints do not see StatefulSet selectors"},
+    {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE,
+     "preemption does not respect PodDisruptionBudgets"},
 };
+
+int ks__discovery_has(const cJSON *list, const char *group_version)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(list, "groups");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(list, "kind");
+    if (!cJSON_IsArray(groups) || !cJSON_IsString(kind) ||
+        strcmp(kind->valuestring, "APIGroupList"))
+        return -1;
+    const cJSON *g, *v;
+    cJSON_ArrayForEach(g, groups)
+    {
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(g, "versions"))
+        {
+            const cJSON *gv = cJSON_GetObjectItemCaseSensitive(v, "groupVersion");
+            if (cJSON_IsString(gv) && !strcmp(gv->valuestring, group_version))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+const char *ks__informer_discover(ks_informer *in)
+{
+    if (!in->without || !strchr(in->api_version, '/'))
+        return NULL; /* required, or core v1 (under /api, never in /apis) */
+    ks_api_response r = {0};
+    int rc = ks__api_request(in->api, "GET", "/apis", NULL, NULL, &r);
+    cJSON *list = rc == 0 ? cJSON_Parse(r.body ? r.body : "") : NULL;
+    ks__api_response_free(&r);
+    int has = list ? ks__discovery_has(list, in->api_version) : -1;
+    cJSON_Delete(list);
+    if (has < 0 && rc != KS_API_STOPPED && ks__log_enabled(2))
+        ks__log('I', "apisource", "%s informer: discovery: %s; its list decides", in->name,
+                rc != 0 ? ks__api_error(in->api) : "GET /apis: not an APIGroupList");
+    in->absent_why = has == 0 ? "not in the API server's discovery, GET /apis" : NULL;
+    return in->absent_why;
+}
 
 /* The threads ks__apisource_run starts besides the informers', joined when it stops. */
 typedef struct run_threads {
@@ -640,7 +730,7 @@ static int create_scheduler(ks_apisrc *s, char *err, size_t errlen)
     return ks__scheduler_new(&so, &s->sched, err, errlen);
 }
 
-/* /healthz, /livez, /readyz and /metrics over HTTPS, when a port is set. */
+/* /healthz, /livez, /readyz, /metrics (and /statusz, /flagz) over HTTPS, when a port is set. */
 static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
 {
     const ks_apisource_opts *o = s->o;
@@ -665,6 +755,15 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
         .nhealth_checks = (size_t)le_on,
         .tls = s->tls,
     };
+    ks_http_zpages zp = {
+        .component = "kubesched",
+        .binary_version = o->binary_version,
+        .emulation_version = o->emulation_version,
+        .flags = o->flags,
+        .nflags = o->nflags,
+    };
+    if (o->binary_version)
+        ho.zpages = &zp;
     if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
         snprintf(err, errlen,
                  "cannot serve /healthz and /metrics on %s:%d (see the log above); "
@@ -672,8 +771,9 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
                  o->bind_address ? o->bind_address : "0.0.0.0", o->port);
         return rc;
     }
-    ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics on https://%s:%d (%s)",
-            o->bind_address ? o->bind_address : "0.0.0.0", ks__httpserver_port(s->http),
+    ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics%s on https://%s:%d (%s)",
+            ho.zpages ? ", /statusz, /flagz" : "", o->bind_address ? o->bind_address : "0.0.0.0",
+            ks__httpserver_port(s->http),
             o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate");
     return 0;
 }
@@ -691,12 +791,13 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         in->path = d->path;
         in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
         in->type = d->type;
+        in->without = d->without;
         ks__strmap_init(&in->known);
         s->ninf++;
         ks_api_opts ao = s->aopts;
         if ((rc = ks__api_create(s->kc, &ao, &in->api, err, errlen)) != 0)
             return rc;
-        if (pthread_create(&in->thread, NULL, informer_main, in) != 0) {
+        if (pthread_create(&in->thread, NULL, ks__informer_main, in) != 0) {
             snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name,
                      strerror(errno));
             return KS_ENOMEM;

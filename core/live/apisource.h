@@ -19,6 +19,13 @@
  * run at once (exit status 1). Objects are decoded on the informer thread; one that does not
  * decode is logged and skipped. Scheduling starts once every initial list is in.
  *
+ * Optional groups (ReplicaSets and StatefulSets, apps/v1; PodDisruptionBudgets, policy/v1): an
+ * API server can run without them (--runtime-config), and kubesched serves v1.35 to v1.37 API
+ * servers, so it asks discovery first (GET /apis) and treats a group/version that is not there,
+ * or a 404 on the list, as "not served": logged once at -v=2 with what is missing and what that
+ * turns off, the informer counts as synced with no objects, and it lists again every minute (a
+ * server that starts serving it is watched from then on). Core v1 must be served.
+ *
  * Updates: a Node update replaces it (on_node_update, which moves pods by what changed). A Pod
  * update goes to ks__scheduler_on_pod_update with the old and new objects: an assigned Pod is
  * replaced in the cache in place (upstream cache.UpdatePod) and its label / scale-down / toleration
@@ -54,6 +61,7 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "live/httpserver.h"
 
 typedef struct ks_apisource_opts {
     const ks_config *cfg;
@@ -66,6 +74,13 @@ typedef struct ks_apisource_opts {
     const char *bind_address;
     int port;
     const char *tls_cert_file, *tls_key_file;
+    /* /statusz and /flagz on that port (httpserver.h): kubesched's version ("0.1.0"), the
+     * Kubernetes minor whose kube-scheduler it follows ("1.37"), and the command-line flags with
+     * their values (borrowed; copied when the server starts). binary_version NULL: neither page
+     * is served. */
+    const char *binary_version, *emulation_version;
+    const ks_http_flag *flags;
+    size_t nflags;
 } ks_apisource_opts;
 
 /* Runs until SIGINT/SIGTERM: 0, or a negative code with a message in err (no kubeconfig, bad

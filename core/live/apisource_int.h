@@ -23,6 +23,14 @@ typedef struct ks_informer {
     const char *path; /* "/api/v1/pods" */
     const char *field_selector;
     int type; /* INF_* */
+    /* NULL: the API server must serve this resource (core v1): a 404 is an error, retried.
+     * Else what kubesched does without it ("preemption does not respect PodDisruptionBudgets"):
+     * an API server that does not serve its group/version (absent from discovery, GET /apis)
+     * or the resource (404 on the list) is not an error: the informer counts as synced with
+     * no objects, says so once at -v=2, and lists again every KS_ABSENT_RECHECK_MS. */
+    const char *without;
+    const char *absent_why; /* set by ks__informer_discover when discovery lacks the group */
+    int absent;             /* this informer's thread only: not served now */
     ks_api *api;
     pthread_t thread;
     int started;
@@ -35,6 +43,8 @@ typedef struct ks_informer {
 } ks_informer;
 
 #define KS_APISRC_MAX_INFORMERS 8
+/* How often an informer whose resource the API server does not serve lists it again. */
+#define KS_ABSENT_RECHECK_MS 60000
 
 struct ks_apisrc {
     const ks_apisource_opts *o;
@@ -81,6 +91,20 @@ int ks__informer_event(ks_informer *in, const char *type, cJSON *obj);
 void ks__informer_begin_list(ks_informer *in);
 void ks__informer_end_list(ks_informer *in);
 void ks__informer_clear(ks_informer *in);
+
+/* An informer's thread: list, then watch, until src->stop (exposed for tests, which run it
+ * against a fake server). arg is the ks_informer. */
+void *ks__informer_main(void *arg);
+
+/* Discovery for an optional informer of a group (without set, api_version "group/version"):
+ * GET /apis on in->api; when the APIGroupList lacks the group/version, sets and returns
+ * in->absent_why (a phrase). NULL when it is served, when the informer is required or core v1,
+ * or when /apis could not be read (logged at -v=2: then the list decides). Informer's thread. */
+const char *ks__informer_discover(ks_informer *in);
+
+/* Whether the APIGroupList body (JSON text of GET /apis) lists group_version
+ * ("policy/v1"): 1 yes, 0 no, -1 not an APIGroupList. */
+int ks__discovery_has(const cJSON *group_list, const char *group_version);
 
 /* The calling thread's client for side effects (created on first use); NULL if that failed. */
 ks_api *ks__apisrc_thread_api(ks_apisrc *s);

@@ -12,6 +12,21 @@
  *                          changes it, e.g. to 503). ?verbose lists the checks on success too.
  *   GET /metrics           the registry in the text exposition format, Content-Type
  *                          "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+ *   GET /statusz           (with opts.zpages) kube-scheduler v1.37's ComponentStatusz page
+ *                          (k8s.io/apiserver/pkg/server/statusz): text/plain by default (the
+ *                          header, then Started / Up / Compiler version / Binary version /
+ *                          Emulation version / Paths, with a delimiter picked at random per
+ *                          request so that nobody parses it), or the structured object
+ *                          config.k8s.io/v1beta1 (or the deprecated v1alpha1, with a Warning
+ *                          header) Statusz for "Accept: application/json;as=Statusz;
+ *                          g=config.k8s.io;v=v1beta1". "Go version" is upstream's field; kubesched
+ *                          is C, so the text says "Compiler version" and the object leaves
+ *                          goVersion out and carries annotation kubesched.io/compiler-version.
+ *   GET /flagz             (with opts.zpages) ComponentFlagz: every command-line flag with its
+ *                          value, sorted, as text/plain, or config.k8s.io/v1beta1 Flagz in JSON.
+ *                          Both: an Accept that allows neither answers 406 with a JSON Status
+ *                          "only the following media types are accepted: application/json,
+ *                          text/plain" (upstream also offers application/yaml; kubesched not).
  *   anything else          404 "404 page not found"; a method other than GET or HEAD: 405
  *
  * The readiness checks are the caller's with the server's own "shutdown" (fails once
@@ -20,10 +35,11 @@
  * leaderElection, shutdown, sched-handler-sync).
  *
  * HTTPS when opts.tls is given (live mode always gives one: tlsserve.h), as upstream serves these
- * endpoints on 10259. Upstream also puts /metrics behind delegated authentication and
- * authorization (TokenReview, SubjectAccessReview), with /healthz, /readyz and /livez always
+ * endpoints on 10259. Upstream also puts /metrics, /statusz and /flagz behind delegated
+ * authentication and authorization (TokenReview, SubjectAccessReview: nonResourceURLs "get", which
+ * the bootstrap ClusterRole system:monitoring grants), with /healthz, /readyz and /livez always
  * allowed; here every path is open to whoever reaches the port (bind it to a trusted address),
- * and /configz, /flagz and /debug/pprof are not served. One connection at a time, answered and
+ * and /configz and /debug/pprof are not served. One connection at a time, answered and
  * closed ("Connection: close"; no keep-alive); a client that sends nothing (or no TLS handshake)
  * is dropped after 5 seconds. Requests are
  * served in the order they arrive, so a slow /metrics render delays a probe, which is fine for
@@ -36,6 +52,7 @@
 #define KS_CORE_HTTPSERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/metrics.h"
 #include "live/tlsserve.h"
@@ -51,6 +68,26 @@ typedef struct ks_http_check {
     void *ctx; /* borrowed: must stay valid until ks__httpserver_stop returns */
 } ks_http_check;
 
+/* One command-line flag for /flagz: its name without the dashes ("secure-port") and its value
+ * as text ("10259"; the default when it was not given, as pflag's Value.String()). */
+typedef struct ks_http_flag {
+    const char *name, *value;
+} ks_http_flag;
+
+/* What /statusz and /flagz show. Strings are copied at start. */
+typedef struct ks_http_zpages {
+    const char *component;         /* the header line and metadata.name: "kubesched" */
+    const char *binary_version;    /* kubesched's own version: "0.1.0" */
+    const char *emulation_version; /* the Kubernetes minor whose kube-scheduler kubesched follows,
+                                      "1.37"; NULL or "": left out, as upstream does */
+    const char *compiler_version;  /* in the place of upstream's Go version: NULL = this build's
+                                      compiler ("gcc 13.2.0") */
+    int64_t start_time;            /* process start, Unix seconds; 0: from /proc (as upstream's
+                                      GetProcessStart), else the time of ks__httpserver_start */
+    const ks_http_flag *flags;
+    size_t nflags;
+} ks_http_zpages;
+
 typedef struct ks_httpserver_opts {
     const char *bind_address; /* a numeric IPv4/IPv6 address or a host name; NULL or "": 0.0.0.0 */
     int port;                 /* 0: the kernel picks a free port (see ks__httpserver_port) */
@@ -61,7 +98,8 @@ typedef struct ks_httpserver_opts {
     size_t nready_before_shutdown;      /* ready checks listed before "shutdown" (0: none) */
     const ks_http_check *health_checks; /* /healthz (copied at start); none: "ping" */
     size_t nhealth_checks;
-    ks_tls_ctx *tls; /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
+    ks_tls_ctx *tls;              /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
+    const ks_http_zpages *zpages; /* copied at start; NULL: /statusz and /flagz are 404 */
 } ks_httpserver_opts;
 
 /* Bind, listen and start the thread. 0; KS_EINVAL (bad options, an address that does not

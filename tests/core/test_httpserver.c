@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "live/httpserver.h"
 #include "util/metrics.h"
 #include "sched/sched_families.h" /* the scheduler's families moved to core/sched */
@@ -393,4 +395,238 @@ Test(httpserver, serves_clients_while_metrics_change)
     cr_assert_eq(atomic_load(&load.failures), 0);
     ks__httpserver_stop(s);
     ks__metrics_destroy(m);
+}
+
+/* --- /statusz and /flagz (kube-scheduler v1.37's ComponentStatusz / ComponentFlagz) ----------- */
+
+static reply get_accept(int port, const char *path, const char *accept)
+{
+    char req[1024];
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: localhost\r\n%s%s%sUser-Agent: t\r\n\r\n",
+             path, accept ? "aCCept:  " : "", accept ? accept : "", accept ? " \r\n" : "");
+    return raw(port, req);
+}
+
+static const ks_http_flag k_flags[] = {{"v", "2"},
+                                       {"bind-address", "127.0.0.1"},
+                                       {"config", "/etc/ks.yaml"},
+                                       {"leader-elect", "true"}};
+
+/* A server with the zpages of a process started at 1000 s past the epoch minus nothing: the
+ * start time is fixed so that the text can be compared. */
+static ks_httpserver *zserver(ks_metrics *m, int64_t start_time)
+{
+    static ks_http_zpages zp;
+    zp = (ks_http_zpages){.component = "kubesched",
+                          .binary_version = "0.1.0",
+                          .emulation_version = "1.37",
+                          .compiler_version = "gcc 99.1",
+                          .start_time = start_time,
+                          .flags = k_flags,
+                          .nflags = 4};
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1", .metrics = m, .zpages = &zp};
+    return start(&o);
+}
+
+/* The delimiter the page used: what follows "Started" up to the value (upstream picks one of
+ * ":", ": ", "=", " " at random and puts a space after it). */
+static const char *delim_of(const char *body, const char *label, char *out)
+{
+    const char *p = strstr(body, label);
+    cr_assert_not_null(p, "no %s in %s", label, body);
+    p += strlen(label);
+    const char *cands[] = {": ", ":", "=", " "}; /* longest first: ": " before ":" */
+    for (int i = 0; i < 4; i++) {
+        size_t n = strlen(cands[i]);
+        if (!strncmp(p, cands[i], n) && p[n] == ' ') {
+            strcpy(out, cands[i]);
+            return out;
+        }
+    }
+    cr_assert_fail("no delimiter after %s in %s", label, body);
+    return NULL;
+}
+
+Test(httpserver, statusz_text_is_upstreams_page_with_kubesched_fields)
+{
+    time_t start = time(NULL) - 3725; /* up 1 hr 02 min 05 sec */
+    ks_metrics *m = ks__metrics_create();
+    ks_httpserver *s = zserver(m, (int64_t)start);
+    int port = ks__httpserver_port(s);
+    for (int round = 0; round < 2; round++) {
+        /* no Accept, then */ /* "*" "/" "*" (curl's), both text/plain */
+        reply r = get_accept(port, "/statusz", round ? "*/*" : NULL);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_expect(strstr(r.head, "Content-Type: text/plain; charset=utf-8\r\n"), "%s", r.head);
+        char d[4], started[64], want[1024];
+        delim_of(r.body, "\nStarted", d);
+        struct tm tm;
+        localtime_r(&start, &tm);
+        strftime(started, sizeof started, "%a %b %e %H:%M:%S %Z %Y", &tm);
+        snprintf(want, sizeof want,
+                 "\nkubesched statusz\nWarning: This endpoint is not meant to be machine "
+                 "parseable, has no formatting compatibility guarantees and is for debugging "
+                 "purposes only.\n\nStarted%s %s\nUp%s 1 hr 02 min 0",
+                 d, started, d);
+        cr_expect(strncmp(r.body, want, strlen(want)) == 0, "got:\n%s\nwant a start of:\n%s",
+                  r.body, want);
+        snprintf(want, sizeof want,
+                 " sec\nCompiler version%s gcc 99.1\nBinary version%s 0.1.0\nEmulation "
+                 "version%s 1.37\nPaths%s /flagz /healthz /livez /metrics /readyz\n",
+                 d, d, d, d);
+        size_t bl = strlen(r.body), wl = strlen(want);
+        cr_expect(bl > wl && !strcmp(r.body + bl - wl, want), "got:\n%s\nwant an end of:\n%s",
+                  r.body, want);
+        free(r.body);
+    }
+    /* The delimiter is picked per request: in 40 requests, more than one shows up. */
+    char first[4] = "", d[4];
+    int differs = 0;
+    for (int i = 0; i < 40 && !differs; i++) {
+        reply r = get_accept(port, "/statusz", NULL);
+        delim_of(r.body, "\nStarted", d);
+        if (!first[0])
+            strcpy(first, d);
+        differs = strcmp(first, d) != 0;
+        free(r.body);
+    }
+    cr_expect(differs, "the same delimiter '%s' 40 times", first);
+    ks__httpserver_stop(s);
+    ks__metrics_destroy(m);
+}
+
+Test(httpserver, statusz_json_is_the_config_k8s_io_object)
+{
+    time_t start = time(NULL) - 42;
+    ks_httpserver *s = zserver(NULL, (int64_t)start);
+    int port = ks__httpserver_port(s);
+    reply r = get_accept(port, "/statusz", "application/json;v=v1beta1;g=config.k8s.io;as=Statusz");
+    cr_assert_eq(r.status, 200, "%s", r.body);
+    cr_expect(strstr(r.head, "Content-Type: application/json\r\n"), "%s", r.head);
+    cr_expect(!strstr(r.head, "Warning:"), "v1beta1 is current: %s", r.head);
+    cJSON *o = cJSON_Parse(r.body);
+    cr_assert_not_null(o, "%s", r.body);
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "kind")->valuestring, "Statusz");
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "apiVersion")->valuestring, "config.k8s.io/v1beta1");
+    cJSON *meta = cJSON_GetObjectItem(o, "metadata");
+    cr_expect_str_eq(cJSON_GetObjectItem(meta, "name")->valuestring, "kubesched");
+    cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(meta, "annotations"),
+                                         "kubesched.io/compiler-version")
+                         ->valuestring,
+                     "gcc 99.1");
+    char ts[32];
+    struct tm tm;
+    gmtime_r(&start, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "startTime")->valuestring, ts);
+    double up = cJSON_GetObjectItem(o, "uptimeSeconds")->valuedouble;
+    cr_expect(up >= 42 && up <= 45, "uptimeSeconds %g", up);
+    cr_expect_null(cJSON_GetObjectItem(o, "goVersion"), "kubesched has no Go version");
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "binaryVersion")->valuestring, "0.1.0");
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "emulationVersion")->valuestring, "1.37");
+    char *paths = cJSON_PrintUnformatted(cJSON_GetObjectItem(o, "paths"));
+    cr_expect_str_eq(paths, "[\"/flagz\",\"/healthz\",\"/livez\",\"/readyz\"]",
+                     "no /metrics without a registry");
+    free(paths);
+    cJSON_Delete(o);
+    free(r.body);
+
+    /* v1alpha1 still answers, deprecated. */
+    r = get_accept(port, "/statusz", "application/json;as=Statusz;g=config.k8s.io;v=v1alpha1");
+    cr_expect_eq(r.status, 200);
+    cr_expect(strstr(r.body, "\"apiVersion\":\"config.k8s.io/v1alpha1\""), "%s", r.body);
+    cr_expect(strstr(r.head, "\r\nWarning: 299 - \"This version of the statusz endpoint is "
+                             "deprecated. Please use a newer version.\"\r\n"),
+              "%s", r.head);
+    free(r.body);
+    ks__httpserver_stop(s);
+}
+
+Test(httpserver, zpages_content_negotiation_as_upstream)
+{
+    ks_httpserver *s = zserver(NULL, 1);
+    int port = ks__httpserver_port(s);
+    struct {
+        const char *path, *accept;
+        int status;
+        const char *starts; /* the body's start */
+    } cases[] = {
+        {"/statusz", "text/plain", 200, "\nkubesched statusz\n"},
+        {"/statusz", "text/*", 200, "\nkubesched statusz\n"},
+        {"/statusz", "application/xml", 406, "{\"kind\":\"Status\""},
+        {"/statusz", "application/json", 406, "{\"kind\":\"Status\""},
+        {"/statusz", "application/json;v=v1beta1;g=config.k8s.io", 406, "{"},
+        {"/statusz", "application/json;v=v1beta1;g=config.k8s.io;as=Flagz", 406, "{"},
+        {"/statusz", "text/plain;as=Statusz;g=config.k8s.io;v=v1beta1", 406, "{"},
+        {"/statusz", "application/json;v=foo;g=config.k8s.io;as=Statusz,*/*", 200, "\nkubesched"},
+        /* q orders the clauses: JSON wins over text at q=1 vs 0.5 */
+        {"/statusz", "text/plain;q=0.5, application/json;g=config.k8s.io;v=v1beta1;as=Statusz", 200,
+         "{\"kind\":\"Statusz\""},
+        {"/statusz", "application/json;stream=watch;g=config.k8s.io;v=v1beta1;as=Statusz", 406,
+         "{"},
+        {"/flagz", "application/json;g=config.k8s.io;v=v1beta1;as=Flagz", 200,
+         "{\"kind\":\"Flagz\",\"apiVersion\":\"config.k8s.io/v1beta1\",\"metadata\":{\"name\":"
+         "\"kubesched\"},\"flags\":{\"bind-address\":\"127.0.0.1\",\"config\":\"/etc/ks.yaml\","
+         "\"leader-elect\":\"true\",\"v\":\"2\"}}\n"},
+        {"/flagz", "application/json;g=config.k8s.io;v=v1beta1;as=Statusz", 406, "{"},
+        {"/flagz", "application/yaml;g=config.k8s.io;v=v1beta1;as=Flagz", 406, "{"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        reply r = get_accept(port, cases[i].path, cases[i].accept);
+        cr_expect_eq(r.status, cases[i].status, "%s Accept %s: %d %s", cases[i].path,
+                     cases[i].accept, r.status, r.body);
+        cr_expect(!strncmp(r.body, cases[i].starts, strlen(cases[i].starts)),
+                  "%s Accept %s: got %s", cases[i].path, cases[i].accept, r.body);
+        if (r.status == 406)
+            cr_expect_str_eq(r.body,
+                             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                             "\"status\":\"Failure\",\"message\":\"only the following media "
+                             "types are accepted: application/json, text/plain\",\"reason\":"
+                             "\"NotAcceptable\",\"code\":406}\n");
+        free(r.body);
+    }
+    ks__httpserver_stop(s);
+}
+
+Test(httpserver, flagz_text_lists_every_flag_sorted)
+{
+    ks_httpserver *s = zserver(NULL, 1);
+    int port = ks__httpserver_port(s);
+    reply r = get_accept(port, "/flagz", NULL);
+    cr_assert_eq(r.status, 200);
+    cr_expect(strstr(r.head, "Content-Type: text/plain; charset=utf-8\r\n"), "%s", r.head);
+    const char *hdr = "\nkubesched flagz\nWarning: This endpoint is not meant to be machine "
+                      "parseable, has no formatting compatibility guarantees and is for "
+                      "debugging purposes only.\n";
+    cr_assert(!strncmp(r.body, hdr, strlen(hdr)), "%s", r.body);
+    /* the separator is one of upstream's, the same on every line (no space after it here) */
+    const char *rest = r.body + strlen(hdr), *seps[] = {": ", ":", "=", " "};
+    const char *sep = NULL;
+    for (int i = 0; i < 4 && !sep; i++)
+        if (!strncmp(rest + strlen("bind-address"), seps[i], strlen(seps[i])) &&
+            !strncmp(rest + strlen("bind-address") + strlen(seps[i]), "127", 3))
+            sep = seps[i];
+    cr_assert_not_null(sep, "%s", rest);
+    char want[512];
+    snprintf(want, sizeof want,
+             "bind-address%s127.0.0.1\nconfig%s/etc/ks.yaml\nleader-elect%strue\nv%s2\n", sep, sep,
+             sep, sep);
+    cr_expect_str_eq(rest, want);
+    free(r.body);
+    /* HEAD: the same headers, no body */
+    r = raw(port, "HEAD /flagz HTTP/1.1\r\nHost: x\r\n\r\n");
+    cr_expect_eq(r.status, 200);
+    cr_expect_eq(r.body_len, 0);
+    free(r.body);
+    ks__httpserver_stop(s);
+}
+
+Test(httpserver, zpages_are_404_without_them)
+{
+    ks_httpserver_opts o = {.bind_address = "127.0.0.1"};
+    ks_httpserver *s = start(&o);
+    int port = ks__httpserver_port(s);
+    expect(port, "/statusz", 404, "404 page not found\n");
+    expect(port, "/flagz", 404, "404 page not found\n");
+    ks__httpserver_stop(s);
 }

@@ -12,12 +12,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "api/store.h"
 #include "live/apiclient.h"
 #include "live/apisource_int.h"
 #include "sched/cache.h"
@@ -28,6 +30,7 @@
 #include "config/registry.h"
 #include "harness.h"
 #include "sched/scheduler.h"
+#include "util/log.h"
 
 /* --- a one-shot HTTP server: one request, one canned 200 response, close ------------------ */
 
@@ -335,4 +338,247 @@ Test(informer, relist_deletes_what_the_new_list_lacks_and_counts_nothing_twice, 
     counts(&pending, &assigned, &nodes);
     cr_expect_eq(assigned, 2, "no double count after a relist: %zu", assigned);
     cr_expect_eq(pending, 1, "%zu", pending);
+}
+
+/* --- optional groups: an API server that does not serve them (v1.35..v1.37 servers, or one
+ * with --runtime-config policy/v1=false) ------------------------------------------------------ */
+
+/* A server that answers up to 4 requests in turn, each on its own connection, with a canned
+ * status and body, and records each request target. */
+typedef struct seq_srv {
+    int lfd, port, n;
+    int status[4];
+    const char *body[4];
+    char target[4][512];
+    atomic_int served;
+    pthread_t th;
+} seq_srv;
+
+static void *serve_seq(void *arg)
+{
+    seq_srv *o = arg;
+    for (int i = 0; i < o->n; i++) {
+        int fd = accept(o->lfd, NULL, NULL);
+        if (fd < 0)
+            return NULL;
+        char buf[8192];
+        size_t n = 0;
+        while (n < sizeof(buf) - 1) {
+            ssize_t got = recv(fd, buf + n, sizeof(buf) - 1 - n, 0);
+            if (got <= 0)
+                break;
+            n += (size_t)got;
+            buf[n] = '\0';
+            if (strstr(buf, "\r\n\r\n"))
+                break;
+        }
+        buf[n] = '\0';
+        sscanf(buf, "%*s %511s", o->target[i]);
+        char head[256];
+        int h = snprintf(head, sizeof(head),
+                         "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                         o->status[i], strlen(o->body[i]));
+        send(fd, head, (size_t)h, MSG_NOSIGNAL);
+        send(fd, o->body[i], strlen(o->body[i]), MSG_NOSIGNAL);
+        close(fd);
+        atomic_fetch_add(&o->served, 1);
+    }
+    return NULL;
+}
+
+#define GROUPS_WITHOUT_POLICY                                                                      \
+    "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"apps\","             \
+    "\"versions\":[{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}]},{\"name\":\"policy\","      \
+    "\"versions\":[{\"groupVersion\":\"policy/v1beta1\",\"version\":\"v1beta1\"}]}]}"
+#define GROUPS_WITH_POLICY                                                                         \
+    "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"policy\","           \
+    "\"versions\":[{\"groupVersion\":\"policy/v1\",\"version\":\"v1\"}]}]}"
+#define NOT_FOUND_STATUS                                                                           \
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"the server "  \
+    "could not find the requested resource\",\"reason\":\"NotFound\",\"code\":404}"
+#define PDB(name, uid)                                                                             \
+    "{\"kind\":\"PodDisruptionBudget\",\"apiVersion\":\"policy/"                                   \
+    "v1\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" uid            \
+    "\"},\"spec\":{\"selector\":{\"matchLabels\":"                                                 \
+    "{\"app\":\"x\"}}},\"status\":{\"disruptionsAllowed\":0}}"
+
+/* An informer of W.src run on its own thread against a seq_srv (see ks__informer_main). */
+typedef struct live_inf {
+    seq_srv srv;
+    char kcfile[64];
+    ks_kubeconfig *kc;
+    ks_informer *in;
+    pthread_t th;
+} live_inf;
+
+static void live_start(live_inf *l, ks_informer *in)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    char err[512] = "";
+    l->in = in;
+    l->srv.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_eq(bind(l->srv.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(l->srv.lfd, 8), 0);
+    getsockname(l->srv.lfd, (struct sockaddr *)&a, &len);
+    l->srv.port = ntohs(a.sin_port);
+    cr_assert_eq(pthread_create(&l->srv.th, NULL, serve_seq, &l->srv), 0);
+    snprintf(l->kcfile, sizeof(l->kcfile), "/tmp/ks-informer-kc-%d", (int)getpid());
+    FILE *f = fopen(l->kcfile, "w");
+    cr_assert(f);
+    fprintf(f,
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+            "clusters: [{name: c, cluster: {server: \"http://127.0.0.1:%d\"}}]\n"
+            "contexts: [{name: x, context: {cluster: c}}]\n",
+            l->srv.port);
+    fclose(f);
+    cr_assert_eq(ks__kubeconfig_load(l->kcfile, NULL, &l->kc, err, sizeof(err)), 0, "%s", err);
+    ks_api_opts ao = {.qps = -1};
+    cr_assert_eq(ks__api_create(l->kc, &ao, &in->api, err, sizeof(err)), 0, "%s", err);
+    pthread_mutex_init(&W.src.mu, NULL);
+    pthread_cond_init(&W.src.cv, NULL);
+    cr_assert_eq(pthread_create(&l->th, NULL, ks__informer_main, in), 0);
+}
+
+/* Waits up to 5 s for cond(l). */
+static int live_wait(live_inf *l, int (*cond)(live_inf *))
+{
+    for (int i = 0; i < 500; i++) {
+        if (cond(l))
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+static void live_stop(live_inf *l)
+{
+    atomic_store(&W.src.stop, 1);
+    ks__api_stop(l->in->api);
+    pthread_join(l->th, NULL);
+    /* the server may still wait for a request that will not come */
+    shutdown(l->srv.lfd, SHUT_RDWR);
+    close(l->srv.lfd);
+    pthread_cancel(l->srv.th);
+    pthread_join(l->srv.th, NULL);
+    ks__api_destroy(l->in->api);
+    l->in->api = NULL;
+    ks__kubeconfig_free(l->kc);
+    unlink(l->kcfile);
+    pthread_cond_destroy(&W.src.cv);
+    pthread_mutex_destroy(&W.src.mu);
+}
+
+static int is_synced(live_inf *l) { return atomic_load(&l->in->synced) != 0; }
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+static size_t store_pdbs(void)
+{
+    ks_pdb *pdbs = NULL;
+    size_t n = ks__store_pdbs(ks__scheduler_store(W.src.sched), &pdbs);
+    free(pdbs);
+    return n;
+}
+
+Test(informer, discovery_has_reads_an_apigrouplist)
+{
+    cJSON *with = cJSON_Parse(GROUPS_WITH_POLICY), *without = cJSON_Parse(GROUPS_WITHOUT_POLICY);
+    cJSON *status = cJSON_Parse(NOT_FOUND_STATUS);
+    cr_expect_eq(ks__discovery_has(with, "policy/v1"), 1);
+    cr_expect_eq(ks__discovery_has(without, "policy/v1"), 0, "policy/v1beta1 is not policy/v1");
+    cr_expect_eq(ks__discovery_has(without, "apps/v1"), 1);
+    cr_expect_eq(ks__discovery_has(status, "policy/v1"), -1, "a Status is not an APIGroupList");
+    cJSON_Delete(with);
+    cJSON_Delete(without);
+    cJSON_Delete(status);
+}
+
+Test(informer, optional_group_absent_from_discovery_is_synced_empty_and_said_once, .init = setup,
+     .fini = teardown)
+{
+    int saved_v = ks__log_verbosity;
+    ks__log_verbosity = 2;
+    ks_informer pdb = {0};
+    informer_init(&pdb, "PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", INF_STORE);
+    pdb.api_version = "policy/v1";
+    pdb.without = "preemption does not respect PodDisruptionBudgets";
+    live_inf l = {.srv = {.n = 1, .status = {200}, .body = {GROUPS_WITHOUT_POLICY}}};
+    live_start(&l, &pdb);
+    int synced = live_wait(&l, is_synced);
+    live_stop(&l);
+    ks__log_verbosity = saved_v;
+    cr_expect(synced, "an informer of a group the server lacks still counts as synced");
+    cr_expect(pdb.absent);
+    cr_expect_str_eq(l.srv.target[0], "/apis", "discovery first");
+    cr_expect_eq(atomic_load(&l.srv.served), 1, "and no list of a group that is not there");
+    const char *log = log_text();
+    const char *want = "PodDisruptionBudget informer: the API server does not serve policy/v1 "
+                       "(/apis/policy/v1/poddisruptionbudgets) (not in the API server's "
+                       "discovery, GET /apis): not watching it; without it preemption does not "
+                       "respect PodDisruptionBudgets; listing it again every 60 s";
+    cr_expect_eq(count_of(log, want), 1, "said once, at -v=2:\n%s", log);
+    cr_expect(!strstr(log, "failed"), "not an error:\n%s", log);
+    ks__informer_clear(&pdb);
+    ks__strmap_destroy(&pdb.known);
+}
+
+Test(informer, optional_resource_404_on_list_forgets_what_was_known_and_is_synced, .init = setup,
+     .fini = teardown)
+{
+    int saved_v = ks__log_verbosity;
+    ks__log_verbosity = 2;
+    ks_informer pdb = {0};
+    informer_init(&pdb, "PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", INF_STORE);
+    pdb.api_version = "policy/v1";
+    pdb.without = "preemption does not respect PodDisruptionBudgets";
+    /* Known from an earlier list (the server stopped serving it since). */
+    ks__informer_begin_list(&pdb);
+    ks__informer_list_item(&pdb, json(PDB("pdb1", "pdb-uid-1")));
+    ks__informer_end_list(&pdb);
+    cr_assert_eq(store_pdbs(), 1);
+    live_inf l = {
+        .srv = {.n = 2, .status = {200, 404}, .body = {GROUPS_WITH_POLICY, NOT_FOUND_STATUS}}};
+    live_start(&l, &pdb);
+    int synced = live_wait(&l, is_synced);
+    live_stop(&l);
+    ks__log_verbosity = saved_v;
+    cr_expect(synced);
+    cr_expect(pdb.absent);
+    cr_expect(strncmp(l.srv.target[1], "/apis/policy/v1/poddisruptionbudgets?", 37) == 0, "%s",
+              l.srv.target[1]);
+    cr_expect_eq(store_pdbs(), 0, "what the server no longer serves is gone from the store");
+    cr_expect_eq(pdb.known.len, 0);
+    const char *log = log_text();
+    cr_expect_eq(count_of(log, "PodDisruptionBudget informer: the API server does not serve "
+                               "policy/v1 (/apis/policy/v1/poddisruptionbudgets) (GET "
+                               "/apis/policy/v1/poddisruptionbudgets"),
+                 1, "%s", log);
+    cr_expect(strstr(log, "404 Not Found: the server could not find the requested resource"), "%s",
+              log);
+    ks__informer_clear(&pdb);
+    ks__strmap_destroy(&pdb.known);
+}
+
+Test(informer, required_resource_404_is_an_error_and_not_synced, .init = setup, .fini = teardown)
+{
+    /* Core v1 Nodes: no discovery, the 404 is retried with a warning, never synced. */
+    live_inf l = {.srv = {.n = 1, .status = {404}, .body = {NOT_FOUND_STATUS}}};
+    live_start(&l, &W.nodes);
+    int saw = 0;
+    for (int i = 0; i < 500 && !saw; i++, usleep(10000))
+        saw = strstr(log_text(), "Node informer: list /api/v1/nodes failed (attempt 1") != NULL;
+    int synced = is_synced(&l);
+    live_stop(&l);
+    cr_expect(saw, "%s", log_text());
+    cr_expect(!synced, "a Node list that 404s is not a synced informer");
+    cr_expect(!W.nodes.absent);
+    cr_expect(strncmp(l.srv.target[0], "/api/v1/nodes?", 14) == 0, "%s", l.srv.target[0]);
 }

@@ -69,8 +69,9 @@ ks_wait_synced() {
   if wait_for "$E2E_TIMEOUT" grep -q "caches synced" "$(ks_log "$1")"; then ok "kubesched $1 synced its informers"
   else bad "kubesched $1 did not sync"; tail -n 20 "$(ks_log "$1")"; return 1; fi
 }
-# ks_get ID PATH: GET https://127.0.0.1:PORT/PATH of that kubesched (self-signed: -k).
-ks_get() { curl -sk "https://127.0.0.1:${KS_PORT[$1]}$2"; }
+# ks_get ID PATH [CURL-ARGS...]: GET https://127.0.0.1:PORT/PATH of that kubesched (self-signed:
+# -k), e.g. ks_get main /statusz -H 'Accept: ...'.
+ks_get() { local id=$1 path=$2; shift 2; curl -sk "$@" "https://127.0.0.1:${KS_PORT[$id]}$path"; }
 ks_metrics() { ks_get "$1" /metrics; }
 # ks_stop ID [SIGNAL]: signals it (TERM by default), waits up to 20 s (then SIGKILL) and sets
 # KS_RC to its exit status. Not in $(...): only this shell can wait for its child.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts a real, throw-away Kubernetes control plane on loopback for the end-to-end tests:
-# etcd + kube-apiserver (RBAC, no admission ServiceAccount, no inflight limits, no APF), and
+# etcd + kube-apiserver (RBAC, no admission ServiceAccount, no inflight limits, no APF, no
+# endpoint reconciler: since v1.37 it refuses a loopback --advertise-address), and
 # with --with-scheduler the upstream kube-scheduler as default-scheduler. No kubelet and no
 # controller-manager: Nodes are plain objects that tests create. Admission TaintNodesByCondition
 # is off: it taints every new Node node.kubernetes.io/not-ready:NoSchedule, and with no node
@@ -22,6 +23,11 @@
 #   --keep            with CMD: keep DIR (logs) after stopping
 #   --dir DIR         use DIR (must not exist or be empty) instead of a new mktemp dir
 # Env: KUBESCHED_E2E_BIN_DIR (default: the cache dir build-control-plane.sh uses),
+#      KUBESCHED_E2E_APISERVER_BIN_DIR (where kube-apiserver comes from; default the bin dir:
+#      version skew runs point it at an older minor's, e.g. ~/.cache/kubesched-e2e/v1.35.4,
+#      built by build-control-plane.sh --skew 1.35; etcd and kube-scheduler stay the main ones),
+#      KUBESCHED_E2E_APISERVER_FLAGS (extra kube-apiserver flags, space-separated, e.g.
+#      --runtime-config=policy/v1=false),
 #      KUBESCHED_E2E_CACHE, KUBESCHED_E2E_START_TIMEOUT (seconds, default 90),
 #      KUBESCHED_E2E_APISERVER_V (apiserver --v, default 0),
 #      KUBESCHED_E2E_SCHEDULER_QPS / KUBESCHED_E2E_SCHEDULER_BURST (kube-scheduler's client
@@ -30,7 +36,8 @@
 # The env file DIR/env exports: KUBECONFIG (admin, group system:masters, client cert),
 # KUBESCHED_E2E_DIR, KUBESCHED_E2E_APISERVER (https URL), KUBESCHED_E2E_CA (CA file),
 # KUBESCHED_E2E_TOKEN (bearer token, also system:masters), KUBESCHED_E2E_ETCD (http URL),
-# KUBESCHED_E2E_SCHEDULER_KUBECONFIG (a client cert kubeconfig as user system:kube-scheduler).
+# KUBESCHED_E2E_SCHEDULER_KUBECONFIG (a client cert kubeconfig as user system:kube-scheduler),
+# and with --with-scheduler KUBESCHED_E2E_SCHEDULER_URL (kube-scheduler's secure port, https).
 # DIR/start-apiserver starts kube-apiserver again with the same flags (after a test stopped it
 # with SIGTERM to DIR/pids/kube-apiserver), or a second one: see its header.
 set -euo pipefail
@@ -55,11 +62,13 @@ done
 
 k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$here/kube/go.mod")
 bin_dir=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}
-need=(etcd kube-apiserver)
-[ "$with_scheduler" = 0 ] || need+=(kube-scheduler)
+api_bin_dir=${KUBESCHED_E2E_APISERVER_BIN_DIR:-$bin_dir}
+need=("$bin_dir/etcd" "$api_bin_dir/kube-apiserver")
+[ "$with_scheduler" = 0 ] || need+=("$bin_dir/kube-scheduler")
 for b in "${need[@]}"; do
-  if [ ! -x "$bin_dir/$b" ]; then
-    echo "start-control-plane: $bin_dir/$b missing; run tests/e2e/build-control-plane.sh first" >&2
+  if [ ! -x "$b" ]; then
+    echo "start-control-plane: $b missing; run tests/e2e/build-control-plane.sh first" \
+      "(--skew MINOR for an older kube-apiserver)" >&2
     exit 1
   fi
 done
@@ -212,9 +221,10 @@ done
 if [ -f "$dir/pids/\$name" ] && kill -0 "\$(cat "$dir/pids/\$name")" 2>/dev/null; then
   echo "start-apiserver: \$name is already running (pid \$(cat "$dir/pids/\$name"))" >&2; exit 1
 fi
-"$bin_dir/kube-apiserver" \\
+"$api_bin_dir/kube-apiserver" \\
   --etcd-servers="$etcd_url" \\
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="\$port" \\
+  --endpoint-reconciler-type=none \\
   --cert-dir="$dir/apiserver-certs" \\
   --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \\
   --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \\
@@ -227,7 +237,7 @@ fi
   --max-requests-inflight=0 --max-mutating-requests-inflight=0 \\
   --enable-priority-and-fairness=false \\
   --allow-privileged=true \\
-  --v="${KUBESCHED_E2E_APISERVER_V:-0}" "\$@" </dev/null >>"$dir/logs/\$name.log" 2>&1 &
+  --v="${KUBESCHED_E2E_APISERVER_V:-0}" ${KUBESCHED_E2E_APISERVER_FLAGS:-} "\$@" </dev/null >>"$dir/logs/\$name.log" 2>&1 &
 pid=\$!
 echo \$pid > "$dir/pids/\$name"
 t0=\$(date +%s)
@@ -282,6 +292,7 @@ export KUBESCHED_E2E_TOKEN='$token'
 export KUBESCHED_E2E_ETCD='$etcd_url'
 export KUBESCHED_E2E_SCHEDULER_KUBECONFIG='$dir/scheduler.kubeconfig'
 EOF
+[ "$with_scheduler" = 0 ] || echo "export KUBESCHED_E2E_SCHEDULER_URL='https://127.0.0.1:$sched_port'" >>"$dir/env"
 started=1
 trap - EXIT
 

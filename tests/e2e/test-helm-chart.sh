@@ -19,10 +19,19 @@ helm=$("$E2E_HERE/build-helm.sh" | tail -1)
 e2e_begin
 
 if out=$("$helm" lint "$chart" 2>&1); then ok "helm lint"; else bad "helm lint: $out"; fi
-# helm template does not ask a cluster: tell it the version of ours (the chart needs >= 1.30).
+# helm template does not ask a cluster: tell it the version of ours (the chart needs 1.35-1.37).
 kv=(--kube-version "$(kubectl version -o json | jq -r .serverVersion.gitVersion)")
 "$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" >"$E2E_DIR/rendered.yaml" 2>"$E2E_DIR/helm.err" \
   && ok "helm template renders the defaults" || bad "helm template: $(cat "$E2E_DIR/helm.err")"
+# The chart's kubeVersion: the versions kubesched is tested with, v1.35 to v1.37.
+for v in v1.34.12 v1.38.0; do
+  if out=$("$helm" template kubesched "$chart" -n "$ns" --kube-version "$v" 2>&1); then bad "helm template renders for Kubernetes $v"
+  else grep -q "requires kubeVersion: >=1.35.0-0 <1.38.0-0 which is incompatible with Kubernetes $v" <<<"$out" \
+    && ok "Kubernetes $v refused: $(head -1 <<<"$out")" || bad "unexpected helm error for $v: $out"; fi
+done
+for v in v1.35.4 v1.36.3; do
+  "$helm" template kubesched "$chart" -n "$ns" --kube-version "$v" >/dev/null 2>&1 && ok "helm template renders for Kubernetes $v" || bad "helm template refuses $v"
+done
 if out=$("$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" --set scheduler.replicaCount=2 --set scheduler.leaderElect=false 2>&1); then
   bad "2 replicas without leader election were rendered"
 else

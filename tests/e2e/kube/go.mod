@@ -2,7 +2,7 @@
 // v1.37.2) and etcd (v3.7.0, the etcd that v1.37.2's hack/lib/etcd.sh pairs with and that its
 // go.mod requires) for the end-to-end tests; see ../README.md and ../build-control-plane.sh.
 // Not part of kubesched. The API servers of the older supported minors (version skew) come
-// from ../kube-skew/go.mod.
+// from ../kube-skew/<minor>/go.mod (../kube-skew/gen-module.sh).
 module kubesched.local/e2e/kube
 
 go 1.26.0
