@@ -43,7 +43,7 @@ typedef struct family_def {
 #define LBL(a) a, sizeof(a) / sizeof(a[0])
 #define BKT(start, factor, count) start, factor, count
 
-/* In upstream's registration order. */
+/* In upstream's registration order, with v1.37's names, help texts and stability levels. */
 static const family_def k_families[] = {
     {offsetof(ks_sched_metrics, schedule_attempts), KS_METRIC_COUNTER,
      "scheduler_schedule_attempts_total",
@@ -59,25 +59,27 @@ static const family_def k_families[] = {
      LBL(result_profile), BKT(0.001, 2, 15)},
     {offsetof(ks_sched_metrics, scheduling_algorithm_duration), KS_METRIC_HISTOGRAM,
      "scheduler_scheduling_algorithm_duration_seconds", "Scheduling algorithm latency in seconds",
-     KS_STABILITY_ALPHA, NULL, 0, BKT(0.001, 2, 15)},
+     KS_STABILITY_BETA, NULL, 0, BKT(0.001, 2, 15)},
     {offsetof(ks_sched_metrics, preemption_victims), KS_METRIC_HISTOGRAM,
-     "scheduler_preemption_victims", "Number of selected preemption victims", KS_STABILITY_STABLE,
-     NULL, 0, BKT(1, 2, 7)},
+     "scheduler_preemption_victims",
+     "Number of selected preemption victims for preemption initiated by a single pod",
+     KS_STABILITY_STABLE, NULL, 0, BKT(1, 2, 7)},
     {offsetof(ks_sched_metrics, preemption_attempts), KS_METRIC_COUNTER,
      "scheduler_preemption_attempts_total", "Total preemption attempts in the cluster till now",
      KS_STABILITY_STABLE, NULL, 0, 0, 0, 0},
     {offsetof(ks_sched_metrics, pending_pods), KS_METRIC_GAUGE, "scheduler_pending_pods",
      "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
      "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
-     "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the "
+     "unschedulableEntities that the scheduler attempted to schedule and failed; 'gated' is the "
      "number of unschedulable pods that the scheduler never attempted to schedule because "
-     "they are gated.",
+     "they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' "
+     "means number of pods in pendingPodGroupPods.",
      KS_STABILITY_STABLE, LBL(queue), 0, 0, 0},
     {offsetof(ks_sched_metrics, inflight_events), KS_METRIC_GAUGE, "scheduler_inflight_events",
      "Number of events currently tracked in the scheduling queue.", KS_STABILITY_ALPHA, LBL(event),
      0, 0, 0},
     {offsetof(ks_sched_metrics, goroutines), KS_METRIC_GAUGE, "scheduler_goroutines",
-     "Number of running goroutines split by the work they do such as binding.", KS_STABILITY_ALPHA,
+     "Number of running goroutines split by the work they do such as binding.", KS_STABILITY_BETA,
      LBL(operation), 0, 0, 0},
     {offsetof(ks_sched_metrics, pod_scheduling_sli_duration), KS_METRIC_HISTOGRAM,
      "scheduler_pod_scheduling_sli_duration_seconds",
@@ -93,7 +95,7 @@ static const family_def k_families[] = {
      LBL(ep_status_profile), BKT(0.0001, 2, 12)},
     {offsetof(ks_sched_metrics, plugin_execution_duration), KS_METRIC_HISTOGRAM,
      "scheduler_plugin_execution_duration_seconds",
-     "Duration for running a plugin at a specific extension point.", KS_STABILITY_ALPHA,
+     "Duration for running a plugin at a specific extension point.", KS_STABILITY_BETA,
      LBL(plugin_ep_status), BKT(0.00001, 1.5, 20)},
     {offsetof(ks_sched_metrics, queueing_hint_execution_duration), KS_METRIC_HISTOGRAM,
      "scheduler_queueing_hint_execution_duration_seconds",
@@ -104,7 +106,7 @@ static const family_def k_families[] = {
      "Number of pods added to scheduling queues by event and queue type.", KS_STABILITY_STABLE,
      LBL(queue_event), 0, 0, 0},
     {offsetof(ks_sched_metrics, permit_wait_duration), KS_METRIC_HISTOGRAM,
-     "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", KS_STABILITY_ALPHA,
+     "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", KS_STABILITY_BETA,
      LBL(result), BKT(0.001, 2, 15)},
     {offsetof(ks_sched_metrics, cache_size), KS_METRIC_GAUGE, "scheduler_cache_size",
      "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.", KS_STABILITY_ALPHA,
@@ -114,12 +116,12 @@ static const family_def k_families[] = {
      "The number of unschedulable pods broken down by plugin name. A pod will increment the "
      "gauge for all plugins that caused it to not schedule and so this metric have meaning "
      "only when broken down by plugin.",
-     KS_STABILITY_ALPHA, LBL(plugin_profile), 0, 0, 0},
+     KS_STABILITY_BETA, LBL(plugin_profile), 0, 0, 0},
     {offsetof(ks_sched_metrics, plugin_evaluation), KS_METRIC_COUNTER,
      "scheduler_plugin_evaluation_total",
      "Number of attempts to schedule pods by each plugin and the extension point (available "
      "only in PreFilter, Filter, PreScore, and Score).",
-     KS_STABILITY_ALPHA, LBL(plugin_ep_profile), 0, 0, 0},
+     KS_STABILITY_BETA, LBL(plugin_ep_profile), 0, 0, 0},
     /* v1.37 opportunistic batching (metrics.go: BatchAttemptStats ... BatchRescoreDuration). */
     {offsetof(ks_sched_metrics, batch_attempts), KS_METRIC_COUNTER,
      "scheduler_batch_attempts_total", "Counts of results when we attempt to use batching.",
