@@ -403,7 +403,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "validate-config"))
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-        printf("kubesched 0.1.0 (plugin ABI %d.%d, Kubernetes v1.34 scheduling semantics)\n",
+        printf("kubesched " KS_BINARY_VERSION
+               " (plugin ABI %d.%d, kube-scheduler " KS_CFG_KUBERNETES_VERSION
+               " scheduling semantics; API servers v1.35 to v1.37)\n",
                KS_ABI_MAJOR, KS_ABI_MINOR);
         return 0;
     }
