@@ -226,8 +226,9 @@ def compare_pod(rec, up_attempts, ks, weights):
     up_node = u1["bound"] or (rec.get("node") if up_first_ok else None)
     ks_ok = k1["result"] == "Scheduled"
     res["outcome"] = (up_first_ok == ks_ok)
+    up_msg = rec.get("message") if rec.get("message") is not None else u1.get("err")
     det["upstream"] = {"result": "Scheduled" if up_first_ok else "Unschedulable", "node": up_node,
-                       "message": rec.get("message")}
+                       "message": up_msg}
     det["kubesched"] = {"result": k1["result"], "node": k1.get("node"),
                         "message": k1.get("message")}
     # feasible
@@ -287,7 +288,6 @@ def compare_pod(rec, up_attempts, ks, weights):
             det["chosen"] = {"upstream_max": sorted(up_max), "kubesched_max": sorted(ks_max)}
     # message
     if not up_first_ok and not ks_ok:
-        up_msg = rec.get("message") if rec.get("message") is not None else u1.get("err")
         res["message"] = (up_msg == k1.get("message"))
     # preemption
     up_nominated = u1.get("nominated") or rec.get("nominated")

@@ -126,11 +126,12 @@ class Scheduler:
         certdir = os.path.join(os.path.dirname(self.logfile), "scheduler-certs")
         # --v=2 plus --vmodule=schedule_one=10: schedule_one.go's V(10) lines (per-plugin and
         # final scores) and V(4) "About to try and schedule pod", without client-go's
-        # request/response dumps that --v=10 would add everywhere.
+        # request/response dumps that --v=10 would add everywhere; eventhandlers=3: "Add event
+        # for node", the order in which the cache got the nodes (see node_order).
         args = [self.binary, "--config=" + self.config,
                 "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
                 "--bind-address=127.0.0.1", "--secure-port=%d" % port, "--cert-dir=" + certdir,
-                "--v=2", "--vmodule=schedule_one=10"]
+                "--v=2", "--vmodule=schedule_one=10,eventhandlers=3"]
         self.log = open(self.logfile, "w")
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT)
@@ -169,6 +170,23 @@ class Scheduler:
         if getattr(self, "log", None):
             self.log.close()
             self.log = None
+
+
+def node_order(logfile):
+    """The nodes in the order kube-scheduler's cache added them ("Add event for node", V(3) in
+    eventhandlers.go). That order is not the API server's (name) order, and it is observable:
+    the cache keeps one ImageStateSummary per image name whose size is that of the first node
+    that reported the name (cacheImpl.addNodeImageStates), which ImageLocality scores with. The
+    snapshot lists the nodes in this order so that a reader taking "first reported" in file
+    order sees what kube-scheduler saw."""
+    out = []
+    with open(logfile, errors="replace") as f:
+        for line in f:
+            if '"Add event for node"' in line:
+                i = line.find(' node="')
+                if i >= 0:
+                    out.append(line[i + 7:line.index('"', i + 7)])
+    return out
 
 
 def free_port():
@@ -265,6 +283,16 @@ def run_cluster(api, gen, args, k, sched_proto):
     try:
         t1 = time.time()
         sched.start(api)
+        # Wait until its cache has every node: then the first pod is decided on all of them.
+        names = {n["metadata"]["name"] for n in nodes}
+        deadline = time.time() + 30
+        while set(node_order(sched.logfile)) != names:
+            if time.time() > deadline:
+                raise RuntimeError("kube-scheduler's cache did not get all %d nodes in 30 s (%s)"
+                                   % (len(names), sched.logfile))
+            time.sleep(0.05)
+        rank = {n: i for i, n in enumerate(node_order(sched.logfile))}
+        nodes.sort(key=lambda n: rank[n["metadata"]["name"]])
         t_sched = time.time() - t1
         for pod in doc["pending"]:
             before = live_pods(api)
