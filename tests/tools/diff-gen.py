@@ -27,7 +27,8 @@ The probabilities are fixed here, not tuned to either scheduler: nothing is left
 one side is known to get it wrong.
 
 Every pod has terminationGracePeriodSeconds 0, so a preemption victim is deleted at once
-(there is no kubelet to confirm a graceful deletion)."""
+(there is no kubelet to confirm a graceful deletion). A bound pod carries the status.startTime a
+kubelet would have reported (diff-run.py writes it through the status subresource)."""
 import json
 import random
 import sys
@@ -403,8 +404,16 @@ class Gen:
         setup.extend(nodes)
         # Bound pods: from an empty cluster to one that is nearly full.
         fill = r.choice([0, 0.5, 1, 2, 3])
-        for _ in range(int(nnodes * fill)):
-            setup.append(self.pod(self.pick(self.nodes), zones))
+        nbound = int(nnodes * fill)
+        # What a kubelet would report: when each bound pod started, all different (preemption
+        # keeps the longest-running of equal priority; kube-scheduler takes "now" for a pod
+        # without a start time, which would make its choice among equal pods arbitrary).
+        starts = r.sample(range(86400), nbound)
+        for i in range(nbound):
+            p = self.pod(self.pick(self.nodes), zones)
+            p["status"] = {"startTime": "2026-01-01T%02d:%02d:%02dZ" % (
+                starts[i] // 3600, starts[i] // 60 % 60, starts[i] % 60)}
+            setup.append(p)
         pending = [self.pod(None, zones) for _ in range(self.npending)]
         return {"seed": self.seed, "cluster": self.cluster, "zones": zones,
                 "namespaces": self.namespace_objs(), "setup": setup, "pending": pending}

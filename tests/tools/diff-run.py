@@ -54,7 +54,8 @@ class API:
         self.token = token
         self.conn = None
 
-    def req(self, method, path, body=None, ok=(200, 201, 202), retries=3):
+    def req(self, method, path, body=None, ok=(200, 201, 202), retries=3,
+            content_type="application/json"):
         data = None if body is None else json.dumps(body).encode()
         for attempt in range(retries + 1):
             try:
@@ -62,7 +63,7 @@ class API:
                     self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
                                                             timeout=30)
                 self.conn.request(method, path, body=data, headers={
-                    "Authorization": "Bearer " + self.token, "Content-Type": "application/json",
+                    "Authorization": "Bearer " + self.token, "Content-Type": content_type,
                     "Accept": "application/json"})
                 resp = self.conn.getresponse()
                 raw = resp.read()
@@ -252,6 +253,13 @@ def wait_decision(api, pod, timeout, logfile):
             "timeout": True, "seconds": round(time.time() - t0, 3)}
 
 
+def set_start_time(api, pod, start):
+    """Acts as the pod's kubelet: status.startTime (the status on create is dropped)."""
+    api.req("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (pod["metadata"]["namespace"],
+                                                              pod["metadata"]["name"]),
+            {"status": {"startTime": start}}, content_type="application/merge-patch+json")
+
+
 def delete_pod(api, ns, name):
     return api.req("DELETE", "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0" % (ns, name),
                    ok=(200, 202, 404))
@@ -271,7 +279,9 @@ def run_cluster(api, gen, args, k, sched_proto):
     for ns in doc["namespaces"]:
         create(api, ns, tolerate_exists=True)
     for obj in doc["setup"]:
-        create(api, obj)
+        created = create(api, obj)
+        if obj["kind"] == "Pod" and obj.get("status", {}).get("startTime"):
+            set_start_time(api, created, obj["status"]["startTime"])
     t_setup = time.time() - t0
     nodes = api.items("/api/v1/nodes", "Node", "v1")
     others = (api.items("/api/v1/namespaces", "Namespace", "v1") +
@@ -280,6 +290,7 @@ def run_cluster(api, gen, args, k, sched_proto):
     sched = Scheduler(sched_proto.binary, sched_proto.config,
                       os.path.join(cdir, "kube-scheduler.log"), sched_proto.e2e_dir)
     records = []
+    seq = 0
     try:
         t1 = time.time()
         sched.start(api)
@@ -313,7 +324,13 @@ def run_cluster(api, gen, args, k, sched_proto):
             # was nominated even when the retry bound it before the poll saw the nomination.
             after = {pod_key(p) for p in live_pods(api)}
             rec["victims"] = sorted(pod_key(p) for p in before if pod_key(p) not in after)
-            if not rec["node"]:
+            if rec["node"]:
+                # started after every pod before it (one second apart: unique start times)
+                seq += 1
+                set_start_time(api, {"metadata": {"namespace": rec["namespace"],
+                                                  "name": rec["name"]}},
+                               "2026-01-02T%02d:%02d:%02dZ" % (seq // 3600, seq // 60 % 60, seq % 60))
+            else:
                 # Unschedulable: out of the way before kube-scheduler retries it.
                 d = delete_pod(api, rec["namespace"], rec["name"])
                 if d.get("spec", {}).get("nodeName"):
