@@ -119,7 +119,8 @@ class Scheduler:
     def __init__(self, binary, config, logfile, e2e_dir):
         self.binary, self.config, self.logfile, self.e2e_dir = binary, config, logfile, e2e_dir
         self.proc = None
-        self.pidfile = os.path.join(e2e_dir, "pids", "kube-scheduler-diff") if e2e_dir else None
+        # DIR/pids/kube-scheduler: stop-control-plane.sh stops it if this script dies
+        self.pidfile = os.path.join(e2e_dir, "pids", "kube-scheduler") if e2e_dir else None
 
     def start(self, api):
         kc = os.environ["KUBESCHED_E2E_SCHEDULER_KUBECONFIG"]
