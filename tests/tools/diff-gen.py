@@ -74,6 +74,7 @@ class Gen:
         self.namespaces = ["%s-ns%d" % (self.prefix, i) for i in range(3)]
         self.nodes = []
         self.seq = 0
+        self.low_share = 0.3  # of bound pods in PriorityClass diff-low
 
     # ---- helpers -------------------------------------------------------------------------
     def chance(self, p):
@@ -320,9 +321,18 @@ class Gen:
         app = self.pick(APPS)
         labels = self.pod_labels(app)
         img = self.pick(IMAGES)[0]
-        containers = [self.container("c0", img, big=not bound_to and self.chance(0.3))]
+        containers = [self.container("c0", img, big=self.chance(0.3))]
         for i in range(1, r.randint(1, 3) if self.chance(0.3) else 1):
             containers.append(self.container("c%d" % i, self.pick(IMAGES)[0]))
+        used = set()  # a pod may not repeat a (protocol, hostIP, hostPort)
+        for c in containers:
+            ports = [p for p in c.get("ports", [])
+                     if (p["protocol"], p.get("hostIP", ""), p["hostPort"]) not in used]
+            used.update((p["protocol"], p.get("hostIP", ""), p["hostPort"]) for p in ports)
+            if ports:
+                c["ports"] = ports
+            else:
+                c.pop("ports", None)
         spec = {"containers": containers, "terminationGracePeriodSeconds": 0}
         if bound_to:
             spec["nodeName"] = bound_to
@@ -345,9 +355,9 @@ class Gen:
                 c.pop("resources", None)
         pc = r.random()
         if bound_to:
-            if pc < 0.3:
+            if pc < self.low_share:
                 spec["priorityClassName"] = "diff-low"
-            elif pc < 0.4:
+            elif pc < self.low_share + 0.1:
                 spec["priorityClassName"] = "diff-mid"
         else:
             if pc < 0.15:
@@ -403,7 +413,10 @@ class Gen:
                           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}})
         setup.extend(nodes)
         # Bound pods: from an empty cluster to one that is nearly full.
-        fill = r.choice([0, 0.5, 1, 2, 3])
+        # One cluster in four is packed with mostly low-priority pods: preemption ground.
+        packed = self.chance(0.25)
+        fill = 6 if packed else r.choice([0, 0.5, 1, 2, 3, 4])
+        self.low_share = 0.7 if packed else 0.3
         nbound = int(nnodes * fill)
         # What a kubelet would report: when each bound pod started, all different (preemption
         # keeps the longest-running of equal priority; kube-scheduler takes "now" for a pod
