@@ -27,6 +27,10 @@ k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$E2
 bin_dir=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}
 tools=$E2E_ROOT/tests/tools
 
+# The comparison's own parser and rules first (canned klog lines and decisions).
+if python3 "$tools/diff-compare.py" --self-test >/dev/null; then ok "diff-compare.py self-test"
+else bad "diff-compare.py self-test:"; python3 "$tools/diff-compare.py" --self-test; fi
+
 # The control plane without its kube-scheduler: diff-run.py starts one per cluster, with the
 # configuration below, after the cluster's objects exist (so its first list sees all of them).
 e2e_begin

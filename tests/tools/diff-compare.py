@@ -5,6 +5,7 @@ decision, kube-scheduler's log), runs `kubesched simulate --explain` on each sna
 compares the two decisions check by check.
 
 Usage:
+  diff-compare.py --self-test               checks the klog parser on canned lines
   diff-compare.py --workdir DIR --kubesched BIN --config SCHED.yaml [--report-json F]
                   [--report-md F] [--min-agreement 99] [--jobs 2]
 Exit status: 0 when every check agrees on at least --min-agreement percent of the pods it
@@ -77,42 +78,65 @@ def parse_kvs(rest):
     return out
 
 
+def klog_records(lines):
+    """Joins klog's multi-line values (`key=<` newline, tab-indented lines, ` >`) into one
+    quoted value, so that every record is one line for HEAD/parse_kvs."""
+    buf = None
+    for line in lines:
+        line = line.rstrip("\n")
+        if buf is not None:
+            if line == " >":
+                yield buf[0] + json.dumps("\n".join(buf[1])) + buf[2]
+                buf = None
+            else:
+                buf[1].append(line[1:] if line.startswith("\t") else line)
+            continue
+        if line.endswith("=<") and HEAD.match(line[:-1] + '""'):
+            buf = (line[:-1], [], "")
+            continue
+        yield line
+
+
 def parse_log(path):
     """{ "ns/name": [attempt, ...] }, attempt = {"scores": {node: {plugin: int}},
-    "final": {node: int}, "bound": node|None, "err": str|None}."""
-    pods = {}
+    "final": {node: int}, "bound": node|None, "err": str|None, "nominated": node|None}."""
     with open(path, errors="replace") as f:
-        for line in f:
-            m = HEAD.match(line.rstrip("\n"))
-            if not m:
+        return parse_log_lines(f)
+
+
+def parse_log_lines(lines):
+    pods = {}
+    for line in klog_records(lines):
+        m = HEAD.match(line)
+        if not m:
+            continue
+        msg = unquote('"%s"' % m.group(3))
+        if msg not in ("About to try and schedule pod", "Plugin scored node for pod",
+                       "Calculated node's final score for pod", "Successfully bound pod to node",
+                       "Unable to schedule pod; no fit; waiting",
+                       "Updating pod condition and nominated node name"):
+            continue
+        kv = parse_kvs(m.group(4))
+        key = kv.get("pod")
+        if not key:
+            continue
+        attempts = pods.setdefault(key, [])
+        if msg == "About to try and schedule pod" or not attempts:
+            attempts.append({"scores": {}, "final": {}, "bound": None, "err": None,
+                             "nominated": None})
+            if msg == "About to try and schedule pod":
                 continue
-            msg = unquote('"%s"' % m.group(3))
-            if msg not in ("About to try and schedule pod", "Plugin scored node for pod",
-                           "Calculated node's final score for pod", "Successfully bound pod to node",
-                           "Unable to schedule pod; no fit; waiting",
-                           "Updating pod condition and nominated node name"):
-                continue
-            kv = parse_kvs(m.group(4))
-            key = kv.get("pod")
-            if not key:
-                continue
-            attempts = pods.setdefault(key, [])
-            if msg == "About to try and schedule pod" or not attempts:
-                attempts.append({"scores": {}, "final": {}, "bound": None, "err": None,
-                                 "nominated": None})
-                if msg == "About to try and schedule pod":
-                    continue
-            a = attempts[-1]
-            if msg == "Plugin scored node for pod":
-                a["scores"].setdefault(kv["node"], {})[kv["plugin"]] = int(kv["score"])
-            elif msg == "Calculated node's final score for pod":
-                a["final"][kv["node"]] = int(kv["score"])
-            elif msg == "Successfully bound pod to node":
-                a["bound"] = kv.get("node")
-            elif msg == "Unable to schedule pod; no fit; waiting":
-                a["err"] = kv.get("err")
-            elif kv.get("nominatedNodeName"):
-                a["nominated"] = kv["nominatedNodeName"]
+        a = attempts[-1]
+        if msg == "Plugin scored node for pod":
+            a["scores"].setdefault(kv["node"], {})[kv["plugin"]] = int(kv["score"])
+        elif msg == "Calculated node's final score for pod":
+            a["final"][kv["node"]] = int(kv["score"])
+        elif msg == "Successfully bound pod to node":
+            a["bound"] = kv.get("node")
+        elif msg == "Unable to schedule pod; no fit; waiting":
+            a["err"] = kv.get("err")
+        elif kv.get("nominatedNodeName"):
+            a["nominated"] = kv["nominatedNodeName"]
     return pods
 
 
@@ -305,7 +329,67 @@ def compare_pod(rec, up_attempts, ks, weights):
     return res, det, plug
 
 
+SELF_TEST_LOG = r'''I1201 20:48:14.000001   1 schedule_one.go:101] "About to try and schedule pod" pod="ns/p"
+I1201 20:48:14.000002   1 schedule_one.go:984] "Plugin scored node for pod" pod="ns/p" plugin="TaintToleration" node="n1" score=300
+I1201 20:48:14.000003   1 schedule_one.go:984] "Plugin scored node for pod" pod="ns/p" plugin="ImageLocality" node="n1" score=0
+I1201 20:48:14.000004   1 schedule_one.go:1052] "Calculated node's final score for pod" pod="ns/p" node="n1" score=300
+I1201 20:48:14.000005   1 schedule_one.go:1194] "Unable to schedule pod; no fit; waiting" pod="ns/p" err="0/2 nodes are available: 1 node(s) had untolerated taint(s), 1 \"quoted\" reason."
+I1201 20:48:14.000006   1 schedule_one.go:1293] "Updating pod condition and nominated node name" pod="ns/p" conditionType="PodScheduled" nominatedNodeName="n2" nominatingMode=1
+I1201 20:48:14.000007   1 schedule_one.go:101] "About to try and schedule pod" pod="ns/p"
+I1201 20:48:14.000008   1 other.go:1] "Something else" pod="ns/p" node="n9"
+I1201 20:48:14.000009   1 schedule_one.go:483] "Successfully bound pod to node" pod="ns/p" node="n2" evaluatedNodes=1 feasibleNodes=1
+I1201 20:48:14.000010   1 schedule_one.go:101] "About to try and schedule pod" pod="ns/q"
+I1201 20:48:14.000011   1 schedule_one.go:1194] "Unable to schedule pod; no fit; waiting" pod="ns/q" err=<
+	line one
+	line two
+ >
+'''
+
+
+def self_test():
+    """Checks the log parser on canned klog lines; returns a list of problems."""
+    got = parse_log_lines(SELF_TEST_LOG.splitlines(True))
+    want = {"ns/p": [{"scores": {"n1": {"TaintToleration": 300, "ImageLocality": 0}},
+                      "final": {"n1": 300}, "bound": None, "nominated": "n2",
+                      "err": '0/2 nodes are available: 1 node(s) had untolerated taint(s), '
+                             '1 "quoted" reason.'},
+                     {"scores": {}, "final": {}, "bound": "n2", "err": None, "nominated": None}],
+            "ns/q": [{"scores": {}, "final": {}, "bound": None, "err": "line one\nline two",
+                      "nominated": None}]}
+    problems = [] if got == want else ["parse_log: got %s, want %s" % (
+        json.dumps(got, sort_keys=True), json.dumps(want, sort_keys=True))]
+    # compare_pod: kube-scheduler's logged scores are weighted, kubesched's are not; a plugin
+    # kubesched lacks that scored 0 everywhere is ignored; ties: either max node is fine.
+    weights = {"TaintToleration": 3, "ImageLocality": 1}
+    rec = {"namespace": "ns", "name": "p", "node": "n1", "message": None}
+    up = [{"scores": {"n1": {"TaintToleration": 300, "DynamicResources": 0, "ImageLocality": 5},
+                      "n2": {"TaintToleration": 300, "DynamicResources": 0, "ImageLocality": 5}},
+           "final": {"n1": 305, "n2": 305}, "bound": "n1", "err": None, "nominated": None}]
+    ks = {"pods": [{"namespace": "ns", "name": "p", "result": "Scheduled", "node": "n2",
+                    "message": "", "score": {"n1": {"TaintToleration": 100, "ImageLocality": 5},
+                                             "n2": {"TaintToleration": 100, "ImageLocality": 5}},
+                    "finalScore": {"n1": 305, "n2": 305}}]}
+    res, det, plug = compare_pod(rec, up, ks, weights)
+    want = {"outcome": True, "feasible": True, "scores": True, "final": True, "chosen": True,
+            "message": None, "preemption": None}
+    if res != want or det.get("ignored_plugins") != ["DynamicResources"]:
+        problems.append("compare_pod (agreeing): got %s %s" % (res, det))
+    ks["pods"][0]["score"]["n2"]["ImageLocality"] = 6
+    ks["pods"][0]["finalScore"]["n2"] = 306
+    res, det, plug = compare_pod(rec, up, ks, weights)
+    if (res["scores"], res["final"], res["chosen"], plug.get("ImageLocality"),
+            plug.get("TaintToleration")) != (False, False, False, False, True):
+        problems.append("compare_pod (ImageLocality off by one on n2): got %s %s" % (res, det))
+    return problems
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        problems = self_test()
+        for p in problems:
+            print("diff-compare self-test: " + p, file=sys.stderr)
+        print("diff-compare self-test: %s" % ("ok" if not problems else "FAILED"))
+        return 1 if problems else 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--kubesched", required=True)
