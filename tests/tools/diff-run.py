@@ -116,13 +116,15 @@ def cond(pod, typ="PodScheduled"):
 
 
 class Scheduler:
+    """One kube-scheduler process for one cluster (start, then stop)."""
+
     def __init__(self, binary, config, logfile, e2e_dir):
-        self.binary, self.config, self.logfile, self.e2e_dir = binary, config, logfile, e2e_dir
-        self.proc = None
+        self.binary, self.config, self.logfile = binary, config, logfile
+        self.proc = self.log = None
         # DIR/pids/kube-scheduler: stop-control-plane.sh stops it if this script dies
         self.pidfile = os.path.join(e2e_dir, "pids", "kube-scheduler") if e2e_dir else None
 
-    def start(self, api):
+    def start(self):
         kc = os.environ["KUBESCHED_E2E_SCHEDULER_KUBECONFIG"]
         port = free_port()
         certdir = os.path.join(os.path.dirname(self.logfile), "scheduler-certs")
@@ -169,7 +171,7 @@ class Scheduler:
         self.proc = None
         if self.pidfile and os.path.exists(self.pidfile):
             os.unlink(self.pidfile)
-        if getattr(self, "log", None):
+        if self.log:
             self.log.close()
             self.log = None
 
@@ -266,7 +268,7 @@ def delete_pod(api, ns, name):
                    ok=(200, 202, 404))
 
 
-def run_cluster(api, gen, args, k, sched_proto):
+def run_cluster(api, gen, args, k):
     cdir = os.path.join(args.workdir, "c%d" % k)
     os.makedirs(cdir, exist_ok=True)
     doc = gen.Gen(args.seed, k, args.pods).cluster_doc()
@@ -288,13 +290,13 @@ def run_cluster(api, gen, args, k, sched_proto):
     others = (api.items("/api/v1/namespaces", "Namespace", "v1") +
               api.items("/api/v1/services", "Service", "v1") +
               api.items("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"))
-    sched = Scheduler(sched_proto.binary, sched_proto.config,
-                      os.path.join(cdir, "kube-scheduler.log"), sched_proto.e2e_dir)
+    sched = Scheduler(args.scheduler, args.config, os.path.join(cdir, "kube-scheduler.log"),
+                      os.environ.get("KUBESCHED_E2E_DIR"))
     records = []
     seq = 0
     try:
         t1 = time.time()
-        sched.start(api)
+        sched.start()
         # Wait until its cache has every node: then the first pod is decided on all of them.
         names = {n["metadata"]["name"] for n in nodes}
         deadline = time.time() + 30
@@ -375,11 +377,10 @@ def main():
     gen = load_gen()
     for obj in gen.globals_():
         create(api, obj, tolerate_exists=True)
-    proto = Scheduler(args.scheduler, args.config, None, os.environ.get("KUBESCHED_E2E_DIR"))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     timings = []
     for k in range(args.first, args.first + args.clusters):
-        recs, t = run_cluster(api, gen, args, k, proto)
+        recs, t = run_cluster(api, gen, args, k)
         timings.append(t)
         print("cluster %d: %d nodes, %d pods decided (setup %.1f s, scheduler start %.1f s, pods %.1f s)"
               % (k, t["nodes"], len(recs), t["setup_s"], t["scheduler_start_s"], t["pods_s"]),
