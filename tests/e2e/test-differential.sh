@@ -16,6 +16,7 @@
 # Env: DIFF_SEED (default 1037), DIFF_CLUSTERS (10), DIFF_PODS (pods per cluster, 30),
 #      DIFF_MIN_AGREEMENT (99), DIFF_REPORT_DIR (where differential.{json,md} and the per-pod
 #      snapshots go; default $E2E_DIR/diff, which is removed at the end unless E2E_KEEP=1),
+#      DIFF_PROFILE (a file of extra profile fields, see below; default: the default profile),
 #      KUBESCHED_E2E_BIN_DIR (the control plane's binaries), and those of lib.sh.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -50,6 +51,12 @@ percentageOfNodesToScore: 100
 profiles:
 - schedulerName: default-scheduler
 EOF
+# DIFF_PROFILE: more of the profile (plugins, pluginConfig), as YAML lines indented for the
+# profile's mapping (two spaces), e.g. another scoring strategy or other weights.
+if [ -n "${DIFF_PROFILE:-}" ]; then
+  cat "$DIFF_PROFILE" >>"$cfg" || { bad "cannot read DIFF_PROFILE=$DIFF_PROFILE"; exit 1; }
+  note "profile: $(tr '\n' ' ' <"$DIFF_PROFILE" | tr -s ' ' | cut -c1-300)"
+fi
 
 t0=$SECONDS
 if python3 "$tools/diff-run.py" --workdir "$work" --config "$cfg" \
