@@ -37,6 +37,9 @@ else bad "diff-compare.py self-test:"; python3 "$tools/diff-compare.py" --self-t
 e2e_begin
 work=${DIFF_REPORT_DIR:-$E2E_DIR/diff}
 mkdir -p "$work"
+if [ ! -x "$bin_dir/kube-scheduler" ]; then
+  bad "no kube-scheduler at $bin_dir (tests/e2e/build-control-plane.sh builds it)"; exit 1
+fi
 note "kube-scheduler: $("$bin_dir/kube-scheduler" --version 2>&1); kubesched: $KS_BIN"
 
 # One configuration for both: the default profile, every node scored (percentageOfNodesToScore
@@ -57,6 +60,10 @@ if [ -n "${DIFF_PROFILE:-}" ]; then
   cat "$DIFF_PROFILE" >>"$cfg" || { bad "cannot read DIFF_PROFILE=$DIFF_PROFILE"; exit 1; }
   note "profile: $(tr '\n' ' ' <"$DIFF_PROFILE" | tr -s ' ' | cut -c1-300)"
 fi
+
+# Kept with the report, so that diff-compare.py can be run again on it with another kubesched
+# (the kubeconfig it names is not read by simulate).
+cp "$cfg" "$work/scheduler-config.yaml"
 
 t0=$SECONDS
 if python3 "$tools/diff-run.py" --workdir "$work" --config "$cfg" \
