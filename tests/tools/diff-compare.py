@@ -30,7 +30,8 @@ The checks, on each pod's first attempt (kubesched's first entry for the pod):
             (it changed nothing) and is listed in the report
   final     the final score of every node both scored
   chosen    kube-scheduler's node is one of kubesched's highest-scoring nodes and kubesched's
-            node one of kube-scheduler's (ties are broken at random on both sides)
+            node one of kube-scheduler's (which of equal nodes each side takes is not compared:
+            kube-scheduler's pick depends on the order its parallel Filter found them in)
   message   the failure message (kube-scheduler: the PodScheduled condition's message)
   preemption the nominated node and the victims, and where the preemptor was bound after it
 Each check's denominator is the pods it applies to; a pod counts once per check."""
