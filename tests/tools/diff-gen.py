@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""Seeded generator of random clusters and pending pods for the differential test
+(tests/e2e/test-differential.sh): what the real kube-scheduler decides on a real API server is
+compared with what `kubesched simulate` decides on the same snapshot.
+
+Usage:
+  diff-gen.py SEED CLUSTER PENDING          one cluster as JSON on stdout
+  diff-gen.py --globals                     the cluster-scoped objects every cluster shares
+                                            (PriorityClasses, RuntimeClass), as JSON
+
+A cluster is {"seed", "cluster", "namespaces", "setup": [objects to create before the scheduler
+starts: Services, PodDisruptionBudgets, Nodes, pods bound with spec.nodeName], "pending": [pods
+to create one at a time]}. Everything is drawn from random.Random(f"{SEED}/{CLUSTER}"), so a
+(seed, cluster) pair always gives the same cluster, whatever Python runs it.
+
+What is drawn covers what the default profile's plugins read: node size (cpu, memory, pods,
+ephemeral-storage, an extended resource), labels (hostname, zone, region, rack, disk, a numeric
+generation for Gt/Lt), taints of the three effects, cordoned nodes, node images with sizes;
+bound pods with labels, requests, host ports, priorities and their own (anti-)affinity terms;
+pending pods with container/init/sidecar requests, limits-only and best-effort containers,
+RuntimeClass overhead, pod-level resources, nodeSelector, required/preferred node affinity
+(all operators, matchFields), tolerations, host ports, topology spread constraints (both
+whenUnsatisfiable values, minDomains, node inclusion policies, matchLabelKeys), required and
+preferred pod affinity/anti-affinity (namespaces, namespaceSelector), PriorityClasses (one with
+preemptionPolicy Never), images; Services and PDBs (system default spreading, preemption).
+The probabilities are fixed here, not tuned to either scheduler: nothing is left out because
+one side is known to get it wrong.
+
+Every pod has terminationGracePeriodSeconds 0, so a preemption victim is deleted at once
+(there is no kubelet to confirm a graceful deletion). A bound pod carries the status.startTime a
+kubelet would have reported (diff-run.py writes it through the status subresource)."""
+import json
+import random
+import sys
+
+APPS = ["web", "db", "cache", "batch", "api"]
+TIERS = ["front", "back"]
+# The same image under several spellings (ImageLocality normalizes docker.io/library/ and :latest).
+IMAGES = [
+    ("nginx:1.27", ["docker.io/library/nginx:1.27", "nginx:1.27"]),
+    ("redis:7", ["docker.io/library/redis:7", "redis:7"]),
+    ("postgres:16", ["docker.io/library/postgres:16"]),
+    ("busybox", ["docker.io/library/busybox:latest"]),
+    ("registry.k8s.io/pause:3.10", ["registry.k8s.io/pause:3.10"]),
+    ("quay.io/ml/trainer:v2", ["quay.io/ml/trainer:v2"]),
+    ("ghcr.io/acme/api:1.0", ["ghcr.io/acme/api:1.0"]),
+]
+PRIORITY_CLASSES = [("diff-low", -10, None), ("diff-mid", 100, None), ("diff-high", 1000, None),
+                    ("diff-high-never", 1000, "Never")]
+RUNTIME_CLASS = "diff-overhead"
+EXT = "example.com/foo"
+TOPO_KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "diff/rack"]
+
+
+def globals_():
+    out = []
+    for name, value, policy in PRIORITY_CLASSES:
+        pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+              "metadata": {"name": name}, "value": value}
+        if policy:
+            pc["preemptionPolicy"] = policy
+        out.append(pc)
+    out.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                "metadata": {"name": RUNTIME_CLASS}, "handler": "runc",
+                "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}}})
+    return out
+
+
+class Gen:
+    def __init__(self, seed, cluster, npending):
+        self.r = random.Random("%s/%s" % (seed, cluster))
+        self.seed, self.cluster, self.npending = seed, cluster, npending
+        self.prefix = "c%d" % cluster
+        self.namespaces = ["%s-ns%d" % (self.prefix, i) for i in range(3)]
+        self.nodes = []
+        self.seq = 0
+        self.low_share = 0.3  # of bound pods in PriorityClass diff-low
+
+    # ---- helpers -------------------------------------------------------------------------
+    def chance(self, p):
+        return self.r.random() < p
+
+    def pick(self, xs):
+        return self.r.choice(xs)
+
+    def cpu(self, choices):
+        return "%dm" % self.pick(choices)
+
+    def mem(self, choices):
+        return "%dMi" % self.pick(choices)
+
+    def selector(self, app=None):
+        r = self.r
+        if self.chance(0.75):
+            return {"matchLabels": {"app": app or self.pick(APPS)}}
+        exprs = [{"key": "app", "operator": "In", "values": r.sample(APPS, r.randint(1, 3))}]
+        if self.chance(0.3):
+            exprs.append({"key": "tier", "operator": self.pick(["Exists", "DoesNotExist"])})
+        return {"matchExpressions": exprs}
+
+    def pod_labels(self, app):
+        labels = {"app": app}
+        if self.chance(0.7):
+            labels["tier"] = self.pick(TIERS)
+        if self.chance(0.2):
+            labels["track"] = self.pick(["stable", "canary"])
+        return labels
+
+    # ---- namespaces ------------------------------------------------------------------------
+    def namespace_objs(self):
+        out = []
+        for ns in self.namespaces:
+            labels = {"team": self.pick(["a", "b"])}
+            if self.chance(0.5):
+                labels["env"] = self.pick(["prod", "dev"])
+            out.append({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": ns, "labels": labels}})
+        return out
+
+    # ---- nodes -----------------------------------------------------------------------------
+    def node(self, i, zones, racks):
+        r = self.r
+        name = "%s-n%02d" % (self.prefix, i)
+        zone = self.pick(zones)
+        labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                  "topology.kubernetes.io/zone": zone,
+                  "topology.kubernetes.io/region": "r1" if zone in zones[:2] else "r2"}
+        if self.chance(0.85):  # some nodes lack the rack label (spread: node not counted)
+            labels["diff/rack"] = "%s-%s" % (zone, self.pick(racks))
+        if self.chance(0.7):
+            labels["disk"] = self.pick(["ssd", "hdd"])
+        if self.chance(0.6):
+            labels["diff/gen"] = str(r.randint(1, 6))
+        if self.chance(0.15):
+            labels["gpu"] = "true"
+        cpu = self.pick(["2", "4", "4", "8", "8", "16", "3500m", "32"])
+        mem = self.pick(["4Gi", "8Gi", "16Gi", "16Gi", "32Gi", "7800Mi", "64Gi"])
+        pods = self.pick(["110", "110", "110", "110", "8", "16", "4"])
+        alloc = {"cpu": cpu, "memory": mem, "pods": pods}
+        if self.chance(0.5):
+            alloc["ephemeral-storage"] = self.pick(["20Gi", "100Gi"])
+        if labels.get("gpu") or self.chance(0.1):
+            alloc[EXT] = str(r.randint(1, 4))
+        capacity = dict(alloc)
+        spec = {}
+        taints = []
+        if self.chance(0.15):
+            taints.append({"key": "dedicated", "value": self.pick(["gpu", "infra"]),
+                           "effect": self.pick(["NoSchedule", "PreferNoSchedule", "NoExecute"])})
+        if self.chance(0.15):
+            taints.append({"key": "spot", "effect": "PreferNoSchedule"})
+        if self.chance(0.05):
+            taints.append({"key": "maintenance", "value": "true", "effect": "NoExecute"})
+        if taints:
+            spec["taints"] = taints
+        if self.chance(0.04):
+            spec["unschedulable"] = True
+        images = []
+        for img, names in r.sample(IMAGES, r.randint(0, 4)):
+            images.append({"names": list(names),
+                           "sizeBytes": self.pick([4, 30, 150, 400, 900, 2500]) * 1024 * 1024 +
+                           r.randint(0, 999999)})
+        status = {"capacity": capacity, "allocatable": alloc,
+                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                  "message": "no kubelet: a plain object"}]}
+        if images:
+            status["images"] = images
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": labels}, "spec": spec, "status": status}
+
+    # ---- pods ------------------------------------------------------------------------------
+    def container(self, name, image, big=False):
+        r = self.r
+        c = {"name": name, "image": image}
+        kind = r.random()
+        cpus = [50, 100, 250, 500, 1000, 1500] + ([2000, 3000, 6000] if big else [])
+        mems = [64, 128, 256, 512, 1024, 2048] + ([4096, 8192, 16384] if big else [])
+        if kind < 0.1:
+            pass  # best effort: scoring counts it as 100m / 200Mi (non-zero defaults)
+        elif kind < 0.2:  # limits only: the API server copies them to requests
+            c["resources"] = {"limits": {"cpu": self.cpu(cpus), "memory": self.mem(mems)}}
+        else:
+            req = {}
+            if self.chance(0.9):
+                req["cpu"] = self.cpu(cpus)
+            if self.chance(0.85):
+                req["memory"] = self.mem(mems)
+            if self.chance(0.1):
+                req["ephemeral-storage"] = self.pick(["1Gi", "10Gi", "50Gi"])
+            if self.chance(0.06):
+                req[EXT] = str(r.randint(1, 2))
+            if req:
+                c["resources"] = {"requests": req}
+                if EXT in req:
+                    c["resources"]["limits"] = {EXT: req[EXT]}
+        if self.chance(0.1):
+            port = {"containerPort": self.pick([80, 443, 53]),
+                    "hostPort": self.pick([8080, 8443, 9000]),
+                    "protocol": self.pick(["TCP", "TCP", "UDP"])}
+            if self.chance(0.2):
+                port["hostIP"] = self.pick(["127.0.0.1", "0.0.0.0"])
+            c["ports"] = [port]
+        return c
+
+    def node_affinity(self, zones):
+        r = self.r
+
+        def expr():
+            k = r.random()
+            if k < 0.3:
+                return {"key": "topology.kubernetes.io/zone", "operator": "In",
+                        "values": r.sample(zones, r.randint(1, len(zones)))}
+            if k < 0.45:
+                return {"key": "disk", "operator": self.pick(["In", "NotIn"]), "values": ["ssd"]}
+            if k < 0.6:
+                return {"key": "gpu", "operator": self.pick(["Exists", "DoesNotExist"])}
+            if k < 0.75:
+                return {"key": "diff/gen", "operator": self.pick(["Gt", "Lt"]),
+                        "values": [str(r.randint(1, 5))]}
+            if k < 0.85:
+                return {"key": "diff/rack", "operator": "Exists"}
+            return {"key": "topology.kubernetes.io/region", "operator": "NotIn", "values": ["r2"]}
+
+        def term():
+            t = {"matchExpressions": [expr() for _ in range(r.randint(1, 2))]}
+            if self.nodes and self.chance(0.1):
+                # a node field selector takes exactly one value
+                t = {"matchFields": [{"key": "metadata.name", "operator": self.pick(["In", "NotIn"]),
+                                      "values": [self.pick(self.nodes)]}]}
+            return t
+
+        na = {}
+        if self.chance(0.5):
+            na["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                "nodeSelectorTerms": [term() for _ in range(r.randint(1, 2))]}
+        if not na or self.chance(0.5):
+            na["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": r.randint(1, 100), "preference": term()}
+                for _ in range(r.randint(1, 3))]
+        return na
+
+    def pod_affinity_term(self, ns, app):
+        r = self.r
+        t = {"labelSelector": self.selector(app if self.chance(0.5) else None),
+             "topologyKey": self.pick(TOPO_KEYS)}
+        k = r.random()
+        if k < 0.15:
+            t["namespaces"] = r.sample(self.namespaces, r.randint(1, 2))
+        elif k < 0.25:
+            t["namespaceSelector"] = {}
+        elif k < 0.35:
+            t["namespaceSelector"] = {"matchLabels": {"team": self.pick(["a", "b"])}}
+        if self.chance(0.1) and "matchLabels" in t["labelSelector"]:
+            t["matchLabelKeys"] = ["tier"]
+        return t
+
+    def pod_affinity(self, ns, app, bound):
+        r = self.r
+        aff = {}
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if not self.chance(0.2 if not bound else 0.1):
+                continue
+            a = {}
+            if self.chance(0.4 if not bound else 0.2):
+                a["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                    self.pod_affinity_term(ns, app) for _ in range(r.randint(1, 2))]
+            else:
+                a["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": r.randint(1, 100), "podAffinityTerm": self.pod_affinity_term(ns, app)}
+                    for _ in range(r.randint(1, 2))]
+            aff[kind] = a
+        return aff
+
+    def spread(self, app):
+        r = self.r
+        out = []
+        for _ in range(r.randint(1, 2)):
+            c = {"maxSkew": self.pick([1, 1, 2, 3]), "topologyKey": self.pick(TOPO_KEYS),
+                 "whenUnsatisfiable": self.pick(["DoNotSchedule", "ScheduleAnyway"]),
+                 "labelSelector": self.selector(app if self.chance(0.7) else None)}
+            if c["whenUnsatisfiable"] == "DoNotSchedule" and self.chance(0.25):
+                c["minDomains"] = r.randint(1, 5)
+            if self.chance(0.25):
+                c["nodeAffinityPolicy"] = self.pick(["Honor", "Ignore"])
+            if self.chance(0.25):
+                c["nodeTaintsPolicy"] = self.pick(["Honor", "Ignore"])
+            if self.chance(0.1) and "matchLabels" in c["labelSelector"]:
+                c["matchLabelKeys"] = ["tier"]
+            if all(o["topologyKey"] != c["topologyKey"] or
+                   o["whenUnsatisfiable"] != c["whenUnsatisfiable"] for o in out):
+                out.append(c)
+        return out
+
+    def tolerations(self):
+        r = self.r
+        out = []
+        for _ in range(r.randint(1, 3)):
+            k = r.random()
+            if k < 0.35:
+                t = {"key": "dedicated", "operator": "Equal", "value": self.pick(["gpu", "infra"])}
+            elif k < 0.55:
+                t = {"key": "dedicated", "operator": "Exists"}
+            elif k < 0.8:
+                t = {"key": "spot", "operator": "Exists"}
+            elif k < 0.95:
+                t = {"key": "maintenance", "operator": "Equal", "value": "true"}
+            else:
+                t = {"operator": "Exists"}  # tolerates everything
+            if self.chance(0.5):
+                t["effect"] = self.pick(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+                if t["effect"] == "NoExecute" and self.chance(0.5):
+                    t["tolerationSeconds"] = 300
+            out.append(t)
+        return out
+
+    def pod(self, bound_to, zones):
+        r = self.r
+        self.seq += 1
+        name = "%s-%s%03d" % (self.prefix, "b" if bound_to else "p", self.seq)
+        ns = self.pick(self.namespaces)
+        app = self.pick(APPS)
+        labels = self.pod_labels(app)
+        img = self.pick(IMAGES)[0]
+        containers = [self.container("c0", img, big=self.chance(0.3))]
+        for i in range(1, r.randint(1, 3) if self.chance(0.3) else 1):
+            containers.append(self.container("c%d" % i, self.pick(IMAGES)[0]))
+        used = set()  # a pod may not repeat a (protocol, hostIP, hostPort)
+        for c in containers:
+            ports = [p for p in c.get("ports", [])
+                     if (p["protocol"], p.get("hostIP", ""), p["hostPort"]) not in used]
+            used.update((p["protocol"], p.get("hostIP", ""), p["hostPort"]) for p in ports)
+            if ports:
+                c["ports"] = ports
+            else:
+                c.pop("ports", None)
+        spec = {"containers": containers, "terminationGracePeriodSeconds": 0}
+        if bound_to:
+            spec["nodeName"] = bound_to
+        if not bound_to and self.chance(0.15):
+            inits = []
+            for i in range(r.randint(1, 2)):
+                c = self.container("init%d" % i, self.pick(IMAGES)[0], big=self.chance(0.3))
+                c.pop("ports", None)
+                if self.chance(0.4):
+                    c["restartPolicy"] = "Always"  # a sidecar
+                inits.append(c)
+            spec["initContainers"] = inits
+        if not bound_to and self.chance(0.06):
+            spec["runtimeClassName"] = RUNTIME_CLASS
+        if not bound_to and self.chance(0.05):
+            # pod-level requests: at least what the containers request
+            spec["resources"] = {"requests": {"cpu": self.cpu([2000, 4000]),
+                                              "memory": self.mem([4096, 8192])}}
+            for c in containers + spec.get("initContainers", []):
+                c.pop("resources", None)
+        pc = r.random()
+        if bound_to:
+            if pc < self.low_share:
+                spec["priorityClassName"] = "diff-low"
+            elif pc < self.low_share + 0.1:
+                spec["priorityClassName"] = "diff-mid"
+        else:
+            if pc < 0.15:
+                spec["priorityClassName"] = "diff-high"
+            elif pc < 0.2:
+                spec["priorityClassName"] = "diff-high-never"
+            elif pc < 0.35:
+                spec["priorityClassName"] = "diff-mid"
+            elif pc < 0.4:
+                spec["priorityClassName"] = "diff-low"
+        if not bound_to:
+            if self.chance(0.12):
+                sel = {}
+                if self.chance(0.6):
+                    sel["disk"] = self.pick(["ssd", "hdd"])
+                if self.chance(0.4):
+                    sel["topology.kubernetes.io/zone"] = self.pick(zones)
+                if not sel:
+                    sel["gpu"] = "true"
+                spec["nodeSelector"] = sel
+            if self.chance(0.25):
+                spec["tolerations"] = self.tolerations()
+            if self.chance(0.25):
+                spec["topologySpreadConstraints"] = self.spread(app)
+        aff = {}
+        if not bound_to and self.chance(0.25):
+            aff["nodeAffinity"] = self.node_affinity(zones)
+        aff.update(self.pod_affinity(ns, app, bool(bound_to)))
+        if aff:
+            spec["affinity"] = aff
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
+
+    # ---- the cluster -----------------------------------------------------------------------
+    def cluster_doc(self):
+        r = self.r
+        nnodes = r.randint(5, 40)
+        zones = ["%s-z%d" % (self.prefix, i) for i in range(r.randint(1, 4))]
+        racks = ["ra", "rb", "rc"][: r.randint(1, 3)]
+        nodes = [self.node(i, zones, racks) for i in range(nnodes)]
+        self.nodes = [n["metadata"]["name"] for n in nodes]
+        setup = []
+        for i in range(r.randint(0, 2)):
+            app = self.pick(APPS)
+            setup.append({"apiVersion": "v1", "kind": "Service",
+                          "metadata": {"name": "svc-%s-%d" % (app, i),
+                                       "namespace": self.pick(self.namespaces)},
+                          "spec": {"selector": {"app": app},
+                                   "ports": [{"port": 80, "targetPort": 8080}]}})
+        if self.chance(0.3):
+            setup.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                          "metadata": {"name": "pdb-db", "namespace": self.namespaces[0]},
+                          "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}}})
+        setup.extend(nodes)
+        # Bound pods: from an empty cluster to one that is nearly full.
+        # One cluster in four is packed with mostly low-priority pods: preemption ground.
+        packed = self.chance(0.25)
+        fill = 6 if packed else r.choice([0, 0.5, 1, 2, 3, 4])
+        self.low_share = 0.7 if packed else 0.3
+        nbound = int(nnodes * fill)
+        # What a kubelet would report: when each bound pod started, all different (preemption
+        # keeps the longest-running of equal priority; kube-scheduler takes "now" for a pod
+        # without a start time, which would make its choice among equal pods arbitrary).
+        starts = r.sample(range(86400), nbound)
+        for i in range(nbound):
+            p = self.pod(self.pick(self.nodes), zones)
+            p["status"] = {"startTime": "2026-01-01T%02d:%02d:%02dZ" % (
+                starts[i] // 3600, starts[i] // 60 % 60, starts[i] % 60)}
+            setup.append(p)
+        pending = [self.pod(None, zones) for _ in range(self.npending)]
+        return {"seed": self.seed, "cluster": self.cluster, "zones": zones,
+                "namespaces": self.namespace_objs(), "setup": setup, "pending": pending}
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "--globals":
+        json.dump(globals_(), sys.stdout, indent=1)
+        return 0
+    if len(argv) != 4:
+        sys.stderr.write(__doc__)
+        return 2
+    seed, cluster, npending = int(argv[1]), int(argv[2]), int(argv[3])
+    json.dump(Gen(seed, cluster, npending).cluster_doc(), sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""The live half of the differential test (tests/e2e/test-differential.sh): for each random
+cluster of tests/tools/diff-gen.py, creates it on a running API server, starts the real
+kube-scheduler on it (its own process per cluster, with the given configuration and the
+verbosity that logs per-plugin scores), then creates the pending pods one at a time and records,
+for each, the snapshot it was decided on and what kube-scheduler decided.
+
+Usage:
+  diff-run.py --workdir DIR --config SCHED.yaml --scheduler BIN --seed N --clusters C --pods P
+              [--first K]
+Env (from start-control-plane.sh's env file): KUBESCHED_E2E_APISERVER, KUBESCHED_E2E_CA,
+  KUBESCHED_E2E_TOKEN, KUBESCHED_E2E_DIR (the scheduler's pid goes to DIR/pids so that
+  stop-control-plane.sh stops it if this script dies), KUBESCHED_E2E_SCHEDULER_KUBECONFIG.
+
+Per pod: the snapshot is the API server's Nodes, Pods, Namespaces, Services and PDBs just
+before the pod is created, plus the pod as the API server stored it (defaults and admission
+applied: priority from its PriorityClass, RuntimeClass overhead); kube-scheduler's decision is
+the pod's spec.nodeName, or its first PodScheduled=False condition. A pod that preempted
+(nominatedNodeName set) is waited for until it is bound, and the pods that disappeared
+meanwhile are its victims. A pod left unschedulable is deleted at once, before kube-scheduler
+can retry it, so each pod is decided on exactly the snapshot recorded for it.
+
+Writes DIR/cK/records.json (one entry per pending pod), DIR/cK/snap-NAME.json (the snapshot, a
+List that `kubesched simulate --cluster` reads) and DIR/cK/kube-scheduler.log."""
+import argparse
+import http.client
+import importlib.util
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_gen():
+    spec = importlib.util.spec_from_file_location("diff_gen", os.path.join(HERE, "diff-gen.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class API:
+    """A small keep-alive HTTPS client for the test API server (bearer token, test CA)."""
+
+    def __init__(self, url, ca, token):
+        u = urllib.parse.urlparse(url)
+        self.host, self.port = u.hostname, u.port
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.token = token
+        self.conn = None
+
+    def req(self, method, path, body=None, ok=(200, 201, 202), retries=3,
+            content_type="application/json"):
+        data = None if body is None else json.dumps(body).encode()
+        for attempt in range(retries + 1):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
+                                                            timeout=30)
+                self.conn.request(method, path, body=data, headers={
+                    "Authorization": "Bearer " + self.token, "Content-Type": content_type,
+                    "Accept": "application/json"})
+                resp = self.conn.getresponse()
+                raw = resp.read()
+                break
+            except (http.client.HTTPException, OSError):
+                self.conn = None
+                if attempt == retries:
+                    raise
+                time.sleep(0.2)
+        out = json.loads(raw) if raw else {}
+        if ok is not None and resp.status not in ok:
+            raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, resp.status,
+                                                        out.get("message", raw[:300])))
+        out["_status"] = resp.status
+        return out
+
+    def items(self, path, kind, api_version):
+        lst = self.req("GET", path)
+        out = []
+        for it in lst.get("items", []):
+            it["kind"], it["apiVersion"] = kind, api_version
+            it.get("metadata", {}).pop("managedFields", None)
+            out.append(it)
+        return out
+
+
+def coll_path(obj):
+    kind, ns = obj["kind"], obj["metadata"].get("namespace")
+    base = {"Node": "/api/v1/nodes", "Namespace": "/api/v1/namespaces",
+            "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
+            "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses"}.get(kind)
+    if base:
+        return base
+    group = {"Pod": "/api/v1", "Service": "/api/v1",
+             "PodDisruptionBudget": "/apis/policy/v1"}[kind]
+    plural = {"Pod": "pods", "Service": "services", "PodDisruptionBudget": "poddisruptionbudgets"}
+    return "%s/namespaces/%s/%s" % (group, ns, plural[kind])
+
+
+def create(api, obj, tolerate_exists=False):
+    ok = (200, 201, 202, 409) if tolerate_exists else (200, 201, 202)
+    return api.req("POST", coll_path(obj), obj, ok=ok)
+
+
+def cond(pod, typ="PodScheduled"):
+    for c in pod.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == typ:
+            return c
+    return None
+
+
+class Scheduler:
+    """One kube-scheduler process for one cluster (start, then stop)."""
+
+    def __init__(self, binary, config, logfile, e2e_dir):
+        self.binary, self.config, self.logfile = binary, config, logfile
+        self.proc = self.log = None
+        # DIR/pids/kube-scheduler: stop-control-plane.sh stops it if this script dies
+        self.pidfile = os.path.join(e2e_dir, "pids", "kube-scheduler") if e2e_dir else None
+
+    def start(self):
+        kc = os.environ["KUBESCHED_E2E_SCHEDULER_KUBECONFIG"]
+        port = free_port()
+        certdir = os.path.join(os.path.dirname(self.logfile), "scheduler-certs")
+        # --v=2 plus --vmodule=schedule_one=10: schedule_one.go's V(10) lines (per-plugin and
+        # final scores) and V(4) "About to try and schedule pod", without client-go's
+        # request/response dumps that --v=10 would add everywhere; eventhandlers=3: "Add event
+        # for node", the order in which the cache got the nodes (see node_order).
+        args = [self.binary, "--config=" + self.config,
+                "--authentication-kubeconfig=" + kc, "--authorization-kubeconfig=" + kc,
+                "--bind-address=127.0.0.1", "--secure-port=%d" % port, "--cert-dir=" + certdir,
+                "--v=2", "--vmodule=schedule_one=10,eventhandlers=3"]
+        self.log = open(self.logfile, "w")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        if self.pidfile:
+            with open(self.pidfile, "w") as f:
+                f.write("%d\n" % self.proc.pid)
+        ctx = ssl._create_unverified_context()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("kube-scheduler exited (rc %s); log %s" % (self.proc.returncode,
+                                                                             self.logfile))
+            try:
+                c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=2)
+                c.request("GET", "/healthz")
+                if c.getresponse().read() == b"ok":
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        else:
+            raise RuntimeError("kube-scheduler not healthy after 60 s; log %s" % self.logfile)
+        return port
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self.pidfile and os.path.exists(self.pidfile):
+            os.unlink(self.pidfile)
+        if self.log:
+            self.log.close()
+            self.log = None
+
+
+def node_order(logfile):
+    """The nodes in the order kube-scheduler's cache added them ("Add event for node", V(3) in
+    eventhandlers.go). That order is not the API server's (name) order, and it is observable:
+    the cache keeps one ImageStateSummary per image name whose size is that of the first node
+    that reported the name (cacheImpl.addNodeImageStates), which ImageLocality scores with. The
+    snapshot lists the nodes in this order so that a reader taking "first reported" in file
+    order sees what kube-scheduler saw."""
+    out = []
+    with open(logfile, errors="replace") as f:
+        for line in f:
+            if '"Add event for node"' in line:
+                i = line.find(' node="')
+                if i >= 0:
+                    out.append(line[i + 7:line.index('"', i + 7)])
+    return out
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def pod_key(p):
+    return "%s/%s" % (p["metadata"]["namespace"], p["metadata"]["name"])
+
+
+def live_pods(api):
+    return [p for p in api.items("/api/v1/pods", "Pod", "v1")
+            if not p["metadata"].get("deletionTimestamp")]
+
+
+def count_failures(logfile, key):
+    """How many times kube-scheduler logged that it could not schedule the pod KEY (ns/name)."""
+    needle = '"pod"="%s"' % key
+    n = 0
+    with open(logfile, errors="replace") as f:
+        for line in f:
+            if "Unable to schedule pod" in line and needle in line:
+                n += 1
+    return n
+
+
+def wait_decision(api, pod, timeout, logfile):
+    """Polls the pod until kube-scheduler decided: bound, or PodScheduled=False without a
+    nomination, or (after a preemption) bound or failed again. Returns the record's fields."""
+    ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+    path = "/api/v1/namespaces/%s/pods/%s" % (ns, name)
+    t0 = time.time()
+    first_msg = first_reason = None
+    nominated = None
+    while time.time() - t0 < timeout:
+        p = api.req("GET", path)
+        node = p["spec"].get("nodeName")
+        if node:
+            return {"node": node, "message": first_msg, "reason": first_reason,
+                    "nominated": nominated, "seconds": round(time.time() - t0, 3)}
+        c = cond(p)
+        nnn = p.get("status", {}).get("nominatedNodeName")
+        if c and c.get("status") == "False":
+            if first_msg is None:
+                first_msg, first_reason = c.get("message", ""), c.get("reason", "")
+            # The condition and the nomination are written by one patch (updatePod).
+            if nnn:
+                nominated = nnn
+            if not nominated:
+                return {"node": None, "message": first_msg, "reason": first_reason,
+                        "nominated": None, "seconds": round(time.time() - t0, 3)}
+            if count_failures(logfile, "%s/%s" % (ns, name)) >= 2:
+                return {"node": None, "message": first_msg, "reason": first_reason,
+                        "nominated": nominated, "retry_message": c.get("message"),
+                        "seconds": round(time.time() - t0, 3)}
+        time.sleep(0.02)
+    return {"node": None, "message": first_msg, "reason": first_reason, "nominated": nominated,
+            "timeout": True, "seconds": round(time.time() - t0, 3)}
+
+
+def set_start_time(api, pod, start):
+    """Acts as the pod's kubelet: status.startTime (the status on create is dropped)."""
+    api.req("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (pod["metadata"]["namespace"],
+                                                              pod["metadata"]["name"]),
+            {"status": {"startTime": start}}, content_type="application/merge-patch+json")
+
+
+def delete_pod(api, ns, name):
+    return api.req("DELETE", "/api/v1/namespaces/%s/pods/%s?gracePeriodSeconds=0" % (ns, name),
+                   ok=(200, 202, 404))
+
+
+def run_cluster(api, gen, args, k):
+    cdir = os.path.join(args.workdir, "c%d" % k)
+    os.makedirs(cdir, exist_ok=True)
+    doc = gen.Gen(args.seed, k, args.pods).cluster_doc()
+    with open(os.path.join(cdir, "cluster.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    # Nothing may be left from another cluster (a previous run that died): kube-scheduler
+    # would see those nodes too.
+    for n in api.items("/api/v1/nodes", "Node", "v1"):
+        api.req("DELETE", "/api/v1/nodes/%s" % n["metadata"]["name"], ok=(200, 202, 404))
+    t0 = time.time()
+    for ns in doc["namespaces"]:
+        create(api, ns, tolerate_exists=True)
+    for obj in doc["setup"]:
+        created = create(api, obj)
+        if obj["kind"] == "Pod" and obj.get("status", {}).get("startTime"):
+            set_start_time(api, created, obj["status"]["startTime"])
+    t_setup = time.time() - t0
+    nodes = api.items("/api/v1/nodes", "Node", "v1")
+    others = (api.items("/api/v1/namespaces", "Namespace", "v1") +
+              api.items("/api/v1/services", "Service", "v1") +
+              api.items("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"))
+    sched = Scheduler(args.scheduler, args.config, os.path.join(cdir, "kube-scheduler.log"),
+                      os.environ.get("KUBESCHED_E2E_DIR"))
+    records = []
+    seq = 0
+    try:
+        t1 = time.time()
+        sched.start()
+        # Wait until its cache has every node: then the first pod is decided on all of them.
+        names = {n["metadata"]["name"] for n in nodes}
+        deadline = time.time() + 30
+        while set(node_order(sched.logfile)) != names:
+            if time.time() > deadline:
+                raise RuntimeError("kube-scheduler's cache did not get all %d nodes in 30 s (%s)"
+                                   % (len(names), sched.logfile))
+            time.sleep(0.05)
+        rank = {n: i for i, n in enumerate(node_order(sched.logfile))}
+        nodes.sort(key=lambda n: rank[n["metadata"]["name"]])
+        t_sched = time.time() - t1
+        for pod in doc["pending"]:
+            before = live_pods(api)
+            created = create(api, pod)
+            created.pop("_status", None)
+            created["kind"], created["apiVersion"] = "Pod", "v1"
+            created["metadata"].pop("managedFields", None)
+            snap = {"apiVersion": "v1", "kind": "List", "items": nodes + others + before + [created]}
+            snapfile = os.path.join(cdir, "snap-%s.json" % pod["metadata"]["name"])
+            with open(snapfile, "w") as f:
+                json.dump(snap, f)
+            rec = wait_decision(api, created, args.timeout, sched.logfile)
+            rec.update({"namespace": created["metadata"]["namespace"],
+                        "name": created["metadata"]["name"], "cluster": k, "snapshot": snapfile,
+                        "priority": created["spec"].get("priority", 0)})
+            # Only kube-scheduler deletes pods meanwhile (preemption): whatever is gone from
+            # the pods the snapshot had was a victim. The log says whether and where the pod
+            # was nominated even when the retry bound it before the poll saw the nomination.
+            after = {pod_key(p) for p in live_pods(api)}
+            rec["victims"] = sorted(pod_key(p) for p in before if pod_key(p) not in after)
+            if rec["node"]:
+                # started after every pod before it (one second apart: unique start times)
+                seq += 1
+                set_start_time(api, {"metadata": {"namespace": rec["namespace"],
+                                                  "name": rec["name"]}},
+                               "2026-01-02T%02d:%02d:%02dZ" % (seq // 3600, seq // 60 % 60, seq % 60))
+            else:
+                # Unschedulable: out of the way before kube-scheduler retries it.
+                d = delete_pod(api, rec["namespace"], rec["name"])
+                if d.get("spec", {}).get("nodeName"):
+                    rec["bound_while_deleting"] = d["spec"]["nodeName"]
+            records.append(rec)
+    finally:
+        sched.stop()
+        with open(os.path.join(cdir, "records.json"), "w") as f:
+            json.dump(records, f, indent=1)
+        cleanup(api, doc, nodes)
+    return records, {"cluster": k, "nodes": len(nodes), "setup_objects": len(doc["setup"]),
+                     "setup_s": round(t_setup, 2), "scheduler_start_s": round(t_sched, 2),
+                     "pods_s": round(time.time() - t0 - t_setup - t_sched, 2)}
+
+
+def cleanup(api, doc, nodes):
+    """Removes a cluster for the next one: pods (grace 0: no kubelet), nodes, Services, PDBs.
+    Namespaces stay: without a namespace controller a deleted one would stay Terminating."""
+    for ns in doc["namespaces"]:
+        api.req("DELETE", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % ns["metadata"]["name"])
+    for n in nodes:
+        api.req("DELETE", "/api/v1/nodes/%s" % n["metadata"]["name"], ok=(200, 202, 404))
+    for obj in doc["setup"]:
+        if obj["kind"] in ("Service", "PodDisruptionBudget"):
+            api.req("DELETE", "%s/%s" % (coll_path(obj), obj["metadata"]["name"]), ok=(200, 202, 404))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--scheduler", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--clusters", type=int, default=10)
+    ap.add_argument("--pods", type=int, default=30)
+    ap.add_argument("--first", type=int, default=0, help="index of the first cluster")
+    ap.add_argument("--timeout", type=float, default=15.0, help="seconds to wait per pod")
+    args = ap.parse_args()
+    api = API(os.environ["KUBESCHED_E2E_APISERVER"], os.environ["KUBESCHED_E2E_CA"],
+              os.environ["KUBESCHED_E2E_TOKEN"])
+    gen = load_gen()
+    for obj in gen.globals_():
+        create(api, obj, tolerate_exists=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    timings = []
+    for k in range(args.first, args.first + args.clusters):
+        recs, t = run_cluster(api, gen, args, k)
+        timings.append(t)
+        print("cluster %d: %d nodes, %d pods decided (setup %.1f s, scheduler start %.1f s, pods %.1f s)"
+              % (k, t["nodes"], len(recs), t["setup_s"], t["scheduler_start_s"], t["pods_s"]),
+              flush=True)
+    with open(os.path.join(args.workdir, "timings.json"), "w") as f:
+        json.dump(timings, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
