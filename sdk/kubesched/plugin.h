@@ -695,10 +695,11 @@ typedef struct ks_plugin_desc {
      * thread, when the pod is popped for a cycle; pure, must not block. */
     ks_code (*sign)(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st);
     uint64_t flags; /* KS_PLUGIN_... bits (64 bits wide: keeps every slot 8-byte aligned) */
-    /* PreBindPreFlight: before PreBind, on the binding thread; KS_SUCCESS when PreBind will
-     * have work to do (the host then records the pod's nominatedNodeName first, as upstream),
-     * KS_SKIP when it will not (PreBind is not called), KS_ERROR on failure. NULL: PreBind is
-     * called as in ABI 1.3 and the plugin counts as having work when it has a pre_bind. */
+    /* PreBindPreFlight (upstream v1.36+): before PreBind, on the binding thread; KS_SUCCESS when
+     * PreBind will have work to do, KS_SKIP when it will not, KS_ERROR on failure. The slot is
+     * laid out now so the ABI does not move again, but this host does NOT call it yet: PreBind
+     * runs as in ABI 1.3, and the nominatedNodeName PATCH upstream sends before a PreBind with
+     * work is not sent (no in-tree plugin has a PreBind before the volume and DRA plugins). */
     ks_code (*pre_bind_pre_flight)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                    ks_prebind_preflight *result, ks_status *st);
 } ks_plugin_desc;
