@@ -482,6 +482,20 @@ int ks__resources_dup(ks__resources *dst, const ks__resources *src)
 
 /* ---- pods ---------------------------------------------------------------------------------- */
 
+/* API-server defaulting for cpu and memory: a resource with a limit and no request requests its
+ * limit (containers and pod-level resources alike). */
+static void default_cpu_memory_from_limits(rlist *req, const rlist *lim)
+{
+    if (!req->has_cpu && lim->has_cpu) {
+        req->cpu = lim->cpu;
+        req->has_cpu = 1;
+    }
+    if (!req->has_memory && lim->has_memory) {
+        req->memory = lim->memory;
+        req->has_memory = 1;
+    }
+}
+
 /* One container's requests (defaulted from limits as the API server does) and, when nonzero,
  * with the scheduler's defaults for a missing cpu / memory entry. */
 /* Which of upstream's NonMissingContainerRequests a computation applies (applyNonMissing): a
@@ -516,14 +530,7 @@ static int container_spec_requests(const cJSON *c, const char *path, rlist *out,
         return rc;
     }
     /* API-server defaulting: a resource with a limit and no request requests its limit. */
-    if (!out->has_cpu && lim.has_cpu) {
-        out->cpu = lim.cpu;
-        out->has_cpu = 1;
-    }
-    if (!out->has_memory && lim.has_memory) {
-        out->memory = lim.memory;
-        out->has_memory = 1;
-    }
+    default_cpu_memory_from_limits(out, &lim);
     if (!get(get(res, "requests"), "ephemeral-storage") &&
         get(get(res, "limits"), "ephemeral-storage"))
         out->eph = lim.eph;
@@ -681,14 +688,7 @@ static int pod_level_requests(const cJSON *spec, rlist *out, int *set, parse_ctx
         rl_free(out);
         return rc;
     }
-    if (!out->has_cpu && lim.has_cpu) {
-        out->cpu = lim.cpu;
-        out->has_cpu = 1;
-    }
-    if (!out->has_memory && lim.has_memory) {
-        out->memory = lim.memory;
-        out->has_memory = 1;
-    }
+    default_cpu_memory_from_limits(out, &lim);
     rl_free(&lim);
     *set = out->has_cpu || out->has_memory;
     for (size_t i = 0; i < out->n && !*set; i++)

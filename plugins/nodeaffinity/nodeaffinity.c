@@ -977,6 +977,22 @@ static size_t node_affinity_events(void *self, ks_cluster_event_hint *out, size_
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
+/* A list of JSON texts, sorted as text, written as a JSON array of strings. */
+static void na_sign_sorted_strings(char **items, size_t n, ks_jbuf *out)
+{
+    if (!out->oom)
+        qsort(items, n, sizeof(*items), ks_sign_strcmp);
+    ks_jb_put(out, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ks_jb_put(out, ",");
+        if (items[i])
+            ks_jb_str(out, items[i]);
+        free(items[i]);
+    }
+    ks_jb_put(out, "]");
+}
+
 /* upstream NodeSelectorRequirementsSigner: each requirement as JSON with its values sorted, the
  * list sorted as text. Adds the strings to *out (malloc'd). */
 static void na_sign_reqs(const ks_selector_req *reqs, uint32_t n, ks_jbuf *out)
@@ -1016,17 +1032,7 @@ static void na_sign_reqs(const ks_selector_req *reqs, uint32_t n, ks_jbuf *out)
             out->oom = 1;
         items[i] = b.p;
     }
-    if (!out->oom)
-        qsort(items, n, sizeof(*items), ks_sign_strcmp);
-    ks_jb_put(out, "[");
-    for (uint32_t i = 0; i < n; i++) {
-        if (i)
-            ks_jb_put(out, ",");
-        if (items[i])
-            ks_jb_str(out, items[i]);
-        free(items[i]);
-    }
-    ks_jb_put(out, "]");
+    na_sign_sorted_strings(items, n, out);
     free(items);
 }
 
@@ -1038,22 +1044,6 @@ static void na_sign_term(const ks_node_selector_term *t, ks_jbuf *out)
     ks_jb_put(out, ",\"MatchFields\":");
     na_sign_reqs(t->fields, t->nfields, out);
     ks_jb_put(out, "}");
-}
-
-/* A list of JSON texts, sorted as text, written as a JSON array of strings. */
-static void na_sign_sorted_strings(char **items, size_t n, ks_jbuf *out)
-{
-    if (!out->oom)
-        qsort(items, n, sizeof(*items), ks_sign_strcmp);
-    ks_jb_put(out, "[");
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            ks_jb_put(out, ",");
-        if (items[i])
-            ks_jb_str(out, items[i]);
-        free(items[i]);
-    }
-    ks_jb_put(out, "]");
 }
 
 /* upstream NodeAffinity.SignPod: NodeAffinitySigner ({"Required": sorted terms, "Preferred":
