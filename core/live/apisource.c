@@ -143,7 +143,7 @@ static void forget(ks_informer *in, const char *uid)
         ks__scheduler_on_pod_delete(s->sched, p);
         event_handled(s,
                       p->node_name != KS_SYM_EMPTY ? "AssignedPodDelete"
-                      : pod_handled(s, p)          ? "UnschedulablePodDelete"
+                      : pod_handled(s, p)          ? "UnscheduledPodDelete"
                                                    : NULL,
                       t0);
     } else if (name_reused(in, e)) {
@@ -236,12 +236,11 @@ static void upsert(ks_informer *in, cJSON *obj)
         int assigned = pod->node_name != KS_SYM_EMPTY,
             was_assigned = prev && prev->node_name != KS_SYM_EMPTY;
         if (assigned && prev && !was_assigned)
-            event_handled(s, pod_handled(s, prev) ? "UnschedulablePodDelete" : NULL, t0);
+            event_handled(s, pod_handled(s, prev) ? "UnscheduledPodDelete" : NULL, t0);
         event_handled(s,
                       assigned ? (was_assigned ? "AssignedPodUpdate" : "AssignedPodAdd")
-                      : pod_handled(s, pod)
-                          ? (prev ? "UnschedulablePodUpdate" : "UnschedulablePodAdd")
-                          : NULL,
+                      : pod_handled(s, pod) ? (prev ? "UnscheduledPodUpdate" : "UnscheduledPodAdd")
+                                            : NULL,
                       t0);
     } else {
         if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
@@ -528,7 +527,19 @@ static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym nod
     ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
 }
 
-/* scheduler_pending_pods {queue} and scheduler_cache_size {type}, refreshed every second. */
+/* One queue's pods in scheduler_pending_pods {queue}, and in scheduler_queued_entities
+ * {queue, type="pod"} once that queue has held a pod (upstream's recorder makes the entity series
+ * at its first Add; every pod is its own entity while kubesched has no pod groups). */
+static void set_queue_gauges(ks_apisrc *s, const ks_queue_counts *qc, int where, const char *queue,
+                             size_t n)
+{
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, queue), (double)n);
+    if (qc->ever & (1u << where))
+        ks__metrics_set(KS_METRICS_WITH(s->m.queued_entities, queue, KS_METRICS_ENTITY_POD),
+                        (double)n);
+}
+
+/* The queue gauges and scheduler_cache_size {type}, refreshed every second. */
 static void update_gauges(ks_apisrc *s)
 {
     ks_queue_counts qc;
@@ -536,12 +547,10 @@ static void update_gauges(ks_apisrc *s)
     if (!s->metrics)
         return;
     ks__queue_counts(ks__scheduler_queue(s->sched), &qc);
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_ACTIVE), (double)qc.active);
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_BACKOFF),
-                    (double)qc.backoff);
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_UNSCHEDULABLE),
-                    (double)qc.unschedulable);
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_GATED), (double)qc.gated);
+    set_queue_gauges(s, &qc, KS_Q_ACTIVE, KS_METRICS_QUEUE_ACTIVE, qc.active);
+    set_queue_gauges(s, &qc, KS_Q_BACKOFF, KS_METRICS_QUEUE_BACKOFF, qc.backoff);
+    set_queue_gauges(s, &qc, KS_Q_UNSCHEDULABLE, KS_METRICS_QUEUE_UNSCHEDULABLE, qc.unschedulable);
+    set_queue_gauges(s, &qc, KS_Q_GATED, KS_METRICS_QUEUE_GATED, qc.gated);
     ks__cache_counts(ks__scheduler_cache(s->sched), &cc);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_NODES), (double)cc.nodes);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_PODS), (double)cc.pods);

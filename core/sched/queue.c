@@ -348,27 +348,49 @@ static void detach(ks_queue *q, qentry *e)
     e->qp.where = KS_Q_NONE;
 }
 
-/* Tells the incoming hook (metrics) that e entered where because of event. */
-static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const char *event)
+/* Why a pod is being (re)queued: what upstream passes as the previous queueing strategy, which
+ * decides whether scheduler_queue_incoming_entities_total counts the entry. */
+typedef struct entry_cause {
+    const char *event; /* upstream's event label; NULL: no metric wanted */
+    /* upstream's `strategy` argument: the hint's queue (KS_Q_ACTIVE for QueueImmediately,
+     * KS_Q_BACKOFF for Queue, KS_Q_UNSCHEDULABLE for QueueSkip), or KS_Q_NONE when it passes nil
+     * (a new pod, backoff completion, an activation). */
+    ks_queue_where hinted;
+    /* The pod was taken out of unschedulablePods before being requeued (upstream
+     * movePodsToActiveOrBackoffQueue deletes it first), so parking it again is a new entry. */
+    int unparked;
+} entry_cause;
+
+static const entry_cause *cause_new(entry_cause *c, const char *event)
 {
-    if (q->hooks.incoming && event)
-        q->hooks.incoming(q->hooks.ctx, &e->qp, where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where,
-                          event);
+    *c = (entry_cause){event, KS_Q_NONE, 0};
+    return c;
 }
 
-static void put_active(ks_queue *q, qentry *e, const char *event)
+/* Tells the incoming hook (metrics) that e entered where because of c. */
+static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const entry_cause *c)
+{
+    if (!q->hooks.incoming || !c->event)
+        return;
+    ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
+    q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event,
+                      c->hinted == KS_Q_NONE || c->hinted != label);
+}
+
+static void put_active(ks_queue *q, qentry *e, const entry_cause *c)
 {
     int rc = ks__heap_push(&q->active, e);
     (void)rc;
     assert(rc == 0); /* capacity reserved on add */
     e->qp.where = KS_Q_ACTIVE;
     q->counts.active++;
+    q->counts.ever |= 1u << KS_Q_ACTIVE;
     if (e->qp.initial_attempt_ns == 0) /* upstream moveToActiveQ: InitialAttemptTimestamp */
         e->qp.initial_attempt_ns = now_ns(q);
-    note_incoming(q, e, KS_Q_ACTIVE, event);
+    note_incoming(q, e, KS_Q_ACTIVE, c);
 }
 
-static void put_backoff(ks_queue *q, qentry *e, const char *event)
+static void put_backoff(ks_queue *q, qentry *e, const entry_cause *c)
 {
     e->backoff_expiry_ns = e->qp.timestamp_ns + ks__queue_backoff_duration_ns(q, &e->qp);
     int rc = ks__heap_push(&q->backoff, e);
@@ -376,24 +398,28 @@ static void put_backoff(ks_queue *q, qentry *e, const char *event)
     assert(rc == 0);
     e->qp.where = KS_Q_BACKOFF;
     q->counts.backoff++;
-    note_incoming(q, e, KS_Q_BACKOFF, event);
+    q->counts.ever |= 1u << KS_Q_BACKOFF;
+    note_incoming(q, e, KS_Q_BACKOFF, c);
 }
 
 /* Parks e as unschedulable or gated. A pod already parked keeps its place in the list, so that
  * a walk over the list may re-park the pod it is looking at without meeting it again. */
-static void put_parked(ks_queue *q, qentry *e, ks_queue_where where, const char *event)
+static void put_parked(ks_queue *q, qentry *e, ks_queue_where where, const entry_cause *c)
 {
     if (e->qp.where == KS_Q_UNSCHEDULABLE || e->qp.where == KS_Q_GATED) {
         if (e->qp.where == KS_Q_UNSCHEDULABLE)
             q->counts.unschedulable--;
         else
             q->counts.gated--;
+        if (c->unparked) /* upstream deleted it from the map and adds it back */
+            note_incoming(q, e, where, c);
     } else {
         detach(q, e);
         dl_append(&q->parked, &e->park);
-        note_incoming(q, e, where, event); /* upstream counts only a pod new to the map */
+        note_incoming(q, e, where, c); /* upstream counts only a pod new to the map */
     }
     e->qp.where = where;
+    q->counts.ever |= 1u << where;
     if (where == KS_Q_UNSCHEDULABLE)
         q->counts.unschedulable++;
     else
@@ -412,22 +438,34 @@ static int pre_enqueue_admits(ks_queue *q, qentry *e)
 
 /* Moves e from wherever it is by strategy s (upstream requeuePodWithQueueingStrategy with
  * moveToActiveQ / moveToBackoffQ): PreEnqueue first, so a gated pod is parked as gated. */
-static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, const char *event)
+static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, const entry_cause *c)
 {
     if (s == Q_SKIP) {
-        put_parked(q, e, KS_Q_UNSCHEDULABLE, event);
+        put_parked(q, e, KS_Q_UNSCHEDULABLE, c);
         return KS_Q_UNSCHEDULABLE;
     }
     if (!pre_enqueue_admits(q, e)) {
-        put_parked(q, e, KS_Q_GATED, event);
+        /* upstream moveToActiveQ/moveToBackoffQ: a gated pod never attempts, so a flush that
+         * woke it is forgotten here rather than on a failure. */
+        e->qp.flushed = 0;
+        put_parked(q, e, KS_Q_GATED, c);
         return KS_Q_GATED;
     }
     detach(q, e);
     if (s == Q_AFTER_BACKOFF && backing_off(q, &e->qp, now))
-        put_backoff(q, e, event);
+        put_backoff(q, e, c);
     else
-        put_active(q, e, event);
+        put_active(q, e, c);
     return e->qp.where;
+}
+
+/* The cause of a move decided by strategy s (upstream requeuePodWithQueueingStrategy passes
+ * the hint as the previous strategy). */
+static const entry_cause *cause_hinted(entry_cause *c, const char *event, strategy s, int unparked)
+{
+    static const ks_queue_where queue_of[] = {KS_Q_UNSCHEDULABLE, KS_Q_BACKOFF, KS_Q_ACTIVE};
+    *c = (entry_cause){event, queue_of[s], unparked};
+    return c;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -703,7 +741,8 @@ static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
         return KS_ENOMEM;
     }
     ks__pod_ref(pod);
-    if (requeue(q, e, Q_IMMEDIATELY, now, event) == KS_Q_ACTIVE)
+    entry_cause c;
+    if (requeue(q, e, Q_IMMEDIATELY, now, cause_new(&c, event)) == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
     return 0;
 }
@@ -713,7 +752,7 @@ int ks__queue_add(ks_queue *q, ks_pod *pod)
     if (!q || !pod || !pod->uid)
         return KS_EINVAL;
     lock(q);
-    int rc = add_locked(q, pod, now_ns(q), "UnschedulablePodAdd");
+    int rc = add_locked(q, pod, now_ns(q), "UnscheduledPodAdd");
     unlock(q);
     return rc;
 }
@@ -749,7 +788,7 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
     int64_t now = now_ns(q);
     qentry *e = map_get(q, new_pod->uid, hash_uid(new_pod->uid));
     if (!e) {
-        int rc = add_locked(q, new_pod, now, "UnschedulablePodUpdate");
+        int rc = add_locked(q, new_pod, now, "UnscheduledPodUpdate");
         unlock(q);
         return rc;
     }
@@ -780,7 +819,9 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
             strategy s = parked_strategy(q, e, &info);
             if (s == Q_SKIP)
                 continue;
-            ks_queue_where w = requeue(q, e, s, now, ks__queue_event_label(&evs[i]));
+            entry_cause c;
+            ks_queue_where w =
+                requeue(q, e, s, now, cause_hinted(&c, ks__queue_event_label(&evs[i]), s, 0));
             if (w == KS_Q_ACTIVE)
                 pthread_cond_broadcast(&q->cond);
             if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
@@ -884,9 +925,12 @@ void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
     }
     int64_t now = now_ns(q);
     qp->timestamp_ns = now;
+    qp->flushed = 0; /* back from an attempt: a later flush counts from now */
+    qp->flush_ns = 0;
     strategy s = in_flight_strategy(q, e);
     end_flight(q, e);
-    if (requeue(q, e, s, now, "ScheduleAttemptFailure") == KS_Q_ACTIVE)
+    entry_cause c;
+    if (requeue(q, e, s, now, cause_hinted(&c, "ScheduleAttemptFailure", s, 0)) == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
     unlock(q);
 }
@@ -913,11 +957,21 @@ void ks__queue_done(ks_queue *q, ks_queued_pod *qp)
     free_entry(e);
 }
 
-/* Offers ev to every parked pod (only those parked for longer than older_than ns, when it is
- * >= 0) and moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how
- * many reached activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
+/* Whether qp has waited in unschedulablePods for longer than d at now: since its last attempt,
+ * or since the last flush that woke it if that is later (upstream v1.37
+ * flushUnschedulableEntitiesLeftover: a pod the flush could not move, e.g. still gated, waits
+ * a whole period again instead of being offered every tick). */
+static int parked_longer_than(const ks_queued_pod *qp, int64_t d, int64_t now)
+{
+    int64_t since = qp->flush_ns > qp->timestamp_ns ? qp->flush_ns : qp->timestamp_ns;
+    return now - since > d;
+}
+
+/* Offers ev to every parked pod (only those the flush at flushed_at marked, when it is >= 0) and
+ * moves the ones it concerns (upstream movePodsToActiveOrBackoffQueue). Returns how many reached
+ * activeQ or backoffQ; a pod PreEnqueue still rejects stays parked, as gated. */
 static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *event,
-                          int64_t older_than, int64_t now, const char *except_uid,
+                          int64_t flushed_at, int64_t now, const char *except_uid,
                           const int32_t *max_priority)
 {
     size_t moved = 0;
@@ -925,7 +979,7 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
     for (dlink *l = q->parked.next, *next; l != &q->parked; l = next) {
         next = l->next;
         qentry *e = CONTAINER_OF(l, qentry, park);
-        if (older_than >= 0 && !(now - e->qp.timestamp_ns > older_than))
+        if (flushed_at >= 0 && e->qp.flush_ns != flushed_at)
             continue;
         if (except_uid && strcmp(e->qp.pod->uid, except_uid) == 0)
             continue;
@@ -934,7 +988,8 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
         strategy s = parked_strategy(q, e, ev);
         if (s == Q_SKIP)
             continue;
-        ks_queue_where w = requeue(q, e, s, now, event);
+        entry_cause c;
+        ks_queue_where w = requeue(q, e, s, now, cause_hinted(&c, event, s, 1));
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
             moved++;
         if (w == KS_Q_ACTIVE)
@@ -992,7 +1047,8 @@ size_t ks__queue_flush_backoff(ks_queue *q)
         ks__heap_pop(&q->backoff);
         q->counts.backoff--;
         e->qp.where = KS_Q_NONE;
-        put_active(q, e, "BackoffComplete"); /* PreEnqueue ran on the way into backoffQ */
+        entry_cause c;
+        put_active(q, e, cause_new(&c, "BackoffComplete")); /* PreEnqueue ran on the way in */
         moved++;
     }
     if (moved)
@@ -1008,12 +1064,17 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
     lock(q);
     int64_t now = now_ns(q);
     int any = 0;
-    for (dlink *l = q->parked.next; l != &q->parked && !any; l = l->next)
-        any = now - CONTAINER_OF(l, qentry, park)->qp.timestamp_ns > q->opts.max_unschedulable_ns;
+    for (dlink *l = q->parked.next; l != &q->parked; l = l->next) {
+        ks_queued_pod *qp = &CONTAINER_OF(l, qentry, park)->qp;
+        if (parked_longer_than(qp, q->opts.max_unschedulable_ns, now)) {
+            qp->flushed = 1; /* upstream sets both before offering the event */
+            qp->flush_ns = now;
+            any = 1;
+        }
+    }
     size_t moved = 0;
     if (any) {
-        moved = move_parked(q, &timeout, "UnschedulableTimeout", q->opts.max_unschedulable_ns, now,
-                            NULL, NULL);
+        moved = move_parked(q, &timeout, "UnschedulableTimeout", now, now, NULL, NULL);
         /* As upstream: the timeout goes through movePodsToActiveOrBackoffQueue, which also
          * records it for the pods in flight. */
         record_in_flight_event(q, &timeout, "UnschedulableTimeout");
@@ -1064,7 +1125,7 @@ static const struct {
 } k_resources[] = {
     {KS_RES_POD, "Pod"},
     {KS_RES_ASSIGNED_POD, "AssignedPod"},
-    {KS_RES_UNSCHEDULED_POD, "UnschedulablePod"},
+    {KS_RES_UNSCHEDULED_POD, "UnscheduledPod"},
     {KS_RES_TARGET_POD, "TargetPod"},
     {KS_RES_NODE, "Node"},
     {KS_RES_NAMESPACE, "Namespace"},

@@ -55,6 +55,12 @@ struct ks_queued_pod {
      * plugins this pod counts for in scheduler_unschedulable_pods until its next pop. */
     int64_t attempt_start_ns;
     uint64_t unschedulable_counted;
+    /* Moved out of unschedulablePods by the periodic flush since its last attempt (upstream v1.37
+     * WasFlushedFromUnschedulable, counted in scheduler_pod_scheduled_after_flush_total when it
+     * is bound), and when that flush was (FlushTimestamp: the next flush counts from the later of
+     * it and timestamp_ns). Both cleared when it comes back from an attempt. */
+    int flushed;
+    int64_t flush_ns;
     int64_t move_request_cycle_seen; /* internal */
     ks_queue_where where;            /* internal */
     size_t heap_index;               /* internal */
@@ -95,9 +101,13 @@ typedef struct ks_queue_hooks {
     int64_t (*now_ns)(void *ctx);
     /* A pod entered activeQ, backoffQ or unschedulablePods (where: a ks_queue_where; gated counts
      * as unschedulable, as upstream's one unschedulablePods map) because of event, upstream's
-     * label ("UnschedulablePodAdd", "ScheduleAttemptFailure", "BackoffComplete", "NodeAdd", ...;
-     * a static string). A move between unschedulable and gated is no entry. May be NULL. */
-    void (*incoming)(void *ctx, const ks_queued_pod *qp, int where, const char *event);
+     * label ("UnscheduledPodAdd", "ScheduleAttemptFailure", "BackoffComplete", "NodeAdd", ...;
+     * a static string). A move between unschedulable and gated is no entry. new_entity is what
+     * upstream v1.37 counts in scheduler_queue_incoming_entities_total: 0 when the move was
+     * decided by a queueing strategy (a hint) that names the queue the pod went to (upstream
+     * recordIncomingEntitiesMetrics), else 1. May be NULL. */
+    void (*incoming)(void *ctx, const ks_queued_pod *qp, int where, const char *event,
+                     int new_entity);
     /* The in-flight list changed (upstream inFlightEvents, scheduler_inflight_events): delta +1
      * or -1 for "PodPopped" (a pod popped / done) or an event's label (recorded while pods were
      * in flight / dropped once no pod in flight predates it). May be NULL. */
@@ -184,6 +194,9 @@ int64_t ks__queue_backoff_duration_ns(const ks_queue *q, const ks_queued_pod *qp
 
 typedef struct ks_queue_counts {
     size_t active, backoff, unschedulable, gated, in_flight;
+    /* Bit (1 << ks_queue_where) for each place that has ever held a pod (upstream's per-queue
+     * gauges of scheduler_queued_entities appear at the first pod they count). */
+    unsigned ever;
 } ks_queue_counts;
 void ks__queue_counts(ks_queue *q, ks_queue_counts *out);
 

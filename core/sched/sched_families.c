@@ -1,5 +1,5 @@
 /*
- * The scheduler's metric families (upstream pkg/scheduler/metrics/metrics.go, v1.34): one table
+ * The scheduler's metric families (upstream pkg/scheduler/metrics/metrics.go, v1.37): one table
  * of names, help texts, stability levels, label names and bucket layouts, registered in a
  * registry of core/util/metrics.h by ks__metrics_register_scheduler.
  */
@@ -16,6 +16,8 @@ static const char *const ep_status_profile[] = {"extension_point", "status", "pr
 static const char *const plugin_ep_status[] = {"plugin", "extension_point", "status"};
 static const char *const plugin_event_hint[] = {"plugin", "event", "hint"};
 static const char *const queue_event[] = {"queue", "event"};
+static const char *const queue_type[] = {"queue", "type"};
+static const char *const queue_event_type[] = {"queue", "event", "type"};
 static const char *const operation[] = {"operation"};
 static const char *const result[] = {"result"};
 static const char *const type[] = {"type"};
@@ -75,6 +77,14 @@ static const family_def k_families[] = {
      "they are gated; 'incomplete' means number of pods in incompletePodGroupPods; 'pending' "
      "means number of pods in pendingPodGroupPods.",
      KS_STABILITY_STABLE, LBL(queue), 0, 0, 0},
+    {offsetof(ks_sched_metrics, queued_entities), KS_METRIC_GAUGE, "scheduler_queued_entities",
+     "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual "
+     "pods that are not members of any podgroup) by the queue type. 'active' means number of "
+     "entities in activeQ; 'backoff' means number of entities in backoffQ; 'unschedulable' "
+     "means number of entities in unschedulableEntities that the scheduler attempted to "
+     "schedule and failed; 'gated' is the number of unschedulable entities that the scheduler "
+     "never attempted to schedule because they are gated.",
+     KS_STABILITY_ALPHA, LBL(queue_type), 0, 0, 0},
     {offsetof(ks_sched_metrics, inflight_events), KS_METRIC_GAUGE, "scheduler_inflight_events",
      "Number of events currently tracked in the scheduling queue.", KS_STABILITY_ALPHA, LBL(event),
      0, 0, 0},
@@ -89,6 +99,12 @@ static const family_def k_families[] = {
     {offsetof(ks_sched_metrics, pod_scheduling_attempts), KS_METRIC_HISTOGRAM,
      "scheduler_pod_scheduling_attempts", "Number of attempts to successfully schedule a pod.",
      KS_STABILITY_STABLE, NULL, 0, BKT(1, 2, 5)},
+    {offsetof(ks_sched_metrics, pod_scheduled_after_flush), KS_METRIC_COUNTER,
+     "scheduler_pod_scheduled_after_flush_total",
+     "Number of pods that were successfully scheduled after being flushed from "
+     "unschedulableEntities due to timeout. This metric helps detect potential queueing hint "
+     "misconfigurations or event handling issues.",
+     KS_STABILITY_ALPHA, NULL, 0, 0, 0, 0},
     {offsetof(ks_sched_metrics, framework_extension_point_duration), KS_METRIC_HISTOGRAM,
      "scheduler_framework_extension_point_duration_seconds",
      "Latency for running all plugins of a specific extension point.", KS_STABILITY_STABLE,
@@ -105,6 +121,12 @@ static const family_def k_families[] = {
      "scheduler_queue_incoming_pods_total",
      "Number of pods added to scheduling queues by event and queue type.", KS_STABILITY_STABLE,
      LBL(queue_event), 0, 0, 0},
+    {offsetof(ks_sched_metrics, queue_incoming_entities), KS_METRIC_COUNTER,
+     "scheduler_queue_incoming_entities_total",
+     "Number of scheduling entities added to scheduling queues by event, queue type, and entity "
+     "type. Entity types are either 'pod' (for individual pods that are not members of any "
+     "podgroup) or 'podgroup'.",
+     KS_STABILITY_ALPHA, LBL(queue_event_type), 0, 0, 0},
     {offsetof(ks_sched_metrics, permit_wait_duration), KS_METRIC_HISTOGRAM,
      "scheduler_permit_wait_duration_seconds", "Duration of waiting on permit.", KS_STABILITY_BETA,
      LBL(result), BKT(0.001, 2, 15)},
@@ -173,5 +195,6 @@ int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out)
     out->preemption_victims_solo = KS_METRICS_SOLO(out->preemption_victims);
     out->preemption_attempts_solo = KS_METRICS_SOLO(out->preemption_attempts);
     out->pod_scheduling_attempts_solo = KS_METRICS_SOLO(out->pod_scheduling_attempts);
+    out->pod_scheduled_after_flush_solo = KS_METRICS_SOLO(out->pod_scheduled_after_flush);
     return 0;
 }

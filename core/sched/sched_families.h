@@ -1,5 +1,5 @@
 /*
- * The scheduler's metric families (upstream pkg/scheduler/metrics/metrics.go, v1.34), declared
+ * The scheduler's metric families (upstream pkg/scheduler/metrics/metrics.go, v1.37), declared
  * over the generic registry of core/util/metrics.h: the label values upstream uses, and the
  * families the scheduler, its frameworks and the live source fill.
  *
@@ -23,12 +23,15 @@
 #define KS_METRICS_CACHE_ASSUMED_PODS "assumed_pods"
 #define KS_METRICS_OPERATION_BINDING "binding"
 #define KS_METRICS_OPERATION_PRIORITIZING_EXTENDER "prioritizing_extender"
+#define KS_METRICS_ENTITY_POD "pod"
 
 /* The families upstream registers unconditionally (metricsList) plus the two that the
  * SchedulerQueueingHints gate (on since 1.32) adds. Labels in the order shown, which is the order
  * KS_METRICS_WITH takes the values in. Upstream samples plugin_execution_duration_seconds for 10%
- * of the scheduling cycles; that choice belongs to the caller. Not declared: the
- * volume binder's, the async preemption's and the async API calls' families. */
+ * of the scheduling cycles; that choice belongs to the caller. Not declared: the volume binder's,
+ * the async preemption's, the DRA ones, and those upstream registers only under gates that are off
+ * by default (SchedulerAsyncAPICalls; GenericWorkload: the pod-group and workload families and
+ * preemption_evaluation/execution_duration_seconds, preemption_pdb_violations_total). */
 typedef struct ks_sched_metrics {
     ks_metric_family *schedule_attempts;             /* counter {result, profile} */
     ks_metric_family *scheduling_attempt_duration;   /* hist {result, profile} Exp(0.001,2,15) */
@@ -64,6 +67,12 @@ typedef struct ks_sched_metrics {
     ks_metric_family *get_node_hint_duration; /* hist {hinted, profile} Exp(0.00001,2,12) */
     ks_metric_family *store_schedule_results_duration; /* hist {profile} Exp(0.00001,2,12) */
     ks_metric_family *batch_rescore_duration;          /* hist {profile} Exp(0.00001,2,12) */
+    /* v1.37's entity families (pods not in a pod group count as "pod"; kubesched has no pod
+     * groups yet, so type is always KS_METRICS_ENTITY_POD). */
+    ks_metric_family *queued_entities;           /* gauge {queue, type} */
+    ks_metric_family *queue_incoming_entities;   /* counter {queue, event, type} */
+    ks_metric_family *pod_scheduled_after_flush; /* counter */
+    ks_metric *pod_scheduled_after_flush_solo;
 } ks_sched_metrics;
 
 /* Register all of the above in r. OUT: *out (pointers owned by r). 0 or the first error of

@@ -24,8 +24,9 @@ struct ks_sched_metrics_state {
     /* queue_incoming_pods_total series by (queue, event label); the queue calls its hook under
      * its lock, which guards this table. */
     struct {
-        const char *event;      /* a static label */
-        ks_metric *by_queue[5]; /* ks_queue_where */
+        const char *event;               /* a static label */
+        ks_metric *by_queue[5];          /* ks_queue_where: queue_incoming_pods_total */
+        ks_metric *entities_by_queue[5]; /* queue_incoming_entities_total{type="pod"} */
     } incoming[48];
     size_t nincoming;
     struct {
@@ -135,6 +136,8 @@ void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp)
     if (!s->metrics)
         return;
     ks__metrics_observe(s->metrics->pod_scheduling_attempts_solo, (double)qp->attempts);
+    if (qp->flushed) /* woken by the periodic flush, not by an event: a hint may be missing */
+        ks__metrics_inc(s->metrics->pod_scheduled_after_flush_solo);
     if (qp->initial_attempt_ns) {
         /* The queue's clock (monotonic in live mode) stamped the first entry into activeQ. */
         int64_t now = s->now_ns ? s->now_ns(s->clock_ctx) : ks__clock_now_ns();
@@ -146,7 +149,8 @@ void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp)
     }
 }
 
-void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event)
+void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event,
+                                int new_entity)
 {
     static const char *const queues[] = {NULL, KS_METRICS_QUEUE_ACTIVE, KS_METRICS_QUEUE_BACKOFF,
                                          KS_METRICS_QUEUE_UNSCHEDULABLE,
@@ -163,6 +167,9 @@ void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, c
         if (i == sizeof(ms->incoming) / sizeof(ms->incoming[0])) {
             /* More labels than the table holds: resolve every time (correct, only slower). */
             ks__metrics_inc(KS_METRICS_WITH(s->metrics->queue_incoming_pods, queues[where], event));
+            if (new_entity)
+                ks__metrics_inc(KS_METRICS_WITH(s->metrics->queue_incoming_entities, queues[where],
+                                                event, KS_METRICS_ENTITY_POD));
             return;
         }
         memset(&ms->incoming[i], 0, sizeof(ms->incoming[i]));
@@ -172,6 +179,13 @@ void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, c
     ks_metric **slot = &ms->incoming[i].by_queue[where];
     if (!*slot)
         *slot = KS_METRICS_WITH(s->metrics->queue_incoming_pods, queues[where], event);
+    ks__metrics_inc(*slot);
+    if (!new_entity)
+        return;
+    slot = &ms->incoming[i].entities_by_queue[where];
+    if (!*slot)
+        *slot = KS_METRICS_WITH(s->metrics->queue_incoming_entities, queues[where], event,
+                                KS_METRICS_ENTITY_POD);
     ks__metrics_inc(*slot);
 }
 

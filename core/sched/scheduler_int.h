@@ -122,7 +122,8 @@ void ks__sched_metrics_binding(ks_scheduler *s, int delta);
 /* permit_wait_duration_seconds: a binding cycle waited on Permit since start_ns; allowed or not. */
 void ks__sched_metrics_permit_wait(ks_scheduler *s, int allowed, int64_t start_ns);
 /* The queue's incoming and inflight hooks. */
-void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event);
+void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event,
+                                int new_entity);
 void ks__sched_metrics_inflight(void *ctx, const char *event, int delta);
 /* Starts a cycle: the sampling decision and the evaluation rows for cycle. */
 void ks__sched_metrics_cycle_begin(ks_scheduler *s, ks_cycle *cycle);

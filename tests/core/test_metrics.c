@@ -111,6 +111,11 @@ static const char GOLDEN_TYPES[] =
     "test_temperature_celsius{room=\"zero\"} 0\n";
 
 static const char GOLDEN_SCHED_FRESH[] =
+    "# HELP scheduler_pod_scheduled_after_flush_total [ALPHA] Number of pods that were "
+    "successfully scheduled after being flushed from unschedulableEntities due to timeout. This "
+    "metric helps detect potential queueing hint misconfigurations or event handling issues.\n"
+    "# TYPE scheduler_pod_scheduled_after_flush_total counter\n"
+    "scheduler_pod_scheduled_after_flush_total 0\n"
     "# HELP scheduler_pod_scheduling_attempts [STABLE] Number of attempts to successfully schedule "
     "a pod.\n"
     "# TYPE scheduler_pod_scheduling_attempts histogram\n"
@@ -309,6 +314,11 @@ static const char GOLDEN_SCHED[] =
     "\"NodeResourcesFit\",status=\"Success\"} 2e-05\n"
     "scheduler_plugin_execution_duration_seconds_count{extension_point=\"Filter\",plugin="
     "\"NodeResourcesFit\",status=\"Success\"} 1\n"
+    "# HELP scheduler_pod_scheduled_after_flush_total [ALPHA] Number of pods that were "
+    "successfully scheduled after being flushed from unschedulableEntities due to timeout. This "
+    "metric helps detect potential queueing hint misconfigurations or event handling issues.\n"
+    "# TYPE scheduler_pod_scheduled_after_flush_total counter\n"
+    "scheduler_pod_scheduled_after_flush_total 1\n"
     "# HELP scheduler_pod_scheduling_attempts [STABLE] Number of attempts to successfully schedule "
     "a pod.\n"
     "# TYPE scheduler_pod_scheduling_attempts histogram\n"
@@ -364,10 +374,24 @@ static const char GOLDEN_SCHED[] =
     "scheduler_preemption_victims_bucket{le=\"+Inf\"} 1\n"
     "scheduler_preemption_victims_sum 2\n"
     "scheduler_preemption_victims_count 1\n"
+    "# HELP scheduler_queue_incoming_entities_total [ALPHA] Number of scheduling entities added to "
+    "scheduling queues by event, queue type, and entity type. Entity types are either 'pod' (for "
+    "individual pods that are not members of any podgroup) or 'podgroup'.\n"
+    "# TYPE scheduler_queue_incoming_entities_total counter\n"
+    "scheduler_queue_incoming_entities_total{event=\"PodAdd\",queue=\"active\",type=\"pod\"} 1\n"
     "# HELP scheduler_queue_incoming_pods_total [STABLE] Number of pods added to scheduling queues "
     "by event and queue type.\n"
     "# TYPE scheduler_queue_incoming_pods_total counter\n"
     "scheduler_queue_incoming_pods_total{event=\"PodAdd\",queue=\"active\"} 1\n"
+    "# HELP scheduler_queued_entities [ALPHA] Number of queued scheduling entities ('pod' or "
+    "'podgroup'; 'pod' stands for individual pods that are not members of any podgroup) by the "
+    "queue type. 'active' means number of entities in activeQ; 'backoff' means number of entities "
+    "in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the "
+    "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities "
+    "that the scheduler never attempted to schedule because they are gated.\n"
+    "# TYPE scheduler_queued_entities gauge\n"
+    "scheduler_queued_entities{queue=\"active\",type=\"pod\"} 2\n"
+    "scheduler_queued_entities{queue=\"backoff\",type=\"pod\"} 1\n"
     "# HELP scheduler_schedule_attempts_total [STABLE] Number of attempts to schedule pods, by the "
     "result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal "
     "scheduler problem.\n"
@@ -808,6 +832,13 @@ Test(metrics, scheduler_families_match_upstream)
     ks__metrics_set(KS_METRICS_WITH(m.pending_pods, KS_METRICS_QUEUE_UNSCHEDULABLE), 0);
     ks__metrics_set(KS_METRICS_WITH(m.pending_pods, KS_METRICS_QUEUE_GATED), 0);
     ks__metrics_inc(KS_METRICS_WITH(m.queue_incoming_pods, "active", "PodAdd"));
+    ks__metrics_inc(
+        KS_METRICS_WITH(m.queue_incoming_entities, "active", "PodAdd", KS_METRICS_ENTITY_POD));
+    ks__metrics_set(
+        KS_METRICS_WITH(m.queued_entities, KS_METRICS_QUEUE_ACTIVE, KS_METRICS_ENTITY_POD), 2);
+    ks__metrics_set(
+        KS_METRICS_WITH(m.queued_entities, KS_METRICS_QUEUE_BACKOFF, KS_METRICS_ENTITY_POD), 1);
+    ks__metrics_inc(m.pod_scheduled_after_flush_solo);
     ks__metrics_observe(
         KS_METRICS_WITH(m.framework_extension_point_duration, "Filter", "Success", prof), 0.00025);
     ks__metrics_observe(

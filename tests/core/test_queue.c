@@ -41,6 +41,7 @@ static struct {
     ks_pod *pods[4096];                       /* the tests' own references */
     size_t npods;
     int worth_calls;
+    char incoming[512]; /* "where:event:new_entity " per incoming hook call */
 } t;
 
 static int64_t fake_now(void *ctx)
@@ -85,13 +86,24 @@ static int test_profile_of(void *ctx, const ks_pod *pod)
     return pod->scheduler_name == SCHEDULER_NONE ? -1 : 0;
 }
 
+/* Records what the metrics hook would count. */
+static void test_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event,
+                          int new_entity)
+{
+    (void)ctx, (void)qp;
+    static const char *const names[] = {"none", "active", "backoff", "unschedulable", "gated"};
+    size_t n = strlen(t.incoming);
+    snprintf(t.incoming + n, sizeof t.incoming - n, "%s:%s:%d ", names[where], event, new_entity);
+}
+
 static ks_queue_hooks test_hooks(void)
 {
     ks_queue_hooks h = {.less = test_less,
                         .pre_enqueue = test_pre_enqueue,
                         .worth_requeue = test_worth,
                         .profile_of = test_profile_of,
-                        .now_ns = fake_now};
+                        .now_ns = fake_now,
+                        .incoming = test_incoming};
     return h;
 }
 
@@ -568,6 +580,61 @@ QUEUE_TEST(flush_unschedulable_keeps_pods_parked_exactly_the_limit)
     cr_expect_eq(ks__queue_flush_unschedulable(t.q), 1);
     expect_pop("a");
     EXPECT_COUNTS(0, 0, 1, 0, 0);
+}
+
+static ks_pod *gated_pod(const char *uid);
+
+/* upstream v1.37: a pod the flush woke but could not move (still gated) waits a whole period
+ * from that flush, not from its last attempt, before the next flush offers it again; each offer
+ * takes it out of the map and parks it again, an entry for queue_incoming_pods (and, the
+ * wildcard's strategy naming backoffQ, for incoming entities too). */
+QUEUE_TEST(flush_offers_a_still_gated_pod_once_per_period)
+{
+    ks__queue_add(t.q, gated_pod("g"));
+    cr_expect_str_eq(t.incoming, "unschedulable:UnscheduledPodAdd:1 ");
+    t.incoming[0] = '\0';
+    t.now += 300 * SEC + 1;
+    cr_expect_eq(ks__queue_flush_unschedulable(t.q), 0); /* offered, PreEnqueue still gates */
+    cr_expect_str_eq(t.incoming, "unschedulable:UnschedulableTimeout:1 ");
+    EXPECT_COUNTS(0, 0, 0, 1, 0);
+    t.incoming[0] = '\0';
+    t.now += 200 * SEC; /* 500 s after its add, 200 s after the flush */
+    ks__queue_flush_unschedulable(t.q);
+    cr_expect_str_eq(t.incoming, "");
+    t.now += 100 * SEC + 1;
+    ks__queue_flush_unschedulable(t.q);
+    cr_expect_str_eq(t.incoming, "unschedulable:UnschedulableTimeout:1 ");
+}
+
+/* The flag behind scheduler_pod_scheduled_after_flush_total: set by the flush that moves a pod,
+ * cleared when it comes back from an attempt, and by PreEnqueue gating it. */
+QUEUE_TEST(flush_marks_the_pods_it_moves_until_their_next_attempt)
+{
+    add("a", 0);
+    ks_queued_pod *qp = pop_expect("a");
+    fail(qp, PL_FIT, 0, 0);
+    cr_expect_eq(qp->flushed, 0);
+    t.now += 300 * SEC + 1;
+    cr_assert_eq(ks__queue_flush_unschedulable(t.q), 1);
+    cr_expect_eq(qp->flushed, 1);
+    cr_expect_eq(qp->flush_ns, t.now);
+    cr_assert_eq(ks__queue_pop(t.q, 0), qp);
+    cr_expect_eq(qp->flushed, 1); /* still set while it is being scheduled */
+    fail(qp, PL_FIT, 0, 0);
+    cr_expect_eq(qp->flushed, 0);
+    cr_expect_eq(qp->flush_ns, 0);
+}
+
+/* Entities: counted unless the hint's strategy names the queue the pod went to. */
+QUEUE_TEST(incoming_entities_follow_the_hinted_strategy)
+{
+    add("a", 0);
+    fail(pop_expect("a"), PL_FIT, 0, 0);
+    cr_expect_str_eq(t.incoming,
+                     "active:UnscheduledPodAdd:1 unschedulable:ScheduleAttemptFailure:0 ");
+    t.incoming[0] = '\0';
+    cr_expect_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 1); /* Queue, still backing off */
+    cr_expect_str_eq(t.incoming, "backoff:NodeAdd:0 ");
 }
 
 /* ---- gated pods ---------------------------------------------------------------------------- */

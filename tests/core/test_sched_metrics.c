@@ -254,7 +254,7 @@ Test(sched_metrics, unschedulable_pod_counts_until_it_is_retried)
     three_fit_one_does_not();
     cr_expect_eq(counter(t.m.unschedulable_pods, "NodeResourcesFit", PROFILE, NULL), 1);
     ks_metric_family *in = t.m.queue_incoming_pods;
-    cr_expect_eq(counter(in, "active", "UnschedulablePodAdd", NULL), 4);
+    cr_expect_eq(counter(in, "active", "UnscheduledPodAdd", NULL), 4);
     cr_expect_eq(counter(in, "unschedulable", "ScheduleAttemptFailure", NULL), 1);
 
     /* A node it fits on: NodeAdd moves it (still backing off: backoffQ), the backoff ends, it is
@@ -275,6 +275,75 @@ Test(sched_metrics, unschedulable_pod_counts_until_it_is_retried)
      * clock. */
     cr_expect_eq(ks__metrics_sum(KS_METRICS_WITH(t.m.pod_scheduling_sli_duration, "2")), 2.0);
     cr_expect_eq(ks__metrics_sum(t.m.pod_scheduling_attempts_solo), 5);
+    /* Woken by an event, not by the flush. */
+    cr_expect_eq(ks__metrics_value(t.m.pod_scheduled_after_flush_solo), 0);
+}
+
+/* scheduler_queue_incoming_entities_total counts an entry unless the queueing strategy that
+ * moved the pod names the queue it went to (upstream recordIncomingEntitiesMetrics: the hint is
+ * passed as the "previous strategy"), so it differs from queue_incoming_pods_total on purpose. */
+Test(sched_metrics, incoming_entities_skip_moves_the_hint_named)
+{
+    three_fit_one_does_not();
+    ks_metric_family *en = t.m.queue_incoming_entities;
+    /* New pods: no strategy, every one counts. */
+    cr_expect_eq(counter(en, "active", "UnscheduledPodAdd", "pod"), 4);
+    /* The failure's in-flight hint was QueueSkip: unschedulable, as named. */
+    cr_expect_eq(counter(t.m.queue_incoming_pods, "unschedulable", "ScheduleAttemptFailure", NULL),
+                 1);
+    cr_expect_eq(counter(en, "unschedulable", "ScheduleAttemptFailure", "pod"), 0);
+    /* NodeAdd's hint Queue while backing off: backoffQ, as named. */
+    node("huge", "200");
+    cr_expect_eq(counter(t.m.queue_incoming_pods, "backoff", "NodeAdd", NULL), 1);
+    cr_expect_eq(counter(en, "backoff", "NodeAdd", "pod"), 0);
+    /* Backoff completion passes no strategy. */
+    t.now += 2 * SEC;
+    ks__queue_flush_backoff(ks__scheduler_queue(t.s));
+    cr_expect_eq(counter(en, "active", "BackoffComplete", "pod"), 1);
+}
+
+/* Hint Queue after the backoff is over goes to activeQ: not the queue the hint names, so the
+ * entity counts (upstream's quirk, kept). */
+Test(sched_metrics, incoming_entities_count_a_queue_hint_that_lands_in_active)
+{
+    three_fit_one_does_not();
+    t.now += 20 * SEC; /* past any backoff */
+    node("huge", "200");
+    cr_expect_eq(counter(t.m.queue_incoming_pods, "active", "NodeAdd", NULL), 1);
+    cr_expect_eq(counter(t.m.queue_incoming_entities, "active", "NodeAdd", "pod"), 1);
+}
+
+/* A pod that only the periodic flush woke up, then bound: pod_scheduled_after_flush_total. */
+Test(sched_metrics, scheduled_after_flush)
+{
+    three_fit_one_does_not(); /* "big" waits in unschedulablePods */
+    ks_queue *q = ks__scheduler_queue(t.s);
+    t.now += 5 * 60 * SEC + 1;
+    cr_assert_eq(ks__queue_flush_unschedulable(q), 1);
+    cr_expect_eq(counter(t.m.queue_incoming_pods, "active", "UnschedulableTimeout", NULL), 1);
+    cr_expect_eq(counter(t.m.queue_incoming_entities, "active", "UnschedulableTimeout", "pod"), 1);
+    /* A node it fits on arrives while it sits in activeQ: the event does not move it, the flush
+     * did, and the next cycle binds it. */
+    node("huge", "200");
+    drain();
+    cr_expect_eq(counter(t.m.schedule_attempts, "scheduled", PROFILE, NULL), 4);
+    cr_expect_eq(ks__metrics_value(t.m.pod_scheduled_after_flush_solo), 1);
+}
+
+/* A flushed pod that fails again forgets the flush: bound later by an event, it does not count. */
+Test(sched_metrics, a_failure_after_the_flush_forgets_it)
+{
+    three_fit_one_does_not();
+    ks_queue *q = ks__scheduler_queue(t.s);
+    t.now += 5 * 60 * SEC + 1;
+    cr_assert_eq(ks__queue_flush_unschedulable(q), 1);
+    drain(); /* fails again */
+    cr_expect_eq(counter(t.m.schedule_attempts, "unschedulable", PROFILE, NULL), 2);
+    t.now += 20 * SEC;
+    node("huge", "200");
+    drain();
+    cr_expect_eq(counter(t.m.schedule_attempts, "scheduled", PROFILE, NULL), 4);
+    cr_expect_eq(ks__metrics_value(t.m.pod_scheduled_after_flush_solo), 0);
 }
 
 /* The families as rendered: TYPE lines and upstream's bucket bounds. */
@@ -308,7 +377,7 @@ Test(sched_metrics, render_has_types_and_bounds)
         "scheduler_pod_scheduling_sli_duration_seconds_bucket{attempts=\"1\",le=\"5242.88\"}",
         "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} "
         "1\n",
-        "scheduler_queue_incoming_pods_total{event=\"UnschedulablePodAdd\",queue=\"active\"} 4\n",
+        "scheduler_queue_incoming_pods_total{event=\"UnscheduledPodAdd\",queue=\"active\"} 4\n",
         "scheduler_unschedulable_pods{plugin=\"NodeResourcesFit\",profile=\"default-scheduler\"} "
         "1\n",
     };

@@ -3,7 +3,7 @@
 #   - 1 Node (4 CPU); N pods that fit and M that do not (6 CPU each) for kubesched:
 #     schedule_attempts_total{scheduled} = N, {unschedulable} >= M, pending_pods{unschedulable}
 #     = M once the attempts settle, unschedulable_pods{NodeResourcesFit} = M, SLI count = N, one
-#     Bind{Success} duration per bound pod, queue_incoming_pods{UnschedulablePodAdd} = N + M;
+#     Bind{Success} duration per bound pod, queue_incoming_pods{UnscheduledPodAdd} = N + M;
 #   - a second Node (32 CPU): NodeAdd moves exactly the M pods, they are bound, the counters
 #     follow (scheduled = N + M, pending unschedulable 0, SLI count N + M, ...);
 #   - every scheduler_* family kubesched serves has the TYPE, HELP and histogram `le` bounds that
@@ -79,7 +79,11 @@ expect_sum "$m1" "$N" "SLI" scheduler_pod_scheduling_sli_duration_seconds_count
 expect_val "$m1" "scheduler_pod_scheduling_attempts_count" "$N" "attempts per bound pod"
 expect_val "$m1" "scheduler_framework_extension_point_duration_seconds_count{extension_point=\"Bind\",$P,status=\"Success\"}" "$N" "Bind durations"
 expect_val "$m1" "scheduler_framework_extension_point_duration_seconds_count{extension_point=\"PostBind\",$P,status=\"Success\"}" "$N" "PostBind durations"
-expect_val "$m1" "scheduler_queue_incoming_pods_total{event=\"UnschedulablePodAdd\",queue=\"active\"}" $((N + M)) "incoming pods"
+expect_val "$m1" "scheduler_queue_incoming_pods_total{event=\"UnscheduledPodAdd\",queue=\"active\"}" $((N + M)) "incoming pods"
+expect_val "$m1" "scheduler_queue_incoming_entities_total{event=\"UnscheduledPodAdd\",queue=\"active\",type=\"pod\"}" $((N + M)) "incoming entities"
+expect_val "$m1" "scheduler_queue_incoming_entities_total{event=\"ScheduleAttemptFailure\",queue=\"unschedulable\",type=\"pod\"}" absent "incoming entities: a QueueSkip failure is not counted (upstream)"
+expect_val "$m1" "scheduler_queued_entities{queue=\"unschedulable\",type=\"pod\"}" "$M" "queued entities"
+expect_val "$m1" "scheduler_pod_scheduled_after_flush_total" 0 "no pod bound after a flush"
 expect_val "$m1" "scheduler_goroutines{operation=\"binding\"}" 0 "no binding in flight"
 expect_val "$m1" "scheduler_preemption_attempts_total" "$u" "one preemption attempt (DefaultPreemption's PostFilter) per unschedulable attempt"
 pf=$(msum "$m1" scheduler_framework_extension_point_duration_seconds_count 'extension_point="PreFilter"' "$P")
@@ -112,8 +116,8 @@ expect_val "$m2" "scheduler_pod_scheduling_attempts_sum" $((N + 2 * M)) "attempt
 expect_val "$m2" "scheduler_inflight_events{event=\"PodPopped\"}" 0 "no pod in flight"
 # Informer events handed to the scheduler, labelled as upstream's event handlers do.
 expect_val "$m2" "scheduler_event_handling_duration_seconds_count{event=\"NodeAdd\"}" 2 "event handling"
-expect_val "$m2" "scheduler_event_handling_duration_seconds_count{event=\"UnschedulablePodAdd\"}" $((N + M)) "event handling"
-expect_val "$m2" "scheduler_event_handling_duration_seconds_count{event=\"UnschedulablePodDelete\"}" $((N + M)) "event handling: bound pods leave the pending view"
+expect_val "$m2" "scheduler_event_handling_duration_seconds_count{event=\"UnscheduledPodAdd\"}" $((N + M)) "event handling"
+expect_val "$m2" "scheduler_event_handling_duration_seconds_count{event=\"UnscheduledPodDelete\"}" $((N + M)) "event handling: bound pods leave the pending view"
 a=$(mval "$m2" "scheduler_event_handling_duration_seconds_count{event=\"AssignedPodAdd\"}")
 if [ "$a" != absent ] && [ "$a" -ge $((N + M)) ]; then ok "event handling: AssignedPodAdd = $a >= $((N + M))"
 else bad "event handling: AssignedPodAdd = $a, want >= $((N + M))"; fi
@@ -125,12 +129,23 @@ up_port=$(tr '\0' '\n' <"/proc/$(cat "$E2E_DIR/pids/kube-scheduler")/cmdline" | 
 up=$(curl -sk --cert "$E2E_DIR/pki/admin.crt" --key "$E2E_DIR/pki/admin.key" "https://127.0.0.1:$up_port/metrics")
 if grep -q '^# TYPE scheduler_schedule_attempts_total counter' <<<"$up"; then ok "upstream kube-scheduler's /metrics scraped (port $up_port)"
 else bad "could not scrape upstream kube-scheduler's /metrics on port $up_port: $(head -c 200 <<<"$up")"; fi
+# The entity counters as the real binary keeps them: our reading of recordIncomingEntitiesMetrics
+# (a failure whose hint is QueueSkip names the unschedulable queue: no entity counted).
+if [ "$(mval "$up" 'scheduler_queue_incoming_pods_total{event="ScheduleAttemptFailure",queue="unschedulable"}')" != absent ]; then
+  expect_val "$up" 'scheduler_queue_incoming_entities_total{event="ScheduleAttemptFailure",queue="unschedulable",type="pod"}' absent "upstream too"
+else note "upstream's big pod did not fail into unschedulablePods in this run"; fi
+up_new=$(mval "$up" 'scheduler_queue_incoming_entities_total{event="UnscheduledPodAdd",queue="active",type="pod"}')
+up_new_pods=$(mval "$up" 'scheduler_queue_incoming_pods_total{event="UnscheduledPodAdd",queue="active"}')
+if [ "$up_new" != absent ] && [ "$up_new" = "$up_new_pods" ]; then ok "upstream too: every new pod is a new entity ($up_new)"
+else bad "upstream: incoming entities $up_new, incoming pods $up_new_pods for UnscheduledPodAdd"; fi
 ks_text=$(ks_metrics main)
 cmp=$(python3 - <(printf '%s\n' "$ks_text") <(printf '%s\n' "$up") <<'PY'
 import re, sys
+# The arguments are pipes: read each once.
+LINES = {p: open(p).read().splitlines(True) for p in sys.argv[1:3]}
 def families(path):
     fams = {}
-    for line in open(path):
+    for line in LINES[path]:
         line = line.rstrip("\n")
         m = re.match(r"# (HELP|TYPE) (\S+) (.*)", line)
         if m:
@@ -143,6 +158,17 @@ def families(path):
                 fams[m.group(1)]["le"].append(le)
     return fams
 ks, up = families(sys.argv[1]), families(sys.argv[2])
+# Both schedulers watch the same pods and nodes: every informer event kubesched names must be one
+# upstream names in this run too (event labels are upstream's ClusterEvent labels, which v1.37
+# renamed: UnschedulablePod* became UnscheduledPod*).
+def event_labels(path):
+    return {m.group(1) for line in LINES[path]
+            for m in [re.match(r'scheduler_event_handling_duration_seconds_count\{event="([^"]*)"\}', line)] if m}
+ks_ev, up_ev = event_labels(sys.argv[1]), event_labels(sys.argv[2])
+if ks_ev - up_ev:
+    print("BAD event_handling_duration: kubesched's events %s are not among upstream's %s" % (sorted(ks_ev - up_ev), sorted(up_ev)))
+else:
+    print("OK event labels: kubesched's %s are all upstream's" % sorted(ks_ev))
 for name in sorted(ks):
     if not name.startswith("scheduler_"):
         continue
