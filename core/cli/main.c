@@ -31,12 +31,13 @@ static void usage(FILE *f)
     fputs(
         "Usage:\n"
         "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
-        "[--strict] [--seed N] [--feature-gates OpportunisticBatching=false] [-v N]\n"
+        "[--strict] [--seed N] [--feature-gates GATE=BOOL,...] [-v N]\n"
         "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
         "of\n"
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
         "kinds\n"
-        "      in the file are warnings, errors with --strict.\n"
+        "      in the file are warnings, errors with --strict. Gates: OpportunisticBatching,\n"
+        "      NominatedNodeNameForExpectation (both on by default, as in v1.37).\n"
         "  kubesched validate-config FILE [-v N]\n"
         "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
         "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
@@ -46,7 +47,7 @@ static void usage(FILE *f)
         "[--leader-elect-renew-deadline D]\n"
         "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
         "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
-        "            [--feature-gates OpportunisticBatching=false]\n"
+        "            [--feature-gates GATE=BOOL,...]\n"
         "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else "
         "in-cluster).\n"
         "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a "
@@ -155,7 +156,8 @@ static int cmd_validate(int argc, char **argv)
     return 0;
 }
 
-/* --feature-gates Name=bool,... (upstream's flag; kubesched knows OpportunisticBatching). */
+/* --feature-gates Name=bool,... (upstream's flag; kubesched knows OpportunisticBatching and
+ * NominatedNodeNameForExpectation, features.c). */
 static int set_feature_gates(const char *spec)
 {
     char err[512];

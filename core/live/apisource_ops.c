@@ -565,6 +565,26 @@ static void api_clear_nominated(void *ctx, const ks_pod *pod)
     enqueue(s, e);
 }
 
+/* upstream's updatePod from the binding cycle (NominatedNodeNameForExpectation): a strategic
+ * merge patch of the status, on this binding thread so that it lands before the binding. */
+static void api_nominate(void *ctx, const ks_pod *pod, ks_sym node)
+{
+    ks_apisrc *s = ctx;
+    char path[600], what[700], body[400];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
+             ks__sym_str(pod->name));
+    snprintf(what, sizeof(what),
+             "status patch of pod %s (nominatedNodeName %s before its binding cycle waits)",
+             pod->key, ks__sym_str(node));
+    snprintf(body, sizeof(body), "{\"status\":{\"nominatedNodeName\":\"%s\"}}",
+             ks__sym_str(node)); /* node names are DNS subdomains: nothing to escape */
+    if (request(s, "PATCH", path, body, "application/strategic-merge-patch+json", what) == 0 &&
+        ks__log_enabled(3))
+        ks__log('I', "apisource",
+                "nominated node %s for %s (the binding cycle waits or has PreBind work)",
+                ks__sym_str(node), pod->key);
+}
+
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
     ks_source_ops ops = {s,
@@ -573,6 +593,7 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          api_failed,
                          api_evict,
                          api_preempted_waiting,
-                         api_clear_nominated};
+                         api_clear_nominated,
+                         api_nominate};
     return ops;
 }

@@ -1,5 +1,6 @@
 /*
- * The binding cycle (upstream bindingCycle): WaitOnPermit, PreBind, Bind, PostBind, on a pool of
+ * The binding cycle (upstream bindingCycle): PreBindPreFlight (and the nominatedNodeName it may
+ * set), WaitOnPermit, PreBind, Bind, PostBind, on a pool of
  * binding threads so the scheduling thread never waits on the network. Also the Permit
  * waiting-pod map behind ks_permit_allow / ks_permit_reject.
  *
@@ -35,6 +36,11 @@ struct ks_binding_job {
     int waited;        /* Permit said Wait */
     int rejected;
     int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
+    /* PreBindPreFlight has run (it runs once, before the job may park on Permit), and what it
+     * answered: KS_SUCCESS or KS_SKIP, or KS_ERROR with preflight_msg. Binding thread only. */
+    int preflighted;
+    ks_code preflight;
+    char preflight_msg[KS_STATUS_BUF + 64];
     char reject_plugin[64];
     char reject_msg[KS_STATUS_BUF];
 };
@@ -207,13 +213,44 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
         ks__queue_move_on_event_info(s->queue, &ev, j->assumed->uid);
 }
 
+/* upstream bindingCycle's start (NominatedNodeNameForExpectation, on by default since v1.35):
+ * PreBindPreFlight, then, when PreBind will have work or the pod will wait on Permit, tell the
+ * cluster where the pod is going (status.nominatedNodeName) before it waits. Gate off: no
+ * preflight, every PreBind plugin runs. Binding thread, no lock held. */
+static void pre_flight(ks_scheduler *s, ks_binding_job *j)
+{
+    j->preflighted = 1;
+    j->preflight = KS_SUCCESS;
+    if (!s->nnn_for_expectation)
+        return;
+    ks_status st;
+    ks_sym node = j->assumed->node_name;
+    j->preflight = ks__fw_run_pre_bind_pre_flights(j->fw, j->cycle, j->assumed, node, &st);
+    if (j->preflight == KS_ERROR) {
+        ks__status_message(&st, j->preflight_msg, sizeof(j->preflight_msg));
+        return;
+    }
+    if ((j->preflight == KS_SUCCESS || j->waited) && j->assumed->nominated_node_name != node &&
+        s->source.nominate)
+        s->source.nominate(s->source.ctx, j->assumed, node);
+}
+
 static void run_job(ks_scheduler *s, ks_binding_job *j)
 {
     ks_status st;
     ks_sym node = j->assumed->node_name;
     ks_code code;
 
+    if (!j->preflighted)
+        pre_flight(s, j);
     pthread_mutex_lock(&s->bind_mu);
+    if (j->preflight == KS_ERROR) {
+        /* upstream returns before WaitOnPermit; the pod leaves the waiting map with the job */
+        ks__strmap_remove(&s->waiting, j->assumed->uid);
+        pthread_mutex_unlock(&s->bind_mu);
+        binding_failed(s, j, KS_ERROR, j->preflight_msg, 0);
+        return;
+    }
     int permit = wait_on_permit(s, j);
     pthread_mutex_unlock(&s->bind_mu);
     if (j->waited) /* upstream WaitOnPermit: the status code it ended with */
@@ -281,7 +318,13 @@ static void *binder_main(void *arg)
         s->jobs_head = j->next;
         if (!s->jobs_head)
             s->jobs_tail = NULL;
-        if (j->waiting && !j->rejected && j->deadline_ns > ks__clock_now_ns() && !s->bind_quit) {
+        if (!j->preflighted) { /* before it may park: the nomination precedes the wait */
+            pthread_mutex_unlock(&s->bind_mu);
+            pre_flight(s, j);
+            pthread_mutex_lock(&s->bind_mu);
+        }
+        if (j->waiting && !j->rejected && j->preflight != KS_ERROR &&
+            j->deadline_ns > ks__clock_now_ns() && !s->bind_quit) {
             /* Permit said wait: park it (the timer thread learns of its deadline). */
             j->parked = 1;
             s->parked_bindings++;

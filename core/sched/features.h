@@ -11,6 +11,9 @@
 
 typedef enum ks_feature {
     KS_FEATURE_OPPORTUNISTIC_BATCHING, /* Beta, on by default since v1.35 (batch.h) */
+    /* Beta, on by default since v1.35: the binding cycle runs PreBindPreFlight and sets
+     * status.nominatedNodeName before a PreBind with work or a wait on Permit (binding.c). */
+    KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION,
     KS_FEATURE_COUNT
 } ks_feature;
 

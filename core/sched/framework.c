@@ -356,8 +356,8 @@ static int is_rejection(ks_code c)
     return c == KS_UNSCHEDULABLE || c == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || c == KS_PENDING;
 }
 
-/* Turns a plugin's unexpected code into upstream's Error wrapping: `running X filter plugin: ..`.
- */
+/* Turns a plugin's unexpected code into upstream's Error wrapping (fmt.Errorf with the plugin's
+ * name as %q): `running "X" filter plugin: ..`. */
 static void as_error(ks_status *st, const char *fmt, const char *plugin)
 {
     char msg[KS_STATUS_BUF], wrapped[KS_STATUS_BUF + 64];
@@ -452,7 +452,7 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
                 have_unsched = 1;
                 continue;
             }
-            as_error(&s, "running PreFilter plugin %s: %s", in->name);
+            as_error(&s, "running PreFilter plugin \"%s\": %s", in->name);
             *st = s;
             free(r.nodes);
             return KS_ERROR;
@@ -532,7 +532,7 @@ run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *n
                 *passed_count = passed;
             status_from(st, code, in);
             if (!is_rejection(code)) {
-                as_error(st, "running %s filter plugin: %s", in->name);
+                as_error(st, "running \"%s\" filter plugin: %s", in->name);
                 return KS_ERROR;
             }
             if (st->nreasons == 0)
@@ -643,7 +643,7 @@ static ks_code run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         }
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
-            as_error(st, "running PreScore plugin %s: %s", in->name);
+            as_error(st, "running PreScore plugin \"%s\": %s", in->name);
             return KS_ERROR;
         }
     }
@@ -666,7 +666,7 @@ static ks_code run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sy
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
             if (!is_rejection(code)) {
-                as_error(st, "running Reserve plugin %s: %s", in->name);
+                as_error(st, "running Reserve plugin \"%s\": %s", in->name);
                 return KS_ERROR;
             }
             return code;
@@ -713,7 +713,7 @@ static ks_code run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
             if (!is_rejection(code)) {
-                as_error(st, "running Permit plugin %s: %s", in->name);
+                as_error(st, "running Permit plugin \"%s\": %s", in->name);
                 return KS_ERROR;
             }
             return code;
@@ -723,11 +723,58 @@ static ks_code run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
     return *waiting ? KS_WAIT : KS_SUCCESS;
 }
 
+static ks_code run_pre_bind_pre_flights(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                                        ks_status *st)
+{
+    ks_code result = KS_SKIP;
+    cycle->skip_pre_bind = 0;
+    for (size_t i = 0; i < fw->n[KS_PT_PRE_BIND]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_PRE_BIND][i].inst;
+        ks__status_reset(st);
+        if (!in->desc->pre_bind_pre_flight) {
+            result = KS_SUCCESS;
+            continue;
+        }
+        /* AllowParallel is read but PreBind runs the plugins one after the other: the outcome is
+         * the same, only slower when several have work. */
+        ks_prebind_preflight pf = {0};
+        ks_code code;
+        PCALL(fw, cycle, in, KS_EP_PRE_BIND_PRE_FLIGHT, code,
+              in->desc->pre_bind_pre_flight(in->self, cycle, pod, node, &pf, st));
+        current_plugin = NULL;
+        if (code == KS_SUCCESS) {
+            result = KS_SUCCESS;
+        } else if (code == KS_SKIP) {
+            if (i < 64)
+                cycle->skip_pre_bind |= 1ull << i;
+        } else if (code == KS_ERROR) {
+            status_from(st, code, in);
+            as_error(st, "running PreBindPreFlight \"%s\": %s", in->name);
+            return KS_ERROR;
+        } else {
+            char msg[KS_STATUS_BUF];
+            snprintf(msg, sizeof(msg),
+                     "PreBindPreFlight %s returned \"%s\", which is unsupported. It is supposed "
+                     "to return Success, Skip, or Error status",
+                     in->name, ks__code_label(code));
+            ks__status_reset(st);
+            st->code = KS_ERROR;
+            st->plugin = in->name;
+            ks__status_add(st, msg);
+            return KS_ERROR;
+        }
+    }
+    ks__status_reset(st);
+    return result;
+}
+
 static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                             ks_status *st)
 {
     for (size_t i = 0; i < fw->n[KS_PT_PRE_BIND]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_BIND][i].inst;
+        if (i < 64 && (cycle->skip_pre_bind & (1ull << i)))
+            continue;
         ks__status_reset(st);
         ks_code code;
         PCALL(fw, cycle, in, KS_EP_PRE_BIND, code,
@@ -738,7 +785,7 @@ static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
             if (!is_rejection(code)) {
-                as_error(st, "running PreBind plugin %s: %s", in->name);
+                as_error(st, "running PreBind plugin \"%s\": %s", in->name);
                 return KS_ERROR;
             }
             return code;
@@ -760,7 +807,7 @@ static ks_code run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym n
             continue;
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
-            as_error(st, "running Bind plugin %s: %s", in->name);
+            as_error(st, "running Bind plugin \"%s\": %s", in->name);
             return KS_ERROR;
         }
         return KS_SUCCESS;
@@ -840,8 +887,8 @@ static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_p
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
             as_error(st,
-                     add ? "running AddPod on PreFilter plugin %s: %s"
-                         : "running RemovePod on PreFilter plugin %s: %s",
+                     add ? "running AddPod on PreFilter plugin \"%s\": %s"
+                         : "running RemovePod on PreFilter plugin \"%s\": %s",
                      in->name);
             return KS_ERROR;
         }
@@ -941,7 +988,8 @@ static void score_failed(score_job *j, const ks_plugin_inst *in, const ks_status
     if (!j->error) {
         char msg[KS_STATUS_BUF], wrapped[KS_STATUS_BUF + 64];
         ks__status_message(st, msg, sizeof(msg));
-        snprintf(wrapped, sizeof(wrapped), "running Score plugin %s: %s", in->name, msg);
+        snprintf(wrapped, sizeof(wrapped), "running Score plugins: plugin \"%s\" failed with: %s",
+                 in->name, msg);
         ks__status_reset(&j->err_status);
         ks__status_add(&j->err_status, wrapped);
         j->error = 1;
@@ -1016,7 +1064,8 @@ static ks_code normalize_row(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, siz
     if (code != KS_SUCCESS) {
         char msg[KS_STATUS_BUF], w[KS_STATUS_BUF + 64];
         ks__status_message(st, msg, sizeof(msg));
-        snprintf(w, sizeof(w), "running Normalize on Score plugin %s: %s", in->name, msg);
+        snprintf(w, sizeof(w), "running Normalize on Score plugins: plugin \"%s\" failed with: %s",
+                 in->name, msg);
         ks__status_reset(st);
         ks__status_add(st, w);
         return KS_ERROR;
@@ -1035,8 +1084,8 @@ static ks_code weigh_row(ks_framework *fw, size_t p, size_t n, ks_score_scratch 
         if (row[f] > KS_MAX_NODE_SCORE || row[f] < KS_MIN_NODE_SCORE) {
             char w[KS_STATUS_BUF];
             snprintf(w, sizeof(w),
-                     "plugin %s returns an invalid score %lld, it should in the range of [0, 100] "
-                     "after normalizing",
+                     "applying score defaultWeights on Score plugins: plugin \"%s\" returns an "
+                     "invalid score %lld, it should in the range of [0, 100] after normalizing",
                      pe->inst->name, (long long)row[f]);
             ks__status_reset(st);
             ks__status_add(st, w);
@@ -1182,6 +1231,15 @@ ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
 {
     ks_code c;
     RUN_POINT(fw, KS_EP_PERMIT, 1, c, run_permit(fw, cycle, pod, node, timeout_ms, waiting, st));
+    return c;
+}
+
+ks_code ks__fw_run_pre_bind_pre_flights(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                                        ks_status *st)
+{
+    ks_code c;
+    RUN_POINT(fw, KS_EP_PRE_BIND_PRE_FLIGHT, 1, c,
+              run_pre_bind_pre_flights(fw, cycle, pod, node, st));
     return c;
 }
 

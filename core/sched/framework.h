@@ -88,6 +88,7 @@ struct ks_cycle {
     struct ks_arena_block *arena;
     uint64_t skip_filter;         /* bit i: plugin instance i skipped (PreFilter Skip) */
     uint64_t skip_score;          /* bit i: score plugin i skipped (PreScore Skip) */
+    uint64_t skip_pre_bind;       /* bit i: PreBind plugin i skipped (PreBindPreFlight Skip) */
     struct ks_framework *fw;      /* the profile running this cycle */
     struct ks_cycle_hooks *hooks; /* the scheduler's services (nominator, randomness) */
     /* Metrics (see framework_metrics.h), set by the scheduling cycle only when the framework has
@@ -244,6 +245,15 @@ void ks__fw_run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
  * *waiting (bit i of the permit list). */
 ks_code ks__fw_run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                           int64_t *timeout_ms, uint64_t *waiting, ks_status *st);
+/* PreBindPreFlight (upstream v1.36 RunPreBindPreFlights), binding thread: KS_SUCCESS when any
+ * PreBind plugin will have work, KS_SKIP when none will (or there are none), KS_ERROR when one
+ * failed or answered what PreBindPreFlight may not answer (st: upstream's message). Each plugin
+ * that answered Skip is recorded in cycle->skip_pre_bind and not run by ks__fw_run_pre_bind. A
+ * plugin with a PreBind and no pre_bind_pre_flight slot (NULL, or a module built before ABI 1.4)
+ * counts as Success: the host cannot tell that its PreBind has nothing to do. */
+ks_code ks__fw_run_pre_bind_pre_flights(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                                        ks_status *st);
+/* PreBind: every plugin in order except those PreBindPreFlight skipped. */
 ks_code ks__fw_run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node,
                             ks_status *st);
 ks_code ks__fw_run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym node, ks_status *st);

@@ -25,6 +25,7 @@ static const char *const k_ep_labels[KS_EP_COUNT] = {
     [KS_EP_BIND] = "Bind",
     [KS_EP_POST_BIND] = "PostBind",
     [KS_EP_SIGN] = "Sign",
+    [KS_EP_PRE_BIND_PRE_FLIGHT] = "PreBindPreFlight",
 };
 
 static const char *const k_code_labels[KS_METRICS_NCODES] = {

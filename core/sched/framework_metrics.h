@@ -44,7 +44,8 @@ typedef enum ks_ep {
     KS_EP_PRE_BIND,
     KS_EP_BIND,
     KS_EP_POST_BIND,
-    KS_EP_SIGN, /* v1.37 SignPod (opportunistic batching) */
+    KS_EP_SIGN,                /* v1.37 SignPod (opportunistic batching) */
+    KS_EP_PRE_BIND_PRE_FLIGHT, /* v1.36 PreBindPreFlight (binding cycle) */
     KS_EP_COUNT
 } ks_ep;
 

@@ -46,6 +46,13 @@ typedef struct ks_source_ops {
      * its nomination (upstream clearNominatedNodeName): clear its status.nominatedNodeName.
      * May be NULL. */
     void (*clear_nominated)(void *ctx, const ks_pod *pod);
+    /* Binding thread, before the binding cycle waits on Permit or runs a PreBind with work
+     * (upstream NominatedNodeNameForExpectation): set pod's status.nominatedNodeName to node, to
+     * tell other components (e.g. the cluster autoscaler) where it is about to go. Synchronous,
+     * so that it lands before the bind; a failure is logged and the binding goes on (upstream:
+     * "not critical enough to stop binding cycles"). Not called when the pod already names
+     * node. May be NULL. */
+    void (*nominate)(void *ctx, const ks_pod *pod, ks_sym node);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */

@@ -84,8 +84,9 @@ struct ks_scheduler {
     pthread_cond_t bind_idle; /* wait_bindings: nothing in flight */
     ks_binding_job *jobs_head, *jobs_tail;
     size_t inflight_bindings;
-    size_t parked_bindings; /* of those, parked on Permit's Wait */
-    int bind_inline;        /* ks_scheduler_opts.bind_inline */
+    size_t parked_bindings;  /* of those, parked on Permit's Wait */
+    int bind_inline;         /* ks_scheduler_opts.bind_inline */
+    int nnn_for_expectation; /* the NominatedNodeNameForExpectation gate at creation */
     int bind_quit;
     int nbinders;
     pthread_t *binders;

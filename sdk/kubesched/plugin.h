@@ -695,11 +695,17 @@ typedef struct ks_plugin_desc {
      * thread, when the pod is popped for a cycle; pure, must not block. */
     ks_code (*sign)(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st);
     uint64_t flags; /* KS_PLUGIN_... bits (64 bits wide: keeps every slot 8-byte aligned) */
-    /* PreBindPreFlight (upstream v1.36+): before PreBind, on the binding thread; KS_SUCCESS when
-     * PreBind will have work to do, KS_SKIP when it will not, KS_ERROR on failure. The slot is
-     * laid out now so the ABI does not move again, but this host does NOT call it yet: PreBind
-     * runs as in ABI 1.3, and the nominatedNodeName PATCH upstream sends before a PreBind with
-     * work is not sent (no in-tree plugin has a PreBind before the volume and DRA plugins). */
+    /* PreBindPreFlight (upstream v1.36+): called on a binding thread at the start of the binding
+     * cycle, before WaitOnPermit and PreBind, for a plugin that has pre_bind. Return KS_SUCCESS
+     * when this plugin's PreBind will have work to do for pod on node, KS_SKIP when it will not
+     * (its PreBind is then not called in this binding cycle), KS_ERROR on failure (the binding
+     * cycle fails: `running PreBindPreFlight "<name>": <reasons>`); any other code is an error
+     * too. When any plugin says KS_SUCCESS (or the pod will wait on Permit), the host sets the
+     * pod's status.nominatedNodeName to node before going on (upstream
+     * NominatedNodeNameForExpectation, on by default; off with --feature-gates
+     * NominatedNodeNameForExpectation=false, which also skips this call). result: zeroed, the
+     * plugin may set allow_parallel (this host still runs PreBind plugins one at a time). cycle,
+     * pod, result, st: borrowed for the call. NULL with pre_bind set: counts as KS_SUCCESS. */
     ks_code (*pre_bind_pre_flight)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                    ks_prebind_preflight *result, ks_status *st);
 } ks_plugin_desc;

@@ -13,6 +13,7 @@
 #include "api/objects.h"
 #include "config/registry.h"
 #include "harness.h"
+#include "sched/features.h"
 #include "sched/scheduler.h"
 
 /* ---- recording plugins --------------------------------------------------------------------- */
@@ -178,6 +179,14 @@ static ks_code rec_pre_bind(void *self, ks_cycle *c, const ks_pod *p, ks_sym nod
     return behaviour(r, "PreBind", st);
 }
 
+static ks_code rec_pre_bind_pre_flight(void *self, ks_cycle *c, const ks_pod *p, ks_sym node,
+                                       ks_prebind_preflight *result, ks_status *st)
+{
+    rec *r = self;
+    record(r->name, "PreBindPreFlight");
+    return behaviour(r, "PreBindPreFlight", st);
+}
+
 static ks_code rec_bind(void *self, ks_cycle *c, const ks_pod *p, ks_sym node, ks_status *st)
 {
     rec *r = self;
@@ -207,6 +216,7 @@ static void rec_post_bind(void *self, ks_cycle *c, const ks_pod *p, ks_sym node)
                                        .unreserve = rec_unreserve,                                 \
                                        .permit = rec_permit,                                       \
                                        .pre_bind = rec_pre_bind,                                   \
+                                       .pre_bind_pre_flight = rec_pre_bind_pre_flight,             \
                                        .bind = rec_bind,                                           \
                                        .post_bind = rec_post_bind}
 REC_DESC(reca_desc, "RecA", reca_create);
@@ -236,6 +246,13 @@ static ks_code source_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status 
     w->bound++;
     pthread_mutex_unlock(&w->mu);
     return KS_SUCCESS;
+}
+
+/* The source's nominatedNodeName PATCH (NominatedNodeNameForExpectation), in the call log. */
+static void source_nominate(void *ctx, const ks_pod *pod, ks_sym node)
+{
+    (void)ctx, (void)pod;
+    record("Source", ks__sym_str(node));
 }
 
 static void obs_cycle(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
@@ -298,7 +315,7 @@ static void world_new(const char *reca_args, const char *recb_args, int with_def
                            .plans = W.plans,
                            .seed = 1,
                            .binding_workers = 2,
-                           .source = {&W, source_bind, NULL, NULL},
+                           .source = {.ctx = &W, .bind = source_bind, .nominate = source_nominate},
                            .observer = {&W, obs_cycle, obs_bind}};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
 }
@@ -342,6 +359,22 @@ static void add_pod(const char *name)
     ks__pod_unref(pod);
 }
 
+/* As add_pod, with status.nominatedNodeName set. */
+static void add_nominated_pod(const char *name, const char *nominated)
+{
+    char json[512], err[256];
+    ks_pod *pod;
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},\"spec\":{\"containers\":[{"
+             "\"name\":\"c\"}]},\"status\":{\"nominatedNodeName\":\"%s\"}}",
+             name, name, nominated);
+    cJSON *o = cJSON_Parse(json);
+    cr_assert_eq(ks__pod_from_json(o, &pod, err, sizeof(err)), 0, "%s", err);
+    cJSON_Delete(o);
+    cr_assert_eq(ks__scheduler_on_pod_add(W.s, pod), 0);
+    ks__pod_unref(pod);
+}
+
 static void schedule(void)
 {
     cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1, "no pod was queued");
@@ -359,8 +392,8 @@ Test(framework, runs_extension_points_in_upstream_order_for_one_node)
     /* One feasible node: no PreScore/Score (upstream takes it directly). */
     cr_assert_str_eq(
         call_log, "RecA.PreFilter RecB.PreFilter RecA.Filter RecB.Filter RecA.Reserve RecB.Reserve "
-                  "RecA.Permit RecB.Permit RecA.PreBind RecB.PreBind RecA.Bind "
-                  "RecA.PostBind RecB.PostBind");
+                  "RecA.Permit RecB.Permit RecA.PreBindPreFlight RecB.PreBindPreFlight Source.n1 "
+                  "RecA.PreBind RecB.PreBind RecA.Bind RecA.PostBind RecB.PostBind");
     cr_assert_str_eq(W.result, "Scheduled");
     world_free();
 }
@@ -543,7 +576,7 @@ Test(framework, filter_error_is_wrapped_like_upstream)
     add_pod("p");
     schedule();
     cr_assert_str_eq(W.result, "Error");
-    cr_assert_str_eq(W.message, "running RecB filter plugin: boom");
+    cr_assert_str_eq(W.message, "running \"RecB\" filter plugin: boom");
     world_free();
 }
 
@@ -618,7 +651,7 @@ Test(framework, prebind_failure_unreserves_and_requeues)
     add_pod("p");
     schedule();
     cr_assert_str_eq(W.result, "Error");
-    cr_assert_str_eq(W.message, "running PreBind plugin RecB: volume not ready");
+    cr_assert_str_eq(W.message, "running PreBind plugin \"RecB\": volume not ready");
     cr_assert(strstr(call_log, "RecB.PreBind RecB.Unreserve RecA.Unreserve"), "%s", call_log);
     ks_queue_counts qc;
     ks__queue_counts(ks__scheduler_queue(W.s), &qc);
@@ -634,8 +667,9 @@ Test(framework, invalid_normalized_score_is_an_error)
     add_pod("p");
     schedule();
     cr_assert_str_eq(W.result, "Error");
-    cr_assert_str_eq(W.message, "plugin RecA returns an invalid score 120, it should in the range "
-                                "of [0, 100] after normalizing");
+    cr_assert_str_eq(W.message, "applying score defaultWeights on Score plugins: plugin \"RecA\" "
+                                "returns an invalid score 120, it should in the range of [0, 100] "
+                                "after normalizing");
     world_free();
 }
 
@@ -693,5 +727,119 @@ Test(framework, permit_waiters_do_not_hold_binding_threads)
     }
     ks__scheduler_wait_bindings(W.s);
     cr_assert_eq(W.scheduled, 3);
+    world_free();
+}
+
+/* ---- PreBindPreFlight and NominatedNodeNameForExpectation (upstream v1.36/v1.35) ----------- */
+
+/* A plugin whose preflight says Skip is not called at PreBind; no plugin with work and no wait
+ * on Permit: nothing is nominated (the pod is about to be bound anyway). */
+Test(framework, preflight_skip_skips_that_prebind_and_nominates_nothing)
+{
+    world_new("{PreBindPreFlight: Skip}", "{PreBindPreFlight: Skip}", 1);
+    add_node("n1", "4");
+    add_pod("p");
+    schedule();
+    cr_assert_str_eq(W.result, "Scheduled");
+    cr_assert(strstr(call_log, "RecA.PreBindPreFlight RecB.PreBindPreFlight RecA.Bind"), "%s",
+              call_log);
+    cr_assert_null(strstr(call_log, ".PreBind "), "%s", call_log);
+    cr_assert_null(strstr(call_log, "Source."), "%s", call_log);
+    world_free();
+}
+
+/* One plugin with work is enough to nominate; only the plugins that said Success run PreBind. */
+Test(framework, preflight_success_nominates_before_prebind)
+{
+    world_new("{PreBindPreFlight: Skip}", NULL, 1);
+    add_node("n1", "4");
+    add_pod("p");
+    schedule();
+    cr_assert_str_eq(W.result, "Scheduled");
+    cr_assert(strstr(call_log, "RecA.PreBindPreFlight RecB.PreBindPreFlight Source.n1 "
+                               "RecB.PreBind RecA.Bind"),
+              "%s", call_log);
+    cr_assert_null(strstr(call_log, "RecA.PreBind "), "%s", call_log);
+    world_free();
+}
+
+/* The pod already names the node (a preemptor nominated there): no PATCH to send. */
+Test(framework, preflight_does_not_renominate_the_same_node)
+{
+    world_new(NULL, NULL, 1);
+    add_node("n1", "4");
+    add_nominated_pod("p", "n1");
+    schedule();
+    cr_assert_str_eq(W.result, "Scheduled");
+    cr_assert(strstr(call_log, "RecB.PreBindPreFlight RecA.PreBind"), "%s", call_log);
+    cr_assert_null(strstr(call_log, "Source."), "%s", call_log);
+    world_free();
+}
+
+/* A pod that waits on Permit is nominated before the wait even when no PreBind has work. */
+Test(framework, permit_wait_nominates_before_waiting)
+{
+    pthread_t t;
+    world_new("{Permit: Wait, permitTimeoutMs: 10000, PreBindPreFlight: Skip}",
+              "{PreBindPreFlight: Skip}", 1);
+    add_node("n1", "4");
+    add_pod("p");
+    pthread_create(&t, NULL, allow_later, NULL);
+    schedule();
+    pthread_join(t, NULL);
+    cr_assert_str_eq(W.result, "Scheduled");
+    cr_assert(strstr(call_log, "RecB.PreBindPreFlight Source.n1 RecA.Bind"), "%s", call_log);
+    world_free();
+}
+
+/* An error fails the binding cycle before PreBind, with upstream's wrapping; it unreserves and
+ * requeues as any binding failure. */
+Test(framework, preflight_error_fails_the_binding_cycle)
+{
+    world_new(NULL, "{PreBindPreFlight: 'Error:claim lookup failed'}", 1);
+    add_node("n1", "4");
+    add_pod("p");
+    schedule();
+    cr_assert_str_eq(W.result, "Error");
+    cr_assert_str_eq(W.message, "running PreBindPreFlight \"RecB\": claim lookup failed");
+    cr_assert(strstr(call_log, "RecB.PreBindPreFlight RecB.Unreserve RecA.Unreserve"), "%s",
+              call_log);
+    cr_assert_null(strstr(call_log, "Bind "), "%s", call_log);
+    ks_queue_counts qc;
+    ks__queue_counts(ks__scheduler_queue(W.s), &qc);
+    cr_assert_eq(qc.active + qc.backoff + qc.unschedulable, 1, "the pod is queued again");
+    world_free();
+}
+
+/* PreBindPreFlight may only say Success, Skip or Error. */
+Test(framework, preflight_rejection_is_an_error)
+{
+    world_new("{PreBindPreFlight: 'Unschedulable:no'}", NULL, 1);
+    add_node("n1", "4");
+    add_pod("p");
+    schedule();
+    cr_assert_str_eq(W.result, "Error");
+    cr_assert_str_eq(
+        W.message, "PreBindPreFlight RecA returned \"Unschedulable\", which is unsupported. It is "
+                   "supposed to return Success, Skip, or Error status");
+    world_free();
+}
+
+/* --feature-gates NominatedNodeNameForExpectation=false: v1.34's binding cycle. */
+Test(framework, gate_off_runs_no_preflight)
+{
+    char err[256];
+    cr_assert_eq(ks__feature_gates_set("NominatedNodeNameForExpectation=false", err, sizeof(err)),
+                 0, "%s", err);
+    world_new("{PreBindPreFlight: Skip}", NULL, 1);
+    cr_assert_eq(ks__feature_gates_set("NominatedNodeNameForExpectation=true", err, sizeof(err)),
+                 0);
+    add_node("n1", "4");
+    add_pod("p");
+    schedule();
+    cr_assert_str_eq(W.result, "Scheduled");
+    cr_assert(strstr(call_log, "RecB.Permit RecA.PreBind RecB.PreBind RecA.Bind"), "%s", call_log);
+    cr_assert_null(strstr(call_log, "PreBindPreFlight"), "%s", call_log);
+    cr_assert_null(strstr(call_log, "Source."), "%s", call_log);
     world_free();
 }
