@@ -1214,10 +1214,15 @@ static int parse_spec_facts(const cJSON *spec, ks_pod *pod, parse_ctx *e)
             if (has_bind_mount_options(c))
                 pod->spec_flags |= KS_POD_SPEC_BIND_MOUNT_OPTIONS;
         }
+    if (cJSON_GetArraySize(get(spec, "resourceClaims")) > 0)
+        pod->uses |= KS__POD_USES_RESOURCE_CLAIMS;
     cJSON_ArrayForEach(v, get(spec, "volumes"))
     {
         if (cJSON_IsObject(get(v, "image")))
             nvol++;
+        /* a generic ephemeral volume is a claim too, made by the ephemeral volume controller */
+        if (cJSON_IsObject(get(v, "persistentVolumeClaim")) || cJSON_IsObject(get(v, "ephemeral")))
+            pod->uses |= KS__POD_USES_VOLUME_CLAIMS;
     }
     if (!nvol)
         return 0;

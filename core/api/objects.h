@@ -70,6 +70,7 @@ struct ks_pod {
     size_t ngates;
     ks_sym *gates;
     uint32_t spec_flags; /* KS_POD_SPEC_* (NodeDeclaredFeatures' inference reads them) */
+    uint32_t uses;       /* KS__POD_USES_*: what only a particular plugin can place correctly */
     size_t nimage_volumes;
     ks_sym *image_volumes; /* spec.volumes[].image.reference, spec order; "" when unset */
 
@@ -118,6 +119,15 @@ struct ks_node {
     ks_sym *declared_features; /* status.declaredFeatures, as listed */
     char *json;
     ks__symrefs syms; /* the counted symbols it holds, released when it is freed (intern.h) */
+};
+
+/* What a pod uses that only a particular upstream plugin knows how to place (ks_pod.uses): the
+ * scheduling cycle refuses such a pod when its profile lacks that plugin rather than place it as
+ * if the claim were not there (core/sched/schedule_one.c). */
+enum {
+    KS__POD_USES_RESOURCE_CLAIMS = 1u << 0, /* spec.resourceClaims: DynamicResources */
+    KS__POD_USES_VOLUME_CLAIMS = 1u << 1    /* a persistentVolumeClaim or ephemeral volume:
+                                               VolumeBinding */
 };
 
 /* Parses a Pod (apiVersion v1, kind Pod) from its JSON object. On error returns KS_EPARSE (or

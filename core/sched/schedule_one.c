@@ -88,6 +88,7 @@ typedef struct sched_cycle {
     ks_post_filter_result pfr;
     int preempt;           /* PostFilter nominated a node: evict pfr.victims */
     const char *preemptor; /* the PostFilter plugin that did */
+    int unsupported;       /* refused by unsupported_use, before PreFilter */
 } sched_cycle;
 
 /* ---- recording a failure ------------------------------------------------------------------- */
@@ -108,6 +109,12 @@ static ks_code fail_status(sched_cycle *c, const ks_status *st, int with_explain
     ks__status_message(st, msg, sizeof(msg));
     return fail(c, KS_ERROR, msg, with_explain);
 }
+
+/* The rejector "plugin" of a pod refused because it uses what no plugin of its profile places
+ * (unsupported_use): no plugin's bit, so no event's hint moves it (only the periodic flush, as an
+ * upstream pod that a plugin found unresolvable), and it still counts as unschedulable, not as a
+ * scheduler error (an error would retry it every few seconds). */
+#define KS_REJECTOR_UNSUPPORTED (1ull << 63)
 
 /* The rejector bit of the plugin behind a rejection (and its pending bit for Pending). */
 static uint64_t rejectors_of(ks_framework *fw, const ks_status *st, uint64_t *pending)
@@ -311,10 +318,55 @@ static void explain_evaluated(sched_cycle *c)
 /* upstream findNodesThatFitPod: PreFilter, the nominated node, then Filter. A pod that fits
  * nowhere is a FitError: KS_UNSCHEDULABLE (or PreFilter's rejection) with c->fit set, for
  * PostFilter. */
+/* Whether the profile has an enabled plugin of that name (at any extension point). */
+static int profile_has_plugin(const ks_framework *fw, const char *name)
+{
+    for (size_t i = 0; i < fw->ninst; i++)
+        if (strcmp(fw->inst[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* kubesched's own guard, not upstream's: a pod that uses what only a plugin this profile lacks
+ * can place (claims of dynamic resources, persistent volume claims) is refused with a message
+ * that says what is missing, instead of being placed as if the claim were not there (a pod the
+ * kubelet can then never start). 1 when refused (c->st says why). */
+static int unsupported_use(sched_cycle *c)
+{
+    static const struct {
+        uint32_t use;
+        const char *plugin, *what;
+    } needs[] = {
+        {KS__POD_USES_RESOURCE_CLAIMS, "DynamicResources",
+         "spec.resourceClaims (dynamic resource allocation)"},
+        {KS__POD_USES_VOLUME_CLAIMS, "VolumeBinding",
+         "PersistentVolumeClaims (persistentVolumeClaim or ephemeral volumes)"},
+    };
+    for (size_t i = 0; c->pod->uses && i < sizeof(needs) / sizeof(needs[0]); i++) {
+        if (!(c->pod->uses & needs[i].use) || profile_has_plugin(c->fw, needs[i].plugin))
+            continue;
+        char msg[KS_STATUS_BUF];
+        snprintf(msg, sizeof(msg),
+                 "pod uses %s, which only the %s plugin can place, and profile %s has no %s "
+                 "plugin (kubesched has none in-tree yet)",
+                 needs[i].what, needs[i].plugin, c->fw->profile_name, needs[i].plugin);
+        ks__status_reset(&c->st);
+        c->st.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        ks__status_add(&c->st, msg);
+        c->unsupported = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static ks_code find_nodes_that_fit(sched_cycle *c)
 {
     ks_prefilter_result pf = {0};
     int restricted = 0;
+    if (unsupported_use(c)) { /* as a PreFilter rejection of every node */
+        c->fit = FIT_PREFILTER;
+        return c->code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
     ks_code code = ks__fw_run_pre_filter(c->fw, c->state, c->pod, &pf, &restricted, &c->st);
     if (code == KS_SUCCESS)
         collect_candidates(c, &pf, restricted);
@@ -464,7 +516,8 @@ static void run_post_filter(sched_cycle *c)
     ks_status absent, post;
     ks_filter_outcome o;
     if (c->fit == FIT_PREFILTER) {
-        c->rejectors = rejectors_of(c->fw, &c->st, &c->pending);
+        c->rejectors =
+            c->unsupported ? KS_REJECTOR_UNSUPPORTED : rejectors_of(c->fw, &c->st, &c->pending);
         o = (ks_filter_outcome){c->s->snap, NULL, NULL, &c->st};
     } else {
         o = diagnose_filter(c, &absent);

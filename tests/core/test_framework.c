@@ -843,3 +843,113 @@ Test(framework, gate_off_runs_no_preflight)
     cr_assert_null(strstr(call_log, "Source."), "%s", call_log);
     world_free();
 }
+
+/* ---- pods that need a plugin kubesched lacks ----------------------------------------------- */
+
+static void add_pod_spec(const char *name, const char *spec_extra)
+{
+    char json[1024], err[256];
+    ks_pod *pod;
+    snprintf(json, sizeof(json),
+             "{\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},\"spec\":{\"containers\":[{"
+             "\"name\":\"c\"}],%s}}",
+             name, name, spec_extra);
+    cJSON *o = cJSON_Parse(json);
+    cr_assert_not_null(o, "%s", json);
+    cr_assert_eq(ks__pod_from_json(o, &pod, err, sizeof(err)), 0, "%s", err);
+    cJSON_Delete(o);
+    cr_assert_eq(ks__scheduler_on_pod_add(W.s, pod), 0);
+    ks__pod_unref(pod);
+}
+
+/* A pod with resource claims is refused, saying what is missing, and waits in unschedulablePods
+ * (no event's hint moves it; not an error's backoff loop). */
+Test(framework, pod_with_resource_claims_is_refused_without_dynamic_resources)
+{
+    world_new(NULL, NULL, 1);
+    add_node("n1", "4");
+    add_pod_spec("p", "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"gpu-0\"}]");
+    schedule();
+    cr_assert_str_eq(W.result, "Unschedulable");
+    cr_assert_str_eq(W.message,
+                     "0/1 nodes are available: pod uses spec.resourceClaims (dynamic resource "
+                     "allocation), which only the DynamicResources plugin can place, and profile "
+                     "default-scheduler has no DynamicResources plugin (kubesched has none in-tree "
+                     "yet).");
+    cr_assert_null(strstr(call_log, "PreFilter"), "no plugin ran: %s", call_log);
+    cr_assert_eq(W.bound, 0);
+    ks_queue_counts qc;
+    ks__queue_counts(ks__scheduler_queue(W.s), &qc);
+    cr_assert_eq(qc.unschedulable, 1, "parked as unschedulable (backoff %zu)", qc.backoff);
+    /* a node event does not move it */
+    add_node("n2", "4");
+    ks__queue_counts(ks__scheduler_queue(W.s), &qc);
+    cr_assert_eq(qc.unschedulable, 1);
+    world_free();
+}
+
+/* A persistentVolumeClaim or a generic ephemeral volume: VolumeBinding's. */
+Test(framework, pod_with_volume_claims_is_refused_without_volume_binding)
+{
+    world_new(NULL, NULL, 1);
+    add_node("n1", "4");
+    add_pod_spec(
+        "p", "\"volumes\":[{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"data\"}}]");
+    schedule();
+    cr_assert_str_eq(W.result, "Unschedulable");
+    cr_assert(strstr(W.message,
+                     "pod uses PersistentVolumeClaims (persistentVolumeClaim or "
+                     "ephemeral volumes), which only the VolumeBinding plugin can place"),
+              "%s", W.message);
+    add_pod_spec("q", "\"volumes\":[{\"name\":\"s\",\"ephemeral\":{\"volumeClaimTemplate\":{"
+                      "\"spec\":{}}}},{\"name\":\"e\",\"emptyDir\":{}}]");
+    schedule();
+    cr_assert_str_eq(W.result, "Unschedulable");
+    /* volumes that claim nothing are placed as before */
+    add_pod_spec("r", "\"volumes\":[{\"name\":\"e\",\"emptyDir\":{}},{\"name\":\"c\","
+                      "\"configMap\":{\"name\":\"x\"}}]");
+    schedule();
+    cr_assert_str_eq(W.result, "Scheduled");
+    world_free();
+}
+
+/* A profile that has a plugin of that name (an out-of-tree one, say) places the pod itself. */
+Test(framework, pod_with_claims_goes_to_a_profile_with_the_plugin)
+{
+    static const ks_plugin_desc dra = {.size = sizeof(ks_plugin_desc),
+                                       .name = "DynamicResources",
+                                       .create = reca_create,
+                                       .destroy = rec_destroy,
+                                       .pre_filter = rec_pre_filter};
+    char err[1024] = "";
+    ks_registry *reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(reg, &dra, "test", err, sizeof(err)), 0, "%s", err);
+    ks_config *cfg = NULL;
+    ks_profile_plan *plans = NULL;
+    cr_assert_eq(ks__config_load_string(reg,
+                                        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                        "kind: KubeSchedulerConfiguration\n"
+                                        "profiles:\n- schedulerName: default-scheduler\n"
+                                        "  plugins:\n"
+                                        "    preFilter: {enabled: [{name: DynamicResources}]}\n",
+                                        "t.yaml", &cfg, err, sizeof(err)),
+                 0, "%s", err);
+    cr_assert_eq(ks__config_plan(cfg, reg, &plans, err, sizeof(err)), 0, "%s", err);
+    memset(&W, 0, sizeof(W));
+    memset(call_log, 0, sizeof(call_log));
+    pthread_mutex_init(&W.mu, NULL);
+    W.cfg = cfg, W.reg = reg, W.plans = plans;
+    ks_scheduler_opts o = {.cfg = cfg,
+                           .plans = plans,
+                           .seed = 1,
+                           .binding_workers = 2,
+                           .source = {.ctx = &W, .bind = source_bind},
+                           .observer = {&W, obs_cycle, obs_bind}};
+    cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
+    add_node("n1", "4");
+    add_pod_spec("p", "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"gpu-0\"}]");
+    schedule();
+    cr_assert_str_eq(W.result, "Scheduled", "%s", W.message);
+    cr_assert(strstr(call_log, "PreFilter"), "%s", call_log);
+    world_free();
+}
