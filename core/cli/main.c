@@ -37,7 +37,8 @@ static void usage(FILE *f)
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
         "kinds\n"
         "      in the file are warnings, errors with --strict. Gates: OpportunisticBatching,\n"
-        "      NominatedNodeNameForExpectation (both on by default, as in v1.37).\n"
+        "      NominatedNodeNameForExpectation, SchedulerPopFromBackoffQ (all on by default, as\n"
+        "      in v1.37).\n"
         "  kubesched validate-config FILE [-v N]\n"
         "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
         "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
@@ -156,8 +157,8 @@ static int cmd_validate(int argc, char **argv)
     return 0;
 }
 
-/* --feature-gates Name=bool,... (upstream's flag; kubesched knows OpportunisticBatching and
- * NominatedNodeNameForExpectation, features.c). */
+/* --feature-gates Name=bool,... (upstream's flag; kubesched knows OpportunisticBatching,
+ * NominatedNodeNameForExpectation and SchedulerPopFromBackoffQ, features.c). */
 static int set_feature_gates(const char *spec)
 {
     char err[512];

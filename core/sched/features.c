@@ -15,6 +15,7 @@ static struct {
 } gates[KS_FEATURE_COUNT] = {
     [KS_FEATURE_OPPORTUNISTIC_BATCHING] = {"OpportunisticBatching", 1},
     [KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION] = {"NominatedNodeNameForExpectation", 1},
+    [KS_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q] = {"SchedulerPopFromBackoffQ", 1},
 };
 
 int ks__feature_enabled(ks_feature f) { return f < KS_FEATURE_COUNT && gates[f].enabled; }

@@ -14,6 +14,8 @@ typedef enum ks_feature {
     /* Beta, on by default since v1.35: the binding cycle runs PreBindPreFlight and sets
      * status.nominatedNodeName before a PreBind with work or a wait on Permit (binding.c). */
     KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION,
+    /* Beta, on by default since v1.33: pop takes from backoffQ while activeQ is empty (queue.h) */
+    KS_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q,
     KS_FEATURE_COUNT
 } ks_feature;
 

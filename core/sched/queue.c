@@ -29,8 +29,10 @@
  *
  * PreEnqueue runs whenever a pod enters activeQ or backoffQ from outside them (add, requeue after
  * a failure, move from unschedulablePods, update of a parked pod), and not when backoffQ flushes
- * into activeQ: that is v1.34 with SchedulerPopFromBackoffQ on, which checks gates on the way
- * into backoffQ. Popping from backoffQ while activeQ is empty (the rest of that gate) is not done.
+ * into activeQ: that is SchedulerPopFromBackoffQ (on by default since v1.33), which checks gates
+ * on the way into backoffQ. The rest of that gate: while activeQ is empty, pop takes the head of
+ * the rejection backoff heap even before its backoff is over ("PopFromBackoffQ"); pods back
+ * from an error wait in their own heap for the flush.
  *
  * Backoff is not truncated to 1 s windows (upstream 1.33+ backoffQOrderingWindowDuration): a pod is
  * backing off iff timestamp + duration > now, and flush_backoff moves exactly the expired ones.
@@ -111,6 +113,7 @@ typedef struct qentry {
     unsigned deleted : 1;           /* deleted while in flight: dropped when it comes back */
     unsigned updated_in_flight : 1; /* ks__queue_update while in flight (newer_pod is set) */
     unsigned missed_events : 1;     /* an event for it could not be recorded (out of memory) */
+    unsigned error_backoff : 1;     /* in the error backoff heap (its last attempt was an error) */
 } qentry;
 
 struct ks_queue {
@@ -118,7 +121,7 @@ struct ks_queue {
     ks_queue_hooks hooks;
 
     pthread_mutex_t mu;
-    pthread_cond_t cond; /* activeQ became non-empty, or the queue closed */
+    pthread_cond_t cond; /* activeQ (or the rejection backoff heap) became non-empty, or closed */
 #ifndef NDEBUG
     pthread_t owner; /* guarded by mu: who holds it, for assert_held() */
     int owned;
@@ -126,7 +129,11 @@ struct ks_queue {
     /* Everything below is guarded by mu. */
     int closed;
     int64_t cycle; /* pops so far (upstream schedulingCycle) */
-    ks_heap active, backoff;
+    /* backoffQ is two heaps, as upstream's: pods back from a rejection (entityBackoffQ, which
+     * pop may take from while activeQ is empty) and pods back from an error
+     * (entityErrorBackoffQ, which only the flush empties). */
+    ks_heap active, backoff, error_backoff;
+    int pop_from_backoff; /* the SchedulerPopFromBackoffQ gate (ks_queue_opts) */
     dlink parked;
     dlink flight;
     qentry **slots; /* uid -> entry, open addressing with linear probing */
@@ -331,7 +338,7 @@ static void detach(ks_queue *q, qentry *e)
         q->counts.active--;
         break;
     case KS_Q_BACKOFF:
-        ks__heap_remove(&q->backoff, e->qp.heap_index);
+        ks__heap_remove(e->error_backoff ? &q->error_backoff : &q->backoff, e->qp.heap_index);
         q->counts.backoff--;
         break;
     case KS_Q_UNSCHEDULABLE:
@@ -393,7 +400,11 @@ static void put_active(ks_queue *q, qentry *e, const entry_cause *c)
 static void put_backoff(ks_queue *q, qentry *e, const entry_cause *c)
 {
     e->backoff_expiry_ns = e->qp.timestamp_ns + ks__queue_backoff_duration_ns(q, &e->qp);
-    int rc = ks__heap_push(&q->backoff, e);
+    /* upstream backoffQueue.add: no plugin to blame means the attempt ended in an error */
+    e->error_backoff = (e->qp.rejector_plugins | e->qp.pending_plugins) == 0;
+    if (!e->error_backoff && q->pop_from_backoff)
+        pthread_cond_broadcast(&q->cond); /* a blocked pop may take it at once */
+    int rc = ks__heap_push(e->error_backoff ? &q->error_backoff : &q->backoff, e);
     (void)rc;
     assert(rc == 0);
     e->qp.where = KS_Q_BACKOFF;
@@ -657,6 +668,7 @@ ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks)
         q->hooks = *hooks;
     if (!q->hooks.less)
         q->hooks.less = priority_sort_less;
+    q->pop_from_backoff = !q->opts.no_pop_from_backoff;
 
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -676,6 +688,7 @@ ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks)
     }
     ks__heap_init(&q->active, active_less, q, offsetof(qentry, qp.heap_index));
     ks__heap_init(&q->backoff, backoff_less, q, offsetof(qentry, qp.heap_index));
+    ks__heap_init(&q->error_backoff, backoff_less, q, offsetof(qentry, qp.heap_index));
     dl_init(&q->parked);
     dl_init(&q->flight);
     q->nslots = 64;
@@ -707,6 +720,7 @@ void ks__queue_free(ks_queue *q)
     free(q->slots);
     ks__heap_destroy(&q->active);
     ks__heap_destroy(&q->backoff);
+    ks__heap_destroy(&q->error_backoff);
     pthread_cond_destroy(&q->cond);
     pthread_mutex_destroy(&q->mu);
     free(q);
@@ -722,7 +736,8 @@ static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
         return KS_EINVAL;
     /* Room in both heaps for every known pod: later moves cannot fail. */
     if (ks__heap_reserve(&q->active, q->nentries + 1) != 0 ||
-        ks__heap_reserve(&q->backoff, q->nentries + 1) != 0)
+        ks__heap_reserve(&q->backoff, q->nentries + 1) != 0 ||
+        ks__heap_reserve(&q->error_backoff, q->nentries + 1) != 0)
         return KS_ENOMEM;
     qentry *e = calloc(1, sizeof *e);
     if (!e)
@@ -804,7 +819,7 @@ int ks__queue_update(ks_queue *q, ks_pod *new_pod)
         ks__heap_fix(&q->active, e->qp.heap_index);
         break;
     case KS_Q_BACKOFF:
-        ks__heap_fix(&q->backoff, e->qp.heap_index);
+        ks__heap_fix(e->error_backoff ? &q->error_backoff : &q->backoff, e->qp.heap_index);
         break;
     case KS_Q_UNSCHEDULABLE:
     case KS_Q_GATED: {
@@ -873,17 +888,33 @@ int ks__queue_delete(ks_queue *q, const char *uid)
     return 0;
 }
 
+/* What pop may take: activeQ's head, else (SchedulerPopFromBackoffQ) the head of the rejection
+ * backoff heap, backing off or not (upstream activeQueue.unlockedPop). */
+static int poppable(const ks_queue *q)
+{
+    return q->active.len > 0 || (q->pop_from_backoff && q->backoff.len > 0);
+}
+
 ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
 {
     lock(q);
-    while (block && !q->closed && q->active.len == 0)
+    while (block && !q->closed && !poppable(q))
         wait_cond(q);
-    if (q->closed || q->active.len == 0) {
+    if (q->closed || !poppable(q)) {
         unlock(q);
         return NULL;
     }
-    qentry *e = ks__heap_pop(&q->active);
-    q->counts.active--;
+    qentry *e;
+    if (q->active.len > 0) {
+        e = ks__heap_pop(&q->active);
+        q->counts.active--;
+    } else {
+        e = ks__heap_pop(&q->backoff);
+        q->counts.backoff--;
+        /* upstream counts it as entering activeQ on its way out (no strategy: a new entity) */
+        entry_cause c;
+        note_incoming(q, e, KS_Q_ACTIVE, cause_new(&c, "PopFromBackoffQ"));
+    }
     e->qp.where = KS_Q_NONE;
     e->qp.attempts++;
     e->qp.move_request_cycle_seen = ++q->cycle;
@@ -1043,14 +1074,16 @@ size_t ks__queue_flush_backoff(ks_queue *q)
     lock(q);
     int64_t now = now_ns(q);
     size_t moved = 0;
-    for (qentry *e; (e = ks__heap_peek(&q->backoff)) && e->backoff_expiry_ns <= now;) {
-        ks__heap_pop(&q->backoff);
-        q->counts.backoff--;
-        e->qp.where = KS_Q_NONE;
-        entry_cause c;
-        put_active(q, e, cause_new(&c, "BackoffComplete")); /* PreEnqueue ran on the way in */
-        moved++;
-    }
+    ks_heap *heaps[] = {&q->backoff, &q->error_backoff}; /* upstream's order */
+    for (int h = 0; h < 2; h++)
+        for (qentry *e; (e = ks__heap_peek(heaps[h])) && e->backoff_expiry_ns <= now;) {
+            ks__heap_pop(heaps[h]);
+            q->counts.backoff--;
+            e->qp.where = KS_Q_NONE;
+            entry_cause c;
+            put_active(q, e, cause_new(&c, "BackoffComplete")); /* PreEnqueue ran on the way in */
+            moved++;
+        }
     if (moved)
         pthread_cond_broadcast(&q->cond);
     unlock(q);
@@ -1086,7 +1119,9 @@ size_t ks__queue_flush_unschedulable(ks_queue *q)
 int64_t ks__queue_next_backoff_expiry(ks_queue *q)
 {
     lock(q);
-    const qentry *e = ks__heap_peek(&q->backoff);
+    const qentry *e = ks__heap_peek(&q->backoff), *x = ks__heap_peek(&q->error_backoff);
+    if (!e || (x && x->backoff_expiry_ns < e->backoff_expiry_ns))
+        e = x;
     int64_t t = e ? e->backoff_expiry_ns : -1;
     unlock(q);
     return t;

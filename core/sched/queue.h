@@ -118,6 +118,10 @@ typedef struct ks_queue_opts {
     int64_t initial_backoff_ns;   /* podInitialBackoffSeconds */
     int64_t max_backoff_ns;       /* podMaxBackoffSeconds */
     int64_t max_unschedulable_ns; /* --pod-max-in-unschedulable-pods-duration, 5 min */
+    /* SchedulerPopFromBackoffQ off (upstream: Beta, on since v1.33): by default, while activeQ
+     * is empty, pop takes the pod first in line in backoffQ among those a plugin rejected
+     * (not those back from an error), before its backoff is over. */
+    int no_pop_from_backoff;
 } ks_queue_opts;
 
 /* opts NULL: 1 s, 10 s, 5 min; values are otherwise taken as given (0 backoff: none). hooks are

@@ -218,6 +218,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         .initial_backoff_ns = o->cfg->pod_initial_backoff_seconds * 1000000000LL,
         .max_backoff_ns = o->cfg->pod_max_backoff_seconds * 1000000000LL,
         .max_unschedulable_ns = 5LL * 60 * 1000000000LL,
+        .no_pop_from_backoff = !ks__feature_enabled(KS_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q),
     };
     ks_queue_hooks qh = {s,
                          hook_less,

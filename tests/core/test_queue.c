@@ -147,7 +147,7 @@ static void teardown(void)
         ks__pod_unref(t.pods[i]);
 }
 
-TestSuite(queue, .init = setup, .fini = teardown);
+TestSuite(queue, .init = setup, .fini = teardown, .timeout = 30);
 
 /* Test(queue, name) whose body is followed by finish(). */
 #define QUEUE_TEST(name)                                                                           \
@@ -411,6 +411,83 @@ QUEUE_TEST(backoff_queue_releases_by_expiry_not_priority)
     t.now += 1;
     cr_expect_eq(ks__queue_flush_backoff(t.q), 1);
     expect_pop("late");
+}
+
+/* ---- SchedulerPopFromBackoffQ (on by default since v1.33) --------------------------------------
+ */
+
+/* A rejected pod that an event moved to backoffQ: with activeQ empty, pop takes it before its
+ * backoff is over, and counts it as entering activeQ by "PopFromBackoffQ". */
+QUEUE_TEST(pop_takes_a_rejected_pod_from_backoff_while_active_is_empty)
+{
+    add("a", 0);
+    fail(pop_expect("a"), PL_FIT, 0, 0);
+    cr_assert_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 1);
+    EXPECT_COUNTS(0, 1, 0, 0, 0); /* backing off for 1 s */
+    t.incoming[0] = '\0';
+    ks_queued_pod *qp = pop_expect("a");
+    cr_expect_str_eq(t.incoming, "active:PopFromBackoffQ:1 ");
+    EXPECT_COUNTS(0, 0, 0, 0, 1);
+    cr_expect_eq(qp->attempts, 2);
+    ks__queue_done(t.q, qp);
+}
+
+/* activeQ first: the backoff heap is only a fallback. */
+QUEUE_TEST(pop_prefers_active_over_backoff)
+{
+    add("a", 100);
+    fail(pop_expect("a"), PL_FIT, 0, 0);
+    cr_assert_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 1);
+    add("b", 0); /* lower priority, but in activeQ */
+    expect_pop("b");
+    expect_pop("a");
+}
+
+/* A pod back from an error waits in its own heap for the flush (upstream entityErrorBackoffQ). */
+QUEUE_TEST(pop_leaves_pods_back_from_an_error_to_the_flush)
+{
+    add("e", 0);
+    fail(pop_expect("e"), 0, 0, 1);
+    EXPECT_COUNTS(0, 1, 0, 0, 0);
+    cr_expect_null(ks__queue_pop(t.q, 0));
+    t.now += 1 * SEC;
+    cr_expect_eq(ks__queue_flush_backoff(t.q), 1);
+    expect_pop("e");
+}
+
+/* --feature-gates SchedulerPopFromBackoffQ=false: backoffQ waits for the flush. */
+QUEUE_TEST(pop_from_backoff_off_waits_for_the_flush)
+{
+    ks__queue_free(t.q);
+    ks_queue_opts o = OPTS;
+    o.no_pop_from_backoff = 1;
+    ks_queue_hooks h = test_hooks();
+    t.q = ks__queue_new(&o, &h);
+    add("a", 0);
+    fail(pop_expect("a"), PL_FIT, 0, 0);
+    cr_assert_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 1);
+    cr_expect_null(ks__queue_pop(t.q, 0));
+    t.now += 1 * SEC;
+    cr_expect_eq(ks__queue_flush_backoff(t.q), 1);
+    expect_pop("a");
+}
+
+static void *blocking_pop(void *arg);
+
+/* A blocked pop wakes when a rejected pod enters backoffQ. */
+QUEUE_TEST(blocking_pop_wakes_for_a_pod_entering_backoff)
+{
+    add("a", 0);
+    fail(pop_expect("a"), PL_FIT, 0, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, blocking_pop, NULL);
+    usleep(20000); /* let it block; if it has not yet, it finds the pod at once: same outcome */
+    cr_assert_eq(ks__queue_move_on_event(t.q, &NODE_ADD), 1);
+    void *got = NULL;
+    pthread_join(th, &got);
+    cr_assert_not_null(got);
+    cr_expect_str_eq(((ks_queued_pod *)got)->pod->uid, "a");
+    ks__queue_done(t.q, got);
 }
 
 /* ---- unschedulable pods and events ---------------------------------------------------------- */
