@@ -10,9 +10,9 @@
 #include "api/selector.h"
 #include "util/numconv.h"
 
-static const char *const kind_names[KS_VK_COUNT] = {
-    "PersistentVolume", "PersistentVolumeClaim", "StorageClass",
-    "CSINode",          "CSIDriver",             "CSIStorageCapacity"};
+static const char *const kind_names[KS_VK_COUNT] = {"PersistentVolume", "PersistentVolumeClaim",
+                                                    "StorageClass",     "CSINode",
+                                                    "CSIDriver",        "CSIStorageCapacity"};
 
 int ks__volobj_kind(const char *kind)
 {
@@ -96,7 +96,8 @@ static int get_sym(pctx *c, const cJSON *o, const char *k, const char *path, ks_
     return rc;
 }
 
-static int get_bool(pctx *c, const cJSON *o, const char *k, const char *path, int dflt, int32_t *out)
+static int get_bool(pctx *c, const cJSON *o, const char *k, const char *path, int dflt,
+                    int32_t *out)
 {
     const cJSON *v = get(o, k);
     *out = dflt;
@@ -230,11 +231,10 @@ uint32_t ks__access_modes(const cJSON *arr)
     return bits;
 }
 
-/* spec.accessModes, with upstream ValidatePersistentVolumeSpec / ValidatePersistentVolumeClaimSpec's
- * rules when checked: at least one (required_detail: the PVC's words), every one supported,
- * ReadWriteOncePod alone. */
-static int get_access_modes(pctx *c, const cJSON *spec, const char *required_detail,
-                            uint32_t *out)
+/* spec.accessModes, with upstream ValidatePersistentVolumeSpec /
+ * ValidatePersistentVolumeClaimSpec's rules when checked: at least one (required_detail: the PVC's
+ * words), every one supported, ReadWriteOncePod alone. */
+static int get_access_modes(pctx *c, const cJSON *spec, const char *required_detail, uint32_t *out)
 {
     const cJSON *arr = get(spec, "accessModes"), *it;
     *out = 0;
@@ -516,9 +516,9 @@ static int parse_source(pctx *c, const cJSON *v, const char *path, int pv, vsour
 
 /* ---- pods' volumes ------------------------------------------------------------------------- */
 
-int ks__pod_volumes_parse(const cJSON *volumes, const char *pod_name, int checked,
-                          ks_mempool *pool, ks__symrefs *refs, ks_pod_volume **out, size_t *n,
-                          char *err, size_t errlen)
+int ks__pod_volumes_parse(const cJSON *volumes, const char *pod_name, int checked, ks_mempool *pool,
+                          ks__symrefs *refs, ks_pod_volume **out, size_t *n, char *err,
+                          size_t errlen)
 {
     pctx c = {err, errlen, pool, refs, checked};
     const cJSON *v;
@@ -620,10 +620,9 @@ static int parse_pv(pctx *c, const cJSON *obj, ks_pv *o)
     v->uid = o->h.uid;
     if (is_set(spec) && !cJSON_IsObject(spec))
         return fail(c, "spec: expected an object");
-    if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels,
-                             &v->nlabels)) ||
-        (rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations",
-                             &v->annotations, &v->nannotations)) ||
+    if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels, &v->nlabels)) ||
+        (rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations", &v->annotations,
+                             &v->nannotations)) ||
         (rc = get_access_modes(c, spec, "", &v->access_modes)) ||
         (rc = get_volume_mode(c, spec, &v->volume_mode)) ||
         (rc = get_sym(c, spec, "storageClassName", "spec", &spec_class, NULL)) ||
@@ -679,10 +678,9 @@ static int parse_pvc(pctx *c, const cJSON *obj, ks_pvc *o)
     v->uid = o->h.uid;
     if (is_set(spec) && !cJSON_IsObject(spec))
         return fail(c, "spec: expected an object");
-    if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels,
-                             &v->nlabels)) ||
-        (rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations",
-                             &v->annotations, &v->nannotations)) ||
+    if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels, &v->nlabels)) ||
+        (rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations", &v->annotations,
+                             &v->nannotations)) ||
         (rc = get_access_modes(c, spec, "at least 1 access mode is required", &v->access_modes)) ||
         (rc = get_volume_mode(c, spec, &v->volume_mode)) ||
         (rc = get_sym(c, spec, "storageClassName", "spec", &spec_class, &set)) ||
@@ -727,10 +725,9 @@ static int parse_storage_class(pctx *c, const cJSON *obj, ks_storage_class *o)
     int set, rc;
     v->size = sizeof(*v);
     v->name = o->h.name;
-    if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels,
-                             &v->nlabels)) ||
-        (rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations",
-                             &v->annotations, &v->nannotations)) ||
+    if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels, &v->nlabels)) ||
+        (rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations", &v->annotations,
+                             &v->nannotations)) ||
         (rc = get_sym(c, obj, "provisioner", "", &v->provisioner, NULL)) ||
         (rc = get_string(c, obj, "volumeBindingMode", "", &mode, &set)))
         return rc;
@@ -811,8 +808,8 @@ static int parse_csi_node(pctx *c, const cJSON *obj, ks_csi_node *o)
     int rc;
     v->size = sizeof(*v);
     v->name = o->h.name;
-    if ((rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations",
-                             &v->annotations, &v->nannotations)))
+    if ((rc = get_string_map(c, get(meta, "annotations"), "metadata.annotations", &v->annotations,
+                             &v->nannotations)))
         return rc;
     if (is_set(drivers) && !cJSON_IsArray(drivers))
         return fail(c, "spec.drivers: expected a list");

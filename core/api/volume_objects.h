@@ -13,9 +13,10 @@
  * stored (lenient: defensive readings, no value rules); ks__volobj_from_json_checked reads cluster
  * files for `kubesched simulate`: it also applies the API server's defaults that change what the
  * scheduler sees (a StorageClass without volumeBindingMode is Immediate, a CSIDriver without
- * attachRequired requires attach) and refuses what its validation refuses (ValidatePersistentVolume,
- * ValidatePersistentVolumeClaim, ... for the fields read here), with upstream's field.Error wording
- * and the field path. Decode errors (a wrong type, a malformed quantity) are refused either way.
+ * attachRequired requires attach) and refuses what its validation refuses
+ * (ValidatePersistentVolume, ValidatePersistentVolumeClaim, ... for the fields read here), with
+ * upstream's field.Error wording and the field path. Decode errors (a wrong type, a malformed
+ * quantity) are refused either way.
  *
  * Threads: parsing on any thread (no shared state but the symbol table); objects: any thread.
  */
@@ -45,9 +46,9 @@ typedef enum ks_vol_kind {
 typedef struct ks__volobj {
     atomic_int refs;
     ks_vol_kind kind;
-    ks_sym ns, name; /* ns: KS_SYM_EMPTY for the cluster-scoped kinds */
-    char *key;       /* "name" or "namespace/name" (pool) */
-    char *uid;       /* metadata.uid, "" when absent (pool) */
+    ks_sym ns, name;        /* ns: KS_SYM_EMPTY for the cluster-scoped kinds */
+    char *key;              /* "name" or "namespace/name" (pool) */
+    char *uid;              /* metadata.uid, "" when absent (pool) */
     char *resource_version; /* (pool) */
     char *json;             /* compact JSON of the whole object (malloc'd) */
     ks_mempool pool;        /* every array and string of the object */
@@ -102,9 +103,9 @@ void ks__volobj_unref(ks__volobj *o);
  * (ValidateVolumes: a name, unique; a claimName; the identity fields of the in-line disks).
  * KS_EPARSE with the field path ("spec.volumes[1].persistentVolumeClaim.claimName: Required
  * value"), KS_ENOMEM. */
-int ks__pod_volumes_parse(const cJSON *volumes, const char *pod_name, int checked,
-                          ks_mempool *pool, ks__symrefs *refs, ks_pod_volume **out, size_t *n,
-                          char *err, size_t errlen);
+int ks__pod_volumes_parse(const cJSON *volumes, const char *pod_name, int checked, ks_mempool *pool,
+                          ks__symrefs *refs, ks_pod_volume **out, size_t *n, char *err,
+                          size_t errlen);
 
 /* Access modes as KS_ACCESS_* bits from a JSON array of strings. */
 uint32_t ks__access_modes(const cJSON *arr);

@@ -8,8 +8,9 @@
 ks_event_resource ks__volume_event_resource(ks_vol_kind k)
 {
     static const ks_event_resource res[KS_VK_COUNT] = {
-        KS_RES_PERSISTENT_VOLUME, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_RES_STORAGE_CLASS,
-        KS_RES_CSI_NODE,          KS_RES_CSI_DRIVER,              KS_RES_CSI_STORAGE_CAPACITY};
+        KS_RES_PERSISTENT_VOLUME, KS_RES_PERSISTENT_VOLUME_CLAIM,
+        KS_RES_STORAGE_CLASS,     KS_RES_CSI_NODE,
+        KS_RES_CSI_DRIVER,        KS_RES_CSI_STORAGE_CAPACITY};
     return (unsigned)k < KS_VK_COUNT ? res[k] : (ks_event_resource)0;
 }
 
@@ -24,8 +25,9 @@ size_t ks__scheduler_on_volume_change(ks_scheduler *s, ks_store_change *chg, cha
     ev.event.resource = ks__volume_event_resource(any->kind);
     /* upstream's handlers: an add, an update (the generic Update: no finer action exists for
      * these kinds) or a delete */
-    ev.event.actions = !chg->old_obj ? KS_ACT_ADD : !chg->new_obj ? KS_ACT_DELETE
-                                                                  : KS_ACT_UPDATE_ANY;
+    ev.event.actions = !chg->old_obj   ? KS_ACT_ADD
+                       : !chg->new_obj ? KS_ACT_DELETE
+                                       : KS_ACT_UPDATE_ANY;
     ev.old_obj = chg->old_obj;
     ev.new_obj = chg->new_obj;
     ks_queue *q = ks__scheduler_queue(s);

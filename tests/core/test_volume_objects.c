@@ -96,11 +96,10 @@ Test(volume_objects, persistent_volume_fields)
 
 Test(volume_objects, persistent_volume_defaults_and_in_tree_source)
 {
-    ks__volobj *o =
-        parse("{'kind':'PersistentVolume','metadata':{'name':'pv2'},'spec':{'capacity':"
-              "{'storage':1500},'accessModes':['ReadWriteOncePod'],"
-              "'gcePersistentDisk':{'pdName':'disk-1'}}}",
-              1);
+    ks__volobj *o = parse("{'kind':'PersistentVolume','metadata':{'name':'pv2'},'spec':{'capacity':"
+                          "{'storage':1500},'accessModes':['ReadWriteOncePod'],"
+                          "'gcePersistentDisk':{'pdName':'disk-1'}}}",
+                          1);
     const ks_pv_view *v = &((ks_pv *)o)->v;
     cr_assert_eq(v->capacity, 1500);
     cr_assert_eq(v->volume_mode, KS_VOLUME_MODE_FILESYSTEM);
@@ -221,12 +220,12 @@ Test(volume_objects, storage_class_binding_mode_defaults)
 
 Test(volume_objects, csi_kinds)
 {
-    ks__volobj *o = parse(
-        "{'kind':'CSINode','metadata':{'name':'n1','annotations':{"
-        "'storage.alpha.kubernetes.io/migrated-plugins':'kubernetes.io/gce-pd'}},'spec':"
-        "{'drivers':[{'name':'d1','nodeID':'i-1','allocatable':{'count':16},'topologyKeys':"
-        "['topology.kubernetes.io/zone']},{'name':'d2','nodeID':'i-1'}]}}",
-        1);
+    ks__volobj *o =
+        parse("{'kind':'CSINode','metadata':{'name':'n1','annotations':{"
+              "'storage.alpha.kubernetes.io/migrated-plugins':'kubernetes.io/gce-pd'}},'spec':"
+              "{'drivers':[{'name':'d1','nodeID':'i-1','allocatable':{'count':16},'topologyKeys':"
+              "['topology.kubernetes.io/zone']},{'name':'d2','nodeID':'i-1'}]}}",
+              1);
     const ks_csi_node_view *cn = &((ks_csi_node *)o)->v;
     cr_assert_eq(cn->ndrivers, 2);
     cr_assert(cn->drivers[0].has_allocatable_count);
