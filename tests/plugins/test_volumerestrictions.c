@@ -75,8 +75,8 @@ static void run(const row *rows, size_t n, void (*objects)(th_cluster *))
             objects(c);
         char pre_msg[512], msg[512];
         ks_code pre;
-        ks_code got = th_filter_steps(p, c, pod("", r->pod_volumes), node_name, NULL, &pre,
-                                      pre_msg, sizeof(pre_msg), msg, sizeof(msg));
+        ks_code got = th_filter_steps(p, c, pod("", r->pod_volumes), node_name, NULL, &pre, pre_msg,
+                                      sizeof(pre_msg), msg, sizeof(msg));
         cr_expect_eq(pre, r->pre, "%s: PreFilter code %d, want %d (%s)", r->name, pre, r->pre,
                      pre_msg);
         cr_expect_str_eq(pre_msg, r->pre_msg ? r->pre_msg : "", "%s", r->name);
@@ -97,14 +97,28 @@ Test(volume_restrictions, gce_disk_conflicts)
         {"one state", "", {GCE_FOO}, KS_SKIP, NULL, KS_SUCCESS, NULL},
         {"same state", GCE_FOO, {GCE_FOO}, KS_SUCCESS, NULL, KS_UNSCHEDULABLE, DISK},
         {"different state", GCE_BAR, {GCE_FOO}, KS_SUCCESS, NULL, KS_SUCCESS, NULL},
-        {"pod with a volume that doesn't have restrictions", NO_RESTRICTION, {NULL}, KS_SKIP,
-         NULL, KS_SUCCESS, NULL},
+        {"pod with a volume that doesn't have restrictions",
+         NO_RESTRICTION,
+         {NULL},
+         KS_SKIP,
+         NULL,
+         KS_SUCCESS,
+         NULL},
         /* kubesched's: both read-only share the disk; one read-write does not */
-        {"both read-only", "{'name':'v','gcePersistentDisk':{'pdName':'foo','readOnly':true}}",
-         {"{'name':'v','gcePersistentDisk':{'pdName':'foo','readOnly':true}}"}, KS_SUCCESS, NULL,
-         KS_SUCCESS, NULL},
-        {"one read-only", "{'name':'v','gcePersistentDisk':{'pdName':'foo','readOnly':true}}",
-         {GCE_FOO}, KS_SUCCESS, NULL, KS_UNSCHEDULABLE, DISK},
+        {"both read-only",
+         "{'name':'v','gcePersistentDisk':{'pdName':'foo','readOnly':true}}",
+         {"{'name':'v','gcePersistentDisk':{'pdName':'foo','readOnly':true}}"},
+         KS_SUCCESS,
+         NULL,
+         KS_SUCCESS,
+         NULL},
+        {"one read-only",
+         "{'name':'v','gcePersistentDisk':{'pdName':'foo','readOnly':true}}",
+         {GCE_FOO},
+         KS_SUCCESS,
+         NULL,
+         KS_UNSCHEDULABLE,
+         DISK},
     };
     run(rows, sizeof(rows) / sizeof(rows[0]), NULL);
 }
@@ -120,17 +134,19 @@ Test(volume_restrictions, aws_disk_conflicts)
         {"same state", AWS_FOO, {AWS_FOO}, KS_SUCCESS, NULL, KS_UNSCHEDULABLE, DISK},
         {"different state", AWS_BAR, {AWS_FOO}, KS_SUCCESS, NULL, KS_SUCCESS, NULL},
         /* EBS: read-only does not matter */
-        {"both read-only", "{'name':'v','awsElasticBlockStore':{'volumeID':'foo','readOnly':true}}",
-         {"{'name':'v','awsElasticBlockStore':{'volumeID':'foo','readOnly':true}}"}, KS_SUCCESS,
-         NULL, KS_UNSCHEDULABLE, DISK},
+        {"both read-only",
+         "{'name':'v','awsElasticBlockStore':{'volumeID':'foo','readOnly':true}}",
+         {"{'name':'v','awsElasticBlockStore':{'volumeID':'foo','readOnly':true}}"},
+         KS_SUCCESS,
+         NULL,
+         KS_UNSCHEDULABLE,
+         DISK},
     };
     run(rows, sizeof(rows) / sizeof(rows[0]), NULL);
 }
 
-#define RBD_1                                                                                      \
-    "{'name':'v','rbd':{'monitors':['a','b'],'pool':'foo','image':'bar','fsType':'ext4'}}"
-#define RBD_2                                                                                      \
-    "{'name':'v','rbd':{'monitors':['c','d'],'pool':'foo','image':'bar','fsType':'ext4'}}"
+#define RBD_1 "{'name':'v','rbd':{'monitors':['a','b'],'pool':'foo','image':'bar','fsType':'ext4'}}"
+#define RBD_2 "{'name':'v','rbd':{'monitors':['c','d'],'pool':'foo','image':'bar','fsType':'ext4'}}"
 
 Test(volume_restrictions, rbd_disk_conflicts)
 {
@@ -140,24 +156,37 @@ Test(volume_restrictions, rbd_disk_conflicts)
         {"same state", RBD_1, {RBD_1}, KS_SUCCESS, NULL, KS_UNSCHEDULABLE, DISK},
         {"different state", RBD_2, {RBD_1}, KS_SUCCESS, NULL, KS_SUCCESS, NULL},
         /* kubesched's: one shared monitor is enough; pool defaulted to "rbd" on both sides */
-        {"overlapping monitors", "{'name':'v','rbd':{'monitors':['b','z'],'pool':'foo','image':"
-                                 "'bar'}}",
-         {RBD_1}, KS_SUCCESS, NULL, KS_UNSCHEDULABLE, DISK},
-        {"default pool", "{'name':'v','rbd':{'monitors':['a'],'image':'bar'}}",
-         {"{'name':'v','rbd':{'monitors':['a'],'pool':'rbd','image':'bar'}}"}, KS_SUCCESS, NULL,
-         KS_UNSCHEDULABLE, DISK},
-        {"both read-only", "{'name':'v','rbd':{'monitors':['a'],'image':'bar','readOnly':true}}",
-         {"{'name':'v','rbd':{'monitors':['a'],'image':'bar','readOnly':true}}"}, KS_SUCCESS,
-         NULL, KS_SUCCESS, NULL},
+        {"overlapping monitors",
+         "{'name':'v','rbd':{'monitors':['b','z'],'pool':'foo','image':"
+         "'bar'}}",
+         {RBD_1},
+         KS_SUCCESS,
+         NULL,
+         KS_UNSCHEDULABLE,
+         DISK},
+        {"default pool",
+         "{'name':'v','rbd':{'monitors':['a'],'image':'bar'}}",
+         {"{'name':'v','rbd':{'monitors':['a'],'pool':'rbd','image':'bar'}}"},
+         KS_SUCCESS,
+         NULL,
+         KS_UNSCHEDULABLE,
+         DISK},
+        {"both read-only",
+         "{'name':'v','rbd':{'monitors':['a'],'image':'bar','readOnly':true}}",
+         {"{'name':'v','rbd':{'monitors':['a'],'image':'bar','readOnly':true}}"},
+         KS_SUCCESS,
+         NULL,
+         KS_SUCCESS,
+         NULL},
     };
     run(rows, sizeof(rows) / sizeof(rows[0]), NULL);
 }
 
 #define ISCSI_1                                                                                    \
-    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2016-12.server:storage."    \
+    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2016-12.server:storage."      \
     "target01','fsType':'ext4','lun':0}}"
 #define ISCSI_2                                                                                    \
-    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2017-12.server:storage."    \
+    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2017-12.server:storage."      \
     "target01','fsType':'ext4','lun':0}}"
 
 Test(volume_restrictions, iscsi_disk_conflicts)
@@ -170,10 +199,17 @@ Test(volume_restrictions, iscsi_disk_conflicts)
         {"both read-only",
          "{'name':'v','iscsi':{'targetPortal':'t','iqn':'iqn.x','lun':0,'readOnly':true}}",
          {"{'name':'v','iscsi':{'targetPortal':'u','iqn':'iqn.x','lun':1,'readOnly':true}}"},
-         KS_SUCCESS, NULL, KS_SUCCESS, NULL},
-        {"one read-write", "{'name':'v','iscsi':{'targetPortal':'t','iqn':'iqn.x','lun':0}}",
+         KS_SUCCESS,
+         NULL,
+         KS_SUCCESS,
+         NULL},
+        {"one read-write",
+         "{'name':'v','iscsi':{'targetPortal':'t','iqn':'iqn.x','lun':0}}",
          {"{'name':'v','iscsi':{'targetPortal':'u','iqn':'iqn.x','lun':1,'readOnly':true}}"},
-         KS_SUCCESS, NULL, KS_UNSCHEDULABLE, DISK},
+         KS_SUCCESS,
+         NULL,
+         KS_UNSCHEDULABLE,
+         DISK},
     };
     run(rows, sizeof(rows) / sizeof(rows[0]), NULL);
 }
@@ -199,8 +235,13 @@ Test(volume_restrictions, access_mode_conflicts)
 {
     static const row with_claims[] = {
         {"nothing", "", {NULL}, KS_SKIP, NULL, KS_SUCCESS, NULL},
-        {"no access mode conflict", PVC("claim-with-rwop-1"), {PVC("claim-with-rwx")}, KS_SKIP,
-         NULL, KS_SUCCESS, NULL},
+        {"no access mode conflict",
+         PVC("claim-with-rwop-1"),
+         {PVC("claim-with-rwx")},
+         KS_SKIP,
+         NULL,
+         KS_SUCCESS,
+         NULL},
         {"access mode conflict, unschedulable",
          PVC("claim-with-rwop-1"),
          {PVC("claim-with-rwop-1"), PVC("claim-with-rwx")},
@@ -218,8 +259,13 @@ Test(volume_restrictions, access_mode_conflicts)
     };
     run(with_claims, sizeof(with_claims) / sizeof(with_claims[0]), claims);
     static const row without[] = {
-        {"failed to get PVC", PVC("claim-with-rwop-1"), {NULL}, KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
-         "persistentvolumeclaim \"claim-with-rwop-1\" not found", KS_SUCCESS, NULL},
+        {"failed to get PVC",
+         PVC("claim-with-rwop-1"),
+         {NULL},
+         KS_UNSCHEDULABLE_AND_UNRESOLVABLE,
+         "persistentvolumeclaim \"claim-with-rwop-1\" not found",
+         KS_SUCCESS,
+         NULL},
     };
     run(without, 1, NULL);
 }

@@ -81,12 +81,11 @@ static void run(th_cluster *c, th_plugin *p, const row *rows, size_t n)
                                         "'spec':{'containers':[{'name':'c'}]}}");
         th_steps o = {.filter_always = 1};
         ks_code pre;
-        ks_code got = th_filter_steps(p, c, pod, node, &o, &pre, pre_msg, sizeof(pre_msg), msg,
-                                      sizeof(msg));
+        ks_code got =
+            th_filter_steps(p, c, pod, node, &o, &pre, pre_msg, sizeof(pre_msg), msg, sizeof(msg));
         cr_expect_eq(pre, r->pre, "%s: PreFilter code %d, want %d (%s)", r->name, pre, r->pre,
                      pre_msg);
-        cr_expect_str_eq(pre_msg, r->pre_msg ? r->pre_msg : "", "%s: PreFilter message",
-                         r->name);
+        cr_expect_str_eq(pre_msg, r->pre_msg ? r->pre_msg : "", "%s: PreFilter message", r->name);
         cr_expect_eq(got, r->filter, "%s: Filter code %d, want %d (%s)", r->name, got, r->filter,
                      msg);
         cr_expect_str_eq(msg, r->filter_msg ? r->filter_msg : "", "%s: Filter message", r->name);
@@ -121,8 +120,8 @@ Test(volume_zone, single_zone)
         {"node without labels", "PVC_1", "", KS_SUCCESS, NULL, KS_SUCCESS, NULL},
         {"beta zone label matched", "PVC_1", "'" BETA_ZONE "':'us-west1-a','uselessLabel':'none'",
          KS_SUCCESS, NULL, KS_SUCCESS, NULL},
-        {"beta region label matched", "PVC_2",
-         "'" BETA_REGION "':'us-west1','uselessLabel':'none'", KS_SUCCESS, NULL, KS_SUCCESS, NULL},
+        {"beta region label matched", "PVC_2", "'" BETA_REGION "':'us-west1','uselessLabel':'none'",
+         KS_SUCCESS, NULL, KS_SUCCESS, NULL},
         {"beta region label doesn't match", "PVC_2",
          "'" BETA_REGION "':'no_us-west1','uselessLabel':'none'", KS_SUCCESS, NULL,
          KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
@@ -139,14 +138,14 @@ Test(volume_zone, single_zone)
         {"zone label doesn't match", "PVC_Stable_1",
          "'" ZONE "':'no_us-west1-a','uselessLabel':'none'", KS_SUCCESS, NULL,
          KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
-        {"pv with zone and region, node with only zone", "PVC_Stable_3",
-         "'" ZONE "':'us-west1-a'", KS_SUCCESS, NULL, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
+        {"pv with zone and region, node with only zone", "PVC_Stable_3", "'" ZONE "':'us-west1-a'",
+         KS_SUCCESS, NULL, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
         {"pv with zone,node with beta zone", "PVC_Stable_1", "'" BETA_ZONE "':'us-west1-a'",
          KS_SUCCESS, NULL, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
         {"pv with beta label,node with ga label, matched", "PVC_1", "'" ZONE "':'us-west1-a'",
          KS_SUCCESS, NULL, KS_SUCCESS, NULL},
-        {"pv with beta label,node with ga label, don't match", "PVC_1",
-         "'" ZONE "':'us-west1-b'", KS_SUCCESS, NULL, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
+        {"pv with beta label,node with ga label, don't match", "PVC_1", "'" ZONE "':'us-west1-b'",
+         KS_SUCCESS, NULL, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
         /* kubesched's: upstream's listers declare PVC_4 but its table has no row for it. */
         {"bound to a PV that does not exist", "PVC_4", "'" ZONE "':'us-west1-a'",
          KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "persistentvolume \"Vol_not_exist\" not found",
@@ -182,8 +181,9 @@ Test(volume_zone, multi_zone)
          KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
         {"zone label matched", "PVC_Stable_2", "'" ZONE "':'us-west1-a','uselessLabel':'none'",
          KS_SUCCESS, NULL, KS_SUCCESS, NULL},
-        {"zone label doesn't match", "PVC_Stable_1", "'" ZONE "':'us-west1-b','uselessLabel':'none'",
-         KS_SUCCESS, NULL, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
+        {"zone label doesn't match", "PVC_Stable_1",
+         "'" ZONE "':'us-west1-b','uselessLabel':'none'", KS_SUCCESS, NULL,
+         KS_UNSCHEDULABLE_AND_UNRESOLVABLE, CONFLICT},
     };
     run(c, p, rows, sizeof(rows) / sizeof(rows[0]));
 }
