@@ -28,10 +28,10 @@ static ks_pod *pod(const char *ns, const char *node, const char *volumes)
 #define RBD_1 "{'name':'v','rbd':{'monitors':['a','b'],'pool':'foo','image':'bar'}}"
 #define RBD_2 "{'name':'v','rbd':{'monitors':['c','d'],'pool':'foo','image':'bar'}}"
 #define ISCSI_1                                                                                    \
-    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2016-12.server:storage."    \
+    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2016-12.server:storage."      \
     "target01','lun':0}}"
 #define ISCSI_2                                                                                    \
-    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2017-12.server:storage."    \
+    "{'name':'v','iscsi':{'targetPortal':'127.0.0.1:3260','iqn':'iqn.2017-12.server:storage."      \
     "target01','lun':0}}"
 #define PVC(n) "{'name':'" n "','persistentVolumeClaim':{'claimName':'" n "'}}"
 
@@ -89,12 +89,12 @@ Test(volume_restrictions_hints, persistent_volume_claim_added)
     ks_pod *other_ns = pod("kube-system", "claim-with-rwx-2", PVC("claim-with-rwx-1"));
     cr_expect_eq(ht_obj(two, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc1), KS_QUEUE,
                  "queue-new-object-pvc-belong-pod");
-    cr_expect_eq(ht_obj(one, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc2),
-                 KS_QUEUE_SKIP, "skip-new-object-unused");
-    cr_expect_eq(ht_obj(one, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc2),
-                 KS_QUEUE_SKIP, "skip-nil-old-object");
-    cr_expect_eq(ht_obj(one, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc2),
-                 KS_QUEUE_SKIP, "skip-new-object-not-belong-pod");
+    cr_expect_eq(ht_obj(one, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc2), KS_QUEUE_SKIP,
+                 "skip-new-object-unused");
+    cr_expect_eq(ht_obj(one, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc2), KS_QUEUE_SKIP,
+                 "skip-nil-old-object");
+    cr_expect_eq(ht_obj(one, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc2), KS_QUEUE_SKIP,
+                 "skip-new-object-not-belong-pod");
     cr_expect_eq(ht_obj(other_ns, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc1),
                  KS_QUEUE_SKIP, "skip-new-object-namespace-not-equal-pod");
 }

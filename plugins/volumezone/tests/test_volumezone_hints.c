@@ -13,10 +13,11 @@ TestSuite(volume_zone_hints, .init = th_init, .fini = ht_fini);
 static ks_pod *pod_with(const char *ns, const char *claim)
 {
     char json[512];
-    snprintf(json, sizeof(json),
-             "{'metadata':{'name':'pod_1','namespace':'%s'},'spec':{'containers':[{'name':'c'}]%s%s%s}}",
-             ns, claim ? ",'volumes':[{'name':'v','persistentVolumeClaim':{'claimName':'" : "",
-             claim ? claim : "", claim ? "'}}]" : "");
+    snprintf(
+        json, sizeof(json),
+        "{'metadata':{'name':'pod_1','namespace':'%s'},'spec':{'containers':[{'name':'c'}]%s%s%s}}",
+        ns, claim ? ",'volumes':[{'name':'v','persistentVolumeClaim':{'claimName':'" : "",
+        claim ? claim : "", claim ? "'}}]" : "");
     return th_pod(json);
 }
 
@@ -33,8 +34,8 @@ static const void *pvc(const char *name, const char *ns, const char *volume)
 static const void *pv(const char *labels)
 {
     char json[512];
-    snprintf(json, sizeof(json), "{'kind':'PersistentVolume','metadata':{'name':'Vol_1','labels':{%s}}}",
-             labels);
+    snprintf(json, sizeof(json),
+             "{'kind':'PersistentVolume','metadata':{'name':'Vol_1','labels':{%s}}}", labels);
     return ht_volobj(json);
 }
 
@@ -97,9 +98,9 @@ Test(volume_zone_hints, persistent_volume_changed)
 {
     ht_plugin(&ks_plugin_volume_zone, NULL);
     ks_pod *p = pod_with("default", "PVC_1");
-    cr_expect_eq(ht_obj(p, KS_RES_PERSISTENT_VOLUME, KS_ACT_ADD, NULL,
-                        pv("'" BETA_ZONE "':'us-west1-b'")),
-                 KS_QUEUE, "new-pv-was-added");
+    cr_expect_eq(
+        ht_obj(p, KS_RES_PERSISTENT_VOLUME, KS_ACT_ADD, NULL, pv("'" BETA_ZONE "':'us-west1-b'")),
+        KS_QUEUE, "new-pv-was-added");
     cr_expect_eq(ht_obj(p, KS_RES_PERSISTENT_VOLUME, KS_ACT_UPDATE_ANY,
                         pv("'" BETA_ZONE "':'us-west1-a'"), pv("'" BETA_ZONE "':'us-west1-b'")),
                  KS_QUEUE, "pv-was-updated-and-changed-topology");
