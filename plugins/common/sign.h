@@ -264,6 +264,10 @@ static inline ks_code ks_sign_volumes(const ks_pod *pod, ks_signature *sig, ks_s
 {
     const ks_pod_volume *vols;
     size_t n = ks_pod_volumes(pod, &vols), k = 0;
+    if (n == 0) { /* the common pod: nothing to sort or allocate */
+        ks_sign_add(sig, KS_SIGN_VOLUMES, "[]");
+        return KS_SUCCESS;
+    }
     const char **srcs = (const char **)malloc((n ? n : 1) * sizeof(*srcs));
     ks_jbuf b = {0};
     if (!srcs)
