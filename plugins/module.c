@@ -24,7 +24,9 @@
     X(ks_plugin_node_resources_balanced_allocation)                                                \
     X(ks_plugin_image_locality)                                                                    \
     X(ks_plugin_default_binder)                                                                    \
-    X(ks_plugin_node_declared_features)
+    X(ks_plugin_node_declared_features)                                                            \
+    X(ks_plugin_volume_restrictions)                                                               \
+    X(ks_plugin_volume_zone)
 
 #define KS_DECLARE_DESC_(desc) extern const ks_plugin_desc desc;
 #define KS_DESC_ADDRESS_(desc) &desc,

@@ -23,6 +23,7 @@
 #include "api/quantity.h"
 #include "api/selector.h"
 #include "api/shared.h"
+#include "api/volume_objects.h"
 
 ks_sym ks__sym_cpu, ks__sym_memory, ks__sym_ephemeral_storage, ks__sym_pods;
 
@@ -1373,6 +1374,8 @@ static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err,
         (rc = parse_node_affinity(get(get(spec, "affinity"), "nodeAffinity"), pod, &e)) ||
         (rc = parse_pod_affinity_and_spread(spec, pod, &e)) ||
         (rc = parse_containers_extra(spec, pod, &e)) || (rc = parse_spec_facts(spec, pod, &e)) ||
+        (rc = ks__pod_volumes_parse(get(spec, "volumes"), name, checked, &pod->volume_pool,
+                                    &pod->syms, &pod->volumes, &pod->nvolumes, err, errlen)) ||
         (rc = pod_all_requests(spec, status, pod, &e)))
         goto fail;
     {
@@ -1440,6 +1443,7 @@ static void ks__pod_free_(ks_pod *pod)
     free(pod->host_ports);
     free(pod->gates);
     free(pod->image_volumes);
+    ks__mempool_free(&pod->volume_pool);
     free(pod->affinity_storage);
     ks__resources_free(&pod->requests);
     ks__resources_free(&pod->nonzero_requests);

@@ -23,6 +23,7 @@
 
 #include "kubesched/plugin.h"
 #include "api/intern.h"
+#include "util/mempool.h"
 
 /* A resource list that owns its scalar array. `pub` is what the SDK hands out. */
 __extension__ typedef __int128 ks__i128;
@@ -73,6 +74,9 @@ struct ks_pod {
     uint32_t uses;       /* KS__POD_USES_*: what only a particular plugin can place correctly */
     size_t nimage_volumes;
     ks_sym *image_volumes; /* spec.volumes[].image.reference, spec order; "" when unset */
+    size_t nvolumes;
+    ks_pod_volume *volumes; /* spec.volumes, pre-parsed (volume_objects.h); in volume_pool */
+    ks_mempool volume_pool; /* the volumes' arrays and strings */
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */

@@ -32,6 +32,14 @@ struct ks_store {
     pthread_rwlock_t lock;
     ks_strmap objs;  /* "Kind/ns/name" -> entry */
     ks_mempool pool; /* every parsed object's memory, freed with the store */
+    /* The storage kinds: key ("name" / "ns/name") -> ks__volobj, one reference each. Unlike the
+     * kinds above they change often (a claim's status, a capacity's size), so a replaced object
+     * is released at once; readers hold their own references (a cycle, an event). */
+    ks_strmap vol[KS_VK_COUNT];
+    /* ks__store_retire: objects of past events, released when no pod is in flight. */
+    pthread_mutex_t retired_mu;
+    ks__volobj **retired;
+    size_t nretired, retired_cap;
 };
 
 ks_store *ks__store_new(void)
@@ -41,6 +49,9 @@ ks_store *ks__store_new(void)
         return NULL;
     pthread_rwlock_init(&st->lock, NULL);
     ks__strmap_init(&st->objs);
+    for (int k = 0; k < KS_VK_COUNT; k++)
+        ks__strmap_init(&st->vol[k]);
+    pthread_mutex_init(&st->retired_mu, NULL);
     return st;
 }
 
@@ -49,6 +60,17 @@ void ks__store_free(ks_store *st)
     if (!st)
         return;
     ks__strmap_destroy(&st->objs);
+    for (int k = 0; k < KS_VK_COUNT; k++) {
+        const char *key;
+        void *v;
+        for (size_t it = 0; ks__strmap_next(&st->vol[k], &it, &key, &v);)
+            ks__volobj_unref(v);
+        ks__strmap_destroy(&st->vol[k]);
+    }
+    for (size_t i = 0; i < st->nretired; i++)
+        ks__volobj_unref(st->retired[i]);
+    free(st->retired);
+    pthread_mutex_destroy(&st->retired_mu);
     ks__mempool_free(&st->pool);
     pthread_rwlock_destroy(&st->lock);
     free(st);
@@ -62,7 +84,10 @@ static int kind_of(const char *k)
     return -1;
 }
 
-int ks__store_wants(const char *kind_name) { return kind_of(kind_name) >= 0; }
+int ks__store_wants(const char *kind_name)
+{
+    return kind_of(kind_name) >= 0 || ks__volobj_kind(kind_name) >= 0;
+}
 
 static const cJSON *get(const cJSON *o, const char *k)
 {
@@ -87,10 +112,52 @@ static int cmp_label(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
+/* A storage object: parsed outside the lock, then filed (or removed) by its key. */
+static int apply_volobj(ks_store *st, ks_vol_kind k, const cJSON *obj, int deleted, int checked,
+                        ks_store_change *chg, char *err, size_t errlen)
+{
+    ks__volobj *o = NULL;
+    int rc = checked ? ks__volobj_from_json_checked(obj, &o, err, errlen)
+                     : ks__volobj_from_json(obj, &o, err, errlen);
+    if (rc)
+        return rc;
+    void *old = NULL;
+    pthread_rwlock_wrlock(&st->lock);
+    if (deleted)
+        old = ks__strmap_remove(&st->vol[k], o->key);
+    else
+        rc = ks__strmap_put(&st->vol[k], o->key, o, &old);
+    pthread_rwlock_unlock(&st->lock);
+    if (rc) {
+        ks__volobj_unref(o);
+        return rc;
+    }
+    if (chg) {
+        chg->old_obj = old;
+        chg->new_obj = deleted ? NULL : ks__volobj_ref(o);
+    } else {
+        ks__volobj_unref(old);
+    }
+    if (deleted)
+        ks__volobj_unref(o); /* only parsed for its key */
+    return 0;
+}
+
 int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size_t errlen)
 {
+    return ks__store_apply_ex(st, obj, deleted, 0, NULL, err, errlen);
+}
+
+int ks__store_apply_ex(ks_store *st, const cJSON *obj, int deleted, int checked,
+                       ks_store_change *chg, char *err, size_t errlen)
+{
     const cJSON *kindv = get(obj, "kind"), *meta = get(obj, "metadata"), *spec = get(obj, "spec");
-    int k = kind_of(cJSON_IsString(kindv) ? kindv->valuestring : NULL);
+    const char *kname = cJSON_IsString(kindv) ? kindv->valuestring : NULL;
+    int k = kind_of(kname), vk = ks__volobj_kind(kname);
+    if (chg)
+        chg->old_obj = chg->new_obj = NULL;
+    if (vk >= 0)
+        return apply_volobj(st, (ks_vol_kind)vk, obj, deleted, checked, chg, err, errlen);
     const cJSON *name = get(meta, "name"), *ns = get(meta, "namespace");
     char key[512];
     int rc = 0;
@@ -247,4 +314,108 @@ size_t ks__store_pdbs(ks_store *st, ks_pdb **out)
     }
     pthread_rwlock_unlock(&st->lock);
     return n;
+}
+
+/* ---- storage kinds -------------------------------------------------------------------------- */
+
+ks__volobj *ks__store_volobj(ks_store *st, ks_vol_kind k, const char *key)
+{
+    if ((unsigned)k >= KS_VK_COUNT)
+        return NULL;
+    pthread_rwlock_rdlock(&st->lock);
+    ks__volobj *o = ks__volobj_ref(ks__strmap_get(&st->vol[k], key));
+    pthread_rwlock_unlock(&st->lock);
+    return o;
+}
+
+ks__volobj *ks__store_volobj_sym(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym name)
+{
+    char key[600];
+    const char *n = ks__sym_str(name), *s = ks__sym_str(ns);
+    if (!n)
+        return NULL;
+    if (ks__volobj_namespaced(k))
+        snprintf(key, sizeof(key), "%s/%s", s ? s : "", n);
+    else
+        snprintf(key, sizeof(key), "%s", n);
+    return ks__store_volobj(st, k, key);
+}
+
+static int cmp_volobj_key(const void *a, const void *b)
+{
+    return strcmp((*(ks__volobj *const *)a)->key, (*(ks__volobj *const *)b)->key);
+}
+
+size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__volobj *, void *),
+                         void *ctx, ks__volobj ***out)
+{
+    const char *key;
+    void *v;
+    size_t n = 0;
+    *out = NULL;
+    if ((unsigned)k >= KS_VK_COUNT)
+        return 0;
+    pthread_rwlock_rdlock(&st->lock);
+    size_t cap = st->vol[k].len;
+    ks__volobj **arr = cap ? malloc(cap * sizeof(*arr)) : NULL;
+    for (size_t it = 0; arr && ks__strmap_next(&st->vol[k], &it, &key, &v);)
+        if (!filter || filter(v, ctx))
+            arr[n++] = ks__volobj_ref(v);
+    pthread_rwlock_unlock(&st->lock);
+    if (!n) {
+        free(arr);
+        return 0;
+    }
+    qsort(arr, n, sizeof(*arr), cmp_volobj_key);
+    *out = arr;
+    return n;
+}
+
+size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k)
+{
+    if ((unsigned)k >= KS_VK_COUNT)
+        return 0;
+    pthread_rwlock_rdlock(&st->lock);
+    size_t n = st->vol[k].len;
+    pthread_rwlock_unlock(&st->lock);
+    return n;
+}
+
+void ks__store_retire(ks_store *st, ks_store_change *chg, int idle)
+{
+    ks__volobj *objs[2] = {chg->old_obj, chg->new_obj};
+    ks__volobj **drop = NULL;
+    size_t ndrop = 0;
+    chg->old_obj = chg->new_obj = NULL;
+    pthread_mutex_lock(&st->retired_mu);
+    if (idle) { /* nothing in flight: no queued copy of an earlier event is left */
+        drop = st->retired;
+        ndrop = st->nretired;
+        st->retired = NULL;
+        st->nretired = st->retired_cap = 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!objs[i])
+            continue;
+        if (idle) {
+            ks__volobj_unref(objs[i]);
+            continue;
+        }
+        if (st->nretired == st->retired_cap) {
+            size_t cap = st->retired_cap ? st->retired_cap * 2 : 16;
+            ks__volobj **r = realloc(st->retired, cap * sizeof(*r));
+            if (!r) {
+                /* Cannot defer: keep the object for the store's lifetime rather than free it
+                 * under a queued event (a leak of one object, never a dangling pointer). */
+                continue;
+            }
+            st->retired = r;
+            st->retired_cap = cap;
+        }
+        st->retired[st->nretired++] = objs[i];
+    }
+    pthread_mutex_unlock(&st->retired_mu);
+    for (size_t i = 0; i < ndrop; i++)
+        ks__volobj_unref(drop[i]);
+    free(drop);
 }

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "kubesched/plugin.h"
+#include "api/volume_objects.h"
 
 typedef struct ks_store ks_store;
 
@@ -23,8 +24,40 @@ void ks__store_free(ks_store *st);
 
 /* Whether kubesched keeps objects of this kind ("Namespace", "Service", ...). */
 int ks__store_wants(const char *kind);
-/* Adds or replaces (deleted == 0) or removes (deleted != 0) obj. KS_EPARSE with a field path. */
+/* Adds or replaces (deleted == 0) or removes (deleted != 0) obj. KS_EPARSE with a field path.
+ * The storage kinds (volume_objects.h) are read leniently, as the API server stored them. */
 int ks__store_apply(ks_store *st, const cJSON *obj, int deleted, char *err, size_t errlen);
+
+/* What an apply changed, for the storage kinds (the queue's events carry both objects): the
+ * object it replaced or removed and the one now filed, each a reference the caller releases with
+ * ks__volobj_unref (NULL where there is none: old of an add, new of a delete). For other kinds
+ * both stay NULL. */
+typedef struct ks_store_change {
+    ks__volobj *old_obj, *new_obj;
+} ks_store_change;
+
+/* ks__store_apply with the reading mode (checked: a cluster file's object, volume_objects.h) and
+ * the change; chg may be NULL. */
+int ks__store_apply_ex(ks_store *st, const cJSON *obj, int deleted, int checked,
+                       ks_store_change *chg, char *err, size_t errlen);
+
+/* The storage object of kind k filed under key ("name", or "namespace/name" for claims and
+ * capacities) with a reference for the caller (ks__volobj_unref), or NULL. Any thread. */
+ks__volobj *ks__store_volobj(ks_store *st, ks_vol_kind k, const char *key);
+/* The same by symbols: ns is ignored for the cluster-scoped kinds. */
+ks__volobj *ks__store_volobj_sym(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym name);
+/* Every object of kind k whose filter accepts it (filter NULL: all), ordered by key, each with a
+ * reference for the caller: *out is a malloc'd array the caller frees after unref'ing each.
+ * Returns the count (0 with *out NULL when none or out of memory). */
+size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__volobj *, void *),
+                         void *ctx, ks__volobj ***out);
+/* Takes over the references of a change whose objects went into queued events (the scheduling
+ * queue keeps a copy of each event, without references of its own, for the pods in flight):
+ * they are released once no pod is in flight, the first time a later call says so (idle != 0),
+ * or when the store is freed. Any thread. */
+void ks__store_retire(ks_store *st, ks_store_change *chg, int idle);
+/* How many objects of kind k the store holds. */
+size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k);
 
 int ks__store_namespace_labels(ks_store *st, ks_sym ns, const ks_label **out, size_t *n);
 /* Selectors of the Services, RCs, RSs and StatefulSets in ns whose selector matches labels. Fills

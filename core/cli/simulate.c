@@ -744,9 +744,15 @@ static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char 
         tally_unread(s, kind);
         return 0;
     }
-    /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. */
-    int rc = ks__store_apply(ks__scheduler_store(s->sched), mo->obj, 0, perr, sizeof(perr));
-    if (rc)
+    /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. The storage kinds
+     * (PersistentVolumes, claims, StorageClasses, CSI objects) are read as a cluster file's,
+     * with the API server's defaults and rules (volume_objects.h), and a refusal points at its
+     * field. */
+    int rc =
+        ks__store_apply_ex(ks__scheduler_store(s->sched), mo->obj, 0, 1, NULL, perr, sizeof(perr));
+    if (rc && ks__volobj_kind(kind) >= 0)
+        object_error(s, mo, kind, perr, err, errlen);
+    else if (rc)
         snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, mo->where, kind, perr);
     return rc;
 }

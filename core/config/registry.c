@@ -11,7 +11,9 @@
 
 /* Upstream v1.37 defaults that kubesched does not ship yet (issue: the full default plugin set). */
 static const char *const unavailable_defaults[] = {
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "DynamicResources",
 };
 
 /* Removed upstream in v1.31/v1.32; v1 validation refuses them. */

@@ -23,6 +23,7 @@
 #include "api/objects.h"
 #include "sched/queue.h"
 #include "api/store.h"
+#include "sched/volume_events.h"
 
 typedef struct inf_entry {
     void *obj;    /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
@@ -129,6 +130,21 @@ static int name_reused(ks_informer *in, const inf_entry *gone)
     return 0;
 }
 
+/* A store kind's add, update or delete. The storage kinds (PersistentVolumes, claims, ...) are
+ * also cluster events for the parked pods' hints, timed under upstream's label. */
+static int store_change(ks_apisrc *s, const cJSON *obj, int deleted, char *err, size_t errlen,
+                        int64_t t0)
+{
+    ks_store_change chg;
+    int rc = ks__store_apply_ex(ks__scheduler_store(s->sched), obj, deleted, 0, &chg, err, errlen);
+    if (rc == 0 && (chg.old_obj || chg.new_obj)) {
+        char label[64];
+        ks__scheduler_on_volume_change(s->sched, &chg, label);
+        event_handled(s, label, t0);
+    }
+    return rc;
+}
+
 /* The object is gone: tell the scheduler and forget it. */
 static void forget(ks_informer *in, const char *uid)
 {
@@ -156,7 +172,7 @@ static void forget(ks_informer *in, const char *uid)
     } else if (in->type == INF_NODE) {
         ks__scheduler_on_node_delete(s->sched, e->obj);
         event_handled(s, "NodeDelete", t0);
-    } else if (ks__store_apply(ks__scheduler_store(s->sched), e->obj, 1, err, sizeof(err)) != 0) {
+    } else if (store_change(s, e->obj, 1, err, sizeof(err), t0) != 0) {
         ks__log('W', "apisource", "%s %s: delete: %s", in->name, uid, err);
     }
     entry_free(in, e);
@@ -243,7 +259,7 @@ static void upsert(ks_informer *in, cJSON *obj)
                                             : NULL,
                       t0);
     } else {
-        if (ks__store_apply(ks__scheduler_store(s->sched), obj, 0, err, sizeof(err)) != 0) {
+        if (store_change(s, obj, 0, err, sizeof(err), t0) != 0) {
             ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "",
                     ns ? "/" : "", name, err);
             free(e);
@@ -630,6 +646,18 @@ static const inf_def k_informers[] = {
      "PodTopologySpread's system default constraints do not see StatefulSet selectors"},
     {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE,
      "preemption does not respect PodDisruptionBudgets"},
+    /* The volume plugins' kinds (upstream's informers for VolumeBinding, VolumeZone,
+     * VolumeRestrictions and NodeVolumeLimits). */
+    {"PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL, INF_STORE, NULL},
+    {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL, INF_STORE, NULL},
+    {"StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", NULL, INF_STORE,
+     "VolumeZone does not see StorageClasses (claims waiting for their first consumer)"},
+    {"CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", NULL, INF_STORE,
+     "no CSINode is known (the attach limits of CSI drivers)"},
+    {"CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", NULL, INF_STORE,
+     "no CSIDriver is known"},
+    {"CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities",
+     NULL, INF_STORE, "no CSIStorageCapacity is known"},
 };
 
 int ks__discovery_has(const cJSON *list, const char *group_version)

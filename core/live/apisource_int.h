@@ -42,7 +42,7 @@ typedef struct ks_informer {
     atomic_int synced;
 } ks_informer;
 
-#define KS_APISRC_MAX_INFORMERS 8
+#define KS_APISRC_MAX_INFORMERS 16
 /* How often an informer whose resource the API server does not serve lists it again. */
 #define KS_ABSENT_RECHECK_MS 60000
 

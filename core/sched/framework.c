@@ -11,6 +11,7 @@
 
 #include "sched/framework_metrics.h"
 #include "api/objects.h"
+#include "api/volume_objects.h"
 #include "sched/batch.h"
 #include "util/log.h"
 #include "api/intern.h"
@@ -86,6 +87,12 @@ void ks__cycle_free(ks_cycle *c)
         n = k->next_clone;
         ks__cycle_free(k);
     }
+    for (struct ks_cycle_hold *h = atomic_load(&c->holds), *n; h; h = n) {
+        n = h->next;
+        for (size_t i = 0; i < h->n; i++)
+            ks__volobj_unref(h->objs[i]);
+        free(h);
+    }
     for (size_t i = 0; i < c->nni_clones; i++)
         ks__node_info_free(c->ni_clones[i]);
     free(c->ni_clones);
@@ -98,6 +105,24 @@ void ks__cycle_free(ks_cycle *c)
         free(b);
     }
     free(c);
+}
+
+struct ks_cycle_hold *ks__cycle_hold(ks_cycle *c, struct ks__volobj *const *objs, size_t n)
+{
+    struct ks_cycle_hold *h = malloc(sizeof(*h) + n * sizeof(h->objs[0]));
+    if (!h) {
+        for (size_t i = 0; i < n; i++)
+            ks__volobj_unref(objs[i]);
+        return NULL;
+    }
+    h->n = n;
+    if (n)
+        memcpy(h->objs, objs, n * sizeof(h->objs[0]));
+    h->next = atomic_load_explicit(&c->holds, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&c->holds, &h->next, h, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
+    return h;
 }
 
 void *ks__cycle_alloc_impl(ks_cycle *c, size_t n)

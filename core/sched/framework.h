@@ -18,6 +18,7 @@
 #ifndef KS_CORE_FRAMEWORK_H
 #define KS_CORE_FRAMEWORK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,7 +103,22 @@ struct ks_cycle {
     struct ks_cycle *next_clone;
     struct ks_node_info **ni_clones;
     size_t nni_clones, ni_clones_cap;
+    /* The storage objects this cycle's plugins looked up (ks_cycle_pvc, ...): each a reference
+     * released when the cycle is freed, so what a plugin was handed stays valid for the whole
+     * cycle even when an informer replaces it. Pushed lock-free (Filter workers look up too). */
+    _Atomic(struct ks_cycle_hold *) holds;
 };
+
+/* One or more storage objects a cycle holds (framework.c releases them). */
+struct ks_cycle_hold {
+    struct ks_cycle_hold *next;
+    size_t n;
+    struct ks__volobj *objs[];
+};
+/* Holds objs[0..n) (their references pass to the cycle) and returns the hold, whose objs array
+ * the caller may hand out as borrowed(cycle); on allocation failure releases them and returns
+ * NULL. Any thread. */
+struct ks_cycle_hold *ks__cycle_hold(ks_cycle *c, struct ks__volobj *const *objs, size_t n);
 
 /* Pods nominated to a node, as the scheduling thread saw them at the start of the cycle. */
 typedef struct ks_nominated_set {

@@ -565,6 +565,112 @@ static size_t s_changed(const ks_snapshot *s, const uint32_t **idx)
     return s->nchanged;
 }
 
+/* ---- ABI 1.5: volumes ---------------------------------------------------------------------- */
+
+static size_t p_volumes(const ks_pod *p, const ks_pod_volume **o)
+{
+    *o = p->volumes;
+    return p->nvolumes;
+}
+
+/* One object of the store, held by the cycle (borrowed(cycle) for the plugin). */
+static const ks__volobj *held_one(ks_cycle *c, ks_vol_kind k, ks_sym ns, ks_sym name)
+{
+    struct ks_store *store = store_of(c);
+    if (!store || name == KS_SYM_ABSENT)
+        return NULL;
+    ks__volobj *o = ks__store_volobj_sym(store, k, ns, name);
+    if (!o)
+        return NULL;
+    return ks__cycle_hold(c, &o, 1) ? o : NULL;
+}
+
+static const ks_pvc *h_cycle_pvc(ks_cycle *c, ks_sym ns, ks_sym name)
+{
+    return (const ks_pvc *)held_one(c, KS_VK_PVC, ns, name);
+}
+static const ks_pv *h_cycle_pv(ks_cycle *c, ks_sym name)
+{
+    return (const ks_pv *)held_one(c, KS_VK_PV, KS_SYM_EMPTY, name);
+}
+static const ks_storage_class *h_cycle_sc(ks_cycle *c, ks_sym name)
+{
+    return (const ks_storage_class *)held_one(c, KS_VK_STORAGE_CLASS, KS_SYM_EMPTY, name);
+}
+static const ks_csi_node *h_cycle_csi_node(ks_cycle *c, ks_sym name)
+{
+    return (const ks_csi_node *)held_one(c, KS_VK_CSI_NODE, KS_SYM_EMPTY, name);
+}
+static const ks_csi_driver *h_cycle_csi_driver(ks_cycle *c, ks_sym name)
+{
+    return (const ks_csi_driver *)held_one(c, KS_VK_CSI_DRIVER, KS_SYM_EMPTY, name);
+}
+
+static int pv_of_class(const ks__volobj *o, void *ctx)
+{
+    return ((const ks_pv *)o)->v.storage_class == *(const ks_sym *)ctx;
+}
+
+/* A list of the store's objects, held by the cycle; the hold's array is what the plugin gets. */
+static size_t held_list(ks_cycle *c, ks_vol_kind k, int (*filter)(const ks__volobj *, void *),
+                        void *ctx, const void *const **out)
+{
+    struct ks_store *store = store_of(c);
+    ks__volobj **objs;
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_volobjs(store, k, filter, ctx, &objs);
+    if (!n)
+        return 0;
+    struct ks_cycle_hold *h = ks__cycle_hold(c, objs, n);
+    free(objs);
+    if (!h)
+        return 0;
+    *out = (const void *const *)h->objs;
+    return n;
+}
+
+static size_t h_cycle_pvs(ks_cycle *c, ks_sym storage_class, const ks_pv *const **out)
+{
+    return held_list(c, KS_VK_PV, storage_class == KS_SYM_ABSENT ? NULL : pv_of_class,
+                     &storage_class, (const void *const **)out);
+}
+
+static size_t h_cycle_capacities(ks_cycle *c, const ks_csi_storage_capacity *const **out)
+{
+    return held_list(c, KS_VK_CSI_STORAGE_CAPACITY, NULL, NULL, (const void *const **)out);
+}
+
+/* upstream snapshot.usedPVCSet (built from every node's PVCRefCounts: the pods'
+ * persistentVolumeClaim volumes, not ephemeral ones), asked by scanning: only a pod with a
+ * ReadWriteOncePod claim asks. */
+static int s_pvc_in_use(const ks_snapshot *s, ks_sym ns, ks_sym name)
+{
+    for (size_t i = 0; i < s->nnodes; i++) {
+        const ks_node_info *ni = s->nodes[i];
+        for (size_t j = 0; j < ni->npods; j++) {
+            const ks_pod *p = ni->pods[j];
+            if (!p->nvolumes || p->ns != ns)
+                continue;
+            for (size_t v = 0; v < p->nvolumes; v++)
+                if (p->volumes[v].source == KS_VOLSRC_PVC && p->volumes[v].claim == name)
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+static const ks_pv_view *v_pv(const ks_pv *o) { return &o->v; }
+static const ks_pvc_view *v_pvc(const ks_pvc *o) { return &o->v; }
+static const ks_storage_class_view *v_sc(const ks_storage_class *o) { return &o->v; }
+static const ks_csi_node_view *v_csi_node(const ks_csi_node *o) { return &o->v; }
+static const ks_csi_driver_view *v_csi_driver(const ks_csi_driver *o) { return &o->v; }
+static const ks_csi_storage_capacity_view *v_capacity(const ks_csi_storage_capacity *o)
+{
+    return &o->v;
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -672,6 +778,22 @@ static const ks_host_api host_table = {
     .pod_spec_flags = p_spec_flags,
     .pod_image_volumes = p_image_volumes,
     .snapshot_image_size = s_image_size,
+    /* ABI 1.5: volumes */
+    .pod_volumes = p_volumes,
+    .cycle_pvc = h_cycle_pvc,
+    .cycle_pv = h_cycle_pv,
+    .cycle_storage_class = h_cycle_sc,
+    .cycle_csi_node = h_cycle_csi_node,
+    .cycle_csi_driver = h_cycle_csi_driver,
+    .cycle_pvs = h_cycle_pvs,
+    .cycle_csi_storage_capacities = h_cycle_capacities,
+    .snapshot_pvc_in_use = s_pvc_in_use,
+    .pv_view = v_pv,
+    .pvc_view = v_pvc,
+    .storage_class_view = v_sc,
+    .csi_node_view = v_csi_node,
+    .csi_driver_view = v_csi_driver,
+    .csi_storage_capacity_view = v_capacity,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -31,6 +31,7 @@
 #define KS_SIGN_HOST_PORTS "v1.Pod.Spec.HostPorts()"
 #define KS_SIGN_RESOURCES "v1.Pod.Spec.ContainerRequestsAndOverheads()"
 #define KS_SIGN_TOLERATIONS "v1.Pod.Spec.Tolerations"
+#define KS_SIGN_VOLUMES "v1.Pod.Spec.Volumes.NonSyntheticSources()"
 
 /* A symbol's text, "" for KS_SYM_ABSENT. */
 static inline const char *ks_sign_sym(ks_sym s)
@@ -254,6 +255,37 @@ static inline ks_code ks_sign_resources(const ks_pod *pod, ks_signature *sig, ks
     ks_jb_i64(&b, nz->memory);
     ks_jb_put(&b, "}}");
     return ks_jb_sign(&b, sig, KS_SIGN_RESOURCES, st);
+}
+
+/* upstream VolumesSigner (ABI 1.5 host): the JSON of every volume source but configMap and secret
+ * ones (ks_pod_volume.source_json), sorted, as a JSON list of strings. VolumeZone and
+ * VolumeRestrictions sign with it. */
+static inline ks_code ks_sign_volumes(const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    const ks_pod_volume *vols;
+    size_t n = ks_pod_volumes(pod, &vols), k = 0;
+    if (n == 0) { /* the common pod: nothing to sort or allocate */
+        ks_sign_add(sig, KS_SIGN_VOLUMES, "[]");
+        return KS_SUCCESS;
+    }
+    const char **srcs = (const char **)malloc((n ? n : 1) * sizeof(*srcs));
+    ks_jbuf b = {0};
+    if (!srcs)
+        b.oom = 1;
+    for (size_t i = 0; srcs && i < n; i++)
+        if (vols[i].source_json)
+            srcs[k++] = vols[i].source_json;
+    if (srcs)
+        qsort(srcs, k, sizeof(*srcs), ks_sign_strcmp);
+    ks_jb_put(&b, "[");
+    for (size_t i = 0; srcs && i < k; i++) {
+        if (i)
+            ks_jb_put(&b, ",");
+        ks_jb_str(&b, srcs[i]);
+    }
+    ks_jb_put(&b, "]");
+    free(srcs);
+    return ks_jb_sign(&b, sig, KS_SIGN_VOLUMES, st);
 }
 
 #endif

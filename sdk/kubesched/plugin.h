@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 4
+#define KS_ABI_MINOR 5
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -106,6 +106,14 @@ typedef struct ks_queued_pod ks_queued_pod; /* a pod in the scheduling queue (Qu
 typedef struct ks_prefilter_result ks_prefilter_result; /* PreFilter's node subset */
 typedef struct ks_filter_outcome ks_filter_outcome;     /* per-node Filter verdicts (PostFilter) */
 typedef struct ks_post_filter_result ks_post_filter_result; /* PostFilter's nomination */
+/* ABI 1.5: storage objects, each parsed once when it arrived and immutable after (an update
+ * replaces it); read through the *_view accessors. */
+typedef struct ks_pv ks_pv;                       /* a PersistentVolume */
+typedef struct ks_pvc ks_pvc;                     /* a PersistentVolumeClaim */
+typedef struct ks_storage_class ks_storage_class; /* a storage.k8s.io/v1 StorageClass */
+typedef struct ks_csi_node ks_csi_node;           /* a storage.k8s.io/v1 CSINode */
+typedef struct ks_csi_driver ks_csi_driver;       /* a storage.k8s.io/v1 CSIDriver */
+typedef struct ks_csi_storage_capacity ks_csi_storage_capacity; /* storage.k8s.io/v1 */
 
 /* ---------------------------------------------------------------------------------------------
  * Plain data shared with the host (frozen for ABI major 1)
@@ -351,6 +359,17 @@ typedef struct ks_cluster_event {
  * KS_RES_UNSCHEDULED_POD, of a pod bound to a node KS_RES_ASSIGNED_POD. */
 #define KS_RES_TARGET_POD ((ks_event_resource)10)
 
+/* --- ABI 1.5: storage resources (upstream fwk.PersistentVolume, fwk.PersistentVolumeClaim,
+ * fwk.StorageClass, fwk.CSINode, fwk.CSIDriver, fwk.CSIStorageCapacity). Their events carry the
+ * parsed objects in ks_event_info.old_obj / new_obj. Only a host of ABI 1.5 or later delivers
+ * them; a plugin that registers them on an older host is simply never called for them. */
+#define KS_RES_PERSISTENT_VOLUME ((ks_event_resource)11)
+#define KS_RES_PERSISTENT_VOLUME_CLAIM ((ks_event_resource)12)
+#define KS_RES_STORAGE_CLASS ((ks_event_resource)13)
+#define KS_RES_CSI_NODE ((ks_event_resource)14)
+#define KS_RES_CSI_DRIVER ((ks_event_resource)15)
+#define KS_RES_CSI_STORAGE_CAPACITY ((ks_event_resource)16)
+
 /* What a hint says about one event for one rejected pod. */
 typedef enum ks_queueing_hint {
     KS_QUEUE_SKIP = 0, /* the event cannot make the pod schedulable: leave it where it is */
@@ -370,6 +389,13 @@ typedef struct ks_event_info {
     const ks_pod *old_pod, *new_pod;
     const ks_node *old_node, *new_node;
     const char *old_json, *new_json;
+    /* --- ABI 1.5 --- Read these only in a hint for one of the storage resources above (only a
+     * 1.5 host delivers those, and it always fills them): the old and new object as the handle
+     * of its kind (const ks_pv * for KS_RES_PERSISTENT_VOLUME, const ks_pvc * for
+     * KS_RES_PERSISTENT_VOLUME_CLAIM, const ks_storage_class *, const ks_csi_node *,
+     * const ks_csi_driver *, const ks_csi_storage_capacity *), NULL where the event has none.
+     * Borrowed for the call, like everything here; old_json / new_json are NULL for them. */
+    const void *old_obj, *new_obj;
 } ks_event_info;
 
 /* A hint: may `ev` make `pod` (rejected by this plugin in its last attempt, or gated by its
@@ -409,6 +435,191 @@ enum {
 typedef struct ks_prebind_preflight {
     int allow_parallel; /* non-zero: this PreBind may run concurrently with its neighbours' */
 } ks_prebind_preflight;
+
+/* --- ABI 1.5: volumes --- */
+
+/* What a volume of the pod's spec.volumes is (ks_pod_volume.source). The in-line sources listed
+ * are those a scheduler plugin tells apart: VolumeRestrictions compares the identities of GCE
+ * PD, AWS EBS, RBD and iSCSI volumes; NodeVolumeLimits counts the in-tree sources that CSI
+ * migration translates (GCE PD, AWS EBS, Azure Disk, Cinder, vSphere, Portworx). */
+typedef enum ks_volume_source {
+    KS_VOLSRC_OTHER = 0,      /* any other source: emptyDir, configMap, secret, hostPath, nfs ... */
+    KS_VOLSRC_PVC = 1,        /* persistentVolumeClaim: claim = claimName */
+    KS_VOLSRC_EPHEMERAL = 2,  /* ephemeral: claim = "<pod name>-<volume name>" (upstream
+                               * ephemeral.VolumeClaimName); the claim is the pod's only when
+                               * its controller owner is the pod (ks_pvc_view.controller_uid) */
+    KS_VOLSRC_GCE_PD = 3,     /* gcePersistentDisk: id = pdName */
+    KS_VOLSRC_AWS_EBS = 4,    /* awsElasticBlockStore: id = volumeID */
+    KS_VOLSRC_RBD = 5,        /* rbd: id = image, pool (default "rbd"), monitors */
+    KS_VOLSRC_ISCSI = 6,      /* iscsi: id = iqn, pool = targetPortal, lun */
+    KS_VOLSRC_AZURE_DISK = 7, /* azureDisk: id = diskURI */
+    KS_VOLSRC_CINDER = 8,     /* cinder: id = volumeID */
+    KS_VOLSRC_VSPHERE = 9,    /* vsphereVolume: id = volumePath */
+    KS_VOLSRC_PORTWORX = 10,  /* portworxVolume: id = volumeID */
+    KS_VOLSRC_CSI = 11        /* csi: id = driver (in a pod: an in-line ephemeral CSI volume; in a
+                               * PV: id = volumeHandle, driver in ks_pv_view.csi_driver) */
+} ks_volume_source;
+
+/* One entry of the pod's spec.volumes, pre-parsed (ks_pod_volumes). Plain data; borrowed(pod). */
+typedef struct ks_pod_volume {
+    ks_sym name;       /* spec.volumes[].name */
+    uint32_t source;   /* ks_volume_source */
+    int32_t read_only; /* the source's readOnly (persistentVolumeClaim, gcePersistentDisk, rbd,
+                        * iscsi, azureDisk, cinder, portworxVolume, csi); 0 when unset */
+    ks_sym claim;      /* KS_VOLSRC_PVC / KS_VOLSRC_EPHEMERAL: the claim's name ("" when the
+                        * spec has none); KS_SYM_EMPTY for other sources */
+    ks_sym id;         /* the in-line identity (see ks_volume_source); KS_SYM_EMPTY otherwise */
+    ks_sym pool;       /* rbd: pool; iscsi: targetPortal; else KS_SYM_EMPTY */
+    int32_t lun;       /* iscsi: lun; else 0 */
+    uint32_t nmonitors;
+    const ks_sym *monitors; /* rbd: monitors, as listed */
+    /* The source as compact JSON ({"persistentVolumeClaim":{"claimName":"data"}}), what upstream's
+     * VolumesSigner marshals; NULL for configMap and secret volumes, which it leaves out. */
+    const char *source_json;
+} ks_pod_volume;
+
+/* Access modes (ks_pv_view.access_modes, ks_pvc_view.access_modes): one bit each. */
+enum {
+    KS_ACCESS_READ_WRITE_ONCE = 1u << 0,     /* ReadWriteOnce */
+    KS_ACCESS_READ_ONLY_MANY = 1u << 1,      /* ReadOnlyMany */
+    KS_ACCESS_READ_WRITE_MANY = 1u << 2,     /* ReadWriteMany */
+    KS_ACCESS_READ_WRITE_ONCE_POD = 1u << 3, /* ReadWriteOncePod */
+    KS_ACCESS_UNKNOWN = 1u << 31             /* a mode this host does not know */
+};
+
+/* volumeMode (unset reads as Filesystem, as upstream CheckVolumeModeMismatches defaults it). */
+typedef enum ks_volume_mode {
+    KS_VOLUME_MODE_FILESYSTEM = 0,
+    KS_VOLUME_MODE_BLOCK = 1
+} ks_volume_mode;
+
+/* StorageClass.volumeBindingMode. */
+typedef enum ks_binding_mode {
+    KS_BINDING_UNSET = 0, /* nil: upstream VolumeZone refuses it, VolumeBinding reads Immediate */
+    KS_BINDING_IMMEDIATE = 1,
+    KS_BINDING_WAIT_FOR_FIRST_CONSUMER = 2
+} ks_binding_mode;
+
+/* The views below are what the *_view accessors hand out: borrowed(object), immutable. Each
+ * struct only ever grows at its end (ABI minor versions); `size` is sizeof the struct as the
+ * host filled it, so a plugin built against a later minor checks size before reading a field
+ * the host may not have. A storage quantity is given twice: Value() (bytes, rounded up, as
+ * ks_resources) and MilliValue() (saturating at INT64_MAX); ks_storage_cmp compares two as
+ * upstream's Quantity.Cmp does. */
+
+/* A PersistentVolume. */
+typedef struct ks_pv_view {
+    uint32_t size;
+    uint32_t access_modes; /* KS_ACCESS_* bits of spec.accessModes */
+    ks_sym name;
+    ks_sym storage_class;             /* upstream GetPersistentVolumeClass: the beta annotation
+                                       * volume.beta.kubernetes.io/storage-class, else
+                                       * spec.storageClassName, else "" */
+    ks_sym volume_attributes_class;   /* spec.volumeAttributesClassName, "" when unset */
+    ks_sym phase;                     /* status.phase ("Available", "Bound", ...), "" when unset */
+    uint32_t volume_mode;             /* ks_volume_mode */
+    int32_t terminating;              /* metadata.deletionTimestamp set */
+    int64_t capacity, capacity_milli; /* spec.capacity.storage; 0 when unset */
+    int32_t has_claim_ref;            /* spec.claimRef set */
+    ks_sym claim_namespace, claim_name;
+    const char *claim_uid; /* "" when the claimRef has none */
+    /* spec.nodeAffinity.required.nodeSelectorTerms (ORed); has_node_affinity == 0: no
+     * spec.nodeAffinity.required, which every node satisfies */
+    int32_t has_node_affinity;
+    uint32_t nnode_terms;
+    const ks_node_selector_term *node_terms;
+    uint32_t nlabels, nannotations;
+    const ks_label *labels;      /* sorted by key id */
+    const ks_label *annotations; /* sorted by key id */
+    uint32_t source;             /* ks_volume_source of the PV's source (in-tree or csi) */
+    ks_sym source_id;            /* the disk's identity as for ks_pod_volume.id; csi:
+                                  * volumeHandle */
+    ks_sym csi_driver;           /* csi: spec.csi.driver; else KS_SYM_EMPTY */
+    const char *uid;
+    const char *json; /* the whole object as compact JSON */
+} ks_pv_view;
+
+/* A PersistentVolumeClaim. */
+typedef struct ks_pvc_view {
+    uint32_t size;
+    uint32_t access_modes; /* KS_ACCESS_* bits of spec.accessModes */
+    ks_sym ns, name;
+    ks_sym storage_class;           /* upstream GetPersistentVolumeClaimClass: the beta
+                                     * annotation, else spec.storageClassName, else "" */
+    int32_t has_storage_class_name; /* spec.storageClassName set (even to "") */
+    ks_sym volume_name;             /* spec.volumeName, "" when unbound */
+    ks_sym volume_attributes_class; /* spec.volumeAttributesClassName, "" when unset */
+    ks_sym phase;                   /* status.phase, "" when unset */
+    uint32_t volume_mode;           /* ks_volume_mode */
+    int32_t terminating;            /* metadata.deletionTimestamp set */
+    int64_t request, request_milli; /* spec.resources.requests.storage; 0 when unset */
+    ks_label_selector selector;     /* spec.selector; present == 0 when unset */
+    uint32_t nlabels, nannotations;
+    const ks_label *labels;      /* sorted by key id */
+    const ks_label *annotations; /* sorted by key id (volume.kubernetes.io/selected-node, ...) */
+    const char *controller_uid;  /* the uid of the ownerReference with controller: true, "" */
+    const char *uid;
+    const char *json;
+} ks_pvc_view;
+
+/* A StorageClass. */
+typedef struct ks_storage_class_view {
+    uint32_t size;
+    uint32_t binding_mode; /* ks_binding_mode of volumeBindingMode */
+    ks_sym name;
+    ks_sym provisioner;
+    /* allowedTopologies: each term's matchLabelExpressions as In requirements (ORed terms);
+     * nallowed_topologies == 0: no restriction */
+    uint32_t nallowed_topologies;
+    const ks_node_selector_term *allowed_topologies;
+    uint32_t nlabels, nannotations;
+    const ks_label *labels, *annotations; /* sorted by key id */
+    const char *json;
+} ks_storage_class_view;
+
+/* One spec.drivers entry of a CSINode. */
+typedef struct ks_csi_node_driver {
+    ks_sym name;
+    ks_sym node_id;
+    int32_t has_allocatable_count; /* allocatable.count set */
+    int32_t allocatable_count;
+    uint32_t ntopology_keys;
+    const ks_sym *topology_keys;
+} ks_csi_node_driver;
+
+/* A CSINode (named as its Node). */
+typedef struct ks_csi_node_view {
+    uint32_t size;
+    uint32_t ndrivers;
+    ks_sym name;
+    const ks_csi_node_driver *drivers; /* spec order */
+    uint32_t nannotations;
+    const ks_label
+        *annotations; /* sorted by key id (storage.alpha.kubernetes.io/migrated-plugins) */
+    const char *json;
+} ks_csi_node_view;
+
+/* A CSIDriver. */
+typedef struct ks_csi_driver_view {
+    uint32_t size;
+    int32_t attach_required;  /* spec.attachRequired, true when unset (API default) */
+    int32_t storage_capacity; /* spec.storageCapacity, false when unset */
+    ks_sym name;
+    const char *json;
+} ks_csi_driver_view;
+
+/* A CSIStorageCapacity. */
+typedef struct ks_csi_storage_capacity_view {
+    uint32_t size;
+    int32_t has_capacity; /* capacity set */
+    ks_sym ns, name;
+    ks_sym storage_class_name;
+    ks_label_selector node_topology; /* present == 0 when unset (matches no node) */
+    int64_t capacity, capacity_milli;
+    int32_t has_maximum_volume_size;
+    int64_t maximum_volume_size, maximum_volume_size_milli;
+    const char *json;
+} ks_csi_storage_capacity_view;
 
 /* Per-cycle data a plugin stores with ks_cycle_write(). clone is needed when the framework
  * evaluates a node with nominated pods added (it copies the cycle state); NULL means "share the
@@ -910,6 +1121,37 @@ typedef struct ks_host_api {
      * ImageStateSummary.Size: what the Node that listed the name first reported, while no other
      * Node did), or -1 when no node of the snapshot lists it. Any thread. */
     int64_t (*snapshot_image_size)(const ks_snapshot *snap, ks_sym image);
+
+    /* --- ABI 1.5: volumes --- */
+    /* The pod's spec.volumes, pre-parsed, in spec order. borrowed(pod); any thread. */
+    size_t (*pod_volumes)(const ks_pod *pod, const ks_pod_volume **out);
+    /* The storage objects the cluster source knows now, looked up by name (upstream's listers):
+     * NULL when there is none. The object is held by the cycle: borrowed(cycle), even when an
+     * update replaces it or it is deleted meanwhile (look it up again for the newer one). Any
+     * thread that runs a callback of this cycle, Filter workers included (thread-safe). */
+    const ks_pvc *(*cycle_pvc)(ks_cycle *cycle, ks_sym ns, ks_sym name);
+    const ks_pv *(*cycle_pv)(ks_cycle *cycle, ks_sym name);
+    const ks_storage_class *(*cycle_storage_class)(ks_cycle *cycle, ks_sym name);
+    const ks_csi_node *(*cycle_csi_node)(ks_cycle *cycle, ks_sym node_name);
+    const ks_csi_driver *(*cycle_csi_driver)(ks_cycle *cycle, ks_sym name);
+    /* The PersistentVolumes whose ks_pv_view.storage_class is storage_class (KS_SYM_ABSENT:
+     * every one), ordered by name; the array and the objects borrowed(cycle). Same threads. */
+    size_t (*cycle_pvs)(ks_cycle *cycle, ks_sym storage_class, const ks_pv *const **out);
+    /* Every CSIStorageCapacity, ordered by namespace then name; borrowed(cycle). Same threads. */
+    size_t (*cycle_csi_storage_capacities)(ks_cycle *cycle,
+                                           const ks_csi_storage_capacity *const **out);
+    /* upstream StorageInfos().IsPVCUsedByPods: non-zero when a pod of the snapshot (placed or
+     * assumed on a node) has a persistentVolumeClaim volume of claim `name` in namespace ns.
+     * Any thread; O(pods with such volumes) per call. */
+    int (*snapshot_pvc_in_use)(const ks_snapshot *snap, ks_sym ns, ks_sym name);
+    /* The fields of each object (see the *_view structs). borrowed(object); any thread. */
+    const ks_pv_view *(*pv_view)(const ks_pv *pv);
+    const ks_pvc_view *(*pvc_view)(const ks_pvc *pvc);
+    const ks_storage_class_view *(*storage_class_view)(const ks_storage_class *sc);
+    const ks_csi_node_view *(*csi_node_view)(const ks_csi_node *cn);
+    const ks_csi_driver_view *(*csi_driver_view)(const ks_csi_driver *d);
+    const ks_csi_storage_capacity_view *(*csi_storage_capacity_view)(
+        const ks_csi_storage_capacity *c);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1374,6 +1616,76 @@ static inline int64_t ks_snapshot_image_size(const ks_snapshot *s, ks_sym image)
 {
     return ks_host->snapshot_image_size(s, image);
 }
+/* ABI 1.5 wrappers (volumes): check KS_HOST_HAS(pod_volumes) first on a host that may be older. */
+static inline size_t ks_pod_volumes(const ks_pod *p, const ks_pod_volume **o)
+{
+    return ks_host->pod_volumes(p, o);
+}
+static inline const ks_pvc *ks_cycle_pvc(ks_cycle *c, ks_sym ns, ks_sym name)
+{
+    return ks_host->cycle_pvc(c, ns, name);
+}
+static inline const ks_pv *ks_cycle_pv(ks_cycle *c, ks_sym name)
+{
+    return ks_host->cycle_pv(c, name);
+}
+static inline const ks_storage_class *ks_cycle_storage_class(ks_cycle *c, ks_sym name)
+{
+    return ks_host->cycle_storage_class(c, name);
+}
+static inline const ks_csi_node *ks_cycle_csi_node(ks_cycle *c, ks_sym node)
+{
+    return ks_host->cycle_csi_node(c, node);
+}
+static inline const ks_csi_driver *ks_cycle_csi_driver(ks_cycle *c, ks_sym name)
+{
+    return ks_host->cycle_csi_driver(c, name);
+}
+static inline size_t ks_cycle_pvs(ks_cycle *c, ks_sym storage_class, const ks_pv *const **o)
+{
+    return ks_host->cycle_pvs(c, storage_class, o);
+}
+static inline size_t ks_cycle_csi_storage_capacities(ks_cycle *c,
+                                                     const ks_csi_storage_capacity *const **o)
+{
+    return ks_host->cycle_csi_storage_capacities(c, o);
+}
+static inline int ks_snapshot_pvc_in_use(const ks_snapshot *s, ks_sym ns, ks_sym name)
+{
+    return ks_host->snapshot_pvc_in_use(s, ns, name);
+}
+static inline const ks_pv_view *ks_pv_view_of(const ks_pv *pv) { return ks_host->pv_view(pv); }
+static inline const ks_pvc_view *ks_pvc_view_of(const ks_pvc *pvc)
+{
+    return ks_host->pvc_view(pvc);
+}
+static inline const ks_storage_class_view *ks_storage_class_view_of(const ks_storage_class *sc)
+{
+    return ks_host->storage_class_view(sc);
+}
+static inline const ks_csi_node_view *ks_csi_node_view_of(const ks_csi_node *cn)
+{
+    return ks_host->csi_node_view(cn);
+}
+static inline const ks_csi_driver_view *ks_csi_driver_view_of(const ks_csi_driver *d)
+{
+    return ks_host->csi_driver_view(d);
+}
+static inline const ks_csi_storage_capacity_view *
+ks_csi_storage_capacity_view_of(const ks_csi_storage_capacity *c)
+{
+    return ks_host->csi_storage_capacity_view(c);
+}
+/* upstream Quantity.Cmp for two storage quantities given as (Value(), MilliValue()): -1, 0, 1.
+ * Exact while both milli values are below INT64_MAX (under about 9 PB), else by whole bytes.
+ * Pure; no host call. */
+static inline int ks_storage_cmp(int64_t a, int64_t a_milli, int64_t b, int64_t b_milli)
+{
+    if (a_milli != INT64_MAX && b_milli != INT64_MAX)
+        return a_milli < b_milli ? -1 : a_milli > b_milli;
+    return a < b ? -1 : a > b;
+}
+
 static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
 {
     uint32_t lo = 0, hi = r->nscalar;

@@ -2,7 +2,8 @@
  * ks__manifest_read (core/api/manifest.h) on the input as a file (a memfd), with every problem
  * formatted, in strict mode for inputs of odd length; then every object as `kubesched simulate`
  * loads it (load() in core/cli/simulate.c: the _checked readers) and as live mode does (the
- * lenient ones), and the kinds the plugins read through ks__store_apply.
+ * lenient ones), and the kinds the plugins read through ks__store_apply (the storage kinds, with
+ * their pods' volumes, through both of their readers too).
  *
  * Invariant asserted: what the checked reader accepts, the lenient one accepts too (the checked
  * one only adds the API server's value rules).
@@ -43,6 +44,24 @@ static void convert(ks_store *st, const cJSON *o)
             if (lenient != 0)
                 abort();
         }
+    } else if (ks__volobj_kind(kind) >= 0) {
+        /* The storage kinds: both readers, the same invariant; then filed in the store as
+         * simulate (checked) and live mode (lenient) file them. */
+        ks__volobj *v;
+        int lenient = ks__volobj_from_json(o, &v, err, sizeof(err));
+        if (lenient == 0)
+            ks__volobj_unref(v);
+        if (ks__volobj_from_json_checked(o, &v, err, sizeof(err)) == 0) {
+            ks__volobj_unref(v);
+            if (lenient != 0)
+                abort();
+        }
+        ks_store_change chg;
+        if (ks__store_apply_ex(st, o, 0, 1, &chg, err, sizeof(err)) == 0) {
+            ks__volobj_unref(chg.old_obj);
+            ks__volobj_unref(chg.new_obj);
+        }
+        (void)ks__store_apply(st, o, 0, err, sizeof(err));
     } else if (ks__store_wants(kind)) {
         (void)ks__store_apply(st, o, 0, err, sizeof(err));
     }

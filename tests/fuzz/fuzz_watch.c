@@ -29,6 +29,13 @@ static const struct {
     {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", INF_STORE},
     {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", INF_STORE},
     {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", INF_STORE},
+    {"PersistentVolume", "v1", "/api/v1/persistentvolumes", INF_STORE},
+    {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", INF_STORE},
+    {"StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", INF_STORE},
+    {"CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", INF_STORE},
+    {"CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", INF_STORE},
+    {"CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities",
+     INF_STORE},
 };
 
 /* The default configuration but for parallelism 1: each input gets a new scheduler, and the

@@ -27,6 +27,12 @@ SA(KS_EFFECT_NO_EXECUTE == 3 && KS_TOL_EQUAL == 0 && KS_TOL_EXISTS == 1);
 SA(KS_OP_IN == 0 && KS_OP_NOT_IN == 1 && KS_OP_EXISTS == 2 && KS_OP_DOES_NOT_EXIST == 3);
 SA(KS_OP_GT == 4 && KS_OP_LT == 5);
 SA(KS_RES_POD == 1 && KS_RES_NODE == 4 && KS_RES_STATEFULSET == 9 && KS_RES_WILDCARD == 100);
+SA(KS_RES_PERSISTENT_VOLUME == 11 && KS_RES_PERSISTENT_VOLUME_CLAIM == 12);
+SA(KS_RES_STORAGE_CLASS == 13 && KS_RES_CSI_NODE == 14 && KS_RES_CSI_DRIVER == 15);
+SA(KS_RES_CSI_STORAGE_CAPACITY == 16);
+SA(KS_VOLSRC_OTHER == 0 && KS_VOLSRC_PVC == 1 && KS_VOLSRC_EPHEMERAL == 2 && KS_VOLSRC_CSI == 11);
+SA(KS_ACCESS_READ_WRITE_ONCE == 1 && KS_ACCESS_READ_WRITE_ONCE_POD == 8);
+SA(KS_BINDING_UNSET == 0 && KS_BINDING_IMMEDIATE == 1 && KS_BINDING_WAIT_FOR_FIRST_CONSUMER == 2);
 SA(KS_ACT_ADD == 1 && KS_ACT_DELETE == 2 && KS_ACT_UPDATE_NODE_ALLOCATABLE == 4);
 SA(KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM == 1u << 11);
 SA(KS_ACT_UPDATE == 0xFFCu && KS_ACT_ALL == 0xFFFu);
@@ -117,6 +123,11 @@ SA(sizeof(ks_plugin_desc) == 216);
     /* ABI 1.4 */ \
     X(sign_add) X(node_declared_features) X(pod_spec_flags) X(pod_image_volumes) \
     X(snapshot_image_size) \
+    /* ABI 1.5 */ \
+    X(pod_volumes) X(cycle_pvc) X(cycle_pv) X(cycle_storage_class) X(cycle_csi_node) \
+    X(cycle_csi_driver) X(cycle_pvs) X(cycle_csi_storage_capacities) X(snapshot_pvc_in_use) \
+    X(pv_view) X(pvc_view) X(storage_class_view) X(csi_node_view) X(csi_driver_view) \
+    X(csi_storage_capacity_view) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -129,12 +140,12 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 102); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4 */
+SA(HOST_NSLOTS == 117); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 832);
+SA(sizeof(ks_host_api) == 952);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
@@ -245,6 +256,52 @@ AT(ks_args_schema, nfields, 8);
 AT(ks_args_schema, fields, 16);
 SA(sizeof(ks_args_schema) == 24);
 SA(KS_ARG_ANY == 0 && KS_ARG_QUANTITY == 6 && KS_ARG_STRING_LIST == 9);
+/* ABI 1.5: volumes. ks_event_info grew at its end (old_obj, new_obj); the views grow at their end
+ * only (their size field says how far the host filled them). */
+AT(ks_event_info, old_json, 40);
+AT(ks_event_info, old_obj, 56);
+AT(ks_event_info, new_obj, 64);
+SA(sizeof(ks_event_info) == 72);
+AT(ks_pod_volume, name, 0);
+AT(ks_pod_volume, source, 4);
+AT(ks_pod_volume, read_only, 8);
+AT(ks_pod_volume, claim, 12);
+AT(ks_pod_volume, id, 16);
+AT(ks_pod_volume, pool, 20);
+AT(ks_pod_volume, lun, 24);
+AT(ks_pod_volume, nmonitors, 28);
+AT(ks_pod_volume, monitors, 32);
+AT(ks_pod_volume, source_json, 40);
+SA(sizeof(ks_pod_volume) == 48);
+AT(ks_pv_view, capacity, 32);
+AT(ks_pv_view, claim_uid, 64);
+AT(ks_pv_view, node_terms, 80);
+AT(ks_pv_view, labels, 96);
+AT(ks_pv_view, source, 112);
+AT(ks_pv_view, json, 136);
+SA(sizeof(ks_pv_view) == 144);
+AT(ks_pvc_view, request, 48);
+AT(ks_pvc_view, selector, 64);
+AT(ks_pvc_view, controller_uid, 120);
+AT(ks_pvc_view, json, 136);
+SA(sizeof(ks_pvc_view) == 144);
+AT(ks_storage_class_view, allowed_topologies, 24);
+AT(ks_storage_class_view, json, 56);
+SA(sizeof(ks_storage_class_view) == 64);
+AT(ks_csi_node_driver, allocatable_count, 12);
+AT(ks_csi_node_driver, topology_keys, 24);
+SA(sizeof(ks_csi_node_driver) == 32);
+AT(ks_csi_node_view, drivers, 16);
+AT(ks_csi_node_view, json, 40);
+SA(sizeof(ks_csi_node_view) == 48);
+AT(ks_csi_driver_view, name, 12);
+AT(ks_csi_driver_view, json, 16);
+SA(sizeof(ks_csi_driver_view) == 24);
+AT(ks_csi_storage_capacity_view, node_topology, 24);
+AT(ks_csi_storage_capacity_view, capacity, 56);
+AT(ks_csi_storage_capacity_view, maximum_volume_size, 80);
+AT(ks_csi_storage_capacity_view, json, 96);
+SA(sizeof(ks_csi_storage_capacity_view) == 104);
 #endif /* LP64 */
 
 /* A runtime trace of the checks above, so the test report shows that they were compiled in. */

@@ -306,6 +306,50 @@ ks_code th_filter(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_nam
     return code;
 }
 
+ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name,
+                        const th_steps *o, ks_code *pre, char *pre_reasons, size_t plen,
+                        char *reasons, size_t len)
+{
+    ks_status st;
+    refresh(c);
+    const ks_node_info *ni = ks__snapshot_find(c->snap, ks__intern(node_name));
+    cr_assert_not_null(ni, "harness: no node %s in the cluster", node_name);
+    ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    cycle->hooks = &c->hooks;
+    defer(cycle_free_v, cycle);
+    if (pre_reasons && plen)
+        pre_reasons[0] = '\0';
+    if (reasons && len)
+        reasons[0] = '\0';
+    *pre = KS_SUCCESS;
+    if (p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        ks__status_reset(&st);
+        *pre = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
+        free(r.nodes);
+        copy_reasons(&st, pre_reasons, plen);
+    }
+    if (*pre != KS_SUCCESS && !(o && o->filter_always))
+        return KS_SUCCESS;
+    for (int k = 0; o && k < 2; k++) {
+        const ks_pod *other = k ? o->remove : o->add;
+        if (!other)
+            continue;
+        ks__status_reset(&st);
+        ks_code code = k ? p->desc->pre_filter_remove_pod(p->self, cycle, pod, other, ni, &st)
+                         : p->desc->pre_filter_add_pod(p->self, cycle, pod, other, ni, &st);
+        char msg[512];
+        ks__status_message(&st, msg, sizeof(msg));
+        cr_assert_eq(code, KS_SUCCESS, "harness: %s: %s", k ? "RemovePod" : "AddPod", msg);
+    }
+    if (!p->desc->filter)
+        return KS_SUCCESS;
+    ks__status_reset(&st);
+    ks_code code = p->desc->filter(p->self, cycle, pod, ni, &st);
+    copy_reasons(&st, reasons, len);
+    return code;
+}
+
 ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t *normalized)
 {
     ks_status st;

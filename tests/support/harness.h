@@ -61,6 +61,19 @@ th_plugin *th_plugin_try_new(const ks_plugin_desc *desc, const char *args_json, 
 ks_code th_filter(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name, char *reasons,
                   size_t len);
 
+/* th_filter in steps, as upstream's plugin tests call them: PreFilter (when the plugin has one;
+ * *pre gets its code, KS_SUCCESS without one, and pre_reasons its reasons), then AddPod / RemovePod
+ * with o->add / o->remove (when set), then Filter on the node with the same cycle state; its code
+ * is returned (KS_SUCCESS when it did not run). Filter runs only after a PreFilter success,
+ * unless o->filter_always (upstream tests that call Filter after a PreFilter Skip or failure). */
+typedef struct th_steps {
+    int filter_always;
+    const ks_pod *add, *remove;
+} th_steps;
+ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name,
+                        const th_steps *o, ks_code *pre, char *pre_reasons, size_t plen,
+                        char *reasons, size_t len);
+
 /* Runs PreScore (if any), Score on every node of the cluster in insertion order, then
  * NormalizeScore (if any). raw[i] and normalized[i] (either may be NULL) get node i's scores.
  * A PreScore Skip gives 0 everywhere. Returns the first non-success code, or KS_SUCCESS. */

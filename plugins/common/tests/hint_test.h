@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "api/volume_objects.h"
 #include "config/config_args.h"
 #include "sched/framework.h"
 #include "sched/scheduler.h"
@@ -47,8 +48,14 @@ static inline void ht_plugin(const ks_plugin_desc *desc, const char *args)
     cr_assert_leq(HT.n, 16);
 }
 
+static struct ks__volobj *ht_objs[64];
+static size_t ht_nobjs;
+
 static inline void ht_fini(void)
 {
+    for (size_t i = 0; i < ht_nobjs; i++)
+        ks__volobj_unref(ht_objs[i]);
+    ht_nobjs = 0;
     if (HT.self && HT.desc->destroy)
         HT.desc->destroy(HT.self);
     cJSON_Delete(HT.json);
@@ -89,6 +96,40 @@ static inline ks_queueing_hint ht_hint(const ks_pod *pod, ks_event_resource res,
     cr_assert_neq(hit, HT.n, "%s: event %u/%#x is not registered", HT.desc->name, (unsigned)res,
                   action);
     return HT.ev[hit].hint ? HT.ev[hit].hint(HT.self, pod, &ev) : KS_QUEUE;
+}
+
+/* The same for a storage event (ABI 1.5): old_obj / new_obj are the parsed objects of the
+ * resource's kind (ht_volobj), NULL where the event has none. */
+static inline ks_queueing_hint ht_obj(const ks_pod *pod, ks_event_resource res, uint32_t action,
+                                      const void *old_obj, const void *new_obj)
+{
+    ks_event_info ev = {.event = {res, action}, .old_obj = old_obj, .new_obj = new_obj};
+    size_t hit = HT.n;
+    for (size_t i = 0; i < HT.n; i++) {
+        if (!ks__event_matches(&HT.ev[i].event, &ev.event))
+            continue;
+        cr_assert_eq(hit, HT.n, "%s: event %u/%#x matches two registrations", HT.desc->name,
+                     (unsigned)res, action);
+        hit = i;
+    }
+    cr_assert_neq(hit, HT.n, "%s: event %u/%#x is not registered", HT.desc->name, (unsigned)res,
+                  action);
+    return HT.ev[hit].hint ? HT.ev[hit].hint(HT.self, pod, &ev) : KS_QUEUE;
+}
+
+/* A storage object (PersistentVolume, claim, StorageClass, ...) from JSON text with single
+ * quotes, read as the API server stored it; released by ht_fini. */
+static inline const void *ht_volobj(const char *text)
+{
+    char err[512] = "";
+    struct ks__volobj *o = NULL;
+    cJSON *obj = th_json(text);
+    int rc = ks__volobj_from_json(obj, &o, err, sizeof(err));
+    cJSON_Delete(obj);
+    cr_assert_eq(rc, 0, "ht_volobj: %s", err);
+    cr_assert_lt(ht_nobjs, 64);
+    ht_objs[ht_nobjs++] = o;
+    return o;
 }
 
 /* Whether the plugin registered anything this event matches. */

@@ -1,0 +1,44 @@
+/* The storage kinds' changes as cluster events; see volume_events.h. */
+#include "sched/volume_events.h"
+
+#include <stdio.h>
+
+#include "sched/queue.h"
+
+ks_event_resource ks__volume_event_resource(ks_vol_kind k)
+{
+    static const ks_event_resource res[KS_VK_COUNT] = {
+        KS_RES_PERSISTENT_VOLUME, KS_RES_PERSISTENT_VOLUME_CLAIM,
+        KS_RES_STORAGE_CLASS,     KS_RES_CSI_NODE,
+        KS_RES_CSI_DRIVER,        KS_RES_CSI_STORAGE_CAPACITY};
+    return (unsigned)k < KS_VK_COUNT ? res[k] : (ks_event_resource)0;
+}
+
+size_t ks__scheduler_on_volume_change(ks_scheduler *s, ks_store_change *chg, char *label)
+{
+    const ks__volobj *any = chg->new_obj ? chg->new_obj : chg->old_obj;
+    if (label)
+        label[0] = '\0';
+    if (!any)
+        return 0;
+    ks_event_info ev = {0};
+    ev.event.resource = ks__volume_event_resource(any->kind);
+    /* upstream's handlers: an add, an update (the generic Update: no finer action exists for
+     * these kinds) or a delete */
+    ev.event.actions = !chg->old_obj   ? KS_ACT_ADD
+                       : !chg->new_obj ? KS_ACT_DELETE
+                                       : KS_ACT_UPDATE_ANY;
+    ev.old_obj = chg->old_obj;
+    ev.new_obj = chg->new_obj;
+    ks_queue *q = ks__scheduler_queue(s);
+    size_t moved = ks__queue_move_on_event_info(q, &ev, NULL);
+    if (label)
+        snprintf(label, 64, "%s%s", ks__volobj_kind_name(any->kind),
+                 ev.event.actions == KS_ACT_ADD      ? "Add"
+                 : ev.event.actions == KS_ACT_DELETE ? "Delete"
+                                                     : "Update");
+    ks_queue_counts counts;
+    ks__queue_counts(q, &counts);
+    ks__store_retire(ks__scheduler_store(s), chg, counts.in_flight == 0);
+    return moved;
+}

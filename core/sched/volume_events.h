@@ -1,0 +1,25 @@
+/*
+ * The storage kinds' changes as cluster events (upstream eventhandlers.go: the PersistentVolume,
+ * PersistentVolumeClaim, StorageClass, CSINode, CSIDriver and CSIStorageCapacity handlers): a
+ * change filed in the store (ks__store_apply_ex) moves the parked pods whose rejecting plugins'
+ * hints say Queue, the objects handed to the hints in ks_event_info.old_obj / new_obj.
+ *
+ * Threads: any (the informer threads in live mode); the queue locks itself.
+ */
+#ifndef KS_CORE_VOLUME_EVENTS_H
+#define KS_CORE_VOLUME_EVENTS_H
+
+#include "api/store.h"
+#include "sched/scheduler.h"
+
+/* Sends the change as {resource of its kind, Add / Update / Delete} and takes over its
+ * references (chg is empty after): the queue keeps the event for the pods in flight, so the
+ * objects are retired into the store (ks__store_retire) rather than released at once. Writes
+ * upstream's label of the event ("PersistentVolumeClaimAdd") to label (room for 64 bytes) when
+ * label is not NULL. Returns the pods moved. */
+size_t ks__scheduler_on_volume_change(ks_scheduler *s, ks_store_change *chg, char *label);
+
+/* The event resource of a storage kind (KS_RES_PERSISTENT_VOLUME, ...). */
+ks_event_resource ks__volume_event_resource(ks_vol_kind k);
+
+#endif
