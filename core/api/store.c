@@ -36,10 +36,6 @@ struct ks_store {
      * kinds above they change often (a claim's status, a capacity's size), so a replaced object
      * is released at once; readers hold their own references (a cycle, an event). */
     ks_strmap vol[KS_VK_COUNT];
-    /* ks__store_retire: objects of past events, released when no pod is in flight. */
-    pthread_mutex_t retired_mu;
-    ks__volobj **retired;
-    size_t nretired, retired_cap;
 };
 
 ks_store *ks__store_new(void)
@@ -51,7 +47,6 @@ ks_store *ks__store_new(void)
     ks__strmap_init(&st->objs);
     for (int k = 0; k < KS_VK_COUNT; k++)
         ks__strmap_init(&st->vol[k]);
-    pthread_mutex_init(&st->retired_mu, NULL);
     return st;
 }
 
@@ -67,10 +62,6 @@ void ks__store_free(ks_store *st)
             ks__volobj_unref(v);
         ks__strmap_destroy(&st->vol[k]);
     }
-    for (size_t i = 0; i < st->nretired; i++)
-        ks__volobj_unref(st->retired[i]);
-    free(st->retired);
-    pthread_mutex_destroy(&st->retired_mu);
     ks__mempool_free(&st->pool);
     pthread_rwlock_destroy(&st->lock);
     free(st);
@@ -379,43 +370,4 @@ size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k)
     size_t n = st->vol[k].len;
     pthread_rwlock_unlock(&st->lock);
     return n;
-}
-
-void ks__store_retire(ks_store *st, ks_store_change *chg, int idle)
-{
-    ks__volobj *objs[2] = {chg->old_obj, chg->new_obj};
-    ks__volobj **drop = NULL;
-    size_t ndrop = 0;
-    chg->old_obj = chg->new_obj = NULL;
-    pthread_mutex_lock(&st->retired_mu);
-    if (idle) { /* nothing in flight: no queued copy of an earlier event is left */
-        drop = st->retired;
-        ndrop = st->nretired;
-        st->retired = NULL;
-        st->nretired = st->retired_cap = 0;
-    }
-    for (int i = 0; i < 2; i++) {
-        if (!objs[i])
-            continue;
-        if (idle) {
-            ks__volobj_unref(objs[i]);
-            continue;
-        }
-        if (st->nretired == st->retired_cap) {
-            size_t cap = st->retired_cap ? st->retired_cap * 2 : 16;
-            ks__volobj **r = realloc(st->retired, cap * sizeof(*r));
-            if (!r) {
-                /* Cannot defer: keep the object for the store's lifetime rather than free it
-                 * under a queued event (a leak of one object, never a dangling pointer). */
-                continue;
-            }
-            st->retired = r;
-            st->retired_cap = cap;
-        }
-        st->retired[st->nretired++] = objs[i];
-    }
-    pthread_mutex_unlock(&st->retired_mu);
-    for (size_t i = 0; i < ndrop; i++)
-        ks__volobj_unref(drop[i]);
-    free(drop);
 }

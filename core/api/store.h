@@ -51,11 +51,6 @@ ks__volobj *ks__store_volobj_sym(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym 
  * Returns the count (0 with *out NULL when none or out of memory). */
 size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__volobj *, void *),
                          void *ctx, ks__volobj ***out);
-/* Takes over the references of a change whose objects went into queued events (the scheduling
- * queue keeps a copy of each event, without references of its own, for the pods in flight):
- * they are released once no pod is in flight, the first time a later call says so (idle != 0),
- * or when the store is freed. Any thread. */
-void ks__store_retire(ks_store *st, ks_store_change *chg, int idle);
 /* How many objects of kind k the store holds. */
 size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k);
 

@@ -55,6 +55,7 @@
 #include "util/clock.h"
 #include "util/heap.h"
 #include "api/objects.h"
+#include "api/volume_objects.h"
 
 #define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -520,6 +521,13 @@ static strategy parked_strategy(ks_queue *q, const qentry *e, const ks_event_inf
 
 /* Holds the objects of src in dst (a reference to each pod and node, copies of the texts).
  * 0, or KS_ENOMEM with nothing held. */
+/* A storage event (ABI 1.5) carries its objects in old_obj / new_obj: counted ks__volobj's. */
+static int is_storage_event(const ks_event_info *ev)
+{
+    return ev->event.resource >= KS_RES_PERSISTENT_VOLUME &&
+           ev->event.resource <= KS_RES_CSI_STORAGE_CAPACITY;
+}
+
 static int event_hold(ks_event_info *dst, const ks_event_info *src)
 {
     *dst = *src;
@@ -538,6 +546,12 @@ static int event_hold(ks_event_info *dst, const ks_event_info *src)
         ks__node_ref((ks_node *)dst->old_node);
     if (dst->new_node)
         ks__node_ref((ks_node *)dst->new_node);
+    if (is_storage_event(dst)) {
+        ks__volobj_ref((ks__volobj *)dst->old_obj);
+        ks__volobj_ref((ks__volobj *)dst->new_obj);
+    } else {
+        dst->old_obj = dst->new_obj = NULL;
+    }
     return 0;
 }
 
@@ -549,6 +563,10 @@ static void event_release(ks_event_info *ev)
         ks__node_unref((ks_node *)ev->old_node);
     if (ev->new_node)
         ks__node_unref((ks_node *)ev->new_node);
+    if (is_storage_event(ev)) {
+        ks__volobj_unref((ks__volobj *)ev->old_obj);
+        ks__volobj_unref((ks__volobj *)ev->new_obj);
+    }
     free((char *)ev->old_json);
     free((char *)ev->new_json);
 }
@@ -1168,6 +1186,13 @@ static const struct {
     {KS_RES_PDB, "PodDisruptionBudget"},
     {KS_RES_REPLICASET, "ReplicaSet"},
     {KS_RES_STATEFULSET, "StatefulSet"},
+    /* the storage kinds, with upstream's group prefix where fwk.EventResource has one */
+    {KS_RES_PERSISTENT_VOLUME, "PersistentVolume"},
+    {KS_RES_PERSISTENT_VOLUME_CLAIM, "PersistentVolumeClaim"},
+    {KS_RES_STORAGE_CLASS, "storage.k8s.io/StorageClass"},
+    {KS_RES_CSI_NODE, "storage.k8s.io/CSINode"},
+    {KS_RES_CSI_DRIVER, "storage.k8s.io/CSIDriver"},
+    {KS_RES_CSI_STORAGE_CAPACITY, "storage.k8s.io/CSIStorageCapacity"},
     {KS_RES_WILDCARD, "*"},
 };
 

@@ -32,13 +32,11 @@ size_t ks__scheduler_on_volume_change(ks_scheduler *s, ks_store_change *chg, cha
     ev.new_obj = chg->new_obj;
     ks_queue *q = ks__scheduler_queue(s);
     size_t moved = ks__queue_move_on_event_info(q, &ev, NULL);
-    if (label)
-        snprintf(label, 64, "%s%s", ks__volobj_kind_name(any->kind),
-                 ev.event.actions == KS_ACT_ADD      ? "Add"
-                 : ev.event.actions == KS_ACT_DELETE ? "Delete"
-                                                     : "Update");
-    ks_queue_counts counts;
-    ks__queue_counts(q, &counts);
-    ks__store_retire(ks__scheduler_store(s), chg, counts.in_flight == 0);
+    if (label) /* upstream ClusterEvent.Label(): "storage.k8s.io/CSINodeAdd", ... */
+        snprintf(label, 64, "%s", ks__queue_event_label(&ev.event));
+    /* the queue took its own references for the pods in flight */
+    ks__volobj_unref(chg->old_obj);
+    ks__volobj_unref(chg->new_obj);
+    chg->old_obj = chg->new_obj = NULL;
     return moved;
 }

@@ -12,9 +12,8 @@
 #include "api/store.h"
 #include "sched/scheduler.h"
 
-/* Sends the change as {resource of its kind, Add / Update / Delete} and takes over its
- * references (chg is empty after): the queue keeps the event for the pods in flight, so the
- * objects are retired into the store (ks__store_retire) rather than released at once. Writes
+/* Sends the change as {resource of its kind, Add / Update / Delete} and releases its references
+ * (chg is empty after; the queue holds its own while it keeps the event for pods in flight). Writes
  * upstream's label of the event ("PersistentVolumeClaimAdd") to label (room for 64 bytes) when
  * label is not NULL. Returns the pods moved. */
 size_t ks__scheduler_on_volume_change(ks_scheduler *s, ks_store_change *chg, char *label);

@@ -164,31 +164,38 @@ Test(volume_events, a_claim_added_moves_only_the_pods_that_use_it)
     label = change("{'apiVersion':'storage.k8s.io/v1','kind':'StorageClass','metadata':{'name':"
                    "'s'},'provisioner':'p'}",
                    0, &moved);
-    cr_expect_str_eq(label, "StorageClassAdd");
+    cr_expect_str_eq(label, "storage.k8s.io/StorageClassAdd");
     label = change("{'apiVersion':'storage.k8s.io/v1','kind':'StorageClass','metadata':{'name':"
                    "'s'},'provisioner':'p'}",
                    1, &moved);
-    cr_expect_str_eq(label, "StorageClassDelete");
+    cr_expect_str_eq(label, "storage.k8s.io/StorageClassDelete");
     cr_expect_eq(ks__store_volobj_count(ks__scheduler_store(t.s), KS_VK_STORAGE_CLASS), 0);
 }
 
-/* The event objects outlive the change while a pod is in flight (the queue records the event for
- * it without references of its own); they are released once nothing is in flight. */
+/* The event objects outlive the change while a pod is in flight: the queue keeps the event for
+ * it with references of its own, released once no pod in flight predates it. */
 Test(volume_events, objects_of_an_event_outlive_the_store_while_a_pod_is_in_flight)
 {
     ks_store *st = ks__scheduler_store(t.s);
+    ks_queue *q = ks__scheduler_queue(t.s);
+    cr_assert_eq(ks__scheduler_on_pod_add(
+                     t.s, th_pod("{'metadata':{'name':'p','namespace':'default','uid':'p'},"
+                                 "'spec':{'containers':[{'name':'c'}]}}")),
+                 0);
+    ks_queued_pod *qp = ks__queue_pop(q, 0);
+    cr_assert_not_null(qp);
     char err[512] = "";
     ks_store_change chg;
     cJSON *obj = th_json("{'kind':'PersistentVolume','metadata':{'name':'pv'},'spec':{}}");
     cr_assert_eq(ks__store_apply_ex(st, obj, 0, 0, &chg, err, sizeof(err)), 0, "%s", err);
     ks__volobj *held = ks__volobj_ref(chg.new_obj);
     cr_assert_eq(atomic_load(&held->refs), 3, "the store, the change and this test");
-    ks__store_retire(st, &chg, 0); /* a pod in flight: kept */
+    ks__scheduler_on_volume_change(t.s, &chg, NULL); /* recorded for the pod in flight */
+    cr_assert_eq(atomic_load(&held->refs), 3, "the store, the queue's event and this test");
     cr_assert_eq(ks__store_apply_ex(st, obj, 1, 0, NULL, err, sizeof(err)), 0, "%s", err);
     cJSON_Delete(obj);
-    cr_expect_eq(atomic_load(&held->refs), 2, "deleted from the store, still retired");
-    ks_store_change none = {0};
-    ks__store_retire(st, &none, 1); /* nothing in flight any more: released */
+    cr_expect_eq(atomic_load(&held->refs), 2, "deleted from the store, still held by the event");
+    ks__queue_done(q, qp); /* nothing in flight any more: the event is dropped */
     cr_expect_eq(atomic_load(&held->refs), 1, "only this test's reference is left");
     ks__volobj_unref(held);
 }
