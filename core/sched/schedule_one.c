@@ -315,9 +315,6 @@ static void explain_evaluated(sched_cycle *c)
     c->ex.skip_filter = c->state->skip_filter;
 }
 
-/* upstream findNodesThatFitPod: PreFilter, the nominated node, then Filter. A pod that fits
- * nowhere is a FitError: KS_UNSCHEDULABLE (or PreFilter's rejection) with c->fit set, for
- * PostFilter. */
 /* Whether the profile has an enabled plugin of that name (at any extension point). */
 static int profile_has_plugin(const ks_framework *fw, const char *name)
 {
@@ -359,6 +356,9 @@ static int unsupported_use(sched_cycle *c)
     return 0;
 }
 
+/* upstream findNodesThatFitPod: PreFilter, the nominated node, then Filter. A pod that fits
+ * nowhere is a FitError: KS_UNSCHEDULABLE (or PreFilter's rejection) with c->fit set, for
+ * PostFilter. */
 static ks_code find_nodes_that_fit(sched_cycle *c)
 {
     ks_prefilter_result pf = {0};
