@@ -20,6 +20,10 @@
 #                  exits with CMD's status.
 #   --with-scheduler  also start kube-scheduler (leader election off, own kubeconfig as
 #                     system:kube-scheduler)
+#   --with-controller-manager  also start kube-controller-manager with only its PersistentVolume
+#                     controller (persistentvolume-binder: binds claims, asks external
+#                     provisioners; leader election off, as system:kube-controller-manager;
+#                     build it with build-control-plane.sh kube-controller-manager)
 #   --keep            with CMD: keep DIR (logs) after stopping
 #   --dir DIR         use DIR (must not exist or be empty) instead of a new mktemp dir
 # Env: KUBESCHED_E2E_BIN_DIR (default: the cache dir build-control-plane.sh uses),
@@ -45,16 +49,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 with_scheduler=0
+with_kcm=0
 keep=0
 dir=
 cmd=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --with-scheduler) with_scheduler=1 ;;
+    --with-controller-manager) with_kcm=1 ;;
     --keep) keep=1 ;;
     --dir) dir=$2; shift ;;
     --) shift; cmd=("$@"); break ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "start-control-plane: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -65,6 +71,7 @@ bin_dir=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e
 api_bin_dir=${KUBESCHED_E2E_APISERVER_BIN_DIR:-$bin_dir}
 need=("$bin_dir/etcd" "$api_bin_dir/kube-apiserver")
 [ "$with_scheduler" = 0 ] || need+=("$bin_dir/kube-scheduler")
+[ "$with_kcm" = 0 ] || need+=("$bin_dir/kube-controller-manager")
 for b in "${need[@]}"; do
   if [ ! -x "$b" ]; then
     echo "start-control-plane: $b missing; run tests/e2e/build-control-plane.sh first" \
@@ -143,6 +150,8 @@ sign apiserver "/CN=kube-apiserver" \
 sign admin "/O=system:masters/CN=kubesched-e2e-admin" \
   "$(printf 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment')"
 sign scheduler "/CN=system:kube-scheduler" \
+  "$(printf 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment')"
+sign kcm "/CN=system:kube-controller-manager" \
   "$(printf 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment')"
 ossl genrsa -out "$pki/sa.key" 2048
 ossl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub"
@@ -267,6 +276,7 @@ mkkubeconfig() { # file user cert key
 }
 mkkubeconfig "$dir/admin.kubeconfig" admin "$pki/admin.crt" "$pki/admin.key"
 mkkubeconfig "$dir/scheduler.kubeconfig" system:kube-scheduler "$pki/scheduler.crt" "$pki/scheduler.key"
+mkkubeconfig "$dir/kcm.kubeconfig" system:kube-controller-manager "$pki/kcm.crt" "$pki/kcm.key"
 
 # ---- kube-scheduler (optional) ------------------------------------------------------------
 if [ "$with_scheduler" = 1 ]; then
@@ -280,6 +290,21 @@ if [ "$with_scheduler" = 1 ]; then
     ${KUBESCHED_E2E_SCHEDULER_QPS:+--kube-api-qps="$KUBESCHED_E2E_SCHEDULER_QPS"} \
     ${KUBESCHED_E2E_SCHEDULER_QPS:+--kube-api-burst="${KUBESCHED_E2E_SCHEDULER_BURST:-$KUBESCHED_E2E_SCHEDULER_QPS}"}
   wait_for kube-scheduler "https://127.0.0.1:$sched_port/healthz" -k
+fi
+
+# ---- kube-controller-manager (optional): the PersistentVolume controller only ----------------
+if [ "$with_kcm" = 1 ]; then
+  kcm_port=$(free_port)
+  start_proc kube-controller-manager "$bin_dir/kube-controller-manager" \
+    --kubeconfig="$dir/kcm.kubeconfig" \
+    --authentication-kubeconfig="$dir/kcm.kubeconfig" \
+    --authorization-kubeconfig="$dir/kcm.kubeconfig" \
+    --leader-elect=false --use-service-account-credentials=false \
+    --controllers=persistentvolume-binder \
+    --pvclaimbinder-sync-period=2s \
+    --bind-address=127.0.0.1 --secure-port="$kcm_port" \
+    --cert-dir="$dir/kcm-certs"
+  wait_for kube-controller-manager "https://127.0.0.1:$kcm_port/healthz" -k
 fi
 
 # ---- env file -----------------------------------------------------------------------------

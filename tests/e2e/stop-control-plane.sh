@@ -48,7 +48,7 @@ stop_one() {
 
 # Extra API servers (DIR/start-apiserver --name kube-apiserver-2) go with the first one.
 extra=$(cd "$dir/pids" && ls -d kube-apiserver?* 2>/dev/null || true)
-for name in kube-scheduler $extra kube-apiserver etcd; do stop_one "$name"; done
+for name in provisioner kube-scheduler kube-controller-manager $extra kube-apiserver etcd; do stop_one "$name"; done
 
 left=
 for p in /proc/[0-9]*; do
