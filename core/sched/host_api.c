@@ -661,6 +661,22 @@ static int s_pvc_in_use(const ks_snapshot *s, ks_sym ns, ks_sym name)
     return 0;
 }
 
+/* ---- ABI 1.6: VolumeAttachments ------------------------------------------------------------ */
+
+static int va_on_node(const ks__volobj *o, void *ctx)
+{
+    return ((const ks_volume_attachment *)o)->v.node_name == *(const ks_sym *)ctx;
+}
+
+/* upstream's VolumeAttachment indexer by spec.nodeName, asked by scanning the kind (a node has
+ * few attachments; a cluster a few per node). */
+static size_t h_cycle_vas(ks_cycle *c, ks_sym node, const ks_volume_attachment *const **out)
+{
+    return held_list(c, KS_VK_VOLUME_ATTACHMENT, va_on_node, &node, (const void *const **)out);
+}
+
+static const ks_volume_attachment_view *v_va(const ks_volume_attachment *o) { return &o->v; }
+
 static const ks_pv_view *v_pv(const ks_pv *o) { return &o->v; }
 static const ks_pvc_view *v_pvc(const ks_pvc *o) { return &o->v; }
 static const ks_storage_class_view *v_sc(const ks_storage_class *o) { return &o->v; }
@@ -794,6 +810,8 @@ static const ks_host_api host_table = {
     .csi_node_view = v_csi_node,
     .csi_driver_view = v_csi_driver,
     .csi_storage_capacity_view = v_capacity,
+    .cycle_volume_attachments = h_cycle_vas,
+    .volume_attachment_view = v_va,
 };
 
 void ks__host_init(void) { ks__objects_init(); }
