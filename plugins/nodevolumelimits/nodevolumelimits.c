@@ -25,8 +25,8 @@
  * In-tree migration is on (upstream isCSIMigrationOn) for GCE PD, AWS EBS, Azure Disk, Cinder and
  * Portworx once the node has a CSINode, never for vSphere or Azure File: their volumes stop a
  * PreFilter Skip but are never counted. The CSINode's storage.alpha.kubernetes.io/migrated-plugins
- * annotation is not read (v1.37 does not). InPlacePodVerticalScalingSchedulerPreemption (alpha, off)
- * is not implemented. Objects are read through the host's cycle lookups (upstream's listers).
+ * annotation is not read (v1.37 does not). InPlacePodVerticalScalingSchedulerPreemption (alpha,
+ * off) is not implemented. Objects are read through the host's cycle lookups (upstream's listers).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -42,16 +42,25 @@
 #define ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED "node(s) exceed max volume count"
 
 /* The in-tree plugins csi-translation-lib migrates (its inTreePlugins), by in-tree name. */
-enum { MIG_NONE = -1, MIG_GCE_PD, MIG_AWS_EBS, MIG_AZURE_DISK, MIG_AZURE_FILE, MIG_CINDER,
-       MIG_VSPHERE, MIG_PORTWORX, NMIG };
+enum {
+    MIG_NONE = -1,
+    MIG_GCE_PD,
+    MIG_AWS_EBS,
+    MIG_AZURE_DISK,
+    MIG_AZURE_FILE,
+    MIG_CINDER,
+    MIG_VSPHERE,
+    MIG_PORTWORX,
+    NMIG
+};
 static const char *const k_in_tree_names[NMIG] = {
-    "kubernetes.io/gce-pd",       "kubernetes.io/aws-ebs", "kubernetes.io/azure-disk",
-    "kubernetes.io/azure-file",   "kubernetes.io/cinder",  "kubernetes.io/vsphere-volume",
+    "kubernetes.io/gce-pd",         "kubernetes.io/aws-ebs", "kubernetes.io/azure-disk",
+    "kubernetes.io/azure-file",     "kubernetes.io/cinder",  "kubernetes.io/vsphere-volume",
     "kubernetes.io/portworx-volume"};
-static const char *const k_csi_names[NMIG] = {
-    "pd.csi.storage.gke.io",  "ebs.csi.aws.com",          "disk.csi.azure.com",
-    "file.csi.azure.com",     "cinder.csi.openstack.org", "csi.vsphere.vmware.com",
-    "pxd.portworx.com"};
+static const char *const k_csi_names[NMIG] = {"pd.csi.storage.gke.io",    "ebs.csi.aws.com",
+                                              "disk.csi.azure.com",       "file.csi.azure.com",
+                                              "cinder.csi.openstack.org", "csi.vsphere.vmware.com",
+                                              "pxd.portworx.com"};
 
 /* What create() builds: read-only afterwards (any thread). */
 typedef struct node_volume_limits {
@@ -111,8 +120,8 @@ static int source_is(const char *json, const char *key)
            json[2 + n] == '"';
 }
 
-/* The in-tree plugin of an in-line volume (upstream IsInlineMigratable / GetInTreePluginNameFromSpec),
- * MIG_NONE when CSI migration does not cover it. */
+/* The in-tree plugin of an in-line volume (upstream IsInlineMigratable /
+ * GetInTreePluginNameFromSpec), MIG_NONE when CSI migration does not cover it. */
 static int inline_plugin(const ks_pod_volume *v)
 {
     switch (v->source) {
@@ -712,8 +721,8 @@ static ks_queueing_hint nvl_after_csi_node_updated(void *self, const ks_pod *pod
         /* the old map keeps the last entry of a name */
         for (uint32_t j = 0; j < o->ndrivers; j++)
             if (o->drivers[j].name == n->drivers[i].name)
-                old_limit = o->drivers[j].has_allocatable_count ? o->drivers[j].allocatable_count
-                                                                : 0;
+                old_limit =
+                    o->drivers[j].has_allocatable_count ? o->drivers[j].allocatable_count : 0;
         if (n->drivers[i].has_allocatable_count)
             new_limit = n->drivers[i].allocatable_count;
         if (new_limit > old_limit)
@@ -736,7 +745,8 @@ static ks_queueing_hint nvl_after_assigned_pod_deleted(void *self, const ks_pod 
     if (n == 0)
         return KS_QUEUE_SKIP;
     ks_sym nn = ks_pod_node_name(deleted), nom = ks_pod_nominated_node_name(deleted);
-    if ((nn == KS_SYM_EMPTY || nn == KS_SYM_ABSENT) && (nom == KS_SYM_EMPTY || nom == KS_SYM_ABSENT))
+    if ((nn == KS_SYM_EMPTY || nn == KS_SYM_ABSENT) &&
+        (nom == KS_SYM_EMPTY || nom == KS_SYM_ABSENT))
         return KS_QUEUE_SKIP;
     for (size_t i = 0; i < n; i++)
         if (counted_kind(&vols[i]))
@@ -766,8 +776,7 @@ static ks_queueing_hint nvl_after_pvc_added(void *self, const ks_pod *pod, const
 /* upstream isSchedulableAfterVolumeAttachmentDeleted: the pod has a persistentVolumeClaim volume,
  * or a migratable in-line one whose CSI driver is the attachment's attacher (a translation error
  * queues the pod, as upstream's hint error does). */
-static ks_queueing_hint nvl_after_va_deleted(void *self, const ks_pod *pod,
-                                             const ks_event_info *ev)
+static ks_queueing_hint nvl_after_va_deleted(void *self, const ks_pod *pod, const ks_event_info *ev)
 {
     const node_volume_limits *pl = self;
     if (!ev->old_obj)

@@ -270,6 +270,63 @@ Test(volume_objects, csi_kinds)
             "storageClassName: Required value");
 }
 
+/* ABI 1.6: CSIDriver.spec.preventPodSchedulingIfMissing and VolumeAttachment (NodeVolumeLimits). */
+Test(volume_objects, volume_attachment_and_prevent_pod_scheduling)
+{
+    ks__volobj *o = parse("{'kind':'CSIDriver','metadata':{'name':'d1'},'spec':{}}", 1);
+    cr_assert_eq(((ks_csi_driver *)o)->v.prevent_pod_scheduling_if_missing, 0);
+    cr_assert_eq(((ks_csi_driver *)o)->v.size, sizeof(ks_csi_driver_view));
+    ks__volobj_unref(o);
+    o = parse("{'kind':'CSIDriver','metadata':{'name':'d1'},'spec':{"
+              "'preventPodSchedulingIfMissing':true}}",
+              0);
+    cr_assert_eq(((ks_csi_driver *)o)->v.prevent_pod_scheduling_if_missing, 1);
+    ks__volobj_unref(o);
+
+    cr_assert_eq(ks__volobj_kind("VolumeAttachment"), KS_VK_VOLUME_ATTACHMENT);
+    cr_assert_not(ks__volobj_namespaced(KS_VK_VOLUME_ATTACHMENT));
+    o = parse("{'kind':'VolumeAttachment','metadata':{'name':'va1'},'spec':{'attacher':"
+              "'ebs.csi.aws.com','nodeName':'n1','source':{'persistentVolumeName':'pv1'}},"
+              "'status':{'attached':true}}",
+              1);
+    const ks_volume_attachment_view *va = &((ks_volume_attachment *)o)->v;
+    cr_assert_str_eq(o->key, "va1");
+    cr_assert_str_eq(str(va->name), "va1");
+    cr_assert_str_eq(str(va->attacher), "ebs.csi.aws.com");
+    cr_assert_str_eq(str(va->node_name), "n1");
+    cr_assert_str_eq(str(va->pv_name), "pv1");
+    cr_assert_eq(va->attached, 1);
+    cr_assert_not_null(va->json);
+    ks__volobj_unref(o);
+    o = parse("{'kind':'VolumeAttachment','metadata':{'name':'va2'},'spec':{'attacher':'a',"
+              "'nodeName':'n1','source':{'inlineVolumeSpec':{'csi':{'driver':'a'}}}}}",
+              1);
+    cr_assert_eq(((ks_volume_attachment *)o)->v.pv_name, KS_SYM_ABSENT, "an in-line attachment");
+    cr_assert_eq(((ks_volume_attachment *)o)->v.attached, 0);
+    ks__volobj_unref(o);
+    o = parse("{'kind':'VolumeAttachment','metadata':{'name':'va3'},'spec':{}}", 0);
+    cr_assert_eq(((ks_volume_attachment *)o)->v.attacher, KS_SYM_EMPTY, "lenient: as stored");
+    ks__volobj_unref(o);
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'nodeName':'n','source':{"
+            "'persistentVolumeName':'p'}}}",
+            "spec.attacher: Required value");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'nodeName':'n','source':{}}}",
+            "spec.source: Required value: must specify exactly one of inlineVolumeSpec and "
+            "persistentVolumeName");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'nodeName':'n','source':{'persistentVolumeName':'p','inlineVolumeSpec':{}}}}",
+            "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and "
+            "persistentVolumeName");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'nodeName':'n','source':{'persistentVolumeName':''}}}",
+            "spec.source.persistentVolumeName: Required value: must specify non empty "
+            "persistentVolumeName");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'source':{'persistentVolumeName':'p'}}}",
+            "spec.nodeName: Required value");
+}
+
 static ks_pod *pod_checked(const char *text, int checked, char *err, size_t len)
 {
     ks_pod *p = NULL;
