@@ -35,26 +35,29 @@ static ks_pod *pod_json(const char *ns, const char *name, const char *node, cons
 Test(node_volume_limits_hints, assigned_pod_deleted)
 {
     ht_plugin(&ks_plugin_node_volume_limits, NULL);
-    ks_pod *pod = pod_json("default", "p", "",
-                           "{'name':'v','persistentVolumeClaim':{'claimName':'csi-ebs.csi.aws.com-2'}}");
+    ks_pod *pod =
+        pod_json("default", "p", "",
+                 "{'name':'v','persistentVolumeClaim':{'claimName':'csi-ebs.csi.aws.com-2'}}");
     const char *node = "node-for-max-pd-test-1";
-    cr_expect_eq(ht_pod(pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE,
-                        pod_json("default", "d", node,
-                                 "{'name':'v','persistentVolumeClaim':{'claimName':'placeholder'}}"),
-                        NULL),
-                 KS_QUEUE, "return a Queue when a deleted pod has a PVC");
+    cr_expect_eq(
+        ht_pod(pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE,
+               pod_json("default", "d", node,
+                        "{'name':'v','persistentVolumeClaim':{'claimName':'placeholder'}}"),
+               NULL),
+        KS_QUEUE, "return a Queue when a deleted pod has a PVC");
     cr_expect_eq(ht_pod(pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE,
                         pod_json("default", "d", node, "{'name':'v','awsElasticBlockStore':{}}"),
                         NULL),
                  KS_QUEUE, "return a Queue when a deleted pod has a inline migratable volume");
-    cr_expect_eq(ht_pod(pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, pod_json("default", "d", node, ""),
-                        NULL),
-                 KS_QUEUE_SKIP, "return a QueueSkip when a deleted pod doesn't have any volume");
     cr_expect_eq(
-        ht_pod(pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE,
-               pod_json("default", "d", "",
-                        "{'name':'v','persistentVolumeClaim':{'claimName':'csi-ebs.csi.aws.com-0'}}"),
-               NULL),
+        ht_pod(pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, pod_json("default", "d", node, ""), NULL),
+        KS_QUEUE_SKIP, "return a QueueSkip when a deleted pod doesn't have any volume");
+    cr_expect_eq(
+        ht_pod(
+            pod, KS_RES_ASSIGNED_POD, KS_ACT_DELETE,
+            pod_json("default", "d", "",
+                     "{'name':'v','persistentVolumeClaim':{'claimName':'csi-ebs.csi.aws.com-0'}}"),
+            NULL),
         KS_QUEUE_SKIP, "return a QueueSkip when a deleted pod is not scheduled.");
     /* kubesched's own: a nominated pod counts as placed; an emptyDir is not counted */
     ks_pod *nominated = th_pod("{'metadata':{'name':'d','namespace':'default'},'spec':{"
@@ -83,19 +86,20 @@ Test(node_volume_limits_hints, pvc_added)
     cr_expect_eq(ht_obj(pod_json("ns1", "p", "", ""), KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD,
                         NULL, pvc("pvc-other", "ns2")),
                  KS_QUEUE_SKIP, "a pod isn't in the same namespace as an added PVC");
+    cr_expect_eq(ht_obj(pod_json("ns1", "p", "",
+                                 "{'name':'v','persistentVolumeClaim':{'claimName':'pvc1'}}"),
+                        KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pvc1", "ns1")),
+                 KS_QUEUE, "a pod is in the same namespace as an added PVC");
     cr_expect_eq(
-        ht_obj(pod_json("ns1", "p", "", "{'name':'v','persistentVolumeClaim':{'claimName':'pvc1'}}"),
-               KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pvc1", "ns1")),
-        KS_QUEUE, "a pod is in the same namespace as an added PVC");
-    cr_expect_eq(ht_obj(pod_json("ns1", "pod1", "",
-                                 "{'name':'ephemeral','ephemeral':{'volumeClaimTemplate':{'spec':{}}"
-                                 "}}"),
-                        KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pod1-ephemeral", "ns1")),
-                 KS_QUEUE, "a pod has an ephemeral volume related to an added PVC");
-    cr_expect_eq(
-        ht_obj(pod_json("ns1", "p", "", "{'name':'v','persistentVolumeClaim':{'claimName':'pvc1'}}"),
-               KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pvc2", "ns1")),
-        KS_QUEUE_SKIP, "a pod doesn't have the same PVC as an added PVC");
+        ht_obj(pod_json("ns1", "pod1", "",
+                        "{'name':'ephemeral','ephemeral':{'volumeClaimTemplate':{'spec':{}}"
+                        "}}"),
+               KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pod1-ephemeral", "ns1")),
+        KS_QUEUE, "a pod has an ephemeral volume related to an added PVC");
+    cr_expect_eq(ht_obj(pod_json("ns1", "p", "",
+                                 "{'name':'v','persistentVolumeClaim':{'claimName':'pvc1'}}"),
+                        KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pvc2", "ns1")),
+                 KS_QUEUE_SKIP, "a pod doesn't have the same PVC as an added PVC");
     cr_expect_eq(ht_obj(pod_json("ns1", "p", "", ""), KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD,
                         NULL, pvc("pvc2", "ns1")),
                  KS_QUEUE_SKIP, "a pod doesn't have any PVC attached");
@@ -127,13 +131,13 @@ Test(node_volume_limits_hints, volume_attachment_deleted)
                  KS_QUEUE,
                  "a pod has an Inline Migratable volume (AWSEBSDriver) when VolumeAttachment "
                  "(AWSEBSDriver) is deleting (match)");
-    cr_expect_eq(ht_obj(pod_json("ns1", "p", "",
-                                 "{'name':'g','gcePersistentDisk':{'pdName':'test'}}"),
-                        KS_RES_VOLUME_ATTACHMENT, KS_ACT_DELETE,
-                        va("ebs.csi.aws.com", INLINE_EBS_SOURCE), NULL),
-                 KS_QUEUE_SKIP,
-                 "a pod has an Inline Migratable volume (GCEPDDriver) when VolumeAttachment "
-                 "(AWSEBSDriver) is deleting (no match)");
+    cr_expect_eq(
+        ht_obj(pod_json("ns1", "p", "", "{'name':'g','gcePersistentDisk':{'pdName':'test'}}"),
+               KS_RES_VOLUME_ATTACHMENT, KS_ACT_DELETE, va("ebs.csi.aws.com", INLINE_EBS_SOURCE),
+               NULL),
+        KS_QUEUE_SKIP,
+        "a pod has an Inline Migratable volume (GCEPDDriver) when VolumeAttachment "
+        "(AWSEBSDriver) is deleting (no match)");
     cr_expect_eq(ht_obj(pod_json("ns1", "p", "", EBS_VOL "," PVC_VOL), KS_RES_VOLUME_ATTACHMENT,
                         KS_ACT_DELETE, va("ebs.csi.aws.com", INLINE_EBS_SOURCE), NULL),
                  KS_QUEUE,
@@ -166,19 +170,20 @@ static const void *csi_node(const char *drivers)
 {
     char json[1024];
     snprintf(json, sizeof(json),
-             "{'kind':'CSINode','metadata':{'name':'test-node'},'spec':{'drivers':[%s]}}",
-             drivers);
+             "{'kind':'CSINode','metadata':{'name':'test-node'},'spec':{'drivers':[%s]}}", drivers);
     return ht_volobj(json);
 }
 
-#define EBS_COUNT(n) "{'name':'ebs.csi.aws.com','nodeID':'test-node','allocatable':{'count':" #n "}}"
+#define EBS_COUNT(n)                                                                               \
+    "{'name':'ebs.csi.aws.com','nodeID':'test-node','allocatable':{'count':" #n "}}"
 
 /* TestCSILimitsAfterCSINodeUpdatedQHint */
 Test(node_volume_limits_hints, csi_node_updated)
 {
     ht_plugin(&ks_plugin_node_volume_limits, NULL);
-    ks_pod *pod = pod_json("ns1", "test-pod", "",
-                           "{'name':'v','persistentVolumeClaim':{'claimName':'csi-ebs.csi.aws.com-0'}}");
+    ks_pod *pod =
+        pod_json("ns1", "test-pod", "",
+                 "{'name':'v','persistentVolumeClaim':{'claimName':'csi-ebs.csi.aws.com-0'}}");
     cr_expect_eq(ht_obj(pod, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node(EBS_COUNT(1)),
                         csi_node(EBS_COUNT(2))),
                  KS_QUEUE, "limit raised, queue");
@@ -190,9 +195,9 @@ Test(node_volume_limits_hints, csi_node_updated)
                  KS_QUEUE_SKIP, "limit unchanged, skip queueing");
     /* kubesched's own: a new driver with a count queues (no old entry reads as 0); a count that
      * goes away does not; a CSINode added always queues (no hint) */
-    cr_expect_eq(ht_obj(pod, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node(""),
-                        csi_node(EBS_COUNT(1))),
-                 KS_QUEUE);
+    cr_expect_eq(
+        ht_obj(pod, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node(""), csi_node(EBS_COUNT(1))),
+        KS_QUEUE);
     cr_expect_eq(ht_obj(pod, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node(EBS_COUNT(3)),
                         csi_node("{'name':'ebs.csi.aws.com','nodeID':'test-node'}")),
                  KS_QUEUE_SKIP);
