@@ -51,6 +51,9 @@ ks__volobj *ks__store_volobj_sym(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym 
  * Returns the count (0 with *out NULL when none or out of memory). */
 size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__volobj *, void *),
                          void *ctx, ks__volobj ***out);
+/* The VolumeAttachments whose spec.nodeName is node (upstream's indexer by node), as
+ * ks__store_volobjs: ordered by key, each with a reference, *out malloc'd. O(the node's). */
+size_t ks__store_volume_attachments_on(ks_store *st, ks_sym node, ks__volobj ***out);
 /* Takes over the references of a change whose objects went into queued events (the scheduling
  * queue keeps a copy of each event, without references of its own, for the pods in flight):
  * they are released once no pod is in flight, the first time a later call says so (idle != 0),

@@ -663,16 +663,24 @@ static int s_pvc_in_use(const ks_snapshot *s, ks_sym ns, ks_sym name)
 
 /* ---- ABI 1.6: VolumeAttachments ------------------------------------------------------------ */
 
-static int va_on_node(const ks__volobj *o, void *ctx)
-{
-    return ((const ks_volume_attachment *)o)->v.node_name == *(const ks_sym *)ctx;
-}
-
-/* upstream's VolumeAttachment indexer by spec.nodeName, asked by scanning the kind (a node has
- * few attachments; a cluster a few per node). */
+/* upstream's VolumeAttachment indexer by spec.nodeName (the store keeps the index), held by the
+ * cycle. */
 static size_t h_cycle_vas(ks_cycle *c, ks_sym node, const ks_volume_attachment *const **out)
 {
-    return held_list(c, KS_VK_VOLUME_ATTACHMENT, va_on_node, &node, (const void *const **)out);
+    struct ks_store *store = store_of(c);
+    ks__volobj **objs;
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_volume_attachments_on(store, node, &objs);
+    if (!n)
+        return 0;
+    struct ks_cycle_hold *h = ks__cycle_hold(c, objs, n);
+    free(objs);
+    if (!h)
+        return 0;
+    *out = (const ks_volume_attachment *const *)h->objs;
+    return n;
 }
 
 static const ks_volume_attachment_view *v_va(const ks_volume_attachment *o) { return &o->v; }

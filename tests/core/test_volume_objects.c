@@ -483,3 +483,51 @@ Test(volume_objects, store_replaces_and_readers_keep_theirs)
     cr_assert_null(ks__store_volobj(st, KS_VK_PV, "b"));
     ks__store_free(st);
 }
+
+/* The store's index of VolumeAttachments by node follows adds, moves and deletes. */
+static size_t vas_on(ks_store *st, const char *node, char *names, size_t len)
+{
+    ks__volobj **objs;
+    size_t n = ks__store_volume_attachments_on(st, ks__intern(node), &objs), off = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        off += (size_t)snprintf(names + off, len - off, "%s%s", i ? "," : "", objs[i]->key);
+        ks__volobj_unref(objs[i]);
+    }
+    free(objs);
+    return n;
+}
+
+Test(volume_objects, store_indexes_volume_attachments_by_node)
+{
+    ks_store *st = ks__store_new();
+    char names[256];
+    cr_assert(ks__store_wants("VolumeAttachment"));
+    static const char *const va[] = {
+        "{'kind':'VolumeAttachment','metadata':{'name':'vb'},'spec':{'attacher':'a','nodeName':"
+        "'n1','source':{'persistentVolumeName':'p1'}}}",
+        "{'kind':'VolumeAttachment','metadata':{'name':'va'},'spec':{'attacher':'a','nodeName':"
+        "'n1','source':{'persistentVolumeName':'p2'}}}",
+        "{'kind':'VolumeAttachment','metadata':{'name':'vc'},'spec':{'attacher':'a','nodeName':"
+        "'n2','source':{'persistentVolumeName':'p3'}}}",
+    };
+    for (size_t i = 0; i < 3; i++)
+        apply(st, va[i], 0, NULL);
+    cr_assert_eq(vas_on(st, "n1", names, sizeof(names)), 2);
+    cr_assert_str_eq(names, "va,vb", "ordered by name");
+    cr_assert_eq(vas_on(st, "n2", names, sizeof(names)), 1);
+    cr_assert_eq(vas_on(st, "n3", names, sizeof(names)), 0);
+    /* vb moves to n2 (an update replaces it), then va is deleted */
+    apply(st,
+          "{'kind':'VolumeAttachment','metadata':{'name':'vb'},'spec':{'attacher':'a','nodeName':"
+          "'n2','source':{'persistentVolumeName':'p1'}}}",
+          0, NULL);
+    cr_assert_eq(vas_on(st, "n1", names, sizeof(names)), 1);
+    cr_assert_str_eq(names, "va");
+    cr_assert_eq(vas_on(st, "n2", names, sizeof(names)), 2);
+    cr_assert_str_eq(names, "vb,vc");
+    apply(st, va[1], 1, NULL);
+    cr_assert_eq(vas_on(st, "n1", names, sizeof(names)), 0);
+    cr_assert_eq(ks__store_volobj_count(st, KS_VK_VOLUME_ATTACHMENT), 2);
+    ks__store_free(st);
+}
