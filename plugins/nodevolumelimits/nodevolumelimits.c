@@ -420,7 +420,8 @@ static void driver_info_from_sc(const node_volume_limits *pl, ks_cycle *cycle,
         volset_put(out, pl->csi[m], handle);
         return;
     }
-    volset_put(out, provisioner, handle);
+    if (provisioner != KS_SYM_EMPTY) /* no driver name: not counted (filterAttachableVolumes) */
+        volset_put(out, provisioner, handle);
 }
 
 /* upstream getCSIDriverInfo: the CSI driver and handle of a claim's volume. */

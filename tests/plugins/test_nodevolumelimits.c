@@ -914,3 +914,32 @@ Test(node_volume_limits, attachments_and_duplicates)
                      &code);
     cr_expect_eq(code, KS_SUCCESS, "shared volume counts once: %d (%s)", code, msg);
 }
+
+/* An unbound claim of a class without a provisioner names no driver: not counted (upstream
+ * filterAttachableVolumes skips an empty driver name), even against a limit listed under "". */
+Test(node_volume_limits, class_without_provisioner_is_not_counted)
+{
+    th_plugin *p = th_plugin_new(&ks_plugin_node_volume_limits, NULL);
+    th_cluster *c = th_cluster_new();
+    limit_node(c, "{'name':'','nodeID':'n','allocatable':{'count':0}},"
+                  "{'name':'" EBS "','nodeID':'n','allocatable':{'count':0}}");
+    th_cluster_add_object(c, "{'apiVersion':'storage.k8s.io/v1','kind':'StorageClass','metadata':"
+                             "{'name':'none'},'provisioner':''}");
+    th_cluster_add_object(c, "{'apiVersion':'storage.k8s.io/v1','kind':'StorageClass','metadata':"
+                             "{'name':'ebs'},'provisioner':'" EBS "'}");
+    claim(c, "default", "c-none", NULL, "'storageClassName':'none'");
+    claim(c, "default", "c-ebs", NULL, "'storageClassName':'ebs'");
+    ks_code code;
+    const char *msg = filter_one(p, c,
+                                 "{'metadata':{'name':'new','namespace':'default'},'spec':{"
+                                 "'containers':[{'name':'c'}],'volumes':[{'name':'d',"
+                                 "'persistentVolumeClaim':{'claimName':'c-none'}}]}}",
+                                 &code);
+    cr_expect_eq(code, KS_SUCCESS, "%d (%s)", code, msg);
+    msg = filter_one(p, c,
+                     "{'metadata':{'name':'new','namespace':'default'},'spec':{"
+                     "'containers':[{'name':'c'}],'volumes':[{'name':'d',"
+                     "'persistentVolumeClaim':{'claimName':'c-ebs'}}]}}",
+                     &code);
+    cr_expect_eq(code, KS_UNSCHEDULABLE, "the class's provisioner counts: %d (%s)", code, msg);
+}
