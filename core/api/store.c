@@ -32,12 +32,12 @@ struct ks_store {
     pthread_rwlock_t lock;
     ks_strmap objs;  /* "Kind/ns/name" -> entry */
     ks_mempool pool; /* every parsed object's memory, freed with the store */
+    /* VolumeAttachments by spec.nodeName: node name -> va_list_ (borrowing vol[]'s references). */
+    ks_strmap va_by_node;
     /* The storage kinds: key ("name" / "ns/name") -> ks__volobj, one reference each. Unlike the
      * kinds above they change often (a claim's status, a capacity's size), so a replaced object
      * is released at once; readers hold their own references (a cycle, an event). */
     ks_strmap vol[KS_VK_COUNT];
-    /* VolumeAttachments by spec.nodeName: node name -> va_list (borrowing vol[]'s references). */
-    ks_strmap va_by_node;
     /* ks__store_retire: objects of past events, released when no pod is in flight. */
     pthread_mutex_t retired_mu;
     ks__volobj **retired;
@@ -98,9 +98,9 @@ ks_store *ks__store_new(void)
         return NULL;
     pthread_rwlock_init(&st->lock, NULL);
     ks__strmap_init(&st->objs);
+    ks__strmap_init(&st->va_by_node);
     for (int k = 0; k < KS_VK_COUNT; k++)
         ks__strmap_init(&st->vol[k]);
-    ks__strmap_init(&st->va_by_node);
     pthread_mutex_init(&st->retired_mu, NULL);
     return st;
 }
@@ -109,6 +109,13 @@ void ks__store_free(ks_store *st)
 {
     if (!st)
         return;
+    const char *vkey;
+    void *vlist;
+    for (size_t it = 0; ks__strmap_next(&st->va_by_node, &it, &vkey, &vlist);) {
+        free(((va_list_ *)vlist)->objs);
+        free(vlist);
+    }
+    ks__strmap_destroy(&st->va_by_node);
     ks__strmap_destroy(&st->objs);
     for (int k = 0; k < KS_VK_COUNT; k++) {
         const char *key;
@@ -116,15 +123,6 @@ void ks__store_free(ks_store *st)
         for (size_t it = 0; ks__strmap_next(&st->vol[k], &it, &key, &v);)
             ks__volobj_unref(v);
         ks__strmap_destroy(&st->vol[k]);
-    }
-    {
-        const char *key;
-        void *v;
-        for (size_t it = 0; ks__strmap_next(&st->va_by_node, &it, &key, &v);) {
-            free(((va_list_ *)v)->objs);
-            free(v);
-        }
-        ks__strmap_destroy(&st->va_by_node);
     }
     for (size_t i = 0; i < st->nretired; i++)
         ks__volobj_unref(st->retired[i]);

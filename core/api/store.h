@@ -51,9 +51,6 @@ ks__volobj *ks__store_volobj_sym(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym 
  * Returns the count (0 with *out NULL when none or out of memory). */
 size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__volobj *, void *),
                          void *ctx, ks__volobj ***out);
-/* The VolumeAttachments whose spec.nodeName is node (upstream's indexer by node), as
- * ks__store_volobjs: ordered by key, each with a reference, *out malloc'd. O(the node's). */
-size_t ks__store_volume_attachments_on(ks_store *st, ks_sym node, ks__volobj ***out);
 /* Takes over the references of a change whose objects went into queued events (the scheduling
  * queue keeps a copy of each event, without references of its own, for the pods in flight):
  * they are released once no pod is in flight, the first time a later call says so (idle != 0),
@@ -61,6 +58,10 @@ size_t ks__store_volume_attachments_on(ks_store *st, ks_sym node, ks__volobj ***
 void ks__store_retire(ks_store *st, ks_store_change *chg, int idle);
 /* How many objects of kind k the store holds. */
 size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k);
+
+/* The VolumeAttachments whose spec.nodeName is node (upstream's indexer by node), as
+ * ks__store_volobjs: ordered by key, each with a reference, *out malloc'd. O(the node's). */
+size_t ks__store_volume_attachments_on(ks_store *st, ks_sym node, ks__volobj ***out);
 
 int ks__store_namespace_labels(ks_store *st, ks_sym ns, const ks_label **out, size_t *n);
 /* Selectors of the Services, RCs, RSs and StatefulSets in ns whose selector matches labels. Fills
