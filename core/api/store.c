@@ -32,11 +32,60 @@ struct ks_store {
     pthread_rwlock_t lock;
     ks_strmap objs;  /* "Kind/ns/name" -> entry */
     ks_mempool pool; /* every parsed object's memory, freed with the store */
+    /* VolumeAttachments by spec.nodeName: node name -> va_list_ (borrowing vol[]'s references). */
+    ks_strmap va_by_node;
     /* The storage kinds: key ("name" / "ns/name") -> ks__volobj, one reference each. Unlike the
      * kinds above they change often (a claim's status, a capacity's size), so a replaced object
      * is released at once; readers hold their own references (a cycle, an event). */
     ks_strmap vol[KS_VK_COUNT];
 };
+
+/* The VolumeAttachments of one node (no references of their own). */
+typedef struct va_list_ {
+    size_t n, cap;
+    ks__volobj **objs;
+} va_list_;
+
+static const char *va_node(const ks__volobj *o)
+{
+    const char *n = ks__sym_str(((const ks_volume_attachment *)o)->v.node_name);
+    return n ? n : "";
+}
+
+/* Under the write lock. KS_ENOMEM leaves the index without o (its lookups then miss it). */
+static int va_index_add(ks_store *st, ks__volobj *o)
+{
+    va_list_ *l = ks__strmap_get(&st->va_by_node, va_node(o));
+    if (!l) {
+        if (!(l = calloc(1, sizeof(*l))))
+            return KS_ENOMEM;
+        void *prev = NULL;
+        if (ks__strmap_put(&st->va_by_node, va_node(o), l, &prev) != 0) {
+            free(l);
+            return KS_ENOMEM;
+        }
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+        ks__volobj **a = realloc(l->objs, cap * sizeof(*a));
+        if (!a)
+            return KS_ENOMEM;
+        l->objs = a;
+        l->cap = cap;
+    }
+    l->objs[l->n++] = o;
+    return 0;
+}
+
+static void va_index_remove(ks_store *st, const ks__volobj *o)
+{
+    va_list_ *l = ks__strmap_get(&st->va_by_node, va_node(o));
+    for (size_t i = 0; l && i < l->n; i++)
+        if (l->objs[i] == o) {
+            l->objs[i] = l->objs[--l->n];
+            break;
+        }
+}
 
 ks_store *ks__store_new(void)
 {
@@ -45,6 +94,7 @@ ks_store *ks__store_new(void)
         return NULL;
     pthread_rwlock_init(&st->lock, NULL);
     ks__strmap_init(&st->objs);
+    ks__strmap_init(&st->va_by_node);
     for (int k = 0; k < KS_VK_COUNT; k++)
         ks__strmap_init(&st->vol[k]);
     return st;
@@ -54,6 +104,13 @@ void ks__store_free(ks_store *st)
 {
     if (!st)
         return;
+    const char *vkey;
+    void *vlist;
+    for (size_t it = 0; ks__strmap_next(&st->va_by_node, &it, &vkey, &vlist);) {
+        free(((va_list_ *)vlist)->objs);
+        free(vlist);
+    }
+    ks__strmap_destroy(&st->va_by_node);
     ks__strmap_destroy(&st->objs);
     for (int k = 0; k < KS_VK_COUNT; k++) {
         const char *key;
@@ -118,6 +175,23 @@ static int apply_volobj(ks_store *st, ks_vol_kind k, const cJSON *obj, int delet
         old = ks__strmap_remove(&st->vol[k], o->key);
     else
         rc = ks__strmap_put(&st->vol[k], o->key, o, &old);
+    if (k == KS_VK_VOLUME_ATTACHMENT && !rc) {
+        if (old)
+            va_index_remove(st, old);
+        if (!deleted && va_index_add(st, o) != 0) {
+            /* Out of memory: undo, so that the store and its index agree. Putting old back
+             * cannot fail: its key and its node's list (one entry freed) are still there. */
+            void *mine = NULL;
+            if (old) {
+                (void)ks__strmap_put(&st->vol[k], o->key, old, &mine);
+                (void)va_index_add(st, old);
+            } else {
+                ks__strmap_remove(&st->vol[k], o->key);
+            }
+            old = NULL;
+            rc = KS_ENOMEM;
+        }
+    }
     pthread_rwlock_unlock(&st->lock);
     if (rc) {
         ks__volobj_unref(o);
@@ -352,6 +426,28 @@ size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__vo
     for (size_t it = 0; arr && ks__strmap_next(&st->vol[k], &it, &key, &v);)
         if (!filter || filter(v, ctx))
             arr[n++] = ks__volobj_ref(v);
+    pthread_rwlock_unlock(&st->lock);
+    if (!n) {
+        free(arr);
+        return 0;
+    }
+    qsort(arr, n, sizeof(*arr), cmp_volobj_key);
+    *out = arr;
+    return n;
+}
+
+size_t ks__store_volume_attachments_on(ks_store *st, ks_sym node, ks__volobj ***out)
+{
+    const char *name = ks__sym_str(node);
+    size_t n = 0;
+    *out = NULL;
+    if (!name)
+        return 0;
+    pthread_rwlock_rdlock(&st->lock);
+    va_list_ *l = ks__strmap_get(&st->va_by_node, name);
+    ks__volobj **arr = l && l->n ? malloc(l->n * sizeof(*arr)) : NULL;
+    for (size_t i = 0; arr && i < l->n; i++)
+        arr[n++] = ks__volobj_ref(l->objs[i]);
     pthread_rwlock_unlock(&st->lock);
     if (!n) {
         free(arr);

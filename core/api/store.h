@@ -54,6 +54,10 @@ size_t ks__store_volobjs(ks_store *st, ks_vol_kind k, int (*filter)(const ks__vo
 /* How many objects of kind k the store holds. */
 size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k);
 
+/* The VolumeAttachments whose spec.nodeName is node (upstream's indexer by node), as
+ * ks__store_volobjs: ordered by key, each with a reference, *out malloc'd. O(the node's). */
+size_t ks__store_volume_attachments_on(ks_store *st, ks_sym node, ks__volobj ***out);
+
 int ks__store_namespace_labels(ks_store *st, ks_sym ns, const ks_label **out, size_t *n);
 /* Selectors of the Services, RCs, RSs and StatefulSets in ns whose selector matches labels. Fills
  * at most cap entries of out; returns how many match. */

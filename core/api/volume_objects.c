@@ -10,9 +10,9 @@
 #include "api/selector.h"
 #include "util/numconv.h"
 
-static const char *const kind_names[KS_VK_COUNT] = {"PersistentVolume", "PersistentVolumeClaim",
-                                                    "StorageClass",     "CSINode",
-                                                    "CSIDriver",        "CSIStorageCapacity"};
+static const char *const kind_names[KS_VK_COUNT] = {
+    "PersistentVolume", "PersistentVolumeClaim", "StorageClass",    "CSINode",
+    "CSIDriver",        "CSIStorageCapacity",    "VolumeAttachment"};
 
 int ks__volobj_kind(const char *kind)
 {
@@ -868,8 +868,45 @@ static int parse_csi_driver(pctx *c, const cJSON *obj, ks_csi_driver *o)
     /* The API server's defaults (SetDefaults_CSIDriver): attachRequired true, storageCapacity
      * false; stored objects always have them, cluster files may not. */
     if ((rc = get_bool(c, spec, "attachRequired", "spec", 1, &v->attach_required)) ||
-        (rc = get_bool(c, spec, "storageCapacity", "spec", 0, &v->storage_capacity)))
+        (rc = get_bool(c, spec, "storageCapacity", "spec", 0, &v->storage_capacity)) ||
+        (rc = get_bool(c, spec, "preventPodSchedulingIfMissing", "spec", 0,
+                       &v->prevent_pod_scheduling_if_missing)))
         return rc;
+    return 0;
+}
+
+/* A VolumeAttachment: what NodeVolumeLimits counts (attacher, node, the PV it attaches). Checked:
+ * upstream validateVolumeAttachmentSpec's rules for these fields. */
+static int parse_volume_attachment(pctx *c, const cJSON *obj, ks_volume_attachment *o)
+{
+    const cJSON *spec = get(obj, "spec"), *source = get(spec, "source");
+    ks_volume_attachment_view *v = &o->v;
+    int rc, has_pv;
+    v->size = sizeof(*v);
+    v->name = o->h.name;
+    if ((rc = get_sym(c, spec, "attacher", "spec", &v->attacher, NULL)) ||
+        (rc = get_sym(c, spec, "nodeName", "spec", &v->node_name, NULL)) ||
+        (rc = get_sym(c, source, "persistentVolumeName", "spec.source", &v->pv_name, &has_pv)) ||
+        (rc = get_bool(c, get(obj, "status"), "attached", "status", 0, &v->attached)))
+        return rc;
+    if (!has_pv)
+        v->pv_name = KS_SYM_ABSENT;
+    if (!c->checked)
+        return 0;
+    int has_inline = is_set(get(source, "inlineVolumeSpec"));
+    if (v->attacher == KS_SYM_EMPTY)
+        return fail(c, "spec.attacher: Required value");
+    if (!has_pv && !has_inline)
+        return fail(c, "spec.source: Required value: must specify exactly one of "
+                       "inlineVolumeSpec and persistentVolumeName");
+    if (has_pv && has_inline)
+        return fail(c, "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec "
+                       "and persistentVolumeName");
+    if (has_pv && v->pv_name == KS_SYM_EMPTY)
+        return fail(c, "spec.source.persistentVolumeName: Required value: must specify non "
+                       "empty persistentVolumeName");
+    if (v->node_name == KS_SYM_EMPTY)
+        return fail(c, "spec.nodeName: Required value");
     return 0;
 }
 
@@ -894,9 +931,13 @@ static int parse_capacity(pctx *c, const cJSON *obj, ks_csi_storage_capacity *o)
                                     &v->node_topology, c->err, c->errlen);
 }
 
-static const size_t kind_size[KS_VK_COUNT] = {
-    sizeof(ks_pv),       sizeof(ks_pvc),        sizeof(ks_storage_class),
-    sizeof(ks_csi_node), sizeof(ks_csi_driver), sizeof(ks_csi_storage_capacity)};
+static const size_t kind_size[KS_VK_COUNT] = {sizeof(ks_pv),
+                                              sizeof(ks_pvc),
+                                              sizeof(ks_storage_class),
+                                              sizeof(ks_csi_node),
+                                              sizeof(ks_csi_driver),
+                                              sizeof(ks_csi_storage_capacity),
+                                              sizeof(ks_volume_attachment)};
 
 static void volobj_free(ks__volobj *o)
 {
@@ -961,6 +1002,9 @@ static int from_json(const cJSON *obj, int checked, ks__volobj **out, char *err,
     case KS_VK_CSI_DRIVER:
         rc = parse_csi_driver(&c, obj, (ks_csi_driver *)o);
         break;
+    case KS_VK_VOLUME_ATTACHMENT:
+        rc = parse_volume_attachment(&c, obj, (ks_volume_attachment *)o);
+        break;
     default:
         rc = parse_capacity(&c, obj, (ks_csi_storage_capacity *)o);
         break;
@@ -987,6 +1031,9 @@ static int from_json(const cJSON *obj, int checked, ks__volobj **out, char *err,
         break;
     case KS_VK_CSI_DRIVER:
         ((ks_csi_driver *)o)->v.json = o->json;
+        break;
+    case KS_VK_VOLUME_ATTACHMENT:
+        ((ks_volume_attachment *)o)->v.json = o->json;
         break;
     default:
         ((ks_csi_storage_capacity *)o)->v.json = o->json;

@@ -1,7 +1,8 @@
 /*
  * The storage kinds the volume plugins read, as compact structs converted once from their JSON
  * when they arrive: PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver and
- * CSIStorageCapacity; and the pod's spec.volumes (ks_pod_volume, kept in the ks_pod).
+ * CSIStorageCapacity, VolumeAttachment; and the pod's spec.volumes (ks_pod_volume, kept in the
+ * ks_pod).
  *
  * Each object is the SDK's view struct (ks_pv_view, ...) behind a common header: a reference
  * count, the key the store files it under, its memory (one mempool: every array and string of
@@ -39,6 +40,7 @@ typedef enum ks_vol_kind {
     KS_VK_CSI_NODE,
     KS_VK_CSI_DRIVER,
     KS_VK_CSI_STORAGE_CAPACITY,
+    KS_VK_VOLUME_ATTACHMENT, /* ABI 1.6: NodeVolumeLimits counts the node's attachments */
     KS_VK_COUNT
 } ks_vol_kind;
 
@@ -79,6 +81,10 @@ struct ks_csi_storage_capacity {
     ks__volobj h;
     ks_csi_storage_capacity_view v;
 };
+struct ks_volume_attachment {
+    ks__volobj h;
+    ks_volume_attachment_view v;
+};
 
 /* The kind named by an object's `kind` ("PersistentVolume", ...), or -1. */
 int ks__volobj_kind(const char *kind);
@@ -87,7 +93,7 @@ const char *ks__volobj_kind_name(ks_vol_kind k);
 /* Whether objects of kind k live in a namespace (claims and capacities). */
 int ks__volobj_namespaced(ks_vol_kind k);
 
-/* Parses obj, whose kind is one of the six, into a new object (refs = 1). KS_EPARSE with a
+/* Parses obj, whose kind is one of the seven, into a new object (refs = 1). KS_EPARSE with a
  * message naming the field ("spec.capacity.storage: invalid quantity \"abc\""), KS_EINVAL when
  * obj is of no such kind, KS_ENOMEM. */
 int ks__volobj_from_json(const cJSON *obj, ks__volobj **out, char *err, size_t errlen);

@@ -647,7 +647,7 @@ static const inf_def k_informers[] = {
     {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE,
      "preemption does not respect PodDisruptionBudgets"},
     /* The volume plugins' kinds (upstream's informers for VolumeBinding, VolumeZone,
-     * VolumeRestrictions and NodeVolumeLimits). */
+     * VolumeRestrictions and NodeVolumeLimits; VolumeAttachments for NodeVolumeLimits). */
     {"PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL, INF_STORE, NULL},
     {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL, INF_STORE, NULL},
     {"StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", NULL, INF_STORE,
@@ -658,6 +658,8 @@ static const inf_def k_informers[] = {
      "no CSIDriver is known"},
     {"CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities",
      NULL, INF_STORE, "no CSIStorageCapacity is known"},
+    {"VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments", NULL,
+     INF_STORE, "NodeVolumeLimits does not count the volumes attached to a node"},
 };
 
 int ks__discovery_has(const cJSON *list, const char *group_version)

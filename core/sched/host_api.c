@@ -661,6 +661,30 @@ static int s_pvc_in_use(const ks_snapshot *s, ks_sym ns, ks_sym name)
     return 0;
 }
 
+/* ---- ABI 1.6: VolumeAttachments ------------------------------------------------------------ */
+
+/* upstream's VolumeAttachment indexer by spec.nodeName (the store keeps the index), held by the
+ * cycle. */
+static size_t h_cycle_vas(ks_cycle *c, ks_sym node, const ks_volume_attachment *const **out)
+{
+    struct ks_store *store = store_of(c);
+    ks__volobj **objs;
+    *out = NULL;
+    if (!store)
+        return 0;
+    size_t n = ks__store_volume_attachments_on(store, node, &objs);
+    if (!n)
+        return 0;
+    struct ks_cycle_hold *h = ks__cycle_hold(c, objs, n);
+    free(objs);
+    if (!h)
+        return 0;
+    *out = (const ks_volume_attachment *const *)h->objs;
+    return n;
+}
+
+static const ks_volume_attachment_view *v_va(const ks_volume_attachment *o) { return &o->v; }
+
 static const ks_pv_view *v_pv(const ks_pv *o) { return &o->v; }
 static const ks_pvc_view *v_pvc(const ks_pvc *o) { return &o->v; }
 static const ks_storage_class_view *v_sc(const ks_storage_class *o) { return &o->v; }
@@ -794,6 +818,8 @@ static const ks_host_api host_table = {
     .csi_node_view = v_csi_node,
     .csi_driver_view = v_csi_driver,
     .csi_storage_capacity_view = v_capacity,
+    .cycle_volume_attachments = h_cycle_vas,
+    .volume_attachment_view = v_va,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

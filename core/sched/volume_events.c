@@ -10,7 +10,8 @@ ks_event_resource ks__volume_event_resource(ks_vol_kind k)
     static const ks_event_resource res[KS_VK_COUNT] = {
         KS_RES_PERSISTENT_VOLUME, KS_RES_PERSISTENT_VOLUME_CLAIM,
         KS_RES_STORAGE_CLASS,     KS_RES_CSI_NODE,
-        KS_RES_CSI_DRIVER,        KS_RES_CSI_STORAGE_CAPACITY};
+        KS_RES_CSI_DRIVER,        KS_RES_CSI_STORAGE_CAPACITY,
+        KS_RES_VOLUME_ATTACHMENT};
     return (unsigned)k < KS_VK_COUNT ? res[k] : (ks_event_resource)0;
 }
 

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 5
+#define KS_ABI_MINOR 6
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -114,6 +114,8 @@ typedef struct ks_storage_class ks_storage_class; /* a storage.k8s.io/v1 Storage
 typedef struct ks_csi_node ks_csi_node;           /* a storage.k8s.io/v1 CSINode */
 typedef struct ks_csi_driver ks_csi_driver;       /* a storage.k8s.io/v1 CSIDriver */
 typedef struct ks_csi_storage_capacity ks_csi_storage_capacity; /* storage.k8s.io/v1 */
+/* ABI 1.6: a storage.k8s.io/v1 VolumeAttachment (NodeVolumeLimits), as the kinds above. */
+typedef struct ks_volume_attachment ks_volume_attachment;
 
 /* ---------------------------------------------------------------------------------------------
  * Plain data shared with the host (frozen for ABI major 1)
@@ -369,6 +371,9 @@ typedef struct ks_cluster_event {
 #define KS_RES_CSI_NODE ((ks_event_resource)14)
 #define KS_RES_CSI_DRIVER ((ks_event_resource)15)
 #define KS_RES_CSI_STORAGE_CAPACITY ((ks_event_resource)16)
+/* --- ABI 1.6 (NodeVolumeLimits): upstream fwk.VolumeAttachment; old_obj / new_obj are
+ * const ks_volume_attachment *. Only a host of ABI 1.6 or later delivers it. --- */
+#define KS_RES_VOLUME_ATTACHMENT ((ks_event_resource)17)
 
 /* What a hint says about one event for one rejected pod. */
 typedef enum ks_queueing_hint {
@@ -393,7 +398,8 @@ typedef struct ks_event_info {
      * 1.5 host delivers those, and it always fills them): the old and new object as the handle
      * of its kind (const ks_pv * for KS_RES_PERSISTENT_VOLUME, const ks_pvc * for
      * KS_RES_PERSISTENT_VOLUME_CLAIM, const ks_storage_class *, const ks_csi_node *,
-     * const ks_csi_driver *, const ks_csi_storage_capacity *), NULL where the event has none.
+     * const ks_csi_driver *, const ks_csi_storage_capacity *; ABI 1.6: const ks_volume_attachment *
+     * for KS_RES_VOLUME_ATTACHMENT), NULL where the event has none.
      * Borrowed for the call, like everything here; old_json / new_json are NULL for them. */
     const void *old_obj, *new_obj;
 } ks_event_info;
@@ -606,7 +612,22 @@ typedef struct ks_csi_driver_view {
     int32_t storage_capacity; /* spec.storageCapacity, false when unset */
     ks_sym name;
     const char *json;
+    /* --- ABI 1.6 (read only when size covers it) --- */
+    int32_t prevent_pod_scheduling_if_missing; /* spec.preventPodSchedulingIfMissing, false when
+                                                * unset */
 } ks_csi_driver_view;
+
+/* --- ABI 1.6 (NodeVolumeLimits) --- A VolumeAttachment. */
+typedef struct ks_volume_attachment_view {
+    uint32_t size;
+    int32_t attached; /* status.attached, false when unset */
+    ks_sym name;
+    ks_sym attacher;  /* spec.attacher, "" when unset */
+    ks_sym node_name; /* spec.nodeName, "" when unset */
+    ks_sym pv_name;   /* spec.source.persistentVolumeName, KS_SYM_ABSENT when unset (an in-line
+                       * volume's attachment) */
+    const char *json;
+} ks_volume_attachment_view;
 
 /* A CSIStorageCapacity. */
 typedef struct ks_csi_storage_capacity_view {
@@ -1152,6 +1173,15 @@ typedef struct ks_host_api {
     const ks_csi_driver_view *(*csi_driver_view)(const ks_csi_driver *d);
     const ks_csi_storage_capacity_view *(*csi_storage_capacity_view)(
         const ks_csi_storage_capacity *c);
+
+    /* --- ABI 1.6: VolumeAttachments (NodeVolumeLimits) --- */
+    /* The VolumeAttachments whose spec.nodeName is node_name, ordered by name (upstream's
+     * VolumeAttachment informer indexed by node); the array and the objects borrowed(cycle).
+     * Any thread that runs a callback of this cycle, Filter workers included. */
+    size_t (*cycle_volume_attachments)(ks_cycle *cycle, ks_sym node_name,
+                                       const ks_volume_attachment *const **out);
+    /* Its fields. borrowed(object); any thread. */
+    const ks_volume_attachment_view *(*volume_attachment_view)(const ks_volume_attachment *va);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1675,6 +1705,18 @@ static inline const ks_csi_storage_capacity_view *
 ks_csi_storage_capacity_view_of(const ks_csi_storage_capacity *c)
 {
     return ks_host->csi_storage_capacity_view(c);
+}
+/* ABI 1.6 wrappers (VolumeAttachments): check KS_HOST_HAS(cycle_volume_attachments) first on a
+ * host that may be older. */
+static inline size_t ks_cycle_volume_attachments(ks_cycle *c, ks_sym node,
+                                                 const ks_volume_attachment *const **o)
+{
+    return ks_host->cycle_volume_attachments(c, node, o);
+}
+static inline const ks_volume_attachment_view *
+ks_volume_attachment_view_of(const ks_volume_attachment *va)
+{
+    return ks_host->volume_attachment_view(va);
 }
 /* upstream Quantity.Cmp for two storage quantities given as (Value(), MilliValue()): -1, 0, 1.
  * Exact while both milli values are below INT64_MAX (under about 9 PB), else by whole bytes.

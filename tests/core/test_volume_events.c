@@ -199,3 +199,17 @@ Test(volume_events, objects_of_an_event_outlive_the_store_while_a_pod_is_in_flig
     cr_expect_eq(atomic_load(&held->refs), 1, "only this test's reference is left");
     ks__volobj_unref(held);
 }
+
+/* Each storage kind's events go out as its SDK resource (ABI 1.5; VolumeAttachment ABI 1.6). */
+Test(volume_events, kinds_map_to_their_resources)
+{
+    static const ks_event_resource want[KS_VK_COUNT] = {
+        KS_RES_PERSISTENT_VOLUME, KS_RES_PERSISTENT_VOLUME_CLAIM,
+        KS_RES_STORAGE_CLASS,     KS_RES_CSI_NODE,
+        KS_RES_CSI_DRIVER,        KS_RES_CSI_STORAGE_CAPACITY,
+        KS_RES_VOLUME_ATTACHMENT};
+    for (int k = 0; k < KS_VK_COUNT; k++)
+        cr_expect_eq(ks__volume_event_resource((ks_vol_kind)k), want[k], "%s",
+                     ks__volobj_kind_name((ks_vol_kind)k));
+    cr_expect_eq(ks__volume_event_resource(KS_VK_COUNT), (ks_event_resource)0);
+}

@@ -270,6 +270,63 @@ Test(volume_objects, csi_kinds)
             "storageClassName: Required value");
 }
 
+/* ABI 1.6: CSIDriver.spec.preventPodSchedulingIfMissing and VolumeAttachment (NodeVolumeLimits). */
+Test(volume_objects, volume_attachment_and_prevent_pod_scheduling)
+{
+    ks__volobj *o = parse("{'kind':'CSIDriver','metadata':{'name':'d1'},'spec':{}}", 1);
+    cr_assert_eq(((ks_csi_driver *)o)->v.prevent_pod_scheduling_if_missing, 0);
+    cr_assert_eq(((ks_csi_driver *)o)->v.size, sizeof(ks_csi_driver_view));
+    ks__volobj_unref(o);
+    o = parse("{'kind':'CSIDriver','metadata':{'name':'d1'},'spec':{"
+              "'preventPodSchedulingIfMissing':true}}",
+              0);
+    cr_assert_eq(((ks_csi_driver *)o)->v.prevent_pod_scheduling_if_missing, 1);
+    ks__volobj_unref(o);
+
+    cr_assert_eq(ks__volobj_kind("VolumeAttachment"), KS_VK_VOLUME_ATTACHMENT);
+    cr_assert_not(ks__volobj_namespaced(KS_VK_VOLUME_ATTACHMENT));
+    o = parse("{'kind':'VolumeAttachment','metadata':{'name':'va1'},'spec':{'attacher':"
+              "'ebs.csi.aws.com','nodeName':'n1','source':{'persistentVolumeName':'pv1'}},"
+              "'status':{'attached':true}}",
+              1);
+    const ks_volume_attachment_view *va = &((ks_volume_attachment *)o)->v;
+    cr_assert_str_eq(o->key, "va1");
+    cr_assert_str_eq(str(va->name), "va1");
+    cr_assert_str_eq(str(va->attacher), "ebs.csi.aws.com");
+    cr_assert_str_eq(str(va->node_name), "n1");
+    cr_assert_str_eq(str(va->pv_name), "pv1");
+    cr_assert_eq(va->attached, 1);
+    cr_assert_not_null(va->json);
+    ks__volobj_unref(o);
+    o = parse("{'kind':'VolumeAttachment','metadata':{'name':'va2'},'spec':{'attacher':'a',"
+              "'nodeName':'n1','source':{'inlineVolumeSpec':{'csi':{'driver':'a'}}}}}",
+              1);
+    cr_assert_eq(((ks_volume_attachment *)o)->v.pv_name, KS_SYM_ABSENT, "an in-line attachment");
+    cr_assert_eq(((ks_volume_attachment *)o)->v.attached, 0);
+    ks__volobj_unref(o);
+    o = parse("{'kind':'VolumeAttachment','metadata':{'name':'va3'},'spec':{}}", 0);
+    cr_assert_eq(((ks_volume_attachment *)o)->v.attacher, KS_SYM_EMPTY, "lenient: as stored");
+    ks__volobj_unref(o);
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'nodeName':'n','source':{"
+            "'persistentVolumeName':'p'}}}",
+            "spec.attacher: Required value");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'nodeName':'n','source':{}}}",
+            "spec.source: Required value: must specify exactly one of inlineVolumeSpec and "
+            "persistentVolumeName");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'nodeName':'n','source':{'persistentVolumeName':'p','inlineVolumeSpec':{}}}}",
+            "spec.source: Forbidden: must specify exactly one of inlineVolumeSpec and "
+            "persistentVolumeName");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'nodeName':'n','source':{'persistentVolumeName':''}}}",
+            "spec.source.persistentVolumeName: Required value: must specify non empty "
+            "persistentVolumeName");
+    refused("{'kind':'VolumeAttachment','metadata':{'name':'v'},'spec':{'attacher':'a',"
+            "'source':{'persistentVolumeName':'p'}}}",
+            "spec.nodeName: Required value");
+}
+
 static ks_pod *pod_checked(const char *text, int checked, char *err, size_t len)
 {
     ks_pod *p = NULL;
@@ -424,5 +481,53 @@ Test(volume_objects, store_replaces_and_readers_keep_theirs)
     ks__volobj_unref(chg.old_obj);
     cr_assert_eq(ks__store_volobj_count(st, KS_VK_PV), 2);
     cr_assert_null(ks__store_volobj(st, KS_VK_PV, "b"));
+    ks__store_free(st);
+}
+
+/* The store's index of VolumeAttachments by node follows adds, moves and deletes. */
+static size_t vas_on(ks_store *st, const char *node, char *names, size_t len)
+{
+    ks__volobj **objs;
+    size_t n = ks__store_volume_attachments_on(st, ks__intern(node), &objs), off = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        off += (size_t)snprintf(names + off, len - off, "%s%s", i ? "," : "", objs[i]->key);
+        ks__volobj_unref(objs[i]);
+    }
+    free(objs);
+    return n;
+}
+
+Test(volume_objects, store_indexes_volume_attachments_by_node)
+{
+    ks_store *st = ks__store_new();
+    char names[256];
+    cr_assert(ks__store_wants("VolumeAttachment"));
+    static const char *const va[] = {
+        "{'kind':'VolumeAttachment','metadata':{'name':'vb'},'spec':{'attacher':'a','nodeName':"
+        "'n1','source':{'persistentVolumeName':'p1'}}}",
+        "{'kind':'VolumeAttachment','metadata':{'name':'va'},'spec':{'attacher':'a','nodeName':"
+        "'n1','source':{'persistentVolumeName':'p2'}}}",
+        "{'kind':'VolumeAttachment','metadata':{'name':'vc'},'spec':{'attacher':'a','nodeName':"
+        "'n2','source':{'persistentVolumeName':'p3'}}}",
+    };
+    for (size_t i = 0; i < 3; i++)
+        apply(st, va[i], 0, NULL);
+    cr_assert_eq(vas_on(st, "n1", names, sizeof(names)), 2);
+    cr_assert_str_eq(names, "va,vb", "ordered by name");
+    cr_assert_eq(vas_on(st, "n2", names, sizeof(names)), 1);
+    cr_assert_eq(vas_on(st, "n3", names, sizeof(names)), 0);
+    /* vb moves to n2 (an update replaces it), then va is deleted */
+    apply(st,
+          "{'kind':'VolumeAttachment','metadata':{'name':'vb'},'spec':{'attacher':'a','nodeName':"
+          "'n2','source':{'persistentVolumeName':'p1'}}}",
+          0, NULL);
+    cr_assert_eq(vas_on(st, "n1", names, sizeof(names)), 1);
+    cr_assert_str_eq(names, "va");
+    cr_assert_eq(vas_on(st, "n2", names, sizeof(names)), 2);
+    cr_assert_str_eq(names, "vb,vc");
+    apply(st, va[1], 1, NULL);
+    cr_assert_eq(vas_on(st, "n1", names, sizeof(names)), 0);
+    cr_assert_eq(ks__store_volobj_count(st, KS_VK_VOLUME_ATTACHMENT), 2);
     ks__store_free(st);
 }

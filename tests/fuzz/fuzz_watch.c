@@ -36,6 +36,8 @@ static const struct {
     {"CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", INF_STORE},
     {"CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities",
      INF_STORE},
+    {"VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments",
+     INF_STORE},
 };
 
 /* The default configuration but for parallelism 1: each input gets a new scheduler, and the

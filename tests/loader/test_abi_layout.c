@@ -128,6 +128,8 @@ SA(sizeof(ks_plugin_desc) == 216);
     X(cycle_csi_driver) X(cycle_pvs) X(cycle_csi_storage_capacities) X(snapshot_pvc_in_use) \
     X(pv_view) X(pvc_view) X(storage_class_view) X(csi_node_view) X(csi_driver_view) \
     X(csi_storage_capacity_view) \
+    /* ABI 1.6 */ \
+    X(cycle_volume_attachments) X(volume_attachment_view) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -140,12 +142,12 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 117); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5 */
+SA(HOST_NSLOTS == 119); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 952);
+SA(sizeof(ks_host_api) == 968);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
@@ -296,7 +298,17 @@ AT(ks_csi_node_view, json, 40);
 SA(sizeof(ks_csi_node_view) == 48);
 AT(ks_csi_driver_view, name, 12);
 AT(ks_csi_driver_view, json, 16);
-SA(sizeof(ks_csi_driver_view) == 24);
+/* ABI 1.6: the CSIDriver view grew at its end; the VolumeAttachment view */
+AT(ks_csi_driver_view, prevent_pod_scheduling_if_missing, 24);
+SA(sizeof(ks_csi_driver_view) == 32);
+AT(ks_volume_attachment_view, attached, 4);
+AT(ks_volume_attachment_view, name, 8);
+AT(ks_volume_attachment_view, attacher, 12);
+AT(ks_volume_attachment_view, node_name, 16);
+AT(ks_volume_attachment_view, pv_name, 20);
+AT(ks_volume_attachment_view, json, 24);
+SA(sizeof(ks_volume_attachment_view) == 32);
+SA(KS_RES_VOLUME_ATTACHMENT == 17);
 AT(ks_csi_storage_capacity_view, node_topology, 24);
 AT(ks_csi_storage_capacity_view, capacity, 56);
 AT(ks_csi_storage_capacity_view, maximum_volume_size, 80);

@@ -28,15 +28,17 @@ Test(validate_config, states_the_kubernetes_version_and_prints_the_default_profi
               out);
     cr_assert(strstr(out, "InterPodAffinity, NodeDeclaredFeatures\n"), "%s", out);
     cr_assert(strstr(out, "Not available in kubesched yet (skipped from the default set): "
-                          "NodeVolumeLimits, VolumeBinding, DynamicResources\n"),
+                          "VolumeBinding, DynamicResources\n"),
               "%s", out);
-    /* VolumeRestrictions and VolumeZone run where upstream's v1.37 default profile has them:
-     * after NodeResourcesFit, before PodTopologySpread. */
+    /* VolumeRestrictions, NodeVolumeLimits and VolumeZone run where upstream's v1.37 default
+     * profile has them: after NodeResourcesFit, before PodTopologySpread. */
     cr_assert(strstr(out, "  Filter       NodeName, NodeUnschedulable, TaintToleration, "
                           "NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions, "
-                          "VolumeZone, PodTopologySpread, InterPodAffinity, "
+                          "NodeVolumeLimits, VolumeZone, PodTopologySpread, InterPodAffinity, "
                           "NodeDeclaredFeatures\n"),
               "%s", out);
-    cr_assert(strstr(out, "    VolumeRestrictions: {}\n    VolumeZone: {}\n"), "%s", out);
+    cr_assert(
+        strstr(out, "    VolumeRestrictions: {}\n    NodeVolumeLimits: {}\n    VolumeZone: {}\n"),
+        "%s", out);
     free(out);
 }

@@ -3,9 +3,11 @@
  * and the volume plugins decide with them. VolumeZone keeps a pod whose claim is bound to a zonal
  * PersistentVolume in the volume's zone, for every seed (before, the claim was skipped as an
  * unread kind and the pod landed in either zone); VolumeRestrictions refuses the second user of a
- * ReadWriteOncePod claim with upstream's message. Also: the storage kinds are no longer counted
- * as unread, and a bad one is refused at its field. Where kubesched still refuses pods with claims
- * (no VolumeBinding plugin in the profile), the claim scenarios check that they are refused.
+ * ReadWriteOncePod claim with upstream's message; NodeVolumeLimits counts in-line disks and
+ * VolumeAttachments against the CSINode limits (volume_limits.yaml). Also: the storage kinds are no
+ * longer counted as unread, and a bad one is refused at its field. Where kubesched still refuses
+ * pods with claims (no VolumeBinding plugin in the profile), the claim scenarios check that they
+ * are refused.
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
@@ -133,4 +135,41 @@ Test(volumes, a_bad_storage_object_is_refused_at_its_field)
                           "access modes"),
               "%s", err);
     free(out);
+}
+
+/* NodeVolumeLimits: in-line GCE PD volumes count against each node's CSINode limit (2) once the
+ * node has a CSINode, with the node's VolumeAttachments; a volume the node already counts is not
+ * counted again. The pod that fits nowhere gets upstream's message; with the plugin disabled it
+ * is placed, so the limit is what refuses it. */
+Test(volumes, attach_limits_send_the_third_volume_elsewhere_for_every_seed)
+{
+    for (int seed = 1; seed <= 12; seed++) {
+        char args[512];
+        snprintf(args, sizeof(args), "--cluster " FIX "volume_limits.yaml --seed %d", seed);
+        cJSON *doc = sim_json(args);
+        cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "third"), "node"), "node-b",
+                         "seed %d: node-a has 2 volumes", seed);
+        cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "reader"), "node"), "node-a",
+                         "seed %d: node-a counts the disk already; node-b is full", seed);
+        const cJSON *fourth = sim_pod_entry(doc, "default", "fourth");
+        cr_assert_str_eq(sim_field(fourth, "result"), "Unschedulable", "seed %d", seed);
+        cr_assert_str_eq(sim_field(fourth, "message"),
+                         "0/2 nodes are available: 2 node(s) exceed max volume count. "
+                         "preemption: 0/2 nodes are available: 2 No preemption victims found for "
+                         "incoming pod.");
+        cJSON_Delete(doc);
+    }
+    const char *cfg = "/tmp/ks-sim-nvl-off.yaml";
+    FILE *f = fopen(cfg, "w");
+    cr_assert_not_null(f);
+    fputs("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+          "profiles:\n- schedulerName: default-scheduler\n  plugins:\n"
+          "    multiPoint: {disabled: [{name: NodeVolumeLimits}]}\n",
+          f);
+    fclose(f);
+    cJSON *doc = sim_json("--cluster " FIX "volume_limits.yaml --config /tmp/ks-sim-nvl-off.yaml");
+    remove(cfg);
+    cr_assert_str_eq(sim_field(sim_pod_entry(doc, "default", "fourth"), "result"), "Scheduled",
+                     "without NodeVolumeLimits nothing limits the volumes");
+    cJSON_Delete(doc);
 }
