@@ -524,8 +524,9 @@ static strategy parked_strategy(ks_queue *q, const qentry *e, const ks_event_inf
 /* A storage event (ABI 1.5) carries its objects in old_obj / new_obj: counted ks__volobj's. */
 static int is_storage_event(const ks_event_info *ev)
 {
-    return ev->event.resource >= KS_RES_PERSISTENT_VOLUME &&
-           ev->event.resource <= KS_RES_CSI_STORAGE_CAPACITY;
+    return (ev->event.resource >= KS_RES_PERSISTENT_VOLUME &&
+            ev->event.resource <= KS_RES_CSI_STORAGE_CAPACITY) ||
+           ev->event.resource == KS_RES_VOLUME_ATTACHMENT;
 }
 
 static int event_hold(ks_event_info *dst, const ks_event_info *src)
@@ -1193,6 +1194,7 @@ static const struct {
     {KS_RES_CSI_NODE, "storage.k8s.io/CSINode"},
     {KS_RES_CSI_DRIVER, "storage.k8s.io/CSIDriver"},
     {KS_RES_CSI_STORAGE_CAPACITY, "storage.k8s.io/CSIStorageCapacity"},
+    {KS_RES_VOLUME_ATTACHMENT, "storage.k8s.io/VolumeAttachment"},
     {KS_RES_WILDCARD, "*"},
 };
 
