@@ -28,15 +28,20 @@ Test(validate_config, states_the_kubernetes_version_and_prints_the_default_profi
               out);
     cr_assert(strstr(out, "InterPodAffinity, NodeDeclaredFeatures\n"), "%s", out);
     cr_assert(strstr(out, "Not available in kubesched yet (skipped from the default set): "
-                          "NodeVolumeLimits, VolumeBinding, DynamicResources\n"),
+                          "NodeVolumeLimits, DynamicResources\n"),
               "%s", out);
-    /* VolumeRestrictions and VolumeZone run where upstream's v1.37 default profile has them:
-     * after NodeResourcesFit, before PodTopologySpread. */
+    /* VolumeRestrictions, VolumeBinding and VolumeZone run where upstream's v1.37 default profile
+     * has them: after NodeResourcesFit, before PodTopologySpread. */
     cr_assert(strstr(out, "  Filter       NodeName, NodeUnschedulable, TaintToleration, "
                           "NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions, "
-                          "VolumeZone, PodTopologySpread, InterPodAffinity, "
+                          "VolumeBinding, VolumeZone, PodTopologySpread, InterPodAffinity, "
                           "NodeDeclaredFeatures\n"),
               "%s", out);
-    cr_assert(strstr(out, "    VolumeRestrictions: {}\n    VolumeZone: {}\n"), "%s", out);
+    cr_assert(strstr(out,
+                     "    VolumeRestrictions: {}\n    VolumeBinding: {\"bindTimeoutSeconds\":600,"
+                     "\"shape\":[{\"utilization\":0,\"score\":10},{\"utilization\":100,"
+                     "\"score\":0}]}\n    VolumeZone: {}\n"),
+              "%s", out);
+    cr_assert(strstr(out, "  Reserve      VolumeBinding\n"), "%s", out);
     free(out);
 }
