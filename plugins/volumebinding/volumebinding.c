@@ -98,8 +98,8 @@ static const ks_args_schema shape_point_schema = KS_ARGS_SCHEMA(NULL, shape_poin
 static const ks_arg_field vb_fields[] = {
     {"bindTimeoutSeconds", KS_ARG_INT64, NULL, "600", 0, 0, 0},
     {"shape", KS_ARG_OBJECT_LIST, &shape_point_schema,
-     "[{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}]",
-     KS_ARG_DEFAULT_IF_ZERO, 0, 0},
+     "[{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}]", KS_ARG_DEFAULT_IF_ZERO,
+     0, 0},
 };
 static const ks_args_schema vb_args_schema = KS_ARGS_SCHEMA("VolumeBindingArgs", vb_fields);
 
@@ -167,8 +167,8 @@ static void *create_common(const ks_args *args, ks_error *err, int refuse_delay)
             vb->shape[i].utilization = ks_h_args_int(args, p, 0);
             snprintf(p, sizeof(p), "shape[%zu].score", i);
             /* upstream New: Score * (MaxNodeScore / MaxCustomPriorityScore) */
-            vb->shape[i].score = ks_h_args_int(args, p, 0) *
-                                 (KS_MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE);
+            vb->shape[i].score =
+                ks_h_args_int(args, p, 0) * (KS_MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE);
         }
     }
     vb->ann_bind_completed = ks_intern(ANN_BIND_COMPLETED);
@@ -371,10 +371,10 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
             continue;
         const ks_pvc *pvc = ks_cycle_pvc(cycle, ns, vols[i].claim);
         if (!pvc) { /* deleted since podHasPVCs: upstream's pvcCache.Get error */
-            ks_status_reasonf(st, "error getting PVC \"%s/%s\": persistentvolumeclaim \"%s\" "
-                                  "not found",
-                              ks_sym_str(ns), ks_sym_str(vols[i].claim),
-                              ks_sym_str(vols[i].claim));
+            ks_status_reasonf(st,
+                              "error getting PVC \"%s/%s\": persistentvolumeclaim \"%s\" "
+                              "not found",
+                              ks_sym_str(ns), ks_sym_str(vols[i].claim), ks_sym_str(vols[i].claim));
             return KS_ERROR;
         }
         const ks_pvc_view *c = ks_pvc_view_of(pvc);
@@ -402,8 +402,7 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
     if (vb->refuse_delay && s->ndelay > 0) {
-        ks_status_reasonf(st, KS_VB_NO_BINDING_YET,
-                          ks_sym_str(ks_pvc_view_of(s->delay[0])->name));
+        ks_status_reasonf(st, KS_VB_NO_BINDING_YET, ks_sym_str(ks_pvc_view_of(s->delay[0])->name));
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
     if (ks_cycle_write(cycle, &state_key, s, NULL) != 0) {
@@ -517,8 +516,7 @@ static const ks_pv *find_matching_volume(volume_binding *vb, const ks_pod *pod,
             return affinity_ok ? pvs[i] : NULL;
         if (v->phase != sym_available || sym_available == KS_SYM_ABSENT)
             continue;
-        if (c->selector.present &&
-            !ks_label_selector_matches(&c->selector, v->labels, v->nlabels))
+        if (c->selector.present && !ks_label_selector_matches(&c->selector, v->labels, v->nlabels))
             continue;
         if (v->storage_class != c->storage_class || !affinity_ok || !access_modes_ok(c, v))
             continue;
@@ -581,8 +579,7 @@ static int has_enough_capacity(ks_cycle *cycle, const ks_storage_class_view *sc,
         int64_t limit = volume_limit(v, &has);
         if (v->storage_class_name != sc->name || !has || limit < c->request)
             continue;
-        if (!v->node_topology.present ||
-            !ks_label_selector_matches(&v->node_topology, labels, nl))
+        if (!v->node_topology.present || !ks_label_selector_matches(&v->node_topology, labels, nl))
             continue;
         *cap = caps[i];
         return 1;
@@ -660,8 +657,8 @@ static ks_code find_pod_volumes(volume_binding *vb, ks_cycle *cycle, const ks_po
                 const ks_pvc_view *c = ks_pvc_view_of(findv[i]);
                 const ks_pv *const *pvs;
                 size_t npv = ks_cycle_pvs(cycle, c->storage_class, &pvs);
-                const ks_pv *m = find_matching_volume(vb, pod, c, pvs, npv, node, pv->static_pv,
-                                                      pv->nstatic);
+                const ks_pv *m =
+                    find_matching_volume(vb, pod, c, pvs, npv, node, pv->static_pv, pv->nstatic);
                 if (!m) {
                     provv[nprovision++] = findv[i];
                     unbound_ok = 0;
@@ -799,8 +796,7 @@ static int64_t broken_linear(const volume_binding *vb, int64_t p)
         if (p <= sh[i].utilization) {
             if (i == 0)
                 return sh[0].score;
-            return sh[i - 1].score + (sh[i].score - sh[i - 1].score) *
-                                         (p - sh[i - 1].utilization) /
+            return sh[i - 1].score + (sh[i].score - sh[i - 1].score) * (p - sh[i - 1].utilization) /
                                          (sh[i].utilization - sh[i - 1].utilization);
         }
     }

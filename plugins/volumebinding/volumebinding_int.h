@@ -17,8 +17,8 @@ extern const ks_plugin_desc ks__volume_binding_decisions;
 
 /* The message the registered plugin refuses such a pod with (printf format: the claim's name). */
 #define KS_VB_NO_BINDING_YET                                                                       \
-    "persistentvolumeclaim \"%s\" needs a PersistentVolume bound or provisioned, which "            \
-    "kubesched does not do yet (VolumeBinding has no PreBind): bind the claim first, or leave "     \
+    "persistentvolumeclaim \"%s\" needs a PersistentVolume bound or provisioned, which "           \
+    "kubesched does not do yet (VolumeBinding has no PreBind): bind the claim first, or leave "    \
     "this pod to kube-scheduler"
 
 #endif
