@@ -51,8 +51,8 @@ static void classes(th_cluster *c)
 }
 
 /* makePV(name, class).withPhase(phase).withCapacity(cap) plus spec fields in extra (JSON) */
-static void pv(th_cluster *c, const char *name, const char *cls, const char *phase,
-               const char *cap, const char *extra)
+static void pv(th_cluster *c, const char *name, const char *cls, const char *phase, const char *cap,
+               const char *extra)
 {
     char json[2048];
     snprintf(json, sizeof(json),
@@ -100,8 +100,7 @@ static void pvc_bound(th_cluster *c, const char *name, const char *cls, const ch
 {
     char spec[256];
     snprintf(spec, sizeof(spec), ",'volumeName':'%s'", pv_name);
-    pvc_full(c, name, cls, ",'annotations':{'pv.kubernetes.io/bind-completed':'true'}", spec,
-             NULL);
+    pvc_full(c, name, cls, ",'annotations':{'pv.kubernetes.io/bind-completed':'true'}", spec, NULL);
 }
 
 /* makeNode(name): the hostname label, plus labels (JSON members) */
@@ -164,17 +163,18 @@ static void expect(th_plugin *p, th_cluster *c, ks_pod *pod, const char *nodenam
     char pm[1024], fm[1024];
     ks_code got_pre;
     th_steps o = {0};
-    ks_code got = th_filter_steps(p, c, pod, nodename, &o, &got_pre, pm, sizeof(pm), fm, sizeof(fm));
+    ks_code got =
+        th_filter_steps(p, c, pod, nodename, &o, &got_pre, pm, sizeof(pm), fm, sizeof(fm));
     cr_expect_eq(got_pre, pre, "%s: PreFilter code %d, want %d (%s)", what, got_pre, pre, pm);
     cr_expect_str_eq(pm, pre_msg ? pre_msg : "", "%s: PreFilter message \"%s\"", what, pm);
-    cr_expect_eq(got, filter, "%s on %s: Filter code %d, want %d (%s)", what, nodename, got,
-                 filter, fm);
+    cr_expect_eq(got, filter, "%s on %s: Filter code %d, want %d (%s)", what, nodename, got, filter,
+                 fm);
     cr_expect_str_eq(fm, filter_msg ? filter_msg : "", "%s on %s: Filter message \"%s\"", what,
                      nodename, fm);
 }
 
-static void expect_scores(th_plugin *p, th_cluster *c, ks_pod *pod, const int64_t *want,
-                          size_t n, const char *what)
+static void expect_scores(th_plugin *p, th_cluster *c, ks_pod *pod, const int64_t *want, size_t n,
+                          const char *what)
 {
     int64_t raw[16] = {0};
     cr_assert_eq(th_score_steps(p, c, pod, 1, raw, NULL), KS_SUCCESS, "%s: Score", what);
@@ -183,7 +183,8 @@ static void expect_scores(th_plugin *p, th_cluster *c, ks_pod *pod, const int64_
                      (long long)raw[i], (long long)want[i]);
 }
 
-/* ---- TestVolumeBinding ------------------------------------------------------------------------ */
+/* ---- TestVolumeBinding ------------------------------------------------------------------------
+ */
 
 Test(volume_binding, pod_has_no_pvcs)
 {
@@ -267,8 +268,7 @@ Test(volume_binding, immediate_claims_not_bound)
            "immediate claims not bound");
     /* prebound: volumeName set but the PV controller has not completed the binding */
     pvc_full(c, "pvc-pre", "wait-sc", NULL, ",'volumeName':'pv-a'", NULL);
-    expect(p, c, POD("pvc-pre"), "node-a", UU, UNBOUND_IMMEDIATE, KS_SUCCESS, NULL,
-           "prebound-pvc");
+    expect(p, c, POD("pvc-pre"), "node-a", UU, UNBOUND_IMMEDIATE, KS_SUCCESS, NULL, "prebound-pvc");
     /* a claim of a class that does not exist is not delay-binding: Immediate */
     pvc(c, "pvc-nocls", "no-such-class", NULL);
     expect(p, c, POD("pvc-nocls"), "node-a", UU, UNBOUND_IMMEDIATE, KS_SUCCESS, NULL,
@@ -479,8 +479,8 @@ Test(volume_binding, storage_capacity_score_with_static_binds)
     capacity(c, "node-c", "wait-sc-with-storage-capacity", "node-c", "100Gi", NULL);
     expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-a", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
            "static+dynamic");
-    expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-b", KS_SUCCESS, NULL, UU,
-           NOT_ENOUGH_SPACE, "static+dynamic");
+    expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-b", KS_SUCCESS, NULL, UU, NOT_ENOUGH_SPACE,
+           "static+dynamic");
     expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-c", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
            "static+dynamic");
     /* static bindings only are scored: 100/100 -> 0, 100/200 -> 50 */
@@ -503,7 +503,8 @@ Test(volume_binding, dynamic_provisioning_with_multiple_pvcs_of_the_same_class)
     expect_scores(p, c, POD("pvc-dynamic-0", "pvc-dynamic-1"), want, 1, "two dynamic");
 }
 
-/* ---- binder_test.go: FindPodVolumes and FindMatchingVolume's rules ---------------------------- */
+/* ---- binder_test.go: FindPodVolumes and FindMatchingVolume's rules ----------------------------
+ */
 
 /* binder_test's node1 (nodeKey: node1) and node2 (nodeKey: node2), class waitClass (no
  * provisioner) and waitClassWithProvisioner, PVs with node affinity nodeKey In [node1]. */
@@ -674,8 +675,8 @@ Test(volume_binding, find_pod_volumes_with_provisioning)
            "one-provisioned");
     expect(p, c, POD("provisioned-pvc"), "node2", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
            "allowedTopologies: node1 only");
-    expect(p, c, POD("provisioned-pvc", "unbound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS,
-           NULL, "one-binding,one-provisioned");
+    expect(p, c, POD("provisioned-pvc", "unbound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "one-binding,one-provisioned");
     expect(p, c, POD("no-provisioner"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
            "unsupported provisioner");
     expect(p, c, POD("topo-mismatch"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
@@ -721,7 +722,8 @@ Test(volume_binding, capacity)
     expect(p, c2, POD("pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "capacity disabled");
 }
 
-/* ---- Reserve / Unreserve: the plugin's assumed bindings ---------------------------------------- */
+/* ---- Reserve / Unreserve: the plugin's assumed bindings ----------------------------------------
+ */
 
 Test(volume_binding, reserve_takes_the_pv_until_unreserve)
 {
@@ -735,8 +737,7 @@ Test(volume_binding, reserve_takes_the_pv_until_unreserve)
     ks_pod *p1 = pod_named("pod-1", "claim-1"), *p2 = pod_named("pod-2", "claim-2");
     expect(p, c, p2, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "before pod-1's Reserve");
     cr_assert_eq(th_reserve(p, c, p1, "node1", 0, msg, sizeof(msg)), KS_SUCCESS, "%s", msg);
-    expect(p, c, p2, "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
-           "pv-only is assumed by pod-1");
+    expect(p, c, p2, "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "pv-only is assumed by pod-1");
     expect(p, c, p1, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "pod-1 still sees its PV");
     /* pod-1's failed binding cycle: Unreserve releases the PV */
     cr_assert_eq(th_reserve(p, c, p1, "node1", 1, msg, sizeof(msg)), KS_SUCCESS, "%s", msg);

@@ -25,8 +25,7 @@ Test(volume_binding_hints, registers_upstreams_events)
 static const void *csi_node(const char *migrated)
 {
     char json[512];
-    snprintf(json, sizeof(json),
-             "{'kind':'CSINode','metadata':{'name':'node1'%s%s%s}}",
+    snprintf(json, sizeof(json), "{'kind':'CSINode','metadata':{'name':'node1'%s%s%s}}",
              migrated ? ",'annotations':{'storage.alpha.kubernetes.io/migrated-plugins':'" : "",
              migrated ? migrated : "", migrated ? "'}" : "");
     return ht_volobj(json);
@@ -39,15 +38,14 @@ Test(volume_binding_hints, csi_node_change)
                        "[{'name':'c'}]}}");
     cr_expect_eq(ht_obj(p, KS_RES_CSI_NODE, KS_ACT_ADD, NULL, csi_node(NULL)), KS_QUEUE,
                  "CSINode is newly created");
-    cr_expect_eq(ht_obj(p, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node(NULL),
-                        csi_node("test1")),
+    cr_expect_eq(ht_obj(p, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node(NULL), csi_node("test1")),
                  KS_QUEUE, "CSINode's migrated-plugins annotations is added");
-    cr_expect_eq(ht_obj(p, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node("test1"),
-                        csi_node("test1, test2")),
-                 KS_QUEUE, "CSINode's migrated-plugins annotation is updated");
-    cr_expect_eq(ht_obj(p, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node("test1"),
-                        csi_node("test1")),
-                 KS_QUEUE_SKIP, "CSINode is updated but migrated-plugins annotation gets unchanged");
+    cr_expect_eq(
+        ht_obj(p, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node("test1"), csi_node("test1, test2")),
+        KS_QUEUE, "CSINode's migrated-plugins annotation is updated");
+    cr_expect_eq(
+        ht_obj(p, KS_RES_CSI_NODE, KS_ACT_UPDATE_ANY, csi_node("test1"), csi_node("test1")),
+        KS_QUEUE_SKIP, "CSINode is updated but migrated-plugins annotation gets unchanged");
 }
 
 static const void *pvc(const char *name, const char *ns)
@@ -68,11 +66,11 @@ Test(volume_binding_hints, persistent_volume_claim_change)
                           "'containers':[{'name':'c'}],'volumes':[{'name':'v','"
                           "persistentVolumeClaim':{'claimName':'pvc1'}},{'name':'ephemeral',"
                           "'ephemeral':{'volumeClaimTemplate':{'spec':{}}}}]}}");
-    cr_expect_eq(ht_obj(none, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL,
-                        pvc("pvc1", "default")),
-                 KS_QUEUE_SKIP, "pod has no pvc or ephemeral volumes");
-    cr_expect_eq(ht_obj(with, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_UPDATE_ANY,
-                        pvc("pvc1", "ns1"), pvc("pvc1", "ns1")),
+    cr_expect_eq(
+        ht_obj(none, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD, NULL, pvc("pvc1", "default")),
+        KS_QUEUE_SKIP, "pod has no pvc or ephemeral volumes");
+    cr_expect_eq(ht_obj(with, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_UPDATE_ANY, pvc("pvc1", "ns1"),
+                        pvc("pvc1", "ns1")),
                  KS_QUEUE_SKIP, "the same name in a different namespace");
     cr_expect_eq(ht_obj(with, KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_UPDATE_ANY,
                         pvc("pvc2", "default"), pvc("pvc2", "default")),
@@ -106,12 +104,12 @@ Test(volume_binding_hints, storage_class_change)
                        "[{'name':'c'}]}}");
     cr_expect_eq(ht_obj(p, KS_RES_STORAGE_CLASS, KS_ACT_ADD, NULL, storage_class("a")), KS_QUEUE,
                  "When a new StorageClass is created, it returns Queue");
-    cr_expect_eq(ht_obj(p, KS_RES_STORAGE_CLASS, KS_ACT_UPDATE_ANY, storage_class("a"),
-                        storage_class("b")),
-                 KS_QUEUE, "When the AllowedTopologies are changed, it returns Queue");
-    cr_expect_eq(ht_obj(p, KS_RES_STORAGE_CLASS, KS_ACT_UPDATE_ANY, storage_class("a"),
-                        storage_class("a")),
-                 KS_QUEUE_SKIP, "When there are no changes to the StorageClass");
+    cr_expect_eq(
+        ht_obj(p, KS_RES_STORAGE_CLASS, KS_ACT_UPDATE_ANY, storage_class("a"), storage_class("b")),
+        KS_QUEUE, "When the AllowedTopologies are changed, it returns Queue");
+    cr_expect_eq(
+        ht_obj(p, KS_RES_STORAGE_CLASS, KS_ACT_UPDATE_ANY, storage_class("a"), storage_class("a")),
+        KS_QUEUE_SKIP, "When there are no changes to the StorageClass");
 }
 
 static const void *cap(const char *capacity, const char *max)
@@ -142,8 +140,7 @@ Test(volume_binding_hints, csi_storage_capacity_change)
                  "MaximumVolumeSize unset");
     cr_expect_eq(ht_obj(p, R, U, cap("100", "50"), cap("100", "60")), KS_QUEUE,
                  "MaximumVolumeSize increase");
-    cr_expect_eq(ht_obj(p, R, U, cap("100", NULL), cap("100", NULL)), KS_QUEUE_SKIP,
-                 "no changes");
+    cr_expect_eq(ht_obj(p, R, U, cap("100", NULL), cap("100", NULL)), KS_QUEUE_SKIP, "no changes");
     cr_expect_eq(ht_obj(p, R, U, cap("100", "100"), cap("100", NULL)), KS_QUEUE_SKIP,
                  "equal (MaximumVolumeSize unset)");
     cr_expect_eq(ht_obj(p, R, U, cap("100", NULL), cap("90", NULL)), KS_QUEUE_SKIP,
@@ -155,9 +152,8 @@ Test(volume_binding_hints, csi_storage_capacity_change)
 static const void *driver(const char *name, const char *storage_capacity)
 {
     char json[512];
-    snprintf(json, sizeof(json),
-             "{'kind':'CSIDriver','metadata':{'name':'%s'},'spec':{%s%s}}", name,
-             storage_capacity ? "'storageCapacity':" : "",
+    snprintf(json, sizeof(json), "{'kind':'CSIDriver','metadata':{'name':'%s'},'spec':{%s%s}}",
+             name, storage_capacity ? "'storageCapacity':" : "",
              storage_capacity ? storage_capacity : "");
     return ht_volobj(json);
 }
@@ -173,16 +169,16 @@ Test(volume_binding_hints, csi_driver_change)
     const uint32_t U = KS_ACT_UPDATE_ANY;
     cr_expect_eq(ht_obj(none, R, U, driver("test1", "true"), driver("test1", "false")),
                  KS_QUEUE_SKIP, "pod has no CSIDriver");
-    cr_expect_eq(ht_obj(p, R, U, driver("test2", "true"), driver("test2", "false")),
-                 KS_QUEUE_SKIP, "driver name in pod and csidriver name are different");
+    cr_expect_eq(ht_obj(p, R, U, driver("test2", "true"), driver("test2", "false")), KS_QUEUE_SKIP,
+                 "driver name in pod and csidriver name are different");
     cr_expect_eq(ht_obj(p, R, U, driver("test1", NULL), driver("test1", "false")), KS_QUEUE_SKIP,
                  "original StorageCapacity is nil");
-    cr_expect_eq(ht_obj(p, R, U, driver("test1", "false"), driver("test1", "false")),
-                 KS_QUEUE_SKIP, "original StorageCapacity is false");
+    cr_expect_eq(ht_obj(p, R, U, driver("test1", "false"), driver("test1", "false")), KS_QUEUE_SKIP,
+                 "original StorageCapacity is false");
     cr_expect_eq(ht_obj(p, R, U, driver("test1", "true"), driver("test1", NULL)), KS_QUEUE,
                  "modified StorageCapacity is nil");
-    cr_expect_eq(ht_obj(p, R, U, driver("test1", "true"), driver("test1", "true")),
-                 KS_QUEUE_SKIP, "modified StorageCapacity is true");
+    cr_expect_eq(ht_obj(p, R, U, driver("test1", "true"), driver("test1", "true")), KS_QUEUE_SKIP,
+                 "modified StorageCapacity is true");
     cr_expect_eq(ht_obj(p, R, U, driver("test1", "true"), driver("test1", "false")), KS_QUEUE,
                  "modified StorageCapacity is false");
 }
