@@ -15,7 +15,8 @@
 #include "simrun.h"
 
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
-#define NOT_HELPFUL "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+#define NOT_HELPFUL                                                                                \
+    "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 
 static void expect_refused(const cJSON *doc, const char *name, const char *message)
 {
@@ -44,9 +45,9 @@ Test(volume_binding_sim, upstreams_messages_and_the_claims_kubesched_cannot_bind
     expect_refused(doc, "nowhere",
                    "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node "
                    "affinity. " NOT_HELPFUL);
-    expect_refused(doc, "immediate",
-                   "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. "
-                   NOT_HELPFUL);
+    expect_refused(
+        doc, "immediate",
+        "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. " NOT_HELPFUL);
     expect_refused(doc, "wffc-static",
                    "0/2 nodes are available: persistentvolumeclaim \"wants-local\" needs a "
                    "PersistentVolume bound or provisioned, which kubesched does not do yet "
@@ -64,15 +65,14 @@ Test(volume_binding_sim, without_volume_binding_the_guard_refuses_pods_with_clai
 {
     cJSON *doc = sim_json("--cluster " FIX "volume_binding.yaml --config " FIX
                           "volume_binding_disabled.yaml");
-    static const char *const all[] = {"pinned", "nowhere", "immediate", "wffc-static",
-                                      "wffc-none"};
+    static const char *const all[] = {"pinned", "nowhere", "immediate", "wffc-static", "wffc-none"};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         const cJSON *e = sim_pod_entry(doc, "default", all[i]);
         cr_expect_str_eq(sim_field(e, "result"), "Unschedulable", "%s", all[i]);
         cr_expect(cJSON_IsNull(cJSON_GetObjectItem(e, "node")), "%s was placed", all[i]);
         const char *m = sim_field(e, "message");
-        cr_expect(m && strstr(m, "which only the VolumeBinding plugin can place"), "%s: %s",
-                  all[i], m ? m : "(none)");
+        cr_expect(m && strstr(m, "which only the VolumeBinding plugin can place"), "%s: %s", all[i],
+                  m ? m : "(none)");
     }
     cJSON_Delete(doc);
 }
