@@ -618,6 +618,8 @@ static int parse_pv(pctx *c, const cJSON *obj, ks_pv *o)
     v->size = sizeof(*v);
     v->name = o->h.name;
     v->uid = o->h.uid;
+    v->terminating =
+        is_set(get(meta, "deletionTimestamp")); /* upstream: DeletionTimestamp != nil */
     if (is_set(spec) && !cJSON_IsObject(spec))
         return fail(c, "spec: expected an object");
     if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels, &v->nlabels)) ||
@@ -676,6 +678,8 @@ static int parse_pvc(pctx *c, const cJSON *obj, ks_pvc *o)
     v->ns = o->h.ns;
     v->name = o->h.name;
     v->uid = o->h.uid;
+    v->terminating =
+        is_set(get(meta, "deletionTimestamp")); /* upstream: DeletionTimestamp != nil */
     if (is_set(spec) && !cJSON_IsObject(spec))
         return fail(c, "spec: expected an object");
     if ((rc = get_string_map(c, get(meta, "labels"), "metadata.labels", &v->labels, &v->nlabels)) ||

@@ -3,10 +3,10 @@
  *
  *   - getDefaultPlugins() of v1.37 (with applyFeatureGates for the v1.37 default gates) and
  *     mergePluginSet(default, custom);
- *   - the args kinds of the upstream plugins kubesched does not ship yet (VolumeBindingArgs,
- *     DynamicResourcesArgs): their schema (checked by config_args.c), SetDefaults_<Kind> and
- *     Validate<Kind>. Each moves to plugins/<name>/ (its descriptor's args_schema and
- *     validate_args, as every in-tree plugin with args has) when that plugin lands;
+ *   - the args kinds of the upstream plugins kubesched does not ship yet (DynamicResourcesArgs;
+ *     VolumeBindingArgs moved to plugins/volumebinding): their schema (checked by config_args.c),
+ * SetDefaults_<Kind> and Validate<Kind>. Each moves to plugins/<name>/ (its descriptor's
+ * args_schema and validate_args, as every in-tree plugin with args has) when that plugin lands;
  *   - the words of upstream's qualified-name errors for the configuration's own fields.
  *
  * Args are cJSON objects throughout, so what a plugin later reads is exactly what is printed.
@@ -151,9 +151,9 @@ oom:
 /* ---------------------------------------------------------------------------------------------
  * Args kinds of upstream plugins kubesched does not ship yet
  *
- * VolumeBinding and DynamicResources have no folder under plugins/ yet: their kinds stay here, so
- * that a configuration written for kube-scheduler loads with the same defaults and messages. They
- * move to plugins/<name>/ (args_schema, validate_args) when those plugins land.
+ * DynamicResources has no folder under plugins/ yet: its kind stays here, so that a configuration
+ * written for kube-scheduler loads with the same defaults and messages. It moves to
+ * plugins/<name>/ (args_schema, validate_args) when that plugin lands, as VolumeBinding's did.
  * ------------------------------------------------------------------------------------------- */
 
 #define FIELD(name, type, object)                                                                  \
@@ -161,32 +161,10 @@ oom:
         (name), (type), (object), NULL, 0, 0, 0                                                    \
     }
 
-static const ks_arg_field shape_point_f[] = {FIELD("utilization", KS_ARG_INT32, NULL),
-                                             FIELD("score", KS_ARG_INT32, NULL)};
-static const ks_args_schema shape_point = KS_ARGS_SCHEMA(NULL, shape_point_f);
-static const ks_arg_field vb_f[] = {FIELD("bindTimeoutSeconds", KS_ARG_INT64, NULL),
-                                    FIELD("shape", KS_ARG_OBJECT_LIST, &shape_point)};
 static const ks_arg_field dra_f[] = {FIELD("filterTimeout", KS_ARG_DURATION, NULL),
                                      FIELD("bindingTimeout", KS_ARG_DURATION, NULL)};
 
 static cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectItemCaseSensitive(o, k); }
-
-/* SetDefaults_VolumeBindingArgs: StorageCapacityScoring is Beta and on in v1.37, so an absent or
- * empty shape becomes {0 -> MaxCustomPriorityScore (10), 100 -> 0}. */
-static void defaults_vb(cJSON *a)
-{
-    const cJSON *shape = get(a, "shape");
-    if (!get(a, "bindTimeoutSeconds"))
-        cJSON_AddNumberToObject(a, "bindTimeoutSeconds", 600);
-    if (!shape || cJSON_IsNull(shape) || (cJSON_IsArray(shape) && cJSON_GetArraySize(shape) == 0)) {
-        cJSON *pts = cJSON_Parse("[{\"utilization\":0,\"score\":10},"
-                                 "{\"utilization\":100,\"score\":0}]");
-        if (pts) {
-            cJSON_DeleteItemFromObjectCaseSensitive(a, "shape");
-            cJSON_AddItemToObject(a, "shape", pts);
-        }
-    }
-}
 
 /* SetDefaults_DynamicResourcesArgs: DRASchedulerFilterTimeout (Beta, on) gives filterTimeout 10s;
  * DRADeviceBindingConditions (Beta, on since v1.36) and DRAResourceClaimDeviceStatus (GA) give
@@ -197,60 +175,6 @@ static void defaults_dra(cJSON *a)
         cJSON_AddStringToObject(a, "filterTimeout", "10s");
     if (!get(a, "bindingTimeout"))
         cJSON_AddStringToObject(a, "bindingTimeout", "10m0s");
-}
-
-static int64_t int_of(const cJSON *o, const char *k)
-{
-    const cJSON *v = get(o, k);
-    return cJSON_IsNumber(v) ? ks__sat_i64(v->valuedouble) : 0;
-}
-
-/* validateFunctionShape (VolumeBindingArgs.shape with StorageCapacityScoring on): at least one
- * point, utilization strictly increasing (the first break reported), then each point's
- * utilization in [0, 100] and score in [0, 10]. The first violation is reported. */
-static int validate_shape(cfg_load *L, const cJSON *shape, const char *path)
-{
-    size_t n = (size_t)cJSON_GetArraySize(shape);
-    char p[400];
-    if (n == 0)
-        return ks__cfg_fail(L, KS_EINVAL,
-                            "%s: Required value: at least one point must be specified", path);
-    for (size_t i = 1; i < n; i++) {
-        const cJSON *prev = cJSON_GetArrayItem(shape, (int)i - 1),
-                    *cur = cJSON_GetArrayItem(shape, (int)i);
-        if (int_of(prev, "utilization") >= int_of(cur, "utilization")) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%zu].utilization", path, i);
-            return ks__cfg_invalid(L, p, get(cur, "utilization"),
-                                   "values must be sorted in increasing order");
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *pt = cJSON_GetArrayItem(shape, (int)i);
-        int64_t u = int_of(pt, "utilization"), sc = int_of(pt, "score");
-        /* Out of range means present (an absent one reads 0, which is in range). */
-        if (u < 0 || u > 100) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%zu].utilization", path, i);
-            return ks__cfg_invalid(L, p, get(pt, "utilization"), "not in valid range [0, 100]");
-        }
-        if (sc < 0 || sc > 10) {
-            ks__cfg_pathf(p, sizeof(p), "%s[%zu].score", path, i);
-            return ks__cfg_invalid(L, p, get(pt, "score"), "not in valid range [0, 10]");
-        }
-    }
-    return 0;
-}
-
-static int validate_vb(cfg_load *L, const cJSON *a, const char *path)
-{
-    const cJSON *t = get(a, "bindTimeoutSeconds");
-    char p[360];
-    if (cJSON_IsNumber(t) && ks__sat_i64(t->valuedouble) < 0) {
-        ks__cfg_pathf(p, sizeof(p), "%s.bindTimeoutSeconds", path);
-        return ks__cfg_invalid(L, p, t,
-                               "invalid BindTimeoutSeconds, should not be a negative value");
-    }
-    ks__cfg_pathf(p, sizeof(p), "%s.shape", path);
-    return validate_shape(L, get(a, "shape"), p);
 }
 
 static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
@@ -277,7 +201,6 @@ static int validate_dra(cfg_load *L, const cJSON *a, const char *path)
 static const cfg_args_kind kinds[] = {
     {"DynamicResources", "DynamicResourcesArgs", KS_ARGS_SCHEMA(NULL, dra_f), defaults_dra,
      validate_dra},
-    {"VolumeBinding", "VolumeBindingArgs", KS_ARGS_SCHEMA(NULL, vb_f), defaults_vb, validate_vb},
 };
 
 const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin)

@@ -11,7 +11,6 @@
 
 /* Upstream v1.37 defaults that kubesched does not ship yet (issue: the full default plugin set). */
 static const char *const unavailable_defaults[] = {
-    "VolumeBinding",
     "DynamicResources",
 };
 

@@ -332,12 +332,13 @@ static int unsupported_use(sched_cycle *c)
 {
     static const struct {
         uint32_t use;
-        const char *plugin, *what;
+        const char *plugin, *what, *fix;
     } needs[] = {
         {KS__POD_USES_RESOURCE_CLAIMS, "DynamicResources",
-         "spec.resourceClaims (dynamic resource allocation)"},
+         "spec.resourceClaims (dynamic resource allocation)", "kubesched has none in-tree yet"},
         {KS__POD_USES_VOLUME_CLAIMS, "VolumeBinding",
-         "PersistentVolumeClaims (persistentVolumeClaim or ephemeral volumes)"},
+         "PersistentVolumeClaims (persistentVolumeClaim or ephemeral volumes)",
+         "enable VolumeBinding in the profile"},
     };
     for (size_t i = 0; c->pod->uses && i < sizeof(needs) / sizeof(needs[0]); i++) {
         if (!(c->pod->uses & needs[i].use) || profile_has_plugin(c->fw, needs[i].plugin))
@@ -345,8 +346,9 @@ static int unsupported_use(sched_cycle *c)
         char msg[KS_STATUS_BUF];
         snprintf(msg, sizeof(msg),
                  "pod uses %s, which only the %s plugin can place, and profile %s has no %s "
-                 "plugin (kubesched has none in-tree yet)",
-                 needs[i].what, needs[i].plugin, c->fw->profile_name, needs[i].plugin);
+                 "plugin (%s)",
+                 needs[i].what, needs[i].plugin, c->fw->profile_name, needs[i].plugin,
+                 needs[i].fix);
         ks__status_reset(&c->st);
         c->st.code = KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
         ks__status_add(&c->st, msg);

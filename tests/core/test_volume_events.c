@@ -40,32 +40,11 @@ static ks_code bind_ok(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
     return KS_SUCCESS;
 }
 
-/* A stand-in named VolumeBinding (Skip at PreFilter): kubesched refuses pods with claims in a
- * profile without a plugin of that name (its guard until VolumeBinding lands), and this test is
- * about the events the other volume plugins get. */
-static ks_code vb_pre_filter(void *self, ks_cycle *c, const ks_pod *p, ks_prefilter_result *r,
-                             ks_status *st)
-{
-    (void)self, (void)c, (void)p, (void)r, (void)st;
-    return KS_SKIP;
-}
-static void *vb_create(const ks_args *a, ks_error *e)
-{
-    (void)a, (void)e;
-    return (void *)&t;
-}
-static const ks_plugin_desc vb_stand_in = {.size = sizeof(ks_plugin_desc),
-                                           .name = "VolumeBinding",
-                                           .create = vb_create,
-                                           .pre_filter = vb_pre_filter};
-
 #define CONFIG                                                                                     \
     "apiVersion: kubescheduler.config.k8s.io/v1\n"                                                 \
     "kind: KubeSchedulerConfiguration\n"                                                           \
     "profiles:\n"                                                                                  \
-    "- schedulerName: default-scheduler\n"                                                         \
-    "  plugins:\n"                                                                                 \
-    "    preFilter: {enabled: [{name: VolumeBinding}]}\n"
+    "- schedulerName: default-scheduler\n"
 
 static void setup(void)
 {
@@ -74,7 +53,6 @@ static void setup(void)
     char err[512] = "";
     t.now = 100 * SEC;
     t.reg = th_registry_new();
-    cr_assert_eq(ks__registry_add(t.reg, &vb_stand_in, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_load_string(t.reg, CONFIG, "test.yaml", &t.cfg, err, sizeof(err)), 0,
                  "%s", err);
     cr_assert_eq(ks__config_plan(t.cfg, t.reg, &t.plans, err, sizeof(err)), 0, "%s", err);

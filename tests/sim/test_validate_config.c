@@ -28,17 +28,20 @@ Test(validate_config, states_the_kubernetes_version_and_prints_the_default_profi
               out);
     cr_assert(strstr(out, "InterPodAffinity, NodeDeclaredFeatures\n"), "%s", out);
     cr_assert(strstr(out, "Not available in kubesched yet (skipped from the default set): "
-                          "VolumeBinding, DynamicResources\n"),
+                          "DynamicResources\n"),
               "%s", out);
-    /* VolumeRestrictions, NodeVolumeLimits and VolumeZone run where upstream's v1.37 default
-     * profile has them: after NodeResourcesFit, before PodTopologySpread. */
+    /* VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone run where upstream's v1.37
+     * default profile has them: after NodeResourcesFit, before PodTopologySpread. */
     cr_assert(strstr(out, "  Filter       NodeName, NodeUnschedulable, TaintToleration, "
                           "NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions, "
-                          "NodeVolumeLimits, VolumeZone, PodTopologySpread, InterPodAffinity, "
-                          "NodeDeclaredFeatures\n"),
+                          "NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, "
+                          "InterPodAffinity, NodeDeclaredFeatures\n"),
               "%s", out);
-    cr_assert(
-        strstr(out, "    VolumeRestrictions: {}\n    NodeVolumeLimits: {}\n    VolumeZone: {}\n"),
-        "%s", out);
+    cr_assert(strstr(out,
+                     "    VolumeRestrictions: {}\n    NodeVolumeLimits: {}\n    VolumeBinding: "
+                     "{\"bindTimeoutSeconds\":600,\"shape\":[{\"utilization\":0,\"score\":10},"
+                     "{\"utilization\":100,\"score\":0}]}\n    VolumeZone: {}\n"),
+              "%s", out);
+    cr_assert(strstr(out, "  Reserve      VolumeBinding\n"), "%s", out);
     free(out);
 }

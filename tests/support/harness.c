@@ -311,6 +311,7 @@ ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *no
                         char *reasons, size_t len)
 {
     ks_status st;
+    ks__status_reset(&st);
     refresh(c);
     const ks_node_info *ni = ks__snapshot_find(c->snap, ks__intern(node_name));
     cr_assert_not_null(ni, "harness: no node %s in the cluster", node_name);
@@ -350,7 +351,42 @@ ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *no
     return code;
 }
 
+ks_code th_reserve(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name, int unreserve,
+                   char *reasons, size_t len)
+{
+    ks_status st;
+    refresh(c);
+    ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    cycle->hooks = &c->hooks;
+    defer(cycle_free_v, cycle);
+    if (reasons && len)
+        reasons[0] = '\0';
+    ks_code code = KS_SUCCESS;
+    if (p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        ks__status_reset(&st);
+        code = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
+        free(r.nodes);
+        if (code == KS_SKIP)
+            code = KS_SUCCESS;
+    }
+    if (code == KS_SUCCESS && p->desc->reserve) {
+        ks__status_reset(&st);
+        code = p->desc->reserve(p->self, cycle, pod, ks__intern(node_name), &st);
+    }
+    copy_reasons(&st, reasons, len);
+    if (unreserve && p->desc->unreserve)
+        p->desc->unreserve(p->self, cycle, pod, ks__intern(node_name));
+    return code;
+}
+
 ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t *normalized)
+{
+    return th_score_steps(p, c, pod, 0, raw, normalized);
+}
+
+ks_code th_score_steps(th_plugin *p, th_cluster *c, ks_pod *pod, int with_pre_filter, int64_t *raw,
+                       int64_t *normalized)
 {
     ks_status st;
     const ks_node_info *nodes[256];
@@ -361,6 +397,16 @@ ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t
     ks_cycle *cycle = ks__cycle_new(c->snap, pod);
     cycle->hooks = &c->hooks;
     defer(cycle_free_v, cycle);
+    if (with_pre_filter && p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        ks__status_reset(&st);
+        ks_code code = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
+        free(r.nodes);
+        if (code == KS_SKIP)
+            code = KS_SUCCESS;
+        if (code != KS_SUCCESS)
+            return code;
+    }
     if (p->desc->pre_score) {
         ks__status_reset(&st);
         ks_code code = p->desc->pre_score(p->self, cycle, pod, nodes, c->n, &st);

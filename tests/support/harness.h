@@ -74,10 +74,21 @@ ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *no
                         const th_steps *o, ks_code *pre, char *pre_reasons, size_t plen,
                         char *reasons, size_t len);
 
+/* PreFilter (a Skip counts as success) then Reserve on the named node with one cycle, as the
+ * framework runs them for the chosen node; then Unreserve when `unreserve` is set. Returns the
+ * first failing code (KS_SUCCESS when both pass); reasons gets its reasons. */
+ks_code th_reserve(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name, int unreserve,
+                   char *reasons, size_t len);
+
 /* Runs PreScore (if any), Score on every node of the cluster in insertion order, then
  * NormalizeScore (if any). raw[i] and normalized[i] (either may be NULL) get node i's scores.
  * A PreScore Skip gives 0 everywhere. Returns the first non-success code, or KS_SUCCESS. */
 ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t *normalized);
+/* th_score with the plugin's PreFilter first in the same cycle when with_pre_filter is set (for a
+ * Score that reads PreFilter's state, as upstream's tests run them); a PreFilter Skip counts as
+ * success, another failure is returned. */
+ks_code th_score_steps(th_plugin *p, th_cluster *c, ks_pod *pod, int with_pre_filter, int64_t *raw,
+                       int64_t *normalized);
 
 /* Runs PreEnqueue. */
 ks_code th_pre_enqueue(th_plugin *p, ks_pod *pod, char *reasons, size_t len);

@@ -1,0 +1,754 @@
+/*
+ * VolumeBinding: upstream volumebinding/volume_binding_test.go TestVolumeBinding (v1.37, with
+ * StorageCapacityScoring on as in v1.37) and the decision cases of binder_test.go
+ * (TestFindPodVolumesWithoutProvisioning, ...WithProvisioning, ...WithCSIMigration's
+ * non-migration part, TestCapacity, FindMatchingVolume's rules), case by case with upstream's
+ * objects, codes and messages. Decisions that need a PV bound or provisioned run on
+ * ks__volume_binding_decisions (the plugin without its "no PreBind yet" refusal); the registered
+ * plugin's refusal of those pods is checked too.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "../volumebinding_int.h"
+
+extern const ks_plugin_desc ks_plugin_volume_binding;
+
+TestSuite(volume_binding, .init = th_init, .fini = th_fini);
+
+#define BIND_CONFLICT "node(s) didn't find available persistent volumes to bind"
+#define NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+#define NOT_ENOUGH_SPACE "node(s) did not have enough free storage"
+#define PV_NOT_EXIST "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+#define UNBOUND_IMMEDIATE "pod has unbound immediate PersistentVolumeClaims"
+#define UU KS_UNSCHEDULABLE_AND_UNRESOLVABLE
+
+/* ---- objects, as upstream's test_utils.go builders make them ------------------------------- */
+
+static void sc(th_cluster *c, const char *name, const char *mode, const char *provisioner,
+               const char *extra)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'storage.k8s.io/v1','kind':'StorageClass','metadata':{'name':'%s'},"
+             "'provisioner':'%s','volumeBindingMode':'%s'%s}",
+             name, provisioner ? provisioner : "", mode, extra ? extra : "");
+    th_cluster_add_object(c, json);
+}
+
+/* upstream's classes: waitSC (no provisioner), immediateSC, waitSCWithStorageCapacity */
+static void classes(th_cluster *c)
+{
+    sc(c, "wait-sc", "WaitForFirstConsumer", NULL, NULL);
+    sc(c, "immediate-sc", "Immediate", NULL, NULL);
+    sc(c, "wait-sc-with-storage-capacity", "WaitForFirstConsumer", "driver-with-storage-capacity",
+       NULL);
+    th_cluster_add_object(c, "{'apiVersion':'storage.k8s.io/v1','kind':'CSIDriver','metadata':"
+                             "{'name':'driver-with-storage-capacity'},'spec':{'storageCapacity':"
+                             "true}}");
+}
+
+/* makePV(name, class).withPhase(phase).withCapacity(cap) plus spec fields in extra (JSON) */
+static void pv(th_cluster *c, const char *name, const char *cls, const char *phase, const char *cap,
+               const char *extra)
+{
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':'%s'},'spec':{"
+             "'storageClassName':'%s'%s%s%s%s},'status':{'phase':'%s'}}",
+             name, cls, cap ? ",'capacity':{'storage':'" : "", cap ? cap : "", cap ? "'}" : "",
+             extra ? extra : "", phase ? phase : "");
+    th_cluster_add_object(c, json);
+}
+
+/* a PV whose nodeAffinity requires key In [value] */
+static void pv_on(th_cluster *c, const char *name, const char *cls, const char *cap,
+                  const char *key, const char *value)
+{
+    char extra[512];
+    snprintf(extra, sizeof(extra),
+             ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'%s',"
+             "'operator':'In','values':['%s']}]}]}}",
+             key, value);
+    pv(c, name, cls, "Available", cap, extra);
+}
+
+/* makePVC(name, class) with metadata extra (meta) and spec extra (spec) */
+static void pvc_full(th_cluster *c, const char *name, const char *cls, const char *meta,
+                     const char *spec, const char *status)
+{
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'%s',"
+             "'namespace':'default'%s},'spec':{'storageClassName':'%s'%s},'status':{%s}}",
+             name, meta ? meta : "", cls, spec ? spec : "", status ? status : "");
+    th_cluster_add_object(c, json);
+}
+
+static void pvc(th_cluster *c, const char *name, const char *cls, const char *request)
+{
+    char spec[256] = "";
+    if (request)
+        snprintf(spec, sizeof(spec), ",'resources':{'requests':{'storage':'%s'}}", request);
+    pvc_full(c, name, cls, NULL, spec, NULL);
+}
+
+/* withBoundPV: volumeName and the bind-completed annotation */
+static void pvc_bound(th_cluster *c, const char *name, const char *cls, const char *pv_name)
+{
+    char spec[256];
+    snprintf(spec, sizeof(spec), ",'volumeName':'%s'", pv_name);
+    pvc_full(c, name, cls, ",'annotations':{'pv.kubernetes.io/bind-completed':'true'}", spec, NULL);
+}
+
+/* makeNode(name): the hostname label, plus labels (JSON members) */
+static void node(th_cluster *c, const char *name, const char *labels)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'%s','labels':{'kubernetes.io/hostname':'%s'%s%s}},"
+             "'status':{'allocatable':{'cpu':'4','memory':'8Gi','pods':'10'}}}",
+             name, name, labels ? "," : "", labels ? labels : "");
+    th_cluster_add_node(c, json);
+}
+
+/* makeCapacity(name, class, node (nodeKey label) or NULL: an empty selector, cap, max) */
+static void capacity(th_cluster *c, const char *name, const char *cls, const char *node_key,
+                     const char *cap, const char *max)
+{
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'storage.k8s.io/v1','kind':'CSIStorageCapacity','metadata':{'name':"
+             "'%s','namespace':'default'},'storageClassName':'%s','nodeTopology':{%s%s%s}"
+             "%s%s%s%s%s%s}",
+             name, cls, node_key ? "'matchLabels':{'nodeKey':'" : "", node_key ? node_key : "",
+             node_key ? "'}" : "", cap ? ",'capacity':'" : "", cap ? cap : "", cap ? "'" : "",
+             max ? ",'maximumVolumeSize':'" : "", max ? max : "", max ? "'" : "");
+    th_cluster_add_object(c, json);
+}
+
+/* makePod("pod-a") with persistentVolumeClaim volumes for the claims listed (NULL-ended) */
+static ks_pod *pod_claims(const char *const *claims)
+{
+    char json[2048], vols[1500] = "";
+    size_t off = 0;
+    for (int i = 0; claims[i]; i++)
+        off += (size_t)snprintf(vols + off, sizeof(vols) - off,
+                                "%s{'name':'v%d','persistentVolumeClaim':{'claimName':'%s'}}",
+                                i ? "," : "", i, claims[i]);
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'pod-a','namespace':'default','uid':'pod-a'},'spec':{"
+             "'containers':[{'name':'c'}],'volumes':[%s]}}",
+             vols);
+    return th_pod(json);
+}
+#define POD(...) pod_claims((const char *const[]){__VA_ARGS__, NULL})
+
+static ks_pod *pod_named(const char *name, const char *claim)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{'metadata':{'name':'%s','namespace':'default','uid':'%s'},'spec':{'containers':"
+             "[{'name':'c'}],'volumes':[{'name':'v','persistentVolumeClaim':{'claimName':'%s'}}]}}",
+             name, name, claim);
+    return th_pod(json);
+}
+
+/* PreFilter then Filter on one node; checks both codes and messages. */
+static void expect(th_plugin *p, th_cluster *c, ks_pod *pod, const char *nodename, ks_code pre,
+                   const char *pre_msg, ks_code filter, const char *filter_msg, const char *what)
+{
+    char pm[1024], fm[1024];
+    ks_code got_pre;
+    th_steps o = {0};
+    ks_code got =
+        th_filter_steps(p, c, pod, nodename, &o, &got_pre, pm, sizeof(pm), fm, sizeof(fm));
+    cr_expect_eq(got_pre, pre, "%s: PreFilter code %d, want %d (%s)", what, got_pre, pre, pm);
+    cr_expect_str_eq(pm, pre_msg ? pre_msg : "", "%s: PreFilter message \"%s\"", what, pm);
+    cr_expect_eq(got, filter, "%s on %s: Filter code %d, want %d (%s)", what, nodename, got, filter,
+                 fm);
+    cr_expect_str_eq(fm, filter_msg ? filter_msg : "", "%s on %s: Filter message \"%s\"", what,
+                     nodename, fm);
+}
+
+static void expect_scores(th_plugin *p, th_cluster *c, ks_pod *pod, const int64_t *want, size_t n,
+                          const char *what)
+{
+    int64_t raw[16] = {0};
+    cr_assert_eq(th_score_steps(p, c, pod, 1, raw, NULL), KS_SUCCESS, "%s: Score", what);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(raw[i], want[i], "%s: node %zu scores %lld, want %lld", what, i,
+                     (long long)raw[i], (long long)want[i]);
+}
+
+/* ---- TestVolumeBinding ------------------------------------------------------------------------
+ */
+
+Test(volume_binding, pod_has_no_pvcs)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    node(c, "node-a", NULL);
+    ks_pod *pod = th_pod("{'metadata':{'name':'pod-a','namespace':'default'},'spec':{"
+                         "'containers':[{'name':'c'}],'volumes':[{'name':'e','emptyDir':{}}]}}");
+    expect(p, c, pod, "node-a", KS_SKIP, NULL, KS_SUCCESS, NULL, "pod has not pvcs");
+}
+
+Test(volume_binding, all_bound)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    pvc_bound(c, "pvc-a", "wait-sc", "pv-a");
+    pv(c, "pv-a", "wait-sc", "Bound", NULL, NULL);
+    expect(p, c, POD("pvc-a"), "node-a", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "all bound");
+    int64_t want[] = {0};
+    expect_scores(p, c, POD("pvc-a"), want, 1, "all bound");
+}
+
+Test(volume_binding, pvc_missing_lost_or_being_deleted)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    expect(p, c, POD("pvc-a"), "node-a", UU, "persistentvolumeclaim \"pvc-a\" not found",
+           KS_SUCCESS, NULL, "PVC does not exist");
+    pvc_bound(c, "pvc-a", "wait-sc", "pv-a");
+    pv(c, "pv-a", "wait-sc", "Bound", NULL, NULL);
+    expect(p, c, POD("pvc-a", "pvc-b"), "node-a", UU, "persistentvolumeclaim \"pvc-b\" not found",
+           KS_SUCCESS, NULL, "Part of PVCs do not exist");
+    pvc_full(c, "pvc-lost", "wait-sc", NULL, ",'volumeName':'pv-gone'", "'phase':'Lost'");
+    expect(p, c, POD("pvc-lost"), "node-a", UU,
+           "persistentvolumeclaim \"pvc-lost\" bound to non-existent persistentvolume \"pv-gone\"",
+           KS_SUCCESS, NULL, "pv not found claim lost");
+    pvc_full(c, "pvc-del", "wait-sc",
+             ",'deletionTimestamp':'2026-01-01T00:00:00Z','finalizers':['kubernetes.io/pvc-"
+             "protection']",
+             NULL, NULL);
+    expect(p, c, POD("pvc-del"), "node-a", UU, "persistentvolumeclaim \"pvc-del\" is being deleted",
+           KS_SUCCESS, NULL, "claim being deleted");
+}
+
+Test(volume_binding, ephemeral_claims)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    ks_pod *pod = th_pod("{'metadata':{'name':'web','namespace':'default','uid':'web-uid'},"
+                         "'spec':{'containers':[{'name':'c'}],'volumes':[{'name':'scratch',"
+                         "'ephemeral':{'volumeClaimTemplate':{'spec':{'accessModes':"
+                         "['ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}}}}}]}}");
+    expect(p, c, pod, "node-a", UU,
+           "waiting for ephemeral volume controller to create the persistentvolumeclaim "
+           "\"web-scratch\"",
+           KS_SUCCESS, NULL, "ephemeral claim not created yet");
+    pvc_full(c, "web-scratch", "wait-sc",
+             ",'ownerReferences':[{'apiVersion':'v1','kind':'Pod','name':'other','uid':'other',"
+             "'controller':true}],'annotations':{'pv.kubernetes.io/bind-completed':'yes'}",
+             ",'volumeName':'pv-e'", NULL);
+    pv(c, "pv-e", "wait-sc", "Bound", NULL, NULL);
+    expect(p, c, pod, "node-a", UU,
+           "PVC default/web-scratch was not created for pod default/web (pod is not owner)",
+           KS_SUCCESS, NULL, "ephemeral claim of another pod");
+}
+
+Test(volume_binding, immediate_claims_not_bound)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    pvc(c, "pvc-a", "immediate-sc", NULL);
+    expect(p, c, POD("pvc-a"), "node-a", UU, UNBOUND_IMMEDIATE, KS_SUCCESS, NULL,
+           "immediate claims not bound");
+    /* prebound: volumeName set but the PV controller has not completed the binding */
+    pvc_full(c, "pvc-pre", "wait-sc", NULL, ",'volumeName':'pv-a'", NULL);
+    expect(p, c, POD("pvc-pre"), "node-a", UU, UNBOUND_IMMEDIATE, KS_SUCCESS, NULL, "prebound-pvc");
+    /* a claim of a class that does not exist is not delay-binding: Immediate */
+    pvc(c, "pvc-nocls", "no-such-class", NULL);
+    expect(p, c, POD("pvc-nocls"), "node-a", UU, UNBOUND_IMMEDIATE, KS_SUCCESS, NULL,
+           "class not found");
+}
+
+Test(volume_binding, registered_plugin_refuses_claims_it_would_have_to_bind)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    classes(c);
+    node(c, "node-a", NULL);
+    pvc(c, "pvc-a", "wait-sc", "1Gi");
+    pv(c, "pv-a", "wait-sc", "Available", "1Gi", NULL);
+    snprintf(msg, sizeof(msg), KS_VB_NO_BINDING_YET, "pvc-a");
+    expect(p, c, POD("pvc-a"), "node-a", UU, msg, KS_SUCCESS, NULL,
+           "a matching static PV: would need a PreBind");
+    cr_expect(strstr(msg, "kubesched does not do yet"), "%s", msg);
+}
+
+Test(volume_binding, unbound_claims_no_matches)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    pvc(c, "pvc-a", "wait-sc", NULL);
+    expect(p, c, POD("pvc-a"), "node-a", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "unbound claims no matches");
+}
+
+Test(volume_binding, bound_and_unbound_unsatisfied)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    classes(c);
+    node(c, "node-a", "'foo':'barbar'");
+    pvc_bound(c, "pvc-a", "wait-sc", "pv-a");
+    pvc(c, "pvc-b", "wait-sc", NULL);
+    pv_on(c, "pv-a", "wait-sc", NULL, "foo", "bar");
+    expect(p, c, POD("pvc-a", "pvc-b"), "node-a", KS_SUCCESS, NULL, UU,
+           NODE_CONFLICT ", " BIND_CONFLICT, "bound and unbound unsatisfied");
+}
+
+Test(volume_binding, pv_not_found)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    pvc_bound(c, "pvc-a", "wait-sc", "pv-a");
+    expect(p, c, POD("pvc-a"), "node-a", KS_SUCCESS, NULL, UU, PV_NOT_EXIST, "pv not found");
+}
+
+/* The first example as a unit: a bound PV pinned to zone b. */
+Test(volume_binding, bound_pv_node_affinity)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node-a", "'topology.kubernetes.io/zone':'a'");
+    node(c, "node-b", "'topology.kubernetes.io/zone':'b'");
+    pvc_bound(c, "data", "wait-sc", "pv-b");
+    pv_on(c, "pv-b", "wait-sc", "10Gi", "topology.kubernetes.io/zone", "b");
+    expect(p, c, POD("data"), "node-a", KS_SUCCESS, NULL, UU, NODE_CONFLICT, "zone a");
+    expect(p, c, POD("data"), "node-b", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "zone b");
+}
+
+Test(volume_binding, local_volumes_with_close_capacity_are_preferred)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    classes(c);
+    node(c, "node-a", NULL);
+    node(c, "node-b", NULL);
+    node(c, "node-c", NULL);
+    pvc(c, "pvc-a", "wait-sc", "50Gi");
+    pv_on(c, "pv-a-0", "wait-sc", "200Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-a-1", "wait-sc", "200Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-b-0", "wait-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    pv_on(c, "pv-b-1", "wait-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    expect(p, c, POD("pvc-a"), "node-a", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "local");
+    expect(p, c, POD("pvc-a"), "node-b", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "local");
+    expect(p, c, POD("pvc-a"), "node-c", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "local");
+    int64_t want[] = {75, 50, 0};
+    expect_scores(p, c, POD("pvc-a"), want, 3, "local volumes with close capacity");
+}
+
+Test(volume_binding, local_volumes_multiple_pvcs)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    classes(c);
+    sc(c, "wait-hdd-sc", "WaitForFirstConsumer", NULL, NULL);
+    node(c, "node-a", NULL);
+    node(c, "node-b", NULL);
+    node(c, "node-c", NULL);
+    pvc(c, "pvc-0", "wait-sc", "50Gi");
+    pvc(c, "pvc-1", "wait-hdd-sc", "100Gi");
+    pv_on(c, "pv-a-0", "wait-sc", "200Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-a-1", "wait-sc", "200Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-a-2", "wait-hdd-sc", "200Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-a-3", "wait-hdd-sc", "200Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-b-0", "wait-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    pv_on(c, "pv-b-1", "wait-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    pv_on(c, "pv-b-2", "wait-hdd-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    pv_on(c, "pv-b-3", "wait-hdd-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    expect(p, c, POD("pvc-0", "pvc-1"), "node-c", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "multi");
+    /* node-a: 50/200 -> 75, 100/200 -> 50: 62.5 rounds to 63; node-b: 50, 0 -> 25 */
+    int64_t want[] = {63, 25, 0};
+    expect_scores(p, c, POD("pvc-0", "pvc-1"), want, 3, "multiple pvcs");
+}
+
+Test(volume_binding, zonal_volumes_with_close_capacity_are_preferred)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    classes(c);
+    static const char *const nodes[] = {"zone-a-node-a", "zone-a-node-b", "zone-b-node-a",
+                                        "zone-b-node-b", "zone-c-node-a", "zone-c-node-b"};
+    for (int i = 0; i < 6; i++) {
+        char labels[256];
+        char z = (char)('a' + i / 2);
+        snprintf(labels, sizeof(labels),
+                 "'topology.kubernetes.io/region':'region-%c','topology.kubernetes.io/zone':"
+                 "'zone-%c'",
+                 z, z);
+        node(c, nodes[i], labels);
+    }
+    pvc(c, "pvc-a", "wait-sc", "50Gi");
+    static const char *const zonal =
+        ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':"
+        "'topology.kubernetes.io/region','operator':'In','values':['region-%c']},{'key':"
+        "'topology.kubernetes.io/zone','operator':'In','values':['zone-%c']}]}]}}";
+    char extra[512];
+    snprintf(extra, sizeof(extra), zonal, 'a', 'a');
+    pv(c, "pv-a-0", "wait-sc", "Available", "200Gi", extra);
+    pv(c, "pv-a-1", "wait-sc", "Available", "200Gi", extra);
+    snprintf(extra, sizeof(extra), zonal, 'b', 'b');
+    pv(c, "pv-b-0", "wait-sc", "Available", "100Gi", extra);
+    pv(c, "pv-b-1", "wait-sc", "Available", "100Gi", extra);
+    for (int i = 0; i < 6; i++)
+        expect(p, c, POD("pvc-a"), nodes[i], KS_SUCCESS, NULL, i < 4 ? KS_SUCCESS : UU,
+               i < 4 ? NULL : BIND_CONFLICT, "zonal");
+    int64_t want[] = {75, 75, 50, 50, 0, 0};
+    expect_scores(p, c, POD("pvc-a"), want, 6, "zonal volumes");
+    /* custom shape: {0: 0, 50: 3, 100: 5} -> 50/200 = 25% -> 15, 50% -> 30 */
+    th_plugin *q = th_plugin_new(&ks__volume_binding_decisions,
+                                 "{'bindTimeoutSeconds':300,'shape':[{'utilization':0,'score':0},"
+                                 "{'utilization':50,'score':3},{'utilization':100,'score':5}]}");
+    int64_t want2[] = {15, 15, 30, 30, 0, 0};
+    expect_scores(q, c, POD("pvc-a"), want2, 6, "custom shape");
+}
+
+static void capacity_nodes(th_cluster *c)
+{
+    classes(c);
+    node(c, "node-a", "'nodeKey':'node-a'");
+    node(c, "node-b", "'nodeKey':'node-b'");
+    node(c, "node-c", "'nodeKey':'node-c'");
+}
+
+Test(volume_binding, storage_capacity_score)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    capacity_nodes(c);
+    pvc(c, "pvc-dynamic", "wait-sc-with-storage-capacity", "10Gi");
+    capacity(c, "node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi", NULL);
+    capacity(c, "node-b", "wait-sc-with-storage-capacity", "node-b", "50Gi", NULL);
+    capacity(c, "node-c", "wait-sc-with-storage-capacity", "node-c", "10Gi", NULL);
+    for (int i = 0; i < 3; i++) {
+        char n[16];
+        snprintf(n, sizeof(n), "node-%c", 'a' + i);
+        expect(p, c, POD("pvc-dynamic"), n, KS_SUCCESS, NULL, KS_SUCCESS, NULL, "capacity");
+    }
+    int64_t want[] = {90, 80, 0};
+    expect_scores(p, c, POD("pvc-dynamic"), want, 3, "storage capacity score");
+    /* prefer node with least allocatable: shape {0: 0, 100: 10} (its 20Gi node-b: 50) */
+    th_cluster *c2 = th_cluster_new();
+    capacity_nodes(c2);
+    pvc(c2, "pvc-dynamic", "wait-sc-with-storage-capacity", "10Gi");
+    capacity(c2, "node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi", NULL);
+    capacity(c2, "node-b", "wait-sc-with-storage-capacity", "node-b", "20Gi", NULL);
+    capacity(c2, "node-c", "wait-sc-with-storage-capacity", "node-c", "10Gi", NULL);
+    th_plugin *least = th_plugin_new(&ks__volume_binding_decisions,
+                                     "{'bindTimeoutSeconds':300,'shape':[{'utilization':0,"
+                                     "'score':0},{'utilization':100,'score':10}]}");
+    int64_t want2[] = {10, 50, 100};
+    expect_scores(least, c2, POD("pvc-dynamic"), want2, 3, "prefer node with least allocatable");
+    int64_t want3[] = {90, 50, 0};
+    expect_scores(p, c2, POD("pvc-dynamic"), want3, 3, "prefer node with maximum allocatable");
+}
+
+Test(volume_binding, storage_capacity_score_with_static_binds)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    capacity_nodes(c);
+    pvc(c, "pvc-static", "wait-sc", "100Gi");
+    pvc(c, "pvc-dynamic", "wait-sc-with-storage-capacity", "100Gi");
+    pv_on(c, "pv-static-a", "wait-sc", "100Gi", "kubernetes.io/hostname", "node-a");
+    pv_on(c, "pv-static-b", "wait-sc", "100Gi", "kubernetes.io/hostname", "node-b");
+    pv_on(c, "pv-static-c", "wait-sc", "200Gi", "kubernetes.io/hostname", "node-c");
+    capacity(c, "node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi", NULL);
+    capacity(c, "node-b", "wait-sc-with-storage-capacity", "node-b", "50Gi", NULL);
+    capacity(c, "node-c", "wait-sc-with-storage-capacity", "node-c", "100Gi", NULL);
+    expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-a", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "static+dynamic");
+    expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-b", KS_SUCCESS, NULL, UU, NOT_ENOUGH_SPACE,
+           "static+dynamic");
+    expect(p, c, POD("pvc-static", "pvc-dynamic"), "node-c", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "static+dynamic");
+    /* static bindings only are scored: 100/100 -> 0, 100/200 -> 50 */
+    int64_t want[] = {0, 0, 50};
+    expect_scores(p, c, POD("pvc-static", "pvc-dynamic"), want, 3, "with static binds");
+}
+
+Test(volume_binding, dynamic_provisioning_with_multiple_pvcs_of_the_same_class)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    classes(c);
+    node(c, "node-a", "'nodeKey':'node-a'");
+    pvc(c, "pvc-dynamic-0", "wait-sc-with-storage-capacity", "50Gi");
+    pvc(c, "pvc-dynamic-1", "wait-sc-with-storage-capacity", "50Gi");
+    capacity(c, "node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi", NULL);
+    expect(p, c, POD("pvc-dynamic-0", "pvc-dynamic-1"), "node-a", KS_SUCCESS, NULL, KS_SUCCESS,
+           NULL, "two dynamic");
+    int64_t want[] = {0};
+    expect_scores(p, c, POD("pvc-dynamic-0", "pvc-dynamic-1"), want, 1, "two dynamic");
+}
+
+/* ---- binder_test.go: FindPodVolumes and FindMatchingVolume's rules ----------------------------
+ */
+
+/* binder_test's node1 (nodeKey: node1) and node2 (nodeKey: node2), class waitClass (no
+ * provisioner) and waitClassWithProvisioner, PVs with node affinity nodeKey In [node1]. */
+static void binder_env(th_cluster *c)
+{
+    sc(c, "waitClass", "WaitForFirstConsumer", NULL, NULL);
+    sc(c, "immediateClass", "Immediate", NULL, NULL);
+    sc(c, "waitClassWithProvisioner", "WaitForFirstConsumer", "test-provisioner",
+       ",'allowedTopologies':[{'matchLabelExpressions':[{'key':'nodeKey','values':['node1']}]}]");
+    sc(c, "immediateClassWithProvisioner", "Immediate", "test-provisioner", NULL);
+    sc(c, "topologyMismatchClass", "WaitForFirstConsumer", "test-provisioner",
+       ",'allowedTopologies':[{'matchLabelExpressions':[{'key':'nodeKey','values':['node2']}]}]");
+    sc(c, "unsupported", "WaitForFirstConsumer", "kubernetes.io/no-provisioner", NULL);
+    node(c, "node1", "'nodeKey':'node1'");
+    node(c, "node2", "'nodeKey':'node2'");
+}
+
+Test(volume_binding, find_pod_volumes_without_provisioning)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    binder_env(c);
+    pvc(c, "unbound-pvc", "waitClass", "1G");
+    pvc(c, "unbound-pvc2", "waitClass", "5G");
+    pvc_bound(c, "bound-pvc", "waitClass", "pv-bound");
+    pvc_bound(c, "bound-pvc-node2", "waitClass", "pv-bound-node2");
+    pvc_bound(c, "bound-pvc-nopv", "waitClass", "pv-missing");
+    pvc(c, "immediate-unbound-pvc", "immediateClass", "1G");
+    pvc_bound(c, "immediate-bound-pvc", "immediateClass", "pv-bound-immediate");
+    pv_on(c, "pv-node1a", "waitClass", "5G", "nodeKey", "node1");
+    pv_on(c, "pv-node1b", "waitClass", "10G", "nodeKey", "node1");
+    pv_on(c, "pv-node2", "waitClass", "1G", "nodeKey", "node2");
+    pv(c, "pv-bound", "waitClass", "Bound", "1G",
+       ",'claimRef':{'namespace':'default','name':'bound-pvc'},'nodeAffinity':{'required':{"
+       "'nodeSelectorTerms':[{'matchExpressions':[{'key':'nodeKey','operator':'In','values':"
+       "['node1']}]}]}}");
+    pv(c, "pv-bound-node2", "waitClass", "Bound", "1G",
+       ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'nodeKey',"
+       "'operator':'In','values':['node2']}]}]}}");
+    pv(c, "pv-bound-immediate", "immediateClass", "Bound", "1G", NULL);
+
+    expect(p, c, POD("unbound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "unbound-pvc,pv-same-node");
+    expect(p, c, POD("unbound-pvc"), "node2", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "unbound-pvc: pv-node2 (1G) on node2");
+    expect(p, c, POD("unbound-pvc2"), "node2", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "unbound-pvc,pv-different-node (5G: only node1's PVs fit)");
+    expect(p, c, POD("unbound-pvc", "unbound-pvc2"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "two-unbound-pvcs");
+    expect(p, c, POD("unbound-pvc", "unbound-pvc2"), "node2", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "two-unbound-pvcs,partial-match");
+    expect(p, c, POD("bound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "bound-pvc");
+    expect(p, c, POD("bound-pvc"), "node2", KS_SUCCESS, NULL, UU, NODE_CONFLICT,
+           "bound-pvc on another node");
+    expect(p, c, POD("bound-pvc-nopv"), "node1", KS_SUCCESS, NULL, UU, PV_NOT_EXIST,
+           "bound-pvc,pv-not-exists");
+    expect(p, c, POD("unbound-pvc", "bound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "one-bound,one-unbound");
+    expect(p, c, POD("unbound-pvc2", "bound-pvc-node2"), "node2", KS_SUCCESS, NULL, UU,
+           BIND_CONFLICT, "one-bound,one-unbound,no-match");
+    expect(p, c, POD("unbound-pvc2", "bound-pvc-node2"), "node1", KS_SUCCESS, NULL, UU,
+           NODE_CONFLICT, "one-bound (node2),one-unbound");
+    expect(p, c, POD("immediate-bound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "immediate-bound-pvc");
+    expect(p, c, POD("immediate-unbound-pvc", "unbound-pvc"), "node1", UU, UNBOUND_IMMEDIATE,
+           KS_SUCCESS, NULL, "immediate-unbound-pvc,delayed-mode-unbound");
+}
+
+/* two-unbound-pvcs,order-by-size: the larger claim listed first still leaves the smaller PV to
+ * the smaller claim (claims matched smallest first, each to the smallest PV that fits). */
+Test(volume_binding, two_unbound_pvcs_order_by_size)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    binder_env(c);
+    pvc(c, "pvc-1g", "waitClass", "1G");
+    pvc(c, "pvc-5g", "waitClass", "5G");
+    pv_on(c, "pv-5g", "waitClass", "5G", "nodeKey", "node1");
+    pv_on(c, "pv-10g", "waitClass", "10G", "nodeKey", "node1");
+    expect(p, c, POD("pvc-5g", "pvc-1g"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "order-by-size");
+    /* scores tell which PVs were chosen: 5G on 5G (100% -> 0) and 1G on 10G (10% -> 90),
+     * summed per class: 6G of 15G = 40% -> 60 */
+    int64_t want[] = {60, 0};
+    expect_scores(p, c, POD("pvc-5g", "pvc-1g"), want, 2, "order-by-size");
+}
+
+Test(volume_binding, find_matching_volume_rules)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    binder_env(c);
+    /* each claim has exactly one candidate PV that breaks one rule */
+    pvc_full(c, "c-mode", "waitClass", NULL,
+             ",'accessModes':['ReadWriteMany'],'resources':{'requests':{'storage':'1G'}}", NULL);
+    pv_on(c, "pv-mode", "waitClass", "1G", "nodeKey", "node2"); /* node2: also wrong node */
+    pvc_full(c, "c-sel", "waitClass", NULL,
+             ",'selector':{'matchLabels':{'tier':'gold'}},'resources':{'requests':{'storage':"
+             "'1G'}}",
+             NULL);
+    pvc_full(c, "c-block", "waitClass", NULL,
+             ",'volumeMode':'Block','resources':{'requests':{'storage':'1G'}}", NULL);
+    pvc(c, "c-big", "waitClass", "1T");
+    pv(c, "pv-rwo", "waitClass", "Available", "1G",
+       ",'accessModes':['ReadWriteOnce'],'nodeAffinity':{'required':{'nodeSelectorTerms':[{"
+       "'matchExpressions':[{'key':'nodeKey','operator':'In','values':['node1']}]}]}}");
+    expect(p, c, POD("c-mode"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "access modes: RWX claim, RWO PV");
+    expect(p, c, POD("c-sel"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "selector: the PV has no tier label");
+    expect(p, c, POD("c-block"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "volume mode: Block claim, Filesystem PV");
+    expect(p, c, POD("c-big"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "size: 1T claim");
+    /* the same claims find a PV once one fits */
+    pv(c, "pv-gold", "waitClass", "Available", "1G",
+       ",'accessModes':['ReadWriteMany','ReadWriteOnce'],'volumeMode':'Filesystem'");
+    th_cluster *c2 = th_cluster_new();
+    binder_env(c2);
+    pvc_full(c2, "c-sel", "waitClass", NULL,
+             ",'selector':{'matchLabels':{'tier':'gold'}},'resources':{'requests':{'storage':"
+             "'1G'}}",
+             NULL);
+    th_cluster_add_object(c2, "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':"
+                              "'pv-gold','labels':{'tier':'gold'}},'spec':{'storageClassName':"
+                              "'waitClass','capacity':{'storage':'1G'}},'status':{'phase':"
+                              "'Available'}}");
+    expect(p, c2, POD("c-sel"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "selector matches");
+    expect(p, c, POD("c-mode"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "access modes: RWX and RWO PV");
+    /* other class, another claim's PV, not Available, being deleted: none taken */
+    th_cluster *c3 = th_cluster_new();
+    binder_env(c3);
+    pvc(c3, "c", "waitClass", "1G");
+    pv(c3, "pv-other-class", "immediateClass", "Available", "1G", NULL);
+    pv(c3, "pv-claimed", "waitClass", "Available", "1G",
+       ",'claimRef':{'namespace':'default','name':'someone-else'}");
+    pv(c3, "pv-released", "waitClass", "Released", "1G", NULL);
+    th_cluster_add_object(c3, "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':"
+                              "'pv-deleting','deletionTimestamp':'2026-01-01T00:00:00Z',"
+                              "'finalizers':['x']},'spec':{'storageClassName':'waitClass',"
+                              "'capacity':{'storage':'1G'}},'status':{'phase':'Available'}}");
+    expect(p, c3, POD("c"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "class, claimRef, phase, deletion");
+    /* a PV pre-bound to the claim is taken whatever its phase, if its node affinity fits */
+    pv(c3, "pv-prebound", "waitClass", "Pending", "1G",
+       ",'claimRef':{'namespace':'default','name':'c'},'nodeAffinity':{'required':{"
+       "'nodeSelectorTerms':[{'matchExpressions':[{'key':'nodeKey','operator':'In','values':"
+       "['node1']}]}]}}");
+    expect(p, c3, POD("c"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "pre-bound PV");
+    expect(p, c3, POD("c"), "node2", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "pre-bound PV on another node");
+}
+
+Test(volume_binding, find_pod_volumes_with_provisioning)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    binder_env(c);
+    pvc(c, "provisioned-pvc", "waitClassWithProvisioner", "1G");
+    pvc(c, "no-provisioner", "unsupported", "1G");
+    pvc(c, "topo-mismatch", "topologyMismatchClass", "1G");
+    pvc(c, "unbound-pvc", "waitClass", "1G");
+    pvc_full(c, "selected-node2", "waitClassWithProvisioner",
+             ",'annotations':{'volume.kubernetes.io/selected-node':'node2'}",
+             ",'resources':{'requests':{'storage':'1G'}}", NULL);
+    pv_on(c, "pv-node1a", "waitClass", "5G", "nodeKey", "node1");
+    expect(p, c, POD("provisioned-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "one-provisioned");
+    expect(p, c, POD("provisioned-pvc"), "node2", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "allowedTopologies: node1 only");
+    expect(p, c, POD("provisioned-pvc", "unbound-pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "one-binding,one-provisioned");
+    expect(p, c, POD("no-provisioner"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "unsupported provisioner");
+    expect(p, c, POD("topo-mismatch"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "volume-topology-unsatisfied");
+    expect(p, c, POD("selected-node2"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "selected node is another node");
+    /* the selected node itself is refused by allowedTopologies (node1 only) */
+    expect(p, c, POD("selected-node2"), "node2", KS_SUCCESS, NULL, UU, BIND_CONFLICT,
+           "selected node, topology");
+    /* a claim without a class never gets here (Immediate); a class deleted since PreFilter is an
+     * error as upstream's "failed to find storage class" (not reachable in one cycle here) */
+}
+
+Test(volume_binding, capacity)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    binder_env(c);
+    sc(c, "capClass", "WaitForFirstConsumer", "test-provisioner", NULL);
+    th_cluster_add_object(c, "{'apiVersion':'storage.k8s.io/v1','kind':'CSIDriver','metadata':"
+                             "{'name':'test-provisioner'},'spec':{'storageCapacity':true}}");
+    pvc(c, "pvc", "capClass", "1Gi");
+    expect(p, c, POD("pvc"), "node1", KS_SUCCESS, NULL, UU, NOT_ENOUGH_SPACE, "no capacity");
+    capacity(c, "too-small", "capClass", NULL, "1Mi", NULL);
+    expect(p, c, POD("pvc"), "node1", KS_SUCCESS, NULL, UU, NOT_ENOUGH_SPACE, "insufficient");
+    capacity(c, "max-too-small", "capClass", NULL, "10Gi", "1Mi");
+    expect(p, c, POD("pvc"), "node1", KS_SUCCESS, NULL, UU, NOT_ENOUGH_SPACE,
+           "maximumVolumeSize too small (capacity is large)");
+    capacity(c, "node2-only", "capClass", "node2", "1Gi", NULL);
+    expect(p, c, POD("pvc"), "node1", KS_SUCCESS, NULL, UU, NOT_ENOUGH_SPACE,
+           "capacity for another node");
+    expect(p, c, POD("pvc"), "node2", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "node2 has capacity");
+    capacity(c, "net", "capClass", NULL, "1Gi", NULL);
+    expect(p, c, POD("pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "network-attached (empty selector)");
+    /* a driver without storageCapacity: no check */
+    th_cluster *c2 = th_cluster_new();
+    binder_env(c2);
+    sc(c2, "capClass", "WaitForFirstConsumer", "test-provisioner", NULL);
+    th_cluster_add_object(c2, "{'apiVersion':'storage.k8s.io/v1','kind':'CSIDriver','metadata':"
+                              "{'name':'test-provisioner'},'spec':{'storageCapacity':false}}");
+    pvc(c2, "pvc", "capClass", "1Gi");
+    expect(p, c2, POD("pvc"), "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "capacity disabled");
+}
+
+/* ---- Reserve / Unreserve: the plugin's assumed bindings ----------------------------------------
+ */
+
+Test(volume_binding, reserve_takes_the_pv_until_unreserve)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    char msg[512];
+    binder_env(c);
+    pvc(c, "claim-1", "waitClass", "1G");
+    pvc(c, "claim-2", "waitClass", "1G");
+    pv_on(c, "pv-only", "waitClass", "1G", "nodeKey", "node1");
+    ks_pod *p1 = pod_named("pod-1", "claim-1"), *p2 = pod_named("pod-2", "claim-2");
+    expect(p, c, p2, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "before pod-1's Reserve");
+    cr_assert_eq(th_reserve(p, c, p1, "node1", 0, msg, sizeof(msg)), KS_SUCCESS, "%s", msg);
+    expect(p, c, p2, "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "pv-only is assumed by pod-1");
+    expect(p, c, p1, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "pod-1 still sees its PV");
+    /* pod-1's failed binding cycle: Unreserve releases the PV */
+    cr_assert_eq(th_reserve(p, c, p1, "node1", 1, msg, sizeof(msg)), KS_SUCCESS, "%s", msg);
+    expect(p, c, p2, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "after pod-1's Unreserve");
+}
+
+/* Args: the descriptor's schema and validate_args are what the configuration loader runs; their
+ * cases (negative bindTimeoutSeconds, shape order and ranges, the defaults) are
+ * tests/core/test_config.c's VolumeBinding cases, which load through the in-tree registry. */
+Test(volume_binding, args_kind)
+{
+    cr_expect_not_null(ks_plugin_volume_binding.validate_args);
+    cr_expect_str_eq(ks_plugin_volume_binding.args_schema->kind, "VolumeBindingArgs");
+}

@@ -1,0 +1,1060 @@
+/*
+ * VolumeBinding (upstream plugins/volumebinding: volume_binding.go, binder.go, scorer.go, v1.37;
+ * FindMatchingVolume from k8s.io/component-helpers/storage/volume).
+ *
+ *   PreFilter  the pod's persistentVolumeClaim and ephemeral volumes (upstream podHasPVCs, then
+ *              GetPodVolumeClaims): a claim missing, Lost, being deleted or (ephemeral) not the
+ *              pod's -> UnschedulableAndUnresolvable with upstream's words; no claim -> Skip.
+ *              Claims split into bound (volumeName and the bind-completed annotation), unbound
+ *              WaitForFirstConsumer ("delay") and unbound Immediate; any Immediate one ->
+ *              UnschedulableAndUnresolvable "pod has unbound immediate PersistentVolumeClaims".
+ *              kubesched has no PreBind yet, so a delay claim (which needs a PV bound or
+ *              provisioned through the API) makes the registered plugin refuse the pod here with
+ *              KS_VB_NO_BINDING_YET instead of placing it and leaving the claim unbound.
+ *   Filter     upstream FindPodVolumes: bound claims' PVs against the node's labels, delay claims
+ *              matched to available PVs (FindMatchingVolume: smallest fit) or checked for dynamic
+ *              provisioning (class provisioner, allowedTopologies, CSIStorageCapacity when the
+ *              CSIDriver asks for it). Reasons as upstream, UnschedulableAndUnresolvable.
+ *   PreScore/  StorageCapacityScoring (Beta, on in v1.37): the shape over requested/capacity per
+ *   Score      class, static bindings first, else provisions with a known capacity.
+ *   Reserve/   the plugin's own assumed bindings (upstream's PV assume cache): a PV matched for
+ *   Unreserve  a pod on its node is taken until Unreserve, so the next pod does not take it too.
+ *              The host's objects stay immutable.
+ *   Events     as upstream EventsToRegister (v1.37), with its queueing hints.
+ *
+ * Not yet (see README): PreBind/PreBindPreFlight (the API writes), so the refusal above; the
+ * in-tree-to-CSI translation of a bound PV's node affinity (tryTranslatePVToCSI).
+ *
+ * Threads: create/destroy/events on the main thread; PreFilter/PreScore/Reserve on the
+ * scheduling thread; Filter/Score on Filter/Score workers; the assumed set has its own mutex.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubesched/plugin.h"
+#include "../common/args.h"
+#include "../common/sign.h"
+#include "volumebinding_int.h"
+
+#define ERR_REASON_BIND_CONFLICT "node(s) didn't find available persistent volumes to bind"
+#define ERR_REASON_NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
+#define ERR_REASON_NOT_ENOUGH_SPACE "node(s) did not have enough free storage"
+#define ERR_REASON_PV_NOT_EXIST                                                                    \
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+#define ERR_UNBOUND_IMMEDIATE "pod has unbound immediate PersistentVolumeClaims"
+
+#define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
+#define ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
+#define ANN_MIGRATED_PLUGINS "storage.alpha.kubernetes.io/migrated-plugins"
+#define NOT_SUPPORTED_PROVISIONER "kubernetes.io/no-provisioner"
+
+#define MAX_UTILIZATION 100
+#define MAX_CUSTOM_PRIORITY_SCORE 10
+#define MAX_SHAPE 64
+
+typedef struct shape_point {
+    int64_t utilization, score;
+} shape_point;
+
+/* One PV assumed bound to a claim by a reserved pod (upstream pvCache.Assume). */
+typedef struct assumed {
+    char *pv;      /* PV name (malloc'd) */
+    char *pod_uid; /* the pod that reserved it (malloc'd) */
+} assumed;
+
+typedef struct volume_binding {
+    int refuse_delay; /* 1: the registered plugin (no PreBind yet) */
+    int64_t bind_timeout_seconds;
+    size_t nshape;
+    shape_point shape[MAX_SHAPE];
+    ks_sym ann_bind_completed, ann_selected_node, ann_migrated, metadata_name, sym_lost;
+    pthread_mutex_t mu; /* guards the assumed set */
+    size_t nassumed, cap;
+    assumed *as;
+} volume_binding;
+
+/* PreFilter state (upstream stateData.podVolumeClaims): the claims, borrowed(cycle); read-only
+ * after PreFilter. */
+typedef struct prefilter_state {
+    size_t nbound, ndelay;
+    const ks_pvc **bound;
+    const ks_pvc **delay; /* sorted by requested size (upstream byPVCSize), stable */
+} prefilter_state;
+
+static char state_key;
+
+/* ---- args --------------------------------------------------------------------------------- */
+
+static const ks_arg_field shape_point_fields[] = {
+    {"utilization", KS_ARG_INT32, NULL, NULL, 0, 0, 0},
+    {"score", KS_ARG_INT32, NULL, NULL, 0, 0, 0},
+};
+static const ks_args_schema shape_point_schema = KS_ARGS_SCHEMA(NULL, shape_point_fields);
+/* SetDefaults_VolumeBindingArgs: bindTimeoutSeconds 600; StorageCapacityScoring is Beta and on
+ * in v1.37, so an absent or empty shape becomes {0 -> MaxCustomPriorityScore, 100 -> 0}. */
+static const ks_arg_field vb_fields[] = {
+    {"bindTimeoutSeconds", KS_ARG_INT64, NULL, "600", 0, 0, 0},
+    {"shape", KS_ARG_OBJECT_LIST, &shape_point_schema,
+     "[{\"utilization\":0,\"score\":10},{\"utilization\":100,\"score\":0}]", KS_ARG_DEFAULT_IF_ZERO,
+     0, 0},
+};
+static const ks_args_schema vb_args_schema = KS_ARGS_SCHEMA("VolumeBindingArgs", vb_fields);
+
+/* upstream ValidateVolumeBindingArgsWithOptions with StorageCapacityScoring on:
+ * bindTimeoutSeconds >= 0, then validateFunctionShape (at least one point, utilization strictly
+ * increasing, utilization in [0, 100], score in [0, 10]). */
+static int vb_validate_args(const ks_args *a, ks_args_error *err)
+{
+    int64_t t = ks_h_args_int(a, "bindTimeoutSeconds", 0);
+    size_t n = ks_h_args_len(a, "shape");
+    char p[64];
+    if (t < 0)
+        return ks_args_invalid(err, "bindTimeoutSeconds",
+                               "invalid BindTimeoutSeconds, should not be a negative value");
+    if (n == 0)
+        return ks_args_fail(err, "shape", "Required value: at least one point must be specified");
+    for (size_t i = 1; i < n; i++) {
+        snprintf(p, sizeof(p), "shape[%zu].utilization", i - 1);
+        int64_t prev = ks_h_args_int(a, p, 0);
+        snprintf(p, sizeof(p), "shape[%zu].utilization", i);
+        if (prev >= ks_h_args_int(a, p, 0))
+            return ks_args_invalid(err, p, "values must be sorted in increasing order");
+    }
+    for (size_t i = 0; i < n; i++) {
+        snprintf(p, sizeof(p), "shape[%zu].utilization", i);
+        int64_t u = ks_h_args_int(a, p, 0);
+        if (u < 0 || u > MAX_UTILIZATION)
+            return ks_args_invalid(err, p, "not in valid range [0, 100]");
+        snprintf(p, sizeof(p), "shape[%zu].score", i);
+        int64_t s = ks_h_args_int(a, p, 0);
+        if (s < 0 || s > MAX_CUSTOM_PRIORITY_SCORE)
+            return ks_args_invalid(err, p, "not in valid range [0, 10]");
+    }
+    return 0;
+}
+
+static void *create_common(const ks_args *args, ks_error *err, int refuse_delay)
+{
+    volume_binding *vb = ks_alloc(sizeof(*vb));
+    if (!vb) {
+        ks_error_set(err, "VolumeBinding: %s", ks_strerror(KS_ENOMEM));
+        return NULL;
+    }
+    memset(vb, 0, sizeof(*vb));
+    vb->refuse_delay = refuse_delay;
+    vb->bind_timeout_seconds = 600;
+    /* The defaults, for a host that hands no args (a test harness). */
+    vb->nshape = 2;
+    vb->shape[0] = (shape_point){0, MAX_CUSTOM_PRIORITY_SCORE * (KS_MAX_NODE_SCORE / 10)};
+    vb->shape[1] = (shape_point){MAX_UTILIZATION, 0};
+    if (args && ks_h_args_has(args, "bindTimeoutSeconds"))
+        vb->bind_timeout_seconds = ks_h_args_int(args, "bindTimeoutSeconds", 600);
+    size_t n = args ? ks_h_args_len(args, "shape") : 0;
+    if (n > MAX_SHAPE) {
+        ks_free(vb);
+        ks_error_set(err, "VolumeBinding: shape: at most %d points (got %zu): use fewer points",
+                     MAX_SHAPE, n);
+        return NULL;
+    }
+    if (n > 0) {
+        vb->nshape = n;
+        for (size_t i = 0; i < n; i++) {
+            char p[64];
+            snprintf(p, sizeof(p), "shape[%zu].utilization", i);
+            vb->shape[i].utilization = ks_h_args_int(args, p, 0);
+            snprintf(p, sizeof(p), "shape[%zu].score", i);
+            /* upstream New: Score * (MaxNodeScore / MaxCustomPriorityScore) */
+            vb->shape[i].score =
+                ks_h_args_int(args, p, 0) * (KS_MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE);
+        }
+    }
+    vb->ann_bind_completed = ks_intern(ANN_BIND_COMPLETED);
+    vb->ann_selected_node = ks_intern(ANN_SELECTED_NODE);
+    vb->ann_migrated = ks_intern(ANN_MIGRATED_PLUGINS);
+    vb->metadata_name = ks_intern("metadata.name");
+    vb->sym_lost = ks_intern("Lost");
+    pthread_mutex_init(&vb->mu, NULL);
+    return vb;
+}
+
+static void *vb_create(const ks_args *args, ks_error *err) { return create_common(args, err, 1); }
+static void *vb_create_decisions(const ks_args *args, ks_error *err)
+{
+    return create_common(args, err, 0);
+}
+
+static void vb_destroy(void *self)
+{
+    volume_binding *vb = self;
+    if (!vb)
+        return;
+    for (size_t i = 0; i < vb->nassumed; i++) {
+        free(vb->as[i].pv);
+        free(vb->as[i].pod_uid);
+    }
+    free(vb->as);
+    pthread_mutex_destroy(&vb->mu);
+    ks_free(vb);
+}
+
+/* ---- assumed bindings --------------------------------------------------------------------- */
+
+/* Whether pv is assumed by a pod other than pod_uid. Any thread. */
+static int assumed_by_other(volume_binding *vb, const char *pv, const char *pod_uid)
+{
+    int taken = 0;
+    pthread_mutex_lock(&vb->mu);
+    for (size_t i = 0; i < vb->nassumed && !taken; i++)
+        taken = strcmp(vb->as[i].pv, pv) == 0 && strcmp(vb->as[i].pod_uid, pod_uid) != 0;
+    pthread_mutex_unlock(&vb->mu);
+    return taken;
+}
+
+static int assume(volume_binding *vb, const char *pv, const char *pod_uid)
+{
+    int rc = 0;
+    pthread_mutex_lock(&vb->mu);
+    if (vb->nassumed == vb->cap) {
+        size_t cap = vb->cap ? vb->cap * 2 : 8;
+        assumed *as = realloc(vb->as, cap * sizeof(*as));
+        if (!as)
+            rc = -1;
+        else {
+            vb->as = as;
+            vb->cap = cap;
+        }
+    }
+    if (rc == 0) {
+        char *a = strdup(pv), *b = strdup(pod_uid);
+        if (!a || !b) {
+            free(a);
+            free(b);
+            rc = -1;
+        } else {
+            vb->as[vb->nassumed++] = (assumed){a, b};
+        }
+    }
+    pthread_mutex_unlock(&vb->mu);
+    return rc;
+}
+
+static void forget_pod(volume_binding *vb, const char *pod_uid)
+{
+    pthread_mutex_lock(&vb->mu);
+    for (size_t i = 0; i < vb->nassumed;) {
+        if (strcmp(vb->as[i].pod_uid, pod_uid) == 0) {
+            free(vb->as[i].pv);
+            free(vb->as[i].pod_uid);
+            vb->as[i] = vb->as[--vb->nassumed];
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&vb->mu);
+}
+
+/* ---- PreFilter ---------------------------------------------------------------------------- */
+
+static int is_claim_volume(const ks_pod_volume *v)
+{
+    return v->source == KS_VOLSRC_PVC || v->source == KS_VOLSRC_EPHEMERAL;
+}
+
+/* upstream podHasPVCs: KS_SKIP when the pod has no claim, KS_SUCCESS, or the refusal. */
+static ks_code pod_has_pvcs(const volume_binding *vb, ks_cycle *cycle, const ks_pod *pod,
+                            ks_status *st)
+{
+    const ks_pod_volume *vols;
+    size_t n = ks_pod_volumes(pod, &vols);
+    ks_sym ns = ks_pod_namespace(pod);
+    int has = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_claim_volume(&vols[i]))
+            continue;
+        has = 1;
+        const char *name = ks_sym_str(vols[i].claim);
+        const ks_pvc *pvc = ks_cycle_pvc(cycle, ns, vols[i].claim);
+        if (!pvc) {
+            if (vols[i].source == KS_VOLSRC_EPHEMERAL)
+                ks_status_reasonf(st,
+                                  "waiting for ephemeral volume controller to create the "
+                                  "persistentvolumeclaim \"%s\"",
+                                  name);
+            else
+                ks_status_reasonf(st, "persistentvolumeclaim \"%s\" not found", name);
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+        const ks_pvc_view *c = ks_pvc_view_of(pvc);
+        if (c->phase == vb->sym_lost) {
+            ks_status_reasonf(st,
+                              "persistentvolumeclaim \"%s\" bound to non-existent "
+                              "persistentvolume \"%s\"",
+                              name, ks_sym_str(c->volume_name));
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+        if (c->terminating) {
+            ks_status_reasonf(st, "persistentvolumeclaim \"%s\" is being deleted", name);
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+        if (vols[i].source == KS_VOLSRC_EPHEMERAL &&
+            (c->ns != ns || strcmp(c->controller_uid, ks_pod_uid(pod)) != 0 ||
+             !c->controller_uid[0])) {
+            /* upstream ephemeral.VolumeIsForPod */
+            ks_status_reasonf(st, "PVC %s/%s was not created for pod %s/%s (pod is not owner)",
+                              ks_sym_str(c->ns), name, ks_sym_str(ns),
+                              ks_sym_str(ks_pod_name(pod)));
+            return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+        }
+    }
+    return has ? KS_SUCCESS : KS_SKIP;
+}
+
+static int has_annotation(const ks_pvc_view *c, ks_sym key)
+{
+    return ks_labels_get(c->annotations, c->nannotations, key) != KS_SYM_ABSENT;
+}
+
+/* upstream isPVCFullyBound */
+static int fully_bound(const volume_binding *vb, const ks_pvc_view *c)
+{
+    return c->volume_name != KS_SYM_EMPTY && has_annotation(c, vb->ann_bind_completed);
+}
+
+/* upstream volume.IsDelayBindingMode: 1, 0, or -1 with the error in st. */
+static int delay_binding_mode(ks_cycle *cycle, const ks_pvc_view *c, ks_status *st)
+{
+    if (c->storage_class == KS_SYM_EMPTY)
+        return 0;
+    const ks_storage_class *sc = ks_cycle_storage_class(cycle, c->storage_class);
+    if (!sc)
+        return 0;
+    uint32_t mode = ks_storage_class_view_of(sc)->binding_mode;
+    if (mode == KS_BINDING_UNSET) {
+        ks_status_reasonf(st, "VolumeBindingMode not set for StorageClass \"%s\"",
+                          ks_sym_str(c->storage_class));
+        return -1;
+    }
+    return mode == KS_BINDING_WAIT_FOR_FIRST_CONSUMER;
+}
+
+static int pvc_smaller(const ks_pvc *a, const ks_pvc *b)
+{
+    const ks_pvc_view *x = ks_pvc_view_of(a), *y = ks_pvc_view_of(b);
+    return ks_storage_cmp(x->request, x->request_milli, y->request, y->request_milli) < 0;
+}
+
+static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                             ks_prefilter_result *result, ks_status *st)
+{
+    volume_binding *vb = self;
+    (void)result;
+    ks_code code = pod_has_pvcs(vb, cycle, pod, st);
+    if (code != KS_SUCCESS)
+        return code;
+    const ks_pod_volume *vols;
+    size_t n = ks_pod_volumes(pod, &vols);
+    ks_sym ns = ks_pod_namespace(pod);
+    prefilter_state *s = ks_cycle_alloc(cycle, sizeof(*s) + 2 * n * sizeof(const ks_pvc *) + 1);
+    if (!s) {
+        ks_status_reason(st, "VolumeBinding: out of memory in PreFilter");
+        return KS_ERROR;
+    }
+    memset(s, 0, sizeof(*s));
+    s->bound = (const ks_pvc **)(s + 1);
+    s->delay = s->bound + n;
+    size_t nimmediate = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_claim_volume(&vols[i]))
+            continue;
+        const ks_pvc *pvc = ks_cycle_pvc(cycle, ns, vols[i].claim);
+        if (!pvc) { /* deleted since podHasPVCs: upstream's pvcCache.Get error */
+            ks_status_reasonf(st,
+                              "error getting PVC \"%s/%s\": persistentvolumeclaim \"%s\" "
+                              "not found",
+                              ks_sym_str(ns), ks_sym_str(vols[i].claim), ks_sym_str(vols[i].claim));
+            return KS_ERROR;
+        }
+        const ks_pvc_view *c = ks_pvc_view_of(pvc);
+        if (fully_bound(vb, c)) {
+            s->bound[s->nbound++] = pvc;
+            continue;
+        }
+        int delay = delay_binding_mode(cycle, c, st);
+        if (delay < 0)
+            return KS_ERROR;
+        if (delay && c->volume_name == KS_SYM_EMPTY) {
+            /* insertion keeps equal sizes in pod order (a stable byPVCSize) */
+            size_t j = s->ndelay++;
+            while (j > 0 && pvc_smaller(pvc, s->delay[j - 1])) {
+                s->delay[j] = s->delay[j - 1];
+                j--;
+            }
+            s->delay[j] = pvc;
+        } else {
+            nimmediate++;
+        }
+    }
+    if (nimmediate > 0) {
+        ks_status_reason(st, ERR_UNBOUND_IMMEDIATE);
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    if (vb->refuse_delay && s->ndelay > 0) {
+        ks_status_reasonf(st, KS_VB_NO_BINDING_YET, ks_sym_str(ks_pvc_view_of(s->delay[0])->name));
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
+    if (ks_cycle_write(cycle, &state_key, s, NULL) != 0) {
+        ks_status_reason(st, "VolumeBinding: cannot write the PreFilter state");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+/* ---- matching ----------------------------------------------------------------------------- */
+
+/* upstream volume.CheckNodeAffinity: the PV's required terms against a node made of the labels
+ * only (so matchFields see an empty metadata.name). */
+static int pv_node_affinity_ok(const volume_binding *vb, const ks_pv_view *v, const ks_node *node)
+{
+    if (!v->has_node_affinity)
+        return 1;
+    const ks_label *labels;
+    size_t nl = ks_node_labels(node, &labels);
+    for (uint32_t t = 0; t < v->nnode_terms; t++) {
+        const ks_node_selector_term *term = &v->node_terms[t];
+        int ok = term->nexprs > 0 || term->nfields > 0;
+        for (uint32_t i = 0; ok && i < term->nexprs; i++) {
+            const ks_selector_req *r = &term->exprs[i];
+            ks_sym val = ks_labels_get(labels, nl, r->key);
+            switch (r->op) {
+            case KS_OP_IN:
+            case KS_OP_NOT_IN: {
+                int in = 0;
+                for (uint32_t k = 0; val != KS_SYM_ABSENT && k < r->nvalues && !in; k++)
+                    in = r->values[k] == val;
+                ok = r->op == KS_OP_IN ? in : !in;
+                break;
+            }
+            case KS_OP_EXISTS:
+                ok = val != KS_SYM_ABSENT;
+                break;
+            case KS_OP_DOES_NOT_EXIST:
+                ok = val == KS_SYM_ABSENT;
+                break;
+            default: { /* Gt / Lt: integers */
+                const char *have = val != KS_SYM_ABSENT ? ks_sym_str(val) : NULL;
+                const char *want = r->nvalues == 1 ? ks_sym_str(r->values[0]) : NULL;
+                char *e1 = NULL, *e2 = NULL;
+                long long h = have ? strtoll(have, &e1, 10) : 0;
+                long long w = want ? strtoll(want, &e2, 10) : 0;
+                ok = have && want && *have && *want && !*e1 && !*e2 &&
+                     (r->op == KS_OP_GT ? h > w : h < w);
+            }
+            }
+        }
+        for (uint32_t i = 0; ok && i < term->nfields; i++) {
+            const ks_selector_req *r = &term->fields[i];
+            int in = 0;
+            for (uint32_t k = 0; k < r->nvalues && !in; k++)
+                in = r->values[k] == KS_SYM_EMPTY;
+            ok = r->key == vb->metadata_name &&
+                 ((r->op == KS_OP_IN && in) || (r->op == KS_OP_NOT_IN && !in));
+        }
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+/* upstream volume.IsVolumeBoundToClaim */
+static int bound_to_claim(const ks_pv_view *v, const ks_pvc_view *c)
+{
+    if (!v->has_claim_ref || v->claim_name != c->name || v->claim_namespace != c->ns)
+        return 0;
+    return !v->claim_uid[0] || strcmp(v->claim_uid, c->uid) == 0;
+}
+
+/* upstream CheckAccessModes: every mode of the claim is one of the PV's. */
+static int access_modes_ok(const ks_pvc_view *c, const ks_pv_view *v)
+{
+    return (c->access_modes & ~v->access_modes) == 0;
+}
+
+/* upstream volume.FindMatchingVolume(claim, pvs, node, chosen, delayBinding=true,
+ * vacEnabled=true), also skipping PVs assumed by other pods (upstream's pvCache holds them as
+ * bound). NULL: none. */
+static const ks_pv *find_matching_volume(volume_binding *vb, const ks_pod *pod,
+                                         const ks_pvc_view *c, const ks_pv *const *pvs, size_t npv,
+                                         const ks_node *node, const ks_pv **chosen, size_t nchosen)
+{
+    static const ks_pv_view none = {0};
+    const ks_pv *smallest = NULL;
+    const ks_pv_view *sv = &none;
+    static const char available[] = "Available";
+    ks_sym sym_available = ks_sym_lookup(available);
+    for (size_t i = 0; i < npv; i++) {
+        const ks_pv_view *v = ks_pv_view_of(pvs[i]);
+        int excluded = 0;
+        for (size_t j = 0; j < nchosen && !excluded; j++)
+            excluded = chosen[j] == pvs[i];
+        if (excluded || (v->has_claim_ref && !bound_to_claim(v, c)))
+            continue;
+        if (ks_storage_cmp(v->capacity, v->capacity_milli, c->request, c->request_milli) < 0)
+            continue;
+        if (v->volume_mode != c->volume_mode)
+            continue;
+        if (v->volume_attributes_class != c->volume_attributes_class)
+            continue;
+        if (v->terminating)
+            continue;
+        if (assumed_by_other(vb, ks_sym_str(v->name), ks_pod_uid(pod)))
+            continue;
+        int affinity_ok = pv_node_affinity_ok(vb, v, node);
+        if (bound_to_claim(v, c))
+            return affinity_ok ? pvs[i] : NULL;
+        if (v->phase != sym_available || sym_available == KS_SYM_ABSENT)
+            continue;
+        if (c->selector.present && !ks_label_selector_matches(&c->selector, v->labels, v->nlabels))
+            continue;
+        if (v->storage_class != c->storage_class || !affinity_ok || !access_modes_ok(c, v))
+            continue;
+        if (!smallest ||
+            ks_storage_cmp(sv->capacity, sv->capacity_milli, v->capacity, v->capacity_milli) > 0) {
+            smallest = pvs[i];
+            sv = v;
+        }
+    }
+    return smallest;
+}
+
+/* upstream v1helper.MatchTopologySelectorTerms: no terms match every node; a term matches when
+ * each of its requirements (In) holds; a term without requirements matches nothing. */
+static int topology_terms_match(const ks_storage_class_view *sc, const ks_node *node)
+{
+    if (sc->nallowed_topologies == 0)
+        return 1;
+    for (uint32_t t = 0; t < sc->nallowed_topologies; t++) {
+        const ks_node_selector_term *term = &sc->allowed_topologies[t];
+        int ok = term->nexprs > 0;
+        for (uint32_t i = 0; ok && i < term->nexprs; i++) {
+            ks_sym val = ks_node_label(node, term->exprs[i].key);
+            int in = 0;
+            for (uint32_t k = 0; val != KS_SYM_ABSENT && k < term->exprs[i].nvalues && !in; k++)
+                in = term->exprs[i].values[k] == val;
+            ok = in;
+        }
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+/* upstream volumeLimit: maximumVolumeSize, else capacity; 0 when neither (has = 0). */
+static int64_t volume_limit(const ks_csi_storage_capacity_view *c, int *has)
+{
+    *has = c->has_maximum_volume_size || c->has_capacity;
+    return c->has_maximum_volume_size ? c->maximum_volume_size : c->capacity;
+}
+
+/* upstream hasEnoughCapacity: 1 sufficient (*cap: the capacity that fits, or NULL), 0 not. */
+static int has_enough_capacity(ks_cycle *cycle, const ks_storage_class_view *sc,
+                               const ks_pvc_view *c, const ks_node *node,
+                               const ks_csi_storage_capacity **cap)
+{
+    *cap = NULL;
+    if (c->request == 0 && c->request_milli == 0)
+        return 1; /* no storage request: upstream checks the key's presence; a 0 request fits */
+    const ks_csi_driver *d = ks_cycle_csi_driver(cycle, sc->provisioner);
+    if (!d || !ks_csi_driver_view_of(d)->storage_capacity)
+        return 1;
+    const ks_csi_storage_capacity *const *caps;
+    size_t n = ks_cycle_csi_storage_capacities(cycle, &caps);
+    const ks_label *labels;
+    size_t nl = ks_node_labels(node, &labels);
+    for (size_t i = 0; i < n; i++) {
+        const ks_csi_storage_capacity_view *v = ks_csi_storage_capacity_view_of(caps[i]);
+        int has;
+        int64_t limit = volume_limit(v, &has);
+        if (v->storage_class_name != sc->name || !has || limit < c->request)
+            continue;
+        if (!v->node_topology.present || !ks_label_selector_matches(&v->node_topology, labels, nl))
+            continue;
+        *cap = caps[i];
+        return 1;
+    }
+    return 0;
+}
+
+/* What FindPodVolumes found for one node: the static bindings and provisions (for Score and
+ * Reserve). Fixed-size arrays of the pod's claims. */
+typedef struct pod_volumes {
+    size_t nstatic, nprov;
+    const ks_pv **static_pv;
+    const ks_pvc **static_pvc;
+    const ks_pvc **prov_pvc;
+    const ks_csi_storage_capacity **prov_cap;
+} pod_volumes;
+
+enum {
+    R_NODE_CONFLICT = 1,
+    R_BIND_CONFLICT = 2,
+    R_NOT_ENOUGH_SPACE = 4,
+    R_PV_NOT_EXIST = 8,
+};
+
+/* upstream FindPodVolumes. KS_SUCCESS with *reasons (R_* bits) and pv filled, or KS_ERROR with
+ * the error in st. pv's arrays: room for s->ndelay each. */
+static ks_code find_pod_volumes(volume_binding *vb, ks_cycle *cycle, const ks_pod *pod,
+                                const prefilter_state *s, const ks_node *node, pod_volumes *pv,
+                                unsigned *reasons, ks_status *st)
+{
+    int bound_ok = 1, unbound_ok = 1, space_ok = 1, pvs_found = 1;
+    pv->nstatic = pv->nprov = 0;
+    *reasons = 0;
+    /* checkBoundClaims: stops at the first PV missing or not matching */
+    for (size_t i = 0; i < s->nbound; i++) {
+        const ks_pv *p = ks_cycle_pv(cycle, ks_pvc_view_of(s->bound[i])->volume_name);
+        if (!p) {
+            pvs_found = 0;
+            break;
+        }
+        if (!pv_node_affinity_ok(vb, ks_pv_view_of(p), node)) {
+            bound_ok = 0;
+            break;
+        }
+    }
+    ks_code code = KS_SUCCESS;
+    const ks_pvc **findv = NULL, **provv = NULL;
+    if (s->ndelay > 0) {
+        size_t nprovision = 0, nfind = 0;
+        int sel_mismatch = 0;
+        findv = malloc(s->ndelay * sizeof(*findv));
+        provv = malloc(s->ndelay * sizeof(*provv));
+        if (!findv || !provv) {
+            free(findv);
+            free(provv);
+            ks_status_reason(st, "VolumeBinding: out of memory in Filter");
+            return KS_ERROR;
+        }
+        ks_sym node_name = ks_node_name(node);
+        for (size_t i = 0; i < s->ndelay && !sel_mismatch; i++) {
+            const ks_pvc_view *c = ks_pvc_view_of(s->delay[i]);
+            ks_sym sel = ks_labels_get(c->annotations, c->nannotations, vb->ann_selected_node);
+            if (sel == KS_SYM_ABSENT)
+                findv[nfind++] = s->delay[i];
+            else if (sel == node_name)
+                provv[nprovision++] = s->delay[i];
+            else
+                sel_mismatch = 1; /* upstream returns at once: a bind conflict */
+        }
+        if (sel_mismatch) {
+            unbound_ok = 0;
+        } else {
+            /* findMatchingVolumes (the claims are sorted by size already) */
+            for (size_t i = 0; i < nfind; i++) {
+                const ks_pvc_view *c = ks_pvc_view_of(findv[i]);
+                const ks_pv *const *pvs;
+                size_t npv = ks_cycle_pvs(cycle, c->storage_class, &pvs);
+                const ks_pv *m =
+                    find_matching_volume(vb, pod, c, pvs, npv, node, pv->static_pv, pv->nstatic);
+                if (!m) {
+                    provv[nprovision++] = findv[i];
+                    unbound_ok = 0;
+                    continue;
+                }
+                pv->static_pv[pv->nstatic] = m;
+                pv->static_pvc[pv->nstatic++] = findv[i];
+            }
+        }
+        if (!sel_mismatch && nprovision > 0) {
+            /* checkVolumeProvisions: its answer replaces findMatchingVolumes' */
+            int prov_ok = 1, enough = 1;
+            for (size_t i = 0; i < nprovision && prov_ok && enough; i++) {
+                const ks_pvc_view *c = ks_pvc_view_of(provv[i]);
+                if (c->storage_class == KS_SYM_EMPTY) {
+                    ks_status_reasonf(st, "no class for claim \"%s/%s\"", ks_sym_str(c->ns),
+                                      ks_sym_str(c->name));
+                    code = KS_ERROR;
+                    break;
+                }
+                const ks_storage_class *scp = ks_cycle_storage_class(cycle, c->storage_class);
+                if (!scp) {
+                    ks_status_reasonf(st, "failed to find storage class \"%s\"",
+                                      ks_sym_str(c->storage_class));
+                    code = KS_ERROR;
+                    break;
+                }
+                const ks_storage_class_view *sc = ks_storage_class_view_of(scp);
+                const char *prov = ks_sym_str(sc->provisioner);
+                if (!prov || !*prov || strcmp(prov, NOT_SUPPORTED_PROVISIONER) == 0 ||
+                    !topology_terms_match(sc, node)) {
+                    prov_ok = 0;
+                    break;
+                }
+                const ks_csi_storage_capacity *cap;
+                if (!has_enough_capacity(cycle, sc, c, node, &cap)) {
+                    enough = 0;
+                    break;
+                }
+                pv->prov_pvc[pv->nprov] = provv[i];
+                pv->prov_cap[pv->nprov++] = cap;
+            }
+            if (!prov_ok || !enough)
+                pv->nprov = 0;
+            unbound_ok = prov_ok;
+            space_ok = prov_ok ? enough : 1;
+        }
+    }
+    free(findv);
+    free(provv);
+    if (code != KS_SUCCESS)
+        return code;
+    *reasons = (bound_ok ? 0 : R_NODE_CONFLICT) | (unbound_ok ? 0 : R_BIND_CONFLICT) |
+               (space_ok ? 0 : R_NOT_ENOUGH_SPACE) | (pvs_found ? 0 : R_PV_NOT_EXIST);
+    return KS_SUCCESS;
+}
+
+/* Runs find_pod_volumes with arrays of room for the state's claims (malloc'd; free with
+ * pod_volumes_free). */
+static ks_code find_for_node(volume_binding *vb, ks_cycle *cycle, const ks_pod *pod,
+                             const prefilter_state *s, const ks_node *node, pod_volumes *pv,
+                             unsigned *reasons, ks_status *st)
+{
+    size_t n = s->ndelay ? s->ndelay : 1;
+    memset(pv, 0, sizeof(*pv));
+    pv->static_pv = calloc(n, sizeof(*pv->static_pv));
+    pv->static_pvc = calloc(n, sizeof(*pv->static_pvc));
+    pv->prov_pvc = calloc(n, sizeof(*pv->prov_pvc));
+    pv->prov_cap = calloc(n, sizeof(*pv->prov_cap));
+    if (!pv->static_pv || !pv->static_pvc || !pv->prov_pvc || !pv->prov_cap) {
+        ks_status_reason(st, "VolumeBinding: out of memory");
+        return KS_ERROR;
+    }
+    return find_pod_volumes(vb, cycle, pod, s, node, pv, reasons, st);
+}
+
+static void pod_volumes_free(pod_volumes *pv)
+{
+    free(pv->static_pv);
+    free(pv->static_pvc);
+    free(pv->prov_pvc);
+    free(pv->prov_cap);
+}
+
+/* ---- Filter ------------------------------------------------------------------------------- */
+
+static ks_code vb_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *ni,
+                         ks_status *st)
+{
+    volume_binding *vb = self;
+    const prefilter_state *s = ks_cycle_read(cycle, &state_key);
+    if (!s) /* PreFilter skipped (no claim): nothing to check */
+        return KS_SUCCESS;
+    pod_volumes pv;
+    unsigned reasons;
+    ks_code code = find_for_node(vb, cycle, pod, s, ks_node_info_node(ni), &pv, &reasons, st);
+    pod_volumes_free(&pv);
+    if (code != KS_SUCCESS)
+        return code;
+    if (!reasons)
+        return KS_SUCCESS;
+    /* upstream's order: node conflict, bind conflict, not enough space, PV missing */
+    if (reasons & R_NODE_CONFLICT)
+        ks_status_reason(st, ERR_REASON_NODE_CONFLICT);
+    if (reasons & R_BIND_CONFLICT)
+        ks_status_reason(st, ERR_REASON_BIND_CONFLICT);
+    if (reasons & R_NOT_ENOUGH_SPACE)
+        ks_status_reason(st, ERR_REASON_NOT_ENOUGH_SPACE);
+    if (reasons & R_PV_NOT_EXIST)
+        ks_status_reason(st, ERR_REASON_PV_NOT_EXIST);
+    return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+}
+
+/* ---- PreScore / Score --------------------------------------------------------------------- */
+
+/* Only unbound WaitForFirstConsumer claims can give static bindings or provisions; without
+ * them every node scores 0 (upstream's Score finds no podVolumes entry to score). */
+static ks_code vb_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod,
+                            const ks_node_info *const *nodes, size_t nnodes, ks_status *st)
+{
+    (void)self;
+    (void)pod;
+    (void)nodes;
+    (void)nnodes;
+    (void)st;
+    const prefilter_state *s = ks_cycle_read(cycle, &state_key);
+    return s && s->ndelay > 0 ? KS_SUCCESS : KS_SKIP;
+}
+
+/* helper.BuildBrokenLinearFunction */
+static int64_t broken_linear(const volume_binding *vb, int64_t p)
+{
+    const shape_point *sh = vb->shape;
+    for (size_t i = 0; i < vb->nshape; i++) {
+        if (p <= sh[i].utilization) {
+            if (i == 0)
+                return sh[0].score;
+            return sh[i - 1].score + (sh[i].score - sh[i - 1].score) * (p - sh[i - 1].utilization) /
+                                         (sh[i].utilization - sh[i - 1].utilization);
+        }
+    }
+    return sh[vb->nshape - 1].score;
+}
+
+typedef struct class_res {
+    ks_sym cls;
+    int64_t requested, capacity;
+} class_res;
+
+static class_res *class_entry(class_res *r, size_t *n, ks_sym cls)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (r[i].cls == cls)
+            return &r[i];
+    r[*n] = (class_res){cls, 0, 0};
+    return &r[(*n)++];
+}
+
+/* upstream buildScorerFunction over the class map. */
+static int64_t score_classes(const volume_binding *vb, const class_res *r, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t s;
+        if (r[i].capacity == 0 || r[i].requested > r[i].capacity)
+            s = broken_linear(vb, MAX_UTILIZATION);
+        else
+            s = broken_linear(vb, r[i].requested * MAX_UTILIZATION / r[i].capacity);
+        sum += s;
+    }
+    /* math.Round(sum / n) for non-negative sums */
+    return (2 * sum + (int64_t)n) / (2 * (int64_t)n);
+}
+
+static ks_code vb_score(void *self, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *ni,
+                        int64_t *score, ks_status *st)
+{
+    volume_binding *vb = self;
+    *score = 0;
+    const prefilter_state *s = ks_cycle_read(cycle, &state_key);
+    if (!s)
+        return KS_SUCCESS;
+    pod_volumes pv;
+    unsigned reasons;
+    ks_code code = find_for_node(vb, cycle, pod, s, ks_node_info_node(ni), &pv, &reasons, st);
+    if (code == KS_SUCCESS && !reasons) {
+        class_res *r = calloc(s->ndelay ? s->ndelay : 1, sizeof(*r));
+        size_t n = 0;
+        if (!r) {
+            pod_volumes_free(&pv);
+            ks_status_reason(st, "VolumeBinding: out of memory in Score");
+            return KS_ERROR;
+        }
+        if (pv.nstatic > 0) {
+            for (size_t i = 0; i < pv.nstatic; i++) {
+                const ks_pv_view *v = ks_pv_view_of(pv.static_pv[i]);
+                class_res *e = class_entry(r, &n, v->storage_class);
+                e->requested += ks_pvc_view_of(pv.static_pvc[i])->request;
+                e->capacity += v->capacity;
+            }
+        } else {
+            for (size_t i = 0; i < pv.nprov; i++) {
+                if (!pv.prov_cap[i])
+                    continue;
+                const ks_pvc_view *c = ks_pvc_view_of(pv.prov_pvc[i]);
+                class_res *e = class_entry(r, &n, c->storage_class);
+                e->capacity = ks_csi_storage_capacity_view_of(pv.prov_cap[i])->capacity;
+                e->requested += c->request;
+            }
+        }
+        *score = score_classes(vb, r, n);
+        free(r);
+    }
+    pod_volumes_free(&pv);
+    return code;
+}
+
+/* ---- Reserve / Unreserve ------------------------------------------------------------------ */
+
+/* upstream AssumePodVolumes: the PVs matched on the chosen node are taken by this pod until
+ * Unreserve, so that the next pod's Filter does not match them again. */
+static ks_code vb_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                          ks_status *st)
+{
+    volume_binding *vb = self;
+    const prefilter_state *s = ks_cycle_read(cycle, &state_key);
+    if (!s || s->ndelay == 0)
+        return KS_SUCCESS; /* all bound */
+    const ks_node_info *ni = ks_snapshot_node(ks_cycle_snapshot(cycle), node);
+    if (!ni) {
+        ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
+        return KS_ERROR;
+    }
+    pod_volumes pv;
+    unsigned reasons;
+    ks_code code = find_for_node(vb, cycle, pod, s, ks_node_info_node(ni), &pv, &reasons, st);
+    for (size_t i = 0; code == KS_SUCCESS && i < pv.nstatic; i++)
+        if (assume(vb, ks_sym_str(ks_pv_view_of(pv.static_pv[i])->name), ks_pod_uid(pod)) != 0) {
+            ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
+            code = KS_ERROR;
+        }
+    pod_volumes_free(&pv);
+    if (code != KS_SUCCESS)
+        forget_pod(vb, ks_pod_uid(pod));
+    return code;
+}
+
+static void vb_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node)
+{
+    (void)cycle;
+    (void)node;
+    forget_pod(self, ks_pod_uid(pod));
+}
+
+/* ---- events and hints --------------------------------------------------------------------- */
+
+static int pod_uses_claim(const ks_pod *pod, ks_sym name)
+{
+    const ks_pod_volume *vols;
+    size_t n = ks_pod_volumes(pod, &vols);
+    for (size_t i = 0; i < n; i++)
+        if (is_claim_volume(&vols[i]) && vols[i].claim == name)
+            return 1;
+    return 0;
+}
+
+/* isSchedulableAfterPersistentVolumeClaimChange: a claim of the pod (plain or ephemeral). */
+static ks_queueing_hint vb_after_pvc_change(void *self, const ks_pod *pod, const ks_event_info *ev)
+{
+    (void)self;
+    const ks_pvc *pvc = ev->new_obj;
+    if (!pvc)
+        return KS_QUEUE;
+    const ks_pvc_view *c = ks_pvc_view_of(pvc);
+    if (c->ns != ks_pod_namespace(pod))
+        return KS_QUEUE_SKIP;
+    return pod_uses_claim(pod, c->name) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+static int same_reqs(const ks_selector_req *a, const ks_selector_req *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].nvalues != b[i].nvalues)
+            return 0;
+        for (uint32_t k = 0; k < a[i].nvalues; k++)
+            if (a[i].values[k] != b[i].values[k])
+                return 0;
+    }
+    return 1;
+}
+
+/* isSchedulableAfterStorageClassChange: a new class, or allowedTopologies changed. */
+static ks_queueing_hint vb_after_sc_change(void *self, const ks_pod *pod, const ks_event_info *ev)
+{
+    (void)self;
+    (void)pod;
+    if (!ev->old_obj || !ev->new_obj)
+        return KS_QUEUE;
+    const ks_storage_class_view *a = ks_storage_class_view_of(ev->old_obj),
+                                *b = ks_storage_class_view_of(ev->new_obj);
+    if (a->nallowed_topologies != b->nallowed_topologies)
+        return KS_QUEUE;
+    for (uint32_t t = 0; t < a->nallowed_topologies; t++) {
+        const ks_node_selector_term *x = &a->allowed_topologies[t], *y = &b->allowed_topologies[t];
+        if (x->nexprs != y->nexprs || !same_reqs(x->exprs, y->exprs, x->nexprs))
+            return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSINodeChange: a new CSINode, or its migrated-plugins annotation changed. */
+static ks_queueing_hint vb_after_csi_node_change(void *self, const ks_pod *pod,
+                                                 const ks_event_info *ev)
+{
+    volume_binding *vb = self;
+    (void)pod;
+    if (!ev->old_obj || !ev->new_obj)
+        return KS_QUEUE;
+    const ks_csi_node_view *a = ks_csi_node_view_of(ev->old_obj),
+                           *b = ks_csi_node_view_of(ev->new_obj);
+    ks_sym x = ks_labels_get(a->annotations, a->nannotations, vb->ann_migrated);
+    ks_sym y = ks_labels_get(b->annotations, b->nannotations, vb->ann_migrated);
+    /* a missing annotation reads "" upstream */
+    if (x == KS_SYM_ABSENT)
+        x = KS_SYM_EMPTY;
+    if (y == KS_SYM_ABSENT)
+        y = KS_SYM_EMPTY;
+    return x != y ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSIDriverChange: one of the pod's in-line CSI volumes' driver stopped asking
+ * for storage capacity. */
+static ks_queueing_hint vb_after_csi_driver_change(void *self, const ks_pod *pod,
+                                                   const ks_event_info *ev)
+{
+    (void)self;
+    if (!ev->old_obj || !ev->new_obj)
+        return KS_QUEUE;
+    const ks_csi_driver_view *a = ks_csi_driver_view_of(ev->old_obj),
+                             *b = ks_csi_driver_view_of(ev->new_obj);
+    const ks_pod_volume *vols;
+    size_t n = ks_pod_volumes(pod, &vols);
+    for (size_t i = 0; i < n; i++) {
+        if (vols[i].source != KS_VOLSRC_CSI || vols[i].id != b->name)
+            continue;
+        if (a->storage_capacity && !b->storage_capacity)
+            return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
+
+/* isSchedulableAfterCSIStorageCapacityChange: a new capacity, or its volume limit grew. */
+static ks_queueing_hint vb_after_capacity_change(void *self, const ks_pod *pod,
+                                                 const ks_event_info *ev)
+{
+    (void)self;
+    (void)pod;
+    if (!ev->old_obj || !ev->new_obj)
+        return KS_QUEUE;
+    int hold, hnew;
+    int64_t lold = volume_limit(ks_csi_storage_capacity_view_of(ev->old_obj), &hold);
+    int64_t lnew = volume_limit(ks_csi_storage_capacity_view_of(ev->new_obj), &hnew);
+    return hnew && (!hold || lnew > lold) ? KS_QUEUE : KS_QUEUE_SKIP;
+}
+
+/* upstream EventsToRegister (v1.37), in its order. */
+static size_t vb_events(void *self, ks_cluster_event_hint *out, size_t cap)
+{
+    (void)self;
+    static const ks_cluster_event_hint ev[] = {
+        {{KS_RES_STORAGE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, vb_after_sc_change},
+        {{KS_RES_PERSISTENT_VOLUME_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, vb_after_pvc_change},
+        {{KS_RES_PERSISTENT_VOLUME, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, NULL},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL}, NULL},
+        {{KS_RES_CSI_NODE, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, vb_after_csi_node_change},
+        {{KS_RES_CSI_DRIVER, KS_ACT_UPDATE_ANY}, vb_after_csi_driver_change},
+        {{KS_RES_CSI_STORAGE_CAPACITY, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, vb_after_capacity_change},
+    };
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
+}
+
+/* upstream VolumeBinding.SignPod: VolumesSigner. */
+static ks_code vb_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
+{
+    (void)self;
+    return ks_sign_volumes(pod, sig, st);
+}
+
+#define VB_DESC(create_fn)                                                                         \
+    .size = sizeof(ks_plugin_desc), .name = "VolumeBinding", .create = create_fn,                  \
+    .destroy = vb_destroy, .pre_filter = vb_pre_filter, .filter = vb_filter,                       \
+    .pre_score = vb_pre_score, .score = vb_score, .reserve = vb_reserve,                           \
+    .unreserve = vb_unreserve, .events_with_hints = vb_events, .sign = vb_sign,                    \
+    .args_schema = &vb_args_schema, .validate_args = vb_validate_args
+
+const ks_plugin_desc ks_plugin_volume_binding = {VB_DESC(vb_create)};
+const ks_plugin_desc ks__volume_binding_decisions = {VB_DESC(vb_create_decisions)};
