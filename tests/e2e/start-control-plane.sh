@@ -294,6 +294,11 @@ fi
 
 # ---- kube-controller-manager (optional): the PersistentVolume controller only ----------------
 if [ "$with_kcm" = 1 ]; then
+  # Without service account credentials every controller talks as system:kube-controller-manager,
+  # which the bootstrap policy does not let run the PV controller: bind it the controller's role.
+  KUBECONFIG="$dir/admin.kubeconfig" kubectl create clusterrolebinding e2e-kcm-pv-binder \
+    --clusterrole=system:controller:persistent-volume-binder \
+    --user=system:kube-controller-manager >/dev/null
   kcm_port=$(free_port)
   start_proc kube-controller-manager "$bin_dir/kube-controller-manager" \
     --kubeconfig="$dir/kcm.kubeconfig" \
