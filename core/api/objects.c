@@ -977,31 +977,19 @@ static int parse_op(const char *s, ks_selector_op *op)
     return -1;
 }
 
-/* A matchExpressions requirement (upstream ValidateNodeSelectorRequirement): In and NotIn need
- * values, Exists and DoesNotExist take none, Gt and Lt compare with exactly one; the key is a
- * label name, so not empty. (matchFields entries are not held to upstream's stricter rules for
- * them, one value and the key metadata.name: the NodeAffinity plugin has its own handling.) */
-static int check_node_req(ks_selector_op op, ks_sym key, int nvalues, const char *path,
-                          parse_ctx *e)
+const char *ks__node_req_problem(ks_selector_op op, ks_sym key, int nvalues)
 {
     if ((op == KS_OP_IN || op == KS_OP_NOT_IN) && nvalues == 0)
-        return fail(e,
-                    "%s.values: Required value: must be specified when `operator` is 'In' or "
-                    "'NotIn'",
-                    path);
+        return ".values: Required value: must be specified when `operator` is 'In' or 'NotIn'";
     if ((op == KS_OP_EXISTS || op == KS_OP_DOES_NOT_EXIST) && nvalues > 0)
-        return fail(e,
-                    "%s.values: Forbidden: may not be specified when `operator` is 'Exists' or "
-                    "'DoesNotExist'",
-                    path);
+        return ".values: Forbidden: may not be specified when `operator` is 'Exists' or "
+               "'DoesNotExist'";
     if ((op == KS_OP_GT || op == KS_OP_LT) && nvalues != 1)
-        return fail(e,
-                    "%s.values: Required value: must be specified single value when `operator` is "
-                    "'Lt' or 'Gt'",
-                    path);
+        return ".values: Required value: must be specified single value when `operator` is 'Lt' "
+               "or 'Gt'";
     if (key == KS_SYM_EMPTY)
-        return fail(e, "%s.key: Invalid value: \"\": name part must be non-empty", path);
-    return 0;
+        return ".key: Invalid value: \"\": name part must be non-empty";
+    return NULL;
 }
 
 static int parse_reqs(const cJSON *arr, const char *path, int fields, arena *a, uint32_t *n,
@@ -1022,14 +1010,15 @@ static int parse_reqs(const cJSON *arr, const char *path, int fields, arena *a, 
         int nv = cJSON_GetArraySize(get(r, "values")), j = 0;
         ks_sym *vals = nv ? arena_take(a, (size_t)nv * sizeof(ks_sym), 8) : NULL;
         char rp[256];
-        int rc;
         snprintf(rp, sizeof(rp), "%s[%u]", path, i);
         reqs[i].key = get_sym(e, r, "key", "");
         if (parse_op(get_str(r, "operator"), &reqs[i].op) != 0)
             return fail(e, "%s.operator: Invalid value: \"%s\": not a valid selector operator", rp,
                         get_str(r, "operator") ? get_str(r, "operator") : "");
-        if (e->checked && !fields && (rc = check_node_req(reqs[i].op, reqs[i].key, nv, rp, e)) != 0)
-            return rc;
+        const char *problem =
+            e->checked && !fields ? ks__node_req_problem(reqs[i].op, reqs[i].key, nv) : NULL;
+        if (problem)
+            return fail(e, "%s%s", rp, problem);
         cJSON_ArrayForEach(v, get(r, "values"))
         {
             char buf[64];

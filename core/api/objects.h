@@ -174,6 +174,12 @@ void ks__node_unref(ks_node *node);
 /* A copy of pod with spec.nodeName set to node (what the scheduler "assumes"). refs = 1. */
 ks_pod *ks__pod_with_node(const ks_pod *pod, ks_sym node);
 
+/* upstream ValidateNodeSelectorRequirement for one matchExpressions entry (In and NotIn need
+ * values, Exists and DoesNotExist take none, Gt and Lt exactly one, the key is not empty): NULL
+ * when valid, else the message to append to the entry's field path (".values: Required value:
+ * ..."). Shared by every parser of node selectors (pods, PersistentVolumes). Static strings. */
+const char *ks__node_req_problem(ks_selector_op op, ks_sym key, int nvalues);
+
 /* Lookup in a label array sorted by key id; KS_SYM_ABSENT when missing. */
 ks_sym ks__labels_get(const ks_label *labels, size_t n, ks_sym key);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/objects.h"
 #include "api/quantity.h"
 #include "api/selector.h"
 #include "util/numconv.h"
@@ -298,8 +299,9 @@ static ks_sym effective_class(pctx *c, const ks_label *ann, uint32_t nann, ks_sy
     return v != KS_SYM_ABSENT ? v : spec_class;
 }
 
-/* One NodeSelectorRequirement list (matchExpressions / matchFields) into the pool. */
-static int parse_reqs(pctx *c, const cJSON *arr, const char *path, uint32_t *n,
+/* One NodeSelectorRequirement list (matchExpressions, or matchFields when fields) into the pool.
+ * Checked mode holds matchExpressions to the rules a pod's node affinity is held to. */
+static int parse_reqs(pctx *c, const cJSON *arr, const char *path, int fields, uint32_t *n,
                       const ks_selector_req **out)
 {
     static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
@@ -348,16 +350,10 @@ static int parse_reqs(pctx *c, const cJSON *arr, const char *path, uint32_t *n,
                 return fail(c, "%s.values[%u]: expected a string", rp, j);
             vs[j++] = intern(c, v->valuestring);
         }
-        if (c->checked && (k == 0 || k == 1) && nv == 0)
-            return fail(c,
-                        "%s.values: Required value: must be specified when `operator` is 'In' or "
-                        "'NotIn'",
-                        rp);
-        if (c->checked && (k == 2 || k == 3) && nv > 0)
-            return fail(c,
-                        "%s.values: Forbidden: may not be specified when `operator` is 'Exists' "
-                        "or 'DoesNotExist'",
-                        rp);
+        const char *problem =
+            c->checked && !fields ? ks__node_req_problem(reqs[i].op, reqs[i].key, nv) : NULL;
+        if (problem) /* the same rules as a pod's node affinity */
+            return fail(c, "%s%s", rp, problem);
         reqs[i].nvalues = j;
         reqs[i].values = vs;
         i++;
@@ -393,10 +389,10 @@ static int parse_node_selector(pctx *c, const cJSON *ns, const char *path, uint3
     {
         int rc;
         snprintf(p, sizeof(p), "%s.nodeSelectorTerms[%u].matchExpressions", path, i);
-        if ((rc = parse_reqs(c, get(t, "matchExpressions"), p, &ts[i].nexprs, &ts[i].exprs)))
+        if ((rc = parse_reqs(c, get(t, "matchExpressions"), p, 0, &ts[i].nexprs, &ts[i].exprs)))
             return rc;
         snprintf(p, sizeof(p), "%s.nodeSelectorTerms[%u].matchFields", path, i);
-        if ((rc = parse_reqs(c, get(t, "matchFields"), p, &ts[i].nfields, &ts[i].fields)))
+        if ((rc = parse_reqs(c, get(t, "matchFields"), p, 1, &ts[i].nfields, &ts[i].fields)))
             return rc;
         i++;
     }

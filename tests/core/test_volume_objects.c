@@ -136,6 +136,18 @@ Test(volume_objects, persistent_volume_checked_rules)
             "'nodeSelectorTerms':[]}}}}",
             "spec.nodeAffinity.required.nodeSelectorTerms: Required value: must have at least "
             "one node selector term");
+    /* A term's requirements are held to the rules of a pod's node affinity (one shared check). */
+    refused("{'kind':'PersistentVolume','metadata':{'name':'p'},'spec':{'capacity':{'storage':"
+            "'1Gi'},'accessModes':['ReadWriteOnce'],'nodeAffinity':{'required':{"
+            "'nodeSelectorTerms':[{'matchExpressions':[{'key':'rank','operator':'Gt','values':"
+            "['1','2']}]}]}}}}",
+            "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values: Required "
+            "value: must be specified single value when `operator` is 'Lt' or 'Gt'");
+    refused("{'kind':'PersistentVolume','metadata':{'name':'p'},'spec':{'capacity':{'storage':"
+            "'1Gi'},'accessModes':['ReadWriteOnce'],'nodeAffinity':{'required':{"
+            "'nodeSelectorTerms':[{'matchExpressions':[{'key':'','operator':'Exists'}]}]}}}}",
+            "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key: Invalid "
+            "value: \"\": name part must be non-empty");
     /* Lenient: what the API server stored is read as is (an unknown mode is a bit of its own). */
     ks__volobj *o = parse("{'kind':'PersistentVolume','metadata':{'name':'p'},'spec':{"
                           "'accessModes':['ReadWriteSometimes']}}",
