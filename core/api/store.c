@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "api/merge_patch.h"
 #include "util/mempool.h"
 #include "api/selector.h"
 #include "util/strmap.h"
@@ -466,4 +467,87 @@ size_t ks__store_volobj_count(ks_store *st, ks_vol_kind k)
     size_t n = st->vol[k].len;
     pthread_rwlock_unlock(&st->lock);
     return n;
+}
+
+/* ---- PATCH (PreBind's writes) -------------------------------------------------------------- */
+
+static const char *resource_of(ks_vol_kind k)
+{
+    return k == KS_VK_PV    ? "persistentvolumes"
+           : k == KS_VK_PVC ? "persistentvolumeclaims"
+                            : "objects";
+}
+
+static uint64_t rv_number(const char *rv)
+{
+    uint64_t v = 0;
+    for (const char *p = rv ? rv : ""; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    return v;
+}
+
+static const char *meta_field(const cJSON *o, const char *f)
+{
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), f);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int ks__store_patch(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym name, const cJSON *patch,
+                    uint64_t *last_rv, char *rv, ks_store_change *chg, char *msg, size_t msglen)
+{
+    memset(chg, 0, sizeof(*chg));
+    ks__volobj *o = ks__store_volobj_sym(st, k, ns, name);
+    if (!o) {
+        snprintf(msg, msglen, "%s \"%s\" not found", resource_of(k), ks__sym_str(name));
+        return KS_ENOTFOUND;
+    }
+    const char *want = meta_field(patch, "resourceVersion");
+    if (want && strcmp(want, o->resource_version) != 0) {
+        snprintf(msg, msglen,
+                 "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
+                 "please apply your changes to the latest version and try again",
+                 resource_of(k), ks__sym_str(name));
+        ks__volobj_unref(o);
+        return KS_EEXIST;
+    }
+    cJSON *obj = cJSON_Parse(o->json);
+    int rc = obj ? ks__json_merge_patch(&obj, patch) : KS_ENOMEM;
+    const char *nm = rc ? NULL : meta_field(obj, "name");
+    const char *nsv = rc ? NULL : meta_field(obj, "namespace");
+    if (rc == 0 && (!nm || strcmp(nm, ks__sym_str(o->name)) != 0 ||
+                    (ks__volobj_namespaced(k) && (!nsv || strcmp(nsv, ks__sym_str(o->ns)) != 0)))) {
+        snprintf(msg, msglen, "%s \"%s\": a patch may not change metadata.name or namespace",
+                 resource_of(k), ks__sym_str(name));
+        rc = KS_EINVAL;
+    }
+    uint64_t next = rv_number(o->resource_version);
+    next = (next > *last_rv ? next : *last_rv) + 1;
+    char rvs[32];
+    snprintf(rvs, sizeof(rvs), "%llu", (unsigned long long)next);
+    cJSON *meta = rc ? NULL : cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    if (meta) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
+        if (!cJSON_AddStringToObject(meta, "resourceVersion", rvs))
+            rc = KS_ENOMEM;
+    }
+    if (rc == 0) {
+        char err[400];
+        rc = ks__store_apply_ex(st, obj, 0, 0, chg, err, sizeof(err));
+        if (rc)
+            snprintf(msg, msglen, "%s \"%s\": the patched object is refused: %s", resource_of(k),
+                     ks__sym_str(name), err);
+    } else if (rc == KS_ENOMEM) {
+        snprintf(msg, msglen, "out of memory");
+    }
+    cJSON_Delete(obj);
+    ks__volobj_unref(o);
+    if (rc)
+        return rc;
+    *last_rv = next;
+    snprintf(rv, KS_RESOURCE_VERSION_MAX, "%s", rvs);
+    return 0;
 }

@@ -41,6 +41,17 @@ typedef struct ks_store_change {
 int ks__store_apply_ex(ks_store *st, const cJSON *obj, int deleted, int checked,
                        ks_store_change *chg, char *err, size_t errlen);
 
+/* The API server's PATCH with a JSON merge patch (merge_patch.h) of the storage object of kind
+ * k named ns/name (ns ignored for the cluster-scoped kinds): a metadata.resourceVersion in the
+ * patch must equal the object's (else the API server's Conflict); the patched object gets the
+ * resourceVersion after max(its own, *last_rv), which *last_rv and rv (KS_RESOURCE_VERSION_MAX
+ * bytes) receive, and is filed as ks__store_apply_ex files it (chg as there). 0; KS_ENOTFOUND,
+ * KS_EEXIST (the conflict), KS_EINVAL (a patch that changes the name) or KS_EPARSE (what it
+ * makes is refused), with the API server's message in msg; KS_ENOMEM. Callers serialise their
+ * patches (the read-modify-write is not atomic across threads). */
+int ks__store_patch(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym name, const cJSON *patch,
+                    uint64_t *last_rv, char *rv, ks_store_change *chg, char *msg, size_t msglen);
+
 /* The storage object of kind k filed under key ("name", or "namespace/name" for claims and
  * capacities) with a reference for the caller (ks__volobj_unref), or NULL. Any thread. */
 ks__volobj *ks__store_volobj(ks_store *st, ks_vol_kind k, const char *key);

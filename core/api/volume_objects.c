@@ -614,6 +614,7 @@ static int parse_pv(pctx *c, const cJSON *obj, ks_pv *o)
     v->size = sizeof(*v);
     v->name = o->h.name;
     v->uid = o->h.uid;
+    v->resource_version = o->h.resource_version;
     v->terminating =
         is_set(get(meta, "deletionTimestamp")); /* upstream: DeletionTimestamp != nil */
     if (is_set(spec) && !cJSON_IsObject(spec))
@@ -674,6 +675,7 @@ static int parse_pvc(pctx *c, const cJSON *obj, ks_pvc *o)
     v->ns = o->h.ns;
     v->name = o->h.name;
     v->uid = o->h.uid;
+    v->resource_version = o->h.resource_version;
     v->terminating =
         is_set(get(meta, "deletionTimestamp")); /* upstream: DeletionTimestamp != nil */
     if (is_set(spec) && !cJSON_IsObject(spec))

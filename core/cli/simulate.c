@@ -21,6 +21,7 @@
 #include "api/manifest.h"
 #include "api/objects.h"
 #include "sched/scheduler.h"
+#include "sched/volume_events.h"
 #include "api/store.h"
 
 typedef struct record {
@@ -35,6 +36,7 @@ typedef struct record {
     size_t ex_len;
     ks_sym nominated; /* PostFilter's nomination, KS_SYM_ABSENT when none */
     cJSON *victims;   /* [{"namespace","name","node"}] evicted for this attempt */
+    cJSON *volumes;   /* [{"claim","persistentVolume"|"selectedNode"}] PreBind's writes */
 } record;
 
 /* Compact JSON text being built (an explanation): grown by doubling, reused across cycles so
@@ -71,6 +73,12 @@ typedef struct sim {
     size_t nunread;
     spill spill; /* --explain with JSON output: the explanations, in the order of the cycles */
     jbuf exbuf;  /* the explanation being written (scheduling thread only; reused) */
+    /* PreBind's storage writes (sim_patch_storage): one at a time, under write_mu; the last
+     * resourceVersion given out; and what each pod's binding cycle wrote ({uid: [entries]},
+     * guarded by mu), moved to its record when it is bound. */
+    pthread_mutex_t write_mu;
+    uint64_t last_rv;
+    cJSON *volume_writes;
 } sim;
 
 static int64_t sim_now(void *ctx)
@@ -92,6 +100,147 @@ static ks_code sim_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st
     }
     (void)node;
     return KS_SUCCESS;
+}
+
+/* ---- the in-memory storage writes (PreBind) ------------------------------------------------- */
+
+/* ks__store_patch under write_mu, the change sent to the parked pods as an informer's event.
+ * *old_out / *new_out: the object before and after, referenced for the caller. */
+static ks_code sim_apply_patch(sim *s, ks_vol_kind kind, ks_sym ns, ks_sym name, const cJSON *patch,
+                               char *rv, ks__volobj **old_out, ks__volobj **new_out, ks_status *st)
+{
+    char msg[1024];
+    ks_store_change chg;
+    *old_out = *new_out = NULL;
+    if (ks__store_patch(ks__scheduler_store(s->sched), kind, ns, name, patch, &s->last_rv, rv, &chg,
+                        msg, sizeof(msg)) != 0) {
+        ks__status_add(st, msg);
+        return KS_ERROR;
+    }
+    *old_out = ks__volobj_ref(chg.old_obj);
+    *new_out = ks__volobj_ref(chg.new_obj);
+    ks__scheduler_on_volume_change(s->sched, &chg, NULL);
+    return KS_SUCCESS;
+}
+
+/* The PersistentVolume controller's answer to a PV that now names a claim (its syncVolume /
+ * bindClaimToVolume), at once: the claim gets spec.volumeName, the bind-completed annotation
+ * (and bound-by-controller when it did not name the volume itself), status Bound with the
+ * volume's access modes and capacity; the volume's status.phase becomes Bound. Under write_mu. */
+static void sim_complete_pv_binding(sim *s, const ks_pv *pv)
+{
+    const ks_pv_view *v = &pv->v;
+    ks__volobj *co = ks__store_volobj_sym(ks__scheduler_store(s->sched), KS_VK_PVC,
+                                          v->claim_namespace, v->claim_name);
+    const ks_pvc *claim = (const ks_pvc *)co;
+    if (!claim || (v->claim_uid[0] && strcmp(v->claim_uid, claim->v.uid) != 0) ||
+        (claim->v.volume_name != KS_SYM_EMPTY && claim->v.volume_name != v->name)) {
+        ks__volobj_unref(co);
+        return; /* the controller would unbind or wait; nothing completes here */
+    }
+    cJSON *pvj = cJSON_Parse(v->json);
+    cJSON *cp = cJSON_CreateObject();
+    cJSON *ann = cJSON_AddObjectToObject(cJSON_AddObjectToObject(cp, "metadata"), "annotations");
+    cJSON_AddStringToObject(ann, "pv.kubernetes.io/bind-completed", "yes");
+    if (claim->v.volume_name == KS_SYM_EMPTY)
+        cJSON_AddStringToObject(ann, "pv.kubernetes.io/bound-by-controller", "yes");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(cp, "spec"), "volumeName",
+                            ks__sym_str(v->name));
+    cJSON *cst = cJSON_AddObjectToObject(cp, "status");
+    cJSON_AddStringToObject(cst, "phase", "Bound");
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pvj, "spec");
+    const cJSON *modes = cJSON_GetObjectItemCaseSensitive(spec, "accessModes");
+    const cJSON *cap = cJSON_GetObjectItemCaseSensitive(spec, "capacity");
+    if (modes)
+        cJSON_AddItemToObject(cst, "accessModes", cJSON_Duplicate(modes, 1));
+    if (cap)
+        cJSON_AddItemToObject(cst, "capacity", cJSON_Duplicate(cap, 1));
+    cJSON_Delete(pvj);
+    char rv[KS_RESOURCE_VERSION_MAX];
+    ks_status st;
+    ks__status_reset(&st);
+    ks__volobj *old_o, *new_o;
+    if (sim_apply_patch(s, KS_VK_PVC, claim->v.ns, claim->v.name, cp, rv, &old_o, &new_o, &st) ==
+        KS_SUCCESS) {
+        ks__volobj_unref(old_o);
+        ks__volobj_unref(new_o);
+    }
+    cJSON_Delete(cp);
+    if (v->phase == KS_SYM_ABSENT || strcmp(ks__sym_str(v->phase), "Bound") != 0) {
+        cJSON *pp = cJSON_Parse("{\"status\":{\"phase\":\"Bound\"}}");
+        ks__status_reset(&st);
+        if (pp && sim_apply_patch(s, KS_VK_PV, KS_SYM_EMPTY, v->name, pp, rv, &old_o, &new_o,
+                                  &st) == KS_SUCCESS) {
+            ks__volobj_unref(old_o);
+            ks__volobj_unref(new_o);
+        }
+        cJSON_Delete(pp);
+    }
+    ks__volobj_unref(co);
+}
+
+/* What the write did for the report: a PV that now names a claim of the pod's namespace, or a
+ * claim that now names a selected node. NULL when neither. */
+static cJSON *sim_write_entry(const ks__volobj *old_o, const ks__volobj *new_o)
+{
+    cJSON *e = NULL;
+    if (new_o->kind == KS_VK_PV) {
+        const ks_pv_view *a = &((const ks_pv *)old_o)->v, *b = &((const ks_pv *)new_o)->v;
+        if (b->has_claim_ref && (!a->has_claim_ref || a->claim_name != b->claim_name ||
+                                 a->claim_namespace != b->claim_namespace)) {
+            e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "claim", ks__sym_str(b->claim_name));
+            cJSON_AddStringToObject(e, "persistentVolume", ks__sym_str(b->name));
+        }
+    } else if (new_o->kind == KS_VK_PVC) {
+        const ks_pvc_view *a = &((const ks_pvc *)old_o)->v, *b = &((const ks_pvc *)new_o)->v;
+        ks_sym key = ks__intern("volume.kubernetes.io/selected-node");
+        ks_sym was = ks_labels_get(a->annotations, a->nannotations, key);
+        ks_sym now = ks_labels_get(b->annotations, b->nannotations, key);
+        if (now != KS_SYM_ABSENT && now != was) {
+            e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "claim", ks__sym_str(b->name));
+            cJSON_AddStringToObject(e, "selectedNode", ks__sym_str(now));
+        }
+    }
+    return e;
+}
+
+/* ks_source_ops.patch_storage of the in-memory cluster (KS_SOURCE_SIMULATED). Binding thread
+ * (or the scheduling thread, binding inline). */
+static ks_code sim_patch_storage(void *ctx, const ks_pod *pod, ks_vol_kind kind, ks_sym ns,
+                                 ks_sym name, const char *patch, char *rv, ks_status *st)
+{
+    sim *s = ctx;
+    cJSON *p = cJSON_Parse(patch);
+    if (!cJSON_IsObject(p)) {
+        cJSON_Delete(p);
+        ks__status_add(st, "the storage patch is not a JSON object");
+        return KS_ERROR;
+    }
+    pthread_mutex_lock(&s->write_mu);
+    ks__volobj *old_o, *new_o;
+    ks_code code = sim_apply_patch(s, kind, ns, name, p, rv, &old_o, &new_o, st);
+    cJSON *entry = NULL;
+    if (code == KS_SUCCESS && new_o) {
+        entry = sim_write_entry(old_o, new_o);
+        if (kind == KS_VK_PV && ((const ks_pv *)new_o)->v.has_claim_ref)
+            sim_complete_pv_binding(s, (const ks_pv *)new_o);
+    }
+    pthread_mutex_unlock(&s->write_mu);
+    ks__volobj_unref(old_o);
+    ks__volobj_unref(new_o);
+    cJSON_Delete(p);
+    if (entry) {
+        pthread_mutex_lock(&s->mu);
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(s->volume_writes, pod->uid);
+        if (!list)
+            list = cJSON_AddArrayToObject(s->volume_writes, pod->uid);
+        if (!list || !cJSON_AddItemToArray(list, entry))
+            cJSON_Delete(entry);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return code;
 }
 
 /* ---- records ------------------------------------------------------------------------------- */
@@ -457,7 +606,6 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
                          const char *result, ks_sym node, const char *message)
 {
     sim *s = ctx;
-    (void)pod;
     (void)profile;
     pthread_mutex_lock(&s->mu);
     record *r = rec_for(s, seq);
@@ -468,6 +616,15 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
         r->node = node;
         free(r->message);
         r->message = dup_or_null(message);
+    }
+    /* What PreBind wrote belongs to the attempt that bound the pod; a failed attempt's writes
+     * are superseded by the next one's. */
+    cJSON *writes = cJSON_DetachItemFromObjectCaseSensitive(s->volume_writes, pod->uid);
+    if (r && strcmp(result, "Scheduled") == 0) {
+        cJSON_Delete(r->volumes);
+        r->volumes = writes;
+    } else {
+        cJSON_Delete(writes);
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -522,6 +679,10 @@ static cJSON *rec_json(record *r)
         cJSON_AddStringToObject(o, "nominatedNode", ks__sym_str(r->nominated));
         cJSON_AddItemToObject(o, "victims", r->victims ? r->victims : cJSON_CreateArray());
         r->victims = NULL;
+    }
+    if (r->volumes) {
+        cJSON_AddItemToObject(o, "volumes", r->volumes);
+        r->volumes = NULL;
     }
     return o;
 }
@@ -737,6 +898,27 @@ static int load_pod(sim *s, const ks_manifest_obj *mo, int pass, char *err, size
     return rc;
 }
 
+/* A storage object without metadata.uid gets "namespace/name" (or "name"), as a manifest's pod
+ * does: the API server gives every object one, and VolumeBinding's claimRef names the claim by
+ * it (a claimRef without a uid reads as reset). */
+static void give_uid(cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *uid = cJSON_GetObjectItemCaseSensitive(meta, "uid");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+    if (!cJSON_IsObject(meta) || (cJSON_IsString(uid) && *uid->valuestring) ||
+        !cJSON_IsString(name))
+        return;
+    char buf[600];
+    if (cJSON_IsString(ns) && *ns->valuestring)
+        snprintf(buf, sizeof(buf), "%s/%s", ns->valuestring, name->valuestring);
+    else
+        snprintf(buf, sizeof(buf), "%s", name->valuestring);
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "uid");
+    cJSON_AddStringToObject(meta, "uid", buf);
+}
+
 static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char *err, size_t errlen)
 {
     char perr[400];
@@ -748,6 +930,8 @@ static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char 
      * (PersistentVolumes, claims, StorageClasses, CSI objects) are read as a cluster file's,
      * with the API server's defaults and rules (volume_objects.h), and a refusal points at its
      * field. */
+    if (ks__volobj_kind(kind) >= 0)
+        give_uid((cJSON *)mo->obj);
     int rc =
         ks__store_apply_ex(ks__scheduler_store(s->sched), mo->obj, 0, 1, NULL, perr, sizeof(perr));
     if (rc && ks__volobj_kind(kind) >= 0)
@@ -837,6 +1021,12 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     s.o = o;
     s.stats = stats;
     pthread_mutex_init(&s.mu, NULL);
+    pthread_mutex_init(&s.write_mu, NULL);
+    if (!(s.volume_writes = cJSON_CreateObject())) {
+        snprintf(err, errlen, "out of memory");
+        rc = KS_ENOMEM;
+        goto out;
+    }
     atomic_init(&s.clock_ns, 1000000000LL);
     /* The table shows no explanation: only JSON output keeps them. */
     if (o->explain && o->output == KS_OUTPUT_JSON && (rc = spill_open(&s.spill, err, errlen)) != 0)
@@ -850,7 +1040,10 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         .bind_inline = 1,
         .now_ns = sim_now,
         .clock_ctx = &s,
-        .source = {&s, sim_bind, NULL, NULL, NULL},
+        .source = {.ctx = &s,
+                   .bind = sim_bind,
+                   .patch_storage = sim_patch_storage,
+                   .flags = KS_SOURCE_SIMULATED},
         .observer = {&s, on_cycle_done, on_bind_done, on_preempted},
     };
     if ((rc = ks__scheduler_new(&so, &s.sched, err, errlen)) != 0)
@@ -916,7 +1109,10 @@ out:
         free(s.recs[i].profile);
         free(s.recs[i].message);
         cJSON_Delete(s.recs[i].victims);
+        cJSON_Delete(s.recs[i].volumes);
     }
+    cJSON_Delete(s.volume_writes);
+    pthread_mutex_destroy(&s.write_mu);
     free(s.recs);
     spill_close(&s.spill);
     free(s.exbuf.p);

@@ -587,6 +587,61 @@ static void api_nominate(void *ctx, const ks_pod *pod, ks_sym node)
                 ks__sym_str(node), pod->key);
 }
 
+/* The API server's Status message of a failed request (what client-go's StatusError prints, and
+ * so what upstream's PreBind reports: "Operation cannot be fulfilled on persistentvolumes ..."),
+ * else kubesched's description of the failure. */
+static void api_failure_message(ks_api *api, const ks_api_response *resp, char *out, size_t len)
+{
+    cJSON *j = resp->body ? cJSON_Parse(resp->body) : NULL;
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(j, "kind");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+    if (cJSON_IsString(kind) && strcmp(kind->valuestring, "Status") == 0 && cJSON_IsString(m) &&
+        *m->valuestring)
+        snprintf(out, len, "%s", m->valuestring);
+    else
+        snprintf(out, len, "%s", ks__api_error(api));
+    cJSON_Delete(j);
+}
+
+/* upstream VolumeBinding's PersistentVolume / claim Update from PreBind, as a JSON merge patch
+ * that carries the resourceVersion it read (the same optimistic concurrency: a Conflict when
+ * the object changed meanwhile). On this binding thread; the new resourceVersion to rv. */
+static ks_code api_patch_storage(void *ctx, const ks_pod *pod, ks_vol_kind kind, ks_sym ns,
+                                 ks_sym name, const char *patch, char *rv, ks_status *st)
+{
+    ks_apisrc *s = ctx;
+    (void)pod;
+    char path[600], msg[1200];
+    if (kind == KS_VK_PV)
+        snprintf(path, sizeof(path), "/api/v1/persistentvolumes/%s", ks__sym_str(name));
+    else
+        snprintf(path, sizeof(path), "/api/v1/namespaces/%s/persistentvolumeclaims/%s",
+                 ks__sym_str(ns), ks__sym_str(name));
+    ks_api *api = ks__apisrc_thread_api(s);
+    if (!api) {
+        ks__status_add(st, "storage patch: out of memory");
+        return KS_ERROR;
+    }
+    ks_api_response resp = {0};
+    int rc = ks__api_request(api, "PATCH", path, patch, "application/merge-patch+json", &resp);
+    if (rc != 0) {
+        api_failure_message(api, &resp, msg, sizeof(msg));
+        ks__log('E', "apisource", "PATCH %s: %s", path, ks__api_error(api));
+        ks__status_add(st, msg);
+        ks__api_response_free(&resp);
+        return KS_ERROR;
+    }
+    cJSON *obj = cJSON_Parse(resp.body ? resp.body : "");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+    snprintf(rv, KS_RESOURCE_VERSION_MAX, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    cJSON_Delete(obj);
+    ks__api_response_free(&resp);
+    if (ks__log_enabled(2))
+        ks__log('I', "apisource", "patched %s (resourceVersion %s)", path, rv);
+    return KS_SUCCESS;
+}
+
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
     ks_source_ops ops = {s,
@@ -596,6 +651,8 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          api_evict,
                          api_preempted_waiting,
                          api_clear_nominated,
-                         api_nominate};
+                         api_nominate,
+                         api_patch_storage,
+                         0};
     return ops;
 }

@@ -36,6 +36,7 @@ struct ks_binding_job {
     int waited;        /* Permit said Wait */
     int rejected;
     int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
+    int gone;   /* the pod was deleted while its binding cycle ran (guarded by bind_mu) */
     /* PreBindPreFlight has run (it runs once, before the job may park on Permit), and what it
      * answered: KS_SUCCESS or KS_SKIP, or KS_ERROR with preflight_msg. Binding thread only. */
     int preflighted;
@@ -171,6 +172,42 @@ int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plu
     return j != NULL;
 }
 
+int ks__binding_sleep(void *ctx, const char *uid, int64_t ns)
+{
+    ks_scheduler *s = ctx;
+    if (s->source.flags & KS_SOURCE_SIMULATED)
+        return 0; /* nothing else changes the in-memory cluster meanwhile */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    int64_t t = until.tv_nsec + (ns > 0 ? ns : 0);
+    until.tv_sec += t / 1000000000;
+    until.tv_nsec = t % 1000000000;
+    int rc = 0;
+    pthread_mutex_lock(&s->bind_mu);
+    for (;;) {
+        ks_binding_job *j = ks__strmap_get(&s->binding, uid);
+        if (s->bind_quit || (j && j->gone)) {
+            rc = s->bind_quit ? KS_ECANCELED : KS_ENOTFOUND;
+            break;
+        }
+        if (pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return rc;
+}
+
+void ks__binding_pod_deleted(ks_scheduler *s, const char *uid)
+{
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = s->binders ? ks__strmap_get(&s->binding, uid) : NULL;
+    if (j) {
+        j->gone = 1;
+        pthread_cond_broadcast(&s->bind_cv); /* a PreBind sleeping in ks__binding_sleep */
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+}
+
 static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, ks_sym node,
                         const char *msg)
 {
@@ -298,6 +335,10 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
 static void free_job(ks_scheduler *s, ks_binding_job *j)
 {
     ks__sched_metrics_binding(s, -1);
+    pthread_mutex_lock(&s->bind_mu);
+    if (ks__strmap_get(&s->binding, j->assumed->uid) == j)
+        ks__strmap_remove(&s->binding, j->assumed->uid);
+    pthread_mutex_unlock(&s->bind_mu);
     ks__cycle_free(j->cycle);
     ks__pod_unref(j->assumed);
     free(j);
@@ -352,6 +393,7 @@ int ks__binding_start(ks_scheduler *s, int workers)
     pthread_cond_init(&s->jobs_cv, NULL);
     pthread_cond_init(&s->bind_idle, NULL);
     ks__strmap_init(&s->waiting);
+    ks__strmap_init(&s->binding);
     s->binders = calloc((size_t)workers, sizeof(pthread_t));
     if (!s->binders)
         return KS_ENOMEM;
@@ -396,6 +438,7 @@ void ks__binding_stop(ks_scheduler *s)
     free(s->binders);
     s->binders = NULL;
     ks__strmap_destroy(&s->waiting);
+    ks__strmap_destroy(&s->binding);
     pthread_mutex_destroy(&s->bind_mu);
     pthread_cond_destroy(&s->bind_cv);
     pthread_cond_destroy(&s->jobs_cv);
@@ -434,6 +477,7 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     pthread_mutex_lock(&s->bind_mu);
     if (waiting)
         ks__strmap_put(&s->waiting, assumed->uid, j, NULL);
+    ks__strmap_put(&s->binding, assumed->uid, j, NULL);
     if (s->jobs_tail)
         s->jobs_tail->next = j;
     else

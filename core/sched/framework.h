@@ -146,6 +146,13 @@ typedef struct ks_cycle_hooks {
     /* The Namespaces, Services, PDBs, ... that namespace_labels, pod_owner_selectors and pdbs
      * read (borrowed). */
     struct ks_store *store;
+    /* ABI 1.7, for PreBind plugins (ctx: bind_ctx): storage_patch goes to the cluster source,
+     * binding_sleep to the binding pool (it ends early when the pod is deleted or the scheduler
+     * stops); source_flags is what source_flags answers. Binding threads. */
+    ks_code (*patch_storage)(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
+                             const char *patch, char *rv, ks_status *st);
+    int (*binding_sleep)(void *ctx, const char *pod_uid, int64_t ns);
+    uint32_t source_flags;
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream

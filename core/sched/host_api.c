@@ -567,6 +567,37 @@ static size_t s_changed(const ks_snapshot *s, const uint32_t **idx)
 
 /* ---- ABI 1.5: volumes ---------------------------------------------------------------------- */
 
+static ks_code h_storage_patch(ks_cycle *c, ks_storage_kind kind, ks_sym ns, ks_sym name,
+                               const char *patch, char *rv, ks_status *st)
+{
+    if (kind != KS_STORAGE_PERSISTENT_VOLUME && kind != KS_STORAGE_PERSISTENT_VOLUME_CLAIM) {
+        char m[64];
+        snprintf(m, sizeof(m), "storage_patch: unknown kind %d", (int)kind);
+        ks__status_add(st, m);
+        return KS_ERROR;
+    }
+    if (!patch || !rv || name == KS_SYM_ABSENT || name == KS_SYM_EMPTY) {
+        ks__status_add(st, "storage_patch: no object name, patch or rv buffer");
+        return KS_ERROR;
+    }
+    if (!c->hooks || !c->hooks->patch_storage) {
+        ks__status_add(st, "no cluster source to write storage objects with");
+        return KS_ERROR;
+    }
+    rv[0] = '\0';
+    int k = kind == KS_STORAGE_PERSISTENT_VOLUME ? KS_VK_PV : KS_VK_PVC;
+    return c->hooks->patch_storage(c->hooks->bind_ctx, c->pod, k, ns, name, patch, rv, st);
+}
+
+static int h_binding_sleep(ks_cycle *c, int64_t ns)
+{
+    if (!c->hooks || !c->hooks->binding_sleep || !c->pod)
+        return 0;
+    return c->hooks->binding_sleep(c->hooks->bind_ctx, c->pod->uid, ns);
+}
+
+static uint32_t h_source_flags(ks_cycle *c) { return c && c->hooks ? c->hooks->source_flags : 0; }
+
 static size_t p_volumes(const ks_pod *p, const ks_pod_volume **o)
 {
     *o = p->volumes;
@@ -820,6 +851,9 @@ static const ks_host_api host_table = {
     .csi_storage_capacity_view = v_capacity,
     .cycle_volume_attachments = h_cycle_vas,
     .volume_attachment_view = v_va,
+    .storage_patch = h_storage_patch,
+    .binding_sleep = h_binding_sleep,
+    .source_flags = h_source_flags,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

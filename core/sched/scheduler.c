@@ -161,6 +161,17 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
     return s->source.bind(s->source.ctx, pod, node, st);
 }
 
+static ks_code patch_through_source(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
+                                    const char *patch, char *rv, ks_status *st)
+{
+    ks_scheduler *s = ctx;
+    if (!s->source.patch_storage) {
+        ks__status_add(st, "this cluster source cannot write storage objects");
+        return KS_ERROR;
+    }
+    return s->source.patch_storage(s->source.ctx, pod, (ks_vol_kind)kind, ns, name, patch, rv, st);
+}
+
 /* ---- the seeded generator ----------------------------------------------------------------- */
 
 /* splitmix64 over the seed: the plugins' rand_below (host selection draws none since v1.37), on the
@@ -240,6 +251,9 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->hooks.bind = bind_through_source;
     s->hooks.bind_ctx = s;
     s->hooks.store = s->store;
+    s->hooks.patch_storage = patch_through_source;
+    s->hooks.binding_sleep = ks__binding_sleep;
+    s->hooks.source_flags = s->source.flags;
     s->bind_inline = o->bind_inline;
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
@@ -327,6 +341,7 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
      * that its binding cycle forgets it (freeing its node) and moves pods as an AssignedPod
      * delete now, not when its Permit timeout runs out. */
     ks__binding_reject_waiting(s, pod->uid, "", "removed");
+    ks__binding_pod_deleted(s, pod->uid);
     if (!assumed && nominated(pod)) {
         /* The room it was nominated to is free for the pods of lower or equal priority, which
          * counted it as taken (an assumed pod's forget moves pods from its binding cycle). */

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "api/volume_objects.h"
 #include "sched/cache.h"
 #include "config/config.h"
 #include "sched/framework.h"
@@ -53,6 +54,15 @@ typedef struct ks_source_ops {
      * "not critical enough to stop binding cycles"). Not called when the pod already names
      * node. May be NULL. */
     void (*nominate)(void *ctx, const ks_pod *pod, ks_sym node);
+    /* Binding thread (a PreBind plugin's ks_storage_patch for pod): apply the JSON merge patch
+     * to the PersistentVolume name (KS_VK_PV, ns ignored) or the claim ns/name (KS_VK_PVC) and
+     * copy the object's new resourceVersion to rv (KS_RESOURCE_VERSION_MAX bytes). The file
+     * source changes its in-memory object and completes a PV's binding to a claim
+     * (KS_SOURCE_SIMULATED); the API source PATCHes. KS_SUCCESS, or KS_ERROR with the reason in
+     * st. May be NULL. */
+    ks_code (*patch_storage)(void *ctx, const ks_pod *pod, ks_vol_kind kind, ks_sym ns, ks_sym name,
+                             const char *patch, char *rv, ks_status *st);
+    uint32_t flags; /* KS_SOURCE_* (plugin.h) */
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */

@@ -93,6 +93,7 @@ struct ks_scheduler {
     pthread_t permit_timer; /* rejects parked Permit waiters at their deadline */
     int has_permit_timer;
     ks_strmap waiting; /* uid -> waiting pod (Permit), guarded by bind_mu */
+    ks_strmap binding; /* uid -> every job submitted to the pool until freed, guarded by bind_mu */
 
     /* Metrics (sched_metrics.c): the registered families (NULL: no metrics, no timing) and the
      * series and counters the scheduler keeps of them (NULL without metrics). */
@@ -149,6 +150,12 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
  * waitingPod.Reject). 1 when it was waiting (its binding cycle then fails and forgets it). */
 int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin,
                                const char *msg);
+/* ks_cycle_hooks.binding_sleep: up to ns; KS_ENOTFOUND early when the pod of uid was deleted
+ * (ks__binding_pod_deleted), KS_ECANCELED when the pool stops; 0 at once in simulate. Binding
+ * threads. */
+int ks__binding_sleep(void *ctx, const char *uid, int64_t ns);
+/* The pod of uid was deleted: a binding cycle sleeping in its PreBind ends early. Any thread. */
+void ks__binding_pod_deleted(ks_scheduler *s, const char *uid);
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);
 
 /* failure.c: the failure path shared by both cycles (upstream handleSchedulingFailure). */

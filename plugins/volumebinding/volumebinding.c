@@ -8,25 +8,37 @@
  *              Claims split into bound (volumeName and the bind-completed annotation), unbound
  *              WaitForFirstConsumer ("delay") and unbound Immediate; any Immediate one ->
  *              UnschedulableAndUnresolvable "pod has unbound immediate PersistentVolumeClaims".
- *              kubesched has no PreBind yet, so a delay claim (which needs a PV bound or
- *              provisioned through the API) makes the registered plugin refuse the pod here with
- *              KS_VB_NO_BINDING_YET instead of placing it and leaving the claim unbound.
  *   Filter     upstream FindPodVolumes: bound claims' PVs against the node's labels, delay claims
  *              matched to available PVs (FindMatchingVolume: smallest fit) or checked for dynamic
  *              provisioning (class provisioner, allowedTopologies, CSIStorageCapacity when the
  *              CSIDriver asks for it). Reasons as upstream, UnschedulableAndUnresolvable.
  *   PreScore/  StorageCapacityScoring (Beta, on in v1.37): the shape over requested/capacity per
  *   Score      class, static bindings first, else provisions with a known capacity.
- *   Reserve/   the plugin's own assumed bindings (upstream's PV assume cache): a PV matched for
- *   Unreserve  a pod on its node is taken until Unreserve, so the next pod does not take it too.
- *              The host's objects stay immutable.
+ *   Reserve/   upstream AssumePodVolumes / RevertAssumedPodVolumes on the plugin's own assume
+ *   Unreserve  cache (upstream's passiveAssumeCache): a PV matched on the chosen node is
+ *              assumed bound to its claim, a claim left to provisioning assumed to name the
+ *              node, each on the resourceVersion it was read at; the next pods' Filter sees the
+ *              assumption until the store holds a newer version (the informer's answer to the
+ *              write) or Unreserve drops it. The host's objects stay immutable.
+ *   PreBind    upstream BindPodVolumes, on the binding thread: PreBindPreFlight says Skip when
+ *              every claim is bound; else each PV gets its claimRef and each claim to provision
+ *              volume.kubernetes.io/selected-node (ks_storage_patch, conditional on the version
+ *              read, as upstream's Update), then the plugin polls every second, up to
+ *              bindTimeoutSeconds, until the PV controller has bound every claim
+ *              (checkBindings: a reset claimRef, a removed selected-node, a PV whose affinity no
+ *              longer fits the node, or the pod deleted fail the binding cycle at once, which
+ *              unreserves and requeues the pod). In `simulate` (KS_SOURCE_SIMULATED) the
+ *              in-memory cluster completes a PV bind itself and nothing provisions: a claim
+ *              that names the node counts as done there.
  *   Events     as upstream EventsToRegister (v1.37), with its queueing hints.
  *
- * Not yet (see README): PreBind/PreBindPreFlight (the API writes), so the refusal above; the
- * in-tree-to-CSI translation of a bound PV's node affinity (tryTranslatePVToCSI).
+ * Not yet (see README): the in-tree-to-CSI translation of a bound PV's node affinity
+ * (tryTranslatePVToCSI); the volume binder's metrics.
  *
  * Threads: create/destroy/events on the main thread; PreFilter/PreScore/Reserve on the
- * scheduling thread; Filter/Score on Filter/Score workers; the assumed set has its own mutex.
+ * scheduling thread; Filter/Score on Filter/Score workers; PreBindPreFlight/PreBind/Unreserve
+ * on binding threads (Unreserve also on the scheduling thread); the assume cache has its own
+ * mutex.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -37,7 +49,6 @@
 #include "kubesched/plugin.h"
 #include "../common/args.h"
 #include "../common/sign.h"
-#include "volumebinding_int.h"
 
 #define ERR_REASON_BIND_CONFLICT "node(s) didn't find available persistent volumes to bind"
 #define ERR_REASON_NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
@@ -47,6 +58,7 @@
 #define ERR_UNBOUND_IMMEDIATE "pod has unbound immediate PersistentVolumeClaims"
 
 #define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
+#define ANN_BOUND_BY_CONTROLLER "pv.kubernetes.io/bound-by-controller"
 #define ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
 #define ANN_MIGRATED_PLUGINS "storage.alpha.kubernetes.io/migrated-plugins"
 #define NOT_SUPPORTED_PROVISIONER "kubernetes.io/no-provisioner"
@@ -59,19 +71,27 @@ typedef struct shape_point {
     int64_t utilization, score;
 } shape_point;
 
-/* One PV assumed bound to a claim by a reserved pod (upstream pvCache.Assume). */
+/* One assumption of a reserved pod (upstream pvCache.Assume / pvcCache.Assume): a PV assumed
+ * bound to a claim, or a claim assumed to name a selected node; valid while the store's object
+ * has the resourceVersion it was made on (upstream passiveAssumeCache.Get). Strings malloc'd. */
 typedef struct assumed {
-    char *pv;      /* PV name (malloc'd) */
-    char *pod_uid; /* the pod that reserved it (malloc'd) */
+    int is_claim;        /* 0: PV `name` bound to claim; 1: claim `claim_ns/name` -> node */
+    char *name;          /* the PV's name, or the claim's */
+    char *claim_ns;      /* the claim's namespace */
+    char *claim_name;    /* PV entries: the claim it is bound to */
+    char *claim_uid;     /* PV entries */
+    char *rv;            /* the object's resourceVersion when it was assumed */
+    char *selected_node; /* claim entries */
+    char *pod_uid;       /* the pod that reserved it */
 } assumed;
 
 typedef struct volume_binding {
-    int refuse_delay; /* 1: the registered plugin (no PreBind yet) */
     int64_t bind_timeout_seconds;
     size_t nshape;
     shape_point shape[MAX_SHAPE];
-    ks_sym ann_bind_completed, ann_selected_node, ann_migrated, metadata_name, sym_lost;
-    pthread_mutex_t mu; /* guards the assumed set */
+    ks_sym ann_bind_completed, ann_bound_by_controller, ann_selected_node, ann_migrated,
+        metadata_name, sym_lost;
+    pthread_mutex_t mu; /* guards the assume cache */
     size_t nassumed, cap;
     assumed *as;
 } volume_binding;
@@ -136,7 +156,7 @@ static int vb_validate_args(const ks_args *a, ks_args_error *err)
     return 0;
 }
 
-static void *create_common(const ks_args *args, ks_error *err, int refuse_delay)
+static void *vb_create(const ks_args *args, ks_error *err)
 {
     volume_binding *vb = ks_alloc(sizeof(*vb));
     if (!vb) {
@@ -144,7 +164,6 @@ static void *create_common(const ks_args *args, ks_error *err, int refuse_delay)
         return NULL;
     }
     memset(vb, 0, sizeof(*vb));
-    vb->refuse_delay = refuse_delay;
     vb->bind_timeout_seconds = 600;
     /* The defaults, for a host that hands no args (a test harness). */
     vb->nshape = 2;
@@ -172,6 +191,7 @@ static void *create_common(const ks_args *args, ks_error *err, int refuse_delay)
         }
     }
     vb->ann_bind_completed = ks_intern(ANN_BIND_COMPLETED);
+    vb->ann_bound_by_controller = ks_intern(ANN_BOUND_BY_CONTROLLER);
     vb->ann_selected_node = ks_intern(ANN_SELECTED_NODE);
     vb->ann_migrated = ks_intern(ANN_MIGRATED_PLUGINS);
     vb->metadata_name = ks_intern("metadata.name");
@@ -180,10 +200,15 @@ static void *create_common(const ks_args *args, ks_error *err, int refuse_delay)
     return vb;
 }
 
-static void *vb_create(const ks_args *args, ks_error *err) { return create_common(args, err, 1); }
-static void *vb_create_decisions(const ks_args *args, ks_error *err)
+static void assumed_free(assumed *a)
 {
-    return create_common(args, err, 0);
+    free(a->name);
+    free(a->claim_ns);
+    free(a->claim_name);
+    free(a->claim_uid);
+    free(a->rv);
+    free(a->selected_node);
+    free(a->pod_uid);
 }
 
 static void vb_destroy(void *self)
@@ -191,10 +216,8 @@ static void vb_destroy(void *self)
     volume_binding *vb = self;
     if (!vb)
         return;
-    for (size_t i = 0; i < vb->nassumed; i++) {
-        free(vb->as[i].pv);
-        free(vb->as[i].pod_uid);
-    }
+    for (size_t i = 0; i < vb->nassumed; i++)
+        assumed_free(&vb->as[i]);
     free(vb->as);
     pthread_mutex_destroy(&vb->mu);
     ks_free(vb);
@@ -202,22 +225,86 @@ static void vb_destroy(void *self)
 
 /* ---- assumed bindings --------------------------------------------------------------------- */
 
-/* Whether pv is assumed by a pod other than pod_uid. Any thread. */
-static int assumed_by_other(volume_binding *vb, const char *pv, const char *pod_uid)
+/* What an assumption says about one object, copied out of the cache (names are at most 253
+ * bytes, uids and versions far shorter). */
+typedef struct assumed_view {
+    char claim_ns[256], claim_name[256], claim_uid[128], selected_node[256];
+} assumed_view;
+
+static int str_eq(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+/* Under mu: the entry for the object (PV `name`, or claim ns/name), valid on version rv. */
+static const assumed *assumed_find(const volume_binding *vb, int is_claim, const char *ns,
+                                   const char *name, const char *rv)
 {
-    int taken = 0;
-    pthread_mutex_lock(&vb->mu);
-    for (size_t i = 0; i < vb->nassumed && !taken; i++)
-        taken = strcmp(vb->as[i].pv, pv) == 0 && strcmp(vb->as[i].pod_uid, pod_uid) != 0;
-    pthread_mutex_unlock(&vb->mu);
-    return taken;
+    for (size_t i = 0; i < vb->nassumed; i++) {
+        const assumed *a = &vb->as[i];
+        if (a->is_claim == is_claim && str_eq(a->name, name) &&
+            (!is_claim || str_eq(a->claim_ns, ns)) && str_eq(a->rv, rv))
+            return a;
+    }
+    return NULL;
 }
 
-static int assume(volume_binding *vb, const char *pv, const char *pod_uid)
+/* The claim a reserved pod assumed PV v bound to, on the version the store holds now (upstream
+ * pvCache.Get returns the assumed copy while the informer's is not newer): 1 with *out filled,
+ * or 0 (the store's object is the truth). Any thread. */
+static int assumed_claim_ref(volume_binding *vb, const ks_pv_view *v, assumed_view *out)
 {
-    int rc = 0;
+    int found = 0;
     pthread_mutex_lock(&vb->mu);
-    if (vb->nassumed == vb->cap) {
+    const assumed *a =
+        vb->nassumed ? assumed_find(vb, 0, NULL, ks_sym_str(v->name), v->resource_version) : NULL;
+    if (a) {
+        snprintf(out->claim_ns, sizeof(out->claim_ns), "%s", a->claim_ns);
+        snprintf(out->claim_name, sizeof(out->claim_name), "%s", a->claim_name);
+        snprintf(out->claim_uid, sizeof(out->claim_uid), "%s", a->claim_uid);
+        found = 1;
+    }
+    pthread_mutex_unlock(&vb->mu);
+    return found;
+}
+
+/* The selected node of claim c as the pods see it: the one a reserved pod assumed on this
+ * version of the claim, else its annotation; KS_SYM_ABSENT when none. Any thread. */
+static ks_sym selected_node_of(volume_binding *vb, const ks_pvc_view *c)
+{
+    ks_sym sel = ks_labels_get(c->annotations, c->nannotations, vb->ann_selected_node);
+    pthread_mutex_lock(&vb->mu);
+    const assumed *a = vb->nassumed ? assumed_find(vb, 1, ks_sym_str(c->ns), ks_sym_str(c->name),
+                                                   c->resource_version)
+                                    : NULL;
+    if (a)
+        sel = ks_intern(a->selected_node);
+    pthread_mutex_unlock(&vb->mu);
+    return sel;
+}
+
+/* Adds an assumption for pod_uid, replacing any other on the same object (upstream Assume
+ * replaces the object). 0, or -1 when out of memory. */
+static int assume(volume_binding *vb, const assumed *in)
+{
+    assumed a = {in->is_claim, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    a.name = strdup(in->name);
+    a.claim_ns = strdup(in->claim_ns ? in->claim_ns : "");
+    a.claim_name = strdup(in->claim_name ? in->claim_name : "");
+    a.claim_uid = strdup(in->claim_uid ? in->claim_uid : "");
+    a.rv = strdup(in->rv ? in->rv : "");
+    a.selected_node = strdup(in->selected_node ? in->selected_node : "");
+    a.pod_uid = strdup(in->pod_uid);
+    int rc =
+        a.name && a.claim_ns && a.claim_name && a.claim_uid && a.rv && a.selected_node && a.pod_uid
+            ? 0
+            : -1;
+    pthread_mutex_lock(&vb->mu);
+    for (size_t i = 0; rc == 0 && i < vb->nassumed; i++)
+        if (vb->as[i].is_claim == a.is_claim && str_eq(vb->as[i].name, a.name) &&
+            str_eq(vb->as[i].claim_ns, a.is_claim ? a.claim_ns : vb->as[i].claim_ns)) {
+            assumed_free(&vb->as[i]);
+            vb->as[i] = vb->as[--vb->nassumed];
+            break;
+        }
+    if (rc == 0 && vb->nassumed == vb->cap) {
         size_t cap = vb->cap ? vb->cap * 2 : 8;
         assumed *as = realloc(vb->as, cap * sizeof(*as));
         if (!as)
@@ -227,27 +314,23 @@ static int assume(volume_binding *vb, const char *pv, const char *pod_uid)
             vb->cap = cap;
         }
     }
-    if (rc == 0) {
-        char *a = strdup(pv), *b = strdup(pod_uid);
-        if (!a || !b) {
-            free(a);
-            free(b);
-            rc = -1;
-        } else {
-            vb->as[vb->nassumed++] = (assumed){a, b};
-        }
-    }
+    if (rc == 0)
+        vb->as[vb->nassumed++] = a;
     pthread_mutex_unlock(&vb->mu);
+    if (rc != 0)
+        assumed_free(&a);
     return rc;
 }
 
+/* upstream RevertAssumedPodVolumes: every assumption the pod made goes (the store's objects are
+ * the truth again). Also after a successful PreBind, when the store already holds the written
+ * versions, so the entries could no longer apply. Any thread. */
 static void forget_pod(volume_binding *vb, const char *pod_uid)
 {
     pthread_mutex_lock(&vb->mu);
     for (size_t i = 0; i < vb->nassumed;) {
         if (strcmp(vb->as[i].pod_uid, pod_uid) == 0) {
-            free(vb->as[i].pv);
-            free(vb->as[i].pod_uid);
+            assumed_free(&vb->as[i]);
             vb->as[i] = vb->as[--vb->nassumed];
         } else {
             i++;
@@ -401,10 +484,6 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         ks_status_reason(st, ERR_UNBOUND_IMMEDIATE);
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
-    if (vb->refuse_delay && s->ndelay > 0) {
-        ks_status_reasonf(st, KS_VB_NO_BINDING_YET, ks_sym_str(ks_pvc_view_of(s->delay[0])->name));
-        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
-    }
     if (ks_cycle_write(cycle, &state_key, s, NULL) != 0) {
         ks_status_reason(st, "VolumeBinding: cannot write the PreFilter state");
         return KS_ERROR;
@@ -482,13 +561,36 @@ static int access_modes_ok(const ks_pvc_view *c, const ks_pv_view *v)
     return (c->access_modes & ~v->access_modes) == 0;
 }
 
+/* The claimRef of a PV as upstream's pvCache shows it: the assumed one while valid. */
+typedef struct claim_ref {
+    int set;
+    const char *ns, *name, *uid;
+} claim_ref;
+
+static claim_ref claim_ref_of(volume_binding *vb, const ks_pv_view *v, assumed_view *buf)
+{
+    if (assumed_claim_ref(vb, v, buf))
+        return (claim_ref){1, buf->claim_ns, buf->claim_name, buf->claim_uid};
+    return (claim_ref){v->has_claim_ref, ks_sym_str(v->claim_namespace), ks_sym_str(v->claim_name),
+                       v->claim_uid};
+}
+
+/* upstream volume.IsVolumeBoundToClaim on such a claimRef */
+static int ref_to_claim(const claim_ref *r, const ks_pvc_view *c)
+{
+    if (!r->set || !str_eq(r->name, ks_sym_str(c->name)) || !str_eq(r->ns, ks_sym_str(c->ns)))
+        return 0;
+    return !r->uid[0] || strcmp(r->uid, c->uid) == 0;
+}
+
 /* upstream volume.FindMatchingVolume(claim, pvs, node, chosen, delayBinding=true,
- * vacEnabled=true), also skipping PVs assumed by other pods (upstream's pvCache holds them as
- * bound). NULL: none. */
+ * vacEnabled=true) over upstream's pvCache: a PV a reserved pod assumed bound to a claim counts
+ * as bound to it. NULL: none. */
 static const ks_pv *find_matching_volume(volume_binding *vb, const ks_pod *pod,
                                          const ks_pvc_view *c, const ks_pv *const *pvs, size_t npv,
                                          const ks_node *node, const ks_pv **chosen, size_t nchosen)
 {
+    (void)pod;
     static const ks_pv_view none = {0};
     const ks_pv *smallest = NULL;
     const ks_pv_view *sv = &none;
@@ -499,7 +601,10 @@ static const ks_pv *find_matching_volume(volume_binding *vb, const ks_pod *pod,
         int excluded = 0;
         for (size_t j = 0; j < nchosen && !excluded; j++)
             excluded = chosen[j] == pvs[i];
-        if (excluded || (v->has_claim_ref && !bound_to_claim(v, c)))
+        assumed_view buf;
+        claim_ref ref = claim_ref_of(vb, v, &buf);
+        int to_claim = ref_to_claim(&ref, c);
+        if (excluded || (ref.set && !to_claim))
             continue;
         if (ks_storage_cmp(v->capacity, v->capacity_milli, c->request, c->request_milli) < 0)
             continue;
@@ -509,10 +614,8 @@ static const ks_pv *find_matching_volume(volume_binding *vb, const ks_pod *pod,
             continue;
         if (v->terminating)
             continue;
-        if (assumed_by_other(vb, ks_sym_str(v->name), ks_pod_uid(pod)))
-            continue;
         int affinity_ok = pv_node_affinity_ok(vb, v, node);
-        if (bound_to_claim(v, c))
+        if (to_claim)
             return affinity_ok ? pvs[i] : NULL;
         if (v->phase != sym_available || sym_available == KS_SYM_ABSENT)
             continue;
@@ -641,7 +744,7 @@ static ks_code find_pod_volumes(volume_binding *vb, ks_cycle *cycle, const ks_po
         ks_sym node_name = ks_node_name(node);
         for (size_t i = 0; i < s->ndelay && !sel_mismatch; i++) {
             const ks_pvc_view *c = ks_pvc_view_of(s->delay[i]);
-            ks_sym sel = ks_labels_get(c->annotations, c->nannotations, vb->ann_selected_node);
+            ks_sym sel = selected_node_of(vb, c);
             if (sel == KS_SYM_ABSENT)
                 findv[nfind++] = s->delay[i];
             else if (sel == node_name)
@@ -880,15 +983,53 @@ static ks_code vb_score(void *self, ks_cycle *cycle, const ks_pod *pod, const ks
 
 /* ---- Reserve / Unreserve ------------------------------------------------------------------ */
 
-/* upstream AssumePodVolumes: the PVs matched on the chosen node are taken by this pod until
- * Unreserve, so that the next pod's Filter does not match them again. */
+/* What Reserve assumed for the chosen node (upstream stateData.podVolumesByNode[node] after
+ * AssumePodVolumes, and allBound), for PreBindPreFlight and PreBind. Objects borrowed(cycle). */
+typedef struct reserved {
+    int all_bound;
+    size_t nstatic, nprov;
+    const ks_pv **pv; /* static bindings: pv[i] to claim[i] */
+    const ks_pvc **claim;
+    const ks_pvc **prov; /* claims left to provisioning on the node */
+    /* PreBind: the versions its writes returned (the store must catch up with them) */
+    char (*pv_rv)[KS_RESOURCE_VERSION_MAX];
+    char (*prov_rv)[KS_RESOURCE_VERSION_MAX];
+} reserved;
+
+static char reserved_key;
+
+/* upstream GetBindVolumeToClaim's two changes: the claimRef (when it does not name this claim
+ * with its uid) and the bound-by-controller annotation (when the PV was not pre-bound to the
+ * claim by the user, and has none). */
+static int needs_claim_ref(const ks_pv_view *v, const ks_pvc_view *c)
+{
+    return !v->has_claim_ref || v->claim_name != c->name || v->claim_namespace != c->ns ||
+           strcmp(v->claim_uid, c->uid) != 0;
+}
+
+static int needs_bound_by_controller(const volume_binding *vb, const ks_pv_view *v,
+                                     const ks_pvc_view *c)
+{
+    return !bound_to_claim(v, c) && ks_labels_get(v->annotations, v->nannotations,
+                                                  vb->ann_bound_by_controller) == KS_SYM_ABSENT;
+}
+
+/* upstream AssumePodVolumes: the PVs matched on the chosen node are assumed bound to their
+ * claims (when that changes them), the claims to provision assumed to name the node, so that
+ * the next pods' Filter sees both; the bindings are kept for PreBind. */
 static ks_code vb_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                           ks_status *st)
 {
     volume_binding *vb = self;
     const prefilter_state *s = ks_cycle_read(cycle, &state_key);
-    if (!s || s->ndelay == 0)
-        return KS_SUCCESS; /* all bound */
+    reserved *r = ks_cycle_alloc(cycle, sizeof(*r));
+    if (!r || ks_cycle_write(cycle, &reserved_key, r, NULL) != 0) {
+        ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
+        return KS_ERROR;
+    }
+    r->all_bound = !s || s->ndelay == 0; /* upstream arePodVolumesBound */
+    if (r->all_bound)
+        return KS_SUCCESS;
     const ks_node_info *ni = ks_snapshot_node(ks_cycle_snapshot(cycle), node);
     if (!ni) {
         ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
@@ -897,14 +1038,52 @@ static ks_code vb_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
     pod_volumes pv;
     unsigned reasons;
     ks_code code = find_for_node(vb, cycle, pod, s, ks_node_info_node(ni), &pv, &reasons, st);
-    for (size_t i = 0; code == KS_SUCCESS && i < pv.nstatic; i++)
-        if (assume(vb, ks_sym_str(ks_pv_view_of(pv.static_pv[i])->name), ks_pod_uid(pod)) != 0) {
+    size_t n = pv.nstatic + pv.nprov;
+    if (code == KS_SUCCESS) {
+        r->pv = ks_cycle_alloc(cycle, (n + 1) * sizeof(*r->pv));
+        r->claim = ks_cycle_alloc(cycle, (n + 1) * sizeof(*r->claim));
+        r->prov = ks_cycle_alloc(cycle, (n + 1) * sizeof(*r->prov));
+        r->pv_rv = ks_cycle_alloc(cycle, (n + 1) * sizeof(*r->pv_rv));
+        r->prov_rv = ks_cycle_alloc(cycle, (n + 1) * sizeof(*r->prov_rv));
+        if (!r->pv || !r->claim || !r->prov || !r->pv_rv || !r->prov_rv) {
             ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
             code = KS_ERROR;
         }
+    }
+    const char *uid = ks_pod_uid(pod);
+    for (size_t i = 0; code == KS_SUCCESS && i < pv.nstatic; i++) {
+        const ks_pv_view *v = ks_pv_view_of(pv.static_pv[i]);
+        const ks_pvc_view *c = ks_pvc_view_of(pv.static_pvc[i]);
+        r->pv[r->nstatic] = pv.static_pv[i];
+        r->claim[r->nstatic++] = pv.static_pvc[i];
+        if (!needs_claim_ref(v, c) && !needs_bound_by_controller(vb, v, c))
+            continue; /* upstream: not dirty, nothing to assume */
+        assumed a = {0,
+                     (char *)ks_sym_str(v->name),
+                     (char *)ks_sym_str(c->ns),
+                     (char *)ks_sym_str(c->name),
+                     (char *)c->uid,
+                     (char *)v->resource_version,
+                     NULL,
+                     (char *)uid};
+        if (assume(vb, &a) != 0) {
+            ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
+            code = KS_ERROR;
+        }
+    }
+    for (size_t i = 0; code == KS_SUCCESS && i < pv.nprov; i++) {
+        const ks_pvc_view *c = ks_pvc_view_of(pv.prov_pvc[i]);
+        r->prov[r->nprov++] = pv.prov_pvc[i];
+        assumed a = {1,    (char *)ks_sym_str(c->name), (char *)ks_sym_str(c->ns), NULL,
+                     NULL, (char *)c->resource_version, (char *)ks_sym_str(node),  (char *)uid};
+        if (assume(vb, &a) != 0) {
+            ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
+            code = KS_ERROR;
+        }
+    }
     pod_volumes_free(&pv);
     if (code != KS_SUCCESS)
-        forget_pod(vb, ks_pod_uid(pod));
+        forget_pod(vb, uid);
     return code;
 }
 
@@ -913,6 +1092,219 @@ static void vb_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym 
     (void)cycle;
     (void)node;
     forget_pod(self, ks_pod_uid(pod));
+}
+
+/* ---- PreBindPreFlight / PreBind ----------------------------------------------------------- */
+
+/* upstream PreBindPreFlight: Skip when every claim is bound (nothing to write, and no
+ * nominatedNodeName needed for it); Success otherwise. */
+static ks_code vb_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                      ks_prebind_preflight *result, ks_status *st)
+{
+    (void)self;
+    (void)pod;
+    (void)result;
+    const reserved *r = ks_cycle_read(cycle, &reserved_key);
+    if (!r) {
+        ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
+        return KS_ERROR;
+    }
+    return r->all_bound ? KS_SKIP : KS_SUCCESS;
+}
+
+/* upstream bindAPIUpdate's PV Update: the claimRef (upstream reference.GetReference of the
+ * claim: kind, namespace, name, uid, apiVersion, resourceVersion) and bound-by-controller, on the
+ * version read. */
+static ks_code write_claim_ref(volume_binding *vb, ks_cycle *cycle, const ks_pv_view *v,
+                               const ks_pvc_view *c, char *rv, ks_status *st)
+{
+    char patch[2048];
+    int n = snprintf(patch, sizeof(patch), "{\"metadata\":{\"resourceVersion\":\"%s\"",
+                     v->resource_version);
+    if (needs_bound_by_controller(vb, v, c))
+        n += snprintf(patch + n, sizeof(patch) - (size_t)n,
+                      ",\"annotations\":{\"" ANN_BOUND_BY_CONTROLLER "\":\"yes\"}");
+    n += snprintf(patch + n, sizeof(patch) - (size_t)n, "}");
+    if (needs_claim_ref(v, c))
+        n += snprintf(patch + n, sizeof(patch) - (size_t)n,
+                      ",\"spec\":{\"claimRef\":{\"kind\":\"PersistentVolumeClaim\","
+                      "\"namespace\":\"%s\",\"name\":\"%s\",\"uid\":\"%s\",\"apiVersion\":\"v1\","
+                      "\"resourceVersion\":\"%s\",\"fieldPath\":null}}",
+                      ks_sym_str(c->ns), ks_sym_str(c->name), c->uid, c->resource_version);
+    snprintf(patch + n, sizeof(patch) - (size_t)n, "}");
+    /* names, uids and versions are DNS labels, UUIDs and numbers: nothing to escape */
+    return ks_storage_patch(cycle, KS_STORAGE_PERSISTENT_VOLUME, KS_SYM_EMPTY, v->name, patch, rv,
+                            st);
+}
+
+/* upstream bindAPIUpdate's claim Update: volume.kubernetes.io/selected-node, on the version
+ * read. */
+static ks_code write_selected_node(ks_cycle *cycle, const ks_pvc_view *c, ks_sym node, char *rv,
+                                   ks_status *st)
+{
+    char patch[1024];
+    snprintf(patch, sizeof(patch),
+             "{\"metadata\":{\"resourceVersion\":\"%s\",\"annotations\":{\"" ANN_SELECTED_NODE
+             "\":\"%s\"}}}",
+             c->resource_version, ks_sym_str(node));
+    return ks_storage_patch(cycle, KS_STORAGE_PERSISTENT_VOLUME_CLAIM, c->ns, c->name, patch, rv,
+                            st);
+}
+
+enum { CHECK_DONE = 1, CHECK_WAIT = 0, CHECK_FAILED = -1 };
+
+/* upstream checkBindings' node affinity check of a PV on the pod's node. */
+static int check_pv_on_node(volume_binding *vb, const ks_pv_view *v, const ks_node *node,
+                            ks_status *st)
+{
+    if (pv_node_affinity_ok(vb, v, node))
+        return CHECK_DONE;
+    ks_status_reasonf(st,
+                      "binding volumes: pv \"%s\" node affinity doesn't match node \"%s\": no "
+                      "matching NodeSelectorTerms",
+                      ks_sym_str(v->name), ks_sym_str(ks_node_name(node)));
+    return CHECK_FAILED;
+}
+
+/* upstream checkBindings, on the store's objects (the informers' view of the API server):
+ * CHECK_DONE when every claim the pod's PreBind wrote is fully bound, CHECK_WAIT while the PV
+ * controller or the provisioner still works (or the store has not caught up with the writes),
+ * CHECK_FAILED with the reason in st when the binding must be retried from scratch. */
+static int check_bindings(volume_binding *vb, ks_cycle *cycle, const reserved *r,
+                          const ks_node *node, int simulated, ks_status *st)
+{
+    for (size_t i = 0; i < r->nstatic; i++) {
+        const ks_pv_view *want = ks_pv_view_of(r->pv[i]);
+        const ks_pvc_view *wc = ks_pvc_view_of(r->claim[i]);
+        const ks_pv *pvo = ks_cycle_pv(cycle, want->name);
+        const ks_pvc *pvco = ks_cycle_pvc(cycle, wc->ns, wc->name);
+        if (!pvo || !pvco) {
+            if (!pvo)
+                ks_status_reasonf(st,
+                                  "binding volumes: failed to check binding: persistentvolumes "
+                                  "\"%s\" not found",
+                                  ks_sym_str(want->name));
+            else
+                ks_status_reasonf(st,
+                                  "binding volumes: failed to check binding: "
+                                  "persistentvolumeclaims \"%s/%s\" not found",
+                                  ks_sym_str(wc->ns), ks_sym_str(wc->name));
+            return CHECK_FAILED;
+        }
+        const ks_pv_view *v = ks_pv_view_of(pvo);
+        if (ks_resource_version_cmp(r->pv_rv[i], v->resource_version) > 0)
+            return CHECK_WAIT; /* the informer has not delivered our write yet */
+        if (check_pv_on_node(vb, v, node, st) != CHECK_DONE)
+            return CHECK_FAILED;
+        if (!v->has_claim_ref || !v->claim_uid[0]) {
+            ks_status_reasonf(st, "binding volumes: ClaimRef got reset for pv \"%s\"",
+                              ks_sym_str(v->name));
+            return CHECK_FAILED;
+        }
+        if (!fully_bound(vb, ks_pvc_view_of(pvco)))
+            return CHECK_WAIT;
+    }
+    for (size_t i = 0; i < r->nprov; i++) {
+        const ks_pvc_view *wc = ks_pvc_view_of(r->prov[i]);
+        const ks_pvc *pvco = ks_cycle_pvc(cycle, wc->ns, wc->name);
+        if (!pvco) {
+            ks_status_reasonf(st,
+                              "binding volumes: failed to check provisioning pvc: "
+                              "persistentvolumeclaims \"%s/%s\" not found",
+                              ks_sym_str(wc->ns), ks_sym_str(wc->name));
+            return CHECK_FAILED;
+        }
+        const ks_pvc_view *c = ks_pvc_view_of(pvco);
+        if (ks_resource_version_cmp(r->prov_rv[i], c->resource_version) > 0)
+            return CHECK_WAIT;
+        if (c->nannotations == 0) {
+            ks_status_reasonf(st, "binding volumes: selectedNode annotation reset for PVC \"%s\"",
+                              ks_sym_str(c->name));
+            return CHECK_FAILED;
+        }
+        if (ks_labels_get(c->annotations, c->nannotations, vb->ann_selected_node) !=
+            ks_node_name(node)) {
+            /* the provisioner removes it to ask for another node */
+            ks_status_reasonf(st, "binding volumes: provisioning failed for PVC \"%s\"",
+                              ks_sym_str(c->name));
+            return CHECK_FAILED;
+        }
+        if (simulated)
+            continue; /* nothing provisions in simulate: the selected node is the answer */
+        if (c->volume_name != KS_SYM_EMPTY) {
+            const ks_pv *pvo = ks_cycle_pv(cycle, c->volume_name);
+            if (!pvo)
+                return CHECK_WAIT; /* upstream tolerates the informer's delay */
+            if (check_pv_on_node(vb, ks_pv_view_of(pvo), node, st) != CHECK_DONE)
+                return CHECK_FAILED;
+        }
+        if (!fully_bound(vb, c))
+            return CHECK_WAIT;
+    }
+    return CHECK_DONE;
+}
+
+/* upstream PreBind (BindPodVolumes): the writes, then a poll every second (the first after one
+ * second, as wait.PollUntilContextTimeout without immediate) until every claim is bound, a
+ * check fails, the pod is deleted, or bindTimeoutSeconds pass. Binding thread. */
+static ks_code vb_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                           ks_status *st)
+{
+    volume_binding *vb = self;
+    const reserved *rc = ks_cycle_read(cycle, &reserved_key);
+    if (!rc) {
+        ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
+        return KS_ERROR;
+    }
+    if (rc->all_bound)
+        return KS_SUCCESS;
+    reserved *r = (reserved *)rc; /* ours: the cycle's allocation */
+    for (size_t i = 0; i < r->nstatic; i++)
+        if (write_claim_ref(vb, cycle, ks_pv_view_of(r->pv[i]), ks_pvc_view_of(r->claim[i]),
+                            r->pv_rv[i], st) != KS_SUCCESS)
+            return KS_ERROR;
+    for (size_t i = 0; i < r->nprov; i++)
+        if (write_selected_node(cycle, ks_pvc_view_of(r->prov[i]), node, r->prov_rv[i], st) !=
+            KS_SUCCESS)
+            return KS_ERROR;
+    const ks_node_info *ni = ks_snapshot_node(ks_cycle_snapshot(cycle), node);
+    if (!ni) {
+        ks_status_reasonf(st, "binding volumes: failed to get node \"%s\": node \"%s\" not found",
+                          ks_sym_str(node), ks_sym_str(node));
+        return KS_ERROR;
+    }
+    int simulated = (ks_source_flags(cycle) & KS_SOURCE_SIMULATED) != 0;
+    int64_t left = vb->bind_timeout_seconds * 1000000000LL;
+    for (;;) {
+        int64_t step = left < 1000000000LL ? left : 1000000000LL;
+        int slept = simulated ? 0 : ks_binding_sleep(cycle, step);
+        if (slept == KS_ENOTFOUND) {
+            ks_status_reasonf(st,
+                              "binding volumes: pod does not exist any more: pod \"%s\" not found",
+                              ks_sym_str(ks_pod_name(pod)));
+            return KS_ERROR;
+        }
+        if (slept != 0) {
+            ks_status_reason(st, "binding volumes: context canceled");
+            return KS_ERROR;
+        }
+        left -= step;
+        if (!simulated && step < 1000000000LL) {
+            ks_status_reason(st, "binding volumes: context deadline exceeded");
+            return KS_ERROR;
+        }
+        int done = check_bindings(vb, cycle, r, ks_node_info_node(ni), simulated, st);
+        if (done == CHECK_FAILED)
+            return KS_ERROR;
+        if (done == CHECK_DONE)
+            break;
+        if (simulated) { /* nothing else will change the in-memory cluster */
+            ks_status_reason(st, "binding volumes: context deadline exceeded");
+            return KS_ERROR;
+        }
+    }
+    forget_pod(vb, ks_pod_uid(pod)); /* the store holds what was assumed now */
+    return KS_SUCCESS;
 }
 
 /* ---- events and hints --------------------------------------------------------------------- */
@@ -1049,12 +1441,21 @@ static ks_code vb_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_stat
     return ks_sign_volumes(pod, sig, st);
 }
 
-#define VB_DESC(create_fn)                                                                         \
-    .size = sizeof(ks_plugin_desc), .name = "VolumeBinding", .create = create_fn,                  \
-    .destroy = vb_destroy, .pre_filter = vb_pre_filter, .filter = vb_filter,                       \
-    .pre_score = vb_pre_score, .score = vb_score, .reserve = vb_reserve,                           \
-    .unreserve = vb_unreserve, .events_with_hints = vb_events, .sign = vb_sign,                    \
-    .args_schema = &vb_args_schema, .validate_args = vb_validate_args
-
-const ks_plugin_desc ks_plugin_volume_binding = {VB_DESC(vb_create)};
-const ks_plugin_desc ks__volume_binding_decisions = {VB_DESC(vb_create_decisions)};
+const ks_plugin_desc ks_plugin_volume_binding = {
+    .size = sizeof(ks_plugin_desc),
+    .name = "VolumeBinding",
+    .create = vb_create,
+    .destroy = vb_destroy,
+    .pre_filter = vb_pre_filter,
+    .filter = vb_filter,
+    .pre_score = vb_pre_score,
+    .score = vb_score,
+    .reserve = vb_reserve,
+    .unreserve = vb_unreserve,
+    .pre_bind = vb_pre_bind,
+    .pre_bind_pre_flight = vb_pre_bind_pre_flight,
+    .events_with_hints = vb_events,
+    .sign = vb_sign,
+    .args_schema = &vb_args_schema,
+    .validate_args = vb_validate_args,
+};

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 6
+#define KS_ABI_MINOR 7
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -73,7 +73,8 @@ typedef enum ks_code {
     X(RANGE, -6, "value out of range")                                                             \
     X(PARSE, -7, "parse error")                                                                    \
     X(IO, -8, "input/output error")                                                                \
-    X(ABI, -9, "ABI mismatch")
+    X(ABI, -9, "ABI mismatch")                                                                     \
+    X(CANCELED, -10, "canceled") /* ABI 1.7: the scheduler is stopping */
 
 enum {
 #define KS_ERRNO_ENUM(name, val, text) KS_E##name = (val),
@@ -543,6 +544,8 @@ typedef struct ks_pv_view {
     ks_sym csi_driver;           /* csi: spec.csi.driver; else KS_SYM_EMPTY */
     const char *uid;
     const char *json; /* the whole object as compact JSON */
+    /* --- ABI 1.7 (read only when size covers it) --- */
+    const char *resource_version; /* metadata.resourceVersion, "" when absent */
 } ks_pv_view;
 
 /* A PersistentVolumeClaim. */
@@ -566,6 +569,8 @@ typedef struct ks_pvc_view {
     const char *controller_uid;  /* the uid of the ownerReference with controller: true, "" */
     const char *uid;
     const char *json;
+    /* --- ABI 1.7 (read only when size covers it) --- */
+    const char *resource_version; /* metadata.resourceVersion, "" when absent */
 } ks_pvc_view;
 
 /* A StorageClass. */
@@ -942,6 +947,20 @@ typedef struct ks_plugin_desc {
                                    ks_prebind_preflight *result, ks_status *st);
 } ks_plugin_desc;
 
+/* --- ABI 1.7 --- The storage objects a PreBind plugin may write (ks_host_api.storage_patch). */
+typedef enum ks_storage_kind {
+    KS_STORAGE_PERSISTENT_VOLUME = 0,
+    KS_STORAGE_PERSISTENT_VOLUME_CLAIM = 1
+} ks_storage_kind;
+/* Room for a metadata.resourceVersion with its NUL (the API server's are decimal uint64s). */
+#define KS_RESOURCE_VERSION_MAX 64
+/* ks_host_api.source_flags: `kubesched simulate`'s in-memory cluster, where no controller runs.
+ * storage_patch completes a PersistentVolume's binding to a claim at once, as the
+ * PersistentVolume controller would (the claim's spec.volumeName, its bind-completed and
+ * bound-by-controller annotations, both objects' status.phase Bound); nothing provisions a
+ * volume for a claim that names a selected node. */
+#define KS_SOURCE_SIMULATED 0x1u
+
 /* ---------------------------------------------------------------------------------------------
  * The host function table. Plugins call the ks_... wrappers below, not the slots.
  * ------------------------------------------------------------------------------------------- */
@@ -1182,6 +1201,28 @@ typedef struct ks_host_api {
                                        const ks_volume_attachment *const **out);
     /* Its fields. borrowed(object); any thread. */
     const ks_volume_attachment_view *(*volume_attachment_view)(const ks_volume_attachment *va);
+
+    /* --- ABI 1.7: PreBind writes to storage objects, and waits (VolumeBinding) --- */
+    /* Writes a JSON merge patch (RFC 7386, e.g. {"spec":{"claimRef":{...}}}) to the
+     * PersistentVolume `name` (ns ignored) or to the claim ns/name: a PATCH to the API server in
+     * live mode, a change of the in-memory object in `simulate` (whose other pods see it at once).
+     * Put metadata.resourceVersion in the patch to make the write conditional: it then fails
+     * with a Conflict when the object changed meanwhile, as upstream's Update does. On success
+     * the object's new metadata.resourceVersion is copied to rv (room for
+     * KS_RESOURCE_VERSION_MAX bytes): the copy that cycle_pv / cycle_pvc return catches up with
+     * it later in live mode (through the informer; compare with ks_resource_version_cmp).
+     * KS_SUCCESS, or KS_ERROR with the API server's answer in st. merge_patch is copied.
+     * Binding thread only (PreBind): it blocks on the network. */
+    ks_code (*storage_patch)(ks_cycle *cycle, ks_storage_kind kind, ks_sym ns, ks_sym name,
+                             const char *merge_patch, char *rv, ks_status *st);
+    /* Sleeps ns nanoseconds (a PreBind plugin polling for a controller's answer, as upstream's
+     * wait.Poll): 0 after the time; KS_ENOTFOUND as soon as the pod being bound has been
+     * deleted, KS_ECANCELED as soon as the scheduler is stopping. In `simulate` it returns 0 at
+     * once: nothing else changes the in-memory cluster while the plugin waits. Binding thread only.
+     */
+    int (*binding_sleep)(ks_cycle *cycle, int64_t ns);
+    /* KS_SOURCE_* bits: what the cluster source of this cycle is. Any thread. */
+    uint32_t (*source_flags)(ks_cycle *cycle);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1717,6 +1758,40 @@ static inline const ks_volume_attachment_view *
 ks_volume_attachment_view_of(const ks_volume_attachment *va)
 {
     return ks_host->volume_attachment_view(va);
+}
+/* ABI 1.7 wrappers (PreBind writes): check KS_HOST_HAS(storage_patch) first on a host that may
+ * be older. */
+static inline ks_code ks_storage_patch(ks_cycle *c, ks_storage_kind kind, ks_sym ns, ks_sym name,
+                                       const char *merge_patch, char *rv, ks_status *st)
+{
+    return ks_host->storage_patch(c, kind, ns, name, merge_patch, rv, st);
+}
+static inline int ks_binding_sleep(ks_cycle *c, int64_t ns)
+{
+    return ks_host->binding_sleep(c, ns);
+}
+static inline uint32_t ks_source_flags(ks_cycle *c) { return ks_host->source_flags(c); }
+/* upstream storage.APIObjectVersioner.CompareResourceVersion: resource versions as decimal
+ * uint64s, -1, 0 or 1. An empty one counts as 0, as upstream's; so does one that is not such a
+ * number (upstream panics there: the API server never makes one). Pure; no host call. */
+static inline int ks_resource_version_cmp(const char *a, const char *b)
+{
+    uint64_t x = 0, y = 0;
+    for (const char *p = a ? a : ""; *p; p++) {
+        if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10) {
+            x = 0;
+            break;
+        }
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    for (const char *p = b ? b : ""; *p; p++) {
+        if (*p < '0' || *p > '9' || y > (UINT64_MAX - 9) / 10) {
+            y = 0;
+            break;
+        }
+        y = y * 10 + (uint64_t)(*p - '0');
+    }
+    return x < y ? -1 : x > y;
 }
 /* upstream Quantity.Cmp for two storage quantities given as (Value(), MilliValue()): -1, 0, 1.
  * Exact while both milli values are below INT64_MAX (under about 9 PB), else by whole bytes.

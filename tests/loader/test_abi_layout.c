@@ -20,6 +20,9 @@ SA(sizeof(ks_sym) == 4);
 SA(KS_SYM_EMPTY == 0u && KS_SYM_ABSENT == 0xFFFFFFFFu);
 SA(KS_SUCCESS == 0 && KS_ERROR == 1 && KS_UNSCHEDULABLE == 2);
 SA(KS_UNSCHEDULABLE_AND_UNRESOLVABLE == 3 && KS_WAIT == 4 && KS_SKIP == 5 && KS_PENDING == 6);
+/* ABI 1.7 */
+SA(KS_ECANCELED == -10 && KS_SOURCE_SIMULATED == 1 && KS_RESOURCE_VERSION_MAX == 64);
+SA(KS_STORAGE_PERSISTENT_VOLUME == 0 && KS_STORAGE_PERSISTENT_VOLUME_CLAIM == 1);
 SA(KS_ENOMEM == -1 && KS_EINVAL == -2 && KS_ENOTFOUND == -3 && KS_EEXIST == -4);
 SA(KS_ETYPE == -5 && KS_ERANGE == -6 && KS_EPARSE == -7 && KS_EIO == -8 && KS_EABI == -9);
 SA(KS_EFFECT_ALL == 0 && KS_EFFECT_NO_SCHEDULE == 1 && KS_EFFECT_PREFER_NO_SCHEDULE == 2);
@@ -130,6 +133,8 @@ SA(sizeof(ks_plugin_desc) == 216);
     X(csi_storage_capacity_view) \
     /* ABI 1.6 */ \
     X(cycle_volume_attachments) X(volume_attachment_view) \
+    /* ABI 1.7 */ \
+    X(storage_patch) X(binding_sleep) X(source_flags) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -142,12 +147,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 119); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6 */
+SA(HOST_NSLOTS == 122); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +3 in 1.7 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 968);
+SA(sizeof(ks_host_api) == 992);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
@@ -281,12 +287,14 @@ AT(ks_pv_view, node_terms, 80);
 AT(ks_pv_view, labels, 96);
 AT(ks_pv_view, source, 112);
 AT(ks_pv_view, json, 136);
-SA(sizeof(ks_pv_view) == 144);
+AT(ks_pv_view, resource_version, 144); /* ABI 1.7: grew at its end */
+SA(sizeof(ks_pv_view) == 152);
 AT(ks_pvc_view, request, 48);
 AT(ks_pvc_view, selector, 64);
 AT(ks_pvc_view, controller_uid, 120);
 AT(ks_pvc_view, json, 136);
-SA(sizeof(ks_pvc_view) == 144);
+AT(ks_pvc_view, resource_version, 144); /* ABI 1.7: grew at its end */
+SA(sizeof(ks_pvc_view) == 152);
 AT(ks_storage_class_view, allowed_topologies, 24);
 AT(ks_storage_class_view, json, 56);
 SA(sizeof(ks_storage_class_view) == 64);

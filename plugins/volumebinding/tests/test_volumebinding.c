@@ -3,16 +3,14 @@
  * StorageCapacityScoring on as in v1.37) and the decision cases of binder_test.go
  * (TestFindPodVolumesWithoutProvisioning, ...WithProvisioning, ...WithCSIMigration's
  * non-migration part, TestCapacity, FindMatchingVolume's rules), case by case with upstream's
- * objects, codes and messages. Decisions that need a PV bound or provisioned run on
- * ks__volume_binding_decisions (the plugin without its "no PreBind yet" refusal); the registered
- * plugin's refusal of those pods is checked too.
+ * objects, codes and messages; and its PreBind (binder_test.go TestBindAPIUpdate,
+ * TestCheckBindings, TestBindPodVolumes) on the harness's store.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
-#include "../volumebinding_int.h"
 
 extern const ks_plugin_desc ks_plugin_volume_binding;
 
@@ -275,25 +273,10 @@ Test(volume_binding, immediate_claims_not_bound)
            "class not found");
 }
 
-Test(volume_binding, registered_plugin_refuses_claims_it_would_have_to_bind)
-{
-    th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
-    char msg[512];
-    classes(c);
-    node(c, "node-a", NULL);
-    pvc(c, "pvc-a", "wait-sc", "1Gi");
-    pv(c, "pv-a", "wait-sc", "Available", "1Gi", NULL);
-    snprintf(msg, sizeof(msg), KS_VB_NO_BINDING_YET, "pvc-a");
-    expect(p, c, POD("pvc-a"), "node-a", UU, msg, KS_SUCCESS, NULL,
-           "a matching static PV: would need a PreBind");
-    cr_expect(strstr(msg, "kubesched does not do yet"), "%s", msg);
-}
-
 Test(volume_binding, unbound_claims_no_matches)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     classes(c);
     node(c, "node-a", NULL);
     pvc(c, "pvc-a", "wait-sc", NULL);
@@ -304,7 +287,7 @@ Test(volume_binding, unbound_claims_no_matches)
 Test(volume_binding, bound_and_unbound_unsatisfied)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     classes(c);
     node(c, "node-a", "'foo':'barbar'");
     pvc_bound(c, "pvc-a", "wait-sc", "pv-a");
@@ -341,7 +324,7 @@ Test(volume_binding, bound_pv_node_affinity)
 Test(volume_binding, local_volumes_with_close_capacity_are_preferred)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     classes(c);
     node(c, "node-a", NULL);
     node(c, "node-b", NULL);
@@ -361,7 +344,7 @@ Test(volume_binding, local_volumes_with_close_capacity_are_preferred)
 Test(volume_binding, local_volumes_multiple_pvcs)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     classes(c);
     sc(c, "wait-hdd-sc", "WaitForFirstConsumer", NULL, NULL);
     node(c, "node-a", NULL);
@@ -386,7 +369,7 @@ Test(volume_binding, local_volumes_multiple_pvcs)
 Test(volume_binding, zonal_volumes_with_close_capacity_are_preferred)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     classes(c);
     static const char *const nodes[] = {"zone-a-node-a", "zone-a-node-b", "zone-b-node-a",
                                         "zone-b-node-b", "zone-c-node-a", "zone-c-node-b"};
@@ -417,7 +400,7 @@ Test(volume_binding, zonal_volumes_with_close_capacity_are_preferred)
     int64_t want[] = {75, 75, 50, 50, 0, 0};
     expect_scores(p, c, POD("pvc-a"), want, 6, "zonal volumes");
     /* custom shape: {0: 0, 50: 3, 100: 5} -> 50/200 = 25% -> 15, 50% -> 30 */
-    th_plugin *q = th_plugin_new(&ks__volume_binding_decisions,
+    th_plugin *q = th_plugin_new(&ks_plugin_volume_binding,
                                  "{'bindTimeoutSeconds':300,'shape':[{'utilization':0,'score':0},"
                                  "{'utilization':50,'score':3},{'utilization':100,'score':5}]}");
     int64_t want2[] = {15, 15, 30, 30, 0, 0};
@@ -435,7 +418,7 @@ static void capacity_nodes(th_cluster *c)
 Test(volume_binding, storage_capacity_score)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     capacity_nodes(c);
     pvc(c, "pvc-dynamic", "wait-sc-with-storage-capacity", "10Gi");
     capacity(c, "node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi", NULL);
@@ -455,7 +438,7 @@ Test(volume_binding, storage_capacity_score)
     capacity(c2, "node-a", "wait-sc-with-storage-capacity", "node-a", "100Gi", NULL);
     capacity(c2, "node-b", "wait-sc-with-storage-capacity", "node-b", "20Gi", NULL);
     capacity(c2, "node-c", "wait-sc-with-storage-capacity", "node-c", "10Gi", NULL);
-    th_plugin *least = th_plugin_new(&ks__volume_binding_decisions,
+    th_plugin *least = th_plugin_new(&ks_plugin_volume_binding,
                                      "{'bindTimeoutSeconds':300,'shape':[{'utilization':0,"
                                      "'score':0},{'utilization':100,'score':10}]}");
     int64_t want2[] = {10, 50, 100};
@@ -467,7 +450,7 @@ Test(volume_binding, storage_capacity_score)
 Test(volume_binding, storage_capacity_score_with_static_binds)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     capacity_nodes(c);
     pvc(c, "pvc-static", "wait-sc", "100Gi");
     pvc(c, "pvc-dynamic", "wait-sc-with-storage-capacity", "100Gi");
@@ -491,7 +474,7 @@ Test(volume_binding, storage_capacity_score_with_static_binds)
 Test(volume_binding, dynamic_provisioning_with_multiple_pvcs_of_the_same_class)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     classes(c);
     node(c, "node-a", "'nodeKey':'node-a'");
     pvc(c, "pvc-dynamic-0", "wait-sc-with-storage-capacity", "50Gi");
@@ -525,7 +508,7 @@ static void binder_env(th_cluster *c)
 Test(volume_binding, find_pod_volumes_without_provisioning)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     binder_env(c);
     pvc(c, "unbound-pvc", "waitClass", "1G");
     pvc(c, "unbound-pvc2", "waitClass", "5G");
@@ -578,7 +561,7 @@ Test(volume_binding, find_pod_volumes_without_provisioning)
 Test(volume_binding, two_unbound_pvcs_order_by_size)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     binder_env(c);
     pvc(c, "pvc-1g", "waitClass", "1G");
     pvc(c, "pvc-5g", "waitClass", "5G");
@@ -595,7 +578,7 @@ Test(volume_binding, two_unbound_pvcs_order_by_size)
 Test(volume_binding, find_matching_volume_rules)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     binder_env(c);
     /* each claim has exactly one candidate PV that breaks one rule */
     pvc_full(c, "c-mode", "waitClass", NULL,
@@ -661,7 +644,7 @@ Test(volume_binding, find_matching_volume_rules)
 Test(volume_binding, find_pod_volumes_with_provisioning)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     binder_env(c);
     pvc(c, "provisioned-pvc", "waitClassWithProvisioner", "1G");
     pvc(c, "no-provisioner", "unsupported", "1G");
@@ -693,7 +676,7 @@ Test(volume_binding, find_pod_volumes_with_provisioning)
 Test(volume_binding, capacity)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     binder_env(c);
     sc(c, "capClass", "WaitForFirstConsumer", "test-provisioner", NULL);
     th_cluster_add_object(c, "{'apiVersion':'storage.k8s.io/v1','kind':'CSIDriver','metadata':"
@@ -728,7 +711,7 @@ Test(volume_binding, capacity)
 Test(volume_binding, reserve_takes_the_pv_until_unreserve)
 {
     th_cluster *c = th_cluster_new();
-    th_plugin *p = th_plugin_new(&ks__volume_binding_decisions, NULL);
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
     char msg[512];
     binder_env(c);
     pvc(c, "claim-1", "waitClass", "1G");
