@@ -1276,6 +1276,10 @@ static ks_code vb_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
     int simulated = (ks_source_flags(cycle) & KS_SOURCE_SIMULATED) != 0;
     int64_t left = vb->bind_timeout_seconds * 1000000000LL;
     for (;;) {
+        if (!simulated && left <= 0) {
+            ks_status_reason(st, "binding volumes: context deadline exceeded");
+            return KS_ERROR;
+        }
         int64_t step = left < 1000000000LL ? left : 1000000000LL;
         int slept = simulated ? 0 : ks_binding_sleep(cycle, step);
         if (slept == KS_ENOTFOUND) {

@@ -10,10 +10,15 @@
 #      zonal-s (Immediate class): the pod using it is bound to vb, by both;
 #   2. a claim no PV can satisfy (Immediate class, selector matching none): the pod gets
 #      PodScheduled=False with the same reason and message from both, and a FailedScheduling event;
-#   3. a claim of a WaitForFirstConsumer class of the provisioner: default-scheduler's pod gets its
-#      claim annotated with the selected node, provisioned, bound, and the pod bound (the
-#      provisioner and controller work); kubesched has no VolumeBinding PreBind yet, so it refuses
-#      its pod with its own message and never annotates the claim (nothing left half done).
+#   3. a claim of a WaitForFirstConsumer class of the provisioner: each scheduler's PreBind
+#      annotates the claim with the node it picked, the provisioner makes a PV pinned there, the
+#      PV controller binds the claim, and only then is the pod bound, to that node;
+#   4. the same with a claim the provisioner refuses once (ProvisioningReschedule: it removes the
+#      selected-node annotation): the binding cycle fails with upstream's "provisioning failed"
+#      (the same message from both), the pod is unreserved, retried and bound, nothing lost;
+#   5. side by side on six static WaitForFirstConsumer PVs (three per node) and six claims, three
+#      per scheduler: both bind PVs at the same time through conditional writes, every pod ends
+#      bound on its PV's node, and no PV is claimed twice.
 # Usage: tests/e2e/test-volumes.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -68,6 +73,7 @@ pod_with_claim() { # name scheduler claim
 claim_phase() { kubectl get pvc "$1" -o jsonpath='{.status.phase}' 2>/dev/null; }
 is_bound_claim() { [ "$(claim_phase "$1")" = Bound ]; }
 has_cond() { [ -n "$(pod_cond "$1")" ]; }
+is_bound() { [ -n "$(node_of "$1")" ]; }
 
 # ---- 1. a zonal static PV --------------------------------------------------------------------
 for s in ks def; do
@@ -117,25 +123,93 @@ if kubectl get events.v1.events.k8s.io -o json | jq -e '[.items[] | select(.reas
 then ok "nopv-ks: FailedScheduling event from kubesched"; else bad "nopv-ks: no FailedScheduling event from kubesched"; fi
 
 # ---- 3. WaitForFirstConsumer with the provisioner ----------------------------------------------
+selected() { kubectl get pvc "$1" -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}'; }
+check_provisioned() { # pod/claim name, what
+  local sel pv pv_node
+  sel=$(selected "$1") pv=$(kubectl get pvc "$1" -o jsonpath='{.spec.volumeName}')
+  pv_node=$(kubectl get pv "$pv" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}' 2>/dev/null)
+  if [ -n "$sel" ] && [ "$pv_node" = "$sel" ] && bound_to "$1" "$sel"; then
+    ok "$1: $2 selected $sel, the provisioner made $pv there, the pod is bound there"
+  else bad "$1: selected-node '$sel', PV '$pv' on '$pv_node', pod on '$(node_of "$1")', claim '$(claim_phase "$1")'"; fi
+}
 for s in ks def; do claim "wffc-$s" wffc; pod_with_claim "wffc-$s" "$(sched_of $s)" "wffc-$s"; done |
   kubectl create -f - >/dev/null
-if wait_for 90 is_bound_claim wffc-def && wait_for "$T" pods_bound "app=vol" 3; then
-  sel=$(kubectl get pvc wffc-def -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}')
-  pv=$(kubectl get pvc wffc-def -o jsonpath='{.spec.volumeName}')
-  pv_node=$(kubectl get pv "$pv" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}')
-  if [ -n "$sel" ] && [ "$pv_node" = "$sel" ] && bound_to wffc-def "$sel"; then
-    ok "wffc-def: default-scheduler selected $sel, the provisioner made $pv there, the pod is bound there"
-  else bad "wffc-def: selected-node '$sel', PV '$pv' on '$pv_node', pod on '$(node_of wffc-def)'"; fi
-else bad "wffc-def: claim '$(claim_phase wffc-def)', pod on '$(node_of wffc-def)' (provisioner log: $(tail -n 3 "$E2E_DIR/logs/provisioner.log" | tr '\n' ' '))"; fi
-wait_for "$T" has_cond wffc-ks || true
-want="False|Unschedulable|0/2 nodes are available: persistentvolumeclaim \"wffc-ks\" needs a PersistentVolume bound or provisioned, which kubesched does not do yet (VolumeBinding has no PreBind): bind the claim first, or leave this pod to kube-scheduler."
-got=$(pod_cond wffc-ks)
-if [ "${got%%. preemption:*}." = "$want" ]; then ok "wffc-ks: refused with kubesched's message (no PreBind yet)"
-else bad "wffc-ks: condition '$got', want '$want ...'"; fi
-sel=$(kubectl get pvc wffc-ks -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}')
-if [ -z "$sel" ] && [ -z "$(node_of wffc-ks)" ] && [ "$(claim_phase wffc-ks)" = Pending ]; then
-  ok "wffc-ks: claim left Pending and unannotated, pod unbound"
-else bad "wffc-ks: selected-node '$sel', claim '$(claim_phase wffc-ks)', pod on '$(node_of wffc-ks)'"; fi
+for s in ks def; do
+  if wait_for 90 is_bound_claim "wffc-$s" && wait_for "$T" is_bound "wffc-$s"; then check_provisioned "wffc-$s" "$(sched_of $s)"
+  else bad "wffc-$s: claim '$(claim_phase "wffc-$s")', pod on '$(node_of "wffc-$s")' (provisioner log: $(tail -n 3 "$E2E_DIR/logs/provisioner.log" | tr '\n' ' '))"; fi
+done
+
+# ---- 4. a provisioning that fails once ----------------------------------------------------------
+for s in ks def; do
+  claim "retry-$s" wffc | sed 's|^metadata: {name: \(.*\), namespace: default}|metadata: {name: \1, namespace: default, annotations: {kubesched.e2e/fail-once: "true"}}|'
+  pod_with_claim "retry-$s" "$(sched_of $s)" "retry-$s"
+done | kubectl create -f - >/dev/null
+failed_msg() { # the FailedScheduling message of pod $1 that names the failed provisioning
+  kubectl get events.v1.events.k8s.io -o json | jq -r --arg p "$1" \
+    '[.items[] | select(.reason=="FailedScheduling" and .regarding.name==$p) | .note | select(test("provisioning failed"))][0] // empty'
+}
+for s in ks def; do
+  if wait_for 120 is_bound "retry-$s" && is_bound_claim "retry-$s"; then check_provisioned "retry-$s" "$(sched_of $s) (after a failed provisioning)"
+  else bad "retry-$s: pod on '$(node_of "retry-$s")', claim '$(claim_phase "retry-$s")', condition '$(pod_cond "retry-$s")'"; fi
+done
+ks_m=$(failed_msg retry-ks) def_m=$(failed_msg retry-def)
+echo "# kubesched:         $ks_m"
+echo "# default-scheduler: $def_m"
+want='running PreBind plugin "VolumeBinding": binding volumes: provisioning failed for PVC "retry-'
+if [ "$ks_m" = "${want}ks\"" ] && [ "$def_m" = "${want}def\"" ]; then
+  ok "retry: the failed PreBind gave the same FailedScheduling message from both"
+else bad "retry: kubesched '$ks_m', default-scheduler '$def_m'"; fi
+
+# ---- 5. both schedulers on the same static WaitForFirstConsumer PVs ----------------------------
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: static-wffc}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+YAML
+for i in 1 2 3 4 5 6; do
+  n=$([ $((i % 2)) = 1 ] && echo va || echo vb)
+  cat <<YAML
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: shared-$i}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: static-wffc
+  hostPath: {path: /tmp/shared-$i}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$n]}]
+YAML
+done | kubectl create -f - >/dev/null
+for i in 1 2 3; do for s in ks def; do
+  claim "race-$s-$i" static-wffc; pod_with_claim "race-$s-$i" "$(sched_of $s)" "race-$s-$i"
+done; done | kubectl create -f - >/dev/null
+all_race_bound() {
+  [ "$(kubectl get pods -l app=vol -o json | jq '[.items[] | select((.metadata.name | startswith("race-")) and .spec.nodeName != null)] | length')" = 6 ]
+}
+if wait_for 120 all_race_bound; then ok "race: the six pods are bound"
+else bad "race: bound: $(kubectl get pods -o json | jq -c '[.items[] | select(.metadata.name | startswith("race-")) | [.metadata.name, .spec.nodeName]]')"; fi
+# every claim bound to its own PV, whose claimRef names it back, on its pod's node
+report=$(kubectl get pv,pvc,pods -o json | jq -r '
+  (.items | map(select(.kind=="PersistentVolume" and (.metadata.name | startswith("shared-"))))) as $pvs
+  | (.items | map(select(.kind=="PersistentVolumeClaim" and (.metadata.name | startswith("race-"))))) as $pvcs
+  | (.items | map(select(.kind=="Pod" and (.metadata.name | startswith("race-"))))) as $pods
+  | [ $pvcs[] | . as $c
+      | ($pvs | map(select(.metadata.name == $c.spec.volumeName)) | .[0]) as $pv
+      | ($pods | map(select(.metadata.name == $c.metadata.name)) | .[0]) as $pod
+      | if $pv == null then "\($c.metadata.name): no PV"
+        elif $pv.spec.claimRef.name != $c.metadata.name then "\($pv.metadata.name) names \($pv.spec.claimRef.name), not \($c.metadata.name)"
+        elif $pv.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0] != $pod.spec.nodeName then "\($c.metadata.name) on \($pod.spec.nodeName), its PV elsewhere"
+        else empty end ]
+  + (if ([$pvcs[].spec.volumeName] | unique | length) != ($pvcs | length) then ["a PV bound to two claims"] else [] end)
+  | join("; ")')
+if [ -z "$report" ]; then ok "race: six claims on six distinct PVs, each PV naming its claim, each pod on its PV's node"
+else bad "race: $report"; fi
 
 ks_stop main
 [ "$KS_RC" = 0 ] && ok "kubesched exited 0 on SIGTERM" || bad "kubesched exit status $KS_RC"

@@ -142,6 +142,11 @@ struct th_cluster {
     ks_snapshot *snap;
     ks_sym order[256]; /* insertion order */
     size_t n;
+    uint64_t last_rv; /* the store's resourceVersions for patches */
+    int patches;      /* ks_storage_patch calls */
+    int ticks;        /* ks_binding_sleep calls */
+    th_tick_fn tick;
+    void *tick_arg;
 };
 
 static void cluster_free(void *p)
@@ -153,6 +158,81 @@ static void cluster_free(void *p)
     free(c);
 }
 
+static ks_code harness_patch_storage(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
+                                     const char *patch, char *rv, ks_status *st)
+{
+    th_cluster *c = ctx;
+    (void)pod;
+    c->patches++;
+    cJSON *p = cJSON_Parse(patch);
+    cr_assert_not_null(p, "PreBind's patch is not JSON: %s", patch);
+    char msg[1024];
+    ks_store_change chg;
+    int rc = ks__store_patch(c->store, (ks_vol_kind)kind, ns, name, p, &c->last_rv, rv, &chg, msg,
+                             sizeof(msg));
+    cJSON_Delete(p);
+    if (rc) {
+        ks__status_add(st, msg);
+        return KS_ERROR;
+    }
+    ks__volobj_unref(chg.old_obj);
+    ks__volobj_unref(chg.new_obj);
+    return KS_SUCCESS;
+}
+
+static int harness_binding_sleep(void *ctx, const char *uid, int64_t ns)
+{
+    th_cluster *c = ctx;
+    (void)uid;
+    (void)ns;
+    c->ticks++;
+    return c->tick ? c->tick(c, c->ticks, c->tick_arg) : 0;
+}
+
+void th_cluster_binding(th_cluster *c, uint32_t flags, th_tick_fn tick, void *arg)
+{
+    c->hooks.source_flags = flags;
+    c->tick = tick;
+    c->tick_arg = arg;
+}
+
+int th_cluster_patches(th_cluster *c) { return c->patches; }
+
+static ks_vol_kind kind_of(const char *kind)
+{
+    int k = ks__volobj_kind(kind);
+    cr_assert_geq(k, 0, "not a storage kind: %s", kind);
+    return (ks_vol_kind)k;
+}
+
+int th_cluster_patch(th_cluster *c, const char *kind, const char *ns, const char *name,
+                     const char *patch_json)
+{
+    cJSON *p = th_json(patch_json);
+    char msg[1024], rv[KS_RESOURCE_VERSION_MAX];
+    ks_store_change chg;
+    int rc = ks__store_patch(c->store, kind_of(kind), ns ? ks__intern(ns) : KS_SYM_EMPTY,
+                             ks__intern(name), p, &c->last_rv, rv, &chg, msg, sizeof(msg));
+    cJSON_Delete(p);
+    if (rc == 0) {
+        ks__volobj_unref(chg.old_obj);
+        ks__volobj_unref(chg.new_obj);
+    }
+    return rc;
+}
+
+cJSON *th_cluster_object(th_cluster *c, const char *kind, const char *ns, const char *name)
+{
+    ks__volobj *o = ks__store_volobj_sym(c->store, kind_of(kind),
+                                         ns ? ks__intern(ns) : KS_SYM_EMPTY, ks__intern(name));
+    cJSON *j = o ? cJSON_Parse(o->json) : NULL;
+    ks__volobj_unref(o);
+    return j;
+}
+
+ks_code th_pre_bind(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name,
+                    ks_code *preflight, char *reasons, size_t len);
+
 th_cluster *th_cluster_new(void)
 {
     th_cluster *c = calloc(1, sizeof(*c));
@@ -160,7 +240,11 @@ th_cluster *th_cluster_new(void)
     c->cache = ks__cache_new();
     c->snap = ks__snapshot_new();
     c->store = ks__store_new();
-    c->hooks = (ks_cycle_hooks){.bind = harness_bind, .store = c->store};
+    c->hooks = (ks_cycle_hooks){.bind = harness_bind,
+                                .bind_ctx = c,
+                                .store = c->store,
+                                .patch_storage = harness_patch_storage,
+                                .binding_sleep = harness_binding_sleep};
     defer(cluster_free, c);
     return c;
 }
@@ -377,6 +461,53 @@ ks_code th_reserve(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_na
     copy_reasons(&st, reasons, len);
     if (unreserve && p->desc->unreserve)
         p->desc->unreserve(p->self, cycle, pod, ks__intern(node_name));
+    return code;
+}
+
+ks_code th_pre_bind(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name,
+                    ks_code *preflight, char *reasons, size_t len)
+{
+    ks_status st;
+    ks_sym node = ks__intern(node_name);
+    refresh(c);
+    ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    cycle->hooks = &c->hooks;
+    defer(cycle_free_v, cycle);
+    if (reasons && len)
+        reasons[0] = '\0';
+    if (preflight)
+        *preflight = KS_SUCCESS;
+    ks__status_reset(&st);
+    ks_code code = KS_SUCCESS;
+    if (p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        code = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
+        free(r.nodes);
+        if (code == KS_SKIP)
+            code = KS_SUCCESS;
+    }
+    if (code == KS_SUCCESS && p->desc->reserve) {
+        ks__status_reset(&st);
+        code = p->desc->reserve(p->self, cycle, pod, node, &st);
+    }
+    ks_code pf = KS_SUCCESS;
+    if (code == KS_SUCCESS && p->desc->pre_bind_pre_flight) {
+        ks_prebind_preflight res;
+        memset(&res, 0, sizeof(res));
+        ks__status_reset(&st);
+        pf = p->desc->pre_bind_pre_flight(p->self, cycle, pod, node, &res, &st);
+        if (preflight)
+            *preflight = pf;
+        if (pf != KS_SUCCESS && pf != KS_SKIP)
+            code = pf;
+    }
+    if (code == KS_SUCCESS && pf != KS_SKIP && p->desc->pre_bind) {
+        ks__status_reset(&st);
+        code = p->desc->pre_bind(p->self, cycle, pod, node, &st);
+        if (code != KS_SUCCESS && p->desc->unreserve)
+            p->desc->unreserve(p->self, cycle, pod, node);
+    }
+    copy_reasons(&st, reasons, len);
     return code;
 }
 

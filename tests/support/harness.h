@@ -90,6 +90,28 @@ ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t
 ks_code th_score_steps(th_plugin *p, th_cluster *c, ks_pod *pod, int with_pre_filter, int64_t *raw,
                        int64_t *normalized);
 
+/* The binding side, for PreBind plugins (ABI 1.7): ks_storage_patch writes to the cluster's store
+ * as the API server would (ks__store_patch: conditional on a resourceVersion in the patch);
+ * ks_binding_sleep calls tick(c, n, arg) with n = 1, 2, ... (a controller's progress between
+ * polls) and returns its answer (0, KS_ENOTFOUND: the pod was deleted, KS_ECANCELED);
+ * ks_source_flags answers flags. Without this call: no tick (sleep returns 0), flags 0. */
+typedef int (*th_tick_fn)(th_cluster *c, int n, void *arg);
+void th_cluster_binding(th_cluster *c, uint32_t flags, th_tick_fn tick, void *arg);
+/* One cycle as the framework runs it for the chosen node: PreFilter, Reserve, PreBindPreFlight
+ * (its code to *preflight when not NULL), PreBind unless PreBindPreFlight said Skip, and
+ * Unreserve when PreBind failed. Returns the first failing code; reasons gets its reasons. */
+ks_code th_pre_bind(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name,
+                    ks_code *preflight, char *reasons, size_t len);
+/* Patches a storage object of the store ("PersistentVolume" name, or "PersistentVolumeClaim"
+ * ns/name) with a JSON merge patch (single quotes allowed), as a controller's write: 0 or the
+ * ks__store_patch error. */
+int th_cluster_patch(th_cluster *c, const char *kind, const char *ns, const char *name,
+                     const char *patch_json);
+/* A storage object as the store holds it now (cJSON owned by the caller), NULL when none. */
+cJSON *th_cluster_object(th_cluster *c, const char *kind, const char *ns, const char *name);
+/* How many ks_storage_patch calls the plugins made on c. */
+int th_cluster_patches(th_cluster *c);
+
 /* Runs PreEnqueue. */
 ks_code th_pre_enqueue(th_plugin *p, ks_pod *pod, char *reasons, size_t len);
 /* QueueSort less(a, b) with the given enqueue timestamps. */

@@ -735,3 +735,249 @@ Test(volume_binding, args_kind)
     cr_expect_not_null(ks_plugin_volume_binding.validate_args);
     cr_expect_str_eq(ks_plugin_volume_binding.args_schema->kind, "VolumeBindingArgs");
 }
+
+/* ---- the assume cache's lifetime (upstream passiveAssumeCache) ---------------------------------
+ */
+
+Test(volume_binding, an_assumption_holds_for_its_claim_and_expires_with_a_newer_version)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    binder_env(c);
+    pvc(c, "claim-1", "waitClass", "1G");
+    pvc(c, "claim-2", "waitClass", "1G");
+    pv_on(c, "pv-only", "waitClass", "1G", "nodeKey", "node1");
+    ks_pod *p1 = pod_named("pod-1", "claim-1"), *p2 = pod_named("pod-2", "claim-2");
+    ks_pod *peer = pod_named("pod-1-peer", "claim-1");
+    cr_assert_eq(th_reserve(p, c, p1, "node1", 0, msg, sizeof(msg)), KS_SUCCESS, "%s", msg);
+    /* the PV is assumed bound to claim-1: another pod of claim-1 matches it, claim-2 does not */
+    expect(p, c, peer, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "claim-1's other pod");
+    expect(p, c, p2, "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "claim-2");
+    /* an informer update (a newer version) replaces the assumed object */
+    cr_assert_eq(th_cluster_patch(c, "PersistentVolume", NULL, "pv-only",
+                                  "{'metadata':{'labels':{'touched':'yes'}}}"),
+                 0);
+    expect(p, c, p2, "node1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "after a newer version");
+}
+
+/* ---- PreBindPreFlight / PreBind (upstream binder_test.go TestBindAPIUpdate, TestCheckBindings,
+ * TestBindPodVolumes) -------------------------------------------------------------------------- */
+
+/* A node, a WaitForFirstConsumer class without provisioner and one with, a PV of the first on the
+ * node, a claim of each, all with uids and versions as the API server gives them. */
+static void prebind_env(th_cluster *c)
+{
+    node(c, "node-a", NULL);
+    sc(c, "local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner", NULL);
+    sc(c, "fast", "WaitForFirstConsumer", "example.com/fast", NULL);
+    th_cluster_add_object(
+        c,
+        "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':'pv-a','uid':'uid-pv-a',"
+        "'resourceVersion':'5'},'spec':{'storageClassName':'local','capacity':{'storage':'1Gi'},"
+        "'accessModes':['ReadWriteOnce'],'hostPath':{'path':'/a'},'nodeAffinity':{'required':{"
+        "'nodeSelectorTerms':[{'matchExpressions':[{'key':'kubernetes.io/hostname','operator':"
+        "'In','values':['node-a']}]}]}}},'status':{'phase':'Available'}}");
+    pvc_full(c, "pvc-a", "local", ",'uid':'uid-pvc-a','resourceVersion':'7'",
+             ",'accessModes':['ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}", NULL);
+    pvc_full(c, "pvc-p", "fast", ",'uid':'uid-pvc-p','resourceVersion':'8'",
+             ",'accessModes':['ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}", NULL);
+}
+
+/* The PV controller's answer to PreBind's claimRef: claim pvc-a bound to pv-a, on tick `at`. */
+static int complete_at(th_cluster *c, int n, void *arg)
+{
+    if (n == *(int *)arg)
+        cr_assert_eq(th_cluster_patch(c, "PersistentVolumeClaim", "default", "pvc-a",
+                                      "{'metadata':{'annotations':{'pv.kubernetes.io/"
+                                      "bind-completed':'yes'}},'spec':{'volumeName':'pv-a'}}"),
+                     0);
+    return 0;
+}
+
+Test(volume_binding, prebind_writes_the_claim_ref_and_waits_for_the_pv_controller)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    ks_code pf;
+    int at = 2;
+    prebind_env(c);
+    th_cluster_binding(c, 0, complete_at, &at);
+    ks_code code = th_pre_bind(p, c, pod_named("p", "pvc-a"), "node-a", &pf, msg, sizeof(msg));
+    cr_assert_eq(code, KS_SUCCESS, "%s", msg);
+    cr_expect_eq(pf, KS_SUCCESS, "there is a binding to write");
+    cr_expect_eq(th_cluster_patches(c), 1);
+    cJSON *pv = th_cluster_object(c, "PersistentVolume", NULL, "pv-a");
+    char *ref =
+        cJSON_PrintUnformatted(cJSON_GetObjectItem(cJSON_GetObjectItem(pv, "spec"), "claimRef"));
+    /* upstream reference.GetReference of the claim */
+    cr_expect_str_eq(ref, "{\"kind\":\"PersistentVolumeClaim\",\"namespace\":\"default\",\"name\":"
+                          "\"pvc-a\",\"uid\":\"uid-pvc-a\",\"apiVersion\":\"v1\","
+                          "\"resourceVersion\":\"7\"}");
+    const cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(pv, "metadata"), "annotations");
+    cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(ann, "pv.kubernetes.io/"
+                                                                   "bound-by-controller")),
+                     "yes");
+    free(ref);
+    cJSON_Delete(pv);
+}
+
+Test(volume_binding, prebind_preflight_skips_when_every_claim_is_bound)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    ks_code pf;
+    prebind_env(c);
+    th_cluster_add_object(
+        c, "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'done',"
+           "'namespace':'default','uid':'u','annotations':{'pv.kubernetes.io/bind-completed':"
+           "'yes'}},'spec':{'storageClassName':'local','volumeName':'pv-a'}}");
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "done"), "node-a", &pf, msg, sizeof(msg)),
+                 KS_SUCCESS, "%s", msg);
+    cr_expect_eq(pf, KS_SKIP);
+    cr_expect_eq(th_cluster_patches(c), 0);
+}
+
+static int reset_claim_ref(th_cluster *c, int n, void *arg)
+{
+    (void)arg;
+    if (n == 1)
+        cr_assert_eq(
+            th_cluster_patch(c, "PersistentVolume", NULL, "pv-a", "{'spec':{'claimRef':null}}"), 0);
+    return 0;
+}
+
+Test(volume_binding, prebind_fails_when_the_claim_ref_is_reset_and_releases_the_pv)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    prebind_env(c);
+    th_cluster_binding(c, 0, reset_claim_ref, NULL);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-a"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_ERROR);
+    cr_expect_str_eq(msg, "binding volumes: ClaimRef got reset for pv \"pv-a\"");
+    /* Unreserve dropped the assumption: another claim can take pv-a again */
+    pvc_full(c, "pvc-b", "local", ",'uid':'uid-pvc-b'",
+             ",'accessModes':['ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}", NULL);
+    expect(p, c, pod_named("q", "pvc-b"), "node-a", KS_SUCCESS, NULL, KS_SUCCESS, NULL,
+           "pv-a free again");
+}
+
+/* The provisioner: a PV on the node and the claim bound to it on tick 1, or (arg set) the
+ * selected-node annotation removed (a failed provisioning asks for another node; the PV
+ * controller's storage-provisioner annotation stays, as on a real claim). */
+static int provision(th_cluster *c, int n, void *arg)
+{
+    if (n != 1)
+        return 0;
+    if (arg) {
+        cr_assert_eq(th_cluster_patch(c, "PersistentVolumeClaim", "default", "pvc-p",
+                                      "{'metadata':{'annotations':{'volume.kubernetes.io/"
+                                      "selected-node':null,'volume.kubernetes.io/"
+                                      "storage-provisioner':'example.com/fast'}}}"),
+                     0);
+        return 0;
+    }
+    th_cluster_add_object(
+        c, "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':'pvc-new','uid':'n'},"
+           "'spec':{'storageClassName':'fast','capacity':{'storage':'1Gi'},'claimRef':{"
+           "'namespace':'default','name':'pvc-p','uid':'uid-pvc-p'},'nodeAffinity':{'required':{"
+           "'nodeSelectorTerms':[{'matchExpressions':[{'key':'kubernetes.io/hostname','operator':"
+           "'In','values':['node-a']}]}]}}}}");
+    cr_assert_eq(th_cluster_patch(c, "PersistentVolumeClaim", "default", "pvc-p",
+                                  "{'metadata':{'annotations':{'pv.kubernetes.io/bind-completed':"
+                                  "'yes'}},'spec':{'volumeName':'pvc-new'}}"),
+                 0);
+    return 0;
+}
+
+Test(volume_binding, prebind_selects_the_node_for_provisioning_and_waits_for_the_volume)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    prebind_env(c);
+    th_cluster_binding(c, 0, provision, NULL);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-p"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_SUCCESS, "%s", msg);
+    cr_expect_eq(th_cluster_patches(c), 1);
+    cJSON *claim = th_cluster_object(c, "PersistentVolumeClaim", "default", "pvc-p");
+    const cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(claim, "metadata"), "annotations");
+    cr_expect_str_eq(
+        cJSON_GetStringValue(cJSON_GetObjectItem(ann, "volume.kubernetes.io/selected-node")),
+        "node-a");
+    cJSON_Delete(claim);
+}
+
+Test(volume_binding, prebind_fails_when_the_provisioner_gives_the_node_back)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    static int fail = 1;
+    prebind_env(c);
+    th_cluster_binding(c, 0, provision, &fail);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-p"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_ERROR);
+    cr_expect_str_eq(msg, "binding volumes: provisioning failed for PVC \"pvc-p\"");
+}
+
+static int pod_deleted(th_cluster *c, int n, void *arg)
+{
+    (void)c;
+    (void)arg;
+    return n == 2 ? KS_ENOTFOUND : 0;
+}
+
+Test(volume_binding, prebind_stops_waiting_when_the_pod_is_deleted)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    prebind_env(c);
+    th_cluster_binding(c, 0, pod_deleted, NULL);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-a"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_ERROR);
+    cr_expect_str_eq(msg, "binding volumes: pod does not exist any more: pod \"p\" not found");
+}
+
+static int count_ticks(th_cluster *c, int n, void *arg)
+{
+    (void)c;
+    *(int *)arg = n;
+    return 0;
+}
+
+Test(volume_binding, prebind_gives_up_after_bind_timeout_seconds)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, "{'bindTimeoutSeconds':3}");
+    char msg[512];
+    int ticks = 0;
+    prebind_env(c);
+    th_cluster_binding(c, 0, count_ticks, &ticks);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-a"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_ERROR);
+    cr_expect_str_eq(msg, "binding volumes: context deadline exceeded");
+    cr_expect_eq(ticks, 3, "one poll a second for 3 s, got %d", ticks);
+}
+
+Test(volume_binding, prebind_in_simulate_checks_once_and_takes_the_selected_node_as_done)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    int ticks = 0;
+    prebind_env(c);
+    th_cluster_binding(c, KS_SOURCE_SIMULATED, count_ticks, &ticks);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-p"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_SUCCESS, "%s", msg);
+    /* a static binding nobody completes (the harness is no PV controller): not done at once */
+    cr_assert_eq(th_pre_bind(p, c, pod_named("q", "pvc-a"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_ERROR);
+    cr_expect_str_eq(msg, "binding volumes: context deadline exceeded");
+    cr_expect_eq(ticks, 0, "simulate does not sleep");
+}

@@ -5,6 +5,9 @@
 // creates a hostPath PersistentVolume under -root, pinned by nodeAffinity to the node the
 // scheduler selected (volume.kubernetes.io/selected-node, for WaitForFirstConsumer classes).
 // It creates no real storage: the tests have no kubelet; what they check is the API side.
+// A claim annotated kubesched.e2e/fail-once: "true" is refused the first time, with
+// ProvisioningReschedule: the library then removes its selected-node annotation, which tells
+// the scheduler to pick a node again (the failure path of VolumeBinding's PreBind).
 //
 // Usage: provisioner -kubeconfig FILE [-name kubesched.e2e/hostpath] [-root DIR]
 package main
@@ -16,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	v1 "k8s.io/api/core/v1"
@@ -27,12 +31,19 @@ import (
 )
 
 type hostPathProvisioner struct {
-	root string
+	root   string
+	failed sync.Map // claim uid -> true once a fail-once claim was refused
 }
 
 // Provision makes a PV that matches the claim: its capacity, access modes and volume mode, the
 // class, and the selected node's hostname as the only node it may be used on.
 func (p *hostPathProvisioner) Provision(ctx context.Context, o controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
+	if o.PVC.Annotations["kubesched.e2e/fail-once"] == "true" {
+		if _, done := p.failed.LoadOrStore(string(o.PVC.UID), true); !done {
+			klog.InfoS("refused once", "claim", klog.KObj(o.PVC), "node", o.SelectedNodeName)
+			return nil, controller.ProvisioningReschedule, fmt.Errorf("e2e: told to fail once on node %q", o.SelectedNodeName)
+		}
+	}
 	path := filepath.Join(p.root, o.PVName)
 	pv := &v1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: o.PVName},
