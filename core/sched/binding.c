@@ -8,8 +8,13 @@
  * map and goes back to the job queue when the last waiting plugin allows it, when one rejects it,
  * or when the permit timer thread sees its deadline pass (upstream runs a goroutine per pod).
  *
+ * The pool starts with ks_scheduler_opts.binding_workers threads and grows by one whenever a job
+ * is queued while none is idle, up to KS_MAX_BINDERS: a PreBind may wait minutes for a volume
+ * to be provisioned (upstream runs every binding cycle in its own goroutine), and those waits must
+ * not hold back the bindings of other pods.
+ *
  * Threads: ks__binding_submit is called by the scheduling thread; jobs run on binding threads;
- * the waiting map and the job list are guarded by s->bind_mu.
+ * the waiting map, the job list and the thread list are guarded by s->bind_mu.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +26,8 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
+
+#define KS_MAX_BINDERS 1024
 
 struct ks_binding_job {
     ks_binding_job *next;
@@ -349,8 +356,11 @@ static void *binder_main(void *arg)
     ks_scheduler *s = arg;
     pthread_mutex_lock(&s->bind_mu);
     for (;;) {
-        while (!s->jobs_head && !s->bind_quit)
+        while (!s->jobs_head && !s->bind_quit) {
+            s->idle_binders++;
             pthread_cond_wait(&s->jobs_cv, &s->bind_mu);
+            s->idle_binders--;
+        }
         if (!s->jobs_head && s->bind_quit)
             break;
         ks_binding_job *j = s->jobs_head;
@@ -386,6 +396,27 @@ static void *binder_main(void *arg)
     return NULL;
 }
 
+/* Under bind_mu: one more binding thread, unless the pool is at KS_MAX_BINDERS or the system
+ * refuses (the job then waits for a busy one, as before). */
+static void add_binder(ks_scheduler *s)
+{
+    if (s->nbinders >= KS_MAX_BINDERS || s->bind_quit)
+        return;
+    if (s->nbinders == s->binders_cap) {
+        int cap = s->binders_cap * 2;
+        pthread_t *b = realloc(s->binders, (size_t)cap * sizeof(*b));
+        if (!b)
+            return;
+        s->binders = b;
+        s->binders_cap = cap;
+    }
+    if (pthread_create(&s->binders[s->nbinders], NULL, binder_main, s) == 0) {
+        s->nbinders++;
+        if (ks__log_enabled(4))
+            ks__log('I', NULL, "binding pool: %d threads (every one was busy)", s->nbinders);
+    }
+}
+
 int ks__binding_start(ks_scheduler *s, int workers)
 {
     pthread_mutex_init(&s->bind_mu, NULL);
@@ -397,6 +428,7 @@ int ks__binding_start(ks_scheduler *s, int workers)
     s->binders = calloc((size_t)workers, sizeof(pthread_t));
     if (!s->binders)
         return KS_ENOMEM;
+    s->binders_cap = workers;
     for (int i = 0; i < workers; i++) {
         if (pthread_create(&s->binders[i], NULL, binder_main, s) != 0)
             return KS_ENOMEM;
@@ -484,6 +516,8 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
         s->jobs_head = j;
     s->jobs_tail = j;
     s->inflight_bindings++;
+    if (s->idle_binders == 0)
+        add_binder(s); /* every binder is busy (a PreBind may wait long): one more */
     pthread_cond_signal(&s->jobs_cv); /* one job wakes one binder */
     pthread_mutex_unlock(&s->bind_mu);
 }

@@ -88,7 +88,8 @@ struct ks_scheduler {
     int bind_inline;         /* ks_scheduler_opts.bind_inline */
     int nnn_for_expectation; /* the NominatedNodeNameForExpectation gate at creation */
     int bind_quit;
-    int nbinders;
+    int nbinders, binders_cap;
+    int idle_binders; /* binders waiting for a job */
     pthread_t *binders;
     pthread_t permit_timer; /* rejects parked Permit waiters at their deadline */
     int has_permit_timer;

@@ -6,7 +6,10 @@
 #     accepted by kube-apiserver (server-side dry run); then helm installs the release;
 #   - kubesched runs with the rendered configuration and the chart's ServiceAccount token, so
 #     with exactly the chart's RBAC: it takes the Lease in the release namespace, binds pods,
-#     reports their status and events, and no request is forbidden.
+#     reports their status and events, writes a PersistentVolume's claimRef from VolumeBinding's
+#     PreBind, and no request is forbidden;
+#   - least privilege: with `patch` taken off the persistentvolumes rule, that PreBind write is
+#     refused with 403 and the pod's condition says so.
 # The Deployment itself cannot run here (no kubelet, no image); kubesched runs as a process.
 # Usage: tests/e2e/test-helm-chart.sh (env: see lib.sh)
 set -uo pipefail
@@ -105,11 +108,68 @@ if wait_for "$E2E_TIMEOUT" bash -c '[ -n "$(kubectl get pod chart-big -o jsonpat
 else bad "chart-big has no PodScheduled condition (pods/status patch forbidden?)"; fi
 n_ev=$(kubectl get events.v1.events.k8s.io -o json | jq '[.items[] | select(.reportingController=="kubesched")] | length')
 if [ "$n_ev" -ge 6 ]; then ok "$n_ev events reported by kubesched"; else bad "only $n_ev events from kubesched"; fi
+# VolumeBinding's PreBind: a WaitForFirstConsumer claim and a matching static PV on chart-node-1.
+# No PV controller runs here, so the claim is never completed and the pod waits in PreBind; what
+# is checked is the write the chart's RBAC must allow.
+vol_objects() { # index
+  cat <<YAML
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: chart-pv-$1}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: chart-wffc
+  hostPath: {path: /tmp/chart-pv-$1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [chart-node-1]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: chart-claim-$1, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: chart-wffc
+  resources: {requests: {storage: 1Gi}}
+YAML
+  mk_pod chart-vol-$1 kubesched 100m 64Mi app=chart-vol
+  printf '  volumes:\n  - name: data\n    persistentVolumeClaim: {claimName: chart-claim-%s}\n' "$1"
+}
+claim_ref_of() { kubectl get pv "$1" -o jsonpath='{.spec.claimRef.name}' 2>/dev/null; }
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: chart-wffc}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+YAML
+# No PV controller marks the PVs Available (VolumeBinding takes only those): the status by hand.
+available() { kubectl patch pv "$1" --subresource=status --type=merge -p '{"status":{"phase":"Available"}}' >/dev/null; }
+vol_objects 1 | kubectl create -f - >/dev/null && available chart-pv-1
+if wait_for "$E2E_TIMEOUT" bash -c '[ "$(kubectl get pv chart-pv-1 -o jsonpath={.spec.claimRef.name})" = chart-claim-1 ]'; then
+  ok "VolumeBinding's PreBind patched chart-pv-1's claimRef with the chart's RBAC"
+else bad "chart-pv-1's claimRef is '$(claim_ref_of chart-pv-1)'"; fi
 # 403 as a status, not as digits of a klog timestamp (22:19:52.403622).
 forbidden_re='forbidden|(^|[^0-9.])403([^0-9]|$)'
 if grep -Eiq "$forbidden_re" "$(ks_log chart)"; then bad "a request was forbidden:"; grep -Ei "$forbidden_re" "$(ks_log chart)" | head -3
 else ok "no request was forbidden by the chart's RBAC"; fi
+ks_no_errors chart
+
+# Least privilege: the chart's rule is needed. Without `patch` on persistentvolumes the same write
+# is refused (403), the binding cycle fails, and the pod's condition carries the API's message.
+role=$(kubectl get clusterrole -l app.kubernetes.io/instance=kubesched -o name | head -1)
+kubectl get "$role" -o json |
+  jq '(.rules[] | select(.resources == ["persistentvolumes"]) | .verbs) |= map(select(. != "patch"))' |
+  kubectl replace -f - >/dev/null
+# (chart-pv-1 names chart-claim-1 now: chart-claim-2 can only take chart-pv-2)
+vol_objects 2 | kubectl create -f - >/dev/null && available chart-pv-2
+forbidden_cond() { pod_cond chart-vol-2 | grep -q 'forbidden'; }
+if wait_for "$E2E_TIMEOUT" forbidden_cond; then
+  ok "without patch on persistentvolumes, PreBind's write is refused: $(pod_cond chart-vol-2 | cut -c1-200)"
+else bad "chart-vol-2: condition '$(pod_cond chart-vol-2)', PV claimRef '$(claim_ref_of chart-pv-2)'"; fi
 ks_stop chart TERM
 [ "$KS_RC" = 0 ] && ok "kubesched exited 0 on SIGTERM" || bad "kubesched exited $KS_RC"
-ks_no_errors chart
 exit 0
