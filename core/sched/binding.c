@@ -9,9 +9,9 @@
  * or when the permit timer thread sees its deadline pass (upstream runs a goroutine per pod).
  *
  * The pool starts with ks_scheduler_opts.binding_workers threads and grows by one whenever a job
- * is queued while none is idle, up to KS_MAX_BINDERS: a PreBind may wait minutes for a volume
- * to be provisioned (upstream runs every binding cycle in its own goroutine), and those waits must
- * not hold back the bindings of other pods.
+ * is queued while more jobs wait than binders are idle, up to KS_MAX_BINDERS: a PreBind may wait
+ * minutes for a volume to be provisioned (upstream runs every binding cycle in its own goroutine),
+ * and those waits must not hold back the bindings of other pods.
  *
  * Threads: ks__binding_submit is called by the scheduling thread; jobs run on binding threads;
  * the waiting map, the job list and the thread list are guarded by s->bind_mu.
@@ -44,6 +44,11 @@ struct ks_binding_job {
     int rejected;
     int parked; /* waiting on Permit, off the job queue (guarded by bind_mu) */
     int gone;   /* the pod was deleted while its binding cycle ran (guarded by bind_mu) */
+    /* upstream podsInPreBind (guarded by bind_mu): the job runs PreBind plugins that
+     * PreBindPreFlight said have work; a preemptor may cancel it (canceled, with cancel_msg, the
+     * cause) until it is marked prebound after PreBind. */
+    int in_prebind, canceled, prebound;
+    char cancel_msg[128];
     /* PreBindPreFlight has run (it runs once, before the job may park on Permit), and what it
      * answered: KS_SUCCESS or KS_SKIP, or KS_ERROR with preflight_msg. Binding thread only. */
     int preflighted;
@@ -193,8 +198,8 @@ int ks__binding_sleep(void *ctx, const char *uid, int64_t ns)
     pthread_mutex_lock(&s->bind_mu);
     for (;;) {
         ks_binding_job *j = ks__strmap_get(&s->binding, uid);
-        if (s->bind_quit || (j && j->gone)) {
-            rc = s->bind_quit ? KS_ECANCELED : KS_ENOTFOUND;
+        if (s->bind_quit || (j && (j->gone || j->canceled))) {
+            rc = j && j->gone && !s->bind_quit && !j->canceled ? KS_ENOTFOUND : KS_ECANCELED;
             break;
         }
         if (pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until) == ETIMEDOUT)
@@ -213,6 +218,23 @@ void ks__binding_pod_deleted(ks_scheduler *s, const char *uid)
         pthread_cond_broadcast(&s->bind_cv); /* a PreBind sleeping in ks__binding_sleep */
     }
     pthread_mutex_unlock(&s->bind_mu);
+}
+
+int ks__binding_cancel_prebind(ks_scheduler *s, const char *uid, const char *msg)
+{
+    int canceled = 0;
+    pthread_mutex_lock(&s->bind_mu);
+    ks_binding_job *j = s->binders ? ks__strmap_get(&s->binding, uid) : NULL;
+    if (j && j->in_prebind && !j->prebound) {
+        if (!j->canceled) {
+            j->canceled = 1;
+            snprintf(j->cancel_msg, sizeof(j->cancel_msg), "%s", msg);
+            pthread_cond_broadcast(&s->bind_cv); /* its PreBind's sleep ends */
+        }
+        canceled = 1;
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return canceled;
 }
 
 static void report_bind(ks_scheduler *s, ks_binding_job *j, const char *result, ks_sym node,
@@ -311,7 +333,23 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
         free(m);
         return;
     }
+    /* upstream AddPodInPreBind: a pod whose PreBind has work can be preempted in memory */
+    pthread_mutex_lock(&s->bind_mu);
+    j->in_prebind = s->nnn_for_expectation && j->preflight == KS_SUCCESS;
+    pthread_mutex_unlock(&s->bind_mu);
     code = ks__fw_run_pre_bind(j->fw, j->cycle, j->assumed, node, &st);
+    if (code == KS_SUCCESS && j->in_prebind) {
+        /* upstream MarkPrebound: a preemptor that cancelled it meanwhile wins */
+        pthread_mutex_lock(&s->bind_mu);
+        if (j->canceled) {
+            ks__status_reset(&st);
+            ks__status_add(&st, j->cancel_msg);
+            code = KS_ERROR;
+        } else {
+            j->prebound = 1;
+        }
+        pthread_mutex_unlock(&s->bind_mu);
+    }
     if (code == KS_SUCCESS) {
         code = ks__fw_run_bind(j->fw, j->cycle, j->assumed, node, &st);
         if (code == KS_SKIP) {
@@ -516,8 +554,13 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
         s->jobs_head = j;
     s->jobs_tail = j;
     s->inflight_bindings++;
-    if (s->idle_binders == 0)
-        add_binder(s); /* every binder is busy (a PreBind may wait long): one more */
+    /* More jobs waiting than idle binders to take them (a binder counts as idle until it wakes
+     * up): every binder is busy, and a PreBind may wait long; one more. */
+    size_t queued = 0;
+    for (ks_binding_job *q = s->jobs_head; q && queued <= (size_t)s->idle_binders; q = q->next)
+        queued++;
+    if (queued > (size_t)s->idle_binders)
+        add_binder(s);
     pthread_cond_signal(&s->jobs_cv); /* one job wakes one binder */
     pthread_mutex_unlock(&s->bind_mu);
 }

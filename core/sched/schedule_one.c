@@ -627,6 +627,18 @@ static void apply_preemption(sched_cycle *c)
                 s->source.preempted_waiting(s->source.ctx, v, qp->pod, r->nominated);
             continue;
         }
+        /* v1.37: a victim in PreBind is cancelled in memory, not deleted */
+        char cause[96];
+        snprintf(cause, sizeof(cause), "preempted by %s",
+                 c->preemptor ? c->preemptor : "DefaultPreemption");
+        if (s->victims_leave_on_delete_event && ks__binding_cancel_prebind(s, v->uid, cause)) {
+            if (ks__log_enabled(2))
+                ks__log('I', NULL, "Preemptor pod %s rejected a pod in preBind %s on node %s",
+                        qp->pod->key, v->key, ks__sym_str(r->nominated));
+            if (s->source.preempted_waiting)
+                s->source.preempted_waiting(s->source.ctx, v, qp->pod, r->nominated);
+            continue;
+        }
         /* Without a deletion event to come (simulate) the victim leaves now; a live source
          * keeps it counted until the API server says it is gone (upstream), so the preemptor
          * waits for it rather than over-commit the node. */

@@ -38,9 +38,9 @@ typedef struct ks_source_ops {
      * Preempted event). The scheduler has already dropped it from its own view unless
      * victims_leave_on_delete_event is set. May be NULL. */
     void (*evict)(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node);
-    /* Scheduling thread: preemption chose victim, a pod waiting on Permit (not bound yet), and
-     * rejected it instead (victims_leave_on_delete_event only): nothing to delete, the Preempted
-     * event only (upstream). May be NULL. */
+    /* Scheduling thread: preemption chose victim, a pod waiting on Permit or in PreBind (not
+     * bound yet), and rejected it instead (victims_leave_on_delete_event only): nothing to
+     * delete, the Preempted event only (upstream). May be NULL. */
     void (*preempted_waiting)(void *ctx, const ks_pod *victim, const ks_pod *preemptor,
                               ks_sym node);
     /* Scheduling thread: a lower-priority pod nominated to the node a preemptor now takes lost

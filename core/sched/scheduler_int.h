@@ -155,6 +155,10 @@ int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plu
  * (ks__binding_pod_deleted), KS_ECANCELED when the pool stops; 0 at once in simulate. Binding
  * threads. */
 int ks__binding_sleep(void *ctx, const char *uid, int64_t ns);
+/* Preemption chose a pod in PreBind (its PreBindPreFlight had work): cancel its binding cycle
+ * with msg as the cause (upstream PodInPreBind.CancelPod). 1 when it was in PreBind and not yet
+ * prebound (its binding cycle then fails and forgets it), 0: delete it instead. */
+int ks__binding_cancel_prebind(ks_scheduler *s, const char *uid, const char *msg);
 /* The pod of uid was deleted: a binding cycle sleeping in its PreBind ends early. Any thread. */
 void ks__binding_pod_deleted(ks_scheduler *s, const char *uid);
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);

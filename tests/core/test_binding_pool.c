@@ -2,7 +2,8 @@
  * The binding pool grows when every binder is busy: a PreBind that waits (for a volume to be
  * provisioned, up to bindTimeoutSeconds) must not hold back the binding of other pods, as upstream
  * runs each binding cycle in its own goroutine. And ks_binding_sleep ends as soon as the pod
- * being bound is deleted (upstream checkBindings' "pod does not exist any more").
+ * being bound is deleted (upstream checkBindings' "pod does not exist any more"), or when a
+ * preemptor cancels the pod in PreBind (v1.37's PodInPreBind.CancelPod).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include "harness.h"
 #include "sched/host_api.h"
 #include "sched/scheduler.h"
+#include "sched/scheduler_int.h"
 
 /* Pods named slow-*: PreBind waits up to 30 s, as a PreBind polling a provisioner does. */
 static ks_code sleeper_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
@@ -26,6 +28,10 @@ static ks_code sleeper_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, 
     int rc = ks_binding_sleep(cycle, 30LL * 1000000000LL);
     if (rc == KS_ENOTFOUND) {
         ks_status_reason(st, "pod gone");
+        return KS_ERROR;
+    }
+    if (rc == KS_ECANCELED) {
+        ks_status_reason(st, "context canceled");
         return KS_ERROR;
     }
     return KS_SUCCESS;
@@ -108,7 +114,14 @@ static int slow_finished(const char *unused)
 
 TestSuite(binding_pool, .init = th_init, .fini = th_fini);
 
-Test(binding_pool, a_waiting_pre_bind_holds_back_no_other_binding_and_ends_when_its_pod_goes)
+static struct {
+    ks_registry *reg;
+    ks_config *cfg;
+    ks_profile_plan *plans;
+} E;
+
+/* A scheduler with one binder, the Sleeper at PreBind, and node n1. */
+static ks_scheduler *world(void)
 {
     char err[1024] = "";
     memset(&W, 0, sizeof(W));
@@ -141,7 +154,24 @@ Test(binding_pool, a_waiting_pre_bind_holds_back_no_other_binding_and_ends_when_
     cJSON_Delete(nj);
     cr_assert_eq(ks__scheduler_on_node_add(s, node), 0);
     ks__node_unref(node);
+    E.reg = reg;
+    E.cfg = cfg;
+    E.plans = plans;
+    return s;
+}
 
+static void world_free(ks_scheduler *s)
+{
+    ks__scheduler_free(s);
+    ks__config_plans_free(E.plans, E.cfg->nprofiles);
+    ks__config_free(E.cfg);
+    ks__registry_free(E.reg);
+    pthread_mutex_destroy(&W.mu);
+}
+
+Test(binding_pool, a_waiting_pre_bind_holds_back_no_other_binding_and_ends_when_its_pod_goes)
+{
+    ks_scheduler *s = world();
     ks_pod *slow = mk("slow-1", ""), *fast = mk("fast-1", "");
     cr_assert_eq(ks__scheduler_on_pod_add(s, slow), 0);
     cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1);
@@ -158,9 +188,30 @@ Test(binding_pool, a_waiting_pre_bind_holds_back_no_other_binding_and_ends_when_
 
     ks__pod_unref(slow);
     ks__pod_unref(fast);
-    ks__scheduler_free(s);
-    ks__config_plans_free(plans, cfg->nprofiles);
-    ks__config_free(cfg);
-    ks__registry_free(reg);
-    pthread_mutex_destroy(&W.mu);
+    world_free(s);
+}
+
+/* A preemptor takes a victim in PreBind in memory: its binding cycle fails with the cause. */
+Test(binding_pool, a_pod_in_pre_bind_is_cancelled_by_a_preemptor)
+{
+    ks_scheduler *s = world();
+    ks_pod *slow = mk("slow-1", "");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, slow), 0);
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1);
+    int in_prebind = 0;
+    for (int i = 0; i < 500 && !in_prebind; i++) {
+        in_prebind = ks__binding_cancel_prebind(s, "uid-slow-1", "preempted by DefaultPreemption");
+        if (!in_prebind) {
+            struct timespec d = {0, 10 * 1000 * 1000};
+            nanosleep(&d, NULL);
+        }
+    }
+    cr_assert(in_prebind, "slow-1 never counted as in PreBind");
+    cr_expect(within_5s(slow_finished, NULL), "slow-1's PreBind still sleeps after the cancel");
+    cr_expect_str_eq(W.result_slow, "Error: running PreBind plugin \"Sleeper\": context canceled");
+    cr_expect(!bound("slow-1"));
+    cr_expect_eq(ks__binding_cancel_prebind(s, "uid-slow-1", "again"), 0,
+                 "a finished binding cycle cannot be cancelled");
+    ks__pod_unref(slow);
+    world_free(s);
 }
