@@ -44,22 +44,29 @@
  * defaults are upstream's workloads that carry a `threshold:` (the 5000Nodes workloads without
  * one are 5000 / 5000 / 1000); PreemptionPVs' only measured workload, 1000Nodes, has none.
  *
- * Upstream's thresholds (v1.37.2 performance-config.yaml, pods/s, the minimum its CI accepts on
- * its machines) next to kubesched's figures, Release build, `parallelism` 16 on a shared 2-core
- * machine (two runs each; `/usr/bin/time -v build-rel/tests/bench_scheduling --shape NAME`):
+ * Upstream's thresholds (v1.37.2 performance-config.yaml: pods/s, the least its CI accepts on its
+ * machines) next to kubesched's pods/s, Release build (-DCMAKE_BUILD_TYPE=Release), parallelism
+ * 16 on a 2-core machine shared with other builds (load 2 to 5, hence the spread), each run as
+ * `/usr/bin/time -v build-rel/tests/bench_scheduling --shape NAME`, 2026-12-02:
  *
- *   shape (upstream workload)                        threshold   kubesched      peak RSS
- *   basic (SchedulingBasic/5000Nodes_10000Pods)          680     FIG_BASIC
- *   anti-affinity (.../5000Nodes_2000Pods)               180     FIG_ANTI
- *   affinity (.../5000Nodes_5000Pods)                     70     FIG_AFF
- *   node-affinity (.../5000Nodes_10000Pods)              540     FIG_NAFF
- *   topology-spreading (.../5000Nodes)                  none     FIG_SPREAD
- *   hostport-conflict (upstream: 20000 nodes)           none     FIG_HP
- *   resource-saturation (upstream: 20000 nodes)         none     FIG_RS
- *   in-tree-pvs (SchedulingInTreePVs/5000Nodes_2000Pods) 290     FIG_INTREE
- *   migrated-in-tree-pvs (.../5000Nodes_5000Pods)        100     FIG_MIGR
- *   csi-pvs (SchedulingCSIPVs/5000Nodes_5000Pods)        100     FIG_CSI
- *   preemption-pvs (PreemptionPVs/1000Nodes)            none     FIG_PREEMPT
+ *   shape                  upstream workload             threshold  kubesched pods/s  peak RSS
+ *   basic                  SchedulingBasic/5000Nodes_10000Pods    680  2533, 5495       68 MiB
+ *   anti-affinity          .../5000Nodes_2000Pods                 180  999, 941         38 MiB
+ *   affinity               .../5000Nodes_5000Pods                  70  617, 719         81 MiB
+ *   node-affinity          .../5000Nodes_10000Pods                540  4036, 3373      111 MiB
+ *   topology-spreading     TopologySpreading/5000Nodes           none  4579, 2576       57 MiB
+ *     --pods 5000          .../5000Nodes_5000Pods                 460  3790, 2628       78 MiB
+ *   hostport-conflict      (upstream: 20000 nodes)               none  15592, 13808     45 MiB
+ *   resource-saturation    (upstream: 20000 nodes)               none  12290, 16176     42 MiB
+ *   in-tree-pvs            SchedulingInTreePVs/5000Nodes_2000Pods 290  624, 852, 902, 940  64 MiB
+ *   migrated-in-tree-pvs   .../5000Nodes_5000Pods                 100  271, 340, 218, 195 183 MiB
+ *   csi-pvs                SchedulingCSIPVs/5000Nodes_5000Pods    100  396, 375, 175, 185 184 MiB
+ *   preemption-pvs         PreemptionPVs/1000Nodes               none  194, 149, 133    37 MiB
+ *
+ * (The volume shapes' memory is the 20000 claims and volumes besides the pods. in-tree-pvs at
+ * 5000 / 5000 / 5000 runs about 1050 pods/s, basic about 3500: the migrated and CSI shapes add
+ * NodeVolumeLimits' counting of every node's attached volumes for every pod, as upstream does;
+ * perf puts its string keys (snprintf, string-map lookups, malloc) on top of their profile.)
  *
  * Prints pods/s of the scheduling loop, upstream's threshold when the sizes are its workload's,
  * and peak RSS; exits 1 when a measured pod was left unscheduled (a figure that counted refusals
