@@ -28,6 +28,8 @@
  *   --shape preemption-pvs      volumes/PreemptionPVs: placed pods 900m (four fill a node),
  *                               measured ones priority 10, 3 CPU, with a bound in-tree claim;
  *                               each preempts three                           (1000 / 4000 / 1000)
+ *   --shape secrets             volumes/SchedulingSecrets: default pods with a secret volume
+ *                                                                             (5000 / 1000 / 10000)
  * (defaults: nodes / placed pods / measured pods; override with --nodes, --init-pods, --pods).
  * The two batching shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream
  * runs them at 20000 / 20000) use upstream's scheduler-config-no-topology.yaml (the default
@@ -62,6 +64,7 @@
  *   migrated-in-tree-pvs   .../5000Nodes_5000Pods                 100  271, 340, 218, 195 183 MiB
  *   csi-pvs                SchedulingCSIPVs/5000Nodes_5000Pods    100  396, 375, 175, 185 184 MiB
  *   preemption-pvs         PreemptionPVs/1000Nodes               none  194, 149, 133    37 MiB
+ *   secrets                SchedulingSecrets/5000Nodes_10000Pods  790  2736, 3595       86 MiB
  *
  * (The volume shapes' memory is the 20000 claims and volumes besides the pods. in-tree-pvs at
  * 5000 / 5000 / 5000 runs about 1050 pods/s, basic about 3500: the migrated and CSI shapes add
@@ -101,7 +104,8 @@ typedef enum {
     IN_TREE_PVS,
     MIGRATED_IN_TREE_PVS,
     CSI_PVS,
-    PREEMPTION_PVS
+    PREEMPTION_PVS,
+    SECRETS
 } shape;
 
 static const struct {
@@ -120,6 +124,7 @@ static const struct {
                               5000},
     [CSI_PVS] = {"csi-pvs", "SchedulingCSIPVs", 5000, 5000, 5000},
     [PREEMPTION_PVS] = {"preemption-pvs", "PreemptionPVs", 1000, 4000, 1000},
+    [SECRETS] = {"secrets", "SchedulingSecrets", 5000, 1000, 10000},
 };
 
 /* Upstream's workloads of 1000 nodes and more (v1.37.2 performance-config.yaml files) with their
@@ -150,6 +155,8 @@ static const struct {
     {CSI_PVS, "5000Nodes", 5000, 5000, 1000, 0},
     {CSI_PVS, "5000Nodes_5000Pods", 5000, 5000, 5000, 100},
     {PREEMPTION_PVS, "1000Nodes", 1000, 4000, 1000, 0},
+    {SECRETS, "5000Nodes", 5000, 5000, 1000, 0},
+    {SECRETS, "5000Nodes_10000Pods", 5000, 1000, 10000, 790},
 };
 
 static int volume_shape(shape sh)
@@ -232,7 +239,8 @@ static void write_batching_pod(FILE *f, shape sh, int i)
 }
 
 /* claim: the PersistentVolumeClaim the pod mounts as volume "vol" (upstream
- * CreatePodWithPersistentVolume), or NULL. */
+ * CreatePodWithPersistentVolume), or NULL. Pods of the secrets shape mount secret "secret"
+ * (templates/pod-with-secret-volume.yaml; the Secret need not exist for scheduling). */
 static void write_pod(FILE *f, shape sh, const char *ns, const char *name, const char *node,
                       const char *claim)
 {
@@ -250,7 +258,9 @@ static void write_pod(FILE *f, shape sh, const char *ns, const char *name, const
             "\"resources\":{\"requests\":{\"cpu\":\"%s\",\"memory\":\"500Mi\"}}}]",
             name, ns, ns, name, labels, node ? "\"nodeName\":\"" : "", node ? node : "",
             node ? "\"," : "", spec, cpu);
-    if (claim)
+    if (sh == SECRETS)
+        fputs(",\"volumes\":[{\"name\":\"secret\",\"secret\":{\"secretName\":\"secret\"}}]", f);
+    else if (claim)
         fprintf(
             f, ",\"volumes\":[{\"name\":\"vol\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}]",
             claim);
@@ -325,7 +335,7 @@ int main(int argc, char **argv)
                 fprintf(stderr,
                         "bench: unknown --shape %s (basic, anti-affinity, affinity, node-affinity, "
                         "topology-spreading, hostport-conflict, resource-saturation, in-tree-pvs, "
-                        "migrated-in-tree-pvs, csi-pvs, preemption-pvs)\n",
+                        "migrated-in-tree-pvs, csi-pvs, preemption-pvs, secrets)\n",
                         argv[i + 1]);
                 return 2;
             }
