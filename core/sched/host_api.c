@@ -16,6 +16,7 @@
 #include "api/intern.h"
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/metrics.h"
 #include "api/objects.h"
 #include "api/quantity.h"
 #include "sched/queue.h"
@@ -34,6 +35,39 @@ void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx)
 {
     permit_hook = hook;
     permit_ctx = ctx;
+}
+
+static ks_metrics *plugin_metrics;
+
+void ks__host_set_metrics(ks_metrics *r) { plugin_metrics = r; }
+
+/* ---- plugin metrics (ABI 1.7) -------------------------------------------------------------- */
+
+static ks_counter *h_counter_new(const char *name, const char *help, const char *label)
+{
+    if (!plugin_metrics || !name || !help || !*help || !label)
+        return NULL;
+    ks_metric_opts o = {.type = KS_METRIC_COUNTER,
+                        .name = name,
+                        .help = help,
+                        .stability = KS_STABILITY_ALPHA,
+                        .labels = &label,
+                        .nlabels = 1};
+    ks_metric_family *f = NULL;
+    int rc = ks__metrics_register(plugin_metrics, &o, &f);
+    if (rc == KS_EEXIST) { /* another profile's instance registered it */
+        f = ks__metrics_find(plugin_metrics, name);
+        if (f &&
+            (ks__metrics_family_type(f) != KS_METRIC_COUNTER || ks__metrics_family_nlabels(f) != 1))
+            f = NULL;
+    }
+    return (ks_counter *)f;
+}
+
+static void h_counter_inc(ks_counter *c, const char *value)
+{
+    if (c)
+        ks__metrics_inc(KS_METRICS_WITH((ks_metric_family *)c, value));
 }
 
 /* ---- memory, strings, logging, errors ------------------------------------------------------ */
@@ -854,6 +888,8 @@ static const ks_host_api host_table = {
     .storage_patch = h_storage_patch,
     .binding_sleep = h_binding_sleep,
     .source_flags = h_source_flags,
+    .counter_new = h_counter_new,
+    .counter_inc = h_counter_inc,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

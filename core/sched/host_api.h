@@ -23,5 +23,10 @@ const ks_host_api *ks__host_api(void);
 typedef int (*ks_permit_hook)(void *ctx, const char *uid, const char *plugin, int allow,
                               const char *message);
 void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx);
+/* The registry plugins' counters go to (counter_new): the scheduler sets it before it creates
+ * the plugins, NULL for none (simulate). Process-wide like the permit hook: a plugin's create
+ * has no cycle or scheduler handle. */
+struct ks_metrics;
+void ks__host_set_metrics(struct ks_metrics *r);
 
 #endif

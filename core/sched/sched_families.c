@@ -173,6 +173,7 @@ static const family_def k_families[] = {
 int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out)
 {
     memset(out, 0, sizeof *out);
+    out->registry = r;
     for (size_t i = 0; i < sizeof k_families / sizeof k_families[0]; i++) {
         const family_def *d = &k_families[i];
         double buckets[KS_METRICS_MAX_BUCKETS];

@@ -73,6 +73,7 @@ typedef struct ks_sched_metrics {
     ks_metric_family *queue_incoming_entities;   /* counter {queue, event, type} */
     ks_metric_family *pod_scheduled_after_flush; /* counter */
     ks_metric *pod_scheduled_after_flush_solo;
+    ks_metrics *registry; /* where they are, and where plugins' counters go (counter_new) */
 } ks_sched_metrics;
 
 /* Register all of the above in r. OUT: *out (pointers owned by r). 0 or the first error of

@@ -206,6 +206,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->fw = calloc(s->nprofiles, sizeof(*s->fw));
     if (!s->fw)
         goto fail;
+    ks__host_set_metrics(o->metrics ? o->metrics->registry : NULL);
     for (size_t i = 0; i < s->nprofiles; i++)
         if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0 ||
             (rc = ks__fw_setup_batching(

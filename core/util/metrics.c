@@ -854,3 +854,17 @@ out:
     free(fams);
     return rc;
 }
+
+ks_metric_family *ks__metrics_find(ks_metrics *r, const char *name)
+{
+    ks_metric_family *f = NULL;
+    pthread_mutex_lock(&r->mu);
+    for (size_t i = 0; i < r->nfamilies && !f; i++)
+        if (strcmp(r->families[i]->name, name) == 0)
+            f = r->families[i];
+    pthread_mutex_unlock(&r->mu);
+    return f;
+}
+
+ks_metric_type ks__metrics_family_type(const ks_metric_family *f) { return f->type; }
+size_t ks__metrics_family_nlabels(const ks_metric_family *f) { return f->nlabels; }

@@ -78,6 +78,11 @@ void ks__metrics_destroy(ks_metrics *r);
  * KS_EEXIST (the name is taken) or KS_ENOMEM. OUT: *out, owned by the registry. A family without
  * labels gets its one series now. */
 int ks__metrics_register(ks_metrics *r, const ks_metric_opts *opts, ks_metric_family **out);
+/* The family registered under name, or NULL. */
+ks_metric_family *ks__metrics_find(ks_metrics *r, const char *name);
+/* The type and label count of a family (to check one found by name before using it). */
+ks_metric_type ks__metrics_family_type(const ks_metric_family *f);
+size_t ks__metrics_family_nlabels(const ks_metric_family *f);
 
 /* The series for these label values (nvalues == the family's label count; NULL values read as ""),
  * created on first use. Returns NULL if the count is wrong, a value is not valid UTF-8 (the

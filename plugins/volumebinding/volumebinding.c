@@ -94,6 +94,9 @@ typedef struct volume_binding {
     pthread_mutex_t mu; /* guards the assume cache */
     size_t nassumed, cap;
     assumed *as;
+    /* upstream's scheduler_volume_scheduling_stage_error_total{operation}: "predicate" (Filter's
+     * FindPodVolumes), "assume" (Reserve), "bind" (PreBind); NULL without metrics */
+    ks_counter *stage_errors;
 } volume_binding;
 
 /* PreFilter state (upstream stateData.podVolumeClaims): the claims, borrowed(cycle); read-only
@@ -190,6 +193,12 @@ static void *vb_create(const ks_args *args, ks_error *err)
                 ks_h_args_int(args, p, 0) * (KS_MAX_NODE_SCORE / MAX_CUSTOM_PRIORITY_SCORE);
         }
     }
+    /* upstream also registers scheduler_volume_binder_cache_requests_total, which nothing
+     * increments (so /metrics never shows it); kubesched leaves it out */
+    vb->stage_errors = KS_HOST_HAS(counter_new)
+                           ? ks_counter_new("scheduler_volume_scheduling_stage_error_total",
+                                            "Volume scheduling stage error count", "operation")
+                           : NULL;
     vb->ann_bind_completed = ks_intern(ANN_BIND_COMPLETED);
     vb->ann_bound_by_controller = ks_intern(ANN_BOUND_BY_CONTROLLER);
     vb->ann_selected_node = ks_intern(ANN_SELECTED_NODE);
@@ -859,8 +868,10 @@ static ks_code vb_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const k
     unsigned reasons;
     ks_code code = find_for_node(vb, cycle, pod, s, ks_node_info_node(ni), &pv, &reasons, st);
     pod_volumes_free(&pv);
-    if (code != KS_SUCCESS)
+    if (code != KS_SUCCESS) {
+        ks_counter_inc(vb->stage_errors, "predicate");
         return code;
+    }
     if (!reasons)
         return KS_SUCCESS;
     /* upstream's order: node conflict, bind conflict, not enough space, PV missing */
@@ -1082,8 +1093,10 @@ static ks_code vb_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
         }
     }
     pod_volumes_free(&pv);
-    if (code != KS_SUCCESS)
+    if (code != KS_SUCCESS) {
+        ks_counter_inc(vb->stage_errors, "assume");
         forget_pod(vb, uid);
+    }
     return code;
 }
 
@@ -1103,7 +1116,7 @@ static ks_code vb_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod 
 {
     (void)self;
     (void)pod;
-    (void)result;
+    result->allow_parallel = 1; /* upstream: AllowParallel, with DynamicResources' PreBind */
     const reserved *r = ks_cycle_read(cycle, &reserved_key);
     if (!r) {
         ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
@@ -1244,21 +1257,12 @@ static int check_bindings(volume_binding *vb, ks_cycle *cycle, const reserved *r
     return CHECK_DONE;
 }
 
-/* upstream PreBind (BindPodVolumes): the writes, then a poll every second (the first after one
+/* upstream BindPodVolumes: the writes, then a poll every second (the first after one
  * second, as wait.PollUntilContextTimeout without immediate) until every claim is bound, a
  * check fails, the pod is deleted, or bindTimeoutSeconds pass. Binding thread. */
-static ks_code vb_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
-                           ks_status *st)
+static ks_code bind_pod_volumes(volume_binding *vb, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                reserved *r, ks_status *st)
 {
-    volume_binding *vb = self;
-    const reserved *rc = ks_cycle_read(cycle, &reserved_key);
-    if (!rc) {
-        ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
-        return KS_ERROR;
-    }
-    if (rc->all_bound)
-        return KS_SUCCESS;
-    reserved *r = (reserved *)rc; /* ours: the cycle's allocation */
     for (size_t i = 0; i < r->nstatic; i++)
         if (write_claim_ref(vb, cycle, ks_pv_view_of(r->pv[i]), ks_pvc_view_of(r->claim[i]),
                             r->pv_rv[i], st) != KS_SUCCESS)
@@ -1309,6 +1313,23 @@ static ks_code vb_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
     }
     forget_pod(vb, ks_pod_uid(pod)); /* the store holds what was assumed now */
     return KS_SUCCESS;
+}
+
+static ks_code vb_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                           ks_status *st)
+{
+    volume_binding *vb = self;
+    const reserved *r = ks_cycle_read(cycle, &reserved_key);
+    if (!r) {
+        ks_status_reasonf(st, "no pod volume found for node \"%s\"", ks_sym_str(node));
+        return KS_ERROR;
+    }
+    if (r->all_bound)
+        return KS_SUCCESS;
+    ks_code code = bind_pod_volumes(vb, cycle, pod, node, (reserved *)r, st); /* ours to fill */
+    if (code != KS_SUCCESS)
+        ks_counter_inc(vb->stage_errors, "bind");
+    return code;
 }
 
 /* ---- events and hints --------------------------------------------------------------------- */

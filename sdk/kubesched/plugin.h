@@ -952,6 +952,8 @@ typedef enum ks_storage_kind {
     KS_STORAGE_PERSISTENT_VOLUME = 0,
     KS_STORAGE_PERSISTENT_VOLUME_CLAIM = 1
 } ks_storage_kind;
+/* A plugin's counter family in /metrics (ks_host_api.counter_new). Opaque, owned by the host. */
+typedef struct ks_counter ks_counter;
 /* Room for a metadata.resourceVersion with its NUL (the API server's are decimal uint64s). */
 #define KS_RESOURCE_VERSION_MAX 64
 /* ks_host_api.source_flags: `kubesched simulate`'s in-memory cluster, where no controller runs.
@@ -1223,6 +1225,16 @@ typedef struct ks_host_api {
     int (*binding_sleep)(ks_cycle *cycle, int64_t ns);
     /* KS_SOURCE_* bits: what the cluster source of this cycle is. Any thread. */
     uint32_t (*source_flags)(ks_cycle *cycle);
+    /* A counter family with one label in the scheduler's /metrics (stability ALPHA, as upstream's
+     * plugin metrics): name and help as given (an in-tree plugin gives upstream's; an
+     * out-of-tree plugin should prefix the names with its own). The same name again (another
+     * profile's instance) gives the same family. NULL when the scheduler serves no metrics
+     * (`simulate`), or the name or label is not a valid Prometheus name. Owned by the host,
+     * valid until the plugin is destroyed. Main thread (create). */
+    ks_counter *(*counter_new)(const char *name, const char *help, const char *label);
+    /* Adds 1 to the series whose label is value (created on first use). NULL counter:
+     * nothing. Any thread; lock-free once the series exists. */
+    void (*counter_inc)(ks_counter *counter, const char *value);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1771,6 +1783,14 @@ static inline int ks_binding_sleep(ks_cycle *c, int64_t ns)
     return ks_host->binding_sleep(c, ns);
 }
 static inline uint32_t ks_source_flags(ks_cycle *c) { return ks_host->source_flags(c); }
+static inline ks_counter *ks_counter_new(const char *name, const char *help, const char *label)
+{
+    return ks_host->counter_new(name, help, label);
+}
+static inline void ks_counter_inc(ks_counter *c, const char *value)
+{
+    ks_host->counter_inc(c, value);
+}
 /* upstream storage.APIObjectVersioner.CompareResourceVersion: resource versions as decimal
  * uint64s, -1, 0 or 1. An empty one counts as 0, as upstream's; so does one that is not such a
  * number (upstream panics there: the API server never makes one). Pure; no host call. */

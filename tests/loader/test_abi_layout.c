@@ -134,7 +134,7 @@ SA(sizeof(ks_plugin_desc) == 216);
     /* ABI 1.6 */ \
     X(cycle_volume_attachments) X(volume_attachment_view) \
     /* ABI 1.7 */ \
-    X(storage_patch) X(binding_sleep) X(source_flags) \
+    X(storage_patch) X(binding_sleep) X(source_flags) X(counter_new) X(counter_inc) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -147,13 +147,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 122); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +3 in 1.7 */
+SA(HOST_NSLOTS == 124); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 992);
+SA(sizeof(ks_host_api) == 1008);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);

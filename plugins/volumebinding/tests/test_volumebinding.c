@@ -8,9 +8,12 @@
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "sched/host_api.h"
+#include "util/metrics.h"
 
 extern const ks_plugin_desc ks_plugin_volume_binding;
 
@@ -980,4 +983,29 @@ Test(volume_binding, prebind_in_simulate_checks_once_and_takes_the_selected_node
                  KS_ERROR);
     cr_expect_str_eq(msg, "binding volumes: context deadline exceeded");
     cr_expect_eq(ticks, 0, "simulate does not sleep");
+}
+
+/* upstream's scheduler_volume_scheduling_stage_error_total: a failed PreBind counts as "bind". */
+Test(volume_binding, a_failed_prebind_counts_a_bind_stage_error)
+{
+    ks_metrics *reg = ks__metrics_create();
+    ks__host_set_metrics(reg);
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    ks__host_set_metrics(NULL);
+    char msg[512];
+    prebind_env(c);
+    th_cluster_binding(c, 0, reset_claim_ref, NULL);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-a"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_ERROR);
+    char *text;
+    cr_assert_eq(ks__metrics_render(reg, &text, NULL), 0);
+    cr_expect(strstr(text, "# HELP scheduler_volume_scheduling_stage_error_total [ALPHA] Volume "
+                           "scheduling stage error count\n"),
+              "%s", text);
+    cr_expect(strstr(text, "scheduler_volume_scheduling_stage_error_total{operation=\"bind\"} 1\n"),
+              "%s", text);
+    cr_expect(!strstr(text, "operation=\"predicate\""), "%s", text);
+    free(text);
+    ks__metrics_destroy(reg);
 }
