@@ -200,6 +200,16 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
 {
     post_event(s, pod, "Warning", "FailedScheduling", "Scheduling", message, profile);
 
+    /* A later attempt has placed the pod meanwhile (a preemptor whose victim left in memory is
+     * retried at once): upstream patched this status before that attempt, and the binding then
+     * made it PodScheduled=True without a nominatedNodeName; patching it now would undo that
+     * (and the API server refuses a nominatedNodeName on a bound pod). */
+    if (ks__cache_has_pod(ks__scheduler_cache(s->sched), pod->uid)) {
+        if (ks__log_enabled(4))
+            ks__log('I', "apisource", "status patch of pod %s skipped: placed since", pod->key);
+        return;
+    }
+
     /* Upstream updatePod: PodScheduled=False with reason and message (lastTransitionTime kept
      * when the status does not change), nominatedNodeName; nothing to send when unchanged. */
     cJSON *cur = pod->json ? cJSON_Parse(pod->json) : NULL;

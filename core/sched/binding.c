@@ -48,6 +48,7 @@ struct ks_binding_job {
      * PreBindPreFlight said have work; a preemptor may cancel it (canceled, with cancel_msg, the
      * cause) until it is marked prebound after PreBind. */
     int in_prebind, canceled, prebound;
+    int saw_cancel; /* its PreBind's ks_binding_sleep returned KS_ECANCELED for the cancel */
     char cancel_msg[128];
     /* PreBindPreFlight has run (it runs once, before the job may park on Permit), and what it
      * answered: KS_SUCCESS or KS_SKIP, or KS_ERROR with preflight_msg. Binding thread only. */
@@ -200,6 +201,8 @@ int ks__binding_sleep(void *ctx, const char *uid, int64_t ns)
         ks_binding_job *j = ks__strmap_get(&s->binding, uid);
         if (s->bind_quit || (j && (j->gone || j->canceled))) {
             rc = j && j->gone && !s->bind_quit && !j->canceled ? KS_ENOTFOUND : KS_ECANCELED;
+            if (j && j->canceled)
+                j->saw_cancel = 1;
             break;
         }
         if (pthread_cond_timedwait(&s->bind_cv, &s->bind_mu, &until) == ETIMEDOUT)
@@ -301,6 +304,27 @@ static void pre_flight(ks_scheduler *s, ks_binding_job *j)
         s->source.nominate(s->source.ctx, j->assumed, node);
 }
 
+/* upstream RunPreBindPlugins: a plugin error that comes from the cancelled context (here: its
+ * sleep answered KS_ECANCELED because a preemptor cancelled the pod) is replaced by the cause,
+ * "running PreBind plugin \"VolumeBinding\": preempted by DefaultPreemption". */
+static void cancel_cause(ks_scheduler *s, ks_binding_job *j, ks_status *st)
+{
+    char msg[KS_STATUS_BUF];
+    pthread_mutex_lock(&s->bind_mu);
+    int replace = j->canceled && j->saw_cancel;
+    if (replace)
+        snprintf(msg, sizeof(msg), "running PreBind plugin \"%s\": %s",
+                 st->plugin ? st->plugin : "", j->cancel_msg);
+    pthread_mutex_unlock(&s->bind_mu);
+    if (replace) {
+        const char *plugin = st->plugin;
+        ks__status_reset(st);
+        st->code = KS_ERROR;
+        st->plugin = plugin;
+        ks__status_add(st, msg);
+    }
+}
+
 static void run_job(ks_scheduler *s, ks_binding_job *j)
 {
     ks_status st;
@@ -338,6 +362,8 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     j->in_prebind = s->nnn_for_expectation && j->preflight == KS_SUCCESS;
     pthread_mutex_unlock(&s->bind_mu);
     code = ks__fw_run_pre_bind(j->fw, j->cycle, j->assumed, node, &st);
+    if (code == KS_ERROR && j->in_prebind)
+        cancel_cause(s, j, &st);
     if (code == KS_SUCCESS && j->in_prebind) {
         /* upstream MarkPrebound: a preemptor that cancelled it meanwhile wins */
         pthread_mutex_lock(&s->bind_mu);

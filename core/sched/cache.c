@@ -671,6 +671,14 @@ int ks__cache_finish_binding(ks_cache *c, const char *uid)
     return rc;
 }
 
+int ks__cache_has_pod(ks_cache *c, const char *uid)
+{
+    pthread_mutex_lock(&c->mu);
+    int r = ks__strmap_get(&c->pods, uid) != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}
+
 int ks__cache_is_assumed(ks_cache *c, const char *uid)
 {
     pthread_mutex_lock(&c->mu);

@@ -69,6 +69,8 @@ int ks__cache_assume_pod(ks_cache *c, ks_pod *assumed);
 int ks__cache_forget_pod(ks_cache *c, const char *uid);
 int ks__cache_finish_binding(ks_cache *c, const char *uid);
 int ks__cache_is_assumed(ks_cache *c, const char *uid);
+/* Whether the pod of uid is on a node of the cache: bound, or assumed (being bound). */
+int ks__cache_has_pod(ks_cache *c, const char *uid);
 
 typedef struct ks_cache_counts {
     size_t nodes, pods, assumed;

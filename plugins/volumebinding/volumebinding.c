@@ -33,7 +33,7 @@
  *   Events     as upstream EventsToRegister (v1.37), with its queueing hints.
  *
  * Not yet (see README): the in-tree-to-CSI translation of a bound PV's node affinity
- * (tryTranslatePVToCSI); the volume binder's metrics.
+ * (tryTranslatePVToCSI).
  *
  * Threads: create/destroy/events on the main thread; PreFilter/PreScore/Reserve on the
  * scheduling thread; Filter/Score on Filter/Score workers; PreBindPreFlight/PreBind/Unreserve
@@ -42,6 +42,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ typedef struct assumed {
     char *rv;            /* the object's resourceVersion when it was assumed */
     char *selected_node; /* claim entries */
     char *pod_uid;       /* the pod that reserved it */
+    ks_sym node;         /* claim entries: selected_node, interned once (pinned) */
 } assumed;
 
 typedef struct volume_binding {
@@ -94,6 +96,9 @@ typedef struct volume_binding {
     pthread_mutex_t mu; /* guards the assume cache */
     size_t nassumed, cap;
     assumed *as;
+    /* nassumed, also written under mu but read without it: Filter's per-PV, per-node lookups
+     * skip the lock while nothing is assumed (the common case) */
+    atomic_size_t any_assumed;
     /* upstream's scheduler_volume_scheduling_stage_error_total{operation}: "predicate" (Filter's
      * FindPodVolumes), "assume" (Reserve), "bind" (PreBind); NULL without metrics */
     ks_counter *stage_errors;
@@ -167,6 +172,7 @@ static void *vb_create(const ks_args *args, ks_error *err)
         return NULL;
     }
     memset(vb, 0, sizeof(*vb));
+    atomic_init(&vb->any_assumed, 0);
     vb->bind_timeout_seconds = 600;
     /* The defaults, for a host that hands no args (a test harness). */
     vb->nshape = 2;
@@ -260,10 +266,11 @@ static const assumed *assumed_find(const volume_binding *vb, int is_claim, const
  * or 0 (the store's object is the truth). Any thread. */
 static int assumed_claim_ref(volume_binding *vb, const ks_pv_view *v, assumed_view *out)
 {
+    if (atomic_load_explicit(&vb->any_assumed, memory_order_acquire) == 0)
+        return 0;
     int found = 0;
     pthread_mutex_lock(&vb->mu);
-    const assumed *a =
-        vb->nassumed ? assumed_find(vb, 0, NULL, ks_sym_str(v->name), v->resource_version) : NULL;
+    const assumed *a = assumed_find(vb, 0, NULL, ks_sym_str(v->name), v->resource_version);
     if (a) {
         snprintf(out->claim_ns, sizeof(out->claim_ns), "%s", a->claim_ns);
         snprintf(out->claim_name, sizeof(out->claim_name), "%s", a->claim_name);
@@ -279,12 +286,13 @@ static int assumed_claim_ref(volume_binding *vb, const ks_pv_view *v, assumed_vi
 static ks_sym selected_node_of(volume_binding *vb, const ks_pvc_view *c)
 {
     ks_sym sel = ks_labels_get(c->annotations, c->nannotations, vb->ann_selected_node);
+    if (atomic_load_explicit(&vb->any_assumed, memory_order_acquire) == 0)
+        return sel;
     pthread_mutex_lock(&vb->mu);
-    const assumed *a = vb->nassumed ? assumed_find(vb, 1, ks_sym_str(c->ns), ks_sym_str(c->name),
-                                                   c->resource_version)
-                                    : NULL;
+    const assumed *a =
+        assumed_find(vb, 1, ks_sym_str(c->ns), ks_sym_str(c->name), c->resource_version);
     if (a)
-        sel = ks_intern(a->selected_node);
+        sel = a->node;
     pthread_mutex_unlock(&vb->mu);
     return sel;
 }
@@ -293,13 +301,14 @@ static ks_sym selected_node_of(volume_binding *vb, const ks_pvc_view *c)
  * replaces the object). 0, or -1 when out of memory. */
 static int assume(volume_binding *vb, const assumed *in)
 {
-    assumed a = {in->is_claim, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    assumed a = {.is_claim = in->is_claim, .node = KS_SYM_ABSENT};
     a.name = strdup(in->name);
     a.claim_ns = strdup(in->claim_ns ? in->claim_ns : "");
     a.claim_name = strdup(in->claim_name ? in->claim_name : "");
     a.claim_uid = strdup(in->claim_uid ? in->claim_uid : "");
     a.rv = strdup(in->rv ? in->rv : "");
     a.selected_node = strdup(in->selected_node ? in->selected_node : "");
+    a.node = in->selected_node ? ks_intern(in->selected_node) : KS_SYM_ABSENT;
     a.pod_uid = strdup(in->pod_uid);
     int rc =
         a.name && a.claim_ns && a.claim_name && a.claim_uid && a.rv && a.selected_node && a.pod_uid
@@ -325,6 +334,7 @@ static int assume(volume_binding *vb, const assumed *in)
     }
     if (rc == 0)
         vb->as[vb->nassumed++] = a;
+    atomic_store_explicit(&vb->any_assumed, vb->nassumed, memory_order_release);
     pthread_mutex_unlock(&vb->mu);
     if (rc != 0)
         assumed_free(&a);
@@ -345,6 +355,7 @@ static void forget_pod(volume_binding *vb, const char *pod_uid)
             i++;
         }
     }
+    atomic_store_explicit(&vb->any_assumed, vb->nassumed, memory_order_release);
     pthread_mutex_unlock(&vb->mu);
 }
 
@@ -1069,14 +1080,14 @@ static ks_code vb_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
         r->claim[r->nstatic++] = pv.static_pvc[i];
         if (!needs_claim_ref(v, c) && !needs_bound_by_controller(vb, v, c))
             continue; /* upstream: not dirty, nothing to assume */
-        assumed a = {0,
-                     (char *)ks_sym_str(v->name),
-                     (char *)ks_sym_str(c->ns),
-                     (char *)ks_sym_str(c->name),
-                     (char *)c->uid,
-                     (char *)v->resource_version,
-                     NULL,
-                     (char *)uid};
+        /* assume() copies the strings: the casts only fit the struct's fields */
+        assumed a = {.is_claim = 0,
+                     .name = (char *)ks_sym_str(v->name),
+                     .claim_ns = (char *)ks_sym_str(c->ns),
+                     .claim_name = (char *)ks_sym_str(c->name),
+                     .claim_uid = (char *)c->uid,
+                     .rv = (char *)v->resource_version,
+                     .pod_uid = (char *)uid};
         if (assume(vb, &a) != 0) {
             ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
             code = KS_ERROR;
@@ -1085,8 +1096,12 @@ static ks_code vb_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
     for (size_t i = 0; code == KS_SUCCESS && i < pv.nprov; i++) {
         const ks_pvc_view *c = ks_pvc_view_of(pv.prov_pvc[i]);
         r->prov[r->nprov++] = pv.prov_pvc[i];
-        assumed a = {1,    (char *)ks_sym_str(c->name), (char *)ks_sym_str(c->ns), NULL,
-                     NULL, (char *)c->resource_version, (char *)ks_sym_str(node),  (char *)uid};
+        assumed a = {.is_claim = 1,
+                     .name = (char *)ks_sym_str(c->name),
+                     .claim_ns = (char *)ks_sym_str(c->ns),
+                     .rv = (char *)c->resource_version,
+                     .selected_node = (char *)ks_sym_str(node),
+                     .pod_uid = (char *)uid};
         if (assume(vb, &a) != 0) {
             ks_status_reason(st, "VolumeBinding: out of memory in Reserve");
             code = KS_ERROR;

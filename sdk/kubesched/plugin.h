@@ -74,7 +74,7 @@ typedef enum ks_code {
     X(PARSE, -7, "parse error")                                                                    \
     X(IO, -8, "input/output error")                                                                \
     X(ABI, -9, "ABI mismatch")                                                                     \
-    X(CANCELED, -10, "canceled") /* ABI 1.7: the scheduler is stopping */
+    X(CANCELED, -10, "canceled") /* ABI 1.7: stopping, or the pod was preempted in PreBind */
 
 enum {
 #define KS_ERRNO_ENUM(name, val, text) KS_E##name = (val),
@@ -1219,8 +1219,12 @@ typedef struct ks_host_api {
                              const char *merge_patch, char *rv, ks_status *st);
     /* Sleeps ns nanoseconds (a PreBind plugin polling for a controller's answer, as upstream's
      * wait.Poll): 0 after the time; KS_ENOTFOUND as soon as the pod being bound has been
-     * deleted, KS_ECANCELED as soon as the scheduler is stopping. In `simulate` it returns 0 at
-     * once: nothing else changes the in-memory cluster while the plugin waits. Binding thread only.
+     * deleted; KS_ECANCELED as soon as the scheduler is stopping or a preemptor has taken the
+     * pod's place in memory (v1.37 cancels pods in PreBind instead of deleting them): return
+     * KS_ERROR then, and the pod's message names the cause ("preempted by DefaultPreemption"),
+     * as upstream's framework puts the cancel's cause in place of "context canceled". In `simulate`
+     * it returns 0 at once: nothing else changes the in-memory cluster while the plugin waits.
+     * Binding thread only.
      */
     int (*binding_sleep)(ks_cycle *cycle, int64_t ns);
     /* KS_SOURCE_* bits: what the cluster source of this cycle is. Any thread. */

@@ -18,7 +18,11 @@
 #      (the same message from both), the pod is unreserved, retried and bound, nothing lost;
 #   5. side by side on six static WaitForFirstConsumer PVs (three per node) and six claims, three
 #      per scheduler: both bind PVs at the same time through conditional writes, every pod ends
-#      bound on its PV's node, and no PV is claimed twice.
+#      bound on its PV's node, and no PV is claimed twice;
+#   6. a pod waiting in PreBind (its claim's class names a provisioner nobody runs) is preempted
+#      in memory by a higher-priority pod (v1.37): not deleted, the same Preempted event
+#      ("... (in kube-scheduler memory).") and FailedScheduling message ('running PreBind plugin
+#      "VolumeBinding": preempted by DefaultPreemption') from both schedulers.
 # Usage: tests/e2e/test-volumes.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -210,6 +214,58 @@ report=$(kubectl get pv,pvc,pods -o json | jq -r '
   | join("; ")')
 if [ -z "$report" ]; then ok "race: six claims on six distinct PVs, each PV naming its claim, each pod on its PV's node"
 else bad "race: $report"; fi
+
+# ---- 6. preemption of a pod in PreBind ---------------------------------------------------------
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: nobody}
+provisioner: kubesched.e2e/nobody
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: vol-high}
+value: 1000
+YAML
+{ mk_node pre-ks 1 8Gi 110 e2e-pre=ks; mk_node pre-def 1 8Gi 110 e2e-pre=def; } | kubectl create -f - >/dev/null
+pinned_pod() { # name scheduler s [priorityClass]
+  mk_pod "$1" "$2" 1 64Mi app=pre
+  printf '  nodeSelector: {e2e-pre: %s}\n' "$3"
+  [ -z "${4:-}" ] || printf '  priorityClassName: %s\n' "$4"
+}
+for s in ks def; do
+  claim "hang-$s" nobody
+  pinned_pod "low-$s" "$(sched_of $s)" "$s"
+  printf '  volumes:\n  - name: data\n    persistentVolumeClaim: {claimName: hang-%s}\n' "$s"
+done | kubectl create -f - >/dev/null
+for s in ks def; do
+  if wait_for "$T" bash -c "[ \"\$(kubectl get pvc hang-$s -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}')\" = pre-$s ]"; then
+    ok "low-$s: $(sched_of $s)'s PreBind selected pre-$s and waits for a provisioner"
+  else bad "low-$s: claim hang-$s never got pre-$s as its selected node"; fi
+done
+for s in ks def; do pinned_pod "high-$s" "$(sched_of $s)" "$s" vol-high; done | kubectl create -f - >/dev/null
+event_note() { # reason pod [text the note contains]
+  kubectl get events.v1.events.k8s.io -o json | jq -r --arg r "$1" --arg p "$2" --arg t "${3:-}" \
+    '[.items[] | select(.reason==$r and .regarding.name==$p and (.note | contains($t))) | .note][0] // empty'
+}
+for s in ks def; do
+  if wait_for "$T" bound_to "high-$s" "pre-$s"; then ok "high-$s: bound to pre-$s by $(sched_of $s), in place of low-$s"
+  else bad "high-$s: on '$(node_of "high-$s")', condition '$(pod_cond "high-$s")'"; fi
+  if kubectl get pod "low-$s" >/dev/null 2>&1 && [ -z "$(node_of "low-$s")" ]; then ok "low-$s: not deleted, not bound"
+  else bad "low-$s: deleted or bound ('$(node_of "low-$s")')"; fi
+done
+for s in ks def; do
+  uid=$(kubectl get pod "high-$s" -o jsonpath='{.metadata.uid}')
+  got=$(event_note Preempted "low-$s")
+  want="Preempted by pod $uid on node pre-$s (in kube-scheduler memory)."
+  [ "$got" = "$want" ] && ok "low-$s: Preempted event '$got'" || bad "low-$s: Preempted event '$got', want '$want'"
+done
+ks_f=$(event_note FailedScheduling low-ks PreBind) def_f=$(event_note FailedScheduling low-def PreBind)
+echo "# kubesched:         $ks_f"
+echo "# default-scheduler: $def_f"
+if [ -n "$ks_f" ] && [ "$ks_f" = "$def_f" ]; then ok "low: the same FailedScheduling message from both ($ks_f)"
+else bad "low: kubesched '$ks_f', default-scheduler '$def_f'"; fi
 
 ks_stop main
 [ "$KS_RC" = 0 ] && ok "kubesched exited 0 on SIGTERM" || bad "kubesched exit status $KS_RC"

@@ -435,6 +435,27 @@ ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *no
     return code;
 }
 
+/* PreFilter (a Skip counts as success), then Reserve on node, in one cycle; st gets the reasons
+ * of the first failure. */
+static ks_code prefilter_then_reserve(th_plugin *p, ks_cycle *cycle, ks_pod *pod, ks_sym node,
+                                      ks_status *st)
+{
+    ks_code code = KS_SUCCESS;
+    ks__status_reset(st);
+    if (p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        code = p->desc->pre_filter(p->self, cycle, pod, &r, st);
+        free(r.nodes);
+        if (code == KS_SKIP)
+            code = KS_SUCCESS;
+    }
+    if (code == KS_SUCCESS && p->desc->reserve) {
+        ks__status_reset(st);
+        code = p->desc->reserve(p->self, cycle, pod, node, st);
+    }
+    return code;
+}
+
 ks_code th_reserve(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_name, int unreserve,
                    char *reasons, size_t len)
 {
@@ -445,19 +466,7 @@ ks_code th_reserve(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_na
     defer(cycle_free_v, cycle);
     if (reasons && len)
         reasons[0] = '\0';
-    ks_code code = KS_SUCCESS;
-    if (p->desc->pre_filter) {
-        ks_prefilter_result r = {0};
-        ks__status_reset(&st);
-        code = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
-        free(r.nodes);
-        if (code == KS_SKIP)
-            code = KS_SUCCESS;
-    }
-    if (code == KS_SUCCESS && p->desc->reserve) {
-        ks__status_reset(&st);
-        code = p->desc->reserve(p->self, cycle, pod, ks__intern(node_name), &st);
-    }
+    ks_code code = prefilter_then_reserve(p, cycle, pod, ks__intern(node_name), &st);
     copy_reasons(&st, reasons, len);
     if (unreserve && p->desc->unreserve)
         p->desc->unreserve(p->self, cycle, pod, ks__intern(node_name));
@@ -477,19 +486,7 @@ ks_code th_pre_bind(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_n
         reasons[0] = '\0';
     if (preflight)
         *preflight = KS_SUCCESS;
-    ks__status_reset(&st);
-    ks_code code = KS_SUCCESS;
-    if (p->desc->pre_filter) {
-        ks_prefilter_result r = {0};
-        code = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
-        free(r.nodes);
-        if (code == KS_SKIP)
-            code = KS_SUCCESS;
-    }
-    if (code == KS_SUCCESS && p->desc->reserve) {
-        ks__status_reset(&st);
-        code = p->desc->reserve(p->self, cycle, pod, node, &st);
-    }
+    ks_code code = prefilter_then_reserve(p, cycle, pod, node, &st);
     ks_code pf = KS_SUCCESS;
     if (code == KS_SUCCESS && p->desc->pre_bind_pre_flight) {
         ks_prebind_preflight res;
