@@ -756,6 +756,26 @@ static void print_table(sim *s, FILE *out)
             if (off < sizeof(extra))
                 snprintf(extra + off, sizeof(extra) - off, "]");
         }
+        if (r->volumes) { /* " [volumes: data -> pv-1, cache -> selected node node-b]" */
+            size_t off = strlen(extra);
+            const char *sep = " [volumes: ";
+            const cJSON *v;
+            cJSON_ArrayForEach(v, r->volumes)
+            {
+                const char *claim = cJSON_GetStringValue(cJSON_GetObjectItem(v, "claim"));
+                const char *pv = cJSON_GetStringValue(cJSON_GetObjectItem(v, "persistentVolume"));
+                const char *sel = cJSON_GetStringValue(cJSON_GetObjectItem(v, "selectedNode"));
+                if (off < sizeof(extra))
+                    off += (size_t)snprintf(extra + off, sizeof(extra) - off, "%s%s -> %s%s", sep,
+                                            claim ? claim : "", pv ? "" : "selected node ",
+                                            pv    ? pv
+                                            : sel ? sel
+                                                  : "");
+                sep = ", ";
+            }
+            if (off < sizeof(extra))
+                snprintf(extra + off, sizeof(extra) - off, "]");
+        }
         fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s%s\n", (int)w_pod, pod, (int)w_prof,
                 r->profile ? r->profile : "-", r->result, (int)w_node,
                 scheduled ? ks__sym_str(r->node) : "-", r->message ? r->message : "", extra);

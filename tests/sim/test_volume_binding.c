@@ -119,3 +119,14 @@ Test(volume_binding_sim, prebind_binds_one_pv_each_and_claims_follow_their_selec
         cJSON_Delete(doc);
     }
 }
+
+/* The table shows the same writes after the pod's outcome. */
+Test(volume_binding_sim, the_table_names_the_pv_and_the_selected_node)
+{
+    char *out, err[4096];
+    cr_assert_eq(sim_run("simulate --cluster " FIX "volume_provision.yaml", &out, err, sizeof(err)),
+                 0, "%s", err);
+    cr_expect(strstr(out, " [volumes: data-web-0 -> pv-1]\n"), "%s", out);
+    cr_expect(strstr(out, " [volumes: db-data -> selected node node-b]\n"), "%s", out);
+    free(out);
+}
