@@ -272,7 +272,7 @@ DRA_TAIL = " not found"
 PREEMPTION_TAIL = " preemption: "
 
 
-def dra_postfilter_tail(up_msg, ks_msg):
+def dra_postfilter_tail(up_msg, ks_msg, ks_nominated=None):
     """True when the messages differ only in what DynamicResources' PostFilter did upstream.
     In v1.37's default profile DynamicResources' PostFilter runs before DefaultPreemption's;
     when an earlier PreFilter rejected the pod, DynamicResources' PreFilter never ran, its
@@ -280,12 +280,12 @@ def dra_postfilter_tail(up_msg, ks_msg):
     (getStateData), which FitError.Error() appends: "0/N nodes are available: <PreFilter
     message>. not found". kubesched does not ship DynamicResources, so its DefaultPreemption
     speaks instead: "... <PreFilter message>. preemption: 0/N nodes are available: N Preemption
-    is not helpful for scheduling." Both have the same PreFilter message, and neither preempts."""
-    if not up_msg or not ks_msg or not up_msg.endswith("." + DRA_TAIL):
+    is not helpful for scheduling." (or "preemption: not eligible due to preemptionPolicy=Never."
+    for such a pod). Accepted when both have the same PreFilter message and kubesched nominated
+    no node (after a PreFilter rejection there is nothing to preempt for)."""
+    if not up_msg or not ks_msg or not up_msg.endswith("." + DRA_TAIL) or ks_nominated:
         return False
-    head = up_msg[:-len(DRA_TAIL)]
-    return (ks_msg.startswith(head + PREEMPTION_TAIL) and
-            ks_msg.endswith("Preemption is not helpful for scheduling."))
+    return ks_msg.startswith(up_msg[:-len(DRA_TAIL)] + PREEMPTION_TAIL)
 
 
 def compare_pod(rec, up_attempts, ks, weights):
@@ -373,7 +373,8 @@ def compare_pod(rec, up_attempts, ks, weights):
     # message
     if not up_first_ok and not ks_ok:
         res["message"] = (up_msg == k1.get("message"))
-        if not res["message"] and dra_postfilter_tail(up_msg, k1.get("message")):
+        if not res["message"] and dra_postfilter_tail(up_msg, k1.get("message"),
+                                                      k1.get("nominatedNode")):
             res["message"] = True
             det["dra_postfilter_tail"] = True
     # preemption
@@ -447,12 +448,15 @@ def self_test():
     pre = '0/3 nodes are available: persistentvolumeclaim "c" not found.'
     ks_tail = pre + " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     checks = [(pre + " not found", ks_tail, True),
+              (pre + " not found", pre + " preemption: not eligible due to preemptionPolicy=Never.",
+               True),
               ('0/3 nodes are available: persistentvolumeclaim "d" not found. not found', ks_tail, False),
-              (pre + " not found", pre + " preemption: found a potential placement", False),
-              (pre, ks_tail, False)]
+              (pre, ks_tail, False), (pre + " not found", pre + " not found.", False)]
     for up_msg, ks_msg, want_ok in checks:
         if dra_postfilter_tail(up_msg, ks_msg) != want_ok:
             problems.append("dra_postfilter_tail(%r, %r) != %s" % (up_msg, ks_msg, want_ok))
+    if dra_postfilter_tail(pre + " not found", ks_tail, "n1"):
+        problems.append("dra_postfilter_tail accepted a kubesched nomination")
     rec2 = {"namespace": "ns", "name": "p", "node": None, "message": pre + " not found"}
     up2 = [{"scores": {}, "final": {}, "bound": None, "err": pre + " not found", "nominated": None}]
     ks2 = {"pods": [{"namespace": "ns", "name": "p", "result": "Unschedulable", "message": ks_tail}]}

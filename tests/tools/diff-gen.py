@@ -566,7 +566,7 @@ class Gen:
                 continue
             ns = self.pick(self.namespaces)
             modes = list(pv["spec"]["accessModes"])
-            rwop = modes == ["ReadWriteOncePod"] or self.chance(0.1)
+            rwop = modes == ["ReadWriteOncePod"] or self.chance(0.15)
             if rwop:
                 modes = ["ReadWriteOncePod"]
             c = claim(ns, "rwop" if rwop else ("csi" if driver else "bound"), modes,
@@ -584,10 +584,10 @@ class Gen:
         if available and self.chance(0.5):  # pre-bound: volumeName, no bind-completed annotation
             claim(self.pick(self.namespaces), "prebound", ["ReadWriteOnce"],
                   self.pick([cls("local-imm"), cls("csi-wffc"), cls("csi-imm")]), self.pick(available))
-        for i in range(r.randint(0, 2)):  # bound to a PV that does not exist
+        for i in range(r.randint(1, 2)):  # bound to a PV that does not exist
             claim(self.pick(self.namespaces), "gonepv", ["ReadWriteOnce"], cls("csi-imm"),
                   "%s-pv-gone%d" % (p, i), True, "Bound")
-        if self.chance(0.4):
+        if self.chance(0.6):
             claim(self.pick(self.namespaces), "lost", ["ReadWriteOnce"], cls("csi-imm"),
                   "%s-pv-lost" % p, True, "Lost")
         out.extend(claims)
@@ -636,9 +636,9 @@ class Gen:
         k = r.random()
         ro = self.chance(0.4)
         if k < 0.35:
-            return {"gcePersistentDisk": {"pdName": "%s-pd%d" % (p, r.randint(0, 3)), "readOnly": ro}}
+            return {"gcePersistentDisk": {"pdName": "%s-pd%d" % (p, r.randint(0, 2)), "readOnly": ro}}
         if k < 0.6:
-            return {"awsElasticBlockStore": {"volumeID": "vol-%s-%d" % (p, r.randint(0, 2))}}
+            return {"awsElasticBlockStore": {"volumeID": "vol-%s-%d" % (p, r.randint(0, 1))}}
         if k < 0.8:
             return {"iscsi": {"targetPortal": "10.0.0.1:3260",
                               "iqn": "iqn.2026-01.com.example:%s-t%d" % (p, r.randint(0, 1)),
@@ -647,47 +647,56 @@ class Gen:
                                              r.randint(1, 2)),
                         "image": "%s-img%d" % (p, r.randint(0, 1)), "readOnly": ro}}
 
+    # What a pod's volume is drawn from: (share, source); a claim source lists claim kinds (see
+    # storage()). Pending pods never get "wffc" (unbound WaitForFirstConsumer) claims.
+    PENDING_VOLUMES = [(0.40, ("bound", "csi", "rwop")), (0.08, ("csi",)), (0.07, ("rwop",)),
+                       (0.08, ("imm", "prebound")), (0.05, ("gonepv",)), (0.03, ("lost",)),
+                       (0.05, "missing"), (0.05, "ephemeral"), (0.13, "disk"), (0.06, "emptyDir")]
+    BOUND_VOLUMES = [(0.35, ("bound", "csi")), (0.10, ("rwop",)), (0.10, ("wffc", "imm", "gonepv")),
+                     (0.05, "missing"), (0.30, "disk"), (0.10, "emptyDir")]
+
     def volumes(self, ns, bound):
         """1-3 volumes for a pod in namespace ns. A pending pod never gets an unbound
         WaitForFirstConsumer claim (see the module's doc); a ReadWriteOncePod claim is used by at
         most one bound pod (as the kubelet would allow)."""
         r = self.r
-        pool = self.claims[ns]
         out = []
         names = set()
-        n = r.randint(2, 3) if self.chance(0.4) else 1
-        for i in range(n):
+        for i in range(r.randint(2, 3) if self.chance(0.4) else 1):
             k = r.random()
+            for share, src in (self.BOUND_VOLUMES if bound else self.PENDING_VOLUMES):
+                if k < share:
+                    break
+                k -= share
             vol = {"name": "v%d" % i}
-            if k < 0.62 and pool:
-                ok = [c for c in pool if (bound or c[1] != "wffc") and
+            if isinstance(src, tuple):
+                ok = [c for c in self.claims[ns] if c[1] in src and c[0] not in names and
                       not (bound and c[1] == "rwop" and c[0] in self.rwop_used)]
-                # pods with several CSI volumes: prefer CSI claims half of the time
-                csi = [c for c in ok if c[1] == "csi"]
-                if csi and self.chance(0.5):
-                    ok = csi
-                if not ok or k > 0.55 and not bound:
-                    ok = [c for c in ok if c[1] in ("imm", "prebound", "gonepv", "lost")] or ok
-                ok = [c for c in ok if c[0] not in names]
+                if not ok:  # none of that kind here: a bound claim, else a missing one
+                    ok = [c for c in self.claims[ns] if c[1] in ("bound", "csi") and c[0] not in names]
                 if not ok:
-                    continue
-                name, kind = self.pick(ok)
-                names.add(name)
-                if bound and kind == "rwop":
-                    self.rwop_used.add(name)
-                vol["persistentVolumeClaim"] = {"claimName": name}
-                if self.chance(0.1):
-                    vol["persistentVolumeClaim"]["readOnly"] = True
-            elif k < 0.68:
+                    src = "missing"
+                else:
+                    name, kind = self.pick(ok)
+                    names.add(name)
+                    if bound and kind == "rwop":
+                        self.rwop_used.add(name)
+                    vol["persistentVolumeClaim"] = {"claimName": name}
+                    if self.chance(0.1):
+                        vol["persistentVolumeClaim"]["readOnly"] = True
+            if src == "missing":
                 vol["persistentVolumeClaim"] = {"claimName": "missing-%d" % r.randint(0, 2)}
-            elif k < 0.73 and not bound:
+            elif src == "ephemeral":
                 vol["ephemeral"] = {"volumeClaimTemplate": {"spec": {
                     "accessModes": ["ReadWriteOnce"], "storageClassName": "%s-csi-imm" % self.prefix,
                     "resources": {"requests": {"storage": "1Gi"}}}}}
-            elif k < 0.9:
+            elif src == "disk":
                 vol.update(self.inline_disk())
-            else:
+            elif src == "emptyDir":
                 vol["emptyDir"] = {}
+            if any(v.get("persistentVolumeClaim", {}).get("claimName") ==
+                   vol.get("persistentVolumeClaim", {}).get("claimName", "-") for v in out):
+                continue  # the same missing claim twice
             out.append(vol)
         return out
 
