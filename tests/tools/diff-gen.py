@@ -19,7 +19,7 @@ from the claim it created before. Everything is drawn from random.Random(f"{SEED
 
 What is drawn covers what the default profile's plugins read: node size (cpu, memory, pods,
 ephemeral-storage, an extended resource), labels (hostname, zone, region, rack, disk, a numeric
-generation for Gt/Lt), taints of the three effects, cordoned nodes, node images with sizes;
+generation for Gt/Lt; some nodes have the beta zone key too or instead, a few no zone or region), taints of the three effects, cordoned nodes, node images with sizes;
 bound pods with labels, requests, host ports, priorities and their own (anti-)affinity terms;
 pending pods with container/init/sidecar requests, limits-only and best-effort containers,
 RuntimeClass overhead, pod-level resources, nodeSelector, required/preferred node affinity
@@ -158,6 +158,14 @@ class Gen:
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                   "topology.kubernetes.io/zone": zone,
                   "topology.kubernetes.io/region": "r1" if zone in zones[:2] else "r2"}
+        z = r.random()
+        if z < 0.04:  # no topology label at all: VolumeZone lets any PV's zone through
+            del labels["topology.kubernetes.io/zone"], labels["topology.kubernetes.io/region"]
+        elif z < 0.08:  # only the beta zone key (VolumeZone reads a PV's beta key there)
+            del labels["topology.kubernetes.io/zone"]
+            labels[BETA_ZONE] = zone
+        elif z < 0.2:
+            labels[BETA_ZONE] = zone
         if self.chance(0.85):  # some nodes lack the rack label (spread: node not counted)
             labels["diff/rack"] = "%s-%s" % (zone, self.pick(racks))
         if self.chance(0.7):
