@@ -184,7 +184,7 @@ def volume_features(pod, items):
     pvs = {it["metadata"]["name"]: it for it in items if it["kind"] == "PersistentVolume"}
     out = set()
     for v in pod["spec"].get("volumes") or []:
-        if v.get("persistentVolumeClaim"):
+        if "persistentVolumeClaim" in v:
             c = claims.get(v["persistentVolumeClaim"]["claimName"])
             if c is None:
                 out.add("volume: claim missing")
@@ -197,12 +197,12 @@ def volume_features(pod, items):
                 if pv is None:
                     out.add("volume: claim bound to a missing PV")
                 else:
-                    out.add("volume: claim bound (%s PV)" % ("CSI" if pv["spec"].get("csi") else "in-tree"))
+                    out.add("volume: claim bound (%s PV)" % ("CSI" if "csi" in pv["spec"] else "in-tree"))
                     if "ReadWriteOncePod" in c["spec"].get("accessModes", []):
                         out.add("volume: ReadWriteOncePod claim")
             else:
                 out.add("volume: claim unbound Immediate or pre-bound")
-        elif v.get("ephemeral"):
+        elif "ephemeral" in v:
             out.add("volume: generic ephemeral")
         elif set(v) & {"gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd"}:
             out.add("volume: in-line disk")
@@ -457,6 +457,30 @@ def self_test():
             problems.append("dra_postfilter_tail(%r, %r) != %s" % (up_msg, ks_msg, want_ok))
     if dra_postfilter_tail(pre + " not found", ks_tail, "n1"):
         problems.append("dra_postfilter_tail accepted a kubesched nomination")
+    # volume classification on the snapshot (the report's coverage table)
+    items = [{"kind": "PersistentVolume", "metadata": {"name": "pv1"}, "spec": {"csi": {}}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "b", "namespace": "ns",
+              "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+              "spec": {"volumeName": "pv1", "accessModes": ["ReadWriteOncePod"]}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "g", "namespace": "ns",
+              "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+              "spec": {"volumeName": "gone"}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "u", "namespace": "ns"},
+              "spec": {"volumeName": "pv1"}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "b", "namespace": "other"},
+              "spec": {}}]
+    vpod = {"metadata": {"namespace": "ns", "name": "v"}, "spec": {"volumes": [
+        {"persistentVolumeClaim": {"claimName": n}} for n in ("b", "g", "u", "x")] + [
+        {"ephemeral": {}}, {"rbd": {}}, {"emptyDir": {}}]}}
+    want_v = {"volumes (any of the below)", "volume: claim bound (CSI PV)",
+              "volume: ReadWriteOncePod claim", "volume: claim bound to a missing PV",
+              "volume: claim unbound Immediate or pre-bound", "volume: claim missing",
+              "volume: generic ephemeral", "volume: in-line disk"}
+    if volume_features(vpod, items) != want_v:
+        problems.append("volume_features: got %s" % sorted(volume_features(vpod, items)))
+    if volume_features({"metadata": {"namespace": "ns"}, "spec": {"volumes": [{"emptyDir": {}}]}},
+                       items):
+        problems.append("volume_features: an emptyDir-only pod counted as a volume pod")
     rec2 = {"namespace": "ns", "name": "p", "node": None, "message": pre + " not found"}
     up2 = [{"scores": {}, "final": {}, "bound": None, "err": pre + " not found", "nominated": None}]
     ks2 = {"pods": [{"namespace": "ns", "name": "p", "result": "Unschedulable", "message": ks_tail}]}

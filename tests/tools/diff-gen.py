@@ -19,13 +19,14 @@ from the claim it created before. Everything is drawn from random.Random(f"{SEED
 
 What is drawn covers what the default profile's plugins read: node size (cpu, memory, pods,
 ephemeral-storage, an extended resource), labels (hostname, zone, region, rack, disk, a numeric
-generation for Gt/Lt; some nodes have the beta zone key too or instead, a few no zone or region), taints of the three effects, cordoned nodes, node images with sizes;
-bound pods with labels, requests, host ports, priorities and their own (anti-)affinity terms;
-pending pods with container/init/sidecar requests, limits-only and best-effort containers,
-RuntimeClass overhead, pod-level resources, nodeSelector, required/preferred node affinity
-(all operators, matchFields), tolerations, host ports, topology spread constraints (both
-whenUnsatisfiable values, minDomains, node inclusion policies, matchLabelKeys), required and
-preferred pod affinity/anti-affinity (namespaces, namespaceSelector), PriorityClasses (one with
+generation for Gt/Lt; some nodes have the beta zone key too or instead, a few no zone or
+region), taints of the three effects, cordoned nodes, node images with sizes; bound pods with
+labels, requests, host ports, priorities and their own (anti-)affinity terms; pending pods with
+container/init/sidecar requests, limits-only and best-effort containers, RuntimeClass overhead,
+pod-level resources, nodeSelector, required/preferred node affinity (all operators,
+matchFields), tolerations, host ports, topology spread constraints (both whenUnsatisfiable
+values, minDomains, node inclusion policies, matchLabelKeys), required and preferred pod
+affinity/anti-affinity (namespaces, namespaceSelector), PriorityClasses (one with
 preemptionPolicy Never), images; Services and PDBs (system default spreading, preemption).
 
 Volumes (the default profile's VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone):

@@ -14,12 +14,13 @@ Env (from start-control-plane.sh's env file): KUBESCHED_E2E_APISERVER, KUBESCHED
 
 Per pod: the snapshot is the API server's Nodes, Pods, Namespaces, Services, PDBs and storage
 objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
-CSIStorageCapacities, VolumeAttachments) just before the pod is created, plus the pod as the API server stored it (defaults and admission
-applied: priority from its PriorityClass, RuntimeClass overhead); kube-scheduler's decision is
-the pod's spec.nodeName, or its first PodScheduled=False condition. A pod that preempted
-(nominatedNodeName set) is waited for until it is bound, and the pods that disappeared
-meanwhile are its victims. A pod left unschedulable is deleted at once, before kube-scheduler
-can retry it, so each pod is decided on exactly the snapshot recorded for it.
+CSIStorageCapacities, VolumeAttachments) just before the pod is created, plus the pod as the API
+server stored it (defaults and admission applied: priority from its PriorityClass, RuntimeClass
+overhead); kube-scheduler's decision is the pod's spec.nodeName, or its first PodScheduled=False
+condition. A pod that preempted (nominatedNodeName set) is waited for until it is bound, and the
+pods that disappeared meanwhile are its victims. A pod left unschedulable is deleted at once,
+before kube-scheduler can retry it, so each pod is decided on exactly the snapshot recorded for
+it.
 
 Writes DIR/cK/records.json (one entry per pending pod), DIR/cK/snap-NAME.json (the snapshot, a
 List that `kubesched simulate --cluster` reads) and DIR/cK/kube-scheduler.log."""
