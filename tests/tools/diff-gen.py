@@ -493,6 +493,10 @@ class Gen:
             if k < 0.45:
                 driver = CSI_DRIVER if self.chance(0.8) else CSI_DRIVER2
                 spec["csi"] = {"driver": driver, "volumeHandle": "h-%s" % name}
+                same = [o["spec"]["csi"]["volumeHandle"] for o, d in pvs if d == driver]
+                if same and self.chance(0.15):
+                    # two PVs of one CSI volume: NodeVolumeLimits counts it once per node
+                    spec["csi"]["volumeHandle"] = self.pick(same)
                 spec["storageClassName"] = (self.pick([cls("csi-imm"), cls("csi-wffc")])
                                             if driver == CSI_DRIVER else cls("csi2"))
                 if self.chance(0.6):
@@ -538,6 +542,8 @@ class Gen:
                 labels[BETA_ZONE] = self.pick(zones)
             elif z < 0.5:
                 labels[REGION] = self.pick(["r1", "r2"])
+            elif z < 0.52:  # an empty zone in the list: VolumeZone ignores the label
+                labels[ZONE] = "____".join(r.sample(zones, min(2, len(zones))))
             pv = {"apiVersion": "v1", "kind": "PersistentVolume",
                   "metadata": {"name": name}, "spec": spec, "status": {"phase": "Available"}}
             if labels:
@@ -662,7 +668,7 @@ class Gen:
                        (0.08, ("imm", "prebound")), (0.05, ("gonepv",)), (0.03, ("lost",)),
                        (0.05, "missing"), (0.05, "ephemeral"), (0.13, "disk"), (0.06, "emptyDir")]
     BOUND_VOLUMES = [(0.35, ("bound", "csi")), (0.10, ("rwop",)), (0.10, ("wffc", "imm", "gonepv")),
-                     (0.05, "missing"), (0.30, "disk"), (0.10, "emptyDir")]
+                     (0.05, "missing"), (0.05, "ephemeral"), (0.27, "disk"), (0.08, "emptyDir")]
 
     def volumes(self, ns, bound):
         """1-3 volumes for a pod in namespace ns. A pending pod never gets an unbound
@@ -695,7 +701,7 @@ class Gen:
                         vol["persistentVolumeClaim"]["readOnly"] = True
             if src == "missing":
                 vol["persistentVolumeClaim"] = {"claimName": "missing-%d" % r.randint(0, 2)}
-            elif src == "ephemeral":
+            elif src == "ephemeral":  # its claim is never created (no ephemeral controller)
                 vol["ephemeral"] = {"volumeClaimTemplate": {"spec": {
                     "accessModes": ["ReadWriteOnce"], "storageClassName": "%s-csi-imm" % self.prefix,
                     "resources": {"requests": {"storage": "1Gi"}}}}}

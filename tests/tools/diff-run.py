@@ -18,9 +18,10 @@ CSIStorageCapacities, VolumeAttachments) just before the pod is created, plus th
 server stored it (defaults and admission applied: priority from its PriorityClass, RuntimeClass
 overhead); kube-scheduler's decision is the pod's spec.nodeName, or its first PodScheduled=False
 condition. A pod that preempted (nominatedNodeName set) is waited for until it is bound, and the
-pods that disappeared meanwhile are its victims. A pod left unschedulable is deleted at once,
-before kube-scheduler can retry it, so each pod is decided on exactly the snapshot recorded for
-it.
+pods that disappeared meanwhile are its victims (a bound pod that shares a host port with a
+victim on its node is deleted after the preemptor is bound: see port_ghosts). A pod left
+unschedulable is deleted at once, before kube-scheduler can retry it, so each pod is decided on
+exactly the snapshot recorded for it.
 
 Writes DIR/cK/records.json (one entry per pending pod), DIR/cK/snap-NAME.json (the snapshot, a
 List that `kubesched simulate --cluster` reads) and DIR/cK/kube-scheduler.log."""
@@ -286,6 +287,33 @@ def wait_decision(api, pod, timeout, logfile):
             "timeout": True, "seconds": round(time.time() - t0, 3)}
 
 
+def host_ports(pod):
+    """A pod's host ports as upstream's HostPortInfo keys them: (hostIP, protocol, port), an
+    empty hostIP read as 0.0.0.0 and an empty protocol as TCP (HostPortInfo.sanitize)."""
+    return {(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", p["hostPort"])
+            for c in pod["spec"].get("containers", []) + pod["spec"].get("initContainers", [])
+            for p in c.get("ports", []) if p.get("hostPort")}
+
+
+def port_ghosts(victims, live):
+    """The live pods whose host port upstream's cache no longer counts. NodeInfo.UsedPorts is a
+    set: when a victim is removed, so is its (hostIP, protocol, port) on its node, although
+    another pod there still uses it (two bound pods with one host port on one node: the
+    generator binds pods with spec.nodeName, no kubelet refuses the second). kube-scheduler then
+    sees the port free for every later pod, which no snapshot can say (`kubesched simulate`
+    builds its cache from the objects, with the port in use). Deleting those pods too, right
+    after the preemptor is bound, gives both sides the same node again: the port is free for
+    both. (Within one scheduling cycle the quirk is compared as is: a preemption dry run that
+    removes one of two such pods frees the port on both sides.)"""
+    freed = {}
+    for v in victims:
+        node = v["spec"].get("nodeName")
+        if node:
+            freed.setdefault(node, set()).update(host_ports(v))
+    return [p for p in live if freed.get(p["spec"].get("nodeName")) and
+            host_ports(p) & freed[p["spec"]["nodeName"]]]
+
+
 def set_status(api, obj, status):
     """Writes what a controller would (a claim's and a PV's phase, a pod's start time): the
     status in a create is dropped, the status subresource takes it."""
@@ -386,8 +414,16 @@ def run_cluster(api, gen, args, k):
             # Only kube-scheduler deletes pods meanwhile (preemption): whatever is gone from
             # the pods the snapshot had was a victim. The log says whether and where the pod
             # was nominated even when the retry bound it before the poll saw the nomination.
-            after = {pod_key(p) for p in live_pods(api)}
+            live = live_pods(api)
+            after = {pod_key(p) for p in live}
             rec["victims"] = sorted(pod_key(p) for p in before if pod_key(p) not in after)
+            # (not the preemptor: it was added after its victims were removed, port and all)
+            ghosts = port_ghosts([p for p in before if pod_key(p) not in after],
+                                 [p for p in live if pod_key(p) != pod_key(created)])
+            if ghosts:
+                for g in ghosts:
+                    delete_pod(api, g["metadata"]["namespace"], g["metadata"]["name"])
+                rec["port_ghosts_deleted"] = sorted(pod_key(g) for g in ghosts)
             if rec["node"]:
                 # started after every pod before it (one second apart: unique start times)
                 seq += 1
