@@ -35,7 +35,8 @@ and CSI provisioners; allowedTopologies), CSIDrivers (one sometimes with
 preventPodSchedulingIfMissing), CSINodes with per-driver allocatable counts (attach limits, also
 for the GCE PD and AWS EBS CSI drivers that in-line disks migrate to), PersistentVolumes (CSI,
 local, hostPath, in-tree GCE PD / AWS EBS) with hostname / zone / region node affinity (a
-matchFields term too) and zone labels (the beta key, multi-zone "a__b" values), claims bound to
+matchFields term too; now and then two of one CSI volume handle) and zone labels (the beta key,
+multi-zone "a__b" values, "a____b" with an empty zone), claims bound to
 them (volumeName, the bind-completed annotation, phase Bound; the PV's claimRef and phase Bound),
 ReadWriteOncePod claims, unbound Immediate claims (also of a missing class), pre-bound claims
 (volumeName without the annotation), claims bound to missing PVs, Lost claims, unbound
