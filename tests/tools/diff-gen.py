@@ -40,7 +40,8 @@ multi-zone "a__b" values, "a____b" with an empty zone), claims bound to
 them (volumeName, the bind-completed annotation, phase Bound; the PV's claimRef and phase Bound),
 ReadWriteOncePod claims, unbound Immediate claims (also of a missing class), pre-bound claims
 (volumeName without the annotation), claims bound to missing PVs, Lost claims, unbound
-WaitForFirstConsumer claims (bound pods only), VolumeAttachments, CSIStorageCapacities. Bound pods
+WaitForFirstConsumer claims (bound pods only), VolumeAttachments (half of those whose PV a bound
+pod uses on that pod's node), CSIStorageCapacities. Bound pods
 and about 30% of the pending pods use them: claims, missing claims, generic ephemeral
 volumes without their claim, in-line GCE PD / AWS EBS / iSCSI / RBD disks (disk conflicts),
 emptyDir. A pending pod never uses an unbound WaitForFirstConsumer claim: placing it needs
@@ -110,6 +111,8 @@ class Gen:
         self.claims = {ns: [] for ns in self.namespaces}  # ns -> [(name, kind)], see storage()
         self.rwop_used = set()  # ReadWriteOncePod claims a bound pod uses already
         self.volume_pods = 0  # pending pods with a claim, ephemeral or in-line disk volume
+        self.claim_pv = {}  # (ns, claim) -> the PV it is bound to
+        self.vas = []  # PVs with a VolumeAttachment (its name is cK-vaNN of the PV's index)
 
     # ---- helpers -------------------------------------------------------------------------
     def chance(self, p):
@@ -589,6 +592,7 @@ class Gen:
                       pv["spec"].get("storageClassName", ""), pv["metadata"]["name"], True, "Bound")
             pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
                                       "namespace": ns, "name": c["metadata"]["name"]}
+            self.claim_pv[(ns, c["metadata"]["name"])] = pv["metadata"]["name"]
             pv["status"] = {"phase": "Bound"}
         available = [pv["metadata"]["name"] for pv, _ in pvs if pv["status"]["phase"] == "Available"]
         for _ in range(r.randint(1, 3)):  # unbound Immediate (or no class, or a missing class)
@@ -628,6 +632,7 @@ class Gen:
         # pod using them there
         for i, (pv, driver) in enumerate(pvs):
             if driver and self.chance(0.3):
+                self.vas.append(pv["metadata"]["name"])
                 out.append({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
                             "metadata": {"name": "%s-va%02d" % (p, i)},
                             "spec": {"attacher": driver, "nodeName": self.pick(node_names),
@@ -752,6 +757,21 @@ class Gen:
             p["status"] = {"startTime": "2026-01-01T%02d:%02d:%02dZ" % (
                 starts[i] // 3600, starts[i] // 60 % 60, starts[i] % 60)}
             setup.append(p)
+        # Half of the VolumeAttachments whose PV a bound pod uses go to that pod's node:
+        # NodeVolumeLimits counts a volume attached there and used there once.
+        users = {}
+        for o in setup:
+            if o["kind"] == "Pod":
+                for v in o["spec"].get("volumes", []):
+                    pv = self.claim_pv.get((o["metadata"]["namespace"],
+                                            v.get("persistentVolumeClaim", {}).get("claimName")))
+                    if pv:
+                        users.setdefault(pv, []).append(o["spec"]["nodeName"])
+        for o in setup:
+            if o["kind"] == "VolumeAttachment":
+                pv = o["spec"]["source"]["persistentVolumeName"]
+                if users.get(pv) and self.chance(0.5):
+                    o["spec"]["nodeName"] = self.pick(users[pv])
         pending = [self.pod(None, zones) for _ in range(self.npending)]
         return {"seed": self.seed, "cluster": self.cluster, "zones": zones,
                 "namespaces": self.namespace_objs(), "setup": setup, "pending": pending,
