@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Differential test: the real kube-scheduler against `kubesched simulate`, pod by pod, on random
 # clusters (docs/DIFFERENTIAL.md). For each of DIFF_CLUSTERS seeded clusters
-# (tests/tools/diff-gen.py: 5-40 nodes, taints, images, bound pods, ...), the cluster is created
-# on the test API server, kube-scheduler is started on it with the configuration below at a
-# verbosity that logs per-plugin scores, and DIFF_PODS pending pods are created one at a time;
+# (tests/tools/diff-gen.py: 5-40 nodes, taints, images, bound pods, storage classes, PVs, claims,
+# CSINodes with attach limits, ...; about a quarter of the pending pods use volumes), the cluster
+# is created on the test API server, kube-scheduler is started on it with the configuration below
+# at a verbosity that logs per-plugin scores, and DIFF_PODS pending pods are created one at a time;
 # each is decided by kube-scheduler, and `kubesched simulate --explain` decides the same pod on
 # the snapshot it was decided on (tests/tools/diff-run.py). tests/tools/diff-compare.py then
 # compares the outcome, the feasible nodes, every plugin's score, the final scores, the chosen

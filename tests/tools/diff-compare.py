@@ -32,7 +32,10 @@ The checks, on each pod's first attempt (kubesched's first entry for the pod):
   chosen    kube-scheduler's node is one of kubesched's highest-scoring nodes and kubesched's
             node one of kube-scheduler's (which of equal nodes each side takes is not compared:
             kube-scheduler's pick depends on the order its parallel Filter found them in)
-  message   the failure message (kube-scheduler: the PodScheduled condition's message)
+  message   the failure message (kube-scheduler: the PodScheduled condition's message); a
+            PreFilter rejection's " not found" tail from DynamicResources' PostFilter, which
+            kubesched does not ship, is accepted for kubesched's "preemption: ... not helpful"
+            tail and counted in the report (dra_postfilter_tail)
   preemption the nominated node and the victims, and where the preemptor was bound after it
 Each check's denominator is the pods it applies to; a pod counts once per check."""
 import argparse
@@ -172,7 +175,43 @@ def simulate(kubesched, config, snapshot):
         return None, "unparsable output: %s" % e
 
 
-def features(pod):
+def volume_features(pod, items):
+    """What kind of volumes a pending pod uses, classified on its snapshot (the claims and PVs
+    kube-scheduler saw)."""
+    ns = pod["metadata"]["namespace"]
+    claims = {it["metadata"]["name"]: it for it in items
+              if it["kind"] == "PersistentVolumeClaim" and it["metadata"].get("namespace") == ns}
+    pvs = {it["metadata"]["name"]: it for it in items if it["kind"] == "PersistentVolume"}
+    out = set()
+    for v in pod["spec"].get("volumes") or []:
+        if "persistentVolumeClaim" in v:
+            c = claims.get(v["persistentVolumeClaim"]["claimName"])
+            if c is None:
+                out.add("volume: claim missing")
+                continue
+            vn = c["spec"].get("volumeName")
+            if (c.get("status") or {}).get("phase") == "Lost":
+                out.add("volume: claim Lost")
+            elif vn and "pv.kubernetes.io/bind-completed" in (c["metadata"].get("annotations") or {}):
+                pv = pvs.get(vn)
+                if pv is None:
+                    out.add("volume: claim bound to a missing PV")
+                else:
+                    out.add("volume: claim bound (%s PV)" % ("CSI" if "csi" in pv["spec"] else "in-tree"))
+                    if "ReadWriteOncePod" in c["spec"].get("accessModes", []):
+                        out.add("volume: ReadWriteOncePod claim")
+            else:
+                out.add("volume: claim unbound Immediate or pre-bound")
+        elif "ephemeral" in v:
+            out.add("volume: generic ephemeral")
+        elif set(v) & {"gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd"}:
+            out.add("volume: in-line disk")
+    if out:
+        out.add("volumes (any of the below)")
+    return out
+
+
+def features(pod, items=()):
     """What a pending pod uses, for the report's coverage table."""
     sp = pod["spec"]
     aff = sp.get("affinity") or {}
@@ -216,7 +255,7 @@ def features(pod):
         out.add("best effort")
     if sp.get("priority", 0) != 0:
         out.add("priority != 0")
-    return out
+    return out | volume_features(pod, items)
 
 
 EXT_RES = "example.com/foo"
@@ -227,6 +266,26 @@ def maxset(scores):
         return set()
     top = max(scores.values())
     return {n for n, s in scores.items() if s == top}
+
+
+DRA_TAIL = " not found"
+PREEMPTION_TAIL = " preemption: "
+
+
+def dra_postfilter_tail(up_msg, ks_msg, ks_nominated=None):
+    """True when the messages differ only in what DynamicResources' PostFilter did upstream.
+    In v1.37's default profile DynamicResources' PostFilter runs before DefaultPreemption's;
+    when an earlier PreFilter rejected the pod, DynamicResources' PreFilter never ran, its
+    PostFilter finds no cycle state and ends PostFilter with the Error "not found"
+    (getStateData), which FitError.Error() appends: "0/N nodes are available: <PreFilter
+    message>. not found". kubesched does not ship DynamicResources, so its DefaultPreemption
+    speaks instead: "... <PreFilter message>. preemption: 0/N nodes are available: N Preemption
+    is not helpful for scheduling." (or "preemption: not eligible due to preemptionPolicy=Never."
+    for such a pod). Accepted when both have the same PreFilter message and kubesched nominated
+    no node (after a PreFilter rejection there is nothing to preempt for)."""
+    if not up_msg or not ks_msg or not up_msg.endswith("." + DRA_TAIL) or ks_nominated:
+        return False
+    return ks_msg.startswith(up_msg[:-len(DRA_TAIL)] + PREEMPTION_TAIL)
 
 
 def compare_pod(rec, up_attempts, ks, weights):
@@ -314,6 +373,10 @@ def compare_pod(rec, up_attempts, ks, weights):
     # message
     if not up_first_ok and not ks_ok:
         res["message"] = (up_msg == k1.get("message"))
+        if not res["message"] and dra_postfilter_tail(up_msg, k1.get("message"),
+                                                      k1.get("nominatedNode")):
+            res["message"] = True
+            det["dra_postfilter_tail"] = True
     # preemption
     up_nominated = u1.get("nominated") or rec.get("nominated")
     if up_nominated or k1.get("nominatedNode"):
@@ -381,6 +444,49 @@ def self_test():
     if (res["scores"], res["final"], res["chosen"], plug.get("ImageLocality"),
             plug.get("TaintToleration")) != (False, False, False, False, True):
         problems.append("compare_pod (ImageLocality off by one on n2): got %s %s" % (res, det))
+    # the DynamicResources PostFilter tail: accepted only after the same PreFilter message
+    pre = '0/3 nodes are available: persistentvolumeclaim "c" not found.'
+    ks_tail = pre + " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    checks = [(pre + " not found", ks_tail, True),
+              (pre + " not found", pre + " preemption: not eligible due to preemptionPolicy=Never.",
+               True),
+              ('0/3 nodes are available: persistentvolumeclaim "d" not found. not found', ks_tail, False),
+              (pre, ks_tail, False), (pre + " not found", pre + " not found.", False)]
+    for up_msg, ks_msg, want_ok in checks:
+        if dra_postfilter_tail(up_msg, ks_msg) != want_ok:
+            problems.append("dra_postfilter_tail(%r, %r) != %s" % (up_msg, ks_msg, want_ok))
+    if dra_postfilter_tail(pre + " not found", ks_tail, "n1"):
+        problems.append("dra_postfilter_tail accepted a kubesched nomination")
+    # volume classification on the snapshot (the report's coverage table)
+    items = [{"kind": "PersistentVolume", "metadata": {"name": "pv1"}, "spec": {"csi": {}}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "b", "namespace": "ns",
+              "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+              "spec": {"volumeName": "pv1", "accessModes": ["ReadWriteOncePod"]}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "g", "namespace": "ns",
+              "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+              "spec": {"volumeName": "gone"}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "u", "namespace": "ns"},
+              "spec": {"volumeName": "pv1"}},
+             {"kind": "PersistentVolumeClaim", "metadata": {"name": "b", "namespace": "other"},
+              "spec": {}}]
+    vpod = {"metadata": {"namespace": "ns", "name": "v"}, "spec": {"volumes": [
+        {"persistentVolumeClaim": {"claimName": n}} for n in ("b", "g", "u", "x")] + [
+        {"ephemeral": {}}, {"rbd": {}}, {"emptyDir": {}}]}}
+    want_v = {"volumes (any of the below)", "volume: claim bound (CSI PV)",
+              "volume: ReadWriteOncePod claim", "volume: claim bound to a missing PV",
+              "volume: claim unbound Immediate or pre-bound", "volume: claim missing",
+              "volume: generic ephemeral", "volume: in-line disk"}
+    if volume_features(vpod, items) != want_v:
+        problems.append("volume_features: got %s" % sorted(volume_features(vpod, items)))
+    if volume_features({"metadata": {"namespace": "ns"}, "spec": {"volumes": [{"emptyDir": {}}]}},
+                       items):
+        problems.append("volume_features: an emptyDir-only pod counted as a volume pod")
+    rec2 = {"namespace": "ns", "name": "p", "node": None, "message": pre + " not found"}
+    up2 = [{"scores": {}, "final": {}, "bound": None, "err": pre + " not found", "nominated": None}]
+    ks2 = {"pods": [{"namespace": "ns", "name": "p", "result": "Unschedulable", "message": ks_tail}]}
+    res, det, _ = compare_pod(rec2, up2, ks2, weights)
+    if res["message"] is not True or not det.get("dra_postfilter_tail"):
+        problems.append("compare_pod (DynamicResources tail): got %s %s" % (res, det))
     return problems
 
 
@@ -447,7 +553,7 @@ def main():
             pod = [it for it in snap["items"] if it["kind"] == "Pod" and
                    it["metadata"]["namespace"] == rec["namespace"] and
                    it["metadata"]["name"] == rec["name"]][0]
-            for ft in features(pod):
+            for ft in features(pod, snap["items"]):
                 fc = feat_counts.setdefault(ft, [0, 0])
                 fc[1] += 1
                 fc[0] += allok
@@ -465,6 +571,7 @@ def main():
               "features": {f: {"pods": t, "agree_on_every_check": a}
                            for f, (a, t) in sorted(feat_counts.items())},
               "outcomes": outcome_counts(rows),
+              "dra_postfilter_tail": sum(1 for r in rows if r["details"].get("dra_postfilter_tail")),
               "weights": weights,
               "disagreements": [r for r in rows if not r["agree"]]}
     failing = [c for c, (a, t) in counts.items() if t and 100.0 * a / t < args.min_agreement]
@@ -475,6 +582,9 @@ def main():
         print("  check %-10s %4d/%-4d %s" % (c, a, t, ("%.1f%%" % (100.0 * a / t)) if t else "n/a"))
     for p, (a, t) in sorted(plug_counts.items()):
         print("  plugin %-32s %4d/%-4d %.1f%%" % (p, a, t, 100.0 * a / t))
+    vol = feat_counts.get("volumes (any of the below)", [0, 0])
+    print("  volume pods %d (%d agree on every check); messages with DynamicResources' PostFilter "
+          "tail accepted: %d" % (vol[1], vol[0], report["dra_postfilter_tail"]))
     if args.report_json:
         with open(args.report_json, "w") as f:
             json.dump(report, f, indent=1)
@@ -509,6 +619,10 @@ def markdown(rep):
         out.append("| %s | %d | %d | %s |" % (p, v["agree"], v["compared"], v["percent"]))
     out += ["", "kube-scheduler's first attempts: " +
             ", ".join("%s %d" % kv for kv in sorted(rep["outcomes"].items())) + ".", "",
+            "Messages that differ only by DynamicResources' PostFilter tail (kube-scheduler: "
+            "`<PreFilter message>. not found`; kubesched, which does not ship DynamicResources: "
+            "`<PreFilter message>. preemption: ... not helpful`), counted as agreeing: %d." %
+            rep["dra_postfilter_tail"], "",
             "| pending pods with | pods | agree on every check |", "| --- | --- | --- |"]
     for f, v in rep["features"].items():
         out.append("| %s | %d | %d |" % (f, v["pods"], v["agree_on_every_check"]))

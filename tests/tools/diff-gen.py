@@ -9,20 +9,44 @@ Usage:
                                             (PriorityClasses, RuntimeClass), as JSON
 
 A cluster is {"seed", "cluster", "namespaces", "setup": [objects to create before the scheduler
-starts: Services, PodDisruptionBudgets, Nodes, pods bound with spec.nodeName], "pending": [pods
-to create one at a time]}. Everything is drawn from random.Random(f"{SEED}/{CLUSTER}"), so a
+starts, in this order: the storage objects (StorageClasses, CSIDrivers, PersistentVolumeClaims,
+PersistentVolumes, CSINodes, VolumeAttachments, CSIStorageCapacities), Services,
+PodDisruptionBudgets, Nodes, pods bound with spec.nodeName], "pending": [pods to create one at a
+time]}. An object's "status" is written through the status subresource after it is created
+(diff-run.py); a PersistentVolume's claimRef is given without a uid, which diff-run.py fills in
+from the claim it created before. Everything is drawn from random.Random(f"{SEED}/{CLUSTER}"), so a
 (seed, cluster) pair always gives the same cluster, whatever Python runs it.
 
 What is drawn covers what the default profile's plugins read: node size (cpu, memory, pods,
 ephemeral-storage, an extended resource), labels (hostname, zone, region, rack, disk, a numeric
-generation for Gt/Lt), taints of the three effects, cordoned nodes, node images with sizes;
-bound pods with labels, requests, host ports, priorities and their own (anti-)affinity terms;
-pending pods with container/init/sidecar requests, limits-only and best-effort containers,
-RuntimeClass overhead, pod-level resources, nodeSelector, required/preferred node affinity
-(all operators, matchFields), tolerations, host ports, topology spread constraints (both
-whenUnsatisfiable values, minDomains, node inclusion policies, matchLabelKeys), required and
-preferred pod affinity/anti-affinity (namespaces, namespaceSelector), PriorityClasses (one with
+generation for Gt/Lt; some nodes have the beta zone key too or instead, a few no zone or
+region), taints of the three effects, cordoned nodes, node images with sizes; bound pods with
+labels, requests, host ports, priorities and their own (anti-)affinity terms; pending pods with
+container/init/sidecar requests, limits-only and best-effort containers, RuntimeClass overhead,
+pod-level resources, nodeSelector, required/preferred node affinity (all operators,
+matchFields), tolerations, host ports, topology spread constraints (both whenUnsatisfiable
+values, minDomains, node inclusion policies, matchLabelKeys), required and preferred pod
+affinity/anti-affinity (namespaces, namespaceSelector), PriorityClasses (one with
 preemptionPolicy Never), images; Services and PDBs (system default spreading, preemption).
+
+Volumes (the default profile's VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone):
+StorageClasses (Immediate, WaitForFirstConsumer, the defaulted mode; kubernetes.io/no-provisioner
+and CSI provisioners; allowedTopologies), CSIDrivers (one sometimes with
+preventPodSchedulingIfMissing), CSINodes with per-driver allocatable counts (attach limits, also
+for the GCE PD and AWS EBS CSI drivers that in-line disks migrate to), PersistentVolumes (CSI,
+local, hostPath, in-tree GCE PD / AWS EBS) with hostname / zone / region node affinity (a
+matchFields term too; now and then two of one CSI volume handle) and zone labels (the beta key,
+multi-zone "a__b" values, "a____b" with an empty zone), claims bound to
+them (volumeName, the bind-completed annotation, phase Bound; the PV's claimRef and phase Bound),
+ReadWriteOncePod claims, unbound Immediate claims (also of a missing class), pre-bound claims
+(volumeName without the annotation), claims bound to missing PVs, Lost claims, unbound
+WaitForFirstConsumer claims (bound pods only), VolumeAttachments (half of those whose PV a bound
+pod uses on that pod's node), CSIStorageCapacities. Bound pods
+and about 30% of the pending pods use them: claims, missing claims, generic ephemeral
+volumes without their claim, in-line GCE PD / AWS EBS / iSCSI / RBD disks (disk conflicts),
+emptyDir. A pending pod never uses an unbound WaitForFirstConsumer claim: placing it needs
+VolumeBinding's PreBind to write a binding through the API, and with no PV controller here
+kube-scheduler would wait bindTimeoutSeconds (600 s) for it.
 The probabilities are fixed here, not tuned to either scheduler: nothing is left out because
 one side is known to get it wrong.
 
@@ -50,6 +74,15 @@ PRIORITY_CLASSES = [("diff-low", -10, None), ("diff-mid", 100, None), ("diff-hig
 RUNTIME_CLASS = "diff-overhead"
 EXT = "example.com/foo"
 TOPO_KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "diff/rack"]
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+CSI_DRIVER = "diff.csi.example.com"
+CSI_DRIVER2 = "diff2.csi.example.com"
+PD_DRIVER = "pd.csi.storage.gke.io"  # what in-line / in-tree GCE PD volumes migrate to
+EBS_DRIVER = "ebs.csi.aws.com"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 
 
 def globals_():
@@ -75,6 +108,11 @@ class Gen:
         self.nodes = []
         self.seq = 0
         self.low_share = 0.3  # of bound pods in PriorityClass diff-low
+        self.claims = {ns: [] for ns in self.namespaces}  # ns -> [(name, kind)], see storage()
+        self.rwop_used = set()  # ReadWriteOncePod claims a bound pod uses already
+        self.volume_pods = 0  # pending pods with a claim, ephemeral or in-line disk volume
+        self.claim_pv = {}  # (ns, claim) -> the PV it is bound to
+        self.vas = []  # PVs with a VolumeAttachment (its name is cK-vaNN of the PV's index)
 
     # ---- helpers -------------------------------------------------------------------------
     def chance(self, p):
@@ -125,6 +163,14 @@ class Gen:
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                   "topology.kubernetes.io/zone": zone,
                   "topology.kubernetes.io/region": "r1" if zone in zones[:2] else "r2"}
+        z = r.random()
+        if z < 0.04:  # no topology label at all: VolumeZone lets any PV's zone through
+            del labels["topology.kubernetes.io/zone"], labels["topology.kubernetes.io/region"]
+        elif z < 0.08:  # only the beta zone key (VolumeZone reads a PV's beta key there)
+            del labels["topology.kubernetes.io/zone"]
+            labels[BETA_ZONE] = zone
+        elif z < 0.2:
+            labels[BETA_ZONE] = zone
         if self.chance(0.85):  # some nodes lack the rack label (spread: node not counted)
             labels["diff/rack"] = "%s-%s" % (zone, self.pick(racks))
         if self.chance(0.7):
@@ -382,6 +428,14 @@ class Gen:
                 spec["tolerations"] = self.tolerations()
             if self.chance(0.25):
                 spec["topologySpreadConstraints"] = self.spread(app)
+        if self.chance(0.3 if not bound_to else 0.2):
+            vols = self.volumes(ns, bool(bound_to))
+            if vols:
+                spec["volumes"] = vols
+                if not bound_to and any(set(v) & {"persistentVolumeClaim", "ephemeral",
+                                                  "gcePersistentDisk", "awsElasticBlockStore",
+                                                  "iscsi", "rbd"} for v in vols):
+                    self.volume_pods += 1
         aff = {}
         if not bound_to and self.chance(0.25):
             aff["nodeAffinity"] = self.node_affinity(zones)
@@ -391,6 +445,282 @@ class Gen:
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": spec}
 
+    # ---- storage ---------------------------------------------------------------------------
+    def storage(self, nodes, zones):
+        """The cluster's storage objects, in creation order (claims before the PVs whose claimRef
+        names them); fills self.claims, the pools the pods' volumes are drawn from."""
+        r, p = self.r, self.prefix
+        out = []
+        node_names = [n["metadata"]["name"] for n in nodes]
+
+        def zone_terms():
+            return [{"matchExpressions": [{"key": ZONE, "operator": "In",
+                                           "values": r.sample(zones, r.randint(1, len(zones)))}]}]
+
+        # StorageClasses: name -> (provisioner, mode); a missing mode is defaulted to Immediate.
+        self.classes = {}
+        for suffix, prov, mode in (("local-imm", NO_PROVISIONER, "Immediate"),
+                                   ("local-wffc", NO_PROVISIONER, "WaitForFirstConsumer"),
+                                   ("csi-imm", CSI_DRIVER, "Immediate"),
+                                   ("csi-wffc", CSI_DRIVER, "WaitForFirstConsumer"),
+                                   ("csi2", CSI_DRIVER2, None)):
+            sc = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                  "metadata": {"name": "%s-%s" % (p, suffix)}, "provisioner": prov}
+            if mode:
+                sc["volumeBindingMode"] = mode
+            if prov != NO_PROVISIONER and self.chance(0.5):
+                sc["allowedTopologies"] = [{"matchLabelExpressions": [
+                    {"key": ZONE, "values": r.sample(zones, r.randint(1, len(zones)))}]}]
+            self.classes[sc["metadata"]["name"]] = (prov, mode or "Immediate")
+            out.append(sc)
+        cls = lambda suffix: "%s-%s" % (p, suffix)  # noqa: E731
+        prevent = self.chance(0.5)
+        out.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                    "metadata": {"name": CSI_DRIVER}, "spec": {"attachRequired": True}})
+        d2 = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+              "metadata": {"name": CSI_DRIVER2}, "spec": {"attachRequired": True}}
+        if prevent:  # VolumeLimitScaling: nodes whose CSINode lacks the driver are refused
+            d2["spec"]["preventPodSchedulingIfMissing"] = True
+        out.append(d2)
+
+        # PersistentVolumes (created after the claims, below).
+        pvs = []
+        for i in range(r.randint(4, 8 + len(nodes) // 2)):
+            name = "%s-pv%02d" % (p, i)
+            k = r.random()
+            spec = {"capacity": {"storage": "%dGi" % self.pick([1, 5, 10, 50, 100])},
+                    "accessModes": [self.pick(["ReadWriteOnce", "ReadWriteOnce", "ReadWriteMany",
+                                               "ReadOnlyMany", "ReadWriteOncePod"])],
+                    "persistentVolumeReclaimPolicy": "Retain"}
+            labels = {}
+            driver = None
+            if k < 0.45:
+                driver = CSI_DRIVER if self.chance(0.8) else CSI_DRIVER2
+                spec["csi"] = {"driver": driver, "volumeHandle": "h-%s" % name}
+                same = [o["spec"]["csi"]["volumeHandle"] for o, d in pvs if d == driver]
+                if same and self.chance(0.15):
+                    # two PVs of one CSI volume: NodeVolumeLimits counts it once per node
+                    spec["csi"]["volumeHandle"] = self.pick(same)
+                spec["storageClassName"] = (self.pick([cls("csi-imm"), cls("csi-wffc")])
+                                            if driver == CSI_DRIVER else cls("csi2"))
+                if self.chance(0.6):
+                    spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": zone_terms()}}
+            elif k < 0.65:
+                spec["local"] = {"path": "/mnt/disks/%s" % name}
+                spec["storageClassName"] = self.pick([cls("local-imm"), cls("local-wffc")])
+                # a local volume must have node affinity: its node (sometimes one that is not
+                # in the cluster)
+                node = self.pick(node_names) if self.chance(0.9) else "%s-gone" % p
+                spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}
+            elif k < 0.9:
+                spec["hostPath"] = {"path": "/data/%s" % name}
+                if self.chance(0.6):
+                    spec["storageClassName"] = cls("local-imm")
+                a = r.random()
+                if a < 0.35:
+                    spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": zone_terms()}}
+                elif a < 0.5:
+                    spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": REGION, "operator": "NotIn", "values": ["r2"]},
+                                              {"key": "diff/gen", "operator": "Gt", "values": ["2"]}]},
+                        {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}]}}
+                elif a < 0.58:
+                    # matchFields: upstream CheckNodeAffinity matches against a Node with labels
+                    # only (no name), so this term never matches
+                    spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchFields": [
+                        {"key": "metadata.name", "operator": "In",
+                         "values": [self.pick(node_names)]}]}]}}
+            else:
+                if self.chance(0.5):
+                    spec["gcePersistentDisk"] = {"pdName": "%s-disk" % name}
+                else:
+                    spec["awsElasticBlockStore"] = {"volumeID": "vol-%s" % name}
+            # VolumeZone reads these labels (GA and beta keys, "a__b" = either zone)
+            z = r.random()
+            if z < 0.3:
+                labels[ZONE] = self.pick(zones) if self.chance(0.9) else "%s-zx" % p
+            elif z < 0.4:
+                labels[ZONE] = "__".join(r.sample(zones, min(2, len(zones))))
+            elif z < 0.45:
+                labels[BETA_ZONE] = self.pick(zones)
+            elif z < 0.5:
+                labels[REGION] = self.pick(["r1", "r2"])
+            elif z < 0.52:  # an empty zone in the list: VolumeZone ignores the label
+                labels[ZONE] = "____".join(r.sample(zones, min(2, len(zones))))
+            pv = {"apiVersion": "v1", "kind": "PersistentVolume",
+                  "metadata": {"name": name}, "spec": spec, "status": {"phase": "Available"}}
+            if labels:
+                pv["metadata"]["labels"] = labels
+            pvs.append((pv, driver))
+
+        # Claims: most PVs get one (bound); the others stay Available.
+        claims = []
+        seq = [0]
+
+        def claim(ns, kind, modes, cls_name, volume=None, bound=False, phase="Pending"):
+            seq[0] += 1
+            name = "pvc%02d-%s" % (seq[0], kind)
+            c = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                 "metadata": {"name": name, "namespace": ns},
+                 "spec": {"accessModes": modes,
+                          "resources": {"requests": {"storage": "%dGi" % self.pick([1, 1, 5])}}}}
+            if cls_name is not None:
+                c["spec"]["storageClassName"] = cls_name
+            if volume:
+                c["spec"]["volumeName"] = volume
+            if bound:
+                c["metadata"]["annotations"] = {BIND_COMPLETED: "yes"}
+            if phase != "Pending":
+                c["status"] = {"phase": phase}
+                if phase == "Bound":
+                    c["status"].update({"accessModes": modes,
+                                        "capacity": c["spec"]["resources"]["requests"]})
+            claims.append(c)
+            self.claims[ns].append((name, kind))
+            return c
+
+        for pv, driver in pvs:
+            if not self.chance(0.75):
+                continue
+            ns = self.pick(self.namespaces)
+            modes = list(pv["spec"]["accessModes"])
+            rwop = modes == ["ReadWriteOncePod"] or self.chance(0.15)
+            if rwop:
+                modes = ["ReadWriteOncePod"]
+            c = claim(ns, "rwop" if rwop else ("csi" if driver else "bound"), modes,
+                      pv["spec"].get("storageClassName", ""), pv["metadata"]["name"], True, "Bound")
+            pv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+                                      "namespace": ns, "name": c["metadata"]["name"]}
+            self.claim_pv[(ns, c["metadata"]["name"])] = pv["metadata"]["name"]
+            pv["status"] = {"phase": "Bound"}
+        available = [pv["metadata"]["name"] for pv, _ in pvs if pv["status"]["phase"] == "Available"]
+        for _ in range(r.randint(1, 3)):  # unbound Immediate (or no class, or a missing class)
+            claim(self.pick(self.namespaces), "imm", ["ReadWriteOnce"],
+                  self.pick([cls("csi-imm"), cls("local-imm"), cls("csi2"), "", "%s-nosuch" % p]))
+        for _ in range(r.randint(1, 3)):  # unbound WaitForFirstConsumer: bound pods only
+            claim(self.pick(self.namespaces), "wffc", ["ReadWriteOnce"],
+                  self.pick([cls("csi-wffc"), cls("local-wffc")]))
+        if available and self.chance(0.5):  # pre-bound: volumeName, no bind-completed annotation
+            claim(self.pick(self.namespaces), "prebound", ["ReadWriteOnce"],
+                  self.pick([cls("local-imm"), cls("csi-wffc"), cls("csi-imm")]), self.pick(available))
+        for i in range(r.randint(1, 2)):  # bound to a PV that does not exist
+            claim(self.pick(self.namespaces), "gonepv", ["ReadWriteOnce"], cls("csi-imm"),
+                  "%s-pv-gone%d" % (p, i), True, "Bound")
+        if self.chance(0.6):
+            claim(self.pick(self.namespaces), "lost", ["ReadWriteOnce"], cls("csi-imm"),
+                  "%s-pv-lost" % p, True, "Lost")
+        out.extend(claims)
+        out.extend(pv for pv, _ in pvs)
+
+        # CSINodes: attach limits per driver (a driver without allocatable has no limit).
+        for node in node_names:
+            if not self.chance(0.75):
+                continue
+            drivers = []
+            for drv, pr, hi in ((CSI_DRIVER, 0.85, 5), (CSI_DRIVER2, 0.5, 3), (PD_DRIVER, 0.3, 3),
+                                (EBS_DRIVER, 0.2, 2)):
+                if not self.chance(pr):
+                    continue
+                d = {"name": drv, "nodeID": "id-%s" % node, "topologyKeys": [ZONE]}
+                if self.chance(0.8):
+                    d["allocatable"] = {"count": r.randint(0 if self.chance(0.1) else 1, hi)}
+                drivers.append(d)
+            out.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                        "metadata": {"name": node}, "spec": {"drivers": drivers}})
+        # VolumeAttachments: attached CSI volumes count against the node's limit even with no
+        # pod using them there
+        for i, (pv, driver) in enumerate(pvs):
+            if driver and self.chance(0.3):
+                self.vas.append(pv["metadata"]["name"])
+                out.append({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                            "metadata": {"name": "%s-va%02d" % (p, i)},
+                            "spec": {"attacher": driver, "nodeName": self.pick(node_names),
+                                     "source": {"persistentVolumeName": pv["metadata"]["name"]}}})
+        if self.chance(0.3):
+            out.append({"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                        "metadata": {"name": "%s-va-gone" % p},
+                        "spec": {"attacher": CSI_DRIVER, "nodeName": self.pick(node_names),
+                                 "source": {"persistentVolumeName": "%s-pv-gone0" % p}}})
+        for z in r.sample(zones, r.randint(0, len(zones))):
+            out.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                        "metadata": {"name": "%s-cap-%s" % (p, z), "namespace": self.namespaces[0]},
+                        "storageClassName": cls("csi-wffc"),
+                        "nodeTopology": {"matchLabels": {ZONE: z}},
+                        "capacity": "%dGi" % self.pick([10, 100])})
+        return out
+
+    def inline_disk(self):
+        """An in-line disk volume source from small pools, so that pods share disks (VolumeRestrictions
+        disk conflicts; GCE PD and AWS EBS also migrate to CSI for NodeVolumeLimits)."""
+        r, p = self.r, self.prefix
+        k = r.random()
+        ro = self.chance(0.4)
+        if k < 0.35:
+            return {"gcePersistentDisk": {"pdName": "%s-pd%d" % (p, r.randint(0, 2)), "readOnly": ro}}
+        if k < 0.6:
+            return {"awsElasticBlockStore": {"volumeID": "vol-%s-%d" % (p, r.randint(0, 1))}}
+        if k < 0.8:
+            return {"iscsi": {"targetPortal": "10.0.0.1:3260",
+                              "iqn": "iqn.2026-01.com.example:%s-t%d" % (p, r.randint(0, 1)),
+                              "lun": 0, "readOnly": ro}}
+        return {"rbd": {"monitors": r.sample(["10.0.0.1:6789", "10.0.0.2:6789", "10.0.0.3:6789"],
+                                             r.randint(1, 2)),
+                        "image": "%s-img%d" % (p, r.randint(0, 1)), "readOnly": ro}}
+
+    # What a pod's volume is drawn from: (share, source); a claim source lists claim kinds (see
+    # storage()). Pending pods never get "wffc" (unbound WaitForFirstConsumer) claims.
+    PENDING_VOLUMES = [(0.40, ("bound", "csi", "rwop")), (0.08, ("csi",)), (0.07, ("rwop",)),
+                       (0.08, ("imm", "prebound")), (0.05, ("gonepv",)), (0.03, ("lost",)),
+                       (0.05, "missing"), (0.05, "ephemeral"), (0.13, "disk"), (0.06, "emptyDir")]
+    BOUND_VOLUMES = [(0.35, ("bound", "csi")), (0.10, ("rwop",)), (0.10, ("wffc", "imm", "gonepv")),
+                     (0.05, "missing"), (0.05, "ephemeral"), (0.27, "disk"), (0.08, "emptyDir")]
+
+    def volumes(self, ns, bound):
+        """1-3 volumes for a pod in namespace ns. A pending pod never gets an unbound
+        WaitForFirstConsumer claim (see the module's doc); a ReadWriteOncePod claim is used by at
+        most one bound pod (as the kubelet would allow)."""
+        r = self.r
+        out = []
+        names = set()
+        for i in range(r.randint(2, 3) if self.chance(0.4) else 1):
+            k = r.random()
+            for share, src in (self.BOUND_VOLUMES if bound else self.PENDING_VOLUMES):
+                if k < share:
+                    break
+                k -= share
+            vol = {"name": "v%d" % i}
+            if isinstance(src, tuple):
+                ok = [c for c in self.claims[ns] if c[1] in src and c[0] not in names and
+                      not (bound and c[1] == "rwop" and c[0] in self.rwop_used)]
+                if not ok:  # none of that kind here: a bound claim, else a missing one
+                    ok = [c for c in self.claims[ns] if c[1] in ("bound", "csi") and c[0] not in names]
+                if not ok:
+                    src = "missing"
+                else:
+                    name, kind = self.pick(ok)
+                    names.add(name)
+                    if bound and kind == "rwop":
+                        self.rwop_used.add(name)
+                    vol["persistentVolumeClaim"] = {"claimName": name}
+                    if self.chance(0.1):
+                        vol["persistentVolumeClaim"]["readOnly"] = True
+            if src == "missing":
+                vol["persistentVolumeClaim"] = {"claimName": "missing-%d" % r.randint(0, 2)}
+            elif src == "ephemeral":  # its claim is never created (no ephemeral controller)
+                vol["ephemeral"] = {"volumeClaimTemplate": {"spec": {
+                    "accessModes": ["ReadWriteOnce"], "storageClassName": "%s-csi-imm" % self.prefix,
+                    "resources": {"requests": {"storage": "1Gi"}}}}}
+            elif src == "disk":
+                vol.update(self.inline_disk())
+            elif src == "emptyDir":
+                vol["emptyDir"] = {}
+            if any(v.get("persistentVolumeClaim", {}).get("claimName") ==
+                   vol.get("persistentVolumeClaim", {}).get("claimName", "-") for v in out):
+                continue  # the same missing claim twice
+            out.append(vol)
+        return out
+
     # ---- the cluster -----------------------------------------------------------------------
     def cluster_doc(self):
         r = self.r
@@ -399,7 +729,7 @@ class Gen:
         racks = ["ra", "rb", "rc"][: r.randint(1, 3)]
         nodes = [self.node(i, zones, racks) for i in range(nnodes)]
         self.nodes = [n["metadata"]["name"] for n in nodes]
-        setup = []
+        setup = self.storage(nodes, zones)
         for i in range(r.randint(0, 2)):
             app = self.pick(APPS)
             setup.append({"apiVersion": "v1", "kind": "Service",
@@ -427,9 +757,25 @@ class Gen:
             p["status"] = {"startTime": "2026-01-01T%02d:%02d:%02dZ" % (
                 starts[i] // 3600, starts[i] // 60 % 60, starts[i] % 60)}
             setup.append(p)
+        # Half of the VolumeAttachments whose PV a bound pod uses go to that pod's node:
+        # NodeVolumeLimits counts a volume attached there and used there once.
+        users = {}
+        for o in setup:
+            if o["kind"] == "Pod":
+                for v in o["spec"].get("volumes", []):
+                    pv = self.claim_pv.get((o["metadata"]["namespace"],
+                                            v.get("persistentVolumeClaim", {}).get("claimName")))
+                    if pv:
+                        users.setdefault(pv, []).append(o["spec"]["nodeName"])
+        for o in setup:
+            if o["kind"] == "VolumeAttachment":
+                pv = o["spec"]["source"]["persistentVolumeName"]
+                if users.get(pv) and self.chance(0.5):
+                    o["spec"]["nodeName"] = self.pick(users[pv])
         pending = [self.pod(None, zones) for _ in range(self.npending)]
         return {"seed": self.seed, "cluster": self.cluster, "zones": zones,
-                "namespaces": self.namespace_objs(), "setup": setup, "pending": pending}
+                "namespaces": self.namespace_objs(), "setup": setup, "pending": pending,
+                "volume_pods": self.volume_pods}
 
 
 def main(argv):

@@ -12,13 +12,16 @@ Env (from start-control-plane.sh's env file): KUBESCHED_E2E_APISERVER, KUBESCHED
   KUBESCHED_E2E_TOKEN, KUBESCHED_E2E_DIR (the scheduler's pid goes to DIR/pids so that
   stop-control-plane.sh stops it if this script dies), KUBESCHED_E2E_SCHEDULER_KUBECONFIG.
 
-Per pod: the snapshot is the API server's Nodes, Pods, Namespaces, Services and PDBs just
-before the pod is created, plus the pod as the API server stored it (defaults and admission
-applied: priority from its PriorityClass, RuntimeClass overhead); kube-scheduler's decision is
-the pod's spec.nodeName, or its first PodScheduled=False condition. A pod that preempted
-(nominatedNodeName set) is waited for until it is bound, and the pods that disappeared
-meanwhile are its victims. A pod left unschedulable is deleted at once, before kube-scheduler
-can retry it, so each pod is decided on exactly the snapshot recorded for it.
+Per pod: the snapshot is the API server's Nodes, Pods, Namespaces, Services, PDBs and storage
+objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
+CSIStorageCapacities, VolumeAttachments) just before the pod is created, plus the pod as the API
+server stored it (defaults and admission applied: priority from its PriorityClass, RuntimeClass
+overhead); kube-scheduler's decision is the pod's spec.nodeName, or its first PodScheduled=False
+condition. A pod that preempted (nominatedNodeName set) is waited for until it is bound, and the
+pods that disappeared meanwhile are its victims (a bound pod that shares a host port with a
+victim on its node is deleted after the preemptor is bound: see port_ghosts). A pod left
+unschedulable is deleted at once, before kube-scheduler can retry it, so each pod is decided on
+exactly the snapshot recorded for it.
 
 Writes DIR/cK/records.json (one entry per pending pod), DIR/cK/snap-NAME.json (the snapshot, a
 List that `kubesched simulate --cluster` reads) and DIR/cK/kube-scheduler.log."""
@@ -90,17 +93,45 @@ class API:
         return out
 
 
+# Collections: kind -> (path, namespaced). The storage kinds are what kube-scheduler's volume
+# plugins list (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+# CSIStorageCapacity, VolumeAttachment), in the snapshot too.
+COLLECTIONS = {
+    "Node": ("/api/v1/nodes", False),
+    "Namespace": ("/api/v1/namespaces", False),
+    "PriorityClass": ("/apis/scheduling.k8s.io/v1/priorityclasses", False),
+    "RuntimeClass": ("/apis/node.k8s.io/v1/runtimeclasses", False),
+    "Pod": ("/api/v1/pods", True),
+    "Service": ("/api/v1/services", True),
+    "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", True),
+    "PersistentVolume": ("/api/v1/persistentvolumes", False),
+    "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", True),
+    "StorageClass": ("/apis/storage.k8s.io/v1/storageclasses", False),
+    "CSINode": ("/apis/storage.k8s.io/v1/csinodes", False),
+    "CSIDriver": ("/apis/storage.k8s.io/v1/csidrivers", False),
+    "CSIStorageCapacity": ("/apis/storage.k8s.io/v1/csistoragecapacities", True),
+    "VolumeAttachment": ("/apis/storage.k8s.io/v1/volumeattachments", False),
+}
+STORAGE_KINDS = ["StorageClass", "CSIDriver", "PersistentVolumeClaim", "PersistentVolume", "CSINode",
+                 "VolumeAttachment", "CSIStorageCapacity"]
+
+
+def api_version(path):
+    return "v1" if path.startswith("/api/v1/") else "/".join(path.split("/")[2:4])
+
+
 def coll_path(obj):
-    kind, ns = obj["kind"], obj["metadata"].get("namespace")
-    base = {"Node": "/api/v1/nodes", "Namespace": "/api/v1/namespaces",
-            "PriorityClass": "/apis/scheduling.k8s.io/v1/priorityclasses",
-            "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses"}.get(kind)
-    if base:
-        return base
-    group = {"Pod": "/api/v1", "Service": "/api/v1",
-             "PodDisruptionBudget": "/apis/policy/v1"}[kind]
-    plural = {"Pod": "pods", "Service": "services", "PodDisruptionBudget": "poddisruptionbudgets"}
-    return "%s/namespaces/%s/%s" % (group, ns, plural[kind])
+    """The collection an object is created in: /api/v1/namespaces/NS/pods for a Pod."""
+    path, namespaced = COLLECTIONS[obj["kind"]]
+    if not namespaced:
+        return path
+    i = path.rindex("/")
+    return "%s/namespaces/%s%s" % (path[:i], obj["metadata"]["namespace"], path[i:])
+
+
+def list_kind(api, kind):
+    path = COLLECTIONS[kind][0]
+    return api.items(path, kind, api_version(path))
 
 
 def create(api, obj, tolerate_exists=False):
@@ -256,6 +287,51 @@ def wait_decision(api, pod, timeout, logfile):
             "timeout": True, "seconds": round(time.time() - t0, 3)}
 
 
+def host_ports(pod):
+    """A pod's host ports as upstream's HostPortInfo keys them: (hostIP, protocol, port), an
+    empty hostIP read as 0.0.0.0 and an empty protocol as TCP (HostPortInfo.sanitize)."""
+    return {(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", p["hostPort"])
+            for c in pod["spec"].get("containers", []) + pod["spec"].get("initContainers", [])
+            for p in c.get("ports", []) if p.get("hostPort")}
+
+
+def port_ghosts(victims, live):
+    """The live pods whose host port upstream's cache no longer counts. NodeInfo.UsedPorts is a
+    set: when a victim is removed, so is its (hostIP, protocol, port) on its node, although
+    another pod there still uses it (two bound pods with one host port on one node: the
+    generator binds pods with spec.nodeName, no kubelet refuses the second). kube-scheduler then
+    sees the port free for every later pod, which no snapshot can say (`kubesched simulate`
+    builds its cache from the objects, with the port in use). Deleting those pods too, right
+    after the preemptor is bound, gives both sides the same node again: the port is free for
+    both. (Within one scheduling cycle the quirk is compared as is: a preemption dry run that
+    removes one of two such pods frees the port on both sides.)"""
+    freed = {}
+    for v in victims:
+        node = v["spec"].get("nodeName")
+        if node:
+            freed.setdefault(node, set()).update(host_ports(v))
+    return [p for p in live if freed.get(p["spec"].get("nodeName")) and
+            host_ports(p) & freed[p["spec"]["nodeName"]]]
+
+
+def set_status(api, obj, status):
+    """Writes what a controller would (a claim's and a PV's phase, a pod's start time): the
+    status in a create is dropped, the status subresource takes it."""
+    api.req("PATCH", "%s/%s/status" % (coll_path(obj), obj["metadata"]["name"]),
+            {"status": status}, content_type="application/merge-patch+json")
+
+
+def purge(api, obj):
+    """Deletes an object for good: claims and PVs get the pvc-/pv-protection finalizers at
+    create (admission StorageObjectInUseProtection), which only the controllers this control
+    plane does not run would remove."""
+    path = "%s/%s" % (coll_path(obj), obj["metadata"]["name"])
+    if obj["kind"] in ("PersistentVolumeClaim", "PersistentVolume"):
+        api.req("PATCH", path, {"metadata": {"finalizers": None}}, ok=(200, 404),
+                content_type="application/merge-patch+json")
+    api.req("DELETE", path, ok=(200, 202, 404))
+
+
 def set_start_time(api, pod, start):
     """Acts as the pod's kubelet: status.startTime (the status on create is dropped)."""
     api.req("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (pod["metadata"]["namespace"],
@@ -275,21 +351,34 @@ def run_cluster(api, gen, args, k):
     with open(os.path.join(cdir, "cluster.json"), "w") as f:
         json.dump(doc, f, indent=1)
     # Nothing may be left from another cluster (a previous run that died): kube-scheduler
-    # would see those nodes too.
-    for n in api.items("/api/v1/nodes", "Node", "v1"):
-        api.req("DELETE", "/api/v1/nodes/%s" % n["metadata"]["name"], ok=(200, 202, 404))
+    # would see those nodes and storage objects too.
+    for kind in ["Node"] + STORAGE_KINDS:
+        for o in list_kind(api, kind):
+            purge(api, o)
     t0 = time.time()
     for ns in doc["namespaces"]:
         create(api, ns, tolerate_exists=True)
+    claim_uids = {}
     for obj in doc["setup"]:
+        ref = obj.get("spec", {}).get("claimRef") if obj["kind"] == "PersistentVolume" else None
+        if ref and (ref["namespace"], ref["name"]) in claim_uids:
+            obj = json.loads(json.dumps(obj))
+            obj["spec"]["claimRef"]["uid"] = claim_uids[(ref["namespace"], ref["name"])]
         created = create(api, obj)
+        if obj["kind"] == "PersistentVolumeClaim":
+            claim_uids[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = \
+                created["metadata"]["uid"]
         if obj["kind"] == "Pod" and obj.get("status", {}).get("startTime"):
             set_start_time(api, created, obj["status"]["startTime"])
+        elif obj["kind"] in ("PersistentVolume", "PersistentVolumeClaim") and obj.get("status"):
+            set_status(api, obj, obj["status"])
     t_setup = time.time() - t0
-    nodes = api.items("/api/v1/nodes", "Node", "v1")
-    others = (api.items("/api/v1/namespaces", "Namespace", "v1") +
-              api.items("/api/v1/services", "Service", "v1") +
-              api.items("/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget", "policy/v1"))
+    nodes = list_kind(api, "Node")
+    # What the snapshot has besides nodes and pods; none of it changes while the cluster's pods
+    # are decided (no controller runs, and kube-scheduler writes nothing to these objects for
+    # the pods generated: their claims are bound already or never bindable).
+    others = [o for kind in ["Namespace", "Service", "PodDisruptionBudget"] + STORAGE_KINDS
+              for o in list_kind(api, kind)]
     sched = Scheduler(args.scheduler, args.config, os.path.join(cdir, "kube-scheduler.log"),
                       os.environ.get("KUBESCHED_E2E_DIR"))
     records = []
@@ -325,8 +414,16 @@ def run_cluster(api, gen, args, k):
             # Only kube-scheduler deletes pods meanwhile (preemption): whatever is gone from
             # the pods the snapshot had was a victim. The log says whether and where the pod
             # was nominated even when the retry bound it before the poll saw the nomination.
-            after = {pod_key(p) for p in live_pods(api)}
+            live = live_pods(api)
+            after = {pod_key(p) for p in live}
             rec["victims"] = sorted(pod_key(p) for p in before if pod_key(p) not in after)
+            # (not the preemptor: it was added after its victims were removed, port and all)
+            ghosts = port_ghosts([p for p in before if pod_key(p) not in after],
+                                 [p for p in live if pod_key(p) != pod_key(created)])
+            if ghosts:
+                for g in ghosts:
+                    delete_pod(api, g["metadata"]["namespace"], g["metadata"]["name"])
+                rec["port_ghosts_deleted"] = sorted(pod_key(g) for g in ghosts)
             if rec["node"]:
                 # started after every pod before it (one second apart: unique start times)
                 seq += 1
@@ -345,20 +442,22 @@ def run_cluster(api, gen, args, k):
             json.dump(records, f, indent=1)
         cleanup(api, doc, nodes)
     return records, {"cluster": k, "nodes": len(nodes), "setup_objects": len(doc["setup"]),
+                     "volume_pods": doc["volume_pods"],
                      "setup_s": round(t_setup, 2), "scheduler_start_s": round(t_sched, 2),
                      "pods_s": round(time.time() - t0 - t_setup - t_sched, 2)}
 
 
 def cleanup(api, doc, nodes):
-    """Removes a cluster for the next one: pods (grace 0: no kubelet), nodes, Services, PDBs.
-    Namespaces stay: without a namespace controller a deleted one would stay Terminating."""
+    """Removes a cluster for the next one: pods (grace 0: no kubelet), nodes, Services, PDBs, the
+    storage objects. Namespaces stay: without a namespace controller a deleted one would stay
+    Terminating."""
     for ns in doc["namespaces"]:
         api.req("DELETE", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % ns["metadata"]["name"])
     for n in nodes:
         api.req("DELETE", "/api/v1/nodes/%s" % n["metadata"]["name"], ok=(200, 202, 404))
     for obj in doc["setup"]:
-        if obj["kind"] in ("Service", "PodDisruptionBudget"):
-            api.req("DELETE", "%s/%s" % (coll_path(obj), obj["metadata"]["name"]), ok=(200, 202, 404))
+        if obj["kind"] in ["Service", "PodDisruptionBudget"] + STORAGE_KINDS:
+            purge(api, obj)
 
 
 def main():
@@ -382,8 +481,9 @@ def main():
     for k in range(args.first, args.first + args.clusters):
         recs, t = run_cluster(api, gen, args, k)
         timings.append(t)
-        print("cluster %d: %d nodes, %d pods decided (setup %.1f s, scheduler start %.1f s, pods %.1f s)"
-              % (k, t["nodes"], len(recs), t["setup_s"], t["scheduler_start_s"], t["pods_s"]),
+        print("cluster %d: %d nodes, %d pods decided, %d with volumes (setup %.1f s, scheduler "
+              "start %.1f s, pods %.1f s)" % (k, t["nodes"], len(recs), t["volume_pods"],
+                                              t["setup_s"], t["scheduler_start_s"], t["pods_s"]),
               flush=True)
     with open(os.path.join(args.workdir, "timings.json"), "w") as f:
         json.dump(timings, f, indent=1)
