@@ -91,8 +91,7 @@ typedef struct volume_binding {
     int64_t bind_timeout_seconds;
     size_t nshape;
     shape_point shape[MAX_SHAPE];
-    ks_sym ann_bind_completed, ann_bound_by_controller, ann_selected_node, ann_migrated,
-        metadata_name, sym_lost;
+    ks_sym ann_bind_completed, ann_bound_by_controller, ann_selected_node, ann_migrated, sym_lost;
     pthread_mutex_t mu; /* guards the assume cache */
     size_t nassumed, cap;
     assumed *as;
@@ -209,7 +208,6 @@ static void *vb_create(const ks_args *args, ks_error *err)
     vb->ann_bound_by_controller = ks_intern(ANN_BOUND_BY_CONTROLLER);
     vb->ann_selected_node = ks_intern(ANN_SELECTED_NODE);
     vb->ann_migrated = ks_intern(ANN_MIGRATED_PLUGINS);
-    vb->metadata_name = ks_intern("metadata.name");
     vb->sym_lost = ks_intern("Lost");
     pthread_mutex_init(&vb->mu, NULL);
     return vb;
@@ -514,7 +512,7 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
 /* ---- matching ----------------------------------------------------------------------------- */
 
 /* upstream volume.CheckNodeAffinity: the PV's required terms against a node made of the labels
- * only (so matchFields see an empty metadata.name). */
+ * only (so matchFields are not checked). */
 static int pv_node_affinity_ok(const volume_binding *vb, const ks_pv_view *v, const ks_node *node)
 {
     if (!v->has_node_affinity)
@@ -553,13 +551,13 @@ static int pv_node_affinity_ok(const volume_binding *vb, const ks_pv_view *v, co
             }
             }
         }
+        /* matchFields: the node upstream matches has labels only, no name, and
+         * nodeSelectorTerm.match skips the fields when the node has none; a requirement that
+         * does not parse as a field selector (In / NotIn with exactly one value) still fails the
+         * term (its parse error). */
         for (uint32_t i = 0; ok && i < term->nfields; i++) {
             const ks_selector_req *r = &term->fields[i];
-            int in = 0;
-            for (uint32_t k = 0; k < r->nvalues && !in; k++)
-                in = r->values[k] == KS_SYM_EMPTY;
-            ok = r->key == vb->metadata_name &&
-                 ((r->op == KS_OP_IN && in) || (r->op == KS_OP_NOT_IN && !in));
+            ok = (r->op == KS_OP_IN || r->op == KS_OP_NOT_IN) && r->nvalues == 1;
         }
         if (ok)
             return 1;

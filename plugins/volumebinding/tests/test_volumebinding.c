@@ -1009,3 +1009,25 @@ Test(volume_binding, a_failed_prebind_counts_a_bind_stage_error)
     free(text);
     ks__metrics_destroy(reg);
 }
+
+/* upstream CheckNodeAffinity matches a node of labels only: a term's matchFields are skipped (a
+ * PV pinned by metadata.name to another node still fits), unless they do not parse as a field
+ * selector (found by the differential test against kube-scheduler v1.37.2). */
+Test(volume_binding, a_pvs_match_fields_are_not_checked_but_must_parse)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "n1", NULL);
+    pvc_bound(c, "pvc-f", "wait-sc", "pv-f");
+    pv(c, "pv-f", "wait-sc", "Bound", "1Gi",
+       ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchFields':[{'key':"
+       "'metadata.name','operator':'In','values':['n2']}]}]}}");
+    expect(p, c, POD("pvc-f"), "n1", KS_SUCCESS, NULL, KS_SUCCESS, NULL, "matchFields skipped");
+    pvc_bound(c, "pvc-g", "wait-sc", "pv-g");
+    pv(c, "pv-g", "wait-sc", "Bound", "1Gi",
+       ",'nodeAffinity':{'required':{'nodeSelectorTerms':[{'matchFields':[{'key':"
+       "'metadata.name','operator':'In','values':['n1','n2']}]}]}}");
+    expect(p, c, POD("pvc-g"), "n1", KS_SUCCESS, NULL, UU, NODE_CONFLICT,
+           "two values: not a field selector");
+}
