@@ -266,10 +266,7 @@ static int is_hex(char c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-static int hex_val(char c)
-{
-    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
+static int hex_val(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
 enum { ESC_PATH, ESC_FRAGMENT, ESC_HOST, ESC_USER };
 
@@ -518,7 +515,8 @@ static int gce_region_error(const char *label, sbuf *b)
             rs.r[j - 1] = t;
             rs.len[j - 1] = tl;
         }
-    sb_str(b, "failed to get region from zones: multiple or no regions gotten from zones, got: map[");
+    sb_str(b,
+           "failed to get region from zones: multiple or no regions gotten from zones, got: map[");
     for (size_t i = 0; i < rs.n; i++) {
         if (i)
             sb_str(b, " ");
