@@ -335,6 +335,11 @@ static int url_authority(const char *a, size_t n, sbuf *b)
         }
     const char *host = at < n ? a + at + 1 : a;
     size_t hn = at < n ? n - at - 1 : n;
+    for (size_t i = hn; i > 1; i--)
+        if (host[i - 1] == '[') { /* a bracket not first */
+            sb_str(b, "invalid IP-literal");
+            return -1;
+        }
     if (hn && host[0] == '[') {
         size_t close = hn;
         for (size_t i = hn; i > 0; i--)

@@ -1239,6 +1239,13 @@ static void gce_bad_zone(th_cluster *c)
     pv_src(c, "pv-migration-bound", "'" BETA_ZONE "':'us-east1-b__zone1'", GCE_SOURCE, NULL,
            "data");
 }
+static void gce_empty_zone_token(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL, GCE_SOURCE, NULL, "data");
+    cr_assert_eq(th_cluster_patch(c, "PersistentVolume", NULL, "pv-migration-bound",
+                                  "{'metadata':{'labels':{'" BETA_ZONE "':'us-east1-b__'}}}"),
+                 0);
+}
 static void ebs_bad_id(th_cluster *c)
 {
     pv_src(c, "pv-migration-bound", NULL,
@@ -1284,6 +1291,10 @@ Test(volume_binding, csi_migration_translation_errors)
                  "could not translate pv: failed to get region from zones: zone in unexpected "
                  "format, expected: {locale}-{region}-{zone}, got: zone1",
                  "GCE malformed zone", gce_bad_zone);
+    expect_bound(NULL, GCE_PD, KS_ERROR,
+                 "could not translate pv: failed to get region from zones: zone in unexpected "
+                 "format, expected: {locale}-{region}-{zone}, got: ",
+                 "GCE empty zone token", gce_empty_zone_token);
     expect_bound(NULL, ebs, KS_ERROR,
                  "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
                  "Invalid format for AWS volume (aws://us-east-1a/disk-1)",
@@ -1470,4 +1481,57 @@ Test(volume_binding, csi_migration_uses_the_pv_filter_sees)
     d->destroy(self);
     ks__snapshot_free(snap);
     ks__cache_free(cache);
+}
+
+/* KubernetesVolumeIDToEBSVolumeID's net/url.Parse errors, each message as csi-translation-lib
+ * v0.37.2 built with Go 1.26 prints it (checked against the library itself). */
+static const char *g_ebs_id;
+static void ebs_with_id(th_cluster *c)
+{
+    char src[256];
+    snprintf(src, sizeof(src), "'awsElasticBlockStore':{'volumeID':'%s'}", g_ebs_id);
+    pv_src(c, "pv-migration-bound", NULL, src, NULL, "data");
+}
+
+Test(volume_binding, csi_migration_ebs_volume_id)
+{
+    static const struct {
+        const char *id, *parse_error; /* NULL: translates */
+    } rows[] = {
+        {"aws://a\\u0001/vol-1",
+         "\"aws://a\\x01/vol-1\": net/url: invalid control character in URL"},
+        {"aws://a b/vol-1", "\"aws://a b/vol-1\": invalid character \" \" in host name"},
+        {"aws://u^@a/vol-1", "\"aws://u^@a/vol-1\": net/url: invalid userinfo"},
+        {"aws://a/vol-1#%zz", "\"aws://a/vol-1#%zz\": invalid URL escape \"%zz\""},
+        {"aws://a[b]/vol-1", "\"aws://a[b]/vol-1\": invalid IP-literal"},
+        {"aws://[::1]:x/vol-1", "\"aws://[::1]:x/vol-1\": invalid port \":x\" after host"},
+        {"aws://[::1/vol-1", "\"aws://[::1/vol-1\": missing ']' in host"},
+        {"aws://a%41/vol-1", "\"aws://a%41/vol-1\": invalid URL escape \"%41\""},
+        {"aws://a%C3%A9/vol-1", NULL},
+        {"aws://a/vol-1%", "\"aws://a/vol-1%\": invalid URL escape \"%\""},
+        {"vol-1", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        g_ebs_id = rows[i].id;
+        char want[512], shown[128];
+        /* the id as the message's first (unquoted) copy shows it: \u0001 is the raw byte */
+        snprintf(shown, sizeof(shown), "%s", rows[i].id);
+        char *u = strstr(shown, "\\u0001");
+        if (u) {
+            u[0] = '\x01';
+            memmove(u + 1, u + 6, strlen(u + 6) + 1);
+        }
+        snprintf(want, sizeof(want),
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid disk name (%s): parse %s",
+                 shown, rows[i].parse_error ? rows[i].parse_error : "");
+        expect_bound(NULL, "kubernetes.io/aws-ebs", rows[i].parse_error ? KS_ERROR : KS_SUCCESS,
+                     rows[i].parse_error ? want : NULL, rows[i].id, ebs_with_id);
+    }
+    /* a %2F decodes to a slash inside the id: a format error, not a parse error */
+    g_ebs_id = "aws://a/vol-1%2Fx";
+    expect_bound(NULL, "kubernetes.io/aws-ebs", KS_ERROR,
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid format for AWS volume (aws://a/vol-1%2Fx)",
+                 "escaped slash", ebs_with_id);
 }
