@@ -32,8 +32,13 @@
  *              that names the node counts as done there.
  *   Events     as upstream EventsToRegister (v1.37), with its queueing hints.
  *
- * Not yet (see README): the in-tree-to-CSI translation of a bound PV's node affinity
- * (tryTranslatePVToCSI).
+ *   CSI        upstream tryTranslatePVToCSI where upstream calls it (checkBoundClaims in Filter,
+ *   migration  checkBindings in PreBind): a bound PV of an in-tree source whose migration is on
+ *              (GCE PD, AWS EBS, Azure Disk, Cinder, Portworx) and whose plugin the node's
+ *              CSINode lists in storage.alpha.kubernetes.io/migrated-plugins is checked with
+ *              the node affinity csi-translation-lib gives it (csi_translation.h), or fails
+ *              with its error. PreFilter describes each bound PV's translation once; Filter
+ *              reads it without allocating.
  *
  * Threads: create/destroy/events on the main thread; PreFilter/PreScore/Reserve on the
  * scheduling thread; Filter/Score on Filter/Score workers; PreBindPreFlight/PreBind/Unreserve
@@ -50,6 +55,7 @@
 #include "kubesched/plugin.h"
 #include "../common/args.h"
 #include "../common/sign.h"
+#include "csi_translation.h"
 
 #define ERR_REASON_BIND_CONFLICT "node(s) didn't find available persistent volumes to bind"
 #define ERR_REASON_NODE_CONFLICT "node(s) didn't match PersistentVolume's node affinity"
@@ -92,6 +98,7 @@ typedef struct volume_binding {
     size_t nshape;
     shape_point shape[MAX_SHAPE];
     ks_sym ann_bind_completed, ann_bound_by_controller, ann_selected_node, ann_migrated, sym_lost;
+    vb_csi_syms csi;    /* the CSI translation's keys */
     pthread_mutex_t mu; /* guards the assume cache */
     size_t nassumed, cap;
     assumed *as;
@@ -108,6 +115,10 @@ typedef struct volume_binding {
 typedef struct prefilter_state {
     size_t nbound, ndelay;
     const ks_pvc **bound;
+    /* per bound claim: the PV PreFilter saw (NULL: none) and its CSI translation, for Filter
+     * to use while the store still gives the same PV (borrowed(cycle)) */
+    const ks_pv **bound_pv;
+    vb_pv_translation *bound_tr;
     const ks_pvc **delay; /* sorted by requested size (upstream byPVCSize), stable */
 } prefilter_state;
 
@@ -209,6 +220,7 @@ static void *vb_create(const ks_args *args, ks_error *err)
     vb->ann_selected_node = ks_intern(ANN_SELECTED_NODE);
     vb->ann_migrated = ks_intern(ANN_MIGRATED_PLUGINS);
     vb->sym_lost = ks_intern("Lost");
+    vb_csi_syms_init(&vb->csi);
     pthread_mutex_init(&vb->mu, NULL);
     return vb;
 }
@@ -466,6 +478,12 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     memset(s, 0, sizeof(*s));
     s->bound = (const ks_pvc **)(s + 1);
     s->delay = s->bound + n;
+    s->bound_pv = n ? ks_cycle_alloc(cycle, n * sizeof(*s->bound_pv)) : NULL;
+    s->bound_tr = n ? ks_cycle_alloc(cycle, n * sizeof(*s->bound_tr)) : NULL;
+    if (n && (!s->bound_pv || !s->bound_tr)) {
+        ks_status_reason(st, "VolumeBinding: out of memory in PreFilter");
+        return KS_ERROR;
+    }
     size_t nimmediate = 0;
     for (size_t i = 0; i < n; i++) {
         if (!is_claim_volume(&vols[i]))
@@ -480,6 +498,11 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         }
         const ks_pvc_view *c = ks_pvc_view_of(pvc);
         if (fully_bound(vb, c)) {
+            /* the translation depends on the PV only: described once here, applied per node */
+            const ks_pv *p = ks_cycle_pv(cycle, c->volume_name);
+            s->bound_pv[s->nbound] = p;
+            if (p)
+                vb_translate_pv(&vb->csi, ks_pv_view_of(p), &s->bound_tr[s->nbound]);
             s->bound[s->nbound++] = pvc;
             continue;
         }
@@ -511,20 +534,46 @@ static ks_code vb_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
 
 /* ---- matching ----------------------------------------------------------------------------- */
 
-/* upstream volume.CheckNodeAffinity: the PV's required terms against a node made of the labels
- * only (so matchFields are not checked). */
-static int pv_node_affinity_ok(const volume_binding *vb, const ks_pv_view *v, const ks_node *node)
+/* A requirement key as the CSI translation renamed it (tr NULL: untranslated). */
+static ks_sym translated_key(const vb_pv_translation *tr, ks_sym key)
 {
-    if (!v->has_node_affinity)
+    if (tr && key == tr->zone_from)
+        return tr->zone_to;
+    if (tr && key == tr->region_from)
+        return tr->region_to;
+    return key;
+}
+
+/* The requirement addTopology appended: its key In the zone label's values. */
+static int added_topology_ok(const vb_pv_translation *tr, const ks_label *labels, size_t nl)
+{
+    ks_sym val = ks_labels_get(labels, nl, tr->add_key);
+    return val != KS_SYM_ABSENT && vb_zones_have(tr->add_zones, ks_sym_str(val));
+}
+
+/* upstream volume.CheckNodeAffinity: the PV's required terms against a node made of the labels
+ * only (so matchFields are not checked). tr: the PV as tryTranslatePVToCSI gave it
+ * for this node (NULL or VB_MIG_NONE: as it is; never a failed one). */
+static int pv_node_affinity_ok(const volume_binding *vb, const ks_pv_view *v,
+                               const vb_pv_translation *tr, const ks_node *node)
+{
+    if (tr && tr->plugin == VB_MIG_NONE)
+        tr = NULL;
+    int add = tr && tr->add_key != KS_SYM_ABSENT;
+    if (!v->has_node_affinity && !add)
         return 1;
     const ks_label *labels;
     size_t nl = ks_node_labels(node, &labels);
+    if (add && (!v->has_node_affinity || v->nnode_terms == 0)) /* addTopology made one term */
+        return added_topology_ok(tr, labels, nl);
     for (uint32_t t = 0; t < v->nnode_terms; t++) {
         const ks_node_selector_term *term = &v->node_terms[t];
-        int ok = term->nexprs > 0 || term->nfields > 0;
+        int ok = term->nexprs > 0 || term->nfields > 0 || add;
+        if (ok && add)
+            ok = added_topology_ok(tr, labels, nl);
         for (uint32_t i = 0; ok && i < term->nexprs; i++) {
             const ks_selector_req *r = &term->exprs[i];
-            ks_sym val = ks_labels_get(labels, nl, r->key);
+            ks_sym val = ks_labels_get(labels, nl, translated_key(tr, r->key));
             switch (r->op) {
             case KS_OP_IN:
             case KS_OP_NOT_IN: {
@@ -632,7 +681,7 @@ static const ks_pv *find_matching_volume(volume_binding *vb, const ks_pod *pod,
             continue;
         if (v->terminating)
             continue;
-        int affinity_ok = pv_node_affinity_ok(vb, v, node);
+        int affinity_ok = pv_node_affinity_ok(vb, v, NULL, node); /* FindMatchingVolume: as is */
         if (to_claim)
             return affinity_ok ? pvs[i] : NULL;
         if (v->phase != sym_available || sym_available == KS_SYM_ABSENT)
@@ -734,14 +783,39 @@ static ks_code find_pod_volumes(volume_binding *vb, ks_cycle *cycle, const ks_po
     int bound_ok = 1, unbound_ok = 1, space_ok = 1, pvs_found = 1;
     pv->nstatic = pv->nprov = 0;
     *reasons = 0;
-    /* checkBoundClaims: stops at the first PV missing or not matching */
+    /* checkBoundClaims: stops at the first PV missing or not matching, fails at the first
+     * translation error */
+    const ks_csi_node *cn = NULL;
+    int cn_read = 0;
     for (size_t i = 0; i < s->nbound; i++) {
         const ks_pv *p = ks_cycle_pv(cycle, ks_pvc_view_of(s->bound[i])->volume_name);
         if (!p) {
             pvs_found = 0;
             break;
         }
-        if (!pv_node_affinity_ok(vb, ks_pv_view_of(p), node)) {
+        const ks_pv_view *v = ks_pv_view_of(p);
+        const vb_pv_translation *tr = NULL;
+        vb_pv_translation fresh;
+        int plugin = vb_pv_plugin(v);
+        if (plugin != VB_MIG_NONE) {
+            if (!cn_read) { /* the node's CSINode, read once (none: nothing is migrated) */
+                cn = ks_cycle_csi_node(cycle, ks_node_name(node));
+                cn_read = 1;
+            }
+            if (vb_plugin_migrated_on_node(&vb->csi, plugin, cn)) {
+                if (s->bound_pv[i] == p) {
+                    tr = &s->bound_tr[i];
+                } else { /* a newer PV than PreFilter's */
+                    vb_translate_pv(&vb->csi, v, &fresh);
+                    tr = &fresh;
+                }
+                if (tr->failed) {
+                    ks_status_reason(st, tr->err);
+                    return KS_ERROR;
+                }
+            }
+        }
+        if (!pv_node_affinity_ok(vb, v, tr, node)) {
             bound_ok = 0;
             break;
         }
@@ -1179,11 +1253,23 @@ static ks_code write_selected_node(ks_cycle *cycle, const ks_pvc_view *c, ks_sym
 
 enum { CHECK_DONE = 1, CHECK_WAIT = 0, CHECK_FAILED = -1 };
 
-/* upstream checkBindings' node affinity check of a PV on the pod's node. */
-static int check_pv_on_node(volume_binding *vb, const ks_pv_view *v, const ks_node *node,
-                            ks_status *st)
+/* upstream checkBindings' tryTranslatePVToCSI (cn: the node's CSINode, NULL when it has none)
+ * and node affinity check of a PV on the pod's node. A translation error reads
+ * "<translate_prefix>could not translate pv: ...". */
+static int check_pv_on_node(volume_binding *vb, const ks_pv_view *v, const ks_csi_node *cn,
+                            const char *translate_prefix, const ks_node *node, ks_status *st)
 {
-    if (pv_node_affinity_ok(vb, v, node))
+    vb_pv_translation tr;
+    const vb_pv_translation *trp = NULL;
+    if (vb_plugin_migrated_on_node(&vb->csi, vb_pv_plugin(v), cn)) {
+        vb_translate_pv(&vb->csi, v, &tr);
+        if (tr.failed) {
+            ks_status_reasonf(st, "binding volumes: %s%s", translate_prefix, tr.err);
+            return CHECK_FAILED;
+        }
+        trp = &tr;
+    }
+    if (pv_node_affinity_ok(vb, v, trp, node))
         return CHECK_DONE;
     ks_status_reasonf(st,
                       "binding volumes: pv \"%s\" node affinity doesn't match node \"%s\": no "
@@ -1199,6 +1285,8 @@ static int check_pv_on_node(volume_binding *vb, const ks_pv_view *v, const ks_no
 static int check_bindings(volume_binding *vb, ks_cycle *cycle, const reserved *r,
                           const ks_node *node, int simulated, ks_status *st)
 {
+    /* upstream reads the CSINode first; none is no error (nothing is migrated there) */
+    const ks_csi_node *cn = ks_cycle_csi_node(cycle, ks_node_name(node));
     for (size_t i = 0; i < r->nstatic; i++) {
         const ks_pv_view *want = ks_pv_view_of(r->pv[i]);
         const ks_pvc_view *wc = ks_pvc_view_of(r->claim[i]);
@@ -1220,7 +1308,7 @@ static int check_bindings(volume_binding *vb, ks_cycle *cycle, const reserved *r
         const ks_pv_view *v = ks_pv_view_of(pvo);
         if (ks_resource_version_cmp(r->pv_rv[i], v->resource_version) > 0)
             return CHECK_WAIT; /* the informer has not delivered our write yet */
-        if (check_pv_on_node(vb, v, node, st) != CHECK_DONE)
+        if (check_pv_on_node(vb, v, cn, "failed to translate pv to csi: ", node, st) != CHECK_DONE)
             return CHECK_FAILED;
         if (!v->has_claim_ref || !v->claim_uid[0]) {
             ks_status_reasonf(st, "binding volumes: ClaimRef got reset for pv \"%s\"",
@@ -1261,7 +1349,7 @@ static int check_bindings(volume_binding *vb, ks_cycle *cycle, const reserved *r
             const ks_pv *pvo = ks_cycle_pv(cycle, c->volume_name);
             if (!pvo)
                 return CHECK_WAIT; /* upstream tolerates the informer's delay */
-            if (check_pv_on_node(vb, ks_pv_view_of(pvo), node, st) != CHECK_DONE)
+            if (check_pv_on_node(vb, ks_pv_view_of(pvo), cn, "", node, st) != CHECK_DONE)
                 return CHECK_FAILED;
         }
         if (!fully_bound(vb, c))

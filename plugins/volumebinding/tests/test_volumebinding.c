@@ -1,17 +1,22 @@
 /*
  * VolumeBinding: upstream volumebinding/volume_binding_test.go TestVolumeBinding (v1.37, with
  * StorageCapacityScoring on as in v1.37) and the decision cases of binder_test.go
- * (TestFindPodVolumesWithoutProvisioning, ...WithProvisioning, ...WithCSIMigration's
- * non-migration part, TestCapacity, FindMatchingVolume's rules), case by case with upstream's
- * objects, codes and messages; and its PreBind (binder_test.go TestBindAPIUpdate,
- * TestCheckBindings, TestBindPodVolumes) on the harness's store.
+ * (TestFindPodVolumesWithoutProvisioning, ...WithProvisioning, ...WithCSIMigration,
+ * TestCapacity, FindMatchingVolume's rules), case by case with upstream's objects, codes and
+ * messages; its PreBind (binder_test.go TestBindAPIUpdate, TestCheckBindings,
+ * TestCheckBindingsWithCSIMigration, TestBindPodVolumes) on the harness's store; and the
+ * in-tree-to-CSI translation of a PV's node affinity (csi-translation-lib's topology rules and
+ * errors) as tryTranslatePVToCSI applies it.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/intern.h"
 #include "harness.h"
+#include "sched/cache.h"
+#include "sched/framework.h"
 #include "sched/host_api.h"
 #include "util/metrics.h"
 
@@ -1008,6 +1013,527 @@ Test(volume_binding, a_failed_prebind_counts_a_bind_stage_error)
     cr_expect(!strstr(text, "operation=\"predicate\""), "%s", text);
     free(text);
     ks__metrics_destroy(reg);
+}
+
+/* ---- CSI migration (upstream binder.go tryTranslatePVToCSI; binder_test.go
+ * TestFindPodVolumesWithCSIMigration, TestCheckBindingsWithCSIMigration; csi-translation-lib
+ * v0.37 TranslateInTreePVToCSI) ---------------------------------------------------------------- */
+
+#define GCE_PD "kubernetes.io/gce-pd"
+#define BETA_ZONE "failure-domain.beta.kubernetes.io/zone"
+#define BETA_REGION "failure-domain.beta.kubernetes.io/region"
+#define GA_ZONE "topology.kubernetes.io/zone"
+#define GA_REGION "topology.kubernetes.io/region"
+/* upstream zone1Labels */
+#define ZONE1_LABELS "'" BETA_ZONE "':'us-east-1','" BETA_REGION "':'us-east-1a'"
+#define GCE_SOURCE "'gcePersistentDisk':{'pdName':'test-disk','fsType':'ext4'}"
+
+/* makeCSINode(name, migratedPlugin); migrated NULL: no annotation at all */
+static void csi_node(th_cluster *c, const char *name, const char *migrated)
+{
+    char json[512];
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'storage.k8s.io/v1','kind':'CSINode','metadata':{'name':'%s'%s%s%s},"
+             "'spec':{'drivers':[]}}",
+             name,
+             migrated ? ",'annotations':{'storage.alpha.kubernetes.io/migrated-plugins':'" : "",
+             migrated ? migrated : "", migrated ? "'}" : "");
+    th_cluster_add_object(c, json);
+}
+
+/* A PV of `source` (JSON member), labels (JSON members or NULL), node affinity terms (a JSON
+ * array or NULL), bound (claimRef) to default/claim when claim is not NULL. */
+static void pv_src(th_cluster *c, const char *name, const char *labels, const char *source,
+                   const char *terms, const char *claim)
+{
+    char json[2048], ref[256] = "", aff[1024] = "";
+    if (claim)
+        snprintf(ref, sizeof(ref), ",'claimRef':{'namespace':'default','name':'%s','uid':'uid-%s'}",
+                 claim, claim);
+    if (terms)
+        snprintf(aff, sizeof(aff), ",'nodeAffinity':{'required':{'nodeSelectorTerms':%s}}", terms);
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':'%s',"
+             "'resourceVersion':'1','labels':{%s}},'spec':{'storageClassName':'wait-sc',"
+             "'capacity':{'storage':'1G'},'accessModes':['ReadWriteOnce'],%s%s%s},"
+             "'status':{'phase':'%s'}}",
+             name, labels ? labels : "", source, aff, ref, claim ? "Bound" : "Available");
+    th_cluster_add_object(c, json);
+}
+
+/* One bound claim "data" on PV pv (already added), a node with labels and, unless cn_ann is
+ * "-", a CSINode with that migrated-plugins annotation (NULL: none); PreFilter + Filter. */
+static void expect_bound(const char *node_labels, const char *cn_ann, ks_code want,
+                         const char *want_msg, const char *what, void (*add_pv)(th_cluster *c))
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    classes(c);
+    node(c, "node1", node_labels);
+    if (!cn_ann || strcmp(cn_ann, "-") != 0)
+        csi_node(c, "node1", cn_ann);
+    pvc_bound(c, "data", "wait-sc", "pv-migration-bound");
+    add_pv(c);
+    expect(p, c, POD("data"), "node1", KS_SUCCESS, NULL, want, want_msg, what);
+}
+
+/* makeTestPVForCSIMigration(zone1Labels, boundMigrationPVC, true) */
+static void migration_pv(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", ZONE1_LABELS, GCE_SOURCE, NULL, "data");
+}
+
+/* the same with migrationEnabled false: an RBD source, which no migration covers */
+static void nonmigration_pv(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", ZONE1_LABELS, "'rbd':{'image':'test-disk','monitors':['m']}",
+           NULL, "data");
+}
+
+#define ZONE1 "'topology.gke.io/zone':'us-east-1'"
+#define ZONE2 "'topology.gke.io/zone':'us-east-2'"
+
+Test(volume_binding, find_pod_volumes_with_csi_migration)
+{
+    expect_bound(ZONE1, GCE_PD, KS_SUCCESS, NULL, "pvc-bound", migration_pv);
+    expect_bound(ZONE1, "", KS_SUCCESS, NULL, "pvc-bound,csinode-not-migrated", migration_pv);
+    expect_bound(ZONE1, "-", KS_SUCCESS, NULL, "pvc-bound,missing-csinode", migration_pv);
+    expect_bound(ZONE2, GCE_PD, UU, NODE_CONFLICT, "pvc-bound,node-different-zone", migration_pv);
+    /* the conflict is the translation's: the same PV and node without it fit */
+    expect_bound(ZONE2, "", KS_SUCCESS, NULL, "different zone, not migrated", migration_pv);
+    expect_bound(ZONE2, "-", KS_SUCCESS, NULL, "different zone, no CSINode", migration_pv);
+    expect_bound(ZONE2, NULL, KS_SUCCESS, NULL, "different zone, no annotation", migration_pv);
+    expect_bound(ZONE2, GCE_PD, KS_SUCCESS, NULL, "different zone, RBD", nonmigration_pv);
+    /* the annotation is a comma-separated set of exact names */
+    expect_bound(ZONE2, "kubernetes.io/aws-ebs," GCE_PD, UU, NODE_CONFLICT, "in a list",
+                 migration_pv);
+    expect_bound(ZONE2, "kubernetes.io/aws-ebs, " GCE_PD, KS_SUCCESS, NULL, "a spaced name",
+                 migration_pv);
+    expect_bound(ZONE2, "kubernetes.io/gce", KS_SUCCESS, NULL, "a prefix", migration_pv);
+}
+
+/* GA zone labels only (AWS EBS): the CSI key In the label's "__"-separated zones */
+static void ebs_ga_labels(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':'us-east-1a__ us-east-1b __'",
+           "'awsElasticBlockStore':{'volumeID':'aws://us-east-1a/vol-0123'}", NULL, "data");
+}
+
+/* affinity with the beta zone key and the beta region key (Cinder): both renamed */
+static void cinder_beta_affinity(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':'nova-x'", "'cinder':{'volumeID':'v1'}",
+           "[{'matchExpressions':[{'key':'" BETA_ZONE "','operator':'In','values':['nova']},"
+           "{'key':'" BETA_REGION "','operator':'In','values':['r1']}]}]",
+           "data");
+}
+
+/* affinity with the GA zone key: it wins over the labels; a beta region stays (GA labels) */
+static void gce_ga_affinity(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" BETA_ZONE "':'us-east-9'", GCE_SOURCE,
+           "[{'matchExpressions':[{'key':'" GA_ZONE "','operator':'In','values':['us-east-1']},"
+           "{'key':'" BETA_REGION "','operator':'In','values':['r1']}]}]",
+           "data");
+}
+
+/* a hostname term and the zone in the labels: the zone is appended to that term */
+static void gce_host_term_and_labels(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" BETA_ZONE "':'us-east-1'", GCE_SOURCE,
+           "[{'matchExpressions':[{'key':'kubernetes.io/hostname','operator':'In','values':"
+           "['node1']}]}]",
+           "data");
+}
+
+/* GCE PD's regional disk: two zones of one region */
+static void gce_regional(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':'us-central1-a__us-central1-b'", GCE_SOURCE,
+           NULL, "data");
+}
+
+/* an empty zone label: addTopology has no valid zone and leaves the PV alone */
+static void gce_empty_zone_label(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':''", GCE_SOURCE,
+           "[{'matchExpressions':[{'key':'kubernetes.io/hostname','operator':'In','values':"
+           "['node1']}]}]",
+           "data");
+}
+
+/* Portworx and Azure Disk translate without topology; vSphere's migration is off */
+static void portworx_zone_labels(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':'z9'", "'portworxVolume':{'volumeID':'px'}",
+           NULL, "data");
+}
+static void azure_managed_zone_labels(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':'z9'",
+           "'azureDisk':{'diskName':'d','diskURI':'/sub/d','kind':'managed'}", NULL, "data");
+}
+static void vsphere_zone_labels(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" GA_ZONE "':'z9'",
+           "'vsphereVolume':{'volumePath':'[ds] v.vmdk'}", NULL, "data");
+}
+
+Test(volume_binding, csi_migration_topology)
+{
+    const char *ebs = "kubernetes.io/aws-ebs", *cinder = "kubernetes.io/cinder";
+    expect_bound("'topology.ebs.csi.aws.com/zone':'us-east-1b'", ebs, KS_SUCCESS, NULL,
+                 "EBS GA labels, second zone (trimmed)", ebs_ga_labels);
+    expect_bound("'topology.ebs.csi.aws.com/zone':'us-east-1c'", ebs, UU, NODE_CONFLICT,
+                 "EBS GA labels, other zone", ebs_ga_labels);
+    expect_bound("'" GA_ZONE "':'us-east-1a'", ebs, UU, NODE_CONFLICT,
+                 "EBS GA labels, node without the CSI key", ebs_ga_labels);
+    expect_bound("'" GA_ZONE "':'us-east-1a'", "", KS_SUCCESS, NULL, "EBS labels, not migrated",
+                 ebs_ga_labels);
+
+    const char *cinder_node =
+        "'topology.cinder.csi.openstack.org/zone':'nova','" GA_REGION "':'r1'";
+    expect_bound(cinder_node, cinder, KS_SUCCESS, NULL, "Cinder beta keys renamed",
+                 cinder_beta_affinity);
+    expect_bound("'" BETA_ZONE "':'nova','" BETA_REGION "':'r1'", cinder, UU, NODE_CONFLICT,
+                 "Cinder, a node with beta labels only", cinder_beta_affinity);
+    expect_bound("'" BETA_ZONE "':'nova','" BETA_REGION "':'r1'", "", KS_SUCCESS, NULL,
+                 "Cinder, beta labels, not migrated", cinder_beta_affinity);
+    expect_bound("'topology.cinder.csi.openstack.org/zone':'nova','" BETA_REGION "':'r1'", cinder,
+                 UU, NODE_CONFLICT, "Cinder, the region must be GA now", cinder_beta_affinity);
+
+    expect_bound("'topology.gke.io/zone':'us-east-1','" BETA_REGION "':'r1'", GCE_PD, KS_SUCCESS,
+                 NULL, "GCE GA affinity: region stays beta", gce_ga_affinity);
+    expect_bound("'topology.gke.io/zone':'us-east-1','" GA_REGION "':'r1'", GCE_PD, UU,
+                 NODE_CONFLICT, "GCE GA affinity: no GA region rename", gce_ga_affinity);
+    expect_bound("'topology.gke.io/zone':'us-east-9','" BETA_REGION "':'r1'", GCE_PD, UU,
+                 NODE_CONFLICT, "GCE: the affinity's zone wins over the labels", gce_ga_affinity);
+
+    expect_bound("'topology.gke.io/zone':'us-east-1'", GCE_PD, KS_SUCCESS, NULL,
+                 "host term and zone label", gce_host_term_and_labels);
+    expect_bound("'topology.gke.io/zone':'us-east-2'", GCE_PD, UU, NODE_CONFLICT,
+                 "host term and zone label, other zone", gce_host_term_and_labels);
+
+    expect_bound("'topology.gke.io/zone':'us-central1-b'", GCE_PD, KS_SUCCESS, NULL,
+                 "regional disk, second zone", gce_regional);
+    expect_bound("'topology.gke.io/zone':'us-central1-c'", GCE_PD, UU, NODE_CONFLICT,
+                 "regional disk, other zone", gce_regional);
+
+    expect_bound(NULL, GCE_PD, KS_SUCCESS, NULL, "empty zone label", gce_empty_zone_label);
+
+    expect_bound(NULL, "kubernetes.io/portworx-volume", KS_SUCCESS, NULL, "Portworx",
+                 portworx_zone_labels);
+    expect_bound(NULL, "kubernetes.io/azure-disk", KS_SUCCESS, NULL, "Azure Disk (managed)",
+                 azure_managed_zone_labels);
+    expect_bound(NULL, "kubernetes.io/vsphere-volume", KS_SUCCESS, NULL, "vSphere",
+                 vsphere_zone_labels);
+}
+
+static void gce_two_regions(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" BETA_ZONE "':'us-east1-b__us-central1-a__us-east1-c'",
+           GCE_SOURCE, NULL, "data");
+}
+static void gce_bad_zone(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", "'" BETA_ZONE "':'us-east1-b__zone1'", GCE_SOURCE, NULL,
+           "data");
+}
+static void gce_empty_zone_token(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL, GCE_SOURCE, NULL, "data");
+    cr_assert_eq(th_cluster_patch(c, "PersistentVolume", NULL, "pv-migration-bound",
+                                  "{'metadata':{'labels':{'" BETA_ZONE "':'us-east1-b__'}}}"),
+                 0);
+}
+static void ebs_bad_id(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL,
+           "'awsElasticBlockStore':{'volumeID':'aws://us-east-1a/disk-1'}", NULL, "data");
+}
+static void ebs_bad_escape(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL,
+           "'awsElasticBlockStore':{'volumeID':'aws://us-east-1a/vol-%zz'}", NULL, "data");
+}
+static void ebs_bad_port(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL,
+           "'awsElasticBlockStore':{'volumeID':'aws://us-east-1a:x/vol-1'}", NULL, "data");
+}
+static void ebs_bare_id(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL, "'awsElasticBlockStore':{'volumeID':'anything/at/all'}",
+           NULL, "data");
+}
+static void ebs_escaped_ok(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL,
+           "'awsElasticBlockStore':{'volumeID':'aws:///vol-%41b/?q=1#f'}", NULL, "data");
+}
+static void azure_shared(th_cluster *c)
+{
+    pv_src(c, "pv-migration-bound", NULL,
+           "'azureDisk':{'diskName':'d','diskURI':'/sub/d','kind':'Shared'}", NULL, "data");
+}
+
+/* TranslateInTreePVToCSI's errors: Filter's FindPodVolumes returns them (an Error status). */
+Test(volume_binding, csi_migration_translation_errors)
+{
+    const char *ebs = "kubernetes.io/aws-ebs";
+    expect_bound(NULL, GCE_PD, KS_ERROR,
+                 "could not translate pv: failed to get region from zones: multiple or no "
+                 "regions gotten from zones, got: map[us-central1:{} us-east1:{}]",
+                 "GCE zones of two regions", gce_two_regions);
+    expect_bound(NULL, "", KS_SUCCESS, NULL, "GCE zones of two regions, not migrated",
+                 gce_two_regions);
+    expect_bound(NULL, GCE_PD, KS_ERROR,
+                 "could not translate pv: failed to get region from zones: zone in unexpected "
+                 "format, expected: {locale}-{region}-{zone}, got: zone1",
+                 "GCE malformed zone", gce_bad_zone);
+    expect_bound(NULL, GCE_PD, KS_ERROR,
+                 "could not translate pv: failed to get region from zones: zone in unexpected "
+                 "format, expected: {locale}-{region}-{zone}, got: ",
+                 "GCE empty zone token", gce_empty_zone_token);
+    expect_bound(NULL, ebs, KS_ERROR,
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid format for AWS volume (aws://us-east-1a/disk-1)",
+                 "EBS id", ebs_bad_id);
+    expect_bound(NULL, ebs, KS_ERROR,
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid disk name (aws://us-east-1a/vol-%zz): parse "
+                 "\"aws://us-east-1a/vol-%zz\": invalid URL escape \"%zz\"",
+                 "EBS URL escape", ebs_bad_escape);
+    expect_bound(NULL, ebs, KS_ERROR,
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid disk name (aws://us-east-1a:x/vol-1): parse "
+                 "\"aws://us-east-1a:x/vol-1\": invalid port \":x\" after host",
+                 "EBS URL port", ebs_bad_port);
+    expect_bound(NULL, ebs, KS_SUCCESS, NULL, "EBS bare id", ebs_bare_id);
+    expect_bound(NULL, ebs, KS_SUCCESS, NULL, "EBS escaped id, query, fragment", ebs_escaped_ok);
+    expect_bound(NULL, "kubernetes.io/azure-disk", KS_ERROR,
+                 "could not translate pv: kind(Shared) is not supported in csi migration",
+                 "Azure Disk shared", azure_shared);
+    expect_bound(NULL, "kubernetes.io/cinder", KS_SUCCESS, NULL, "Azure Disk, other plugin",
+                 azure_shared);
+}
+
+/* TestCheckBindingsWithCSIMigration: node1 (zone), its CSINode, class wait-sc's claim pvc-a to
+ * bind to the PV; the PV controller completes the binding on the first tick. */
+static int complete_pvc_a(th_cluster *c, int n, void *arg)
+{
+    (void)arg;
+    if (n == 1)
+        cr_assert_eq(th_cluster_patch(c, "PersistentVolumeClaim", "default", "pvc-a",
+                                      "{'metadata':{'annotations':{'pv.kubernetes.io/"
+                                      "bind-completed':'yes'}},'spec':{'volumeName':'"
+                                      "pv-migration-bound'}}"),
+                     0);
+    return 0;
+}
+
+static void expect_prebind(const char *node_labels, const char *cn_ann, const char *labels,
+                           const char *source, ks_code want, const char *want_msg, const char *what)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[1024];
+    sc(c, "wait-sc", "WaitForFirstConsumer", "kubernetes.io/no-provisioner", NULL);
+    node(c, "node1", node_labels);
+    if (strcmp(cn_ann, "-") != 0)
+        csi_node(c, "node1", cn_ann);
+    pv_src(c, "pv-migration-bound", labels, source, NULL, NULL);
+    pvc_full(c, "pvc-a", "wait-sc", ",'uid':'uid-pvc-a','resourceVersion':'7'",
+             ",'accessModes':['ReadWriteOnce'],'resources':{'requests':{'storage':'1G'}}", NULL);
+    th_cluster_binding(c, 0, complete_pvc_a, NULL);
+    ks_code got = th_pre_bind(p, c, pod_named("p", "pvc-a"), "node1", NULL, msg, sizeof(msg));
+    cr_expect_eq(got, want, "%s: PreBind %d, want %d (%s)", what, got, want, msg);
+    if (want_msg)
+        cr_expect_str_eq(msg, want_msg, "%s", what);
+}
+
+#define NODE_AFFINITY_MISMATCH                                                                     \
+    "binding volumes: pv \"pv-migration-bound\" node affinity doesn't match node \"node1\": no "   \
+    "matching NodeSelectorTerms"
+
+Test(volume_binding, check_bindings_with_csi_migration)
+{
+    const char *rbd = "'rbd':{'image':'test-disk','monitors':['m']}";
+    expect_prebind(ZONE1, GCE_PD, ZONE1_LABELS, GCE_SOURCE, KS_SUCCESS, NULL,
+                   "binding-node-pv-same-zone");
+    expect_prebind(ZONE1, "-", ZONE1_LABELS, GCE_SOURCE, KS_SUCCESS, NULL,
+                   "binding-without-csinode");
+    expect_prebind(ZONE1, "", ZONE1_LABELS, GCE_SOURCE, KS_SUCCESS, NULL,
+                   "binding-non-migrated-plugin");
+    expect_prebind(ZONE2, GCE_PD, ZONE1_LABELS, GCE_SOURCE, KS_ERROR, NODE_AFFINITY_MISMATCH,
+                   "binding-node-pv-in-different-zones");
+    expect_prebind(ZONE2, GCE_PD, ZONE1_LABELS, rbd, KS_SUCCESS, NULL,
+                   "binding-node-pv-different-zones-migration-off");
+    expect_prebind(ZONE2, "", ZONE1_LABELS, GCE_SOURCE, KS_SUCCESS, NULL,
+                   "different zones, not migrated");
+    expect_prebind(ZONE1, GCE_PD, "'" BETA_ZONE "':'us-east1-b__us-central1-a'", GCE_SOURCE,
+                   KS_ERROR,
+                   "binding volumes: failed to translate pv to csi: could not translate pv: "
+                   "failed to get region from zones: multiple or no regions gotten from zones, "
+                   "got: map[us-central1:{} us-east1:{}]",
+                   "a translation error");
+}
+
+/* provisioning-pvc-bound: the provisioner binds the claim to a GCE PD PV of zone us-east-1. */
+static int provision_gce(th_cluster *c, int n, void *arg)
+{
+    if (n != 1)
+        return 0;
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':'pv-migration-"
+             "bound','uid':'n','labels':{%s}},'spec':{'storageClassName':'fast','capacity':{"
+             "'storage':'1Gi'},'claimRef':{'namespace':'default','name':'pvc-p','uid':"
+             "'uid-pvc-p'}," GCE_SOURCE "}}",
+             (const char *)arg);
+    th_cluster_add_object(c, json);
+    cr_assert_eq(th_cluster_patch(c, "PersistentVolumeClaim", "default", "pvc-p",
+                                  "{'metadata':{'annotations':{'pv.kubernetes.io/bind-completed':"
+                                  "'yes'}},'spec':{'volumeName':'pv-migration-bound'}}"),
+                 0);
+    return 0;
+}
+
+static void expect_provisioned(const char *node_labels, const char *pv_labels, ks_code want,
+                               const char *want_msg, const char *what)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[1024];
+    sc(c, "fast", "WaitForFirstConsumer", "example.com/fast", NULL);
+    node(c, "node1", node_labels);
+    csi_node(c, "node1", GCE_PD);
+    pvc_full(c, "pvc-p", "fast", ",'uid':'uid-pvc-p','resourceVersion':'8'",
+             ",'accessModes':['ReadWriteOnce'],'resources':{'requests':{'storage':'1Gi'}}", NULL);
+    th_cluster_binding(c, 0, provision_gce, (void *)pv_labels);
+    ks_code got = th_pre_bind(p, c, pod_named("p", "pvc-p"), "node1", NULL, msg, sizeof(msg));
+    cr_expect_eq(got, want, "%s: PreBind %d, want %d (%s)", what, got, want, msg);
+    if (want_msg)
+        cr_expect_str_eq(msg, want_msg, "%s", what);
+}
+
+Test(volume_binding, check_bindings_with_csi_migration_provisioning)
+{
+    expect_provisioned(ZONE1, ZONE1_LABELS, KS_SUCCESS, NULL, "provisioning-pvc-bound");
+    expect_provisioned(ZONE2, ZONE1_LABELS, KS_ERROR, NODE_AFFINITY_MISMATCH,
+                       "provisioned PV in another zone");
+    /* the provisioning path returns the translation's error as it is */
+    expect_provisioned(ZONE1, "'" BETA_ZONE "':'us-east1-b__bad'", KS_ERROR,
+                       "binding volumes: could not translate pv: failed to get region from "
+                       "zones: zone in unexpected format, expected: {locale}-{region}-{zone}, "
+                       "got: bad",
+                       "provisioned PV, translation error");
+}
+
+/* PreFilter describes each bound PV's translation once; a PV the store replaced before Filter
+ * (an informer update within the cycle) is translated afresh: here its zone label moves from
+ * us-east-1 to us-east-2 between the two, on a node of us-east-2. */
+Test(volume_binding, csi_migration_uses_the_pv_filter_sees)
+{
+    th_cluster *tc = th_cluster_new();
+    classes(tc);
+    csi_node(tc, "node1", GCE_PD);
+    pvc_bound(tc, "data", "wait-sc", "pv-migration-bound");
+    migration_pv(tc);
+    const char *node_json = "{'metadata':{'name':'node1','labels':{" ZONE2 "}},'status':{"
+                            "'allocatable':{'cpu':'4','memory':'8Gi','pods':'10'}}}";
+    th_cluster_add_node(tc, node_json);
+    ks_cache *cache = ks__cache_new();
+    ks_snapshot *snap = ks__snapshot_new();
+    cr_assert_eq(ks__cache_add_node(cache, th_node(node_json)), 0);
+    cr_assert_eq(ks__cache_update_snapshot(cache, snap), 0);
+    const ks_node_info *ni = ks__snapshot_find(snap, ks__intern("node1"));
+    cr_assert_not_null(ni);
+    const ks_plugin_desc *d = &ks_plugin_volume_binding;
+    struct ks_args args = {0};
+    struct ks_error e = {{0}};
+    void *self = d->create(&args, &e);
+    cr_assert_not_null(self, "%s", e.msg);
+    for (int update = 0; update < 2; update++) {
+        ks_pod *pod = POD("data");
+        ks_cycle *cycle = ks__cycle_new(snap, pod);
+        cr_assert_not_null(cycle);
+        cycle->hooks = th_cluster_hooks(tc);
+        ks_status st;
+        ks__status_reset(&st);
+        ks_prefilter_result r = {0};
+        cr_assert_eq(d->pre_filter(self, cycle, pod, &r, &st), KS_SUCCESS);
+        free(r.nodes);
+        if (update)
+            cr_assert_eq(th_cluster_patch(tc, "PersistentVolume", NULL, "pv-migration-bound",
+                                          "{'metadata':{'labels':{'" BETA_ZONE "':'us-east-2'}}}"),
+                         0);
+        ks__status_reset(&st);
+        ks_code code = d->filter(self, cycle, pod, ni, &st);
+        char msg[256];
+        ks__status_message(&st, msg, sizeof(msg));
+        if (update)
+            cr_expect_eq(code, KS_SUCCESS, "the updated PV is in us-east-2: %d %s", code, msg);
+        else
+            cr_expect_eq(code, UU, "the PV is in us-east-1: %d %s", code, msg);
+        ks__cycle_free(cycle);
+    }
+    d->destroy(self);
+    ks__snapshot_free(snap);
+    ks__cache_free(cache);
+}
+
+/* KubernetesVolumeIDToEBSVolumeID's net/url.Parse errors, each message as csi-translation-lib
+ * v0.37.2 built with Go 1.26 prints it (checked against the library itself). */
+static const char *g_ebs_id;
+static void ebs_with_id(th_cluster *c)
+{
+    char src[256];
+    snprintf(src, sizeof(src), "'awsElasticBlockStore':{'volumeID':'%s'}", g_ebs_id);
+    pv_src(c, "pv-migration-bound", NULL, src, NULL, "data");
+}
+
+Test(volume_binding, csi_migration_ebs_volume_id)
+{
+    static const struct {
+        const char *id, *parse_error; /* NULL: translates */
+    } rows[] = {
+        {"aws://a\\u0001/vol-1",
+         "\"aws://a\\x01/vol-1\": net/url: invalid control character in URL"},
+        {"aws://a b/vol-1", "\"aws://a b/vol-1\": invalid character \" \" in host name"},
+        {"aws://u^@a/vol-1", "\"aws://u^@a/vol-1\": net/url: invalid userinfo"},
+        {"aws://a/vol-1#%zz", "\"aws://a/vol-1#%zz\": invalid URL escape \"%zz\""},
+        {"aws://a[b]/vol-1", "\"aws://a[b]/vol-1\": invalid IP-literal"},
+        {"aws://[::1]:x/vol-1", "\"aws://[::1]:x/vol-1\": invalid port \":x\" after host"},
+        {"aws://[::1/vol-1", "\"aws://[::1/vol-1\": missing ']' in host"},
+        {"aws://a%41/vol-1", "\"aws://a%41/vol-1\": invalid URL escape \"%41\""},
+        {"aws://a%C3%A9/vol-1", NULL},
+        {"aws://a/vol-1%", "\"aws://a/vol-1%\": invalid URL escape \"%\""},
+        {"vol-1", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        g_ebs_id = rows[i].id;
+        char want[512], shown[128];
+        /* the id as the message's first (unquoted) copy shows it: \u0001 is the raw byte */
+        snprintf(shown, sizeof(shown), "%s", rows[i].id);
+        char *u = strstr(shown, "\\u0001");
+        if (u) {
+            u[0] = '\x01';
+            memmove(u + 1, u + 6, strlen(u + 6) + 1);
+        }
+        snprintf(want, sizeof(want),
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid disk name (%s): parse %s",
+                 shown, rows[i].parse_error ? rows[i].parse_error : "");
+        expect_bound(NULL, "kubernetes.io/aws-ebs", rows[i].parse_error ? KS_ERROR : KS_SUCCESS,
+                     rows[i].parse_error ? want : NULL, rows[i].id, ebs_with_id);
+    }
+    /* a %2F decodes to a slash inside the id: a format error, not a parse error */
+    g_ebs_id = "aws://a/vol-1%2Fx";
+    expect_bound(NULL, "kubernetes.io/aws-ebs", KS_ERROR,
+                 "could not translate pv: failed to translate Kubernetes ID to EBS Volume ID "
+                 "Invalid format for AWS volume (aws://a/vol-1%2Fx)",
+                 "escaped slash", ebs_with_id);
 }
 
 /* upstream CheckNodeAffinity matches a node of labels only: a term's matchFields are skipped (a
