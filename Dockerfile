@@ -1,12 +1,14 @@
 # The kubesched image the Helm chart (charts/kubesched) runs:
 #   docker build -t <registry>/kubesched:0.1.0 .
-# Build stage: the same Debian packages tests/install-deps.sh installs; the run stage keeps only
+# Build stage: the same Debian packages tests/install-deps.sh installs (libc6-dev named: with
+# --no-install-recommends gcc alone lacks the C library headers and crt files); the run stage keeps only
 # the shared libraries kubesched links. Runs as an unprivileged user (65532, as the chart's
 # securityContext expects). Out-of-tree plugins are not baked in: the chart copies them from
 # their own images (values pluginImages).
 FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      gcc make cmake ninja-build pkg-config libcjson-dev libyaml-dev libcurl4-openssl-dev libssl-dev \
+      gcc libc6-dev make cmake ninja-build pkg-config libcjson-dev libyaml-dev libcurl4-openssl-dev \
+      libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
