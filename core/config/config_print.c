@@ -38,6 +38,41 @@ static void print_point_label(FILE *out, ks_point p)
     fputc(' ', out);
 }
 
+static int planned_at(const ks_profile_plan *plan, ks_point p, const char *name)
+{
+    for (size_t j = 0; j < plan->npoint[p]; j++)
+        if (strcmp(plan->point[p][j].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Upstream calls Unreserve only on the plugins enabled at reserve, and a Permit only where it is
+ * enabled at permit: a plugin that implements both halves of that pair (a gang or quota plugin
+ * that releases at Unreserve what its Permit held) but is enabled at one point only silently
+ * loses the other half. multiPoint enables both. */
+static void print_reserve_permit_warnings(FILE *out, const ks_profile_plan *plan)
+{
+    for (size_t i = 0; i < plan->ninstances; i++) {
+        const char *name = plan->instances[i].name;
+        const ks_plugin_desc *d = plan->instances[i].desc;
+        int at_reserve = planned_at(plan, KS_PT_RESERVE, name);
+        int at_permit = planned_at(plan, KS_PT_PERMIT, name);
+        if (d && d->unreserve && at_permit && !at_reserve)
+            fprintf(out,
+                    "  Warning: %s implements Unreserve but is enabled at permit, not at reserve: "
+                    "its Unreserve will not run when a pod it let wait is rejected or times out "
+                    "(upstream calls Unreserve on the plugins enabled at reserve); enable it at "
+                    "reserve too, or through multiPoint\n",
+                    name);
+        if (d && d->permit && at_reserve && !at_permit)
+            fprintf(out,
+                    "  Warning: %s implements Permit but is enabled at reserve, not at permit: "
+                    "its Permit will never run; enable it at permit too, or through "
+                    "multiPoint\n",
+                    name);
+    }
+}
+
 static void print_planned(FILE *out, const ks_profile_plan *plan)
 {
     for (int p = 0; p < KS_PT_COUNT; p++) {
@@ -68,6 +103,7 @@ static void print_planned(FILE *out, const ks_profile_plan *plan)
     for (size_t i = 0; i < plan->nunavailable; i++)
         fprintf(out, "%s%s", i ? ", " : "", plan->unavailable[i]);
     fputc('\n', out);
+    print_reserve_permit_warnings(out, plan);
 }
 
 /* Without a plan: the merged plugin sets as configured. */

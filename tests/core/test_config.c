@@ -1745,3 +1745,41 @@ Test(config, deep_nesting_is_refused_before_libyaml_loads_it)
     cr_expect_str_eq(load_err(text), "cfg.yaml:2:1003: nested more than 1000 levels deep");
     free(text);
 }
+
+/* A plan as validate-config prints it, for the configuration yaml (the fakes' registry). */
+static char *printed_plan(const char *yaml)
+{
+    char err[1024], *buf = NULL;
+    size_t len = 0;
+    ks_config *c = load_ok(yaml);
+    ks_registry *reg = fake_registry();
+    ks_profile_plan *plans = NULL;
+    cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
+    FILE *out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    ks__config_print(c, plans, out);
+    fclose(out);
+    ks__config_plans_free(plans, c->nprofiles);
+    ks__registry_free(reg);
+    ks__config_free(c);
+    return buf;
+}
+
+/* FakeMulti implements Permit and Unreserve: enabled at one of permit / reserve only, the other
+ * half is lost, and validate-config says so; through multiPoint it is at both. */
+Test(config, print_warns_when_permit_and_unreserve_are_split)
+{
+    char *both = printed_plan(fake_cfg(", {name: FakeMulti}", ""));
+    cr_expect(!strstr(both, "Warning:"), "%s", both);
+    free(both);
+    char *permit_only =
+        printed_plan(fake_cfg("", "    permit:\n      enabled: [{name: FakeMulti}]\n"));
+    assert_has(permit_only, "  Warning: FakeMulti implements Unreserve but is enabled at permit, "
+                            "not at reserve: its Unreserve will not run");
+    free(permit_only);
+    char *reserve_only =
+        printed_plan(fake_cfg("", "    reserve:\n      enabled: [{name: FakeMulti}]\n"));
+    assert_has(reserve_only, "  Warning: FakeMulti implements Permit but is enabled at reserve, "
+                             "not at permit: its Permit will never run");
+    free(reserve_only);
+}
