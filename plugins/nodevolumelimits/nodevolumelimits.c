@@ -688,6 +688,10 @@ static int new_vols_build(const node_volume_limits *pl, ks_cycle *cycle, const k
     if (size && !b)
         goto oom;
     out->block = b;
+    if (size == 0) { /* no error, no volume */
+        nameset_free(&s);
+        return 0;
+    }
     if (msglen) {
         memcpy(b, msg, msglen);
         out->msg = b;

@@ -227,7 +227,8 @@ Test(node_volume_limits_bound, errors_of_the_nodes_pods)
            "Volume ID Invalid format for AWS volume (aws://us-east-1a/)",
            "in-line volume that does not translate");
     c = cluster(d);
-    pod_on_node(c, "a", "{'name':'d','awsElasticBlockStore':{'volumeID':'aws://us-east-1a/vol-1'}}");
+    pod_on_node(c, "a",
+                "{'name':'d','awsElasticBlockStore':{'volumeID':'aws://us-east-1a/vol-1'}}");
     expect(c, CLAIM("c3"), KS_SUCCESS, NULL, "in-line volume that translates");
 }
 
