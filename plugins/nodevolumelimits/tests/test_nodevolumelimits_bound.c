@@ -71,7 +71,7 @@ static void ebs_limit(char *out, size_t len, int limit)
 /* A pod of the node: name (uid "u-<name>"), spec.volumes. */
 static void pod_on_node(th_cluster *c, const char *name, const char *volumes)
 {
-    char json[1024];
+    char json[10240];
     snprintf(json, sizeof(json),
              "{'metadata':{'name':'%s','namespace':'default','uid':'u-%s'},'spec':{'nodeName':"
              "'" NODE "','containers':[{'name':'c'}],'volumes':[%s]}}",
@@ -101,7 +101,7 @@ static void expect(th_cluster *c, const char *volumes, ks_code want, const char 
     const ks_plugin_desc *descs[2] = {&ks_plugin_node_volume_limits, &no_pre_filter};
     for (int k = 0; k < 2; k++) {
         th_plugin *p = th_plugin_new(descs[k], NULL);
-        char json[1024], reasons[1024];
+        char json[10240], reasons[1024];
         snprintf(json, sizeof(json),
                  "{'metadata':{'name':'new','namespace':'default','uid':'u-new'},'spec':{"
                  "'containers':[{'name':'c'}],'volumes':[%s]}}",
@@ -277,4 +277,45 @@ Test(node_volume_limits_bound, with_and_without_csi_node)
                              "'name':'" EBS "'},'spec':{'preventPodSchedulingIfMissing':true}}");
     cr_expect_eq(th_filter(p, c, pod, "without", reasons, sizeof(reasons)), KS_SUCCESS, "%s",
                  reasons);
+}
+
+/* A node with more unique volumes than Filter keeps on its stack (64 names, 4 KiB of them) and a
+ * pod with more than PreFilter keeps (16, 1 KiB): the names move to the heap and still compare.
+ * 80 claims m0..m79 of PVs with 100-byte handles; the pod of the node mounts m0..m69 and m0
+ * again, the new pod m60..m79 (10 of them new). */
+Test(node_volume_limits_bound, many_volumes)
+{
+    char d[256], json[1024], vols[8192], handle[128];
+    for (int limit = 79; limit <= 80; limit++) {
+        ebs_limit(d, sizeof(d), limit);
+        th_cluster *c = cluster(d);
+        for (int i = 0; i < 80; i++) {
+            snprintf(handle, sizeof(handle), "%098d", i);
+            snprintf(json, sizeof(json),
+                     "{'apiVersion':'v1','kind':'PersistentVolume','metadata':{'name':'pm%d'},"
+                     "'spec':{'csi':{'driver':'" EBS "','volumeHandle':'%s'}}}",
+                     i, handle);
+            th_cluster_add_object(c, json);
+            snprintf(json, sizeof(json),
+                     "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':'m%d',"
+                     "'namespace':'default'},'spec':{'volumeName':'pm%d'}}",
+                     i, i);
+            th_cluster_add_object(c, json);
+        }
+        size_t off = 0;
+        for (int i = 0; i <= 70; i++)
+            off += (size_t)snprintf(vols + off, sizeof(vols) - off,
+                                    "%s{'name':'v%d','persistentVolumeClaim':{'claimName':'m%d'}}",
+                                    i ? "," : "", i, i % 70);
+        pod_on_node(c, "a", vols);
+        off = 0;
+        for (int i = 60; i < 80; i++)
+            off += (size_t)snprintf(vols + off, sizeof(vols) - off,
+                                    "%s{'name':'v%d','persistentVolumeClaim':{'claimName':'m%d'}}",
+                                    i > 60 ? "," : "", i, i);
+        if (limit == 80)
+            expect(c, vols, KS_SUCCESS, NULL, "70 attached + 10 new <= 80");
+        else
+            expect(c, vols, KS_UNSCHEDULABLE, EXCEEDED, "70 attached + 10 new > 79");
+    }
 }
