@@ -394,16 +394,22 @@ ks__volobj *ks__store_volobj(ks_store *st, ks_vol_kind k, const char *key)
     return o;
 }
 
+/* Filter calls this per node (VolumeBinding, NodeVolumeLimits): no formatting on the way. */
 ks__volobj *ks__store_volobj_sym(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym name)
 {
-    char key[600];
-    const char *n = ks__sym_str(name), *s = ks__sym_str(ns);
+    const char *n = ks__sym_str(name);
     if (!n)
         return NULL;
-    if (ks__volobj_namespaced(k))
-        snprintf(key, sizeof(key), "%s/%s", s ? s : "", n);
-    else
-        snprintf(key, sizeof(key), "%s", n);
+    if (!ks__volobj_namespaced(k))
+        return ks__store_volobj(st, k, n);
+    char key[600];
+    const char *s = ks__sym_str(ns);
+    size_t ls = s ? strlen(s) : 0, ln = strlen(n);
+    if (ls + 1 + ln >= sizeof(key))
+        return NULL; /* no such key: namespaces and names are far shorter */
+    memcpy(key, s ? s : "", ls);
+    key[ls] = '/';
+    memcpy(key + ls + 1, n, ln + 1);
     return ks__store_volobj(st, k, key);
 }
 
