@@ -759,12 +759,19 @@ static int has_enough_capacity(ks_cycle *cycle, const ks_storage_class_view *sc,
 
 /* What FindPodVolumes found for one node: the static bindings and provisions (for Score and
  * Reserve). Fixed-size arrays of the pod's claims. */
+#define POD_VOLUMES_INLINE 4
 typedef struct pod_volumes {
     size_t nstatic, nprov;
     const ks_pv **static_pv;
     const ks_pvc **static_pvc;
     const ks_pvc **prov_pvc;
     const ks_csi_storage_capacity **prov_cap;
+    /* Room for pods with few unbound claims, so that Filter, which runs per node, does not
+     * allocate (heap: the arrays above were malloc'd instead). */
+    int heap;
+    const ks_pv *inl_pv[POD_VOLUMES_INLINE];
+    const ks_pvc *inl_pvc[POD_VOLUMES_INLINE], *inl_prov[POD_VOLUMES_INLINE];
+    const ks_csi_storage_capacity *inl_cap[POD_VOLUMES_INLINE];
 } pod_volumes;
 
 enum {
@@ -911,14 +918,22 @@ static ks_code find_pod_volumes(volume_binding *vb, ks_cycle *cycle, const ks_po
     return KS_SUCCESS;
 }
 
-/* Runs find_pod_volumes with arrays of room for the state's claims (malloc'd; free with
- * pod_volumes_free). */
+/* Runs find_pod_volumes with arrays of room for the state's claims (inline for a few, else
+ * malloc'd; release with pod_volumes_free). */
 static ks_code find_for_node(volume_binding *vb, ks_cycle *cycle, const ks_pod *pod,
                              const prefilter_state *s, const ks_node *node, pod_volumes *pv,
                              unsigned *reasons, ks_status *st)
 {
     size_t n = s->ndelay ? s->ndelay : 1;
     memset(pv, 0, sizeof(*pv));
+    if (n <= POD_VOLUMES_INLINE) {
+        pv->static_pv = pv->inl_pv;
+        pv->static_pvc = pv->inl_pvc;
+        pv->prov_pvc = pv->inl_prov;
+        pv->prov_cap = pv->inl_cap;
+        return find_pod_volumes(vb, cycle, pod, s, node, pv, reasons, st);
+    }
+    pv->heap = 1;
     pv->static_pv = calloc(n, sizeof(*pv->static_pv));
     pv->static_pvc = calloc(n, sizeof(*pv->static_pvc));
     pv->prov_pvc = calloc(n, sizeof(*pv->prov_pvc));
@@ -932,6 +947,8 @@ static ks_code find_for_node(volume_binding *vb, ks_cycle *cycle, const ks_pod *
 
 static void pod_volumes_free(pod_volumes *pv)
 {
+    if (!pv->heap)
+        return;
     free(pv->static_pv);
     free(pv->static_pvc);
     free(pv->prov_pvc);

@@ -1557,3 +1557,27 @@ Test(volume_binding, a_pvs_match_fields_are_not_checked_but_must_parse)
     expect(p, c, POD("pvc-g"), "n1", KS_SUCCESS, NULL, UU, NODE_CONFLICT,
            "two values: not a field selector");
 }
+
+/* More unbound claims than pod_volumes holds inline: the same decisions from heap arrays. */
+Test(volume_binding, many_unbound_claims_each_find_their_pv)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    binder_env(c);
+    const char *claims[] = {"c1", "c2", "c3", "c4", "c5", "c6"};
+    for (int i = 0; i < 6; i++) {
+        char pvname[16];
+        snprintf(pvname, sizeof(pvname), "pv-%d", i + 1);
+        pvc(c, claims[i], "waitClass", "1G");
+        pv_on(c, pvname, "waitClass", "1G", "nodeKey", "node1");
+    }
+    expect(p, c, POD("c1", "c2", "c3", "c4", "c5", "c6"), "node1", KS_SUCCESS, NULL, KS_SUCCESS,
+           NULL, "six claims, six PVs");
+    cr_assert_eq(
+        th_reserve(p, c, POD("c1", "c2", "c3", "c4", "c5", "c6"), "node1", 0, msg, sizeof(msg)),
+        KS_SUCCESS, "%s", msg);
+    /* every PV is assumed now: a seventh claim finds none */
+    pvc(c, "c7", "waitClass", "1G");
+    expect(p, c, POD("c7"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "all six taken");
+}
