@@ -60,16 +60,17 @@
  *     --pods 5000          .../5000Nodes_5000Pods                 460  3790, 2628       78 MiB
  *   hostport-conflict      (upstream: 20000 nodes)               none  15592, 13808     45 MiB
  *   resource-saturation    (upstream: 20000 nodes)               none  12290, 16176     42 MiB
- *   in-tree-pvs            SchedulingInTreePVs/5000Nodes_2000Pods 290  624, 852, 902, 940  64 MiB
- *   migrated-in-tree-pvs   .../5000Nodes_5000Pods                 100  271, 340, 218, 195 183 MiB
- *   csi-pvs                SchedulingCSIPVs/5000Nodes_5000Pods    100  396, 375, 175, 185 184 MiB
+ *   in-tree-pvs            SchedulingInTreePVs/5000Nodes_2000Pods 290  2611, 2332       64 MiB
+ *   migrated-in-tree-pvs   .../5000Nodes_5000Pods                 100  923              184 MiB
+ *   csi-pvs                SchedulingCSIPVs/5000Nodes_5000Pods    100  995, 1102        185 MiB
  *   preemption-pvs         PreemptionPVs/1000Nodes               none  194, 149, 133    37 MiB
  *   secrets                SchedulingSecrets/5000Nodes_10000Pods  790  2736, 3595       86 MiB
  *
- * (The volume shapes' memory is the 20000 claims and volumes besides the pods. in-tree-pvs at
- * 5000 / 5000 / 5000 runs about 1050 pods/s, basic about 3500: the migrated and CSI shapes add
- * NodeVolumeLimits' counting of every node's attached volumes for every pod, as upstream does;
- * perf puts its string keys (snprintf, string-map lookups, malloc) on top of their profile.)
+ * (The volume shapes' memory is the 20000 claims and volumes besides the pods. The three PV
+ * shapes were measured again after NodeVolumeLimits resolved the pod's volumes once per cycle,
+ * the store's lookups lost their snprintf and VolumeBinding's Filter its per-node callocs (load
+ * 4 to 5): before, 624-940, 195-340 and 175-396 pods/s. What remains on top of their profile is
+ * the host's per-lookup reference and hold of each storage object.)
  *
  * Prints pods/s of the scheduling loop, upstream's threshold when the sizes are its workload's,
  * and peak RSS; exits 1 when a measured pod was left unscheduled (a figure that counted refusals
