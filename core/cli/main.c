@@ -24,6 +24,8 @@
 #include "util/log.h"
 #include "config/registry.h"
 #include "cli/simulate.h"
+#include "sched/plugin_guard.h"
+#include "util/duration.h"
 #include "in_tree.h"
 
 static void usage(FILE *f)
@@ -31,14 +33,17 @@ static void usage(FILE *f)
     fputs(
         "Usage:\n"
         "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
-        "[--strict] [--seed N] [--feature-gates GATE=BOOL,...] [-v N]\n"
+        "[--strict] [--seed N] [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D] [-v N]\n"
         "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
         "of\n"
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
         "kinds\n"
         "      in the file are warnings, errors with --strict. Gates: OpportunisticBatching,\n"
         "      NominatedNodeNameForExpectation, SchedulerPopFromBackoffQ (all on by default, as\n"
-        "      in v1.37).\n"
+        "      in v1.37). A plugin call that runs past --plugin-call-deadline (default 10s; 0: no\n"
+        "      watchdog) is reported and ends the run, as a crash does, after the decisions so "
+        "far\n"
+        "      were printed (exit status 3; a crash keeps 128+signal).\n"
         "  kubesched validate-config FILE [-v N]\n"
         "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
         "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
@@ -168,8 +173,34 @@ static int set_feature_gates(const char *spec)
     return -1;
 }
 
+/* --plugin-call-deadline D (Go duration; 0 turns the watchdog off): how long one plugin call may
+ * run before the watchdog reports it and ends the process (plugin_guard.h). */
+static int parse_deadline(const char *cmd, const char *v, int64_t *ns)
+{
+    if (ks__duration_parse(v, ns) != 0 || *ns < 0) {
+        fprintf(stderr,
+                "%s: --plugin-call-deadline %s: expected a duration such as 10s or 500ms (0 turns "
+                "the plugin call watchdog off)\n",
+                cmd, v);
+        return 2;
+    }
+    return 0;
+}
+
+/* Crash reports for every plugin call, and the watchdog when deadline_ns > 0. */
+static int install_guard(const char *cmd, int64_t deadline_ns)
+{
+    char err[256];
+    if (ks__guard_install(deadline_ns, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_simulate(int argc, char **argv)
 {
+    int64_t deadline_ns = KS_GUARD_DEFAULT_DEADLINE_NS;
     const char *cluster = NULL, *config = NULL;
     ks_output output = KS_OUTPUT_TABLE;
     int explain = 0, strict = 0;
@@ -198,6 +229,11 @@ static int cmd_simulate(int argc, char **argv)
             explain = 1;
         } else if (!strcmp(a, "--strict")) {
             strict = 1;
+        } else if (!strncmp(a, "--plugin-call-deadline", 22) && (a[22] == '=' || (!a[22] && v))) {
+            if (parse_deadline("kubesched simulate", a[22] == '=' ? a + 23 : v, &deadline_ns))
+                return 2;
+            if (a[22] != '=')
+                i++;
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 10);
             i++;
@@ -221,6 +257,8 @@ static int cmd_simulate(int argc, char **argv)
             "kubesched simulate: --cluster FILE is required (Nodes and Pods as YAML or JSON)\n");
         return 2;
     }
+    if (install_guard("kubesched simulate", deadline_ns) != 0)
+        return 1;
     loaded l;
     if (load_config(config, NULL, &l) != 0)
         return 1;
