@@ -203,8 +203,8 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
     (void)uc;
     long tid = (long)syscall(SYS_gettid);
     if (atomic_exchange(&fatal_once, 1)) {
-        /* Another thread reports (and will end the process), or this one crashed again while
-         * reporting: SA_RESETHAND already restored the default action, so re-raise. */
+        /* Another thread reports (and will end the process): wait for that. Or this one raised
+         * another signal while reporting: the default action. */
         if (atomic_load(&crashing_tid) != tid)
             for (;;)
                 pause();
@@ -363,13 +363,17 @@ int ks__guard_install(int64_t deadline_ns, char *err, size_t errlen)
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));
         sa.sa_sigaction = on_crash;
-        sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+        /* Not SA_RESETHAND: that resets the action for the whole process, so a second thread
+         * faulting in the same plugin (Filter runs on several workers) would kill the process in
+         * the middle of the first report. A fault inside the handler on the reporting thread
+         * (the signal is blocked there) gets the default action from the kernel. */
+        sa.sa_flags = SA_SIGINFO;
         sigemptyset(&sa.sa_mask);
         const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
         for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
             if (sigaction(sigs[i], &sa, NULL) != 0) {
-                snprintf(err, errlen, "installing the crash handler for %s: %s",
-                         sig_name(sigs[i]), strerror(errno));
+                snprintf(err, errlen, "installing the crash handler for %s: %s", sig_name(sigs[i]),
+                         strerror(errno));
                 return KS_EINVAL;
             }
         installed = 1;

@@ -81,15 +81,15 @@ char *ks__guard_origin_of(const void *addr);
 
 /* What a report names; the strings are borrowed (valid while the process lives on). */
 typedef struct ks_guard_report {
-    int sig;               /* the signal; 0 for a watchdog report */
-    const char *signame;   /* "SIGSEGV", or "deadline" */
-    const char *plugin;    /* NULL: no plugin call was running on the thread */
-    const char *origin;    /* the .so path, or "in-tree" */
-    const char *point;     /* "Filter", ... */
-    const char *pod_ns;    /* NULL when the call has no pod */
+    int sig;             /* the signal; 0 for a watchdog report */
+    const char *signame; /* "SIGSEGV", or "deadline" */
+    const char *plugin;  /* NULL: no plugin call was running on the thread */
+    const char *origin;  /* the .so path, or "in-tree" */
+    const char *point;   /* "Filter", ... */
+    const char *pod_ns;  /* NULL when the call has no pod */
     const char *pod_name;
-    const char *node;      /* NULL when the call has no node */
-    int64_t elapsed_ms;    /* watchdog: how long the call has run */
+    const char *node;   /* NULL when the call has no node */
+    int64_t elapsed_ms; /* watchdog: how long the call has run */
 } ks_guard_report;
 
 /* Called once, after the report was written: on a crash from the signal handler (so only
