@@ -53,7 +53,7 @@ static void usage(FILE *f)
         "[--leader-elect-renew-deadline D]\n"
         "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
         "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
-        "            [--feature-gates GATE=BOOL,...]\n"
+        "            [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D]\n"
         "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else "
         "in-cluster).\n"
         "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a "
@@ -64,7 +64,11 @@ static void usage(FILE *f)
         "replica\n"
         "      holding the Lease (default kube-system/kube-scheduler, the one kube-scheduler uses: "
         "set\n"
-        "      leaderElection.resourceName, e.g. kubesched) schedules.\n"
+        "      leaderElection.resourceName, e.g. kubesched) schedules. A plugin call that runs "
+        "past\n"
+        "      --plugin-call-deadline (default 10s; 0: no watchdog; PreBind and Bind are not\n"
+        "      watched) fails /readyz (plugin-watchdog), releases the Lease and exits with status "
+        "3.\n"
         "  kubesched --version\n",
         f);
 }
@@ -334,6 +338,7 @@ static int cmd_run(int argc, char **argv)
     const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL,
                *tls_key = NULL;
     int port = 10259; /* upstream --secure-port default */
+    int64_t deadline_ns = KS_GUARD_DEFAULT_DEADLINE_NS;
     ks_leader_election_flags le_flags = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -359,6 +364,11 @@ static int cmd_run(int argc, char **argv)
             }
             port = (int)p;
             if (a[13] != '=')
+                i++;
+        } else if (!strncmp(a, "--plugin-call-deadline", 22) && (a[22] == '=' || (!a[22] && v))) {
+            if (parse_deadline("kubesched", a[22] == '=' ? a + 23 : v, &deadline_ns))
+                return 2;
+            if (a[22] != '=')
                 i++;
         } else if (!strncmp(a, "--tls-cert-file=", 16)) {
             tls_cert = a + 16;
@@ -413,6 +423,8 @@ static int cmd_run(int argc, char **argv)
                         "(a KubeSchedulerConfiguration; see examples/)\n");
         return 2;
     }
+    if (install_guard("kubesched", deadline_ns) != 0)
+        return 1;
     loaded l;
     if (load_config(config, &le_flags, &l) != 0)
         return 1;

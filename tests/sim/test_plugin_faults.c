@@ -185,8 +185,8 @@ Test(plugin_faults, endless_filter_is_reported_past_its_deadline)
     cr_assert_null(strstr(strstr(r.err, "past its deadline") + 1, "past its deadline"), "%s",
                    r.err);
     cJSON *doc = check_flushed_json(&r, "deadline", "Filter");
-    const cJSON *ms = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "aborted"),
-                                          "elapsedMilliseconds");
+    const cJSON *ms =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "aborted"), "elapsedMilliseconds");
     cr_assert(cJSON_IsNumber(ms) && ms->valuedouble >= 200 && ms->valuedouble < 2000,
               "elapsedMilliseconds: %s", r.out);
     cr_assert_lt(r.seconds, 5.0, "the watchdog took %.1fs", r.seconds);
@@ -281,9 +281,11 @@ static int valid_utf8(const unsigned char *s)
 {
     while (*s) {
         unsigned c = *s;
-        int n = c < 0x80 ? 0 : c >= 0xC2 && c < 0xE0 ? 1 : c >= 0xE0 && c < 0xF0 ? 2
-                           : c >= 0xF0 && c < 0xF5   ? 3
-                                                     : -1;
+        int n = c < 0x80                ? 0
+                : c >= 0xC2 && c < 0xE0 ? 1
+                : c >= 0xE0 && c < 0xF0 ? 2
+                : c >= 0xF0 && c < 0xF5 ? 3
+                                        : -1;
         if (n < 0)
             return 0;
         for (int i = 1; i <= n; i++)
