@@ -18,6 +18,7 @@
 #include "util/parallel.h"
 #include "sched/parallelize.h"
 #include "sched/plugin_guard.h"
+#include "util/duration.h"
 #include <pthread.h>
 
 /* ---- statuses ------------------------------------------------------------------------------ */
@@ -359,6 +360,15 @@ int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err
         in->desc = plan->instances[i].desc;
         in->args.json = plan->instances[i].args;
         in->index = (int)i;
+        in->deadline_ns = -1;
+        const cJSON *dl =
+            cJSON_GetObjectItemCaseSensitive(plan->instances[i].args, "kubeschedCallDeadline");
+        /* checked while the configuration loaded (config.c) */
+        if (cJSON_IsString(dl) && ks__duration_parse(dl->valuestring, &in->deadline_ns) == 0 &&
+            in->deadline_ns > 0 && ks__guard_watch(in->deadline_ns, err, errlen) != 0) {
+            ks__framework_free(fw); /* the instances before this one */
+            return KS_ENOMEM;
+        }
         /* The loader keeps a normalised copy of the descriptor: its callbacks tell the .so. */
         const void *const code[] = {
             (const void *)in->desc->create,      (const void *)in->desc->filter,

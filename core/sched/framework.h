@@ -182,7 +182,10 @@ typedef struct ks_plugin_inst {
     const ks_plugin_desc *desc;
     void *self;
     struct ks_args args;
-    int index;    /* position in the profile's instance list (queue rejector bits) */
+    int index; /* position in the profile's instance list (queue rejector bits) */
+    /* The deadline of one call (args.kubeschedCallDeadline of a plugin from a .so): -1 when not
+     * set (then --plugin-call-deadline), 0 never watched (plugin_guard.h). */
+    int64_t deadline_ns;
     char *origin; /* the .so it came from (dladdr of desc), NULL when linked in (in-tree); owned:
                    * crash and watchdog reports name it (plugin_guard.h) */
     /* EnqueueExtensions: events_with_hints (ABI 1.4), or events_to_register with no hints (every

@@ -260,7 +260,8 @@ static int wd_running;
 static atomic_int wd_stop;
 static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cond; /* CLOCK_MONOTONIC: ks__guard_stop wakes the thread at once */
-static int64_t wd_deadline_ns;
+static int64_t wd_deadline_ns; /* --plugin-call-deadline; 0: only per-plugin ones */
+static _Atomic int64_t wd_shortest_ns; /* the shortest deadline in use: the tick follows it */
 
 static int watched(int ep) { return ep != KS_EP_PRE_BIND && ep != KS_EP_BIND; }
 
@@ -272,23 +273,30 @@ static void format_duration(char *out, size_t len, int64_t ns)
         snprintf(out, len, "%lldms", (long long)(ns / 1000000LL));
 }
 
-static void watchdog_fire(ks_guard_slot *s, const ks_plugin_inst *in, int ep, const ks_pod *pod,
-                          ks_sym node, int64_t elapsed)
+/* The deadline of a call of in at ep: its own, else the global one; 0: not watched. */
+static int64_t deadline_of(const ks_plugin_inst *in, int ep)
 {
-    (void)s;
+    if (!watched(ep))
+        return 0;
+    return in->deadline_ns >= 0 ? in->deadline_ns : wd_deadline_ns;
+}
+
+static void watchdog_fire(const ks_plugin_inst *in, int ep, const ks_pod *pod, ks_sym node,
+                          int64_t elapsed, int64_t deadline)
+{
     if (atomic_exchange(&fatal_once, 1)) /* a crash is being reported */
         return;
     ks_guard_report r = {.signame = "deadline", .elapsed_ms = elapsed / 1000000};
     fill_report(&r, in, ep, pod, node);
     char dl[32];
-    format_duration(dl, sizeof(dl), wd_deadline_ns);
+    format_duration(dl, sizeof(dl), deadline);
     ks__guard_write_str(2, "kubesched: ");
     write_names(2, &r);
     char tail[160];
     snprintf(tail, sizeof(tail),
-             ": the call has run for %lldms, past its deadline of %s (--plugin-call-deadline); "
-             "exiting\n",
-             (long long)r.elapsed_ms, dl);
+             ": the call has run for %lldms, past its deadline of %s (%s); exiting\n",
+             (long long)r.elapsed_ms, dl,
+             in->deadline_ns >= 0 ? "its args' kubeschedCallDeadline" : "--plugin-call-deadline");
     ks__guard_write_str(2, tail);
     if (fatal_hook)
         fatal_hook(fatal_ctx, &r);
@@ -298,12 +306,12 @@ static void watchdog_fire(ks_guard_slot *s, const ks_plugin_inst *in, int ep, co
 static void *watchdog_main(void *arg)
 {
     (void)arg;
-    int64_t tick = wd_deadline_ns / 4;
-    if (tick < 10 * 1000000LL)
-        tick = 10 * 1000000LL;
-    if (tick > 1000000000LL)
-        tick = 1000000000LL;
     while (!atomic_load(&wd_stop)) {
+        int64_t tick = atomic_load(&wd_shortest_ns) / 4;
+        if (tick < 10 * 1000000LL)
+            tick = 10 * 1000000LL;
+        if (tick > 1000000000LL)
+            tick = 1000000000LL;
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         int64_t until = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + tick;
@@ -321,7 +329,8 @@ static void *watchdog_main(void *arg)
             uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
             const ks_plugin_inst *in = atomic_load_explicit(&s->inst, memory_order_acquire);
             int ep = atomic_load_explicit(&s->ep, memory_order_relaxed);
-            if (!in || !watched(ep)) {
+            int64_t deadline = in ? deadline_of(in, ep) : 0;
+            if (!in || deadline <= 0) {
                 s->wd_seq = 0;
                 continue;
             }
@@ -331,7 +340,7 @@ static void *watchdog_main(void *arg)
                 s->wd_reported = 0;
                 continue;
             }
-            if (s->wd_reported || now - s->wd_since < wd_deadline_ns)
+            if (s->wd_reported || now - s->wd_since < deadline)
                 continue;
             const ks_pod *pod = atomic_load_explicit(&s->pod, memory_order_relaxed);
             ks_sym node = atomic_load_explicit(&s->node, memory_order_relaxed);
@@ -341,7 +350,7 @@ static void *watchdog_main(void *arg)
                 continue;
             s->wd_reported = 1;
             pthread_mutex_unlock(&reg_mu); /* the hook may take a while (flushing) */
-            watchdog_fire(s, in, ep, pod, node, now - s->wd_since);
+            watchdog_fire(in, ep, pod, node, now - s->wd_since, deadline);
             pthread_mutex_lock(&reg_mu);
             break; /* the list may have changed */
         }
@@ -378,8 +387,16 @@ int ks__guard_install(int64_t deadline_ns, char *err, size_t errlen)
             }
         installed = 1;
     }
-    if (deadline_ns > 0 && !wd_running) {
-        wd_deadline_ns = deadline_ns;
+    wd_deadline_ns = deadline_ns > 0 ? deadline_ns : 0;
+    return deadline_ns > 0 ? ks__guard_watch(deadline_ns, err, errlen) : 0;
+}
+
+int ks__guard_watch(int64_t deadline_ns, char *err, size_t errlen)
+{
+    int64_t cur = atomic_load(&wd_shortest_ns);
+    if (cur == 0 || deadline_ns < cur)
+        atomic_store(&wd_shortest_ns, deadline_ns);
+    if (!wd_running) {
         atomic_store(&wd_stop, 0);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);

@@ -100,6 +100,9 @@ typedef void (*ks_guard_fatal_fn)(void *ctx, const ks_guard_report *r);
 /* Installs the crash handlers (idempotent; preloads backtrace()). deadline_ns > 0 starts the
  * watchdog with that deadline; 0 leaves it off. Returns 0, or KS_ENOMEM/KS_EINVAL with err. */
 int ks__guard_install(int64_t deadline_ns, char *err, size_t errlen);
+/* A plugin has its own deadline (args.kubeschedCallDeadline): the watchdog runs (even with
+ * --plugin-call-deadline 0) and looks often enough for it. Main thread, at framework creation. */
+int ks__guard_watch(int64_t deadline_ns, char *err, size_t errlen);
 /* Sets (or with fn NULL clears) the fatal hook. Main thread, before scheduling starts. */
 void ks__guard_set_fatal_hook(ks_guard_fatal_fn fn, void *ctx);
 /* Stops the watchdog thread (waits for it); handlers stay. */

@@ -16,7 +16,9 @@
 #include "sched/framework.h"
 #include "sched/plugin_guard.h"
 
-static ks_plugin_inst inst = {.name = "Hung", .origin = "/opt/plugins/libhung.so"};
+static ks_plugin_inst inst = {
+    .name = "Hung", .origin = "/opt/plugins/libhung.so", .deadline_ns = -1 /* the global one */};
+static ks_plugin_inst never = {.name = "Never", .deadline_ns = 0 /* kubeschedCallDeadline: 0s */};
 static ks_pod pod;
 
 static int same(const char *a, const char *b) { return a && b && !strcmp(a, b); }
@@ -72,6 +74,9 @@ Test(plugin_guard, finished_calls_and_unwatched_points_never_trip_the_watchdog)
         ks__guard_leave();
     }
     enter(KS_EP_PRE_BIND); /* waits on the API server by design: not watched */
+    usleep(200 * 1000);
+    ks__guard_leave();
+    ks__guard_enter(&never, KS_EP_FILTER, NULL, KS_SYM_ABSENT); /* its own deadline: none */
     usleep(200 * 1000);
     ks__guard_leave();
     usleep(200 * 1000); /* idle between calls */

@@ -28,7 +28,9 @@ Test(status_text, valid_utf8_is_copied_unchanged)
 Test(status_text, each_run_of_invalid_bytes_becomes_one_replacement)
 {
     ks_status st;
-    cr_assert_str_eq(added(&st, "a\xff\xfe" "b"), "a" FFFD "b");
+    cr_assert_str_eq(added(&st, "a\xff\xfe"
+                                "b"),
+                     "a" FFFD "b");
     cr_assert_str_eq(added(&st, "cut \xe2\x82"), "cut " FFFD);
     cr_assert_str_eq(added(&st, "\x80x\x80"), FFFD "x" FFFD);
     /* overlong forms, surrogates and code points past U+10FFFF are invalid, as in Go */

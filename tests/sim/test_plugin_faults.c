@@ -27,8 +27,10 @@ typedef struct run {
     double seconds;
 } run;
 
-/* kubesched simulate with the Faulty plugin in mode, on every extension point it has. */
-static void run_faulty(run *r, const char *mode, const char *flags)
+/* kubesched COMMAND (simulate ... or validate-config) with the Faulty plugin in mode, on every
+ * extension point it has; extra: more lines of its args. */
+static void run_cmd(run *r, const char *command, const char *mode, const char *extra,
+                    const char *flags)
 {
     char cfg[] = "/tmp/ks-faulty-cfg-XXXXXX", errpath[] = "/tmp/ks-faulty-err-XXXXXX";
     int fd = mkstemp(cfg);
@@ -47,16 +49,19 @@ static void run_faulty(run *r, const char *mode, const char *flags)
             "  - name: Faulty\n"
             "    args:\n"
             "      kubeschedPluginPath: %s\n"
-            "      mode: %s\n",
-            FIX_FAULTY, mode);
+            "      mode: %s\n%s",
+            FIX_FAULTY, mode, extra);
     fclose(f);
     fd = mkstemp(errpath);
     cr_assert(fd >= 0);
     close(fd);
     char cmd[4096];
     /* exec: the status is kubesched's own (no shell in between); no core files */
-    snprintf(cmd, sizeof(cmd), "ulimit -c 0; exec %s simulate --cluster %s --config %s %s 2>%s",
-             KS_KUBESCHED_BIN, CLUSTER, cfg, flags, errpath);
+    if (!strcmp(command, "simulate"))
+        snprintf(cmd, sizeof(cmd), "ulimit -c 0; exec %s simulate --cluster %s --config %s %s 2>%s",
+                 KS_KUBESCHED_BIN, CLUSTER, cfg, flags, errpath);
+    else
+        snprintf(cmd, sizeof(cmd), "exec %s %s %s 2>%s", KS_KUBESCHED_BIN, command, cfg, errpath);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     FILE *p = popen(cmd, "r");
@@ -80,6 +85,11 @@ static void run_faulty(run *r, const char *mode, const char *flags)
         fclose(e);
     unlink(errpath);
     unlink(cfg);
+}
+
+static void run_faulty(run *r, const char *mode, const char *flags)
+{
+    run_cmd(r, "simulate", mode, "", flags);
 }
 
 static const char *str_member(const cJSON *o, const char *k)
@@ -201,6 +211,30 @@ Test(plugin_faults, endless_score_is_reported_past_its_deadline)
     cr_assert_eq(r.status, 3, "exit status %d: %s", r.status, r.err);
     check_names(&r, "Score");
     cJSON_Delete(check_flushed_json(&r, "deadline", "Score"));
+    free(r.out);
+}
+
+Test(plugin_faults, a_plugins_own_deadline_overrides_the_flag)
+{
+    run r;
+    run_cmd(&r, "simulate", "loop", "      kubeschedCallDeadline: 250ms\n",
+            "--output json --plugin-call-deadline 0");
+    cr_assert_eq(r.status, 3, "exit status %d: %s", r.status, r.err);
+    check_names(&r, "Filter");
+    cr_assert(strstr(r.err, "past its deadline of 250ms (its args' kubeschedCallDeadline)"), "%s",
+              r.err);
+    cJSON_Delete(check_flushed_json(&r, "deadline", "Filter"));
+    free(r.out);
+}
+
+Test(plugin_faults, a_bad_own_deadline_is_refused_with_its_field)
+{
+    run r;
+    run_cmd(&r, "validate-config", "none", "      kubeschedCallDeadline: soon\n", "");
+    cr_assert_eq(r.status, 1, "exit status %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "profiles[0].pluginConfig[0].args.kubeschedCallDeadline: expected a "
+                            "duration such as \"30s\""),
+              "%s", r.err);
     free(r.out);
 }
 
