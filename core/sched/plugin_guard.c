@@ -29,9 +29,20 @@ static ks_guard_slot *slots;
 static pthread_key_t slot_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
+/* Each registered thread's alternate signal stack, so that a plugin that overflows its stack
+ * (endless recursion) is still reported: the handler cannot run on the exhausted stack. */
+#define ALT_STACK_SIZE (64 * 1024)
+static _Thread_local void *alt_stack;
+
 static void slot_gone(void *p)
 {
     ks_guard_slot *s = p;
+    if (alt_stack) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        sigaltstack(&off, NULL);
+        free(alt_stack);
+        alt_stack = NULL;
+    }
     pthread_mutex_lock(&reg_mu);
     for (ks_guard_slot **at = &slots; *at; at = &(*at)->next)
         if (*at == s) {
@@ -53,6 +64,15 @@ void ks__guard_register(ks_guard_slot *s)
     s->registered = 1;
     pthread_mutex_unlock(&reg_mu);
     pthread_setspecific(slot_key, s);
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE) &&
+        (alt_stack = malloc(ALT_STACK_SIZE))) {
+        stack_t ss = {.ss_sp = alt_stack, .ss_size = ALT_STACK_SIZE};
+        if (sigaltstack(&ss, NULL) != 0) {
+            free(alt_stack);
+            alt_stack = NULL;
+        }
+    }
 }
 
 char *ks__guard_origin_of(const void *addr)
@@ -376,7 +396,7 @@ int ks__guard_install(int64_t deadline_ns, char *err, size_t errlen)
          * faulting in the same plugin (Filter runs on several workers) would kill the process in
          * the middle of the first report. A fault inside the handler on the reporting thread
          * (the signal is blocked there) gets the default action from the kernel. */
-        sa.sa_flags = SA_SIGINFO;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
         sigemptyset(&sa.sa_mask);
         const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
         for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)

@@ -156,6 +156,17 @@ Test(plugin_faults, segfault_in_filter_is_named_and_flushes_valid_json)
     free(r.out);
 }
 
+Test(plugin_faults, stack_overflow_in_filter_is_still_named)
+{
+    run r;
+    run_faulty(&r, "recurse", "--output json");
+    cr_assert_eq(r.status, 128 + SIGSEGV, "exit status %d: %s", r.status, r.err);
+    cr_assert(strstr(r.err, "kubesched: fatal SIGSEGV (address 0x"), "%s", r.err);
+    check_names(&r, "Filter");
+    cJSON_Delete(check_flushed_json(&r, "signal", "Filter"));
+    free(r.out);
+}
+
 Test(plugin_faults, abort_in_filter_flushes_the_table)
 {
     run r;
