@@ -423,7 +423,14 @@ int ks__guard_watch(int64_t deadline_ns, char *err, size_t errlen)
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&wd_cond, &ca);
         pthread_condattr_destroy(&ca);
+        /* The thread takes no asynchronous signal: live mode waits for SIGTERM/SIGINT on its
+         * own signal thread (the others block them), and a thread started here, before that
+         * mask, would otherwise receive them and die of the default action. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         int rc = pthread_create(&wd_thread, NULL, watchdog_main, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (rc != 0) {
             snprintf(err, errlen, "starting the plugin watchdog thread: %s", strerror(rc));
             return KS_ENOMEM;
