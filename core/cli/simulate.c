@@ -932,6 +932,8 @@ static void on_fatal(void *ctx, const ks_guard_report *g)
 {
     sim *s = ctx;
     int locked = 0;
+    if (!s) /* the hook was being cleared as the run ended */
+        return;
     for (int i = 0; i < 200 && !locked; i++) {
         locked = pthread_mutex_trylock(&s->mu) == 0;
         if (!locked) {

@@ -120,7 +120,7 @@ int ks__apisrc_plugins_ready(void *ctx)
 void ks__apisrc_on_plugin_fatal(void *ctx, const ks_guard_report *r)
 {
     ks_apisrc *s = ctx;
-    if (r->sig)
+    if (r->sig || !s)
         return;
     atomic_store(&s->plugin_hung, 1);
     ks__log('E', "apisource",

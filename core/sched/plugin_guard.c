@@ -207,15 +207,23 @@ static void write_names(int fd, const ks_guard_report *r)
     }
 }
 
-static ks_guard_fatal_fn fatal_hook;
+static _Atomic(ks_guard_fatal_fn) fatal_hook;
 static void *fatal_ctx;
 static atomic_int fatal_once; /* the first fatal report wins; later ones wait for the exit */
 static atomic_long crashing_tid;
 
 void ks__guard_set_fatal_hook(ks_guard_fatal_fn fn, void *ctx)
 {
-    fatal_ctx = ctx;
-    fatal_hook = fn;
+    /* A reader (a signal handler, the watchdog) sees either no hook or one with its context. */
+    if (fn) {
+        fatal_ctx = ctx;
+        atomic_signal_fence(memory_order_seq_cst);
+        atomic_store(&fatal_hook, fn);
+    } else {
+        atomic_store(&fatal_hook, NULL);
+        atomic_signal_fence(memory_order_seq_cst);
+        fatal_ctx = NULL;
+    }
 }
 
 static void on_crash(int sig, siginfo_t *si, void *uc)
@@ -267,8 +275,9 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
     void *frames[64];
     int nf = backtrace(frames, 64);
     backtrace_symbols_fd(frames, nf, fd);
-    if (fatal_hook)
-        fatal_hook(fatal_ctx, &r);
+    ks_guard_fatal_fn hook = atomic_load(&fatal_hook);
+    if (hook)
+        hook(fatal_ctx, &r);
     signal(sig, SIG_DFL);
     raise(sig); /* pending until the handler returns (sig is blocked): then the default action */
 }
@@ -318,8 +327,9 @@ static void watchdog_fire(const ks_plugin_inst *in, int ep, const ks_pod *pod, k
              (long long)r.elapsed_ms, dl,
              in->deadline_ns >= 0 ? "its args' kubeschedCallDeadline" : "--plugin-call-deadline");
     ks__guard_write_str(2, tail);
-    if (fatal_hook)
-        fatal_hook(fatal_ctx, &r);
+    ks_guard_fatal_fn hook = atomic_load(&fatal_hook);
+    if (hook)
+        hook(fatal_ctx, &r);
     _exit(KS_GUARD_EXIT_DEADLINE);
 }
 
