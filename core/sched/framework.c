@@ -499,11 +499,10 @@ static const uint8_t k_accepts[KS_EP_COUNT] = {
 
 /* code as returned by in at ep, or KS_ERROR with st rewritten when the status is invalid. Called
  * only for codes other than Success (a rejection in the Filter loop costs a shift and a test). */
-static ks_code check_code(const ks_plugin_inst *in, ks_ep ep, ks_code code, ks_status *st)
+static __attribute__((noinline, cold)) ks_code invalid_status(const ks_plugin_inst *in, ks_ep ep,
+                                                              ks_code code, ks_status *st)
 {
     int known = (unsigned)code <= KS_PENDING;
-    if (known && (k_accepts[ep] >> code & 1) && !st->null_reason)
-        return code;
     char msg[KS_STATUS_BUF], why[200] = "", out[KS_STATUS_BUF + 320];
     ks__status_message(st, msg, sizeof(msg));
     if (!known) {
@@ -530,6 +529,15 @@ static ks_code check_code(const ks_plugin_inst *in, ks_ep ep, ks_code code, ks_s
     st->plugin = in->name;
     ks__status_add(st, out);
     return KS_ERROR;
+}
+
+/* The check in the hot loops: inline, a table lookup; the message is built out of line. */
+static inline ks_code check_code(const ks_plugin_inst *in, ks_ep ep, ks_code code, ks_status *st)
+{
+    if (__builtin_expect(
+            (unsigned)code <= KS_PENDING && (k_accepts[ep] >> code & 1) && !st->null_reason, 1))
+        return code;
+    return invalid_status(in, ep, code, st);
 }
 
 static int is_rejection(ks_code c)
