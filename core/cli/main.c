@@ -24,6 +24,8 @@
 #include "util/log.h"
 #include "config/registry.h"
 #include "cli/simulate.h"
+#include "sched/plugin_guard.h"
+#include "util/duration.h"
 #include "in_tree.h"
 
 static void usage(FILE *f)
@@ -31,14 +33,17 @@ static void usage(FILE *f)
     fputs(
         "Usage:\n"
         "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
-        "[--strict] [--seed N] [--feature-gates GATE=BOOL,...] [-v N]\n"
+        "[--strict] [--seed N] [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D] [-v N]\n"
         "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
         "of\n"
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
         "kinds\n"
         "      in the file are warnings, errors with --strict. Gates: OpportunisticBatching,\n"
         "      NominatedNodeNameForExpectation, SchedulerPopFromBackoffQ (all on by default, as\n"
-        "      in v1.37).\n"
+        "      in v1.37). A plugin call that runs past --plugin-call-deadline (default 10s; 0: no\n"
+        "      watchdog) is reported and ends the run, as a crash does, after the decisions so "
+        "far\n"
+        "      were printed (exit status 3; a crash keeps 128+signal).\n"
         "  kubesched validate-config FILE [-v N]\n"
         "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
         "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
@@ -48,7 +53,7 @@ static void usage(FILE *f)
         "[--leader-elect-renew-deadline D]\n"
         "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
         "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
-        "            [--feature-gates GATE=BOOL,...]\n"
+        "            [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D]\n"
         "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else "
         "in-cluster).\n"
         "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a "
@@ -59,7 +64,11 @@ static void usage(FILE *f)
         "replica\n"
         "      holding the Lease (default kube-system/kube-scheduler, the one kube-scheduler uses: "
         "set\n"
-        "      leaderElection.resourceName, e.g. kubesched) schedules.\n"
+        "      leaderElection.resourceName, e.g. kubesched) schedules. A plugin call that runs "
+        "past\n"
+        "      --plugin-call-deadline (default 10s; 0: no watchdog; PreBind and Bind are not\n"
+        "      watched) fails /readyz (plugin-watchdog), releases the Lease and exits with status "
+        "3.\n"
         "  kubesched --version\n",
         f);
 }
@@ -168,8 +177,34 @@ static int set_feature_gates(const char *spec)
     return -1;
 }
 
+/* --plugin-call-deadline D (Go duration; 0 turns the watchdog off): how long one plugin call may
+ * run before the watchdog reports it and ends the process (plugin_guard.h). */
+static int parse_deadline(const char *cmd, const char *v, int64_t *ns)
+{
+    if (ks__duration_parse(v, ns) != 0 || *ns < 0) {
+        fprintf(stderr,
+                "%s: --plugin-call-deadline %s: expected a duration such as 10s or 500ms (0 turns "
+                "the plugin call watchdog off)\n",
+                cmd, v);
+        return 2;
+    }
+    return 0;
+}
+
+/* Crash reports for every plugin call, and the watchdog when deadline_ns > 0. */
+static int install_guard(const char *cmd, int64_t deadline_ns)
+{
+    char err[256];
+    if (ks__guard_install(deadline_ns, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_simulate(int argc, char **argv)
 {
+    int64_t deadline_ns = KS_GUARD_DEFAULT_DEADLINE_NS;
     const char *cluster = NULL, *config = NULL;
     ks_output output = KS_OUTPUT_TABLE;
     int explain = 0, strict = 0;
@@ -198,6 +233,11 @@ static int cmd_simulate(int argc, char **argv)
             explain = 1;
         } else if (!strcmp(a, "--strict")) {
             strict = 1;
+        } else if (!strncmp(a, "--plugin-call-deadline", 22) && (a[22] == '=' || (!a[22] && v))) {
+            if (parse_deadline("kubesched simulate", a[22] == '=' ? a + 23 : v, &deadline_ns))
+                return 2;
+            if (a[22] != '=')
+                i++;
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 10);
             i++;
@@ -221,6 +261,8 @@ static int cmd_simulate(int argc, char **argv)
             "kubesched simulate: --cluster FILE is required (Nodes and Pods as YAML or JSON)\n");
         return 2;
     }
+    if (install_guard("kubesched simulate", deadline_ns) != 0)
+        return 1;
     loaded l;
     if (load_config(config, NULL, &l) != 0)
         return 1;
@@ -296,6 +338,7 @@ static int cmd_run(int argc, char **argv)
     const char *config = NULL, *kubeconfig = NULL, *bind_address = NULL, *tls_cert = NULL,
                *tls_key = NULL;
     int port = 10259; /* upstream --secure-port default */
+    int64_t deadline_ns = KS_GUARD_DEFAULT_DEADLINE_NS;
     ks_leader_election_flags le_flags = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -321,6 +364,11 @@ static int cmd_run(int argc, char **argv)
             }
             port = (int)p;
             if (a[13] != '=')
+                i++;
+        } else if (!strncmp(a, "--plugin-call-deadline", 22) && (a[22] == '=' || (!a[22] && v))) {
+            if (parse_deadline("kubesched", a[22] == '=' ? a + 23 : v, &deadline_ns))
+                return 2;
+            if (a[22] != '=')
                 i++;
         } else if (!strncmp(a, "--tls-cert-file=", 16)) {
             tls_cert = a + 16;
@@ -375,6 +423,8 @@ static int cmd_run(int argc, char **argv)
                         "(a KubeSchedulerConfiguration; see examples/)\n");
         return 2;
     }
+    if (install_guard("kubesched", deadline_ns) != 0)
+        return 1;
     loaded l;
     if (load_config(config, &le_flags, &l) != 0)
         return 1;

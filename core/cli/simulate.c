@@ -16,6 +16,7 @@
 
 #include "util/clock.h"
 #include "sched/framework.h"
+#include "sched/plugin_guard.h"
 #include "api/intern.h"
 #include "util/log.h"
 #include "api/manifest.h"
@@ -787,6 +788,168 @@ static void print_table(sim *s, FILE *out)
     fputc('\n', out);
 }
 
+/* ---- flushing before a fatal plugin fault ------------------------------------------------- */
+
+/* The decisions recorded so far, written when a plugin crashes (from the signal handler) or runs
+ * past its deadline (from the watchdog thread), then the process ends. Async-signal-safe as far as
+ * it goes: write(2) only, no allocation, no stdio; the records are read under s->mu taken with
+ * trylock (a binding thread may hold it for an instant; after 200ms of trying they are read
+ * without it: best effort). What is left out: --explain's members, nominatedNode/victims and
+ * PreBind's volumes (their text is built with allocations), the end-of-run counts. The JSON
+ * document stays valid and ends with kubesched's own "aborted" member. */
+static void flush_pad(int fd, const char *s, size_t width)
+{
+    static const char spaces[] = "                                                                ";
+    size_t n = strlen(s);
+    ks__guard_write(fd, s, n);
+    while (n < width) {
+        size_t k = width - n < sizeof(spaces) - 1 ? width - n : sizeof(spaces) - 1;
+        ks__guard_write(fd, spaces, k);
+        n += k;
+    }
+}
+
+static void flush_member(int fd, const char *key, const char *val, int *first)
+{
+    ks__guard_write_str(fd, *first ? "" : ", ");
+    *first = 0;
+    ks__guard_write_json_str(fd, key);
+    ks__guard_write_str(fd, ": ");
+    if (val)
+        ks__guard_write_json_str(fd, val);
+    else
+        ks__guard_write_str(fd, "null");
+}
+
+static void flush_json(const sim *s, int fd, const ks_guard_report *g)
+{
+    ks__guard_write_str(fd, "{\"pods\": [");
+    for (size_t i = 0; i < s->nrecs; i++) {
+        const record *r = &s->recs[i];
+        int first = 1;
+        ks__guard_write_str(fd, i ? ",\n  {" : "\n  {");
+        flush_member(fd, "namespace", r->ns ? r->ns : "", &first);
+        flush_member(fd, "name", r->name ? r->name : "", &first);
+        flush_member(fd, "profile", r->profile, &first);
+        flush_member(fd, "result", r->result, &first);
+        flush_member(fd, "node",
+                     r->node != KS_SYM_ABSENT && strcmp(r->result, "Scheduled") == 0
+                         ? ks__sym_str(r->node)
+                         : NULL,
+                     &first);
+        flush_member(fd, "message", r->message ? r->message : "", &first);
+        ks__guard_write_str(fd, "}");
+    }
+    ks__guard_write_str(fd, "\n], \"aborted\": {");
+    int first = 1;
+    flush_member(fd, "reason", g->sig ? "signal" : "deadline", &first);
+    if (g->sig)
+        flush_member(fd, "signal", g->signame, &first);
+    flush_member(fd, "plugin", g->plugin, &first);
+    flush_member(fd, "pluginPath", g->plugin ? g->origin : NULL, &first);
+    flush_member(fd, "point", g->point, &first);
+    char pod[512] = "";
+    if (g->pod_name && strlen(g->pod_ns) + strlen(g->pod_name) + 2 <= sizeof(pod)) {
+        strcpy(pod, g->pod_ns);
+        strcat(pod, "/");
+        strcat(pod, g->pod_name);
+    }
+    flush_member(fd, "pod", pod[0] ? pod : NULL, &first);
+    flush_member(fd, "node", g->node, &first);
+    if (!g->sig) {
+        ks__guard_write_str(fd, ", \"elapsedMilliseconds\": ");
+        ks__guard_write_int(fd, g->elapsed_ms);
+    }
+    ks__guard_write_str(fd, "}}\n");
+}
+
+static void flush_table(const sim *s, int fd, const ks_guard_report *g)
+{
+    size_t w_pod = 3, w_prof = 7, w_node = 4;
+    for (size_t i = 0; i < s->nrecs; i++) {
+        const record *r = &s->recs[i];
+        size_t l = strlen(r->ns ? r->ns : "") + 1 + strlen(r->name ? r->name : "");
+        if (l > w_pod)
+            w_pod = l;
+        if (r->profile && strlen(r->profile) > w_prof)
+            w_prof = strlen(r->profile);
+        if (r->node != KS_SYM_ABSENT && strlen(ks__sym_str(r->node)) > w_node)
+            w_node = strlen(ks__sym_str(r->node));
+    }
+    flush_pad(fd, "POD", w_pod + 2);
+    flush_pad(fd, "PROFILE", w_prof + 2);
+    flush_pad(fd, "RESULT", 15);
+    flush_pad(fd, "NODE", w_node + 2);
+    ks__guard_write_str(fd, "MESSAGE\n");
+    for (size_t i = 0; i < s->nrecs; i++) {
+        const record *r = &s->recs[i];
+        char pod[512];
+        size_t nl = strlen(r->ns ? r->ns : ""), ml = strlen(r->name ? r->name : "");
+        if (nl + ml + 2 > sizeof(pod))
+            nl = ml = 0; /* cannot happen with Kubernetes names (253 + 253) */
+        memcpy(pod, r->ns ? r->ns : "", nl);
+        pod[nl] = '/';
+        memcpy(pod + nl + 1, r->name ? r->name : "", ml);
+        pod[nl + 1 + ml] = '\0';
+        flush_pad(fd, pod, w_pod + 2);
+        flush_pad(fd, r->profile ? r->profile : "-", w_prof + 2);
+        flush_pad(fd, r->result, 15);
+        int scheduled = strcmp(r->result, "Scheduled") == 0;
+        flush_pad(fd, scheduled && r->node != KS_SYM_ABSENT ? ks__sym_str(r->node) : "-",
+                  w_node + 2);
+        ks__guard_write_str(fd, r->message ? r->message : "");
+        ks__guard_write_str(fd, "\n");
+    }
+    ks__guard_write_str(fd, "\naborted after ");
+    ks__guard_write_int(fd, (long long)s->nrecs);
+    ks__guard_write_str(fd, g->sig ? " attempts: " : " attempts: deadline exceeded in ");
+    if (g->sig) {
+        ks__guard_write_str(fd, g->signame);
+        ks__guard_write_str(fd, " in ");
+    }
+    if (g->plugin) {
+        ks__guard_write_str(fd, "plugin ");
+        ks__guard_write_str(fd, g->plugin);
+        ks__guard_write_str(fd, " at ");
+        ks__guard_write_str(fd, g->point);
+        if (g->pod_name) {
+            ks__guard_write_str(fd, ", pod ");
+            ks__guard_write_str(fd, g->pod_ns);
+            ks__guard_write_str(fd, "/");
+            ks__guard_write_str(fd, g->pod_name);
+        }
+        if (g->node) {
+            ks__guard_write_str(fd, ", node ");
+            ks__guard_write_str(fd, g->node);
+        }
+    } else {
+        ks__guard_write_str(fd, "kubesched itself");
+    }
+    ks__guard_write_str(fd, " (see stderr)\n");
+}
+
+static void on_fatal(void *ctx, const ks_guard_report *g)
+{
+    sim *s = ctx;
+    int locked = 0;
+    if (!s) /* the hook was being cleared as the run ended */
+        return;
+    for (int i = 0; i < 200 && !locked; i++) {
+        locked = pthread_mutex_trylock(&s->mu) == 0;
+        if (!locked) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    int fd = fileno(s->o->out);
+    if (fd >= 0 && s->o->output == KS_OUTPUT_JSON)
+        flush_json(s, fd, g);
+    else if (fd >= 0 && s->o->output == KS_OUTPUT_TABLE)
+        flush_table(s, fd, g);
+    if (locked)
+        pthread_mutex_unlock(&s->mu);
+}
+
 /* ---- loading ------------------------------------------------------------------------------- */
 
 static const char *kind_of(const cJSON *o)
@@ -1070,6 +1233,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         goto out;
     if ((rc = load(&s, err, errlen)) != 0)
         goto out;
+    /* From here until the report is printed, a crash or a hung plugin call flushes the records. */
+    ks__guard_set_fatal_hook(on_fatal, &s);
 
     int64_t t0 = ks__clock_now_ns();
     ks_queue *q = ks__scheduler_queue(s.sched);
@@ -1103,6 +1268,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         ks__queue_flush_backoff(q);
     }
     ks__scheduler_wait_bindings(s.sched);
+    ks__guard_set_fatal_hook(NULL, NULL);
     stats->seconds = (double)(ks__clock_now_ns() - t0) / 1e9;
     ks__queue_each_parked(q, report_gated, &s);
 
@@ -1122,6 +1288,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         print_table(&s, o->out);
     print_skipped(&s);
 out:
+    ks__guard_set_fatal_hook(NULL, NULL);
     ks__scheduler_free(s.sched);
     for (size_t i = 0; i < s.nrecs; i++) {
         free(s.recs[i].ns);

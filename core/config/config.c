@@ -560,7 +560,25 @@ static int kubesched_checks(cfg_load *L)
         ks_profile_config *p = &c->profiles[i];
         for (size_t j = 0; j < p->nplugin_configs; j++) {
             ks_plugin_config *e = &p->plugin_configs[j];
+            const cJSON *dl = cJSON_GetObjectItemCaseSensitive(e->args, KS_CFG_CALL_DEADLINE_KEY);
+            int64_t dl_ns;
+            if (dl && (!cJSON_IsString(dl) || ks__duration_parse(dl->valuestring, &dl_ns) != 0 ||
+                       dl_ns < 0))
+                return ks__cfg_fail(L, KS_EINVAL,
+                                    "%s.args." KS_CFG_CALL_DEADLINE_KEY
+                                    ": expected a duration such as \"30s\" or \"500ms\": how long "
+                                    "one call of this plugin may run before kubesched reports it "
+                                    "and exits (\"0s\": never)",
+                                    e->field);
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->args, KS_CFG_PLUGIN_PATH_KEY);
+            if (dl && !v)
+                return ks__cfg_fail(
+                    L, KS_EINVAL,
+                    "%s.args." KS_CFG_CALL_DEADLINE_KEY
+                    ": only for a plugin loaded from a shared object (with " KS_CFG_PLUGIN_PATH_KEY
+                    "); in-tree plugins follow "
+                    "--plugin-call-deadline",
+                    e->field);
             if (!v)
                 continue;
             if (!cJSON_IsString(v) || !v->valuestring[0])

@@ -28,6 +28,8 @@
 #define KS_CFG_KIND "KubeSchedulerConfiguration"
 #define KS_CFG_DEFAULT_SCHEDULER "default-scheduler"
 #define KS_CFG_PLUGIN_PATH_KEY "kubeschedPluginPath"
+/* The deadline of one call of that plugin (plugin_guard.h), a Go duration; 0: not watched. */
+#define KS_CFG_CALL_DEADLINE_KEY "kubeschedCallDeadline"
 
 /* What the user set, for the fields whose default depends on it (upstream *T pointers). */
 enum {
@@ -117,7 +119,7 @@ const cfg_args_kind *ks__cfg_unshipped_kind(const char *plugin); /* NULL: none *
 /* Which keys the top level of args allows besides the schema's fields. */
 enum {
     KS_CFG_ARGS_TOP = 1u << 0,        /* apiVersion, kind */
-    KS_CFG_ARGS_PLUGIN_PATH = 1u << 1 /* kubeschedPluginPath */
+    KS_CFG_ARGS_PLUGIN_PATH = 1u << 1 /* kubeschedPluginPath, kubeschedCallDeadline */
 };
 /* The shape check: unknown fields ("<path>: unknown field \"x\" (valid: ...)") and types, nulls
  * dropped. top: KS_CFG_ARGS_... bits for the top level of args, 0 for a nested mapping. */

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "live/apisource_int.h"
+#include "sched/plugin_guard.h"
 #include "sched/framework_metrics.h" /* ks__seconds_since */
 #include "util/clock.h"
 #include "api/intern.h"
@@ -782,13 +783,15 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
      * /readyz lists leaderElection, shutdown, sched-handler-sync. */
     int le_on = o->cfg->leader_election.leader_elect;
     ks_http_check le_check = {"leaderElection", ks__apisrc_leader_healthy, s};
-    ks_http_check ready[] = {le_check, {"sched-handler-sync", ready_synced, s}};
+    ks_http_check ready[] = {le_check,
+                             {"sched-handler-sync", ready_synced, s},
+                             {"plugin-watchdog", ks__apisrc_plugins_ready, s}};
     ks_httpserver_opts ho = {
         .bind_address = o->bind_address,
         .port = o->port,
         .metrics = s->metrics,
         .ready_checks = ready + !le_on,
-        .nready_checks = 1 + (size_t)le_on,
+        .nready_checks = 2 + (size_t)le_on,
         .nready_before_shutdown = (size_t)le_on,
         .health_checks = le_on ? &le_check : NULL,
         .nhealth_checks = (size_t)le_on,
@@ -962,8 +965,11 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
         t.sig_started = 1;
     if ((rc = start_informers(s, err, errlen)) == 0) {
         wait_for_sync(s);
-        if ((rc = lead_once_synced(s, err, errlen)) == 0)
+        if ((rc = lead_once_synced(s, err, errlen)) == 0) {
+            ks__guard_set_fatal_hook(ks__apisrc_on_plugin_fatal, s);
             schedule_until_stopped(s, &t);
+            ks__guard_set_fatal_hook(NULL, NULL);
+        }
     }
     stop_threads(s, &t);
     if (rc == 0)

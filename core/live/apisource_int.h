@@ -79,7 +79,18 @@ struct ks_apisrc {
      * thread under mu, waited for on cv). */
     struct ks_leaderelect *_Atomic le;
     atomic_int leading;
+    /* A plugin call ran past its deadline (plugin_guard.h): /readyz's plugin-watchdog check
+     * fails from then on, while the Lease is released and the process ends. */
+    atomic_int plugin_hung;
 };
+
+/* The guard's fatal hook in live mode (plugin_guard.h; ctx is the ks_apisrc): a watchdog report
+ * fails /readyz (plugin-watchdog) and releases the Lease so that a standby takes over at once; a
+ * crash (signal handler) does nothing more than the report: the Lease expires after its
+ * leaseDuration. Exposed for tests. */
+struct ks_guard_report;
+void ks__apisrc_on_plugin_fatal(void *ctx, const struct ks_guard_report *r);
+int ks__apisrc_plugins_ready(void *ctx);
 
 /* The informer's handlers without the network (apisource.c), for unit tests: a listed item,
  * a watch event (the object is taken), the start and the end of a list (the end reconciles:

@@ -12,6 +12,7 @@
 
 #include "live/apisource_int.h"
 #include "live/leaderelect.h"
+#include "sched/plugin_guard.h"
 #include "util/log.h"
 
 /* Elector thread. */
@@ -106,3 +107,25 @@ void ks__apisrc_lead_stop(ks_apisrc *s)
 }
 
 void ks__apisrc_lead_free(ks_apisrc *s) { ks__leaderelect_free(atomic_exchange(&s->le, NULL)); }
+
+int ks__apisrc_plugins_ready(void *ctx)
+{
+    ks_apisrc *s = ctx;
+    return !atomic_load(&s->plugin_hung);
+}
+
+/* The watchdog thread (a crash: the faulting thread's signal handler, where only the report is
+ * safe). The hung call keeps its thread; the scheduling loop is stuck behind it, so nothing new is
+ * bound while the Lease is given back. */
+void ks__apisrc_on_plugin_fatal(void *ctx, const ks_guard_report *r)
+{
+    ks_apisrc *s = ctx;
+    if (r->sig || !s)
+        return;
+    atomic_store(&s->plugin_hung, 1);
+    ks__log('E', "apisource",
+            "plugin %s hung at %s: /readyz fails (plugin-watchdog); releasing the Lease so that "
+            "a standby takes over, then exiting with status %d",
+            r->plugin ? r->plugin : "(none)", r->point ? r->point : "?", KS_GUARD_EXIT_DEADLINE);
+    ks__apisrc_lead_stop(s);
+}

@@ -17,6 +17,8 @@
 #include "api/intern.h"
 #include "util/parallel.h"
 #include "sched/parallelize.h"
+#include "sched/plugin_guard.h"
+#include "util/duration.h"
 #include <pthread.h>
 
 /* ---- statuses ------------------------------------------------------------------------------ */
@@ -27,19 +29,77 @@ void ks__status_reset(ks_status *st)
     st->plugin = NULL;
     st->nreasons = 0;
     st->used = 0;
+    st->null_reason = 0;
 }
+
+/* The length of the valid UTF-8 sequence at p (1..4), 0 when p starts an invalid one (overlong
+ * forms, surrogates and code points past U+10FFFF are invalid, as in Go). Never reads past a NUL.
+ */
+static size_t utf8_seq_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    if (c < 0xC2)
+        return 0;
+    if ((p[1] & 0xC0) != 0x80)
+        return 0;
+    if (c < 0xE0)
+        return 2;
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (p[2] & 0xC0) != 0x80)
+        return 0;
+    if (c < 0xF0)
+        return 3;
+    if (c > 0xF4 || (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F) ||
+        (p[3] & 0xC0) != 0x80)
+        return 0;
+    return 4;
+}
+
+#define TRUNCATED_MARK "\xe2\x80\xa6(truncated)" /* "…(truncated)" */
 
 void ks__status_add(ks_status *st, const char *reason)
 {
-    size_t len = strlen(reason);
-    if (st->used + len + 1 > KS_STATUS_BUF) {
-        if (st->used + 4 > KS_STATUS_BUF)
-            return;
-        len = KS_STATUS_BUF - st->used - 1; /* truncated, still NUL-terminated */
+    if (!reason) {
+        st->null_reason = 1;
+        return;
     }
-    memcpy(st->buf + st->used, reason, len);
-    st->buf[st->used + len] = '\0';
-    st->used = (uint16_t)(st->used + len + 1);
+    if (st->used + 4 > KS_STATUS_BUF)
+        return;
+    char *dst = st->buf + st->used;
+    size_t cap = KS_STATUS_BUF - st->used - 1, n = 0; /* room without the NUL */
+    const unsigned char *p = (const unsigned char *)reason;
+    int truncated = 0;
+    while (*p) {
+        const char *src = (const char *)p;
+        size_t len = utf8_seq_len(p);
+        if (len) {
+            p += len;
+        } else { /* a run of invalid bytes: one replacement character */
+            src = "\xef\xbf\xbd";
+            len = 3;
+            while (*++p && !utf8_seq_len(p))
+                ;
+        }
+        if (n + len > cap) {
+            truncated = 1;
+            break;
+        }
+        memcpy(dst + n, src, len);
+        n += len;
+    }
+    if (truncated) { /* back to a character boundary with room for the mark */
+        const size_t mark = sizeof(TRUNCATED_MARK) - 1;
+        while (n > 0 && n + mark > cap)
+            while (n > 0 && (dst[--n] & 0xC0) == 0x80)
+                ;
+        if (n + mark <= cap) {
+            memcpy(dst + n, TRUNCATED_MARK, mark);
+            n += mark;
+        }
+    }
+    dst[n] = '\0';
+    st->used = (uint16_t)(st->used + n + 1);
     st->nreasons++;
 }
 
@@ -210,29 +270,46 @@ static _Thread_local const char *current_plugin;
 const char *ks__fw_current_plugin(void) { return current_plugin; }
 void ks__fw_set_current_plugin(const char *name) { current_plugin = name; }
 
-#define CALL(inst, expr) (current_plugin = (inst)->name, (expr))
+/* Every plugin call: the log prefix, and this thread's guard slot (plugin_guard.h: crash reports
+ * and the watchdog name the plugin, the point, the pod and the node) set for the call's duration:
+ * a few thread-local stores. CALLV for the calls that return nothing. */
+#define CALL(inst, ep, pod, node, expr)                                                            \
+    __extension__({                                                                                \
+        current_plugin = (inst)->name;                                                             \
+        ks__guard_enter((inst), (ep), (pod), (node));                                              \
+        __typeof__(expr) r_ = (expr);                                                              \
+        ks__guard_leave();                                                                         \
+        r_;                                                                                        \
+    })
+#define CALLV(inst, ep, pod, node, expr)                                                           \
+    do {                                                                                           \
+        current_plugin = (inst)->name;                                                             \
+        ks__guard_enter((inst), (ep), (pod), (node));                                              \
+        (expr);                                                                                    \
+        ks__guard_leave();                                                                         \
+    } while (0)
 
 /* A plugin call; in a sampled cycle (only ever set when the framework has metrics) it is timed
  * into plugin_execution_duration_seconds, as upstream's run<Point>Plugin does. */
-#define PCALL(fw, cycle, in, ep, code, expr)                                                       \
+#define PCALL(fw, cycle, in, ep, pod, node, code, expr)                                            \
     do {                                                                                           \
         if ((cycle) && (cycle)->sampled) {                                                         \
             int64_t t0_ = ks__clock_now_ns();                                                      \
-            (code) = CALL(in, expr);                                                               \
+            (code) = CALL(in, ep, pod, node, expr);                                                \
             ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), (code), t0_);                  \
         } else {                                                                                   \
-            (code) = CALL(in, expr);                                                               \
+            (code) = CALL(in, ep, pod, node, expr);                                                \
         }                                                                                          \
     } while (0)
 /* The same for the calls that return nothing (upstream records them as Success). */
-#define PCALL_VOID(fw, cycle, in, ep, expr)                                                        \
+#define PCALL_VOID(fw, cycle, in, ep, pod, node, expr)                                             \
     do {                                                                                           \
         if ((cycle) && (cycle)->sampled) {                                                         \
             int64_t t0_ = ks__clock_now_ns();                                                      \
-            CALL(in, expr);                                                                        \
+            CALLV(in, ep, pod, node, expr);                                                        \
             ks__fw_metrics_plugin((fw)->metrics, (in)->index, (ep), KS_SUCCESS, t0_);              \
         } else {                                                                                   \
-            CALL(in, expr);                                                                        \
+            CALLV(in, ep, pod, node, expr);                                                        \
         }                                                                                          \
     } while (0)
 /* upstream's instrumented plugins count every PreFilter/Filter/PreScore/Score call
@@ -283,6 +360,26 @@ int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err
         in->desc = plan->instances[i].desc;
         in->args.json = plan->instances[i].args;
         in->index = (int)i;
+        in->deadline_ns = -1;
+        const cJSON *dl =
+            cJSON_GetObjectItemCaseSensitive(plan->instances[i].args, "kubeschedCallDeadline");
+        /* checked while the configuration loaded (config.c) */
+        if (cJSON_IsString(dl) && ks__duration_parse(dl->valuestring, &in->deadline_ns) == 0 &&
+            in->deadline_ns > 0 && ks__guard_watch(in->deadline_ns, err, errlen) != 0) {
+            ks__framework_free(fw); /* the instances before this one */
+            return KS_ENOMEM;
+        }
+        /* The loader keeps a normalised copy of the descriptor: its callbacks tell the .so. */
+        const void *const code[] = {
+            (const void *)in->desc->create,      (const void *)in->desc->filter,
+            (const void *)in->desc->score,       (const void *)in->desc->pre_filter,
+            (const void *)in->desc->pre_score,   (const void *)in->desc->post_filter,
+            (const void *)in->desc->reserve,     (const void *)in->desc->permit,
+            (const void *)in->desc->pre_bind,    (const void *)in->desc->bind,
+            (const void *)in->desc->pre_enqueue, (const void *)in->desc->less};
+        for (size_t c = 0; c < sizeof(code) / sizeof(code[0]) && !in->origin; c++)
+            if (code[c])
+                in->origin = ks__guard_origin_of(code[c]);
         fw->ninst = i + 1;
         if (in->desc->create) {
             struct ks_error e = {{0}};
@@ -359,6 +456,7 @@ void ks__framework_free(ks_framework *fw)
             in->desc->destroy(in->self);
         free(in->events);
         free(in->args.text);
+        free(in->origin);
     }
     for (int p = 0; p < KS_PT_COUNT; p++)
         free(fw->pt[p]);
@@ -374,6 +472,72 @@ static void status_from(ks_status *st, ks_code code, const ks_plugin_inst *in)
 {
     st->code = code;
     st->plugin = in->name;
+}
+
+/* The codes each extension point accepts (bit c for code c), as upstream's run functions handle
+ * them; anything else from a plugin (an unknown code such as 42, Wait from Filter) is an Error
+ * naming the plugin, the point and the value, and so is a NULL reason. PreBindPreFlight keeps
+ * upstream's own message for a known code it does not accept. */
+#define C(x) (1u << (x))
+static const uint8_t k_accepts[KS_EP_COUNT] = {
+    [KS_EP_PRE_ENQUEUE] = C(0) | C(1) | C(2) | C(3) | C(6),
+    [KS_EP_PRE_FILTER] = C(0) | C(1) | C(2) | C(3) | C(5) | C(6),
+    [KS_EP_PRE_FILTER_ADD_POD] = C(0) | C(1),
+    [KS_EP_PRE_FILTER_REMOVE_POD] = C(0) | C(1),
+    [KS_EP_FILTER] = C(0) | C(1) | C(2) | C(3) | C(6),
+    [KS_EP_POST_FILTER] = C(0) | C(1) | C(2) | C(3) | C(6),
+    [KS_EP_PRE_SCORE] = C(0) | C(1) | C(5),
+    [KS_EP_SCORE] = C(0) | C(1),
+    [KS_EP_SCORE_NORMALIZE] = C(0) | C(1),
+    [KS_EP_RESERVE] = C(0) | C(1) | C(2) | C(3) | C(6),
+    [KS_EP_PERMIT] = C(0) | C(1) | C(2) | C(3) | C(4) | C(6),
+    [KS_EP_PRE_BIND] = C(0) | C(1) | C(2) | C(3) | C(5) | C(6),
+    [KS_EP_BIND] = C(0) | C(1) | C(5),
+    [KS_EP_PRE_BIND_PRE_FLIGHT] = 0x7f,
+};
+#undef C
+
+/* code as returned by in at ep, or KS_ERROR with st rewritten when the status is invalid. Called
+ * only for codes other than Success (a rejection in the Filter loop costs a shift and a test). */
+static __attribute__((noinline, cold)) ks_code invalid_status(const ks_plugin_inst *in, ks_ep ep,
+                                                              ks_code code, ks_status *st)
+{
+    int known = (unsigned)code <= KS_PENDING;
+    char msg[KS_STATUS_BUF], why[200] = "", out[KS_STATUS_BUF + 320];
+    ks__status_message(st, msg, sizeof(msg));
+    if (!known) {
+        snprintf(why, sizeof(why), "code %d at %s, which is not a status code (0..6)", (int)code,
+                 ks__ep_label(ep));
+    } else if (st->null_reason) {
+        snprintf(why, sizeof(why), "%s at %s with a NULL reason", ks__code_label(code),
+                 ks__ep_label(ep));
+    } else {
+        size_t off = (size_t)snprintf(why, sizeof(why), "%s at %s, which it does not accept (",
+                                      ks__code_label(code), ks__ep_label(ep));
+        for (int c = 0, first = 1; c <= KS_PENDING; c++)
+            if (k_accepts[ep] >> c & 1) {
+                off += (size_t)snprintf(why + off, sizeof(why) - off, "%s%s", first ? "" : ", ",
+                                        ks__code_label((ks_code)c));
+                first = 0;
+            }
+        snprintf(why + off, sizeof(why) - off, ")");
+    }
+    snprintf(out, sizeof(out), "plugin \"%s\" returned %s%s%s", in->name, why, msg[0] ? ": " : "",
+             msg);
+    ks__status_reset(st);
+    st->code = KS_ERROR;
+    st->plugin = in->name;
+    ks__status_add(st, out);
+    return KS_ERROR;
+}
+
+/* The check in the hot loops: inline, a table lookup; the message is built out of line. */
+static inline ks_code check_code(const ks_plugin_inst *in, ks_ep ep, ks_code code, ks_status *st)
+{
+    if (__builtin_expect(
+            (unsigned)code <= KS_PENDING && (k_accepts[ep] >> code & 1) && !st->null_reason, 1))
+        return code;
+    return invalid_status(in, ep, code, st);
 }
 
 static int is_rejection(ks_code c)
@@ -454,11 +618,13 @@ static ks_code run_pre_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         r.used = 0;
         r.n = 0;
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_FILTER, code,
+        PCALL(fw, cycle, in, KS_EP_PRE_FILTER, pod, KS_SYM_ABSENT, code,
               in->desc->pre_filter(in->self, cycle, pod, &r, &s));
         if (code != KS_SKIP)
             COUNT_EVAL(cycle, KS_EVAL_PRE_FILTER, in);
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_PRE_FILTER, code, &s);
         if (code == KS_SKIP) {
             /* Its Filter (and AddPod/RemovePod) will not run. */
             cycle->skip_filter |= 1ull << in->index;
@@ -546,13 +712,15 @@ run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const ks_node_info *n
         ks_code code;
         if (instr) {
             COUNT_EVAL(cycle, KS_EVAL_FILTER, in);
-            PCALL(fw, cycle, in, KS_EP_FILTER, code,
+            PCALL(fw, cycle, in, KS_EP_FILTER, pod, ni->name, code,
                   in->desc->filter(in->self, cycle, pod, ni, st));
         } else {
-            code = CALL(in, in->desc->filter(in->self, cycle, pod, ni, st));
+            code = CALL(in, KS_EP_FILTER, pod, ni->name,
+                        in->desc->filter(in->self, cycle, pod, ni, st));
         }
         if (code != KS_SUCCESS) {
             current_plugin = NULL;
+            code = check_code(in, KS_EP_FILTER, code, st);
             if (passed_count)
                 *passed_count = passed;
             status_from(st, code, in);
@@ -616,11 +784,13 @@ static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         r.nominated = KS_SYM_ABSENT;
         ks__status_reset(&s);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_POST_FILTER, code,
+        PCALL(fw, cycle, in, KS_EP_POST_FILTER, pod, KS_SYM_ABSENT, code,
               in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
         if (fw->metrics && in->index == fw->metrics->preemption_inst) /* upstream: in the plugin */
             ks__metrics_inc(fw->metrics->m->preemption_attempts_solo);
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_POST_FILTER, code, &s);
         if (code == KS_SUCCESS || code == KS_UNSCHEDULABLE_AND_UNRESOLVABLE || code == KS_ERROR) {
             status_from(&s, code, in);
             *st = s;
@@ -655,11 +825,13 @@ static ks_code run_pre_score(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_SCORE][i].inst;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_SCORE, code,
+        PCALL(fw, cycle, in, KS_EP_PRE_SCORE, pod, KS_SYM_ABSENT, code,
               in->desc->pre_score(in->self, cycle, pod, nodes, n, st));
         if (code != KS_SKIP)
             COUNT_EVAL(cycle, KS_EVAL_PRE_SCORE, in);
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_PRE_SCORE, code, st);
         if (code == KS_SKIP) {
             for (size_t s = 0; s < fw->n[KS_PT_SCORE] && s < 64; s++)
                 if (fw->pt[KS_PT_SCORE][s].inst == in)
@@ -685,9 +857,11 @@ static ks_code run_reserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sy
             continue;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_RESERVE, code,
+        PCALL(fw, cycle, in, KS_EP_RESERVE, pod, node, code,
               in->desc->reserve(in->self, cycle, pod, node, st));
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_RESERVE, code, st);
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
             if (!is_rejection(code)) {
@@ -706,7 +880,7 @@ static void run_unreserve(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
     for (size_t i = fw->n[KS_PT_RESERVE]; i-- > 0;) {
         ks_plugin_inst *in = fw->pt[KS_PT_RESERVE][i].inst;
         if (in->desc->unreserve)
-            PCALL_VOID(fw, cycle, in, KS_EP_UNRESERVE,
+            PCALL_VOID(fw, cycle, in, KS_EP_UNRESERVE, pod, node,
                        in->desc->unreserve(in->self, cycle, pod, node));
     }
     current_plugin = NULL;
@@ -724,9 +898,11 @@ static ks_code run_permit(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
         int64_t t = 0;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PERMIT, code,
+        PCALL(fw, cycle, in, KS_EP_PERMIT, pod, node, code,
               in->desc->permit(in->self, cycle, pod, node, &t, st));
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_PERMIT, code, st);
         if (code == KS_WAIT) {
             if (t > MAX_PERMIT_TIMEOUT_MS || t <= 0)
                 t = MAX_PERMIT_TIMEOUT_MS;
@@ -764,9 +940,11 @@ static ks_code run_pre_bind_pre_flights(ks_framework *fw, ks_cycle *cycle, ks_po
          * the same, only slower when several have work. */
         ks_prebind_preflight pf = {0};
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_BIND_PRE_FLIGHT, code,
+        PCALL(fw, cycle, in, KS_EP_PRE_BIND_PRE_FLIGHT, pod, node, code,
               in->desc->pre_bind_pre_flight(in->self, cycle, pod, node, &pf, st));
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_PRE_BIND_PRE_FLIGHT, code, st);
         if (code == KS_SUCCESS) {
             result = KS_SUCCESS;
         } else if (code == KS_SKIP) {
@@ -802,9 +980,11 @@ static ks_code run_pre_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_s
             continue;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_PRE_BIND, code,
+        PCALL(fw, cycle, in, KS_EP_PRE_BIND, pod, node, code,
               in->desc->pre_bind(in->self, cycle, pod, node, st));
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_PRE_BIND, code, st);
         if (code == KS_SKIP)
             continue;
         if (code != KS_SUCCESS) {
@@ -826,8 +1006,11 @@ static ks_code run_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym n
         ks_plugin_inst *in = fw->pt[KS_PT_BIND][i].inst;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, KS_EP_BIND, code, in->desc->bind(in->self, cycle, pod, node, st));
+        PCALL(fw, cycle, in, KS_EP_BIND, pod, node, code,
+              in->desc->bind(in->self, cycle, pod, node, st));
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, KS_EP_BIND, code, st);
         if (code == KS_SKIP)
             continue;
         if (code != KS_SUCCESS) {
@@ -846,7 +1029,8 @@ static void run_post_bind(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, ks_sym
 {
     for (size_t i = 0; i < fw->n[KS_PT_POST_BIND]; i++) {
         ks_plugin_inst *in = fw->pt[KS_PT_POST_BIND][i].inst;
-        PCALL_VOID(fw, cycle, in, KS_EP_POST_BIND, in->desc->post_bind(in->self, cycle, pod, node));
+        PCALL_VOID(fw, cycle, in, KS_EP_POST_BIND, pod, node,
+                   in->desc->post_bind(in->self, cycle, pod, node));
     }
     current_plugin = NULL;
 }
@@ -859,11 +1043,13 @@ static ks_code run_pre_enqueue(ks_framework *fw, ks_pod *pod, ks_status *st, int
         ks_plugin_inst *in = fw->pt[KS_PT_PRE_ENQUEUE][i].inst;
         ks__status_reset(st);
         int64_t t0 = sampled ? ks__clock_now_ns() : 0;
-        ks_code code = CALL(in, in->desc->pre_enqueue(in->self, pod, st));
+        ks_code code = CALL(in, KS_EP_PRE_ENQUEUE, pod, KS_SYM_ABSENT,
+                            in->desc->pre_enqueue(in->self, pod, st));
         if (sampled)
             ks__fw_metrics_plugin(fw->metrics, in->index, KS_EP_PRE_ENQUEUE, code, t0);
         current_plugin = NULL;
         if (code != KS_SUCCESS) {
+            code = check_code(in, KS_EP_PRE_ENQUEUE, code, st);
             status_from(st, code, in);
             *plugin_index = in->index;
             return code;
@@ -906,9 +1092,12 @@ static ks_code prefilter_extension(ks_framework *fw, ks_cycle *cycle, const ks_p
             continue;
         ks__status_reset(st);
         ks_code code;
-        PCALL(fw, cycle, in, add ? KS_EP_PRE_FILTER_ADD_POD : KS_EP_PRE_FILTER_REMOVE_POD, code,
-              fn(in->self, cycle, pod, other, ni, st));
+        PCALL(fw, cycle, in, add ? KS_EP_PRE_FILTER_ADD_POD : KS_EP_PRE_FILTER_REMOVE_POD, pod,
+              ni->name, code, fn(in->self, cycle, pod, other, ni, st));
         current_plugin = NULL;
+        if (code != KS_SUCCESS)
+            code = check_code(in, add ? KS_EP_PRE_FILTER_ADD_POD : KS_EP_PRE_FILTER_REMOVE_POD,
+                              code, st);
         if (code != KS_SUCCESS) {
             status_from(st, code, in);
             as_error(st,
@@ -1044,12 +1233,14 @@ static inline __attribute__((always_inline)) int score_node(score_job *j, size_t
             if (instr && evals) /* plugin_evaluation_total */
                 evals[in->index]++;
             if (instr)
-                PCALL(j->fw, cycle, in, KS_EP_SCORE, code,
+                PCALL(j->fw, cycle, in, KS_EP_SCORE, j->pod, j->nodes[i]->name, code,
                       in->desc->score(in->self, cycle, j->pod, j->nodes[i], &v, &st));
             else
-                code = CALL(in, in->desc->score(in->self, cycle, j->pod, j->nodes[i], &v, &st));
+                code = CALL(in, KS_EP_SCORE, j->pod, j->nodes[i]->name,
+                            in->desc->score(in->self, cycle, j->pod, j->nodes[i], &v, &st));
             current_plugin = NULL;
             if (code != KS_SUCCESS) {
+                check_code(in, KS_EP_SCORE, code, &st);
                 score_failed(j, in, &st);
                 return 1;
             }
@@ -1083,10 +1274,11 @@ static ks_code normalize_row(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, siz
         out->norm[f] = (ks_node_score){nodes[f], row[f]};
     ks__status_reset(st);
     ks_code code;
-    PCALL(fw, cycle, in, KS_EP_SCORE_NORMALIZE, code,
+    PCALL(fw, cycle, in, KS_EP_SCORE_NORMALIZE, pod, KS_SYM_ABSENT, code,
           in->desc->normalize_score(in->self, cycle, pod, out->norm, n, st));
     current_plugin = NULL;
     if (code != KS_SUCCESS) {
+        check_code(in, KS_EP_SCORE_NORMALIZE, code, st);
         char msg[KS_STATUS_BUF], w[KS_STATUS_BUF + 64];
         ks__status_message(st, msg, sizeof(msg));
         snprintf(w, sizeof(w), "running Normalize on Score plugins: plugin \"%s\" failed with: %s",
@@ -1495,7 +1687,8 @@ static ks_pod_sig *sign_pod(ks_framework *fw, const ks_pod *pod)
         ks_status st;
         ks__status_reset(&st);
         int64_t tp = fw->metrics ? ks__clock_now_ns() : 0;
-        ks_code code = CALL(in, in->desc->sign(in->self, pod, &sig, &st));
+        ks_code code =
+            CALL(in, KS_EP_SIGN, pod, KS_SYM_ABSENT, in->desc->sign(in->self, pod, &sig, &st));
         current_plugin = NULL;
         if (tp) /* upstream: every call, not a sampled share */
             ks__fw_metrics_plugin(fw->metrics, in->index, KS_EP_SIGN, code, tp);

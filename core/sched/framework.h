@@ -38,10 +38,14 @@ struct ks_status {
     const char *plugin; /* the plugin that returned it (borrowed), NULL when none */
     uint16_t nreasons;
     uint16_t used;
+    uint8_t null_reason; /* a plugin added a NULL reason: its status is an Error (framework.c) */
     char buf[KS_STATUS_BUF];
 };
 
 void ks__status_reset(ks_status *st);
+/* Copies reason, made valid UTF-8 as Go's strings.ToValidUTF8(s, "\uFFFD") does (each run of
+ * invalid bytes becomes one U+FFFD, so JSON output stays valid); a reason cut at the buffer's end
+ * ends with "…(truncated)". NULL adds nothing and marks the status (null_reason). */
 void ks__status_add(ks_status *st, const char *reason);
 /* Reasons joined with ", " (upstream Status.Message()). */
 void ks__status_message(const ks_status *st, char *out, size_t len);
@@ -179,6 +183,11 @@ typedef struct ks_plugin_inst {
     void *self;
     struct ks_args args;
     int index; /* position in the profile's instance list (queue rejector bits) */
+    /* The deadline of one call (args.kubeschedCallDeadline of a plugin from a .so): -1 when not
+     * set (then --plugin-call-deadline), 0 never watched (plugin_guard.h). */
+    int64_t deadline_ns;
+    char *origin; /* the .so it came from (dladdr of desc), NULL when linked in (in-tree); owned:
+                   * crash and watchdog reports name it (plugin_guard.h) */
     /* EnqueueExtensions: events_with_hints (ABI 1.4), or events_to_register with no hints (every
      * hint NULL: Queue, as an older plugin's registration means). Update sets written with the
      * ABI 1.0-1.3 KS_ACT_UPDATE / KS_ACT_ALL are widened to KS_ACT_UPDATE_ANY / KS_ACT_ALL_ANY. */

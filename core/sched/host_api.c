@@ -88,10 +88,11 @@ static void h_error_setv(ks_error *err, const char *fmt, va_list ap)
         vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
 
-static void h_status_reason(ks_status *st, const char *r) { ks__status_add(st, r ? r : ""); }
+/* NULL is passed on: the framework reports it as the plugin's error. */
+static void h_status_reason(ks_status *st, const char *r) { ks__status_add(st, r); }
 static void h_status_reasonv(ks_status *st, const char *fmt, va_list ap)
 {
-    char buf[KS_STATUS_BUF];
+    char buf[2 * KS_STATUS_BUF]; /* longer than a status holds: ks__status_add marks the cut */
     vsnprintf(buf, sizeof(buf), fmt, ap);
     ks__status_add(st, buf);
 }

@@ -66,7 +66,7 @@ grep -q "successfully acquired" "$(ks_log b)" && bad "B acquired the Lease while
   || bad "leader_election_master_status: A '$(gauge a)', B '$(gauge b)'"
 hz=$(ks_get a "/healthz?verbose") rz=$(ks_get b "/readyz?verbose")
 [ "$hz" = $'[+]leaderElection ok\nhealthz check passed' ] && ok "/healthz of the leader lists leaderElection" || bad "/healthz?verbose of A: $hz"
-[ "$rz" = $'[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\nreadyz check passed' ] && ok "/readyz of the standby: leaderElection, shutdown, sched-handler-sync" || bad "/readyz?verbose of B: $rz"
+[ "$rz" = $'[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\n[+]plugin-watchdog ok\nreadyz check passed' ] && ok "/readyz of the standby: leaderElection, shutdown, sched-handler-sync, plugin-watchdog" || bad "/readyz?verbose of B: $rz"
 [ "$(lease_field leaseDurationSeconds)" = "$LEASE_S" ] && [ "$(lease_field leaseTransitions)" = 0 ] \
   && ok "Lease: leaseDurationSeconds $LEASE_S, leaseTransitions 0" || bad "Lease spec: $(kubectl get lease -n kube-system kubesched -o json | jq -c .spec)"
 rt=$(lease_field renewTime)
