@@ -679,7 +679,7 @@ def main():
     print("differential: %d pods in %d clusters; %d (%.1f%%) agree on every check"
           % (n, len(logs), pods_all, 100.0 * pods_all / n))
     for c, (a, t) in counts.items():
-        print("  check %-10s %4d/%-4d %s" % (c, a, t, ("%.1f%%" % (100.0 * a / t)) if t else "n/a"))
+        print("  check %-14s %4d/%-4d %s" % (c, a, t, ("%.1f%%" % (100.0 * a / t)) if t else "n/a"))
     for p, (a, t) in sorted(plug_counts.items()):
         print("  plugin %-32s %4d/%-4d %.1f%%" % (p, a, t, 100.0 * a / t))
     vol = feat_counts.get("volumes (any of the below)", [0, 0])

@@ -388,7 +388,7 @@ def run_cluster(api, gen, args, k):
     # provisioner annotation of Immediate claims, Lost for a claim whose PV is missing): the
     # snapshots start from what it left. A claim generated Bound to a PV that exists must be
     # Bound then (else the controller synced it while its PV was not in its cache yet).
-    t_settle = 0.0
+    t_settle, rewritten = 0.0, 0
     if not args.no_wffc:
         pv_names = {o["metadata"]["name"] for o in doc["setup"] if o["kind"] == "PersistentVolume"}
         for _ in range(3):
@@ -400,6 +400,7 @@ def run_cluster(api, gen, args, k):
                     and phases.get((o["metadata"]["namespace"], o["metadata"]["name"])) != "Bound"]
             if not lost:
                 break
+            rewritten += len(lost)
             for obj in lost:
                 set_status(api, obj, obj["status"])
     t_setup = time.time() - t0
@@ -492,7 +493,7 @@ def run_cluster(api, gen, args, k):
         cleanup(api, doc, nodes)
     return records, {"cluster": k, "nodes": len(nodes), "setup_objects": len(doc["setup"]),
                      "volume_pods": doc["volume_pods"], "wffc_pods": doc.get("wffc_pods", 0),
-                     "settle_s": t_settle,
+                     "settle_s": t_settle, "lost_claims_rewritten": rewritten,
                      "setup_s": round(t_setup, 2), "scheduler_start_s": round(t_sched, 2),
                      "pods_s": round(time.time() - t0 - t_setup - t_sched, 2)}
 
