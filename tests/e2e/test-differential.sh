@@ -40,14 +40,15 @@ else bad "diff-compare.py self-test:"; python3 "$tools/diff-compare.py" --self-t
 # The control plane without its kube-scheduler: diff-run.py starts one per cluster, with the
 # configuration below, after the cluster's objects exist (so its first list sees all of them).
 # With kube-controller-manager (its PersistentVolume controller) and the e2e dynamic provisioner
-# (tests/e2e/provisioner, kubesched.e2e/hostpath): kube-scheduler's VolumeBinding PreBind binds
+# (tests/e2e/provisioner, named hostpath.e2e.kubesched.io as diff-gen.py's PROVISIONER, a name a
+# CSIDriver can have: capacity tracking): kube-scheduler's VolumeBinding PreBind binds
 # the pending pods' unbound WaitForFirstConsumer claims and waits for them (both cached in
 # ~/.cache/kubesched-e2e once built).
 "$E2E_HERE/build-control-plane.sh" kube-controller-manager >/dev/null ||
   { bad "could not build kube-controller-manager"; exit 1; }
 prov_bin=$("$E2E_HERE/build-provisioner.sh" | tail -1) || { bad "could not build the provisioner"; exit 1; }
 e2e_begin --with-controller-manager
-"$prov_bin" -kubeconfig "$KUBECONFIG" -root "$E2E_DIR/hostpath" -v 2 \
+"$prov_bin" -kubeconfig "$KUBECONFIG" -name hostpath.e2e.kubesched.io -root "$E2E_DIR/hostpath" -v 2 \
   </dev/null >"$E2E_DIR/logs/provisioner.log" 2>&1 &
 echo $! >"$E2E_DIR/pids/provisioner"
 work=${DIFF_REPORT_DIR:-$E2E_DIR/diff}

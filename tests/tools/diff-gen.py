@@ -51,7 +51,9 @@ cluster is what it was without them): about 12% of the pending pods get an unbou
 WaitForFirstConsumer claim of their own (sometimes two of different sizes), (a) of a
 kubernetes.io/no-provisioner class with static Available PVs of several sizes, access modes,
 labels (claim selectors) and hostname / zone / no node affinity, (b) of a class of the e2e
-dynamic provisioner (PROVISIONER, allowedTopologies half of the time), (c) one that nothing
+dynamic provisioner (PROVISIONER, allowedTopologies half of the time; half of the time its
+CSIDriver opts into capacity tracking and some zones have a CSIStorageCapacity for the class),
+(c) one that nothing
 satisfies (too big, or a selector no PV matches), (d) one claim shared by two pending pods (the
 second follows the node the first one's PreBind chose). Placing them needs the PV controller
 (kube-controller-manager) and the provisioner, which test-differential.sh runs;
@@ -92,9 +94,10 @@ PD_DRIVER = "pd.csi.storage.gke.io"  # what in-line / in-tree GCE PD volumes mig
 EBS_DRIVER = "ebs.csi.aws.com"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
-# The e2e dynamic provisioner's name (tests/e2e/provisioner: a hostPath PV pinned to the
-# selected node's kubernetes.io/hostname, which is the node's name here).
-PROVISIONER = "kubesched.e2e/hostpath"
+# The e2e dynamic provisioner's name as test-differential.sh starts it (tests/e2e/provisioner: a
+# hostPath PV pinned to the selected node's kubernetes.io/hostname, which is the node's name
+# here). A DNS subdomain, so that a CSIDriver of that name can opt into capacity tracking.
+PROVISIONER = "hostpath.e2e.kubesched.io"
 
 
 def globals_():
@@ -814,6 +817,23 @@ class Gen:
             prov["allowedTopologies"] = [{"matchLabelExpressions": [
                 {"key": ZONE, "values": r.sample(zones, r.randint(1, len(zones)))}]}]
         out.append(prov)
+        if r.random() < 0.5:
+            # Capacity tracking (VolumeBinding's hasEnoughCapacity, StorageCapacityScoring of a
+            # provisioned claim): the provisioner's CSIDriver opts in, and the class has one
+            # CSIStorageCapacity per zone for some zones (upstream takes the first sufficient
+            # one in lister order: one per node keeps that determined); nodes elsewhere have
+            # no capacity for it. Without the CSIDriver there is no check.
+            out.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                        "metadata": {"name": PROVISIONER},
+                        "spec": {"attachRequired": False, "storageCapacity": True}})
+            for z in r.sample(zones, r.randint(1, len(zones))):
+                cap = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                       "metadata": {"name": "%s-wcap-%s" % (p, z), "namespace": self.namespaces[0]},
+                       "storageClassName": prov_cls, "nodeTopology": {"matchLabels": {ZONE: z}},
+                       "capacity": "%dGi" % r.choice([2, 10, 100])}
+                if r.random() < 0.3:
+                    cap["maximumVolumeSize"] = "%dGi" % r.choice([1, 5])
+                out.append(cap)
         # Static PVs: several sizes and modes, so that the smallest match (FindMatchingVolume)
         # and StorageCapacityScoring's utilization differ from node to node.
         for i in range(r.randint(3, 4 + len(nodes) // 3)):
