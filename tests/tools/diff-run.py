@@ -13,11 +13,12 @@ Env (from start-control-plane.sh's env file): KUBESCHED_E2E_APISERVER, KUBESCHED
   stop-control-plane.sh stops it if this script dies), KUBESCHED_E2E_SCHEDULER_KUBECONFIG.
 
 The control plane runs kube-controller-manager's PersistentVolume controller and the e2e dynamic
-provisioner (test-differential.sh starts them; --no-wffc for a control plane without them): the
-cluster's claims and PVs are listed once the controller has settled, and again after each pod
-whose unbound WaitForFirstConsumer claims kube-scheduler's PreBind bound (the pod counts as
-decided once bound, i.e. once PreBind saw the PV controller complete the binding; the record's
-volume_binding says what each claim was bound to).
+provisioner (test-differential.sh starts them; --no-wffc for a control plane without them):
+kube-scheduler is started once the controller has settled on the cluster's claims and PVs, which
+are listed again before every pod. A pod with unbound WaitForFirstConsumer claims counts as
+decided once bound, i.e. once its PreBind saw the PV controller complete the binding; the
+record's volume_binding says what each claim was bound to, and the next pod waits until the
+controller is quiet again.
 
 Per pod: the snapshot is the API server's Nodes, Pods, Namespaces, Services, PDBs and storage
 objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
