@@ -2,14 +2,18 @@
 # Differential test: the real kube-scheduler against `kubesched simulate`, pod by pod, on random
 # clusters (docs/DIFFERENTIAL.md). For each of DIFF_CLUSTERS seeded clusters
 # (tests/tools/diff-gen.py: 5-40 nodes, taints, images, bound pods, storage classes, PVs, claims,
-# CSINodes with attach limits, ...; about a quarter of the pending pods use volumes), the cluster
+# CSINodes with attach limits, ...; about a quarter of the pending pods use volumes, about 12% have
+# unbound WaitForFirstConsumer claims that kube-scheduler's VolumeBinding PreBind binds to static
+# PVs or has provisioned, with the real PV controller and the e2e provisioner running), the cluster
 # is created on the test API server, kube-scheduler is started on it with the configuration below
 # at a verbosity that logs per-plugin scores, and DIFF_PODS pending pods are created one at a time;
 # each is decided by kube-scheduler, and `kubesched simulate --explain` decides the same pod on
 # the snapshot it was decided on (tests/tools/diff-run.py). tests/tools/diff-compare.py then
 # compares the outcome, the feasible nodes, every plugin's score, the final scores, the chosen
-# node (within the highest-scoring set), the failure message and the preemption (nominated node,
-# victims), prints agreement per check and per plugin, and writes a JSON and a Markdown report.
+# node (within the highest-scoring set), the failure message, the preemption (nominated node,
+# victims) and the volume binding (the PV or the provisioning PreBind chose for each unbound
+# WaitForFirstConsumer claim), prints agreement per check and per plugin, and writes a JSON and a
+# Markdown report.
 # The test fails when any check agrees on fewer than DIFF_MIN_AGREEMENT percent of the pods it
 # applies to.
 #
@@ -35,7 +39,18 @@ else bad "diff-compare.py self-test:"; python3 "$tools/diff-compare.py" --self-t
 
 # The control plane without its kube-scheduler: diff-run.py starts one per cluster, with the
 # configuration below, after the cluster's objects exist (so its first list sees all of them).
-e2e_begin
+# With kube-controller-manager (its PersistentVolume controller) and the e2e dynamic provisioner
+# (tests/e2e/provisioner, named hostpath.e2e.kubesched.io as diff-gen.py's PROVISIONER, a name a
+# CSIDriver can have: capacity tracking): kube-scheduler's VolumeBinding PreBind binds
+# the pending pods' unbound WaitForFirstConsumer claims and waits for them (both cached in
+# ~/.cache/kubesched-e2e once built).
+"$E2E_HERE/build-control-plane.sh" kube-controller-manager >/dev/null ||
+  { bad "could not build kube-controller-manager"; exit 1; }
+prov_bin=$("$E2E_HERE/build-provisioner.sh" | tail -1) || { bad "could not build the provisioner"; exit 1; }
+e2e_begin --with-controller-manager
+"$prov_bin" -kubeconfig "$KUBECONFIG" -name hostpath.e2e.kubesched.io -root "$E2E_DIR/hostpath" -v 2 \
+  </dev/null >"$E2E_DIR/logs/provisioner.log" 2>&1 &
+echo $! >"$E2E_DIR/pids/provisioner"
 work=${DIFF_REPORT_DIR:-$E2E_DIR/diff}
 mkdir -p "$work"
 if [ ! -x "$bin_dir/kube-scheduler" ]; then

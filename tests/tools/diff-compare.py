@@ -46,7 +46,9 @@ import re
 import subprocess
 import sys
 
-CHECKS = ["outcome", "feasible", "scores", "final", "chosen", "message", "preemption"]
+CHECKS = ["outcome", "feasible", "scores", "final", "chosen", "message", "preemption",
+          "volume binding"]
+WFFC = "volume: claim unbound WaitForFirstConsumer"
 
 HEAD = re.compile(r'^([IWEF])\d{4} [0-9:.]+\s+\d+ ([^\]]+)\] "((?:[^"\\]|\\.)*)"(.*)$')
 KV = re.compile(r'\s*([A-Za-z0-9_.-]+)=')
@@ -139,8 +141,14 @@ def parse_log_lines(lines):
             a["bound"] = kv.get("node")
         elif msg == "Unable to schedule pod; no fit; waiting":
             a["err"] = kv.get("err")
-        elif kv.get("nominatedNodeName"):
+        elif kv.get("nominatedNodeName") and kv.get("conditionType"):
+            # (with the PodScheduled=False condition: a preemption's nomination)
             a["nominated"] = kv["nominatedNodeName"]
+        elif kv.get("nominatedNodeName"):
+            # Without a condition: v1.37's binding cycle (NominatedNodeNameForExpectation)
+            # nominates the chosen node before a PreBind that will work (VolumeBinding with
+            # claims to bind) -- no preemption. Kept apart for the report.
+            a["expected"] = kv["nominatedNodeName"]
     return pods
 
 
@@ -182,6 +190,7 @@ def volume_features(pod, items):
     claims = {it["metadata"]["name"]: it for it in items
               if it["kind"] == "PersistentVolumeClaim" and it["metadata"].get("namespace") == ns}
     pvs = {it["metadata"]["name"]: it for it in items if it["kind"] == "PersistentVolume"}
+    classes = {it["metadata"]["name"]: it for it in items if it["kind"] == "StorageClass"}
     out = set()
     for v in pod["spec"].get("volumes") or []:
         if "persistentVolumeClaim" in v:
@@ -201,7 +210,13 @@ def volume_features(pod, items):
                     if "ReadWriteOncePod" in c["spec"].get("accessModes", []):
                         out.add("volume: ReadWriteOncePod claim")
             else:
-                out.add("volume: claim unbound Immediate or pre-bound")
+                sc = classes.get(c["spec"].get("storageClassName") or "")
+                if not vn and sc and sc.get("volumeBindingMode") == "WaitForFirstConsumer":
+                    out.add(WFFC + (" (static PVs)" if sc.get("provisioner") ==
+                                    "kubernetes.io/no-provisioner" else " (provisioner)"))
+                    out.add(WFFC)
+                else:
+                    out.add("volume: claim unbound Immediate or pre-bound")
         elif "ephemeral" in v:
             out.add("volume: generic ephemeral")
         elif set(v) & {"gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd"}:
@@ -286,6 +301,50 @@ def dra_postfilter_tail(up_msg, ks_msg, ks_nominated=None):
     if not up_msg or not ks_msg or not up_msg.endswith("." + DRA_TAIL) or ks_nominated:
         return False
     return ks_msg.startswith(up_msg[:-len(DRA_TAIL)] + PREEMPTION_TAIL)
+
+
+def compare_volume_binding(rec, ks, items):
+    """The "volume binding" check: what VolumeBinding's PreBind bound the pod's unbound
+    WaitForFirstConsumer claims to (diff-run.py's volume_binding: per claim the PV the PV
+    controller bound it to after kube-scheduler's PreBind, the selected-node annotation, whether
+    the PV was provisioned) against kubesched's "volumes" (PreBind's writes: a PV's claimRef, or
+    a claim's selected node). Applies when both bound the pod (a preemptor: after its
+    preemption; the attempt that bound it wrote the volumes), on the same node (on different nodes of equal score the PV choice follows the node: the chosen
+    check judges the tie). A provisioned claim agrees when kubesched selected the same node for
+    it; a statically bound one when kubesched bound it to the same PV, or to a PV of the same
+    capacity: upstream's FindMatchingVolume keeps the first smallest match in the order of the
+    assume cache's index, a Go map, so among equal-capacity PVs its choice is not determined
+    (kubesched takes name order). Returns (True|False|None, details)."""
+    claims = rec.get("wffc_claims")
+    entries = [e for e in ks["pods"] if e["namespace"] == rec["namespace"] and e["name"] == rec["name"]]
+    if not claims or not entries or not rec.get("node"):
+        return None, None
+    k1 = entries[-1]
+    if k1.get("result") != "Scheduled":
+        return None, None
+    if k1.get("node") != rec["node"]:
+        return None, {"different_nodes": [rec["node"], k1.get("node")]}
+    cap = {it["metadata"]["name"]: (it["spec"].get("capacity") or {}).get("storage")
+           for it in items if it["kind"] == "PersistentVolume"}
+    ksw = {}
+    for w in k1.get("volumes") or []:
+        ksw.setdefault(w["claim"], {}).update({k: v for k, v in w.items() if k != "claim"})
+    up = rec.get("volume_binding") or {}
+    det = {"upstream": up, "kubesched": ksw}
+    ok = set(ksw) <= set(claims)
+    for c in claims:
+        u, k = up.get(c) or {}, ksw.get(c, {})
+        if u.get("provisioned"):
+            ok = ok and k.get("selectedNode") == u.get("selectedNode") == rec["node"] and \
+                "persistentVolume" not in k
+        elif u.get("pv") and u["pv"] == k.get("persistentVolume"):
+            pass
+        elif u.get("pv") and k.get("persistentVolume") in cap and \
+                cap[k["persistentVolume"]] == cap.get(u["pv"]) and "selectedNode" not in k:
+            det.setdefault("equal_capacity_ties", []).append(c)
+        else:
+            ok = False
+    return ok, det
 
 
 def compare_pod(rec, up_attempts, ks, weights):
@@ -403,6 +462,7 @@ I1201 20:48:14.000007   1 schedule_one.go:101] "About to try and schedule pod" p
 I1201 20:48:14.000008   1 other.go:1] "Something else" pod="ns/p" node="n9"
 I1201 20:48:14.000009   1 schedule_one.go:483] "Successfully bound pod to node" pod="ns/p" node="n2" evaluatedNodes=1 feasibleNodes=1
 I1201 20:48:14.000010   1 schedule_one.go:101] "About to try and schedule pod" pod="ns/q"
+I1201 20:48:14.000010   1 schedule_one.go:1293] "Updating pod condition and nominated node name" pod="ns/q" nominatedNodeName="n3" nominatingMode=1
 I1201 20:48:14.000011   1 schedule_one.go:1194] "Unable to schedule pod; no fit; waiting" pod="ns/q" err=<
 	line one
 	line two
@@ -419,7 +479,7 @@ def self_test():
                              '1 "quoted" reason.'},
                      {"scores": {}, "final": {}, "bound": "n2", "err": None, "nominated": None}],
             "ns/q": [{"scores": {}, "final": {}, "bound": None, "err": "line one\nline two",
-                      "nominated": None}]}
+                      "nominated": None, "expected": "n3"}]}
     problems = [] if got == want else ["parse_log: got %s, want %s" % (
         json.dumps(got, sort_keys=True), json.dumps(want, sort_keys=True))]
     # compare_pod: kube-scheduler's logged scores are weighted, kubesched's are not; a plugin
@@ -435,7 +495,7 @@ def self_test():
                     "finalScore": {"n1": 305, "n2": 305}}]}
     res, det, plug = compare_pod(rec, up, ks, weights)
     want = {"outcome": True, "feasible": True, "scores": True, "final": True, "chosen": True,
-            "message": None, "preemption": None}
+            "message": None, "preemption": None, "volume binding": None}
     if res != want or det.get("ignored_plugins") != ["DynamicResources"]:
         problems.append("compare_pod (agreeing): got %s %s" % (res, det))
     ks["pods"][0]["score"]["n2"]["ImageLocality"] = 6
@@ -487,6 +547,39 @@ def self_test():
     res, det, _ = compare_pod(rec2, up2, ks2, weights)
     if res["message"] is not True or not det.get("dra_postfilter_tail"):
         problems.append("compare_pod (DynamicResources tail): got %s %s" % (res, det))
+    # unbound WaitForFirstConsumer claims: classification and the volume binding check
+    witems = [{"kind": "StorageClass", "metadata": {"name": "st"},
+               "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"},
+              {"kind": "StorageClass", "metadata": {"name": "pr"}, "provisioner": "x/y",
+               "volumeBindingMode": "WaitForFirstConsumer"},
+              {"kind": "PersistentVolumeClaim", "metadata": {"name": "ws", "namespace": "ns"},
+               "spec": {"storageClassName": "st"}},
+              {"kind": "PersistentVolumeClaim", "metadata": {"name": "wp", "namespace": "ns"},
+               "spec": {"storageClassName": "pr"}}] + [
+              {"kind": "PersistentVolume", "metadata": {"name": n}, "spec": {"capacity": {"storage": c}}}
+              for n, c in (("a", "2Gi"), ("b", "2Gi"), ("c", "5Gi"))]
+    wpod = {"metadata": {"namespace": "ns", "name": "w"}, "spec": {"volumes": [
+        {"persistentVolumeClaim": {"claimName": n}} for n in ("ws", "wp")]}}
+    want_w = {"volumes (any of the below)", WFFC, WFFC + " (static PVs)", WFFC + " (provisioner)"}
+    if volume_features(wpod, witems) != want_w:
+        problems.append("volume_features (WaitForFirstConsumer): got %s" % sorted(volume_features(wpod, witems)))
+    wrec = {"namespace": "ns", "name": "w", "node": "n1", "wffc_claims": ["ws", "wp"],
+            "volume_binding": {"ws": {"pv": "a", "provisioned": False},
+                               "wp": {"pv": "pvc-1", "selectedNode": "n1", "provisioned": True}}}
+
+    def wks(pv, sel, node="n1"):
+        return {"pods": [{"namespace": "ns", "name": "w", "result": "Scheduled", "node": node,
+                          "volumes": [{"claim": "ws", "persistentVolume": pv},
+                                      {"claim": "wp", "selectedNode": sel}]}]}
+    for ks_w, want_ok in ((wks("a", "n1"), True), (wks("b", "n1"), True), (wks("c", "n1"), False),
+                          (wks("a", "n2"), False), (wks("a", "n1", "n2"), None)):
+        got, _ = compare_volume_binding(wrec, ks_w, witems)
+        if got is not want_ok:
+            problems.append("compare_volume_binding(%s) = %s, want %s" % (ks_w, got, want_ok))
+    extra = wks("a", "n1")
+    extra["pods"][0]["volumes"].append({"claim": "other", "persistentVolume": "c"})
+    if compare_volume_binding(wrec, extra, witems)[0] is not False:
+        problems.append("compare_volume_binding accepted a write for a claim the pod has not")
     return problems
 
 
@@ -535,6 +628,15 @@ def main():
             res, det, plug = compare_pod(rec, up, ks, weights)
             if err:
                 det["kubesched_stderr"] = err[:500]
+        try:
+            with open(rec["snapshot"]) as f:
+                snap = json.load(f)
+        except (OSError, ValueError):
+            snap = {"items": []}
+        if ks is not None:
+            res["volume binding"], vdet = compare_volume_binding(rec, ks, snap["items"])
+            if vdet:
+                det["volume binding"] = vdet
         if rec.get("timeout"):
             det["timeout"] = True
         for c, v in res.items():
@@ -548,8 +650,6 @@ def main():
         allok = all(v is not False for v in res.values())
         pods_all += allok
         try:
-            with open(rec["snapshot"]) as f:
-                snap = json.load(f)
             pod = [it for it in snap["items"] if it["kind"] == "Pod" and
                    it["metadata"]["namespace"] == rec["namespace"] and
                    it["metadata"]["name"] == rec["name"]][0]
@@ -557,7 +657,7 @@ def main():
                 fc = feat_counts.setdefault(ft, [0, 0])
                 fc[1] += 1
                 fc[0] += allok
-        except (OSError, ValueError, IndexError):
+        except IndexError:
             pass
         rows.append({"pod": key, "cluster": rec["cluster"], "snapshot": rec["snapshot"],
                      "checks": res, "agree": allok, "details": det})
@@ -579,12 +679,20 @@ def main():
     print("differential: %d pods in %d clusters; %d (%.1f%%) agree on every check"
           % (n, len(logs), pods_all, 100.0 * pods_all / n))
     for c, (a, t) in counts.items():
-        print("  check %-10s %4d/%-4d %s" % (c, a, t, ("%.1f%%" % (100.0 * a / t)) if t else "n/a"))
+        print("  check %-14s %4d/%-4d %s" % (c, a, t, ("%.1f%%" % (100.0 * a / t)) if t else "n/a"))
     for p, (a, t) in sorted(plug_counts.items()):
         print("  plugin %-32s %4d/%-4d %.1f%%" % (p, a, t, 100.0 * a / t))
     vol = feat_counts.get("volumes (any of the below)", [0, 0])
     print("  volume pods %d (%d agree on every check); messages with DynamicResources' PostFilter "
           "tail accepted: %d" % (vol[1], vol[0], report["dra_postfilter_tail"]))
+    wf = feat_counts.get(WFFC, [0, 0])
+    ties = sum(len(r["details"].get("volume binding", {}).get("equal_capacity_ties", []))
+               for r in rows)
+    report["volume_binding_equal_capacity_ties"] = ties
+    print("  pods with unbound WaitForFirstConsumer claims %d (%d agree on every check; static %d, "
+          "provisioner %d); claims bound to another PV of equal capacity (accepted): %d"
+          % (wf[1], wf[0], feat_counts.get(WFFC + " (static PVs)", [0, 0])[1],
+             feat_counts.get(WFFC + " (provisioner)", [0, 0])[1], ties))
     if args.report_json:
         with open(args.report_json, "w") as f:
             json.dump(report, f, indent=1)

@@ -44,9 +44,20 @@ WaitForFirstConsumer claims (bound pods only), VolumeAttachments (half of those 
 pod uses on that pod's node), CSIStorageCapacities. Bound pods
 and about 30% of the pending pods use them: claims, missing claims, generic ephemeral
 volumes without their claim, in-line GCE PD / AWS EBS / iSCSI / RBD disks (disk conflicts),
-emptyDir. A pending pod never uses an unbound WaitForFirstConsumer claim: placing it needs
-VolumeBinding's PreBind to write a binding through the API, and with no PV controller here
-kube-scheduler would wait bindTimeoutSeconds (600 s) for it.
+emptyDir. Those draws never give a pending pod an unbound WaitForFirstConsumer claim; the
+claims VolumeBinding's PreBind binds or has provisioned come from their own stream (wffc(), drawn
+from random.Random(f"wffc/{SEED}/{CLUSTER}") after everything else, so that the rest of a
+cluster is what it was without them): about 12% of the pending pods get an unbound
+WaitForFirstConsumer claim of their own (sometimes two of different sizes), (a) of a
+kubernetes.io/no-provisioner class with static Available PVs of several sizes, access modes,
+labels (claim selectors) and hostname / zone / no node affinity, (b) of a class of the e2e
+dynamic provisioner (PROVISIONER, allowedTopologies half of the time; half of the time its
+CSIDriver opts into capacity tracking and some zones have a CSIStorageCapacity for the class),
+(c) one that nothing
+satisfies (too big, or a selector no PV matches), (d) one claim shared by two pending pods (the
+second follows the node the first one's PreBind chose). Placing them needs the PV controller
+(kube-controller-manager) and the provisioner, which test-differential.sh runs;
+Gen(..., wffc=False) leaves them out.
 The probabilities are fixed here, not tuned to either scheduler: nothing is left out because
 one side is known to get it wrong.
 
@@ -83,6 +94,10 @@ PD_DRIVER = "pd.csi.storage.gke.io"  # what in-line / in-tree GCE PD volumes mig
 EBS_DRIVER = "ebs.csi.aws.com"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+# The e2e dynamic provisioner's name as test-differential.sh starts it (tests/e2e/provisioner: a
+# hostPath PV pinned to the selected node's kubernetes.io/hostname, which is the node's name
+# here). A DNS subdomain, so that a CSIDriver of that name can opt into capacity tracking.
+PROVISIONER = "hostpath.e2e.kubesched.io"
 
 
 def globals_():
@@ -100,9 +115,11 @@ def globals_():
 
 
 class Gen:
-    def __init__(self, seed, cluster, npending):
+    def __init__(self, seed, cluster, npending, wffc=True):
         self.r = random.Random("%s/%s" % (seed, cluster))
         self.seed, self.cluster, self.npending = seed, cluster, npending
+        self.with_wffc = wffc
+        self.wffc_pods = 0  # pending pods with an unbound WaitForFirstConsumer claim (wffc())
         self.prefix = "c%d" % cluster
         self.namespaces = ["%s-ns%d" % (self.prefix, i) for i in range(3)]
         self.nodes = []
@@ -773,9 +790,132 @@ class Gen:
                 if users.get(pv) and self.chance(0.5):
                     o["spec"]["nodeName"] = self.pick(users[pv])
         pending = [self.pod(None, zones) for _ in range(self.npending)]
+        if self.with_wffc:
+            # storage objects first: kube-scheduler's informers and the PV controller see them
+            # before any pod
+            setup[:0] = self.wffc(nodes, zones, pending)
         return {"seed": self.seed, "cluster": self.cluster, "zones": zones,
                 "namespaces": self.namespace_objs(), "setup": setup, "pending": pending,
-                "volume_pods": self.volume_pods}
+                "volume_pods": self.volume_pods, "wffc_pods": self.wffc_pods}
+
+    # ---- unbound WaitForFirstConsumer claims of pending pods -------------------------------
+    def wffc(self, nodes, zones, pending):
+        """Unbound WaitForFirstConsumer claims for about 12% of the pending pods (changed in
+        place) and what they bind to: two StorageClasses (static, provisioned), static Available
+        PVs. Drawn from its own stream (see the module's doc). Returns the objects to create."""
+        r = random.Random("wffc/%s/%s" % (self.seed, self.cluster))
+        p = self.prefix
+        node_names = [n["metadata"]["name"] for n in nodes]
+        static_cls, prov_cls = "%s-wffc-static" % p, "%s-wffc-prov" % p
+        out = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": static_cls}, "provisioner": NO_PROVISIONER,
+                "volumeBindingMode": "WaitForFirstConsumer"}]
+        prov = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": prov_cls}, "provisioner": PROVISIONER,
+                "volumeBindingMode": "WaitForFirstConsumer", "reclaimPolicy": "Delete"}
+        if r.random() < 0.5:  # checkVolumeProvisions: the node must match one term
+            prov["allowedTopologies"] = [{"matchLabelExpressions": [
+                {"key": ZONE, "values": r.sample(zones, r.randint(1, len(zones)))}]}]
+        out.append(prov)
+        if r.random() < 0.5:
+            # Capacity tracking (VolumeBinding's hasEnoughCapacity, StorageCapacityScoring of a
+            # provisioned claim): the provisioner's CSIDriver opts in, and the class has one
+            # CSIStorageCapacity per zone for some zones (upstream takes the first sufficient
+            # one in lister order: one per node keeps that determined); nodes elsewhere have
+            # no capacity for it. Without the CSIDriver there is no check.
+            out.append({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+                        "metadata": {"name": PROVISIONER},
+                        "spec": {"attachRequired": False, "storageCapacity": True}})
+            for z in r.sample(zones, r.randint(1, len(zones))):
+                cap = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+                       "metadata": {"name": "%s-wcap-%s" % (p, z), "namespace": self.namespaces[0]},
+                       "storageClassName": prov_cls, "nodeTopology": {"matchLabels": {ZONE: z}},
+                       "capacity": "%dGi" % r.choice([2, 10, 100])}
+                if r.random() < 0.3:
+                    cap["maximumVolumeSize"] = "%dGi" % r.choice([1, 5])
+                out.append(cap)
+        # Static PVs: several sizes and modes, so that the smallest match (FindMatchingVolume)
+        # and StorageCapacityScoring's utilization differ from node to node.
+        for i in range(r.randint(3, 4 + len(nodes) // 3)):
+            name = "%s-wpv%02d" % (p, i)
+            spec = {"capacity": {"storage": "%dGi" % r.choice([1, 2, 2, 5, 10, 20])},
+                    "accessModes": r.choice([["ReadWriteOnce"], ["ReadWriteOnce"], ["ReadWriteOnce"],
+                                             ["ReadWriteOnce", "ReadWriteMany"], ["ReadOnlyMany"],
+                                             ["ReadWriteOncePod"]]),
+                    "storageClassName": static_cls, "persistentVolumeReclaimPolicy": "Retain"}
+            a = r.random()
+            if a < 0.5:
+                spec["local"] = {"path": "/mnt/w/%s" % name}
+                spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "In",
+                     "values": r.sample(node_names, min(len(node_names), r.randint(1, 2)))}]}]}}
+            else:
+                spec["hostPath"] = {"path": "/data/w/%s" % name}
+                if a < 0.8:
+                    spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": ZONE, "operator": "In",
+                         "values": r.sample(zones, r.randint(1, len(zones)))}]}]}}
+            pv = {"apiVersion": "v1", "kind": "PersistentVolume",
+                  "metadata": {"name": name, "labels": {"tier": r.choice(["gold", "silver"])}},
+                  "spec": spec, "status": {"phase": "Available"}}
+            out.append(pv)
+        claims = []
+
+        def claim(ns, kind, size):
+            name = "wpvc%02d-%s" % (len(claims), kind)
+            c = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                 "metadata": {"name": name, "namespace": ns},
+                 "spec": {"accessModes": ["ReadWriteOnce"],
+                          "resources": {"requests": {"storage": "%dGi" % size}},
+                          "storageClassName": prov_cls if kind == "prov" else static_cls}}
+            if kind == "static":
+                c["spec"]["accessModes"] = r.choice([["ReadWriteOnce"]] * 4 + [
+                    ["ReadWriteMany"], ["ReadOnlyMany"], ["ReadWriteOncePod"]])
+                if r.random() < 0.25:
+                    c["spec"]["selector"] = {"matchLabels": {"tier": r.choice(["gold", "silver"])}}
+            elif kind == "none":  # nothing matches: too big, or a selector no PV has
+                if r.random() < 0.5:
+                    c["spec"]["resources"]["requests"]["storage"] = "500Gi"
+                else:
+                    c["spec"]["selector"] = {"matchLabels": {"tier": "none"}}
+            claims.append(c)
+            return name
+
+        def use(pod, names):
+            vols = [{"name": "w%d" % i, "persistentVolumeClaim": {"claimName": n}}
+                    for i, n in enumerate(names)]
+            if pod["spec"].get("volumes") and r.random() < 0.3:
+                pod["spec"]["volumes"] = pod["spec"]["volumes"] + vols
+            else:
+                pod["spec"]["volumes"] = vols
+
+        taken = set()
+        for i, pod in enumerate(pending):
+            if i in taken or r.random() >= 0.12:
+                continue
+            ns = pod["metadata"]["namespace"]
+            k = r.random()
+            kind = "static" if k < 0.45 else "prov" if k < 0.75 else "none" if k < 0.87 else "shared"
+            if kind == "shared":
+                later = [j for j in range(i + 1, len(pending))
+                         if j not in taken and pending[j]["metadata"]["namespace"] == ns]
+                name = claim(ns, r.choice(["static", "prov"]), r.choice([1, 2, 5]))
+                use(pod, [name])
+                if later:
+                    j = r.choice(later)
+                    taken.add(j)
+                    use(pending[j], [name])
+                    self.wffc_pods += 1
+            else:
+                size = r.choice([1, 1, 2, 5, 10]) if kind != "prov" else r.choice([1, 5])
+                names = [claim(ns, kind, size)]
+                if kind == "static" and r.random() < 0.15:
+                    # a second claim of another size: sorted by size (byPVCSize), the bigger
+                    # one cannot take the PV the smaller one chose
+                    names.append(claim(ns, "static", size * 2 + 1))
+                use(pod, names)
+            self.wffc_pods += 1
+        return out + claims
 
 
 def main(argv):

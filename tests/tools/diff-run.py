@@ -12,6 +12,14 @@ Env (from start-control-plane.sh's env file): KUBESCHED_E2E_APISERVER, KUBESCHED
   KUBESCHED_E2E_TOKEN, KUBESCHED_E2E_DIR (the scheduler's pid goes to DIR/pids so that
   stop-control-plane.sh stops it if this script dies), KUBESCHED_E2E_SCHEDULER_KUBECONFIG.
 
+The control plane runs kube-controller-manager's PersistentVolume controller and the e2e dynamic
+provisioner (test-differential.sh starts them; --no-wffc for a control plane without them):
+kube-scheduler is started once the controller has settled on the cluster's claims and PVs, which
+are listed again before every pod. A pod with unbound WaitForFirstConsumer claims counts as
+decided once bound, i.e. once its PreBind saw the PV controller complete the binding; the
+record's volume_binding says what each claim was bound to, and the next pod waits until the
+controller is quiet again.
+
 Per pod: the snapshot is the API server's Nodes, Pods, Namespaces, Services, PDBs and storage
 objects (PersistentVolumes, PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers,
 CSIStorageCapacities, VolumeAttachments) just before the pod is created, plus the pod as the API
@@ -347,7 +355,7 @@ def delete_pod(api, ns, name):
 def run_cluster(api, gen, args, k):
     cdir = os.path.join(args.workdir, "c%d" % k)
     os.makedirs(cdir, exist_ok=True)
-    doc = gen.Gen(args.seed, k, args.pods).cluster_doc()
+    doc = gen.Gen(args.seed, k, args.pods, wffc=not args.no_wffc).cluster_doc()
     with open(os.path.join(cdir, "cluster.json"), "w") as f:
         json.dump(doc, f, indent=1)
     # Nothing may be left from another cluster (a previous run that died): kube-scheduler
@@ -370,13 +378,37 @@ def run_cluster(api, gen, args, k):
                 created["metadata"]["uid"]
         if obj["kind"] == "Pod" and obj.get("status", {}).get("startTime"):
             set_start_time(api, created, obj["status"]["startTime"])
-        elif obj["kind"] in ("PersistentVolume", "PersistentVolumeClaim") and obj.get("status"):
-            set_status(api, obj, obj["status"])
+    # The claims' and PVs' phases once every PV exists: a bound claim synced by the PV
+    # controller before its PV was created turns Lost, and the controller looks at it again
+    # only on its next change (or the periodic resync, 15 s later); this write is that change.
+    volstatus = [o for o in doc["setup"]
+                 if o["kind"] in ("PersistentVolume", "PersistentVolumeClaim") and o.get("status")]
+    for obj in volstatus:
+        set_status(api, obj, obj["status"])
+    # The PV controller acts on the new claims and PVs (phases, pre-bound claims, the
+    # provisioner annotation of Immediate claims, Lost for a claim whose PV is missing): the
+    # snapshots start from what it left. A claim generated Bound to a PV that exists must be
+    # Bound then (else the controller synced it while its PV was not in its cache yet).
+    t_settle, rewritten = 0.0, 0
+    if not args.no_wffc:
+        pv_names = {o["metadata"]["name"] for o in doc["setup"] if o["kind"] == "PersistentVolume"}
+        for _ in range(3):
+            t_settle += settle(api, 0.5)
+            phases = {(c["metadata"]["namespace"], c["metadata"]["name"]): c["status"].get("phase")
+                      for c in list_kind(api, "PersistentVolumeClaim")}
+            lost = [o for o in volstatus if o["kind"] == "PersistentVolumeClaim" and
+                    o["status"].get("phase") == "Bound" and o["spec"].get("volumeName") in pv_names
+                    and phases.get((o["metadata"]["namespace"], o["metadata"]["name"])) != "Bound"]
+            if not lost:
+                break
+            rewritten += len(lost)
+            for obj in lost:
+                set_status(api, obj, obj["status"])
     t_setup = time.time() - t0
     nodes = list_kind(api, "Node")
-    # What the snapshot has besides nodes and pods; none of it changes while the cluster's pods
-    # are decided (no controller runs, and kube-scheduler writes nothing to these objects for
-    # the pods generated: their claims are bound already or never bindable).
+    # What the snapshot has besides nodes and pods. Only PVs and claims change while the
+    # cluster's pods are decided (PreBind binds or has provisioned a pod's WaitForFirstConsumer
+    # claims, the PV controller completes it): those are listed again before each pod, below.
     others = [o for kind in ["Namespace", "Service", "PodDisruptionBudget"] + STORAGE_KINDS
               for o in list_kind(api, kind)]
     sched = Scheduler(args.scheduler, args.config, os.path.join(cdir, "kube-scheduler.log"),
@@ -398,6 +430,11 @@ def run_cluster(api, gen, args, k):
         nodes.sort(key=lambda n: rank[n["metadata"]["name"]])
         t_sched = time.time() - t1
         for pod in doc["pending"]:
+            # PVs and claims again before each pod: what the PV controller wrote meanwhile (its
+            # periodic resync) is what kube-scheduler sees too
+            others = [o for o in others if o["kind"] not in ("PersistentVolume",
+                                                              "PersistentVolumeClaim")] + \
+                [o for kind in ("PersistentVolumeClaim", "PersistentVolume") for o in list_kind(api, kind)]
             before = live_pods(api)
             created = create(api, pod)
             created.pop("_status", None)
@@ -407,10 +444,20 @@ def run_cluster(api, gen, args, k):
             snapfile = os.path.join(cdir, "snap-%s.json" % pod["metadata"]["name"])
             with open(snapfile, "w") as f:
                 json.dump(snap, f)
+            wclaims = wffc_claims(created, others)
             rec = wait_decision(api, created, args.timeout, sched.logfile)
             rec.update({"namespace": created["metadata"]["namespace"],
                         "name": created["metadata"]["name"], "cluster": k, "snapshot": snapfile,
                         "priority": created["spec"].get("priority", 0)})
+            if wclaims:
+                # Bound means PreBind is done (it waited for the PV controller / provisioner);
+                # what it bound each claim to is compared with kubesched's "volumes".
+                rec["wffc_claims"] = wclaims
+                if rec["node"]:
+                    rec["volume_binding"], done = binding_outcome(api, rec["namespace"], wclaims,
+                                                                  args.timeout)
+                    if not done:
+                        rec["volume_binding_incomplete"] = True
             # Only kube-scheduler deletes pods meanwhile (preemption): whatever is gone from
             # the pods the snapshot had was a victim. The log says whether and where the pod
             # was nominated even when the retry bound it before the poll saw the nomination.
@@ -435,6 +482,10 @@ def run_cluster(api, gen, args, k):
                 d = delete_pod(api, rec["namespace"], rec["name"])
                 if d.get("spec", {}).get("nodeName"):
                     rec["bound_while_deleting"] = d["spec"]["nodeName"]
+            if wclaims and (rec["node"] or "PreBind" in (rec.get("message") or "")):
+                # the PV controller's last writes (phases) before the next pod's snapshot; a
+                # pod that failed before PreBind wrote nothing
+                rec["settle_s"] = settle(api, 0.2)
             records.append(rec)
     finally:
         sched.stop()
@@ -442,22 +493,89 @@ def run_cluster(api, gen, args, k):
             json.dump(records, f, indent=1)
         cleanup(api, doc, nodes)
     return records, {"cluster": k, "nodes": len(nodes), "setup_objects": len(doc["setup"]),
-                     "volume_pods": doc["volume_pods"],
+                     "volume_pods": doc["volume_pods"], "wffc_pods": doc.get("wffc_pods", 0),
+                     "settle_s": t_settle, "lost_claims_rewritten": rewritten,
                      "setup_s": round(t_setup, 2), "scheduler_start_s": round(t_sched, 2),
                      "pods_s": round(time.time() - t0 - t_setup - t_sched, 2)}
 
 
 def cleanup(api, doc, nodes):
     """Removes a cluster for the next one: pods (grace 0: no kubelet), nodes, Services, PDBs, the
-    storage objects. Namespaces stay: without a namespace controller a deleted one would stay
-    Terminating."""
+    storage objects (also the PVs the provisioner made). Namespaces stay: without a namespace
+    controller a deleted one would stay Terminating."""
     for ns in doc["namespaces"]:
         api.req("DELETE", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % ns["metadata"]["name"])
     for n in nodes:
         api.req("DELETE", "/api/v1/nodes/%s" % n["metadata"]["name"], ok=(200, 202, 404))
     for obj in doc["setup"]:
-        if obj["kind"] in ["Service", "PodDisruptionBudget"] + STORAGE_KINDS:
+        if obj["kind"] in ["Service", "PodDisruptionBudget"]:
             purge(api, obj)
+    for kind in STORAGE_KINDS:
+        for o in list_kind(api, kind):
+            purge(api, o)
+
+
+def storage_rvs(api):
+    return {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]):
+            o["metadata"]["resourceVersion"]
+            for kind in ("PersistentVolume", "PersistentVolumeClaim") for o in list_kind(api, kind)}
+
+
+def settle(api, quiet, limit=20.0):
+    """Waits until the PV controller (kube-controller-manager) and the provisioner have nothing
+    left to write: no PV or claim changed for `quiet` seconds. Returns the seconds waited."""
+    t0 = since = time.time()
+    last = None
+    while True:
+        cur = storage_rvs(api)
+        now = time.time()
+        if cur != last:
+            last, since = cur, now
+        elif now - since >= quiet or now - t0 > limit:
+            return round(now - t0, 2)
+        time.sleep(0.1)
+
+
+def wffc_claims(pod, others):
+    """The pod's claims that VolumeBinding's PreBind must bind or have provisioned: unbound (no
+    volumeName) claims of a WaitForFirstConsumer class, on the snapshot's objects."""
+    modes = {o["metadata"]["name"]: o.get("volumeBindingMode", "Immediate")
+             for o in others if o["kind"] == "StorageClass"}
+    ns = pod["metadata"]["namespace"]
+    claims = {o["metadata"]["name"]: o for o in others
+              if o["kind"] == "PersistentVolumeClaim" and o["metadata"]["namespace"] == ns}
+    out = []
+    for v in pod["spec"].get("volumes") or []:
+        c = claims.get((v.get("persistentVolumeClaim") or {}).get("claimName"))
+        if c and not c["spec"].get("volumeName") and \
+                modes.get(c["spec"].get("storageClassName") or "") == "WaitForFirstConsumer":
+            out.append(c["metadata"]["name"])
+    return out
+
+
+def binding_outcome(api, ns, claims, timeout):
+    """What PreBind and the PV controller made of the pod's claims once the pod is bound: per
+    claim the PV it is bound to, the selected-node annotation, whether the PV was provisioned.
+    Waits (up to timeout) for the claims and their PVs to reach phase Bound: the PV controller
+    writes the phases after the bind that PreBind waited for."""
+    t0 = time.time()
+    while True:
+        out, done = {}, True
+        for name in claims:
+            c = api.req("GET", "/api/v1/namespaces/%s/persistentvolumeclaims/%s" % (ns, name),
+                        ok=(200, 404))
+            vn = c.get("spec", {}).get("volumeName")
+            pv = api.req("GET", "/api/v1/persistentvolumes/%s" % vn, ok=(200, 404)) if vn else {}
+            out[name] = {"pv": vn, "selectedNode": (c.get("metadata", {}).get("annotations") or {})
+                         .get("volume.kubernetes.io/selected-node"),
+                         "provisioned": "pv.kubernetes.io/provisioned-by" in
+                         (pv.get("metadata", {}).get("annotations") or {}),
+                         "capacity": (pv.get("spec", {}).get("capacity") or {}).get("storage")}
+            done = done and (c.get("status") or {}).get("phase") == "Bound" and \
+                (pv.get("status") or {}).get("phase") == "Bound"
+        if done or time.time() - t0 > timeout:
+            return out, done
+        time.sleep(0.1)
 
 
 def main():
@@ -470,6 +588,9 @@ def main():
     ap.add_argument("--pods", type=int, default=30)
     ap.add_argument("--first", type=int, default=0, help="index of the first cluster")
     ap.add_argument("--timeout", type=float, default=15.0, help="seconds to wait per pod")
+    ap.add_argument("--no-wffc", action="store_true",
+                    help="no pending pod with an unbound WaitForFirstConsumer claim (for a control "
+                         "plane without kube-controller-manager and the e2e provisioner)")
     args = ap.parse_args()
     api = API(os.environ["KUBESCHED_E2E_APISERVER"], os.environ["KUBESCHED_E2E_CA"],
               os.environ["KUBESCHED_E2E_TOKEN"])
@@ -481,10 +602,11 @@ def main():
     for k in range(args.first, args.first + args.clusters):
         recs, t = run_cluster(api, gen, args, k)
         timings.append(t)
-        print("cluster %d: %d nodes, %d pods decided, %d with volumes (setup %.1f s, scheduler "
+        print("cluster %d: %d nodes, %d pods decided, %d with volumes, %d with unbound "
+              "WaitForFirstConsumer claims (setup %.1f s, of it PV controller %.1f s, scheduler "
               "start %.1f s, pods %.1f s)" % (k, t["nodes"], len(recs), t["volume_pods"],
-                                              t["setup_s"], t["scheduler_start_s"], t["pods_s"]),
-              flush=True)
+                                              t["wffc_pods"], t["setup_s"], t["settle_s"],
+                                              t["scheduler_start_s"], t["pods_s"]), flush=True)
     with open(os.path.join(args.workdir, "timings.json"), "w") as f:
         json.dump(timings, f, indent=1)
     return 0
