@@ -596,8 +596,10 @@ static void request_stop(ks_apisrc *s)
 {
     if (atomic_exchange(&s->stop, 1))
         return;
-    if (s->sched)
+    if (s->sched) {
         ks__queue_close(ks__scheduler_queue(s->sched)); /* no new pods; pop returns NULL */
+        ks__scheduler_stopping(s->sched);               /* waiting binding cycles end now */
+    }
     pthread_mutex_lock(&s->mu);
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);

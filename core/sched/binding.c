@@ -199,8 +199,9 @@ int ks__binding_sleep(void *ctx, const char *uid, int64_t ns)
     pthread_mutex_lock(&s->bind_mu);
     for (;;) {
         ks_binding_job *j = ks__strmap_get(&s->binding, uid);
-        if (s->bind_quit || (j && (j->gone || j->canceled))) {
-            rc = j && j->gone && !s->bind_quit && !j->canceled ? KS_ENOTFOUND : KS_ECANCELED;
+        int stopping = s->bind_quit || s->bind_stopping;
+        if (stopping || (j && (j->gone || j->canceled))) {
+            rc = j && j->gone && !stopping && !j->canceled ? KS_ENOTFOUND : KS_ECANCELED;
             if (j && j->canceled)
                 j->saw_cancel = 1;
             break;
@@ -220,6 +221,28 @@ void ks__binding_pod_deleted(ks_scheduler *s, const char *uid)
         j->gone = 1;
         pthread_cond_broadcast(&s->bind_cv); /* a PreBind sleeping in ks__binding_sleep */
     }
+    pthread_mutex_unlock(&s->bind_mu);
+}
+
+void ks__binding_stopping(ks_scheduler *s)
+{
+    if (!s->binders)
+        return;
+    pthread_mutex_lock(&s->bind_mu);
+    s->bind_stopping = 1;
+    /* upstream cancels the binding cycles' context: a Permit wait ends rejected */
+    const char *k;
+    void *v;
+    for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+        ks_binding_job *j = v;
+        if (!j->parked || j->rejected)
+            continue;
+        j->rejected = 1;
+        snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", "");
+        snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", "the scheduler is stopping");
+        unpark(s, j);
+    }
+    pthread_cond_broadcast(&s->bind_cv); /* PreBinds sleeping in ks__binding_sleep */
     pthread_mutex_unlock(&s->bind_mu);
 }
 

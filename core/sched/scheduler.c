@@ -161,6 +161,8 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
     return s->source.bind(s->source.ctx, pod, node, st);
 }
 
+void ks__scheduler_stopping(ks_scheduler *s) { ks__binding_stopping(s); }
+
 static ks_code patch_through_source(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
                                     const char *patch, char *rv, ks_status *st)
 {

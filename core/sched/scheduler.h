@@ -172,6 +172,10 @@ int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev);
 int ks__scheduler_schedule_one(ks_scheduler *s, int block);
 /* Waits until no binding cycle is in flight. */
 void ks__scheduler_wait_bindings(ks_scheduler *s);
+/* Shutdown begins: binding cycles waiting (a PreBind polling for its volumes, a pod waiting on
+ * Permit) end now instead of at their timeouts, as upstream's cancelled context ends them, so
+ * that the wait for the bindings in flight is short. Any thread. */
+void ks__scheduler_stopping(ks_scheduler *s);
 /* Waits until every binding cycle in flight has ended or is parked on Permit's Wait (which only
  * another pod's cycle or its timeout ends). With bind_inline, simulate calls it after each
  * scheduling cycle, so that pods a Permit plugin let go are bound before the next pod is popped:

@@ -88,6 +88,7 @@ struct ks_scheduler {
     int bind_inline;         /* ks_scheduler_opts.bind_inline */
     int nnn_for_expectation; /* the NominatedNodeNameForExpectation gate at creation */
     int bind_quit;
+    int bind_stopping; /* ks__binding_stopping: PreBind sleeps end, Permit waits are rejected */
     int nbinders, binders_cap;
     int idle_binders; /* binders waiting for a job */
     pthread_t *binders;
@@ -155,6 +156,11 @@ int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plu
  * (ks__binding_pod_deleted), KS_ECANCELED when the pool stops; 0 at once in simulate. Binding
  * threads. */
 int ks__binding_sleep(void *ctx, const char *uid, int64_t ns);
+/* The scheduler is shutting down (before waiting for the bindings in flight): PreBinds
+ * sleeping in ks_binding_sleep get KS_ECANCELED at once and pods waiting on Permit are rejected,
+ * as upstream's cancelled context ends them, so that shutdown does not wait bindTimeoutSeconds.
+ * Any thread. */
+void ks__binding_stopping(ks_scheduler *s);
 /* Preemption chose a pod in PreBind (its PreBindPreFlight had work): cancel its binding cycle
  * with msg as the cause (upstream PodInPreBind.CancelPod). 1 when it was in PreBind and not yet
  * prebound (its binding cycle then fails and forgets it), 0: delete it instead. */

@@ -217,3 +217,20 @@ Test(binding_pool, a_pod_in_pre_bind_is_cancelled_by_a_preemptor)
     ks__pod_unref(slow);
     world_free(s);
 }
+
+/* Shutdown ends a PreBind's wait at once (upstream's cancelled context), so stopping does not
+ * wait bindTimeoutSeconds for the bindings in flight. */
+Test(binding_pool, shutdown_ends_a_waiting_pre_bind)
+{
+    ks_scheduler *s = world();
+    ks_pod *slow = mk("slow-1", "");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, slow), 0);
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1);
+    struct timespec d = {0, 200 * 1000 * 1000};
+    nanosleep(&d, NULL); /* let it reach its sleep */
+    ks__scheduler_stopping(s);
+    cr_expect(within_5s(slow_finished, NULL), "slow-1's PreBind still sleeps after the stop");
+    cr_expect_str_eq(W.result_slow, "Error: running PreBind plugin \"Sleeper\": context canceled");
+    ks__pod_unref(slow);
+    world_free(s);
+}
