@@ -721,19 +721,27 @@ static int print_json(sim *s, FILE *out, char *err, size_t errlen)
     return 0;
 }
 
+/* The table's column widths: the longest pod, profile and node names (at least the headers'). Only
+ * strlen: the crash flush calls it from a signal handler too. */
+static void table_widths(const sim *s, size_t *w_pod, size_t *w_prof, size_t *w_node)
+{
+    *w_pod = 3, *w_prof = 7, *w_node = 4;
+    for (size_t i = 0; i < s->nrecs; i++) {
+        const record *r = &s->recs[i];
+        size_t l = strlen(r->ns ? r->ns : "") + 1 + strlen(r->name ? r->name : "");
+        if (l > *w_pod)
+            *w_pod = l;
+        if (r->profile && strlen(r->profile) > *w_prof)
+            *w_prof = strlen(r->profile);
+        if (r->node != KS_SYM_ABSENT && strlen(ks__sym_str(r->node)) > *w_node)
+            *w_node = strlen(ks__sym_str(r->node));
+    }
+}
+
 static void print_table(sim *s, FILE *out)
 {
-    size_t w_pod = 3, w_prof = 7, w_node = 4;
-    for (size_t i = 0; i < s->nrecs; i++) {
-        record *r = &s->recs[i];
-        size_t l = strlen(r->ns ? r->ns : "") + 1 + strlen(r->name ? r->name : "");
-        if (l > w_pod)
-            w_pod = l;
-        if (r->profile && strlen(r->profile) > w_prof)
-            w_prof = strlen(r->profile);
-        if (r->node != KS_SYM_ABSENT && strlen(ks__sym_str(r->node)) > w_node)
-            w_node = strlen(ks__sym_str(r->node));
-    }
+    size_t w_pod, w_prof, w_node;
+    table_widths(s, &w_pod, &w_prof, &w_node);
     fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s\n", (int)w_pod, "POD", (int)w_prof, "PROFILE",
             "RESULT", (int)w_node, "NODE", "MESSAGE");
     for (size_t i = 0; i < s->nrecs; i++) {
@@ -865,17 +873,8 @@ static void flush_json(const sim *s, int fd, const ks_guard_report *g)
 
 static void flush_table(const sim *s, int fd, const ks_guard_report *g)
 {
-    size_t w_pod = 3, w_prof = 7, w_node = 4;
-    for (size_t i = 0; i < s->nrecs; i++) {
-        const record *r = &s->recs[i];
-        size_t l = strlen(r->ns ? r->ns : "") + 1 + strlen(r->name ? r->name : "");
-        if (l > w_pod)
-            w_pod = l;
-        if (r->profile && strlen(r->profile) > w_prof)
-            w_prof = strlen(r->profile);
-        if (r->node != KS_SYM_ABSENT && strlen(ks__sym_str(r->node)) > w_node)
-            w_node = strlen(ks__sym_str(r->node));
-    }
+    size_t w_pod, w_prof, w_node;
+    table_widths(s, &w_pod, &w_prof, &w_node);
     flush_pad(fd, "POD", w_pod + 2);
     flush_pad(fd, "PROFILE", w_prof + 2);
     flush_pad(fd, "RESULT", 15);
