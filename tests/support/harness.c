@@ -145,6 +145,7 @@ struct th_cluster {
     uint64_t last_rv; /* the store's resourceVersions for patches */
     int patches;      /* ks_storage_patch calls */
     int ticks;        /* ks_binding_sleep calls */
+    int lag;          /* ks_storage_patch answers versions the store has not reached yet */
     th_tick_fn tick;
     void *tick_arg;
 };
@@ -177,7 +178,17 @@ static ks_code harness_patch_storage(void *ctx, const ks_pod *pod, int kind, ks_
     }
     ks__volobj_unref(chg.old_obj);
     ks__volobj_unref(chg.new_obj);
+    if (c->lag) /* the API server's answer is ahead of what the informer has delivered */
+        snprintf(rv, KS_RESOURCE_VERSION_MAX, "%llu", (unsigned long long)(c->last_rv + 1000));
     return KS_SUCCESS;
+}
+
+void th_cluster_lag(th_cluster *c, int on) { c->lag = on; }
+
+void th_cluster_deliver(th_cluster *c, const char *kind, const char *ns, const char *name)
+{
+    c->last_rv += 1000; /* the next version is past every answer given so far */
+    cr_assert_eq(th_cluster_patch(c, kind, ns, name, "{}"), 0);
 }
 
 static int harness_binding_sleep(void *ctx, const char *uid, int64_t ns)

@@ -109,6 +109,10 @@ int th_cluster_patch(th_cluster *c, const char *kind, const char *ns, const char
                      const char *patch_json);
 /* A storage object as the store holds it now (cJSON owned by the caller), NULL when none. */
 cJSON *th_cluster_object(th_cluster *c, const char *kind, const char *ns, const char *name);
+/* Lag on: ks_storage_patch answers a resourceVersion ahead of the store's (the informer has
+ * not delivered the write yet); th_cluster_deliver then brings one object past it. */
+void th_cluster_lag(th_cluster *c, int on);
+void th_cluster_deliver(th_cluster *c, const char *kind, const char *ns, const char *name);
 /* How many ks_storage_patch calls the plugins made on c. */
 int th_cluster_patches(th_cluster *c);
 

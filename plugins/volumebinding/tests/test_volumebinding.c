@@ -1581,3 +1581,34 @@ Test(volume_binding, many_unbound_claims_each_find_their_pv)
     pvc(c, "c7", "waitClass", "1G");
     expect(p, c, POD("c7"), "node1", KS_SUCCESS, NULL, UU, BIND_CONFLICT, "all six taken");
 }
+
+/* upstream checkBindings: "skip if API object is older and wait for new API object propagated
+ * from apiserver": a bound claim does not end the wait while the store's PV is older than the
+ * version PreBind's write returned. */
+static int complete_then_deliver(th_cluster *c, int n, void *arg)
+{
+    *(int *)arg = n;
+    if (n == 1) /* the PV controller's answer is there, the PV's own update not yet */
+        cr_assert_eq(th_cluster_patch(c, "PersistentVolumeClaim", "default", "pvc-a",
+                                      "{'metadata':{'annotations':{'pv.kubernetes.io/"
+                                      "bind-completed':'yes'}},'spec':{'volumeName':'pv-a'}}"),
+                     0);
+    if (n == 3)
+        th_cluster_deliver(c, "PersistentVolume", NULL, "pv-a");
+    return 0;
+}
+
+Test(volume_binding, prebind_waits_until_the_store_has_its_write)
+{
+    th_cluster *c = th_cluster_new();
+    th_plugin *p = th_plugin_new(&ks_plugin_volume_binding, NULL);
+    char msg[512];
+    int ticks = 0;
+    prebind_env(c);
+    th_cluster_lag(c, 1);
+    th_cluster_binding(c, 0, complete_then_deliver, &ticks);
+    cr_assert_eq(th_pre_bind(p, c, pod_named("p", "pvc-a"), "node-a", NULL, msg, sizeof(msg)),
+                 KS_SUCCESS, "%s", msg);
+    /* three polls: the claim was bound at the first, the PV caught up at the third */
+    cr_expect_eq(ticks, 3, "done after %d polls", ticks);
+}
