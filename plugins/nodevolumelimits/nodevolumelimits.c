@@ -287,11 +287,10 @@ static int source_is(const char *json, const char *key)
            json[2 + n] == '"';
 }
 
-/* The in-tree plugin of an in-line volume (upstream IsInlineMigratable /
- * GetInTreePluginNameFromSpec), MIG_NONE when CSI migration does not cover it. */
-static int inline_plugin(const ks_pod_volume *v)
+/* The migratable in-tree plugin of a volume source, MIG_NONE for the others. */
+static int plugin_of_source(uint32_t source)
 {
-    switch (v->source) {
+    switch (source) {
     case KS_VOLSRC_GCE_PD:
         return MIG_GCE_PD;
     case KS_VOLSRC_AWS_EBS:
@@ -304,11 +303,18 @@ static int inline_plugin(const ks_pod_volume *v)
         return MIG_VSPHERE;
     case KS_VOLSRC_PORTWORX:
         return MIG_PORTWORX;
-    case KS_VOLSRC_OTHER:
-        return source_is(v->source_json, "azureFile") ? MIG_AZURE_FILE : MIG_NONE;
     default:
         return MIG_NONE;
     }
+}
+
+/* The in-tree plugin of an in-line volume (upstream IsInlineMigratable /
+ * GetInTreePluginNameFromSpec), MIG_NONE when CSI migration does not cover it. */
+static int inline_plugin(const ks_pod_volume *v)
+{
+    if (v->source == KS_VOLSRC_OTHER)
+        return source_is(v->source_json, "azureFile") ? MIG_AZURE_FILE : MIG_NONE;
+    return plugin_of_source(v->source);
 }
 
 /* upstream isCSIMigrationOn (utils.go, v1.37): on for these plugins once the node has a CSINode
@@ -413,28 +419,10 @@ static void inline_put(const node_volume_limits *pl, nameset *s, const ks_pod_vo
     ns_commit(s, off, pl->csi[mig]);
 }
 
-/* The in-tree plugin of a PV's source (upstream IsPVMigratable / GetInTreePluginNameFromSpec). */
-static int pv_plugin(const ks_pv_view *pv)
-{
-    switch (pv->source) {
-    case KS_VOLSRC_GCE_PD:
-        return MIG_GCE_PD;
-    case KS_VOLSRC_AWS_EBS:
-        return MIG_AWS_EBS;
-    case KS_VOLSRC_AZURE_DISK:
-        return MIG_AZURE_DISK;
-    case KS_VOLSRC_CINDER:
-        return MIG_CINDER;
-    case KS_VOLSRC_VSPHERE:
-        return MIG_VSPHERE;
-    case KS_VOLSRC_PORTWORX:
-        return MIG_PORTWORX;
-    default:
-        /* an azureFile PV is migratable too, but its migration is never on (migration_on):
-         * counted exactly as a PV of no migratable source */
-        return MIG_NONE;
-    }
-}
+/* The in-tree plugin of a PV's source (upstream IsPVMigratable / GetInTreePluginNameFromSpec).
+ * An azureFile PV is migratable too, but its migration is never on (migration_on): it counts
+ * exactly as a PV of no migratable source. */
+static int pv_plugin(const ks_pv_view *pv) { return plugin_of_source(pv->source); }
 
 /* upstream gceGetRegionFromZones: every zone "<locale>-<region>-<zone>" of one region, which is
  * the first *len bytes of zones; -1 otherwise. */
