@@ -21,6 +21,8 @@
 
 #include "util/numconv.h"
 #include "config/config_args.h"
+
+#include "api/custom_objects.h"
 #include "config/config_int.h"
 #include "config/registry.h"
 
@@ -46,32 +48,7 @@ static void describe_json(const cJSON *v, char *buf, size_t len)
 /* Resolves "a.b[2].c" from root; NULL when any step is missing. */
 const cJSON *ks__args_resolve(const cJSON *root, const char *path)
 {
-    const cJSON *cur = root;
-    const char *p = path;
-    char key[128];
-    while (cur && *p) {
-        if (*p == '.') {
-            p++;
-            continue;
-        }
-        if (*p == '[') {
-            char *end;
-            long idx = strtol(p + 1, &end, 10);
-            if (*end != ']' || !cJSON_IsArray(cur))
-                return NULL;
-            cur = cJSON_GetArrayItem(cur, (int)idx);
-            p = end + 1;
-            continue;
-        }
-        size_t n = strcspn(p, ".[");
-        if (n >= sizeof(key) || !cJSON_IsObject(cur))
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        cur = cJSON_GetObjectItemCaseSensitive(cur, key);
-        p += n;
-    }
-    return cur;
+    return ks__json_path(root, path);
 }
 
 /* The value as field.Invalid prints it: strings quoted, numbers plain. */

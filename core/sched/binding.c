@@ -107,26 +107,24 @@ static int wait_on_permit(ks_scheduler *s, ks_binding_job *j)
     return j->rejected ? -1 : 0;
 }
 
-/* The permit timer: rejects parked jobs whose deadline passed. */
+static int64_t expire_permits(ks_scheduler *s, int64_t now);
+
+/* The clock of Permit deadlines: the monotonic clock, or with a simulated source the virtual
+ * queue clock of `simulate` (which jumps to the next deadline when nothing else can happen, so a
+ * timed-out gang costs no wall time). */
+static int64_t permit_now(ks_scheduler *s)
+{
+    return (s->source.flags & KS_SOURCE_SIMULATED) ? ks__sched_now(s) : ks__clock_now_ns();
+}
+
+/* The permit timer: rejects parked jobs whose deadline passed (none runs with a simulated
+ * source: `simulate` expires them itself, ks__binding_expire_permits). */
 static void *permit_timer_main(void *arg)
 {
     ks_scheduler *s = arg;
     pthread_mutex_lock(&s->bind_mu);
     while (!s->bind_quit) {
-        const char *k;
-        void *v;
-        int64_t now = ks__clock_now_ns(), next = INT64_MAX;
-        for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
-            ks_binding_job *j = v;
-            if (!j->parked)
-                continue;
-            if (j->deadline_ns <= now) {
-                reject_timeout(j);
-                unpark(s, j);
-            } else if (j->deadline_ns < next) {
-                next = j->deadline_ns;
-            }
-        }
+        int64_t now = ks__clock_now_ns(), next = expire_permits(s, now);
         if (next == INT64_MAX) {
             pthread_cond_wait(&s->bind_cv, &s->bind_mu);
         } else {
@@ -148,25 +146,133 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
     int rc = KS_ENOTFOUND;
     pthread_mutex_lock(&s->bind_mu);
     ks_binding_job *j = ks__strmap_get(&s->waiting, uid);
-    if (j) {
+    if (j && allow) {
         for (size_t i = 0; i < j->fw->n[KS_PT_PERMIT] && i < 64; i++) {
-            if (!(j->waiting & (1ull << i)) ||
-                strcmp(j->fw->pt[KS_PT_PERMIT][i].inst->name, plugin) != 0)
-                continue;
-            rc = 0;
-            if (allow) {
+            if ((j->waiting & (1ull << i)) &&
+                strcmp(j->fw->pt[KS_PT_PERMIT][i].inst->name, plugin) == 0) {
                 j->waiting &= ~(1ull << i);
-            } else {
-                j->rejected = 1;
-                snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
-                snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg ? msg : "rejected");
+                rc = 0;
             }
         }
-        if (j->parked && (j->waiting == 0 || j->rejected))
-            unpark(s, j);
+    } else if (j) {
+        /* upstream WaitingPod.Reject: any plugin ends the wait, the first rejection's message
+         * wins (its channel takes one status) */
+        rc = 0;
+        if (!j->rejected) {
+            j->rejected = 1;
+            snprintf(j->reject_plugin, sizeof(j->reject_plugin), "%s", plugin);
+            snprintf(j->reject_msg, sizeof(j->reject_msg), "%s", msg ? msg : "rejected");
+        }
     }
+    if (j && j->parked && (j->waiting == 0 || j->rejected))
+        unpark(s, j);
     pthread_mutex_unlock(&s->bind_mu);
     return rc;
+}
+
+/* One waiting pod as ks__binding_waiting_each copies it out of the map. */
+typedef struct waiting_copy {
+    uint64_t seq;
+    ks_pod *pod; /* a reference */
+    const char *pending[64];
+    size_t npending;
+} waiting_copy;
+
+static int cmp_waiting_seq(const void *a, const void *b)
+{
+    const waiting_copy *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Under bind_mu: the pods still waiting, copied (the callbacks run without the lock: they may
+ * allow or reject pods, which takes it). */
+static size_t copy_waiting(ks_scheduler *s, waiting_copy **out)
+{
+    size_t n = 0, cap = s->waiting.len;
+    waiting_copy *w = cap ? malloc(cap * sizeof(*w)) : NULL;
+    const char *k;
+    void *v;
+    for (size_t it = 0; w && ks__strmap_next(&s->waiting, &it, &k, &v) && n < cap;) {
+        ks_binding_job *j = v;
+        if (j->rejected || !j->waiting)
+            continue;
+        waiting_copy *c = &w[n++];
+        c->seq = j->seq;
+        c->pod = ks__pod_ref(j->assumed);
+        c->npending = 0;
+        for (size_t i = 0; i < j->fw->n[KS_PT_PERMIT] && i < 64; i++)
+            if (j->waiting & (1ull << i))
+                c->pending[c->npending++] = j->fw->pt[KS_PT_PERMIT][i].inst->name;
+    }
+    *out = w;
+    return n;
+}
+
+size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx)
+{
+    if (!s->binders)
+        return 0;
+    waiting_copy *w = NULL;
+    pthread_mutex_lock(&s->bind_mu);
+    size_t n = copy_waiting(s, &w);
+    pthread_mutex_unlock(&s->bind_mu);
+    if (n > 1)
+        qsort(w, n, sizeof(*w), cmp_waiting_seq); /* the order they began to wait */
+    for (size_t i = 0; i < n; i++) {
+        ks_waiting_pod_info wp = {w[i].pod, w[i].pending, w[i].npending};
+        fn(ctx, &wp);
+    }
+    for (size_t i = 0; i < n; i++)
+        ks__pod_unref(w[i].pod);
+    free(w);
+    return n;
+}
+
+int64_t ks__binding_next_permit_deadline(ks_scheduler *s)
+{
+    int64_t next = -1;
+    if (!s->binders)
+        return next;
+    pthread_mutex_lock(&s->bind_mu);
+    const char *k;
+    void *v;
+    for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+        ks_binding_job *j = v;
+        if (j->parked && !j->rejected && (next < 0 || j->deadline_ns < next))
+            next = j->deadline_ns;
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+    return next;
+}
+
+/* Under bind_mu: parked jobs whose deadline passed at now are rejected and go back to the job
+ * queue. The earliest deadline still ahead, INT64_MAX when none. */
+static int64_t expire_permits(ks_scheduler *s, int64_t now)
+{
+    int64_t next = INT64_MAX;
+    const char *k;
+    void *v;
+    for (size_t it = 0; ks__strmap_next(&s->waiting, &it, &k, &v);) {
+        ks_binding_job *j = v;
+        if (!j->parked)
+            continue;
+        if (j->deadline_ns <= now) {
+            reject_timeout(j);
+            unpark(s, j);
+        } else if (j->deadline_ns < next) {
+            next = j->deadline_ns;
+        }
+    }
+    return next;
+}
+
+void ks__binding_expire_permits(ks_scheduler *s)
+{
+    if (!s->binders)
+        return;
+    pthread_mutex_lock(&s->bind_mu);
+    expire_permits(s, permit_now(s));
+    pthread_mutex_unlock(&s->bind_mu);
 }
 
 int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin,
@@ -421,6 +527,7 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
     ks__sched_metrics_attempt(s, j->qp->profile, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
     ks__sched_metrics_bound(s, j->qp);
     ks__fw_run_post_bind(j->fw, j->cycle, j->assumed, node);
+    ks__sched_activate_requested(s, j->cycle); /* upstream: at the end of a binding cycle */
     ks__queue_done(s->queue, j->qp);
     j->qp = NULL;
 }
@@ -462,7 +569,7 @@ static void *binder_main(void *arg)
             pthread_mutex_lock(&s->bind_mu);
         }
         if (j->waiting && !j->rejected && j->preflight != KS_ERROR &&
-            j->deadline_ns > ks__clock_now_ns() && !s->bind_quit) {
+            j->deadline_ns > permit_now(s) && !s->bind_quit) {
             /* Permit said wait: park it (the timer thread learns of its deadline). */
             j->parked = 1;
             s->parked_bindings++;
@@ -521,6 +628,8 @@ int ks__binding_start(ks_scheduler *s, int workers)
             return KS_ENOMEM;
         s->nbinders++;
     }
+    if (s->source.flags & KS_SOURCE_SIMULATED)
+        return 0; /* its Permit deadlines are on the virtual clock: simulate expires them */
     if (pthread_create(&s->permit_timer, NULL, permit_timer_main, s) != 0)
         return KS_ENOMEM;
     s->has_permit_timer = 1;
@@ -583,7 +692,7 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     j->assumed = assumed;
     j->seq = seq;
     j->waiting = waiting;
-    j->deadline_ns = ks__clock_now_ns() + timeout_ms * 1000000;
+    j->deadline_ns = permit_now(s) + timeout_ms * 1000000;
     j->timeout_ms = timeout_ms;
     j->waited = waiting != 0;
     j->submit_ns = s->metrics ? ks__clock_now_ns() : 0;

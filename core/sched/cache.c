@@ -679,6 +679,33 @@ int ks__cache_has_pod(ks_cache *c, const char *uid)
     return r;
 }
 
+size_t ks__cache_pods_matching(ks_cache *c, ks_sym ns, ks_sym key, ks_sym value, ks_pod ***out)
+{
+    *out = NULL;
+    size_t n = 0, cap = 0;
+    ks_pod **pods = NULL;
+    pthread_mutex_lock(&c->mu);
+    const char *k;
+    void *v;
+    for (size_t it = 0; ks__strmap_next(&c->pods, &it, &k, &v);) {
+        ks_pod *p = ((cpod *)v)->pod;
+        if (p->ns != ns || ks__labels_get(p->labels, p->nlabels, key) != value)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            ks_pod **np = realloc(pods, ncap * sizeof(*np));
+            if (!np)
+                break;
+            pods = np;
+            cap = ncap;
+        }
+        pods[n++] = ks__pod_ref(p);
+    }
+    pthread_mutex_unlock(&c->mu);
+    *out = pods;
+    return n;
+}
+
 int ks__cache_is_assumed(ks_cache *c, const char *uid)
 {
     pthread_mutex_lock(&c->mu);

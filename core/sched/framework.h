@@ -111,6 +111,15 @@ struct ks_cycle {
      * released when the cycle is freed, so what a plugin was handed stays valid for the whole
      * cycle even when an informer replaces it. Pushed lock-free (Filter workers look up too). */
     _Atomic(struct ks_cycle_hold *) holds;
+    /* Pods a plugin asked to activate (ks_activate_pod), newest first, in the arena: upstream's
+     * PodsToActivate, which the scheduler empties where upstream activates them. */
+    struct ks_activate_req *activate;
+};
+
+/* One pod to activate (its uid). */
+struct ks_activate_req {
+    struct ks_activate_req *next;
+    char uid[];
 };
 
 /* One or more storage objects a cycle holds (framework.c releases them). */

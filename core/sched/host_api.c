@@ -21,6 +21,7 @@
 #include "api/quantity.h"
 #include "sched/queue.h"
 #include "api/store.h"
+#include "api/custom_objects.h"
 
 /* The one process-wide hook: Permit's waiting pods. ks_permit_allow / ks_permit_reject name a pod
  * by uid and carry no cycle or scheduler handle (a plugin calls them from any thread, typically
@@ -38,6 +39,15 @@ void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx)
 }
 
 static ks_metrics *plugin_metrics;
+static ks_host_sched sched_services; /* zeroed: no scheduler */
+
+void ks__host_set_sched(const ks_host_sched *hs)
+{
+    if (hs)
+        sched_services = *hs;
+    else
+        memset(&sched_services, 0, sizeof(sched_services));
+}
 
 void ks__host_set_metrics(ks_metrics *r) { plugin_metrics = r; }
 
@@ -169,9 +179,9 @@ static int h_args_count(const ks_args *a, const char *path, size_t *out)
     return 0;
 }
 
-static int h_args_get_quantity(const ks_args *a, const char *path, int milli, int64_t *out)
+/* A quantity given as a JSON string ("500m") or number (2), in units or milli-units. */
+static int json_quantity(const cJSON *v, int milli, int64_t *out)
 {
-    const cJSON *v = arg(a, path);
     char buf[64];
     const char *text;
     int64_t value, mv;
@@ -188,6 +198,11 @@ static int h_args_get_quantity(const ks_args *a, const char *path, int milli, in
         return KS_EPARSE;
     *out = milli ? mv : value;
     return 0;
+}
+
+static int h_args_get_quantity(const ks_args *a, const char *path, int milli, int64_t *out)
+{
+    return json_quantity(arg(a, path), milli, out);
 }
 
 /* ---- pods ---------------------------------------------------------------------------------- */
@@ -761,6 +776,136 @@ static const ks_csi_storage_capacity_view *v_capacity(const ks_csi_storage_capac
     return &o->v;
 }
 
+/* ---- ABI 1.8: gang scheduling -------------------------------------------------------------- */
+
+static size_t h_waiting_pods_each(ks_cycle *c, ks_waiting_pod_fn fn, void *ctx)
+{
+    (void)c; /* one waiting map for every profile, as upstream's */
+    if (!fn || !sched_services.waiting_each)
+        return 0;
+    return sched_services.waiting_each(sched_services.ctx, fn, ctx);
+}
+
+static void h_activate_pod(ks_cycle *c, const ks_pod *pod)
+{
+    if (!c || !pod)
+        return;
+    size_t n = strlen(pod->uid) + 1;
+    struct ks_activate_req *r = ks__cycle_alloc_impl(c, sizeof(*r) + n);
+    if (!r) {
+        ks__log('W', NULL, "out of memory: pod %s is not activated", pod->key);
+        return;
+    }
+    memcpy(r->uid, pod->uid, n);
+    r->next = c->activate;
+    c->activate = r;
+}
+
+static size_t h_pods_each(ks_cycle *c, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
+                          void *ctx)
+{
+    (void)c;
+    if (!fn || !sched_services.pods_each)
+        return 0;
+    return sched_services.pods_each(sched_services.ctx, ns, key, value, fn, ctx);
+}
+
+static int64_t h_queued_pod_initial_attempt_unix_ns(const ks_queued_pod *qp)
+{
+    return qp->initial_attempt_ns ? qp->initial_attempt_ns + sched_services.unix_offset_ns : 0;
+}
+
+static ks_resource *h_resource_watch(const char *api_version, const char *kind,
+                                     const char *plural, ks_error *err)
+{
+    char msg[256];
+    const struct ks_resource *r = ks__custom_register(api_version, kind, plural, msg, sizeof(msg));
+    if (!r)
+        ks_error_set(err, "ks_resource_watch: %s", msg);
+    return (ks_resource *)r;
+}
+
+static ks_event_resource h_resource_event(const ks_resource *r)
+{
+    return (ks_event_resource)(KS_RES_CUSTOM_FIRST + r->index);
+}
+
+static const ks_object *h_resource_get(const ks_resource *r, ks_sym ns, ks_sym name)
+{
+    return ks__custom_store_get(sched_services.custom, r, ns, name);
+}
+
+static void h_object_release(const ks_object *o) { ks__object_unref(o); }
+
+static int h_object_get_string(const ks_object *o, const char *path, const char **out)
+{
+    const cJSON *v = ks__object_at(o, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsString(v))
+        return KS_ETYPE;
+    *out = v->valuestring;
+    return 0;
+}
+
+static int h_object_get_int(const ks_object *o, const char *path, int64_t *out)
+{
+    const cJSON *v = ks__object_at(o, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsNumber(v) || !ks__is_i64(v->valuedouble))
+        return KS_ETYPE;
+    *out = (int64_t)v->valuedouble;
+    return 0;
+}
+
+static int h_object_get_quantity(const ks_object *o, const char *path, int milli, int64_t *out)
+{
+    return json_quantity(ks__object_at(o, path), milli, out);
+}
+
+static int h_object_get_time(const ks_object *o, const char *path, int64_t *unix_ns)
+{
+    const cJSON *v = ks__object_at(o, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsString(v))
+        return KS_ETYPE;
+    int64_t t = ks__parse_time_ns(v->valuestring);
+    if (t == 0 && strcmp(v->valuestring, "1970-01-01T00:00:00Z") != 0)
+        return KS_EPARSE;
+    *unix_ns = t;
+    return 0;
+}
+
+static int h_object_count(const ks_object *o, const char *path, size_t *out)
+{
+    const cJSON *v = ks__object_at(o, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsArray(v) && !cJSON_IsObject(v))
+        return KS_ETYPE;
+    *out = (size_t)cJSON_GetArraySize(v);
+    return 0;
+}
+
+static int h_object_key_at(const ks_object *o, const char *path, size_t i, const char **out)
+{
+    const cJSON *v = ks__object_at(o, path);
+    if (!v || cJSON_IsNull(v))
+        return KS_ENOTFOUND;
+    if (!cJSON_IsObject(v))
+        return KS_ETYPE;
+    const cJSON *item = cJSON_GetArrayItem(v, (int)i);
+    if (!item)
+        return KS_ENOTFOUND;
+    *out = item->string;
+    return 0;
+}
+
+static const char *h_object_json(const ks_object *o) { return o ? o->text : NULL; }
+
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -891,6 +1036,21 @@ static const ks_host_api host_table = {
     .source_flags = h_source_flags,
     .counter_new = h_counter_new,
     .counter_inc = h_counter_inc,
+    .waiting_pods_each = h_waiting_pods_each,
+    .activate_pod = h_activate_pod,
+    .pods_each = h_pods_each,
+    .queued_pod_initial_attempt_unix_ns = h_queued_pod_initial_attempt_unix_ns,
+    .resource_watch = h_resource_watch,
+    .resource_event = h_resource_event,
+    .resource_get = h_resource_get,
+    .object_release = h_object_release,
+    .object_get_string = h_object_get_string,
+    .object_get_int = h_object_get_int,
+    .object_get_quantity = h_object_get_quantity,
+    .object_get_time = h_object_get_time,
+    .object_count = h_object_count,
+    .object_key_at = h_object_key_at,
+    .object_json = h_object_json,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -29,4 +29,18 @@ void ks__host_set_permit_hook(ks_permit_hook hook, void *ctx);
 struct ks_metrics;
 void ks__host_set_metrics(struct ks_metrics *r);
 
+/* ABI 1.8: what the running scheduler offers a gang plugin, process-wide like the permit hook
+ * (QueueSort and the waiting-pod walk from a plugin's own thread carry no cycle): the waiting
+ * pods, the pod lister, the objects of watched resources, and the offset from the queue clock to
+ * Unix time. The scheduler sets it before scheduling starts and clears it (NULL) when freed. */
+typedef struct ks_host_sched {
+    void *ctx;
+    size_t (*waiting_each)(void *ctx, ks_waiting_pod_fn fn, void *fctx);
+    size_t (*pods_each)(void *ctx, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
+                        void *fctx);
+    struct ks_custom_store *custom;
+    int64_t unix_offset_ns; /* Unix ns = queue clock ns + this */
+} ks_host_sched;
+void ks__host_set_sched(const ks_host_sched *hs);
+
 #endif

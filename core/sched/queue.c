@@ -56,6 +56,7 @@
 #include "util/heap.h"
 #include "api/objects.h"
 #include "api/volume_objects.h"
+#include "api/custom_objects.h"
 
 #define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -550,6 +551,9 @@ static int event_hold(ks_event_info *dst, const ks_event_info *src)
     if (is_storage_event(dst)) {
         ks__volobj_ref((ks__volobj *)dst->old_obj);
         ks__volobj_ref((ks__volobj *)dst->new_obj);
+    } else if (dst->event.resource >= KS_RES_CUSTOM_FIRST) {
+        ks__object_ref(dst->old_obj);
+        ks__object_ref(dst->new_obj);
     } else {
         dst->old_obj = dst->new_obj = NULL;
     }
@@ -567,6 +571,9 @@ static void event_release(ks_event_info *ev)
     if (is_storage_event(ev)) {
         ks__volobj_unref((ks__volobj *)ev->old_obj);
         ks__volobj_unref((ks__volobj *)ev->new_obj);
+    } else if (ev->event.resource >= KS_RES_CUSTOM_FIRST) {
+        ks__object_unref(ev->old_obj);
+        ks__object_unref(ev->new_obj);
     }
     free((char *)ev->old_json);
     free((char *)ev->new_json);
@@ -985,6 +992,49 @@ void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
     unlock(q);
 }
 
+/* upstream PriorityQueue.Activate / activate: a pod in unschedulablePods (gated ones included)
+ * or backoffQ goes to activeQ through PreEnqueue; a pod in flight gets the ForceActivate event
+ * (a wildcard, which every pod then in flight replays, as upstream's one in-flight list). */
+int ks__queue_activate(ks_queue *q, const char *uid)
+{
+    static const ks_event_info force_activate = {.event = {KS_RES_WILDCARD, KS_ACT_ALL}};
+    lock(q);
+    qentry *e = map_get(q, uid, hash_uid(uid));
+    int moved = 0;
+    if (e && e->in_flight) {
+        record_in_flight_event(q, &force_activate, "ForceActivate");
+    } else if (e && e->qp.where != KS_Q_ACTIVE && e->qp.where != KS_Q_NONE) {
+        entry_cause c;
+        cause_new(&c, "ForceActivate");
+        if (!pre_enqueue_admits(q, e)) {
+            put_parked(q, e, KS_Q_GATED, &c);
+        } else {
+            detach(q, e);
+            put_active(q, e, &c);
+            pthread_cond_broadcast(&q->cond);
+            moved = 1;
+        }
+    }
+    unlock(q);
+    return moved;
+}
+
+size_t ks__queue_pods(ks_queue *q, ks_pod ***out)
+{
+    *out = NULL;
+    lock(q);
+    size_t n = 0;
+    ks_pod **pods = q->nentries ? malloc(q->nentries * sizeof(*pods)) : NULL;
+    for (size_t i = 0; pods && i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (e && !e->deleted && n < q->nentries)
+            pods[n++] = ks__pod_ref(e->qp.pod);
+    }
+    unlock(q);
+    *out = pods;
+    return n;
+}
+
 int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp)
 {
     lock(q);
@@ -1239,6 +1289,8 @@ static void labels_init(void)
 
 const char *ks__queue_event_label(const ks_cluster_event *ev)
 {
+    if (ev->resource >= KS_RES_CUSTOM_FIRST)
+        return ks__custom_event_label(ev->resource, ev->actions);
     pthread_once(&k_labels_once, labels_init);
     for (size_t r = 0; r < N_RES; r++) {
         if (k_resources[r].res != ev->resource)

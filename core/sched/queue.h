@@ -230,6 +230,15 @@ size_t ks__pod_change_events(const ks_pod *new_pod, const ks_pod *old_pod, ks_ev
 size_t ks__node_change_events(const ks_node *new_node, const ks_node *old_node,
                               ks_cluster_event *out);
 
+/* upstream Activate for one pod (ks_activate_pod): from unschedulablePods, gated or backoffQ to
+ * activeQ (PreEnqueue first: a pod it still refuses stays gated); a pod in flight gets the
+ * ForceActivate event (it comes back through activeQ or backoffQ). 1 when the pod reached
+ * activeQ now. Any thread. */
+int ks__queue_activate(ks_queue *q, const char *uid);
+/* Every pod the queue knows (queued, parked, in flight), each with a reference for the caller,
+ * in *out (malloc'd; the caller unrefs each and frees it). Returns the count. Any thread. */
+size_t ks__queue_pods(ks_queue *q, ks_pod ***out);
+
 /* Wakes every pop() and makes them return NULL. */
 void ks__queue_close(ks_queue *q);
 

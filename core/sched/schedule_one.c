@@ -709,6 +709,8 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
     if (code == KS_SUCCESS)
         code = reserve_and_permit(&c);
     if (code == KS_SUCCESS) {
+        /* upstream: at the end of a successful scheduling cycle, move up the pods to activate */
+        ks__sched_activate_requested(s, c.state);
         report_cycle(&c, NULL, c.host->name, NULL, &c.ex);
         c.state->evals = NULL; /* the binding cycle counts no evaluations: the rows are reused */
         ks__binding_submit(s, fw, c.state, qp, c.assumed, c.seq, c.waiting, c.timeout_ms);

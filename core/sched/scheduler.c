@@ -16,6 +16,7 @@
 #include "util/log.h"
 #include "sched/scheduler_int.h"
 #include "sched/features.h"
+#include "api/custom_objects.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
 
@@ -145,13 +146,14 @@ static int hook_profile_of(void *ctx, const ks_pod *pod)
     return ks__scheduler_profile_index(ctx, pod->scheduler_name);
 }
 
-static int64_t hook_now(void *ctx)
+int64_t ks__sched_now(ks_scheduler *s)
 {
-    ks_scheduler *s = ctx;
     if (s->now_ns)
         return s->now_ns(s->clock_ctx);
     return ks__clock_now_ns();
 }
+
+static int64_t hook_now(void *ctx) { return ks__sched_now(ctx); }
 
 static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                    ks_status *st)
@@ -185,6 +187,75 @@ uint64_t ks__sched_rand(void *ctx)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+/* ---- what a gang plugin reads (ABI 1.8) ---------------------------------------------------- */
+
+static size_t sched_waiting_each(void *ctx, ks_waiting_pod_fn fn, void *fctx)
+{
+    return ks__binding_waiting_each(ctx, fn, fctx);
+}
+
+/* upstream's pod lister with a namespace and one label: the pods on nodes (bound or assumed),
+ * then the pending ones the queue holds that are not on a node (a pod in its binding cycle is
+ * both: assumed in the cache, in flight in the queue). */
+static size_t sched_pods_each(void *ctx, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
+                              void *fctx)
+{
+    ks_scheduler *s = ctx;
+    ks_pod **pods = NULL;
+    size_t visited = 0, n = ks__cache_pods_matching(s->cache, ns, key, value, &pods);
+    for (size_t i = 0; i < n; i++) {
+        fn(fctx, pods[i]);
+        ks__pod_unref(pods[i]);
+    }
+    visited += n;
+    free(pods);
+    n = ks__queue_pods(s->queue, &pods);
+    for (size_t i = 0; i < n; i++) {
+        ks_pod *p = pods[i];
+        if (p->ns == ns && ks__labels_get(p->labels, p->nlabels, key) == value &&
+            !ks__cache_has_pod(s->cache, p->uid)) {
+            fn(fctx, p);
+            visited++;
+        }
+        ks__pod_unref(p);
+    }
+    free(pods);
+    return visited;
+}
+
+void ks__sched_activate_requested(ks_scheduler *s, ks_cycle *cycle)
+{
+    for (struct ks_activate_req *r = cycle->activate; r; r = r->next)
+        ks__queue_activate(s->queue, r->uid);
+    cycle->activate = NULL;
+}
+
+/* Unix time minus the scheduler's clock: QueueSort plugins compare a pod's initial attempt
+ * (queue clock) with objects' creationTimestamps. */
+static int64_t unix_offset(ks_scheduler *s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - ks__sched_now(s);
+}
+
+int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, const cJSON *obj,
+                               int deleted, char *err, size_t errlen)
+{
+    const struct ks_object *old_obj = NULL, *new_obj = NULL;
+    int rc = ks__custom_store_apply(s->custom, res, obj, deleted, &old_obj, &new_obj, err, errlen);
+    if (rc != 0)
+        return rc;
+    uint32_t action = deleted ? KS_ACT_DELETE : old_obj ? KS_ACT_UPDATE_ANY : KS_ACT_ADD;
+    ks_event_info ev = {.event = {(ks_event_resource)(KS_RES_CUSTOM_FIRST + res->index), action},
+                        .old_obj = old_obj,
+                        .new_obj = new_obj};
+    ks__queue_move_on_event_info(s->queue, &ev, NULL);
+    ks__object_unref(old_obj);
+    ks__object_unref(new_obj);
+    return 0;
 }
 
 /* ---- construction -------------------------------------------------------------------------- */
@@ -223,10 +294,11 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     }
     s->cache = ks__cache_new();
     s->store = ks__store_new();
+    s->custom = ks__custom_store_new();
     s->snap = ks__snapshot_new();
     s->par.pool = ks__pool_new(o->cfg->parallelism);
     s->par.parallelism = o->cfg->parallelism > 0 ? (size_t)o->cfg->parallelism : 16;
-    if (!s->cache || !s->store || !s->snap || !s->par.pool)
+    if (!s->cache || !s->store || !s->custom || !s->snap || !s->par.pool)
         goto fail;
     ks_queue_opts qo = {
         .initial_backoff_ns = o->cfg->pod_initial_backoff_seconds * 1000000000LL,
@@ -262,6 +334,11 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
     ks__host_set_permit_hook(ks__permit_hook, s);
+    ks__host_set_sched(&(ks_host_sched){.ctx = s,
+                                        .waiting_each = sched_waiting_each,
+                                        .pods_each = sched_pods_each,
+                                        .custom = s->custom,
+                                        .unix_offset_ns = unix_offset(s)});
     *out = s;
     return 0;
 fail:
@@ -280,8 +357,10 @@ void ks__scheduler_free(ks_scheduler *s)
         ks__binding_stop(s);
     }
     ks__host_set_permit_hook(NULL, NULL);
+    ks__host_set_sched(NULL);
     ks__queue_free(s->queue);
     ks__store_free(s->store);
+    ks__custom_store_free(s->custom);
     ks__pool_free(s->par.pool);
     ks__snapshot_free(s->snap);
     ks__cache_free(s->cache);

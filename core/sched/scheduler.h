@@ -181,6 +181,18 @@ void ks__scheduler_stopping(ks_scheduler *s);
  * scheduling cycle, so that pods a Permit plugin let go are bound before the next pod is popped:
  * the same file and seed give the same decisions on every run. */
 void ks__scheduler_wait_bindings_settled(ks_scheduler *s);
+/* With a simulated source (KS_SOURCE_SIMULATED), Permit deadlines are on the scheduler's virtual
+ * clock and no timer thread watches them: the earliest deadline of a pod parked on Permit (-1
+ * when none), and the expiry of those whose deadline is now past (they are rejected with
+ * upstream's timeout message and their binding cycles fail; wait for them to settle). */
+/* An object of a resource a plugin watches (ks_resource_watch), from an informer or the cluster
+ * file: filed (deleted != 0: removed) and offered to the queue as that resource's Add, Update or
+ * Delete event. 0, or KS_EPARSE / KS_ENOMEM with err. Any thread. */
+struct ks_resource;
+int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, const cJSON *obj,
+                               int deleted, char *err, size_t errlen);
+int64_t ks__binding_next_permit_deadline(ks_scheduler *s);
+void ks__binding_expire_permits(ks_scheduler *s);
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s);
 ks_cache *ks__scheduler_cache(ks_scheduler *s);

@@ -50,6 +50,7 @@ struct ks_scheduler {
     ks_framework **fw;
     ks_cache *cache;
     ks_store *store; /* Namespaces, Services, ReplicaSets, PDBs, ... */
+    struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
     ks_queue *queue;
     ks_snapshot *snap;
     ks_parallelizer par; /* the Filter/Score worker pool; the frameworks borrow it for Score */
@@ -168,6 +169,15 @@ int ks__binding_cancel_prebind(ks_scheduler *s, const char *uid, const char *msg
 /* The pod of uid was deleted: a binding cycle sleeping in its PreBind ends early. Any thread. */
 void ks__binding_pod_deleted(ks_scheduler *s, const char *uid);
 int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, const char *msg);
+/* ks_waiting_pods_each: fn for each pod waiting on Permit, in the order they began to wait,
+ * without bind_mu held (fn may allow or reject). Any thread. */
+size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx);
+/* The scheduler's clock (the queue's: virtual in simulate), ns. Any thread. */
+int64_t ks__sched_now(ks_scheduler *s);
+/* The pods a cycle asked to activate (ks_activate_pod) go to activeQ now, and the cycle's list
+ * is emptied (upstream SchedulingQueue.Activate(podsToActivate.Map), then a new map). Thread of
+ * the cycle. */
+void ks__sched_activate_requested(ks_scheduler *s, ks_cycle *cycle);
 
 /* failure.c: the failure path shared by both cycles (upstream handleSchedulingFailure). */
 void ks__handle_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp, ks_code code,

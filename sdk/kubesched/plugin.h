@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 7
+#define KS_ABI_MINOR 8
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -963,6 +963,27 @@ typedef struct ks_counter ks_counter;
  * volume for a claim that names a selected node. */
 #define KS_SOURCE_SIMULATED 0x1u
 
+/* --- ABI 1.8: gang scheduling --- */
+/* A pod waiting on Permit, as ks_host_api.waiting_pods_each hands it out: the pod (its assumed
+ * copy, spec.nodeName set to the node it waits for) and the names of the Permit plugins that have
+ * not allowed it yet. Everything borrowed for the callback. */
+typedef struct ks_waiting_pod_info {
+    const ks_pod *pod;
+    const char *const *pending_plugins;
+    size_t npending;
+} ks_waiting_pod_info;
+typedef void (*ks_waiting_pod_fn)(void *ctx, const ks_waiting_pod_info *wp);
+/* A pod visited by ks_host_api.pods_each, borrowed for the callback. */
+typedef void (*ks_pod_visit_fn)(void *ctx, const ks_pod *pod);
+/* An API resource a plugin watches (ks_host_api.resource_watch): opaque, owned by the host,
+ * valid until the plugin is destroyed. */
+typedef struct ks_resource ks_resource;
+/* One object of a watched resource: read-only, reference-counted (ks_host_api.object_release). */
+typedef struct ks_object ks_object;
+/* The resources a host can watch for plugins (each a distinct ks_event_resource, see
+ * ks_host_api.resource_event) start here. */
+#define KS_RES_CUSTOM_FIRST ((ks_event_resource)1000)
+
 /* ---------------------------------------------------------------------------------------------
  * The host function table. Plugins call the ks_... wrappers below, not the slots.
  * ------------------------------------------------------------------------------------------- */
@@ -1066,7 +1087,12 @@ typedef struct ks_host_api {
     ks_code (*filter_outcome_code)(const ks_filter_outcome *o, const ks_node_info *node);
     void (*post_filter_nominate)(ks_post_filter_result *res, ks_sym node);
 
-    /* Permit: release or reject a pod waiting on `plugin`. Any thread. 0 or KS_ENOTFOUND. */
+    /* Permit: a pod waiting on Permit. permit_allow removes `plugin` from the plugins it waits
+     * for (KS_ENOTFOUND when the pod does not wait, or not on that plugin); permit_reject ends the
+     * wait as Unschedulable with message, naming `plugin` (upstream WaitingPod.Reject: since
+     * ABI 1.8 any plugin may reject any waiting pod, as a gang plugin rejects its siblings;
+     * older hosts answered KS_ENOTFOUND unless the pod waited on `plugin`). Any thread. 0 or
+     * KS_ENOTFOUND. */
     int (*permit_allow)(const char *pod_uid, const char *plugin);
     int (*permit_reject)(const char *pod_uid, const char *plugin, const char *message);
 
@@ -1239,6 +1265,66 @@ typedef struct ks_host_api {
     /* Adds 1 to the series whose label is value (created on first use). NULL counter:
      * nothing. Any thread; lock-free once the series exists. */
     void (*counter_inc)(ks_counter *counter, const char *value);
+
+    /* --- ABI 1.8: what a gang-scheduling plugin needs (scheduler-plugins' Coscheduling is
+     * written on these alone: plugins-oot/coscheduling) --- */
+    /* Calls fn once for each pod waiting on Permit now (upstream IterateOverWaitingPods; one map
+     * for every profile, as upstream shares it), in the order they began to wait. fn runs with
+     * no host lock held: it may call ks_permit_allow / ks_permit_reject on any pod (upstream's
+     * WaitingPod.Allow / Reject). A pod allowed or rejected meanwhile may still be visited.
+     * cycle: the caller's, or NULL from a thread of the plugin's own. Returns how many pods
+     * were visited. Any thread but a Filter/Score worker. */
+    size_t (*waiting_pods_each)(ks_cycle *cycle, ks_waiting_pod_fn fn, void *ctx);
+    /* Asks for pod to be moved to the active queue (upstream's PodsToActivate in the cycle
+     * state): recorded on the cycle and done, as upstream does, at the end of this scheduling
+     * cycle when it succeeds (Permit said Success or Wait) and at the end of its binding cycle
+     * when that succeeds. A pod in unschedulablePods or backoffQ goes to activeQ (PreEnqueue
+     * still applies), one in activeQ stays, one in flight comes back through activeQ or backoffQ
+     * instead of unschedulablePods (upstream's ForceActivate event). The uid is copied; pod is
+     * borrowed. Scheduling thread (Permit, Reserve, PostFilter...) or the binding thread of the
+     * cycle. */
+    void (*activate_pod)(ks_cycle *cycle, const ks_pod *pod);
+    /* The pods of namespace ns whose label key equals value (upstream's pod lister with that
+     * label selector, `pods.Lister().Pods(ns).List(...)`): every pod the scheduler knows that has
+     * not terminated: pending (queued, gated, being scheduled, waiting on Permit) and assigned
+     * (bound, or assumed by this scheduler), each once. fn per pod, borrowed for the call, no
+     * order promised. Returns the count. Any thread but a Filter/Score worker; O(pods). */
+    size_t (*pods_each)(ks_cycle *cycle, ks_sym ns, ks_sym label_key, ks_sym label_value,
+                        ks_pod_visit_fn fn, void *ctx);
+    /* upstream QueuedPodInfo.InitialAttemptTimestamp (the first time the pod entered activeQ) as
+     * Unix time in ns, to compare with an object's creationTimestamp (ks_object_get_time); 0
+     * before it entered. Under the queue lock (QueueSort). */
+    int64_t (*queued_pod_initial_attempt_unix_ns)(const ks_queued_pod *qp);
+    /* Declares that this plugin reads objects of a resource the host does not know, e.g.
+     * ("scheduling.x-k8s.io/v1alpha1", "PodGroup", "podgroups"): the host lists and watches
+     * /apis/<group>/<version>/<plural> in live mode (the chart must grant list and watch on it),
+     * and reads objects of that apiVersion and kind from the cluster file in `simulate`. The same
+     * resource declared again (another profile, another plugin) gives the same handle. NULL with
+     * err set when an argument is malformed. Main thread, in create(). */
+    ks_resource *(*resource_watch)(const char *api_version, const char *kind, const char *plural,
+                                   ks_error *err);
+    /* The event resource of its changes (>= KS_RES_CUSTOM_FIRST), for events_with_hints: an add,
+     * update or delete of such an object requeues the pods the plugin rejected as any other event
+     * does; the hint's ev->old_obj / new_obj are then const ks_object *. Any thread. */
+    ks_event_resource (*resource_event)(const ks_resource *res);
+    /* The object ns/name (ns KS_SYM_EMPTY for a cluster-scoped resource) as the watch has it now,
+     * with a reference for the caller (release it with object_release), or NULL when there is
+     * none. Any thread, QueueSort included (a read lock and a reference count). */
+    const ks_object *(*resource_get)(const ks_resource *res, ks_sym ns, ks_sym name);
+    void (*object_release)(const ks_object *obj); /* NULL: no-op. Any thread. */
+    /* Its fields, by the same dotted paths as the args getters ("spec.minMember",
+     * "metadata.name"); 0, KS_ENOTFOUND or KS_ETYPE (KS_EPARSE for a malformed quantity or
+     * time). Strings borrowed(obj). object_get_time reads an RFC 3339 time ("2026-12-01T10:00:00Z",
+     * as metav1.Time) as Unix ns. object_json is the object as compact JSON, borrowed(obj). Any
+     * thread. */
+    int (*object_get_string)(const ks_object *obj, const char *path, const char **out);
+    int (*object_get_int)(const ks_object *obj, const char *path, int64_t *out);
+    int (*object_get_quantity)(const ks_object *obj, const char *path, int milli, int64_t *out);
+    int (*object_get_time)(const ks_object *obj, const char *path, int64_t *unix_ns);
+    int (*object_count)(const ks_object *obj, const char *path, size_t *out); /* array or map size */
+    /* The key (a resource name) of entry i of the map at path (e.g. "spec.minResources"). */
+    int (*object_key_at)(const ks_object *obj, const char *path, size_t i, const char **out);
+    const char *(*object_json)(const ks_object *obj);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1841,6 +1927,66 @@ static inline int64_t ks_resources_scalar(const ks_resources *r, ks_sym name)
     }
     return 0;
 }
+
+/* --- ABI 1.8 --- (test with KS_HOST_HAS(waiting_pods_each) before calling on an older host) */
+static inline size_t ks_waiting_pods_each(ks_cycle *cycle, ks_waiting_pod_fn fn, void *ctx)
+{
+    return ks_host->waiting_pods_each(cycle, fn, ctx);
+}
+static inline void ks_activate_pod(ks_cycle *cycle, const ks_pod *pod)
+{
+    ks_host->activate_pod(cycle, pod);
+}
+static inline size_t ks_pods_each(ks_cycle *cycle, ks_sym ns, ks_sym label_key,
+                                  ks_sym label_value, ks_pod_visit_fn fn, void *ctx)
+{
+    return ks_host->pods_each(cycle, ns, label_key, label_value, fn, ctx);
+}
+static inline int64_t ks_queued_pod_initial_attempt_unix_ns(const ks_queued_pod *qp)
+{
+    return ks_host->queued_pod_initial_attempt_unix_ns(qp);
+}
+static inline ks_resource *ks_resource_watch(const char *api_version, const char *kind,
+                                             const char *plural, ks_error *err)
+{
+    return ks_host->resource_watch(api_version, kind, plural, err);
+}
+static inline ks_event_resource ks_resource_event(const ks_resource *res)
+{
+    return ks_host->resource_event(res);
+}
+static inline const ks_object *ks_resource_get(const ks_resource *res, ks_sym ns, ks_sym name)
+{
+    return ks_host->resource_get(res, ns, name);
+}
+static inline void ks_object_release(const ks_object *obj) { ks_host->object_release(obj); }
+static inline int ks_object_get_string(const ks_object *obj, const char *path, const char **out)
+{
+    return ks_host->object_get_string(obj, path, out);
+}
+static inline int ks_object_get_int(const ks_object *obj, const char *path, int64_t *out)
+{
+    return ks_host->object_get_int(obj, path, out);
+}
+static inline int ks_object_get_quantity(const ks_object *obj, const char *path, int milli,
+                                         int64_t *out)
+{
+    return ks_host->object_get_quantity(obj, path, milli, out);
+}
+static inline int ks_object_get_time(const ks_object *obj, const char *path, int64_t *unix_ns)
+{
+    return ks_host->object_get_time(obj, path, unix_ns);
+}
+static inline int ks_object_count(const ks_object *obj, const char *path, size_t *out)
+{
+    return ks_host->object_count(obj, path, out);
+}
+static inline int ks_object_key_at(const ks_object *obj, const char *path, size_t i,
+                                   const char **out)
+{
+    return ks_host->object_key_at(obj, path, i, out);
+}
+static inline const char *ks_object_json(const ks_object *obj) { return ks_host->object_json(obj); }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */
 static inline ks_sym ks_labels_get(const ks_label *labels, size_t n, ks_sym key)

@@ -23,6 +23,11 @@ SA(KS_UNSCHEDULABLE_AND_UNRESOLVABLE == 3 && KS_WAIT == 4 && KS_SKIP == 5 && KS_
 /* ABI 1.7 */
 SA(KS_ECANCELED == -10 && KS_SOURCE_SIMULATED == 1 && KS_RESOURCE_VERSION_MAX == 64);
 SA(KS_STORAGE_PERSISTENT_VOLUME == 0 && KS_STORAGE_PERSISTENT_VOLUME_CLAIM == 1);
+/* ABI 1.8 */
+SA(KS_RES_CUSTOM_FIRST == 1000);
+AT(ks_waiting_pod_info, pending_plugins, 8);
+AT(ks_waiting_pod_info, npending, 16);
+SA(sizeof(ks_waiting_pod_info) == 24);
 SA(KS_ENOMEM == -1 && KS_EINVAL == -2 && KS_ENOTFOUND == -3 && KS_EEXIST == -4);
 SA(KS_ETYPE == -5 && KS_ERANGE == -6 && KS_EPARSE == -7 && KS_EIO == -8 && KS_EABI == -9);
 SA(KS_EFFECT_ALL == 0 && KS_EFFECT_NO_SCHEDULE == 1 && KS_EFFECT_PREFER_NO_SCHEDULE == 2);
@@ -135,6 +140,11 @@ SA(sizeof(ks_plugin_desc) == 216);
     X(cycle_volume_attachments) X(volume_attachment_view) \
     /* ABI 1.7 */ \
     X(storage_patch) X(binding_sleep) X(source_flags) X(counter_new) X(counter_inc) \
+    /* ABI 1.8 */ \
+    X(waiting_pods_each) X(activate_pod) X(pods_each) X(queued_pod_initial_attempt_unix_ns) \
+    X(resource_watch) X(resource_event) X(resource_get) X(object_release) X(object_get_string) \
+    X(object_get_int) X(object_get_quantity) X(object_get_time) X(object_count) \
+    X(object_key_at) X(object_json) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -147,13 +157,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 124); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7 */
+SA(HOST_NSLOTS == 139); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +15 in 1.8 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1008);
+SA(sizeof(ks_host_api) == 1128);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
