@@ -74,8 +74,10 @@ static int describe(struct ks_resource *r, const char *api_version, const char *
         return KS_EINVAL;
     }
     if (!name_ok(kind, 60, 0) || !name_ok(plural, 60, 0)) {
-        snprintf(msg, msglen, "kind \"%s\" / resource \"%s\": expected plain names (e.g. PodGroup, "
-                 "podgroups)", kind, plural);
+        snprintf(msg, msglen,
+                 "kind \"%s\" / resource \"%s\": expected plain names (e.g. PodGroup, "
+                 "podgroups)",
+                 kind, plural);
         return KS_EINVAL;
     }
     snprintf(r->api_version, sizeof(r->api_version), "%s", api_version);
@@ -235,8 +237,8 @@ static const char *meta_string(const cJSON *obj, const char *field)
 }
 
 /* A new object holding a deep copy of obj. */
-static struct ks_object *object_new(const struct ks_resource *res, const cJSON *obj,
-                                    const char *ns, const char *name)
+static struct ks_object *object_new(const struct ks_resource *res, const cJSON *obj, const char *ns,
+                                    const char *name)
 {
     struct ks_object *o = calloc(1, sizeof(*o));
     if (!o)

@@ -28,12 +28,50 @@
 #include "util/duration.h"
 #include "in_tree.h"
 
+static void usage_simulate(FILE *f)
+{
+    fprintf(
+        f,
+        "Usage: kubesched simulate --cluster FILE [flags]\n"
+        "\n"
+        "Schedules every pending pod of a cluster file with the scheduler's own code, in memory,\n"
+        "and prints one line (or JSON object) per scheduling attempt.\n"
+        "\n"
+        "  --cluster FILE        Nodes, Pods and the other objects the plugins read, as YAML or\n"
+        "                        JSON manifests or `kubectl get ... -o yaml` output. Objects of\n"
+        "                        a resource a plugin watches (ks_resource_watch, e.g. PodGroup)\n"
+        "                        are read too; other kinds are counted and skipped.\n"
+        "  --config FILE         A KubeSchedulerConfiguration (default: the default profile).\n"
+        "  --output table|json   The report's form (default table; json: docs in DESIGN.md).\n"
+        "  --explain             Per attempt, each node's Filter verdicts and Score results.\n"
+        "  --strict              Unknown fields and kinds in the cluster file are errors.\n"
+        "  --seed N              The seed of every random choice (default 1): the same file and\n"
+        "                        seed give the same decisions.\n"
+        "  --max-attempts N      The most scheduling attempts one pod gets (default %d). A pod\n"
+        "                        that reaches it after a failed attempt is not retried and stays\n"
+        "                        pending, with a warning naming it.\n"
+        "  --feature-gates G=B,...  OpportunisticBatching, NominatedNodeNameForExpectation,\n"
+        "                        SchedulerPopFromBackoffQ (on by default, as in v1.37).\n"
+        "  --plugin-call-deadline D  A plugin call running longer is reported with the plugin,\n"
+        "                        extension point, pod and node, and ends the run after the\n"
+        "                        decisions so far were printed (default 10s; 0: no watchdog).\n"
+        "  -v N                  Log verbosity (klog-style, to stderr).\n"
+        "\n"
+        "Time is virtual: backoffs and Permit waits (a gang waiting for its members) take no wall\n"
+        "time; when nothing else can happen the clock jumps to the next backoff expiry or Permit\n"
+        "timeout, and each timeout is reported as the pod's failed attempt.\n"
+        "Exit status: 0 whatever the decisions; 1 for a bad file or configuration; 2 for bad\n"
+        "flags; 3 when the plugin-call deadline passed; 128+signal when a plugin crashed.\n",
+        KS_SIM_MAX_ATTEMPTS);
+}
+
 static void usage(FILE *f)
 {
     fputs(
         "Usage:\n"
         "  kubesched simulate --cluster FILE [--config FILE] [--output table|json] [--explain] "
-        "[--strict] [--seed N] [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D] [-v N]\n"
+        "[--strict] [--seed N] [--max-attempts N] [--feature-gates GATE=BOOL,...] "
+        "[--plugin-call-deadline D] [-v N]\n"
         "      Schedule every pending pod of a cluster file (YAML/JSON manifests, or the output "
         "of\n"
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
@@ -43,7 +81,8 @@ static void usage(FILE *f)
         "      in v1.37). A plugin call that runs past --plugin-call-deadline (default 10s; 0: no\n"
         "      watchdog) is reported and ends the run, as a crash does, after the decisions so "
         "far\n"
-        "      were printed (exit status 3; a crash keeps 128+signal).\n"
+        "      were printed (exit status 3; a crash keeps 128+signal). "
+        "`kubesched simulate --help` tells more.\n"
         "  kubesched validate-config FILE [-v N]\n"
         "      Check a KubeSchedulerConfiguration and print the effective profiles.\n"
         "  kubesched --config FILE [--kubeconfig FILE] [--bind-address ADDR] [--secure-port N] [-v "
@@ -207,7 +246,7 @@ static int cmd_simulate(int argc, char **argv)
     int64_t deadline_ns = KS_GUARD_DEFAULT_DEADLINE_NS;
     const char *cluster = NULL, *config = NULL;
     ks_output output = KS_OUTPUT_TABLE;
-    int explain = 0, strict = 0;
+    int explain = 0, strict = 0, max_attempts = KS_SIM_MAX_ATTEMPTS;
     uint64_t seed = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -241,6 +280,21 @@ static int cmd_simulate(int argc, char **argv)
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 10);
             i++;
+        } else if (!strcmp(a, "--max-attempts") && v) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > 1000000) {
+                fprintf(stderr,
+                        "kubesched simulate: --max-attempts %s: expected a number of attempts per "
+                        "pod, 1..1000000\n",
+                        v);
+                return 2;
+            }
+            max_attempts = (int)n;
+            i++;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage_simulate(stdout);
+            return 0;
         } else if (!strncmp(a, "--feature-gates", 15) && (a[15] == '=' || (!a[15] && v))) {
             if (set_feature_gates(a[15] == '=' ? a + 16 : v) != 0)
                 return 2;
@@ -251,7 +305,7 @@ static int cmd_simulate(int argc, char **argv)
             i++;
         } else {
             fprintf(stderr, "kubesched simulate: unknown or incomplete flag %s\n", a);
-            usage(stderr);
+            usage_simulate(stderr);
             return 2;
         }
     }
@@ -268,7 +322,8 @@ static int cmd_simulate(int argc, char **argv)
         return 1;
     char err[2048] = "";
     ks_simulate_stats stats;
-    ks_simulate_opts o = {cluster, l.cfg, l.plans, output, explain, seed, stdout, strict, stderr};
+    ks_simulate_opts o = {cluster, l.cfg,  l.plans, output, explain,
+                          seed,    stdout, strict,  stderr, max_attempts};
     int rc = ks__simulate_run(&o, &stats, err, sizeof(err));
     if (rc != 0)
         fprintf(stderr, "kubesched: %s\n", err[0] ? err : "simulation failed");

@@ -24,6 +24,8 @@
 #include "sched/scheduler.h"
 #include "sched/volume_events.h"
 #include "api/store.h"
+#include "api/custom_objects.h"
+#include "util/strmap.h"
 
 typedef struct record {
     uint64_t seq;
@@ -80,6 +82,13 @@ typedef struct sim {
     pthread_mutex_t write_mu;
     uint64_t last_rv;
     cJSON *volume_writes;
+    /* --max-attempts: attempts per pod uid (scheduling thread), and the pods whose last
+     * attempt reached the cap and failed, to be taken out of the queue after the cycle. */
+    ks_strmap attempts;
+    struct capped_pod {
+        char *uid, *key;
+    } *capped;
+    size_t ncapped, capped_cap;
 } sim;
 
 static int64_t sim_now(void *ctx)
@@ -578,6 +587,62 @@ static void spill_explain(sim *s, const ks_explain *ex, uint64_t *off, size_t *l
     *len = s->exbuf.len;
 }
 
+/* --max-attempts: the attempts of pod so far (on_cycle_done counts them). When an attempt fails,
+ * in its scheduling cycle or later in its binding cycle (a Permit timeout, a rejection), and the
+ * pod has had its share, it is noted to leave the queue once the cycle is over. Under s->mu (the
+ * binding threads report failures too). */
+static void count_attempt(sim *s, const ks_pod *pod)
+{
+    uintptr_t n = (uintptr_t)ks__strmap_get(&s->attempts, pod->uid) + 1;
+    ks__strmap_put(&s->attempts, pod->uid, (void *)n, NULL);
+}
+
+static void cap_if_exhausted(sim *s, const ks_pod *pod)
+{
+    uintptr_t n = (uintptr_t)ks__strmap_get(&s->attempts, pod->uid);
+    int max = s->o->max_attempts > 0 ? s->o->max_attempts : KS_SIM_MAX_ATTEMPTS;
+    if (n < (uintptr_t)max)
+        return;
+    if (s->ncapped == s->capped_cap) {
+        size_t cap = s->capped_cap ? s->capped_cap * 2 : 8;
+        struct capped_pod *c = realloc(s->capped, cap * sizeof(*c));
+        if (!c)
+            return;
+        s->capped = c;
+        s->capped_cap = cap;
+    }
+    struct capped_pod *c = &s->capped[s->ncapped];
+    c->uid = strdup(pod->uid);
+    c->key = strdup(pod->key);
+    if (c->uid && c->key) {
+        s->ncapped++;
+    } else {
+        free(c->uid);
+        free(c->key);
+    }
+}
+
+/* The pods that reached --max-attempts leave the queue: they stay pending, and the line says
+ * so (a pod bound meanwhile, or already gone, is no longer there to take out). */
+static void drop_capped(sim *s)
+{
+    int max = s->o->max_attempts > 0 ? s->o->max_attempts : KS_SIM_MAX_ATTEMPTS;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->ncapped; i++) {
+        if (ks__queue_delete(ks__scheduler_queue(s->sched), s->capped[i].uid) == 0) {
+            s->stats->capped++;
+            ks__log('W', "simulate",
+                    "pod %s: %d scheduling attempts, the most --max-attempts allows: it is not "
+                    "retried and stays pending",
+                    s->capped[i].key, max);
+        }
+        free(s->capped[i].uid);
+        free(s->capped[i].key);
+    }
+    s->ncapped = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
 static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
                           const char *result, ks_sym node, const char *message,
                           const ks_explain *ex)
@@ -600,6 +665,9 @@ static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char
         r->ex_len = ex_len;
     }
     s->stats->attempts++;
+    count_attempt(s, pod);
+    if (result) /* it failed; a pod handed to its binding cycle is judged when that ends */
+        cap_if_exhausted(s, pod);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -618,6 +686,8 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
         free(r->message);
         r->message = dup_or_null(message);
     }
+    if (strcmp(result, "Scheduled") != 0)
+        cap_if_exhausted(s, pod);
     /* What PreBind wrote belongs to the attempt that bound the pod; a failed attempt's writes
      * are superseded by the next one's. */
     cJSON *writes = cJSON_DetachItemFromObjectCaseSensitive(s->volume_writes, pod->uid);
@@ -1104,6 +1174,15 @@ static void give_uid(cJSON *obj)
 static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char *err, size_t errlen)
 {
     char perr[400];
+    const cJSON *av = cJSON_GetObjectItemCaseSensitive(mo->obj, "apiVersion");
+    const struct ks_resource *res =
+        cJSON_IsString(av) ? ks__custom_find(av->valuestring, kind) : NULL;
+    if (res) { /* a resource a plugin watches (ks_resource_watch), e.g. a PodGroup */
+        int rc = ks__scheduler_apply_custom(s->sched, res, mo->obj, 0, perr, sizeof(perr));
+        if (rc)
+            snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, mo->where, kind, perr);
+        return rc;
+    }
     if (!ks__store_wants(kind)) {
         tally_unread(s, kind);
         return 0;
@@ -1210,6 +1289,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         goto out;
     }
     atomic_init(&s.clock_ns, 1000000000LL);
+    ks__strmap_init(&s.attempts);
     /* The table shows no explanation: only JSON output keeps them. */
     if (o->explain && o->output == KS_OUTPUT_JSON && (rc = spill_open(&s.spill, err, errlen)) != 0)
         goto out;
@@ -1218,7 +1298,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         .plans = o->plans,
         .seed = o->seed,
         .explain = o->explain,
-        .binding_workers = 4, /* for pods a Permit plugin makes wait */
+        .binding_workers = 1, /* pods a Permit plugin made wait, in the order released */
         .bind_inline = 1,
         .now_ns = sim_now,
         .clock_ctx = &s,
@@ -1237,34 +1317,32 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
 
     int64_t t0 = ks__clock_now_ns();
     ks_queue *q = ks__scheduler_queue(s.sched);
-    /* A guard against plugins that keep a pod cycling (Pending forever): far beyond what
-     * event-driven retries of a finite simulation need. */
-    size_t limit = 100 + 20 * (stats->pending_pods + 1);
-    size_t done = 0;
     for (;;) {
         if (ks__scheduler_schedule_one(s.sched, 0)) {
+            /* pods a Permit plugin let go are bound before the next pod is popped; a failed
+             * binding may requeue a pod */
             ks__scheduler_wait_bindings_settled(s.sched);
-            if (++done > limit) {
-                ks__log('W', "simulate", "stopping after %zu attempts: pods keep being retried",
-                        done);
-                break;
-            }
+            drop_capped(&s);
             continue;
         }
-        ks__scheduler_wait_bindings(s.sched); /* a failed binding may requeue a pod */
-        if (ks__scheduler_schedule_one(s.sched, 0)) {
-            ks__scheduler_wait_bindings_settled(s.sched);
-            done++;
-            continue;
-        }
-        int64_t next = ks__queue_next_backoff_expiry(q);
-        if (next < 0)
+        /* Nothing runnable now: jump the virtual clock to what happens next, a backoff expiry
+         * or a Permit wait's timeout, so that waiting costs no wall time. */
+        int64_t backoff = ks__queue_next_backoff_expiry(q);
+        int64_t permit = ks__binding_next_permit_deadline(s.sched);
+        if (backoff < 0 && permit < 0)
             break;
-        /* Nothing runnable now: jump the virtual clock to the next backoff expiry. */
+        int permit_first = permit >= 0 && (backoff < 0 || permit <= backoff);
+        int64_t next = permit_first ? permit : backoff;
         long long now = atomic_load(&s.clock_ns);
         if (next > now)
             atomic_store(&s.clock_ns, next);
-        ks__queue_flush_backoff(q);
+        if (permit_first) {
+            stats->permit_timeouts += ks__binding_expire_permits(s.sched);
+            ks__scheduler_wait_bindings_settled(s.sched);
+            drop_capped(&s);
+        } else {
+            ks__queue_flush_backoff(q);
+        }
     }
     ks__scheduler_wait_bindings(s.sched);
     ks__guard_set_fatal_hook(NULL, NULL);
@@ -1298,6 +1376,12 @@ out:
         cJSON_Delete(s.recs[i].volumes);
     }
     cJSON_Delete(s.volume_writes);
+    ks__strmap_destroy(&s.attempts);
+    for (size_t i = 0; i < s.ncapped; i++) {
+        free(s.capped[i].uid);
+        free(s.capped[i].key);
+    }
+    free(s.capped);
     pthread_mutex_destroy(&s.write_mu);
     free(s.recs);
     spill_close(&s.spill);

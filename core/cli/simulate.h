@@ -31,7 +31,15 @@ typedef struct ks_simulate_opts {
     /* Where warnings about the cluster file and the end-of-run line of what was skipped go;
      * NULL: stderr. */
     FILE *warn;
+    /* The most scheduling attempts one pod gets (--max-attempts; 0: KS_SIM_MAX_ATTEMPTS): a pod
+     * that reaches it after a failed attempt is not retried, with a line on warn. */
+    int max_attempts;
 } ks_simulate_opts;
+
+/* The default of --max-attempts. Without a cap a plugin that keeps a pod cycling (a gang whose
+ * sibling activations keep waking each other) would never let the run end; a real cluster's
+ * events rarely retry one pod this often in the span a cluster file captures. */
+#define KS_SIM_MAX_ATTEMPTS 50
 
 typedef struct ks_simulate_stats {
     size_t nodes, running_pods, pending_pods;
@@ -39,7 +47,9 @@ typedef struct ks_simulate_stats {
     size_t unknown_kinds;   /* left out: no kind, or a kind its apiVersion does not have */
     size_t warnings;        /* about the cluster file (unknown fields and kinds) */
     size_t attempts, scheduled, unschedulable, errors, unhandled, preemptions;
-    double seconds; /* wall time of the scheduling loop (loading excluded) */
+    size_t capped;          /* pods left pending at --max-attempts */
+    size_t permit_timeouts; /* Permit waits that ended at their timeout (virtual clock) */
+    double seconds;         /* wall time of the scheduling loop (loading excluded) */
 } ks_simulate_stats;
 
 /* 0 on success (whatever the decisions), or a negative code with a message in err (bad file,

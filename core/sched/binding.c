@@ -73,11 +73,21 @@ static void go_duration(int64_t ms, char *out, size_t len)
                  (long long)(ms % 3600000 / 60000), (double)(ms % 60000) / 1000.0);
 }
 
-/* Under bind_mu: the job goes back to the front of the job queue. */
+/* Under bind_mu: the job goes back to the front of the job queue (or, while a simulated
+ * source's cycle runs, to the end of the held list). */
 static void unpark(ks_scheduler *s, ks_binding_job *j)
 {
     j->parked = 0;
     s->parked_bindings--;
+    if (s->hold_released) {
+        j->next = NULL;
+        if (s->held_tail)
+            s->held_tail->next = j;
+        else
+            s->held_head = j;
+        s->held_tail = j;
+        return;
+    }
     j->next = s->jobs_head;
     s->jobs_head = j;
     if (!s->jobs_tail)
@@ -228,6 +238,25 @@ size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx
     return n;
 }
 
+void ks__binding_hold(ks_scheduler *s, int on)
+{
+    if (!s->binders || !(s->source.flags & KS_SOURCE_SIMULATED))
+        return;
+    pthread_mutex_lock(&s->bind_mu);
+    s->hold_released = on;
+    if (!on && s->held_head) {
+        /* in release order, behind whatever is queued */
+        if (s->jobs_tail)
+            s->jobs_tail->next = s->held_head;
+        else
+            s->jobs_head = s->held_head;
+        s->jobs_tail = s->held_tail;
+        s->held_head = s->held_tail = NULL;
+        pthread_cond_broadcast(&s->jobs_cv);
+    }
+    pthread_mutex_unlock(&s->bind_mu);
+}
+
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s)
 {
     int64_t next = -1;
@@ -266,13 +295,16 @@ static int64_t expire_permits(ks_scheduler *s, int64_t now)
     return next;
 }
 
-void ks__binding_expire_permits(ks_scheduler *s)
+size_t ks__binding_expire_permits(ks_scheduler *s)
 {
     if (!s->binders)
-        return;
+        return 0;
     pthread_mutex_lock(&s->bind_mu);
+    size_t before = s->parked_bindings;
     expire_permits(s, permit_now(s));
+    size_t expired = before - s->parked_bindings;
     pthread_mutex_unlock(&s->bind_mu);
+    return expired;
 }
 
 int ks__binding_reject_waiting(ks_scheduler *s, const char *uid, const char *plugin,
@@ -594,7 +626,8 @@ static void *binder_main(void *arg)
  * refuses (the job then waits for a busy one, as before). */
 static void add_binder(ks_scheduler *s)
 {
-    if (s->nbinders >= KS_MAX_BINDERS || s->bind_quit)
+    /* a simulated source's binders run what Permit released one at a time, in order */
+    if (s->nbinders >= KS_MAX_BINDERS || s->bind_quit || (s->source.flags & KS_SOURCE_SIMULATED))
         return;
     if (s->nbinders == s->binders_cap) {
         int cap = s->binders_cap * 2;

@@ -810,7 +810,7 @@ static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         ks__status_message(&s, msg, sizeof(msg));
         if (msg[0] && off < sizeof(joined))
             off +=
-                (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%s", off ? " " : "", msg);
+                (size_t)snprintf(joined + off, sizeof(joined) - off, "%s%s", off ? ", " : "", msg);
     }
     if (joined[0])
         ks__status_add(st, joined);

@@ -15,6 +15,7 @@
 #include "sched/framework.h"
 #include "api/intern.h"
 #include "util/errors.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/metrics.h"
 #include "api/objects.h"
@@ -815,8 +816,8 @@ static int64_t h_queued_pod_initial_attempt_unix_ns(const ks_queued_pod *qp)
     return qp->initial_attempt_ns ? qp->initial_attempt_ns + sched_services.unix_offset_ns : 0;
 }
 
-static ks_resource *h_resource_watch(const char *api_version, const char *kind,
-                                     const char *plural, ks_error *err)
+static ks_resource *h_resource_watch(const char *api_version, const char *kind, const char *plural,
+                                     ks_error *err)
 {
     char msg[256];
     const struct ks_resource *r = ks__custom_register(api_version, kind, plural, msg, sizeof(msg));
@@ -905,6 +906,10 @@ static int h_object_key_at(const ks_object *o, const char *path, size_t i, const
 
 static const char *h_object_json(const ks_object *o) { return o ? o->text : NULL; }
 
+static int64_t h_clock_now_ns(void)
+{
+    return sched_services.now ? sched_services.now(sched_services.ctx) : ks__clock_now_ns();
+}
 
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
@@ -1051,6 +1056,7 @@ static const ks_host_api host_table = {
     .object_count = h_object_count,
     .object_key_at = h_object_key_at,
     .object_json = h_object_json,
+    .clock_now_ns = h_clock_now_ns,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -39,7 +39,8 @@ typedef struct ks_host_sched {
     size_t (*pods_each)(void *ctx, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
                         void *fctx);
     struct ks_custom_store *custom;
-    int64_t unix_offset_ns; /* Unix ns = queue clock ns + this */
+    int64_t (*now)(void *ctx); /* the scheduler's clock */
+    int64_t unix_offset_ns;    /* Unix ns = that clock's ns + this */
 } ks_host_sched;
 void ks__host_set_sched(const ks_host_sched *hs);
 

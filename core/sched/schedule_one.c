@@ -733,7 +733,9 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks_framework *fw = s->fw[qp->profile];
     ks__sched_metrics_attempt_begin(s, fw, qp);
     ks__nominator_snapshot(s);
+    ks__binding_hold(s, 1);
     scheduling_cycle(s, fw, qp);
+    ks__binding_hold(s, 0);
     ks__sched_metrics_cycle_end(s, fw); /* qp may be gone; fw is not */
     ks__nominator_release(s);
     ks__pod_unref(s->deferred_unref);

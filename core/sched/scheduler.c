@@ -338,6 +338,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                                         .waiting_each = sched_waiting_each,
                                         .pods_each = sched_pods_each,
                                         .custom = s->custom,
+                                        .now = hook_now,
                                         .unix_offset_ns = unix_offset(s)});
     *out = s;
     return 0;

@@ -192,7 +192,7 @@ struct ks_resource;
 int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, const cJSON *obj,
                                int deleted, char *err, size_t errlen);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);
-void ks__binding_expire_permits(ks_scheduler *s);
+size_t ks__binding_expire_permits(ks_scheduler *s); /* how many */
 
 ks_queue *ks__scheduler_queue(ks_scheduler *s);
 ks_cache *ks__scheduler_cache(ks_scheduler *s);

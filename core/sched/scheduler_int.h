@@ -49,7 +49,7 @@ struct ks_scheduler {
     size_t nprofiles;
     ks_framework **fw;
     ks_cache *cache;
-    ks_store *store; /* Namespaces, Services, ReplicaSets, PDBs, ... */
+    ks_store *store;                /* Namespaces, Services, ReplicaSets, PDBs, ... */
     struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
     ks_queue *queue;
     ks_snapshot *snap;
@@ -84,6 +84,11 @@ struct ks_scheduler {
     pthread_cond_t jobs_cv;   /* binders: a job was queued, or quit */
     pthread_cond_t bind_idle; /* wait_bindings: nothing in flight */
     ks_binding_job *jobs_head, *jobs_tail;
+    /* With a simulated source, jobs a Permit decision released during a scheduling cycle wait
+     * here until the cycle ends (ks__binding_hold), and one binder runs them in that order: the
+     * same file and seed give the same decisions and messages on every run. */
+    int hold_released;
+    ks_binding_job *held_head, *held_tail;
     size_t inflight_bindings;
     size_t parked_bindings;  /* of those, parked on Permit's Wait */
     int bind_inline;         /* ks_scheduler_opts.bind_inline */
@@ -172,6 +177,10 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
 /* ks_waiting_pods_each: fn for each pod waiting on Permit, in the order they began to wait,
  * without bind_mu held (fn may allow or reject). Any thread. */
 size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx);
+/* Simulated sources only (no-op otherwise): while on, jobs that leave Permit's waiting are held
+ * instead of run; off hands the held ones to the binders in the order they were released.
+ * The scheduling thread turns it on for each cycle. */
+void ks__binding_hold(ks_scheduler *s, int on);
 /* The scheduler's clock (the queue's: virtual in simulate), ns. Any thread. */
 int64_t ks__sched_now(ks_scheduler *s);
 /* The pods a cycle asked to activate (ks_activate_pod) go to activeQ now, and the cycle's list

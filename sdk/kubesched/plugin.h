@@ -1321,10 +1321,15 @@ typedef struct ks_host_api {
     int (*object_get_int)(const ks_object *obj, const char *path, int64_t *out);
     int (*object_get_quantity)(const ks_object *obj, const char *path, int milli, int64_t *out);
     int (*object_get_time)(const ks_object *obj, const char *path, int64_t *unix_ns);
-    int (*object_count)(const ks_object *obj, const char *path, size_t *out); /* array or map size */
+    int (*object_count)(const ks_object *obj, const char *path,
+                        size_t *out); /* array or map size */
     /* The key (a resource name) of entry i of the map at path (e.g. "spec.minResources"). */
     int (*object_key_at)(const ks_object *obj, const char *path, size_t i, const char **out);
     const char *(*object_json)(const ks_object *obj);
+    /* The scheduler's clock in ns, for a plugin's own timeouts and expiring caches: monotonic
+     * (an arbitrary origin) in live mode, the virtual clock in `simulate` (which jumps over
+     * waits). Any thread. */
+    int64_t (*clock_now_ns)(void);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1937,8 +1942,8 @@ static inline void ks_activate_pod(ks_cycle *cycle, const ks_pod *pod)
 {
     ks_host->activate_pod(cycle, pod);
 }
-static inline size_t ks_pods_each(ks_cycle *cycle, ks_sym ns, ks_sym label_key,
-                                  ks_sym label_value, ks_pod_visit_fn fn, void *ctx)
+static inline size_t ks_pods_each(ks_cycle *cycle, ks_sym ns, ks_sym label_key, ks_sym label_value,
+                                  ks_pod_visit_fn fn, void *ctx)
 {
     return ks_host->pods_each(cycle, ns, label_key, label_value, fn, ctx);
 }
@@ -1987,6 +1992,7 @@ static inline int ks_object_key_at(const ks_object *obj, const char *path, size_
     return ks_host->object_key_at(obj, path, i, out);
 }
 static inline const char *ks_object_json(const ks_object *obj) { return ks_host->object_json(obj); }
+static inline int64_t ks_clock_now_ns(void) { return ks_host->clock_now_ns(); }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */
 static inline ks_sym ks_labels_get(const ks_label *labels, size_t n, ks_sym key)

@@ -461,7 +461,7 @@ int main(int argc, char **argv)
     }
     if (parallelism > 0)
         cfg->parallelism = parallelism;
-    ks_simulate_opts o = {path, cfg, plans, KS_OUTPUT_NONE, 0, seed, stdout, 0, NULL};
+    ks_simulate_opts o = {path, cfg, plans, KS_OUTPUT_NONE, 0, seed, stdout, 0, NULL, 0};
     ks_simulate_stats st;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

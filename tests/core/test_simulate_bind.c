@@ -48,7 +48,7 @@ static cJSON *simulate_fixture(const char *fixture, int slow)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    ks_simulate_opts o = {path, cfg, plans, KS_OUTPUT_JSON, 0, 1, out, 0, NULL};
+    ks_simulate_opts o = {path, cfg, plans, KS_OUTPUT_JSON, 0, 1, out, 0, NULL, 0};
     ks_simulate_stats st;
     cr_assert_eq(ks__simulate_run(&o, &st, err, sizeof(err)), 0, "%s", err);
     fclose(out);

@@ -259,7 +259,7 @@ static int simulate_here(const char *cluster, int explain, FILE *out, ks_simulat
     ks_profile_plan *plans = NULL;
     cr_assert_eq(ks__config_load_string(reg, yaml, "test.yaml", &cfg, err, errlen), 0, "%s", err);
     cr_assert_eq(ks__config_plan(cfg, reg, &plans, err, errlen), 0, "%s", err);
-    ks_simulate_opts o = {cluster, cfg, plans, KS_OUTPUT_JSON, explain, 1, out, 0, NULL};
+    ks_simulate_opts o = {cluster, cfg, plans, KS_OUTPUT_JSON, explain, 1, out, 0, NULL, 0};
     int rc = ks__simulate_run(&o, st, err, errlen);
     ks__config_plans_free(plans, cfg->nprofiles);
     ks__config_free(cfg);
