@@ -816,13 +816,21 @@ static int64_t h_queued_pod_initial_attempt_unix_ns(const ks_queued_pod *qp)
     return qp->initial_attempt_ns ? qp->initial_attempt_ns + sched_services.unix_offset_ns : 0;
 }
 
+static KS_PRINTF(2, 3) void error_set(ks_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    h_error_setv(err, fmt, ap);
+    va_end(ap);
+}
+
 static ks_resource *h_resource_watch(const char *api_version, const char *kind, const char *plural,
                                      ks_error *err)
 {
     char msg[256];
     const struct ks_resource *r = ks__custom_register(api_version, kind, plural, msg, sizeof(msg));
     if (!r)
-        ks_error_set(err, "ks_resource_watch: %s", msg);
+        error_set(err, "ks_resource_watch: %s", msg);
     return (ks_resource *)r;
 }
 
