@@ -1178,7 +1178,7 @@ static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char 
     const struct ks_resource *res =
         cJSON_IsString(av) ? ks__custom_find(av->valuestring, kind) : NULL;
     if (res) { /* a resource a plugin watches (ks_resource_watch), e.g. a PodGroup */
-        int rc = ks__scheduler_apply_custom(s->sched, res, mo->obj, 0, perr, sizeof(perr));
+        int rc = ks__scheduler_apply_custom(s->sched, res, mo->obj, 0, NULL, perr, sizeof(perr));
         if (rc)
             snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, mo->where, kind, perr);
         return rc;

@@ -133,9 +133,17 @@ static int name_reused(ks_informer *in, const inf_entry *gone)
 
 /* A store kind's add, update or delete. The storage kinds (PersistentVolumes, claims, ...) are
  * also cluster events for the parked pods' hints, timed under upstream's label. */
-static int store_change(ks_apisrc *s, const cJSON *obj, int deleted, char *err, size_t errlen,
+static int store_change(ks_informer *in, const cJSON *obj, int deleted, char *err, size_t errlen,
                         int64_t t0)
 {
+    ks_apisrc *s = in->src;
+    if (in->type == INF_CUSTOM) { /* a plugin's resource: filed, and its event for the queue */
+        const char *label = NULL;
+        int rc = ks__scheduler_apply_custom(s->sched, in->res, obj, deleted, &label, err, errlen);
+        if (rc == 0)
+            event_handled(s, label, t0);
+        return rc;
+    }
     ks_store_change chg;
     int rc = ks__store_apply_ex(ks__scheduler_store(s->sched), obj, deleted, 0, &chg, err, errlen);
     if (rc == 0 && (chg.old_obj || chg.new_obj)) {
@@ -173,7 +181,7 @@ static void forget(ks_informer *in, const char *uid)
     } else if (in->type == INF_NODE) {
         ks__scheduler_on_node_delete(s->sched, e->obj);
         event_handled(s, "NodeDelete", t0);
-    } else if (store_change(s, e->obj, 1, err, sizeof(err), t0) != 0) {
+    } else if (store_change(in, e->obj, 1, err, sizeof(err), t0) != 0) {
         ks__log('W', "apisource", "%s %s: delete: %s", in->name, uid, err);
     }
     entry_free(in, e);
@@ -260,7 +268,7 @@ static void upsert(ks_informer *in, cJSON *obj)
                                             : NULL,
                       t0);
     } else {
-        if (store_change(s, obj, 0, err, sizeof(err), t0) != 0) {
+        if (store_change(in, obj, 0, err, sizeof(err), t0) != 0) {
             ks__log('W', "apisource", "%s %s%s%s: %s: skipped", in->name, ns ? ns : "",
                     ns ? "/" : "", name, err);
             free(e);
@@ -822,6 +830,41 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
     return 0;
 }
 
+/* What a plugin's resource informer says when its resource is not served (no CRD installed). */
+static char k_custom_without[KS_MAX_CUSTOM_RESOURCES][256];
+
+/* One informer per resource the plugins watch (ks_resource_watch), after the fixed ones: served
+ * or not (a CRD not installed counts as a resource with no objects, rechecked every minute). */
+static int start_custom_informers(ks_apisrc *s, char *err, size_t errlen)
+{
+    for (size_t i = 0, n = ks__custom_count(); i < n; i++) {
+        const struct ks_resource *res = ks__custom_at(i);
+        ks_informer *in = &s->inf[s->ninf];
+        snprintf(k_custom_without[i], sizeof(k_custom_without[i]),
+                 "the plugins that read %s objects see none (is its CRD installed?)", res->kind);
+        in->src = s;
+        in->name = res->kind;
+        in->api_version = res->api_version;
+        in->path = res->path;
+        in->type = INF_CUSTOM;
+        in->res = res;
+        in->without = k_custom_without[i];
+        ks__strmap_init(&in->known);
+        s->ninf++;
+        ks_api_opts ao = s->aopts;
+        int rc = ks__api_create(s->kc, &ao, &in->api, err, errlen);
+        if (rc != 0)
+            return rc;
+        if (pthread_create(&in->thread, NULL, ks__informer_main, in) != 0) {
+            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name,
+                     strerror(errno));
+            return KS_ENOMEM;
+        }
+        in->started = 1;
+    }
+    return 0;
+}
+
 /* One client and one thread per informer (list, then watch). */
 static int start_informers(ks_apisrc *s, char *err, size_t errlen)
 {
@@ -848,7 +891,7 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         }
         in->started = 1;
     }
-    return 0;
+    return start_custom_informers(s, err, errlen);
 }
 
 /* Scheduling starts once every informer has its initial list (or a stop was asked for). */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "api/custom_objects.h"
 #include "live/apiclient.h"
 #include "live/httpserver.h"
 #include "util/metrics.h"
@@ -12,7 +13,8 @@
 #include "sched/scheduler.h"
 #include "util/strmap.h"
 
-enum { INF_NODE, INF_POD, INF_STORE };
+/* INF_CUSTOM: a resource a plugin watches (ks_resource_watch). */
+enum { INF_NODE, INF_POD, INF_STORE, INF_CUSTOM };
 
 typedef struct ks_apisrc ks_apisrc;
 
@@ -23,6 +25,7 @@ typedef struct ks_informer {
     const char *path; /* "/api/v1/pods" */
     const char *field_selector;
     int type; /* INF_* */
+    const struct ks_resource *res; /* INF_CUSTOM: the watched resource */
     /* NULL: the API server must serve this resource (core v1): a 404 is an error, retried.
      * Else what kubesched does without it ("preemption does not respect PodDisruptionBudgets"):
      * an API server that does not serve its group/version (absent from discovery, GET /apis)
@@ -42,7 +45,8 @@ typedef struct ks_informer {
     atomic_int synced;
 } ks_informer;
 
-#define KS_APISRC_MAX_INFORMERS 16
+/* The fixed kinds (apisource.c k_informers) and the resources plugins may watch. */
+#define KS_APISRC_MAX_INFORMERS (16 + KS_MAX_CUSTOM_RESOURCES)
 /* How often an informer whose resource the API server does not serve lists it again. */
 #define KS_ABSENT_RECHECK_MS 60000
 

@@ -242,7 +242,7 @@ static int64_t unix_offset(ks_scheduler *s)
 }
 
 int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, const cJSON *obj,
-                               int deleted, char *err, size_t errlen)
+                               int deleted, const char **label, char *err, size_t errlen)
 {
     const struct ks_object *old_obj = NULL, *new_obj = NULL;
     int rc = ks__custom_store_apply(s->custom, res, obj, deleted, &old_obj, &new_obj, err, errlen);
@@ -253,6 +253,8 @@ int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, c
                         .old_obj = old_obj,
                         .new_obj = new_obj};
     ks__queue_move_on_event_info(s->queue, &ev, NULL);
+    if (label)
+        *label = ks__custom_event_label(ev.event.resource, action);
     ks__object_unref(old_obj);
     ks__object_unref(new_obj);
     return 0;

@@ -187,10 +187,11 @@ void ks__scheduler_wait_bindings_settled(ks_scheduler *s);
  * upstream's timeout message and their binding cycles fail; wait for them to settle). */
 /* An object of a resource a plugin watches (ks_resource_watch), from an informer or the cluster
  * file: filed (deleted != 0: removed) and offered to the queue as that resource's Add, Update or
- * Delete event. 0, or KS_EPARSE / KS_ENOMEM with err. Any thread. */
+ * Delete event, whose upstream label ("podgroups.v1alpha1.scheduling.x-k8s.ioAdd") *label gets
+ * (label may be NULL). 0, or KS_EPARSE / KS_ENOMEM with err. Any thread. */
 struct ks_resource;
 int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, const cJSON *obj,
-                               int deleted, char *err, size_t errlen);
+                               int deleted, const char **label, char *err, size_t errlen);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);
 size_t ks__binding_expire_permits(ks_scheduler *s); /* how many */
 
