@@ -171,6 +171,17 @@ const cJSON *ks__json_path(const cJSON *root, const char *path)
             p++;
             continue;
         }
+        if (p[0] == '[' && p[1] == '"') { /* ["nvidia.com/gpu"]: a key with dots or slashes */
+            const char *end = strstr(p + 2, "\"]");
+            size_t n = end ? (size_t)(end - (p + 2)) : sizeof(key);
+            if (n >= sizeof(key) || !cJSON_IsObject(cur))
+                return NULL;
+            memcpy(key, p + 2, n);
+            key[n] = '\0';
+            cur = cJSON_GetObjectItemCaseSensitive(cur, key);
+            p = end + 2;
+            continue;
+        }
         if (*p == '[') {
             char *end;
             long idx = strtol(p + 1, &end, 10);

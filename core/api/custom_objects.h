@@ -59,8 +59,9 @@ const char *ks__custom_event_label(ks_event_resource res, uint32_t actions);
 
 void ks__object_ref(const struct ks_object *o);   /* NULL: no-op */
 void ks__object_unref(const struct ks_object *o); /* NULL: no-op; frees at zero */
-/* The JSON value under root at a dotted path with [i] for array items ("spec.minMember",
- * "containers[0].name"), or NULL when any step is missing. */
+/* The JSON value under root at a dotted path with [i] for array items and ["key"] for a key
+ * that has dots ("spec.minMember", "containers[0].name", "spec.minResources[\"nvidia.com/gpu\"]"),
+ * or NULL when any step is missing. */
 const cJSON *ks__json_path(const cJSON *root, const char *path);
 /* The JSON value at a dotted path ("spec.minResources.cpu", "items[2].name"), or NULL. */
 const cJSON *ks__object_at(const struct ks_object *o, const char *path);

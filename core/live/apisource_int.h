@@ -24,7 +24,7 @@ typedef struct ks_informer {
     const char *api_version;
     const char *path; /* "/api/v1/pods" */
     const char *field_selector;
-    int type; /* INF_* */
+    int type;                      /* INF_* */
     const struct ks_resource *res; /* INF_CUSTOM: the watched resource */
     /* NULL: the API server must serve this resource (core v1): a 404 is an error, retried.
      * Else what kubesched does without it ("preemption does not respect PodDisruptionBudgets"):

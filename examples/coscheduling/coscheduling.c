@@ -76,7 +76,7 @@ typedef struct cosched {
     ks_resource *pod_groups;
     ks_sym label;
     pthread_mutex_t mu;
-    expiring_set permitted; /* upstream permittedPG: passed the resource check */
+    expiring_set permitted;  /* upstream permittedPG: passed the resource check */
     expiring_set backed_off; /* upstream backedOffPG: failed recently */
 } cosched;
 
@@ -232,10 +232,10 @@ static int parse_goquantity(const char *str, goquantity *q)
     static const struct {
         const char *suffix;
         int base2, exp;
-    } suffixes[] = {{"Ki", 1, 10}, {"Mi", 1, 20}, {"Gi", 1, 30}, {"Ti", 1, 40}, {"Pi", 1, 50},
-                    {"Ei", 1, 60}, {"n", 0, -9},  {"u", 0, -6},  {"m", 0, -3},  {"", 0, 0},
-                    {"k", 0, 3},   {"M", 0, 6},   {"G", 0, 9},   {"T", 0, 12},  {"P", 0, 15},
-                    {"E", 0, 18}};
+    } suffixes[] = {{"Ki", 1, 10}, {"Mi", 1, 20}, {"Gi", 1, 30}, {"Ti", 1, 40},
+                    {"Pi", 1, 50}, {"Ei", 1, 60}, {"n", 0, -9},  {"u", 0, -6},
+                    {"m", 0, -3},  {"", 0, 0},    {"k", 0, 3},   {"M", 0, 6},
+                    {"G", 0, 9},   {"T", 0, 12},  {"P", 0, 15},  {"E", 0, 18}};
     const char *p = str;
     int positive = 1;
     if (*p == '+' || *p == '-')
@@ -397,8 +397,8 @@ static int cmp_quantity_name(const void *a, const void *b)
 
 /* The request upstream checks: spec.minResources with pods = minMember. 0 and *n = count, or
  * KS_EPARSE for a quantity the plugin cannot read. */
-static int requested_resources(const ks_object *pg, int64_t min_member, goquantity *q,
-                               size_t cap, size_t *n)
+static int requested_resources(const ks_object *pg, int64_t min_member, goquantity *q, size_t cap,
+                               size_t *n)
 {
     size_t count = 0;
     *n = 0;
@@ -409,7 +409,7 @@ static int requested_resources(const ks_object *pg, int64_t min_member, goquanti
         char path[320], num[64];
         if (ks_object_key_at(pg, "spec.minResources", i, &name) != 0 || !strcmp(name, "pods"))
             continue;
-        snprintf(path, sizeof(path), "spec.minResources.%s", name);
+        snprintf(path, sizeof(path), "spec.minResources[\"%s\"]", name);
         int64_t milli;
         if (ks_object_get_string(pg, path, &text) != 0) {
             if (ks_object_get_quantity(pg, path, 1, &milli) != 0)
@@ -615,8 +615,9 @@ static ks_code cs_post_filter(void *p, ks_cycle *cycle, const ks_pod *pod,
     if (self->backoff_ns > 0 && (int64_t)group_pods(self, cycle, ns, group) >= mm)
         set_add(self, &self->backed_off, full, self->backoff_ns);
     set_del(self, &self->permitted, full);
-    ks_status_reasonf(st, "PodGroup %s gets rejected due to Pod %s is unschedulable even after "
-                          "PostFilter",
+    ks_status_reasonf(st,
+                      "PodGroup %s gets rejected due to Pod %s is unschedulable even after "
+                      "PostFilter",
                       full, ks_sym_str(ks_pod_name(pod)));
     return KS_UNSCHEDULABLE;
 }
@@ -675,8 +676,8 @@ static ks_code cs_permit(void *p, ks_cycle *cycle, const ks_pod *pod, ks_sym nod
     ks_object_release(pg);
     *timeout_ms = wait / 1000000;
     if (ks_log_enabled(2))
-        ks_log(2, "Pod is waiting to be scheduled to node pod=%s/%s nodeName=%s",
-               ks_sym_str(ns), ks_sym_str(ks_pod_name(pod)), ks_sym_str(node));
+        ks_log(2, "Pod is waiting to be scheduled to node pod=%s/%s nodeName=%s", ks_sym_str(ns),
+               ks_sym_str(ks_pod_name(pod)), ks_sym_str(node));
     activate_walk a = {cycle, ks_pod_uid(pod)};
     ks_pods_each(cycle, ns, self->label, group, activate_sibling, &a);
     return KS_WAIT;
@@ -712,8 +713,8 @@ static size_t cs_events(void *p, ks_cluster_event *out, size_t cap)
     const cosched *self = p;
     if (cap >= 2) {
         out[0] = (ks_cluster_event){KS_RES_POD, KS_ACT_ADD};
-        out[1] = (ks_cluster_event){ks_resource_event(self->pod_groups),
-                                    KS_ACT_ADD | KS_ACT_UPDATE_ANY};
+        out[1] =
+            (ks_cluster_event){ks_resource_event(self->pod_groups), KS_ACT_ADD | KS_ACT_UPDATE_ANY};
     }
     return 2;
 }
@@ -751,8 +752,8 @@ static void *cs_create(const ks_args *args, ks_error *err)
     self->schedule_timeout_ns = wait_s * NS_PER_S;
     self->backoff_ns = backoff_s * NS_PER_S;
     self->label = ks_intern(POD_GROUP_LABEL);
-    self->pod_groups = ks_resource_watch("scheduling.x-k8s.io/v1alpha1", "PodGroup", "podgroups",
-                                         err);
+    self->pod_groups =
+        ks_resource_watch("scheduling.x-k8s.io/v1alpha1", "PodGroup", "podgroups", err);
     if (!self->pod_groups) {
         cs_destroy(self);
         return NULL;

@@ -1313,7 +1313,8 @@ typedef struct ks_host_api {
     const ks_object *(*resource_get)(const ks_resource *res, ks_sym ns, ks_sym name);
     void (*object_release)(const ks_object *obj); /* NULL: no-op. Any thread. */
     /* Its fields, by the same dotted paths as the args getters ("spec.minMember",
-     * "metadata.name"); 0, KS_ENOTFOUND or KS_ETYPE (KS_EPARSE for a malformed quantity or
+     * "metadata.name"; ["key"] for a key with dots: "spec.minResources[\"nvidia.com/gpu\"]");
+     * 0, KS_ENOTFOUND or KS_ETYPE (KS_EPARSE for a malformed quantity or
      * time). Strings borrowed(obj). object_get_time reads an RFC 3339 time ("2026-12-01T10:00:00Z",
      * as metav1.Time) as Unix ns. object_json is the object as compact JSON, borrowed(obj). Any
      * thread. */

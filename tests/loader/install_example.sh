@@ -162,3 +162,37 @@ if errors:
     sys.exit(1)
 print("ok: one-per-node pods spread one per node:", got)
 PY
+
+step "build examples/coscheduling (scheduler-plugins' Coscheduling, plugin ABI 1.8) against the installed package"
+"$cmake" -S "$src/examples/coscheduling" -B "$work/coscheduling" -G "$generator" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_COMPILE_WARNING_AS_ERROR=ON
+"$cmake" --build "$work/coscheduling"
+so=$work/coscheduling/libcoscheduling.so
+[ -f "$so" ] || die "the example build did not produce $so"
+sed "s|kubeschedPluginPath: .*|kubeschedPluginPath: $so|" "$src/examples/coscheduling/config.yaml" \
+    > "$work/coscheduling.yaml"
+"$kubesched" simulate --config "$work/coscheduling.yaml" \
+    --cluster "$src/examples/coscheduling/cluster.yaml" --output json > "$work/coscheduling.json" \
+    || die "kubesched simulate failed with the Coscheduling plugin"
+"$python" - "$work/coscheduling.json" <<'PY'
+import json, sys
+out = json.load(open(sys.argv[1]))
+last = {}
+for p in out["pods"]:
+    last[p["name"]] = p
+errors = []
+nodes = sorted(last[f"resnet-{i}"].get("node") or "-" for i in range(3))
+if nodes != ["gpu-1", "gpu-2", "gpu-3"]:
+    errors.append(f"resnet's 3 workers should be bound one per node, got {nodes}")
+for i in range(4):
+    p = last[f"llama-{i}"]
+    if p["result"] != "Unschedulable" or "resource gap: map[nvidia.com/gpu:" not in p["message"]:
+        errors.append(f"llama-{i}: {p['result']} {p.get('message')!r}")
+if any(p["result"] == "Scheduled" and p["name"].startswith("llama") for p in out["pods"]):
+    errors.append("a llama worker was bound (the group cannot fit)")
+if errors:
+    print("\n".join("FAIL: " + e for e in errors), file=sys.stderr)
+    sys.exit(1)
+print("ok: resnet bound together on", nodes, "; llama refused by its minResources")
+PY

@@ -64,18 +64,17 @@ static void simulate(const char *cluster, int wait_s, int backoff_s, int max_att
     ks_config *cfg = NULL;
     ks_profile_plan *plans = NULL;
     ks_loaded_module **mods = NULL;
-    cr_assert_eq(ks__config_load_string(reg, yaml, "cosched.yaml", &cfg, o->err, sizeof(o->err)),
-                 0, "%s", o->err);
-    cr_assert_eq(ks__loader_load_config_plugins(cfg, reg, ks__host_api(), &mods, o->err,
-                                                sizeof(o->err)),
-                 0, "%s", o->err);
+    cr_assert_eq(ks__config_load_string(reg, yaml, "cosched.yaml", &cfg, o->err, sizeof(o->err)), 0,
+                 "%s", o->err);
+    cr_assert_eq(
+        ks__loader_load_config_plugins(cfg, reg, ks__host_api(), &mods, o->err, sizeof(o->err)), 0,
+        "%s", o->err);
     cr_assert_eq(ks__config_check_plugin_args(cfg, reg, o->err, sizeof(o->err)), 0, "%s", o->err);
     cr_assert_eq(ks__config_plan(cfg, reg, &plans, o->err, sizeof(o->err)), 0, "%s", o->err);
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    ks_simulate_opts so = {path,   cfg, plans, KS_OUTPUT_JSON, 0, 1, out, 0, NULL,
-                           max_attempts};
+    ks_simulate_opts so = {path, cfg, plans, KS_OUTPUT_JSON, 0, 1, out, 0, NULL, max_attempts};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = ks__simulate_run(&so, &o->st, o->err, sizeof(o->err));
@@ -150,7 +149,7 @@ static int scheduled_index(const outcome *o, const char *name)
     "  labels: {scheduling.x-k8s.io/pod-group: " group "}\n"                                       \
     "spec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"" cpu "\"}}}]\n"
 #define POD_GROUP(name, min, extra)                                                                \
-    "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: " name    \
+    "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: " name      \
     "\n  namespace: default\n  creationTimestamp: \"2026-12-01T10:00:00Z\"\n"                      \
     "spec:\n  minMember: " #min "\n" extra
 
@@ -209,13 +208,15 @@ Test(coscheduling, group_that_does_not_fit_is_never_partly_bound)
 Test(coscheduling, permit_timeout_is_virtual_and_reported)
 {
     outcome o;
-    simulate(NODE("n1", "4") POD_GROUP("g", 3, "  scheduleTimeoutSeconds: 600\n")
-                 GANG_POD("p1", "g", "1") GANG_POD("p2", "g", "1")
-                     "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p3\n  namespace: default\n"
+    simulate(
+        NODE("n1", "4") POD_GROUP("g", 3, "  scheduleTimeoutSeconds: 600\n")
+            GANG_POD("p1", "g", "1") GANG_POD(
+                "p2", "g",
+                "1") "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p3\n  namespace: default\n"
                      "  labels: {scheduling.x-k8s.io/pod-group: g}\n"
                      "spec:\n  schedulingGates: [{name: example.com/hold}]\n"
                      "  containers: [{name: c, image: x}]\n",
-             60, 0, 3, &o);
+        60, 0, 3, &o);
     cr_expect_eq(o.st.scheduled, 0);
     cr_expect_lt(o.seconds, 1.0, "30 minutes of Permit waits took %.2f s of wall time", o.seconds);
     cr_expect_eq(o.st.permit_timeouts, 3, "timeouts: %zu", o.st.permit_timeouts);
@@ -280,8 +281,8 @@ Test(coscheduling, older_group_is_scheduled_first)
                              "\"2026-12-01T12:00:00Z\"}\nspec: {minMember: 1}\n"
                              "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
                              "metadata: {name: old, namespace: default, creationTimestamp: "
-                             "\"2026-11-01T12:00:00Z\"}\nspec: {minMember: 1}\n"
-                                 GANG_POD("y1", "young", "1") GANG_POD("o1", "old", "1"),
+                             "\"2026-11-01T12:00:00Z\"}\nspec: {minMember: 1}\n" GANG_POD(
+                                 "y1", "young", "1") GANG_POD("o1", "old", "1"),
              60, 0, 0, &o);
     int y = scheduled_index(&o, "y1"), old = scheduled_index(&o, "o1");
     cr_assert(y >= 0 && old >= 0);
