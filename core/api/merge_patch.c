@@ -38,3 +38,16 @@ int ks__json_merge_patch(cJSON **target, const cJSON *patch)
     }
     return 0;
 }
+
+int ks__json_merge_patch_member(cJSON *doc, const char *name, const cJSON *patch)
+{
+    cJSON *member = cJSON_DetachItemFromObjectCaseSensitive(doc, name);
+    if (!member && !(member = cJSON_CreateObject()))
+        return KS_ENOMEM;
+    int rc = ks__json_merge_patch(&member, patch);
+    if (rc != 0 || !cJSON_AddItemToObject(doc, name, member)) {
+        cJSON_Delete(member);
+        return rc ? rc : KS_ENOMEM;
+    }
+    return 0;
+}

@@ -14,5 +14,8 @@
  * whole document). *target is owned by the caller before and after; patch is only read.
  * 0, or KS_ENOMEM with *target partly patched (the caller drops it). */
 int ks__json_merge_patch(cJSON **target, const cJSON *patch);
+/* The same applied to the member `name` of the object doc (created when absent): a status
+ * subresource write. 0 or KS_ENOMEM. */
+int ks__json_merge_patch_member(cJSON *doc, const char *name, const cJSON *patch);
 
 #endif

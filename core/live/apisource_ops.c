@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "live/apisource_int.h"
+#include "api/custom_objects.h"
 #include "api/intern.h"
 #include "util/log.h"
 #include "api/objects.h"
@@ -402,11 +403,15 @@ static void do_clear_nomination(ks_apisrc *s, const ks_pod *pod)
 
 /* ---- the effects thread ---------------------------------------------------------------------- */
 
+static void api_failure_message(ks_api *api, const ks_api_response *resp, char *out, size_t len);
+
 typedef enum {
     EFFECT_FAILED,    /* status patch + FailedScheduling event */
     EFFECT_EVICT,     /* DisruptionTarget, DELETE, Preempted event */
     EFFECT_PREEMPTED, /* a victim that was waiting on Permit: rejected, the Preempted event only */
-    EFFECT_CLEAR_NOMINATION /* status.nominatedNodeName removed */
+    EFFECT_CLEAR_NOMINATION, /* status.nominatedNodeName removed */
+    EFFECT_PATCH_OBJECT,     /* a plugin's merge patch to an object of a watched resource */
+    EFFECT_PLUGIN_EVENT      /* a plugin's Event about a pod */
 } effect_kind;
 
 struct ks_effect {
@@ -417,6 +422,10 @@ struct ks_effect {
     ks_sym node;
     ks__symrefs node_ref; /* holds node: the Node may be gone before the effect runs */
     char *reason, *message, *profile;
+    /* EFFECT_PATCH_OBJECT: the request's path and the patch (in message) */
+    char *path;
+    /* EFFECT_PLUGIN_EVENT: the event's type (in reason: its reason, in message: its note) */
+    char *type;
 };
 
 static void effect_free(struct ks_effect *e)
@@ -427,7 +436,26 @@ static void effect_free(struct ks_effect *e)
     free(e->reason);
     free(e->message);
     free(e->profile);
+    free(e->path);
+    free(e->type);
     free(e);
+}
+
+/* A plugin's PATCH (ks_object_patch), on the effects thread; a failure is logged. */
+static void do_patch_object(ks_apisrc *s, const char *path, const char *patch)
+{
+    ks_api *api = ks__apisrc_thread_api(s);
+    if (!api)
+        return;
+    ks_api_response resp = {0};
+    if (ks__api_request(api, "PATCH", path, patch, "application/merge-patch+json", &resp) != 0) {
+        char msg[1200];
+        api_failure_message(api, &resp, msg, sizeof(msg));
+        ks__log('E', "apisource", "a plugin's PATCH %s: %s", path, msg);
+    } else if (ks__log_enabled(4)) {
+        ks__log('I', "apisource", "a plugin patched %s", path);
+    }
+    ks__api_response_free(&resp);
 }
 
 static void enqueue(ks_apisrc *s, struct ks_effect *e)
@@ -462,6 +490,10 @@ static void *effects_main(void *arg)
             do_evict(s, e->pod, e->other, e->node);
         else if (e->kind == EFFECT_CLEAR_NOMINATION)
             do_clear_nomination(s, e->pod);
+        else if (e->kind == EFFECT_PATCH_OBJECT)
+            do_patch_object(s, e->path, e->message);
+        else if (e->kind == EFFECT_PLUGIN_EVENT)
+            post_event(s, e->pod, e->type, e->reason, "Scheduling", e->message, e->profile);
         else
             post_preempted(s, e->pod, e->other, e->node, 1);
         effect_free(e);
@@ -652,6 +684,53 @@ static ks_code api_patch_storage(void *ctx, const ks_pod *pod, ks_vol_kind kind,
     return KS_SUCCESS;
 }
 
+/* ks_object_patch: the PATCH is queued for the effects thread. */
+static int api_write_object(void *ctx, const struct ks_resource *res, ks_sym ns, ks_sym name,
+                            int status, const char *patch)
+{
+    ks_apisrc *s = ctx;
+    struct ks_effect *e = calloc(1, sizeof(*e));
+    char path[1024];
+    /* res->path is /apis/<group>/<version>/<plural>: the namespace goes before the plural */
+    const char *plural = strrchr(res->path, '/');
+    if (ns != KS_SYM_EMPTY && ns != KS_SYM_ABSENT)
+        snprintf(path, sizeof(path), "%.*s/namespaces/%s%s/%s%s", (int)(plural - res->path),
+                 res->path, ks__sym_str(ns), plural, ks__sym_str(name), status ? "/status" : "");
+    else
+        snprintf(path, sizeof(path), "%s/%s%s", res->path, ks__sym_str(name),
+                 status ? "/status" : "");
+    if (!e || !(e->path = strdup(path)) || !(e->message = strdup(patch))) {
+        if (e)
+            effect_free(e);
+        return KS_ENOMEM;
+    }
+    e->kind = EFFECT_PATCH_OBJECT;
+    enqueue(s, e);
+    return 0;
+}
+
+/* ks_pod_event: the Event is queued for the effects thread. */
+static int api_plugin_event(void *ctx, const ks_pod *pod, const char *type, const char *reason,
+                            const char *note, const char *profile)
+{
+    ks_apisrc *s = ctx;
+    struct ks_effect *e = calloc(1, sizeof(*e));
+    if (!e)
+        return KS_ENOMEM;
+    e->kind = EFFECT_PLUGIN_EVENT;
+    e->pod = ks__pod_ref((ks_pod *)pod);
+    e->type = strdup(type);
+    e->reason = strdup(reason);
+    e->message = strdup(note);
+    e->profile = strdup(profile);
+    if (!e->type || !e->reason || !e->message || !e->profile) {
+        effect_free(e);
+        return KS_ENOMEM;
+    }
+    enqueue(s, e);
+    return 0;
+}
+
 ks_source_ops ks__apisrc_ops(ks_apisrc *s)
 {
     ks_source_ops ops = {s,
@@ -663,6 +742,8 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          api_clear_nominated,
                          api_nominate,
                          api_patch_storage,
-                         0};
+                         0,
+                         api_write_object,
+                         api_plugin_event};
     return ops;
 }

@@ -914,6 +914,28 @@ static int h_object_key_at(const ks_object *o, const char *path, size_t i, const
 
 static const char *h_object_json(const ks_object *o) { return o ? o->text : NULL; }
 
+static int h_object_patch(const ks_resource *r, ks_sym ns, ks_sym name, int status,
+                          const char *patch)
+{
+    if (!r || !patch)
+        return KS_EINVAL;
+    if (!sched_services.object_patch)
+        return KS_ENOTFOUND;
+    return sched_services.object_patch(sched_services.ctx, r, ns, name, status, patch);
+}
+
+static int h_pod_event(ks_cycle *c, const ks_pod *pod, const char *type, const char *reason,
+                       const char *note)
+{
+    if (!pod || !type || !reason || (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0))
+        return KS_EINVAL;
+    if (!sched_services.pod_event)
+        return 0;
+    const char *profile = c && c->fw ? c->fw->profile_name : "";
+    return sched_services.pod_event(sched_services.ctx, pod, type, reason, note ? note : "",
+                                    profile);
+}
+
 static int64_t h_clock_now_ns(void)
 {
     return sched_services.now ? sched_services.now(sched_services.ctx) : ks__clock_now_ns();
@@ -1065,6 +1087,8 @@ static const ks_host_api host_table = {
     .object_key_at = h_object_key_at,
     .object_json = h_object_json,
     .clock_now_ns = h_clock_now_ns,
+    .object_patch = h_object_patch,
+    .pod_event = h_pod_event,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

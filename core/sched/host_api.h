@@ -40,7 +40,12 @@ typedef struct ks_host_sched {
                         void *fctx);
     struct ks_custom_store *custom;
     int64_t (*now)(void *ctx); /* the scheduler's clock */
-    int64_t unix_offset_ns;    /* Unix ns = that clock's ns + this */
+    /* object_patch / pod_event, routed to the cluster source (profile: "" without a cycle) */
+    int (*object_patch)(void *ctx, const struct ks_resource *res, ks_sym ns, ks_sym name,
+                        int status, const char *merge_patch);
+    int (*pod_event)(void *ctx, const ks_pod *pod, const char *type, const char *reason,
+                     const char *note, const char *profile);
+    int64_t unix_offset_ns; /* Unix ns = that clock's ns + this */
 } ks_host_sched;
 void ks__host_set_sched(const ks_host_sched *hs);
 

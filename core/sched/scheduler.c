@@ -17,6 +17,7 @@
 #include "sched/scheduler_int.h"
 #include "sched/features.h"
 #include "api/custom_objects.h"
+#include "api/merge_patch.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
 
@@ -260,6 +261,52 @@ int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, c
     return 0;
 }
 
+/* ks_object_patch: a simulated source's object is patched in memory (its Update event follows);
+ * any other goes to the source, which queues the PATCH. */
+static int sched_object_patch(void *ctx, const struct ks_resource *res, ks_sym ns, ks_sym name,
+                              int status, const char *patch_text)
+{
+    ks_scheduler *s = ctx;
+    cJSON *patch = cJSON_Parse(patch_text);
+    int rc = cJSON_IsObject(patch) ? 0 : KS_EINVAL;
+    if (rc == 0 && !(s->source.flags & KS_SOURCE_SIMULATED))
+        rc = s->source.write_object
+                 ? s->source.write_object(s->source.ctx, res, ns, name, status, patch_text)
+                 : KS_ENOTFOUND;
+    else if (rc == 0) {
+        /* a status write changes status alone, as the API server's status subresource does */
+        const cJSON *p = status ? cJSON_GetObjectItemCaseSensitive(patch, "status") : patch;
+        const struct ks_object *o = ks__custom_store_get(s->custom, res, ns, name);
+        cJSON *doc = o ? cJSON_Duplicate(o->json, 1) : NULL;
+        ks__object_unref(o);
+        char err[256];
+        if (!o)
+            rc = KS_ENOTFOUND;
+        else if (!doc)
+            rc = KS_ENOMEM;
+        else if (p && (status ? ks__json_merge_patch_member(doc, "status", p)
+                              : ks__json_merge_patch(&doc, p)) != 0)
+            rc = KS_ENOMEM;
+        else
+            rc = ks__scheduler_apply_custom(s, res, doc, 0, NULL, err, sizeof(err));
+        cJSON_Delete(doc);
+    }
+    cJSON_Delete(patch);
+    return rc;
+}
+
+static int sched_pod_event(void *ctx, const ks_pod *pod, const char *type, const char *reason,
+                           const char *note, const char *profile)
+{
+    ks_scheduler *s = ctx;
+    if (s->source.plugin_event)
+        return s->source.plugin_event(s->source.ctx, pod, type, reason, note, profile);
+    if (ks__log_enabled(2))
+        ks__log('I', NULL, "event %s %s for pod %s (profile %s): %s", type, reason, pod->key,
+                profile, note);
+    return 0;
+}
+
 /* ---- construction -------------------------------------------------------------------------- */
 
 int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err, size_t errlen)
@@ -341,6 +388,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                                         .pods_each = sched_pods_each,
                                         .custom = s->custom,
                                         .now = hook_now,
+                                        .object_patch = sched_object_patch,
+                                        .pod_event = sched_pod_event,
                                         .unix_offset_ns = unix_offset(s)});
     *out = s;
     return 0;

@@ -63,6 +63,14 @@ typedef struct ks_source_ops {
     ks_code (*patch_storage)(void *ctx, const ks_pod *pod, ks_vol_kind kind, ks_sym ns, ks_sym name,
                              const char *patch, char *rv, ks_status *st);
     uint32_t flags; /* KS_SOURCE_* (plugin.h) */
+    /* Any thread, without waiting (queued): a plugin's JSON merge patch to the object ns/name of
+     * a watched resource, or to its status (ks_object_patch), and its Event about a pod
+     * (ks_pod_event). The scheduler applies the patch itself for a simulated source. 0, or
+     * KS_ENOMEM. May be NULL. */
+    int (*write_object)(void *ctx, const struct ks_resource *res, ks_sym ns, ks_sym name,
+                        int status, const char *merge_patch);
+    int (*plugin_event)(void *ctx, const ks_pod *pod, const char *type, const char *reason,
+                        const char *note, const char *profile);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */

@@ -1331,6 +1331,22 @@ typedef struct ks_host_api {
      * (an arbitrary origin) in live mode, the virtual clock in `simulate` (which jumps over
      * waits). Any thread. */
     int64_t (*clock_now_ns)(void);
+    /* Writes a JSON merge patch (RFC 7386) to the object ns/name (ns KS_SYM_EMPTY: cluster
+     * scoped) of a watched resource, or to its status subresource (status != 0), without
+     * waiting: live mode queues a PATCH for the host's writer thread (a failure is logged with
+     * the API server's answer, not retried: write again from a later event); `simulate` applies
+     * it to the in-memory object at once, whose Update event follows as an informer's would.
+     * 0 once queued or applied; KS_EINVAL when merge_patch is not a JSON object; KS_ENOTFOUND
+     * in simulate when there is no such object; KS_ENOMEM. merge_patch is copied. Any thread but
+     * a Filter/Score worker; never blocks on the network. */
+    int (*object_patch)(const ks_resource *res, ks_sym ns, ks_sym name, int status,
+                        const char *merge_patch);
+    /* Records an Event about pod (events.k8s.io/v1: type "Normal" or "Warning", a CamelCase
+     * reason, note cut to the API's 1 kB), reported by kubesched for the cycle's profile, without
+     * waiting (queued in live mode; logged at -v 2 in `simulate`). 0 or KS_EINVAL / KS_ENOMEM.
+     * cycle may be NULL (a plugin's own thread). Strings copied. Same threads as object_patch. */
+    int (*pod_event)(ks_cycle *cycle, const ks_pod *pod, const char *type, const char *reason,
+                     const char *note);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -1994,6 +2010,16 @@ static inline int ks_object_key_at(const ks_object *obj, const char *path, size_
 }
 static inline const char *ks_object_json(const ks_object *obj) { return ks_host->object_json(obj); }
 static inline int64_t ks_clock_now_ns(void) { return ks_host->clock_now_ns(); }
+static inline int ks_object_patch(const ks_resource *res, ks_sym ns, ks_sym name, int status,
+                                  const char *merge_patch)
+{
+    return ks_host->object_patch(res, ns, name, status, merge_patch);
+}
+static inline int ks_pod_event(ks_cycle *cycle, const ks_pod *pod, const char *type,
+                               const char *reason, const char *note)
+{
+    return ks_host->pod_event(cycle, pod, type, reason, note);
+}
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */
 static inline ks_sym ks_labels_get(const ks_label *labels, size_t n, ks_sym key)

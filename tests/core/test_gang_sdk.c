@@ -79,8 +79,7 @@ static ks_code gang_permit(void *self, ks_cycle *c, const ks_pod *p, ks_sym node
 {
     (void)self, (void)node;
     if (t.activate_on_permit)
-        ks_pods_each(c, ks_pod_namespace(p), ks_intern("app"), ks_intern("x"), activate_parked,
-                     c);
+        ks_pods_each(c, ks_pod_namespace(p), ks_intern("app"), ks_intern("x"), activate_parked, c);
     if (t.reject_at_permit) {
         ks_status_reason(st, "not now");
         return KS_UNSCHEDULABLE;
@@ -395,4 +394,41 @@ Test(gang_sdk, permit_deadline_on_the_virtual_clock)
     ks__scheduler_wait_bindings(t.s);
     cr_expect_eq(t.binds, 0);
     cr_expect_eq(ks__binding_next_permit_deadline(t.s), -1);
+}
+
+/* ks_object_patch on a simulated source changes the in-memory object (status: only its status,
+ * as the subresource), and the change is that resource's Update event; ks_pod_event checks its
+ * type. */
+Test(gang_sdk, object_patch_in_memory)
+{
+    start(KS_SOURCE_SIMULATED);
+    const struct ks_resource *res = ks__custom_find("example.com/v1", "Widget");
+    cJSON *w = cJSON_Parse("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":"
+                           "{\"name\":\"w\",\"namespace\":\"default\"},\"spec\":{\"size\":3}}");
+    char err[256] = "";
+    cr_assert_eq(ks__scheduler_apply_custom(t.s, res, w, 0, NULL, err, sizeof(err)), 0, "%s", err);
+    cJSON_Delete(w);
+    ks_sym ns = ks_intern("default"), name = ks_intern("w");
+    cr_expect_eq(ks_object_patch(t.res, ns, name, 1,
+                                 "{\"spec\":{\"size\":9},\"status\":{\"phase\":\"Scheduled\"}}"),
+                 0);
+    const ks_object *o = ks_resource_get(t.res, ns, name);
+    const char *phase = NULL;
+    int64_t size = 0;
+    cr_expect_eq(ks_object_get_string(o, "status.phase", &phase), 0);
+    cr_expect_str_eq(phase, "Scheduled");
+    cr_expect_eq(ks_object_get_int(o, "spec.size", &size), 0);
+    cr_expect_eq(size, 3, "a status write changed the spec");
+    ks_object_release(o);
+    cr_expect_eq(ks_object_patch(t.res, ns, name, 0, "{\"spec\":{\"size\":9}}"), 0);
+    o = ks_resource_get(t.res, ns, name);
+    cr_expect_eq(ks_object_get_int(o, "spec.size", &size), 0);
+    cr_expect_eq(size, 9);
+    ks_object_release(o);
+    cr_expect_eq(ks_object_patch(t.res, ns, ks_intern("nope"), 0, "{}"), KS_ENOTFOUND);
+    cr_expect_eq(ks_object_patch(t.res, ns, name, 0, "[1]"), KS_EINVAL);
+    ks_pod *p = th_pod("{'metadata':{'name':'e','namespace':'default','uid':'uid-e'}}");
+    cr_expect_eq(ks_pod_event(NULL, p, "Normal", "GangReady", "all members placed"), 0);
+    cr_expect_eq(ks_pod_event(NULL, p, "Info", "GangReady", "x"), KS_EINVAL);
+    ks__pod_unref(p);
 }
