@@ -671,12 +671,26 @@ int ks__cache_finish_binding(ks_cache *c, const char *uid)
     return rc;
 }
 
+ks_pod *ks__cache_get_pod(ks_cache *c, const char *uid)
+{
+    pthread_mutex_lock(&c->mu);
+    cpod *p = ks__strmap_get(&c->pods, uid);
+    ks_pod *pod = p ? ks__pod_ref(p->pod) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    return pod;
+}
+
 int ks__cache_has_pod(ks_cache *c, const char *uid)
 {
     pthread_mutex_lock(&c->mu);
     int r = ks__strmap_get(&c->pods, uid) != NULL;
     pthread_mutex_unlock(&c->mu);
     return r;
+}
+
+size_t ks__cache_pods_all(ks_cache *c, ks_pod ***out)
+{
+    return ks__cache_pods_matching(c, KS_SYM_ABSENT, KS_SYM_ABSENT, KS_SYM_ABSENT, out);
 }
 
 size_t ks__cache_pods_matching(ks_cache *c, ks_sym ns, ks_sym key, ks_sym value, ks_pod ***out)
@@ -689,7 +703,8 @@ size_t ks__cache_pods_matching(ks_cache *c, ks_sym ns, ks_sym key, ks_sym value,
     void *v;
     for (size_t it = 0; ks__strmap_next(&c->pods, &it, &k, &v);) {
         ks_pod *p = ((cpod *)v)->pod;
-        if (p->ns != ns || ks__labels_get(p->labels, p->nlabels, key) != value)
+        if (ns != KS_SYM_ABSENT &&
+            (p->ns != ns || ks__labels_get(p->labels, p->nlabels, key) != value))
             continue;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 8;

@@ -72,6 +72,10 @@ int ks__cache_is_assumed(ks_cache *c, const char *uid);
 /* Whether the pod of uid is on a node of the cache: bound, or assumed (being bound). */
 int ks__cache_has_pod(ks_cache *c, const char *uid);
 
+/* Every pod on the cache's nodes, as ks__cache_pods_matching hands them out. */
+size_t ks__cache_pods_all(ks_cache *c, ks_pod ***out);
+/* The pod of uid on a node of the cache (bound or assumed), with a reference, or NULL. */
+ks_pod *ks__cache_get_pod(ks_cache *c, const char *uid);
 /* The pods on the cache's nodes (bound or assumed) in namespace ns whose label key is value,
  * each with a reference for the caller, in *out (malloc'd; unref each, free it). Any thread. */
 size_t ks__cache_pods_matching(ks_cache *c, ks_sym ns, ks_sym key, ks_sym value, ks_pod ***out);

@@ -995,6 +995,8 @@ void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
 /* upstream PriorityQueue.Activate / activate: a pod in unschedulablePods (gated ones included)
  * or backoffQ goes to activeQ through PreEnqueue; a pod in flight gets the ForceActivate event
  * (a wildcard, which every pod then in flight replays, as upstream's one in-flight list). */
+static const char k_force_activate[] = "ForceActivate";
+
 int ks__queue_activate(ks_queue *q, const char *uid)
 {
     static const ks_event_info force_activate = {.event = {KS_RES_WILDCARD, KS_ACT_ALL}};
@@ -1002,10 +1004,17 @@ int ks__queue_activate(ks_queue *q, const char *uid)
     qentry *e = map_get(q, uid, hash_uid(uid));
     int moved = 0;
     if (e && e->in_flight) {
-        record_in_flight_event(q, &force_activate, "ForceActivate");
+        /* One wildcard event at the tail of the in-flight list already makes every pod in flight
+         * come back through activeQ or backoffQ: another would change no decision, and a
+         * gang of n pods activating its siblings would otherwise hold n^2 events (upstream
+         * records each; its scheduler_inflight_events gauge counts them). */
+        const flight_node *tail =
+            dl_empty(&q->flight) ? NULL : CONTAINER_OF(q->flight.prev, flight_node, link);
+        if (!tail || tail->entry || tail->ev.event.resource != KS_RES_WILDCARD)
+            record_in_flight_event(q, &force_activate, k_force_activate);
     } else if (e && e->qp.where != KS_Q_ACTIVE && e->qp.where != KS_Q_NONE) {
         entry_cause c;
-        cause_new(&c, "ForceActivate");
+        cause_new(&c, k_force_activate);
         if (!pre_enqueue_admits(q, e)) {
             put_parked(q, e, KS_Q_GATED, &c);
         } else {
@@ -1017,6 +1026,15 @@ int ks__queue_activate(ks_queue *q, const char *uid)
     }
     unlock(q);
     return moved;
+}
+
+ks_pod *ks__queue_get_pod(ks_queue *q, const char *uid)
+{
+    lock(q);
+    qentry *e = map_get(q, uid, hash_uid(uid));
+    ks_pod *pod = e && !e->deleted ? ks__pod_ref(e->qp.pod) : NULL;
+    unlock(q);
+    return pod;
 }
 
 size_t ks__queue_pods(ks_queue *q, ks_pod ***out)

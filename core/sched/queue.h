@@ -235,6 +235,8 @@ size_t ks__node_change_events(const ks_node *new_node, const ks_node *old_node,
  * ForceActivate event (it comes back through activeQ or backoffQ). 1 when the pod reached
  * activeQ now. Any thread. */
 int ks__queue_activate(ks_queue *q, const char *uid);
+/* The pod of uid the queue knows (queued, parked, in flight), with a reference, or NULL. */
+ks_pod *ks__queue_get_pod(ks_queue *q, const char *uid);
 /* Every pod the queue knows (queued, parked, in flight), each with a reference for the caller,
  * in *out (malloc'd; the caller unrefs each and frees it). Returns the count. Any thread. */
 size_t ks__queue_pods(ks_queue *q, ks_pod ***out);

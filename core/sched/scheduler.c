@@ -204,6 +204,9 @@ static size_t sched_pods_each(void *ctx, ks_sym ns, ks_sym key, ks_sym value, ks
                               void *fctx)
 {
     ks_scheduler *s = ctx;
+    size_t n_indexed = ks__pod_index_each(s, ns, key, value, fn, fctx);
+    if (n_indexed != (size_t)-1)
+        return n_indexed;
     ks_pod **pods = NULL;
     size_t visited = 0, n = ks__cache_pods_matching(s->cache, ns, key, value, &pods);
     for (size_t i = 0; i < n; i++) {
@@ -316,6 +319,7 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     *out = NULL;
     if (!s)
         return KS_ENOMEM;
+    ks__pod_index_init(&s->pod_index); /* first: ks__scheduler_free destroys it */
     s->cfg = o->cfg;
     s->explain = o->explain;
     s->victims_leave_on_delete_event = o->victims_leave_on_delete_event;
@@ -413,6 +417,7 @@ void ks__scheduler_free(ks_scheduler *s)
     ks__queue_free(s->queue);
     ks__store_free(s->store);
     ks__custom_store_free(s->custom);
+    ks__pod_index_destroy(&s->pod_index);
     ks__pool_free(s->par.pool);
     ks__snapshot_free(s->snap);
     ks__cache_free(s->cache);
@@ -447,6 +452,7 @@ static int nominated(const ks_pod *pod)
 
 int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
 {
+    ks__pod_index_add(&s->pod_index, pod);
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_add_pod(s->cache, pod);
         ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_ADD}, .new_pod = pod};
@@ -461,6 +467,7 @@ int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
 
 int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
 {
+    ks__pod_index_remove(&s->pod_index, pod);
     ks__nominator_remove(s, pod->uid);
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_remove_pod(s->cache, pod->uid);
@@ -487,6 +494,8 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
 
 int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed)
 {
+    ks__pod_index_remove(&s->pod_index, old_pod); /* its labels may have changed */
+    ks__pod_index_add(&s->pod_index, new_pod);
     int was = old_pod->node_name != KS_SYM_EMPTY, is = new_pod->node_name != KS_SYM_EMPTY;
     if (was && is) {
         int rc = ks__cache_update_pod(s->cache, new_pod);

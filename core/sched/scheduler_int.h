@@ -44,6 +44,15 @@ typedef struct ks_cycle_scratch {
 
 typedef struct ks_binding_job ks_binding_job;
 
+/* pod_index.c: the pods of a namespace by one label's value, for the label keys ks_pods_each was
+ * asked about (at most 8; more are answered by walking every pod). Its own mutex. */
+typedef struct ks_pod_index {
+    pthread_mutex_t mu;
+    ks_sym keys[8];
+    size_t nkeys;
+    ks_strmap groups; /* "<ns>\x1f<key>\x1f<value>" (symbol ids) -> uid list */
+} ks_pod_index;
+
 struct ks_scheduler {
     const ks_config *cfg;
     size_t nprofiles;
@@ -51,6 +60,7 @@ struct ks_scheduler {
     ks_cache *cache;
     ks_store *store;                /* Namespaces, Services, ReplicaSets, PDBs, ... */
     struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
+    ks_pod_index pod_index;         /* pods by (namespace, label) for ks_pods_each */
     ks_queue *queue;
     ks_snapshot *snap;
     ks_parallelizer par; /* the Filter/Score worker pool; the frameworks borrow it for Score */
@@ -181,6 +191,15 @@ size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx
  * instead of run; off hands the held ones to the binders in the order they were released.
  * The scheduling thread turns it on for each cycle. */
 void ks__binding_hold(ks_scheduler *s, int on);
+/* pod_index.c. Any thread. each: fn for each pod of ns whose label key is value (resolved to the
+ * cache's object, else the queue's), outside the index's lock; the count, or (size_t)-1 when key
+ * cannot be indexed (the caller walks every pod instead). */
+void ks__pod_index_init(ks_pod_index *ix);
+void ks__pod_index_destroy(ks_pod_index *ix);
+void ks__pod_index_add(ks_pod_index *ix, const ks_pod *pod);
+void ks__pod_index_remove(ks_pod_index *ix, const ks_pod *pod);
+size_t ks__pod_index_each(ks_scheduler *s, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
+                          void *fctx);
 /* The scheduler's clock (the queue's: virtual in simulate), ns. Any thread. */
 int64_t ks__sched_now(ks_scheduler *s);
 /* The pods a cycle asked to activate (ks_activate_pod) go to activeQ now, and the cycle's list
