@@ -329,6 +329,36 @@ Test(gang_sdk, pods_each_lists_pending_and_assigned_once)
     cr_expect_str_eq(got, "other-ns");
 }
 
+/* The lister's index follows the pods: a deleted pod leaves it, a relabelled one moves, a pod
+ * added after the first question joins. */
+Test(gang_sdk, pods_each_index_follows_pod_events)
+{
+    start(0);
+    node("n1", "8");
+    pod("a", "100m", "'app':'x'");
+    pod("b", "100m", "'app':'x'");
+    char got[256];
+    lister("default", "x", got, sizeof(got)); /* builds the index for app */
+    cr_expect_str_eq(got, "a b");
+    pod("c", "100m", "'app':'x'");
+    ks_pod *b = th_pod("{'metadata':{'name':'b','namespace':'default','uid':'uid-b','labels':"
+                       "{'app':'x'}},'spec':{'containers':[{'name':'c','image':'i'}]}}");
+    ks_pod *b2 = th_pod("{'metadata':{'name':'b','namespace':'default','uid':'uid-b','labels':"
+                        "{'app':'y'}},'spec':{'containers':[{'name':'c','image':'i'}]}}");
+    cr_assert_eq(ks__scheduler_on_pod_update(t.s, b, b2, 1), 0);
+    lister("default", "x", got, sizeof(got));
+    cr_expect_str_eq(got, "a c");
+    lister("default", "y", got, sizeof(got));
+    cr_expect_str_eq(got, "b");
+    ks_pod *a = th_pod("{'metadata':{'name':'a','namespace':'default','uid':'uid-a','labels':"
+                       "{'app':'x'}},'spec':{'containers':[{'name':'c','image':'i'}]}}");
+    cr_assert_eq(ks__scheduler_on_pod_delete(t.s, a), 0);
+    lister("default", "x", got, sizeof(got));
+    cr_expect_str_eq(got, "c");
+    ks__pod_unref(a);
+    ks__pod_unref(b);
+}
+
 /* A watched resource: objects read by path (["key"] for dotted keys), times parsed, and an Add
  * of one is an event that requeues the pods the plugin rejected. */
 Test(gang_sdk, watched_resource_objects_and_events)
