@@ -355,8 +355,6 @@ Test(gang_sdk, pods_each_index_follows_pod_events)
     cr_assert_eq(ks__scheduler_on_pod_delete(t.s, a), 0);
     lister("default", "x", got, sizeof(got));
     cr_expect_str_eq(got, "c");
-    ks__pod_unref(a);
-    ks__pod_unref(b);
 }
 
 /* A watched resource: objects read by path (["key"] for dotted keys), times parsed, and an Add
@@ -460,5 +458,4 @@ Test(gang_sdk, object_patch_in_memory)
     ks_pod *p = th_pod("{'metadata':{'name':'e','namespace':'default','uid':'uid-e'}}");
     cr_expect_eq(ks_pod_event(NULL, p, "Normal", "GangReady", "all members placed"), 0);
     cr_expect_eq(ks_pod_event(NULL, p, "Info", "GangReady", "x"), KS_EINVAL);
-    ks__pod_unref(p);
 }
