@@ -830,6 +830,24 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
     return 0;
 }
 
+/* The informer s->inf[s->ninf] (described by the caller) gets its known map, its API client and
+ * its thread (list, then watch). */
+static int launch_informer(ks_apisrc *s, ks_informer *in, char *err, size_t errlen)
+{
+    ks__strmap_init(&in->known);
+    s->ninf++;
+    ks_api_opts ao = s->aopts;
+    int rc = ks__api_create(s->kc, &ao, &in->api, err, errlen);
+    if (rc != 0)
+        return rc;
+    if (pthread_create(&in->thread, NULL, ks__informer_main, in) != 0) {
+        snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name, strerror(errno));
+        return KS_ENOMEM;
+    }
+    in->started = 1;
+    return 0;
+}
+
 /* What a plugin's resource informer says when its resource is not served (no CRD installed). */
 static char k_custom_without[KS_MAX_CUSTOM_RESOURCES][256];
 
@@ -849,18 +867,9 @@ static int start_custom_informers(ks_apisrc *s, char *err, size_t errlen)
         in->type = INF_CUSTOM;
         in->res = res;
         in->without = k_custom_without[i];
-        ks__strmap_init(&in->known);
-        s->ninf++;
-        ks_api_opts ao = s->aopts;
-        int rc = ks__api_create(s->kc, &ao, &in->api, err, errlen);
+        int rc = launch_informer(s, in, err, errlen);
         if (rc != 0)
             return rc;
-        if (pthread_create(&in->thread, NULL, ks__informer_main, in) != 0) {
-            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name,
-                     strerror(errno));
-            return KS_ENOMEM;
-        }
-        in->started = 1;
     }
     return 0;
 }
@@ -879,17 +888,8 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
         in->type = d->type;
         in->without = d->without;
-        ks__strmap_init(&in->known);
-        s->ninf++;
-        ks_api_opts ao = s->aopts;
-        if ((rc = ks__api_create(s->kc, &ao, &in->api, err, errlen)) != 0)
+        if ((rc = launch_informer(s, in, err, errlen)) != 0)
             return rc;
-        if (pthread_create(&in->thread, NULL, ks__informer_main, in) != 0) {
-            snprintf(err, errlen, "cannot start the %s informer thread: %s", in->name,
-                     strerror(errno));
-            return KS_ENOMEM;
-        }
-        in->started = 1;
     }
     return start_custom_informers(s, err, errlen);
 }

@@ -141,8 +141,8 @@ static int index_key(ks_scheduler *s, ks_pod_index *ix, ks_sym key)
     return 0;
 }
 
-size_t ks__pod_index_each(ks_scheduler *s, ks_sym ns, ks_sym key, ks_sym value,
-                          ks_pod_visit_fn fn, void *fctx)
+size_t ks__pod_index_each(ks_scheduler *s, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
+                          void *fctx)
 {
     ks_pod_index *ix = &s->pod_index;
     char gk[64];
