@@ -137,6 +137,30 @@ static int add_unavailable(ks_profile_plan *plan, const char *name)
     return 0;
 }
 
+/* For a plugin that is nowhere: how kubesched loads an out-of-tree one (the usual cause is a
+ * pluginConfig without kubeschedPluginPath, or none at all). Empty when it has a path (then
+ * the shared object did not provide it, which the loader already said). */
+static void out_of_tree_hint(const plan_ctx *c, const char *name, char *out, size_t len)
+{
+    const ks_profile_config *pc = &c->cfg->profiles[c->prof];
+    out[0] = '\0';
+    for (size_t i = 0; i < pc->nplugin_configs; i++) {
+        const ks_plugin_config *e = &pc->plugin_configs[i];
+        if (strcmp(e->name, name) != 0)
+            continue;
+        if (!e->so_path)
+            snprintf(out, len,
+                     "; if it is an out-of-tree plugin, name its shared object in %s.args."
+                     "kubeschedPluginPath",
+                     e->field);
+        return;
+    }
+    snprintf(out, len,
+             "; if it is an out-of-tree plugin, add a pluginConfig entry for it to profiles[%zu] "
+             "whose args give kubeschedPluginPath: the .so that defines it",
+             c->prof);
+}
+
 /* The descriptor of ref: 1 found, 0 skipped (an unavailable default), <0 error. */
 static int lookup(plan_ctx *c, ks_profile_plan *plan, const ks_plugin_ref *ref, ks_point p,
                   const ks_plugin_desc **out)
@@ -157,12 +181,14 @@ static int lookup(plan_ctx *c, ks_profile_plan *plan, const ks_plugin_ref *ref, 
                             c->prof, field, ref->name, c->prof, field);
     }
     registered_for(c->reg, p, valid, sizeof(valid));
+    char hint[512];
+    out_of_tree_hint(c, ref->name, hint, sizeof(hint));
     return ks__cfg_fail(&c->L, KS_ENOTFOUND,
                         "profiles[%zu].plugins.%s: %s \"%s\" does not exist (registered %s%s"
-                        "plugins: %s)",
+                        "plugins: %s)%s",
                         c->prof, field, ks__point_name(p), ref->name,
                         p == KS_PT_MULTI ? "" : ks__point_name(p), p == KS_PT_MULTI ? "" : " ",
-                        valid);
+                        valid, hint);
 }
 
 static int in_names(char *const *names, size_t n, const char *name)

@@ -1576,6 +1576,9 @@ Test(config, pod_group_plugin_sets_refuse_what_cannot_run)
                                 "      enabled: [{name: NoSuchPlugin}]\n"));
     assert_has(msg, "profiles[0].plugins.podGroupPostFilter: PodGroupPostFilter \"NoSuchPlugin\" "
                     "does not exist (registered PodGroupPostFilter plugins: none)");
+    /* how an out-of-tree plugin would be found (issue: a config without kubeschedPluginPath) */
+    assert_has(msg, "); if it is an out-of-tree plugin, add a pluginConfig entry for it to "
+                    "profiles[0] whose args give kubeschedPluginPath: the .so that defines it");
     /* The removed-plugin check covers podGroupPostFilter (upstream stagesToPluginSet) but not the
      * placement sets. */
     expect_error(HDR "profiles:\n- plugins:\n    podGroupPostFilter:\n"

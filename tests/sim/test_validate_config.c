@@ -45,3 +45,30 @@ Test(validate_config, states_the_kubernetes_version_and_prints_the_default_profi
     cr_assert(strstr(out, "  Reserve      VolumeBinding\n"), "%s", out);
     free(out);
 }
+
+/* A plugin kubesched does not know, named in plugins with a pluginConfig that lacks
+ * kubeschedPluginPath: the error says where the path goes. */
+Test(validate_config, unknown_plugin_hints_at_kubesched_plugin_path)
+{
+    char *out, err[2048];
+    const char *path = "/tmp/ks-validate-config-nopath.yaml";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+          "profiles:\n- schedulerName: gang\n  plugins:\n"
+          "    permit: {enabled: [{name: Coscheduling}]}\n"
+          "  pluginConfig:\n  - name: Coscheduling\n    args: {permitWaitingTimeSeconds: 10}\n",
+          f);
+    fclose(f);
+    char args[256];
+    snprintf(args, sizeof(args), "validate-config %s", path);
+    int rc = sim_run(args, &out, err, sizeof(err));
+    remove(path);
+    cr_assert_neq(rc, 0);
+    cr_assert(strstr(err, "profiles[0].plugins.permit: Permit \"Coscheduling\" does not exist "
+                          "(registered Permit plugins: none); if it is an out-of-tree plugin, "
+                          "name its shared object in "
+                          "profiles[0].pluginConfig[0].args.kubeschedPluginPath"),
+              "%s", err);
+    free(out);
+}
