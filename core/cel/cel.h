@@ -36,7 +36,7 @@ typedef enum ks_cel_kind {
     KS_CEL_TYPE,     /* s: the type's name ("int", "list", "kubernetes.Quantity", ...) */
     KS_CEL_QUANTITY, /* Kubernetes resource.Quantity (exact decimal) */
     KS_CEL_SEMVER,   /* Kubernetes Semver (blang/semver) */
-    KS_CEL_ERROR,    /* evaluation only: s is the message; ks_cel_eval never returns it as a value */
+    KS_CEL_ERROR, /* evaluation only: s is the message; ks_cel_eval never returns it as a value */
 } ks_cel_kind;
 
 typedef struct ks_cel_value ks_cel_value;
@@ -115,6 +115,9 @@ typedef struct ks_cel_program ks_cel_program;
  * ks_cel_program_free, or NULL with *err filled (syntax errors, undeclared references, unknown
  * functions, invalid literals). Thread: any; env is copied. */
 ks_cel_program *ks_cel_compile(const char *expr, const ks_cel_env *env, ks_cel_error *err);
+/* The same for an expression of len bytes that may contain NUL characters. */
+ks_cel_program *ks_cel_compile_n(const char *expr, size_t len, const ks_cel_env *env,
+                                 ks_cel_error *err);
 void ks_cel_program_free(ks_cel_program *p);
 
 /* A variable's value for one evaluation; the value (and what it points to) is borrowed. */
@@ -127,8 +130,8 @@ typedef struct ks_cel_binding {
  * owns and frees) or -1 and *err (a runtime error: "no such key: x", "integer overflow",
  * "operation cancelled: actual cost limit exceeded", ...). *cost (may be NULL) receives the
  * runtime cost as cel-go's cost tracker counts it. Thread: any; p is only read. */
-int ks_cel_eval(const ks_cel_program *p, const ks_cel_binding *vars, size_t nvars, ks_mempool *arena,
-                ks_cel_value *out, uint64_t *cost, ks_cel_error *err);
+int ks_cel_eval(const ks_cel_program *p, const ks_cel_binding *vars, size_t nvars,
+                ks_mempool *arena, ks_cel_value *out, uint64_t *cost, ks_cel_error *err);
 
 /* Value helpers (arena allocations). */
 ks_cel_value ks_cel_string(ks_mempool *a, const char *s);

@@ -25,7 +25,8 @@ int ks__cel_fn_lookup(const char *name, bool receiver)
 {
     (void)receiver;
     for (size_t i = 0; i < sizeof fn_names / sizeof fn_names[0]; i++)
-        if (strcmp(fn_names[i], name) == 0) return (int)i;
+        if (strcmp(fn_names[i], name) == 0)
+            return (int)i;
     return -1;
 }
 
@@ -51,29 +52,35 @@ static const char *const type_idents[] = {"int",  "uint", "double", "bool",     
 static bool in_scope(const resolver *r, const rscope *sc, const char *name)
 {
     for (; sc; sc = sc->next)
-        if (strcmp(sc->name, name) == 0) return true;
+        if (strcmp(sc->name, name) == 0)
+            return true;
     for (size_t i = 0; i < r->env->nvars; i++)
-        if (strcmp(r->env->vars[i], name) == 0) return true;
+        if (strcmp(r->env->vars[i], name) == 0)
+            return true;
     return false;
 }
 
 static void rerr(resolver *r, int pos, const char *fmt, const char *arg)
 {
-    if (r->failed) return;
+    if (r->failed)
+        return;
     r->failed = true;
     ks__cel_position(r->expr, pos, &r->err->line, &r->err->column);
     char buf[200];
     snprintf(buf, sizeof buf, fmt, arg);
-    snprintf(r->err->msg, sizeof r->err->msg, "ERROR: <input>:%d:%d: %s", r->err->line, r->err->column + 1, buf);
+    snprintf(r->err->msg, sizeof r->err->msg, "ERROR: <input>:%d:%d: %s", r->err->line,
+             r->err->column + 1, buf);
 }
 
 /* The dotted name of an ident/select chain ("optional", "sets"), or NULL. */
 static const char *qualified(ks_mempool *pool, const cel_node *n)
 {
-    if (n->kind == N_IDENT) return n->name;
+    if (n->kind == N_IDENT)
+        return n->name;
     if (n->kind == N_SELECT && !n->test_only && !n->optional) {
         const char *base = qualified(pool, n->args[0]);
-        if (!base) return NULL;
+        if (!base)
+            return NULL;
         size_t a = strlen(base), b = strlen(n->name);
         char *q = ks__mempool_alloc(pool, a + b + 2);
         memcpy(q, base, a);
@@ -86,9 +93,11 @@ static const char *qualified(ks_mempool *pool, const cel_node *n)
 
 static void resolve(resolver *r, cel_node *n, const rscope *sc)
 {
-    if (!n || r->failed) return;
+    if (!n || r->failed)
+        return;
     switch (n->kind) {
-    case N_CONST: return;
+    case N_CONST:
+        return;
     case N_IDENT: {
         const char *name = n->name[0] == '.' ? n->name + 1 : n->name;
         if (in_scope(r, n->name[0] == '.' ? NULL : sc, name)) {
@@ -106,18 +115,22 @@ static void resolve(resolver *r, cel_node *n, const rscope *sc)
             n->val = ks__cel_type("optional_type");
             return;
         }
-        if (r->env->unchecked) return; /* a runtime error: "no such attribute(s)" */
+        if (r->env->unchecked)
+            return; /* a runtime error: "no such attribute(s)" */
         rerr(r, n->pos, "undeclared reference to '%s' (in container '')", name);
         return;
     }
     case N_CALL: {
         if (n->has_target) {
-            /* a namespaced global function: optional.of(x), sets.contains(a, b), strings.quote(s) */
+            /* a namespaced global function: optional.of(x), sets.contains(a, b), strings.quote(s)
+             */
             const char *ns = qualified(r->pool, n->args[0]);
             const char *root = ns;
             const cel_node *t = n->args[0];
-            while (t->kind == N_SELECT) t = t->args[0];
-            if (t->kind == N_IDENT) root = t->name;
+            while (t->kind == N_SELECT)
+                t = t->args[0];
+            if (t->kind == N_IDENT)
+                root = t->name;
             if (ns && !in_scope(r, sc, root)) {
                 size_t a = strlen(ns), b = strlen(n->name);
                 char *q = ks__mempool_alloc(r->pool, a + b + 2);
@@ -131,7 +144,8 @@ static void resolve(resolver *r, cel_node *n, const rscope *sc)
                     n->has_target = false;
                     n->args++;
                     n->nargs--;
-                    for (size_t i = 0; i < n->nargs; i++) resolve(r, n->args[i], sc);
+                    for (size_t i = 0; i < n->nargs; i++)
+                        resolve(r, n->args[i], sc);
                     return;
                 }
             }
@@ -141,18 +155,21 @@ static void resolve(resolver *r, cel_node *n, const rscope *sc)
         if (n->fn < 0 || !(ks__cel_fn_how(n->fn) & (n->has_target ? CEL_M : CEL_G))) {
             if (r->env->unchecked) {
                 n->fn = -1; /* evaluates to "no such overload" */
-                for (size_t i = 0; i < n->nargs; i++) resolve(r, n->args[i], sc);
+                for (size_t i = 0; i < n->nargs; i++)
+                    resolve(r, n->args[i], sc);
                 return;
             }
             rerr(r, n->pos, "undeclared reference to '%s' (in container '')", fname);
             return;
         }
-        for (size_t i = 0; i < n->nargs; i++) resolve(r, n->args[i], sc);
+        for (size_t i = 0; i < n->nargs; i++)
+            resolve(r, n->args[i], sc);
         /* cel.ValidateRegexLiterals: a constant pattern is checked (and compiled) here */
         if ((n->fn == FN_MATCHES || n->fn == FN_FIND || n->fn == FN_FINDALL) && n->nargs >= 2 &&
             n->args[1]->kind == N_CONST && n->args[1]->val.kind == KS_CEL_STRING && !r->failed) {
             char msg[300];
-            cel_regex *re = ks__cel_regex_compile(n->args[1]->val.s.ptr, n->args[1]->val.s.len, msg, sizeof msg);
+            cel_regex *re = ks__cel_regex_compile(n->args[1]->val.s.ptr, n->args[1]->val.s.len, msg,
+                                                  sizeof msg);
             if (!re) {
                 rerr(r, n->args[1]->pos, "%s", msg);
                 return;
@@ -182,12 +199,19 @@ static void resolve(resolver *r, cel_node *n, const rscope *sc)
         return;
     }
     default:
-        for (size_t i = 0; i < n->nargs; i++) resolve(r, n->args[i], sc);
+        for (size_t i = 0; i < n->nargs; i++)
+            resolve(r, n->args[i], sc);
         return;
     }
 }
 
 ks_cel_program *ks_cel_compile(const char *expr, const ks_cel_env *env, ks_cel_error *err)
+{
+    return ks_cel_compile_n(expr, strlen(expr), env, err);
+}
+
+ks_cel_program *ks_cel_compile_n(const char *expr, size_t len, const ks_cel_env *env,
+                                 ks_cel_error *err)
 {
     memset(err, 0, sizeof *err);
     ks_cel_program *p = calloc(1, sizeof *p);
@@ -196,11 +220,12 @@ ks_cel_program *ks_cel_compile(const char *expr, const ks_cel_env *env, ks_cel_e
         return NULL;
     }
     p->cost_limit = env->cost_limit;
-    p->root = ks__cel_parse(&p->pool, expr, err);
+    p->root = ks__cel_parse(&p->pool, expr, len, err);
     if (p->root) {
         resolver r = {.prog = p, .env = env, .expr = expr, .err = err, .pool = &p->pool};
         resolve(&r, p->root, NULL);
-        if (r.failed) p->root = NULL;
+        if (r.failed)
+            p->root = NULL;
     }
     if (!p->root) {
         ks_cel_program_free(p);
@@ -211,8 +236,10 @@ ks_cel_program *ks_cel_compile(const char *expr, const ks_cel_env *env, ks_cel_e
 
 void ks_cel_program_free(ks_cel_program *p)
 {
-    if (!p) return;
-    for (size_t i = 0; i < p->nregexes; i++) ks__cel_regex_free(p->regexes[i]);
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nregexes; i++)
+        ks__cel_regex_free(p->regexes[i]);
     free(p->regexes);
     ks__mempool_free(&p->pool);
     free(p);
@@ -231,7 +258,8 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc);
 bool ks__cel_charge(cel_ctx *c, uint64_t cost)
 {
     c->cost += cost;
-    if (c->limit && c->cost > c->limit) c->cancelled = true;
+    if (c->limit && c->cost > c->limit)
+        c->cancelled = true;
     return !c->cancelled;
 }
 
@@ -243,9 +271,11 @@ static ks_cel_value cancelled(cel_ctx *c)
 static ks_cel_value lookup(cel_ctx *c, const char *name, const escope *sc, int pos)
 {
     for (; sc; sc = sc->next)
-        if (strcmp(sc->name, name) == 0) return sc->val;
+        if (strcmp(sc->name, name) == 0)
+            return sc->val;
     for (size_t i = 0; i < c->nvars; i++)
-        if (strcmp(c->vars[i].name, name) == 0) return c->vars[i].value;
+        if (strcmp(c->vars[i].name, name) == 0)
+            return c->vars[i].value;
     return ks__cel_err(c->a, "no such attribute(s): %s", name);
 }
 
@@ -253,7 +283,8 @@ static ks_cel_value lookup(cel_ctx *c, const char *name, const escope *sc, int p
 const ks_cel_value *ks__cel_map_get(const ks_cel_map *m, const ks_cel_value *key)
 {
     for (size_t i = 0; i < m->n; i++)
-        if (ks_cel_equal(&m->keys[i], key)) return &m->vals[i];
+        if (ks_cel_equal(&m->keys[i], key))
+            return &m->vals[i];
     return NULL;
 }
 
@@ -268,26 +299,32 @@ static ks_cel_value opt_of(cel_ctx *c, ks_cel_value v)
 static const ks_cel_value opt_none = {.kind = KS_CEL_OPTIONAL, .opt = NULL};
 
 /* operand.field (select) or operand[key] (index); optional: the .? / [?] forms. */
-static ks_cel_value qualify(cel_ctx *c, ks_cel_value obj, const ks_cel_value *key, bool is_select, bool optional,
-                            bool test_only)
+static ks_cel_value qualify(cel_ctx *c, ks_cel_value obj, const ks_cel_value *key, bool is_select,
+                            bool optional, bool test_only)
 {
-    if (obj.kind == KS_CEL_ERROR) return obj;
-    if (key->kind == KS_CEL_ERROR) return *key;
+    if (obj.kind == KS_CEL_ERROR)
+        return obj;
+    if (key->kind == KS_CEL_ERROR)
+        return *key;
     if (obj.kind == KS_CEL_OPTIONAL) {
         /* qualifying an optional value keeps it optional (cel-go's optional chaining) */
-        if (!obj.opt) return opt_none;
+        if (!obj.opt)
+            return opt_none;
         ks_cel_value r = qualify(c, *obj.opt, key, is_select, true, test_only);
         return r;
     }
     if (obj.kind == KS_CEL_MAP) {
-        if (!is_select && key->kind != KS_CEL_INT && key->kind != KS_CEL_UINT && key->kind != KS_CEL_BOOL &&
-            key->kind != KS_CEL_STRING && key->kind != KS_CEL_DOUBLE)
+        if (!is_select && key->kind != KS_CEL_INT && key->kind != KS_CEL_UINT &&
+            key->kind != KS_CEL_BOOL && key->kind != KS_CEL_STRING && key->kind != KS_CEL_DOUBLE)
             return ks__cel_err(c->a, "unsupported key type");
         const ks_cel_value *v = ks__cel_map_get(obj.map, key);
-        if (test_only) return ks_cel_bool(v != NULL);
+        if (test_only)
+            return ks_cel_bool(v != NULL);
         if (!v) {
-            if (optional) return opt_none;
-            if (key->kind == KS_CEL_STRING) return ks__cel_err(c->a, "no such key: %.*s", (int)key->s.len, key->s.ptr);
+            if (optional)
+                return opt_none;
+            if (key->kind == KS_CEL_STRING)
+                return ks__cel_err(c->a, "no such key: %.*s", (int)key->s.len, key->s.ptr);
             return ks__cel_err(c->a, "no such key: %s", ks_cel_format(c->a, key));
         }
         return optional ? opt_of(c, *v) : *v;
@@ -301,17 +338,20 @@ static ks_cel_value qualify(cel_ctx *c, ks_cel_value obj, const ks_cel_value *ke
         } else if (key->kind == KS_CEL_DOUBLE && key->d == floor(key->d) && fabs(key->d) < 9.2e18) {
             idx = (int64_t)key->d;
         } else if (key->kind == KS_CEL_DOUBLE) {
-            return ks__cel_err(c->a, "unsupported index value %s in list", ks_cel_format(c->a, key));
+            return ks__cel_err(c->a, "unsupported index value %s in list",
+                               ks_cel_format(c->a, key));
         } else {
             return ks__cel_err(c->a, "no such overload");
         }
         if (idx < 0 || (uint64_t)idx >= obj.list->n) {
-            if (optional) return opt_none;
+            if (optional)
+                return opt_none;
             return ks__cel_err(c->a, "index out of bounds: %" PRId64, idx);
         }
         return optional ? opt_of(c, obj.list->items[idx]) : obj.list->items[idx];
     }
-    if (is_select) return ks__cel_err(c->a, "no such overload");
+    if (is_select)
+        return ks__cel_err(c->a, "no such overload");
     return ks__cel_err(c->a, "no such overload");
 }
 
@@ -321,15 +361,19 @@ static ks_cel_value eval_list(cel_ctx *c, const cel_node *n, const escope *sc)
     size_t k = 0;
     for (size_t i = 0; i < n->nargs; i++) {
         ks_cel_value v = eval(c, n->args[i], sc);
-        if (v.kind == KS_CEL_ERROR) return v;
+        if (v.kind == KS_CEL_ERROR)
+            return v;
         if (n->opt_flags && n->opt_flags[i]) {
-            if (v.kind != KS_CEL_OPTIONAL) return ks__cel_err(c->a, "no such overload");
-            if (!v.opt) continue;
+            if (v.kind != KS_CEL_OPTIONAL)
+                return ks__cel_err(c->a, "no such overload");
+            if (!v.opt)
+                continue;
             v = *v.opt;
         }
         items[k++] = v;
     }
-    if (!ks__cel_charge(c, 10)) return cancelled(c);
+    if (!ks__cel_charge(c, 10))
+        return cancelled(c);
     ks_cel_list *l = ks__mempool_alloc(c->a, sizeof *l);
     l->n = k;
     l->items = items;
@@ -345,15 +389,19 @@ static ks_cel_value eval_map(cel_ctx *c, const cel_node *n, const escope *sc)
     size_t k = 0;
     for (size_t i = 0; i < cnt; i++) {
         ks_cel_value key = eval(c, n->args[2 * i], sc);
-        if (key.kind == KS_CEL_ERROR) return key;
+        if (key.kind == KS_CEL_ERROR)
+            return key;
         ks_cel_value v = eval(c, n->args[2 * i + 1], sc);
-        if (v.kind == KS_CEL_ERROR) return v;
+        if (v.kind == KS_CEL_ERROR)
+            return v;
         if (key.kind != KS_CEL_INT && key.kind != KS_CEL_UINT && key.kind != KS_CEL_BOOL &&
             key.kind != KS_CEL_STRING)
             return ks__cel_err(c->a, "unsupported key type");
         if (n->opt_flags && n->opt_flags[i]) {
-            if (v.kind != KS_CEL_OPTIONAL) return ks__cel_err(c->a, "no such overload");
-            if (!v.opt) continue;
+            if (v.kind != KS_CEL_OPTIONAL)
+                return ks__cel_err(c->a, "no such overload");
+            if (!v.opt)
+                continue;
             v = *v.opt;
         }
         for (size_t j = 0; j < k; j++)
@@ -362,7 +410,8 @@ static ks_cel_value eval_map(cel_ctx *c, const cel_node *n, const escope *sc)
         keys[k] = key;
         vals[k++] = v;
     }
-    if (!ks__cel_charge(c, 30)) return cancelled(c);
+    if (!ks__cel_charge(c, 30))
+        return cancelled(c);
     ks_cel_map *m = ks__mempool_alloc(c->a, sizeof *m);
     m->n = k;
     m->keys = keys;
@@ -378,9 +427,11 @@ static ks_cel_value eval_logic(cel_ctx *c, const cel_node *n, const escope *sc, 
     bool have_err = false;
     for (size_t i = 0; i < 2; i++) {
         ks_cel_value v = eval(c, n->args[i], sc);
-        if (c->cancelled) return cancelled(c);
+        if (c->cancelled)
+            return cancelled(c);
         if (v.kind == KS_CEL_BOOL) {
-            if (v.b != is_and) return v; /* false for &&, true for || decides */
+            if (v.b != is_and)
+                return v; /* false for &&, true for || decides */
             continue;
         }
         if (!have_err) {
@@ -388,16 +439,19 @@ static ks_cel_value eval_logic(cel_ctx *c, const cel_node *n, const escope *sc, 
             err = v.kind == KS_CEL_ERROR ? v : ks__cel_err(c->a, "no such overload");
         }
     }
-    if (have_err) return err;
+    if (have_err)
+        return err;
     return ks_cel_bool(is_and);
 }
 
 static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const escope *sc)
 {
     ks_cel_value range = eval(c, n->range, sc);
-    if (range.kind == KS_CEL_ERROR) return range;
+    if (range.kind == KS_CEL_ERROR)
+        return range;
     ks_cel_value accu = eval(c, n->accu_init, sc);
-    if (accu.kind == KS_CEL_ERROR) return accu;
+    if (accu.kind == KS_CEL_ERROR)
+        return accu;
     size_t cnt;
     if (range.kind == KS_CEL_LIST)
         cnt = range.list->n;
@@ -422,30 +476,44 @@ static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const esco
         }
         const escope *inner = n->iter_var2 ? &it2 : &it;
         ks_cel_value cond = eval(c, n->loop_cond, inner);
-        if (c->cancelled) return cancelled(c);
-        if (cond.kind == KS_CEL_BOOL && !cond.b) break;
-        if (cond.kind == KS_CEL_ERROR) return cond;
+        if (c->cancelled)
+            return cancelled(c);
+        if (cond.kind == KS_CEL_BOOL && !cond.b)
+            break;
+        if (cond.kind == KS_CEL_ERROR)
+            return cond;
         accu_sc.val = eval(c, n->loop_step, inner);
-        if (c->cancelled) return cancelled(c);
+        if (c->cancelled)
+            return cancelled(c);
     }
     return eval(c, n->result, &accu_sc);
 }
 
 static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
 {
-    if (c->cancelled) return cancelled(c);
+    if (c->cancelled)
+        return cancelled(c);
     switch (n->kind) {
-    case N_CONST: return n->val;
+    case N_CONST:
+        return n->val;
     case N_IDENT:
-        if (!ks__cel_charge(c, 1)) return cancelled(c);
+        if (!ks__cel_charge(c, 1))
+            return cancelled(c);
         return lookup(c, n->name, sc, n->pos);
     case N_SELECT: {
         ks_cel_value obj = eval(c, n->args[0], sc);
         /* PresenceTestHasCost(false): Kubernetes does not charge has() */
-        if (!n->test_only && !ks__cel_charge(c, 1)) return cancelled(c);
+        if (!n->test_only && !ks__cel_charge(c, 1))
+            return cancelled(c);
         ks_cel_value key = {.kind = KS_CEL_STRING};
         key.s.ptr = n->name;
         key.s.len = strlen(n->name);
+        if (n->test_only && obj.kind == KS_CEL_OPTIONAL) {
+            /* has() through an optional: false when empty, else the test on the value */
+            if (!obj.opt)
+                return ks_cel_bool(false);
+            obj = *obj.opt;
+        }
         if (n->test_only && obj.kind != KS_CEL_MAP && obj.kind != KS_CEL_ERROR)
             return ks__cel_err(c->a, "no such overload");
         return qualify(c, obj, &key, true, n->optional, n->test_only);
@@ -453,52 +521,66 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
     case N_INDEX: {
         ks_cel_value obj = eval(c, n->args[0], sc);
         ks_cel_value key = eval(c, n->args[1], sc);
-        if (!ks__cel_charge(c, 1)) return cancelled(c);
+        if (!ks__cel_charge(c, 1))
+            return cancelled(c);
         return qualify(c, obj, &key, false, n->optional, false);
     }
-    case N_LIST: return eval_list(c, n, sc);
-    case N_MAP: return eval_map(c, n, sc);
-    case N_AND: return eval_logic(c, n, sc, true);
-    case N_OR: return eval_logic(c, n, sc, false);
+    case N_LIST:
+        return eval_list(c, n, sc);
+    case N_MAP:
+        return eval_map(c, n, sc);
+    case N_AND:
+        return eval_logic(c, n, sc, true);
+    case N_OR:
+        return eval_logic(c, n, sc, false);
     case N_COND: {
         ks_cel_value cond = eval(c, n->args[0], sc);
-        if (cond.kind == KS_CEL_ERROR) return cond;
-        if (cond.kind != KS_CEL_BOOL) return ks__cel_err(c->a, "no such overload");
+        if (cond.kind == KS_CEL_ERROR)
+            return cond;
+        if (cond.kind != KS_CEL_BOOL)
+            return ks__cel_err(c->a, "no such overload");
         return eval(c, n->args[cond.b ? 1 : 2], sc);
     }
     case N_NOT_STRICTLY_FALSE: {
         ks_cel_value v = eval(c, n->args[0], sc);
-        if (c->cancelled) return cancelled(c);
+        if (c->cancelled)
+            return cancelled(c);
         return ks_cel_bool(v.kind != KS_CEL_BOOL || v.b);
     }
-    case N_COMPREHENSION: return eval_comprehension(c, n, sc);
+    case N_COMPREHENSION:
+        return eval_comprehension(c, n, sc);
     case N_CALL: {
         ks_cel_value argv[8];
         size_t na = n->nargs < 8 ? n->nargs : 8;
         for (size_t i = 0; i < na; i++) {
             argv[i] = eval(c, n->args[i], sc);
-            if (c->cancelled) return cancelled(c);
+            if (c->cancelled)
+                return cancelled(c);
         }
         /* strict: the first error argument is the result (cel-go returns the first in order) */
         for (size_t i = 0; i < na; i++)
-            if (argv[i].kind == KS_CEL_ERROR) return argv[i];
+            if (argv[i].kind == KS_CEL_ERROR)
+                return argv[i];
         c->re = n->re;
         ks_cel_value r = ks__cel_call(c, n->fn, n->has_target, argv, na);
         c->re = NULL;
-        if (c->cancelled) return cancelled(c);
+        if (c->cancelled)
+            return cancelled(c);
         return r;
     }
     }
     return ks__cel_err(c->a, "internal error: unknown node");
 }
 
-int ks_cel_eval(const ks_cel_program *p, const ks_cel_binding *vars, size_t nvars, ks_mempool *arena,
-                ks_cel_value *out, uint64_t *cost, ks_cel_error *err)
+int ks_cel_eval(const ks_cel_program *p, const ks_cel_binding *vars, size_t nvars,
+                ks_mempool *arena, ks_cel_value *out, uint64_t *cost, ks_cel_error *err)
 {
     cel_ctx c = {.a = arena, .vars = vars, .nvars = nvars, .limit = p->cost_limit};
     ks_cel_value v = eval(&c, p->root, NULL);
-    if (cost) *cost = c.cost;
-    if (c.cancelled) v = cancelled(&c);
+    if (cost)
+        *cost = c.cost;
+    if (c.cancelled)
+        v = cancelled(&c);
     if (v.kind == KS_CEL_ERROR) {
         memset(err, 0, sizeof *err);
         snprintf(err->msg, sizeof err->msg, "%.*s", (int)v.s.len, v.s.ptr);

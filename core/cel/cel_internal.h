@@ -48,7 +48,7 @@ struct ks_cel_program {
 };
 
 /* Parses expr into a tree allocated in pool. Returns NULL with *err set. */
-cel_node *ks__cel_parse(ks_mempool *pool, const char *expr, ks_cel_error *err);
+cel_node *ks__cel_parse(ks_mempool *pool, const char *expr, size_t len, ks_cel_error *err);
 /* Function ids: the index of the name in the evaluator's table; -1 when unknown. */
 int ks__cel_fn_lookup(const char *name, bool receiver);
 /* Position (1-based line and column, counted in code points) of byte offset off in expr. */
@@ -66,7 +66,8 @@ bool ks__cel_utf8_valid(const char *s, size_t n);
 
 /* Quantity and semver (cel_quantity.c, cel_semver.c) */
 int ks__cel_quantity_cmp(const ks_cel_quantity *a, const ks_cel_quantity *b);
-ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x, const ks_cel_quantity *y, bool sub);
+ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x,
+                                      const ks_cel_quantity *y, bool sub);
 ks_cel_quantity *ks__cel_quantity_from_int(ks_mempool *a, int64_t i);
 bool ks__cel_quantity_as_int(const ks_cel_quantity *q, int64_t *out, bool *is_int);
 double ks__cel_quantity_as_double(const ks_cel_quantity *q);
@@ -77,6 +78,7 @@ typedef struct cel_regex cel_regex;
 cel_regex *ks__cel_regex_compile(const char *pat, size_t n, char *msg, size_t msglen);
 void ks__cel_regex_free(cel_regex *r);
 /* 1 match, 0 none, -1 error. The match span goes to so and eo when they are not NULL. */
-int ks__cel_regex_search(cel_regex *r, const char *s, size_t n, size_t start, size_t *so, size_t *eo);
+int ks__cel_regex_search(cel_regex *r, const char *s, size_t n, size_t start, size_t *so,
+                         size_t *eo);
 
 #endif

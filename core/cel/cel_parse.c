@@ -74,7 +74,8 @@ typedef struct parser {
 static void perr(parser *ps, int pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void perr(parser *ps, int pos, const char *fmt, ...)
 {
-    if (ps->failed) return;
+    if (ps->failed)
+        return;
     ps->failed = true;
     ks__cel_position(ps->src, pos, &ps->err->line, &ps->err->column);
     char buf[256];
@@ -106,7 +107,8 @@ void ks__cel_position(const char *expr, int off, int *line, int *column)
 static char *pstrndup(ks_mempool *p, const char *s, size_t n)
 {
     char *r = ks__mempool_alloc(p, n + 1);
-    if (r) memcpy(r, s, n);
+    if (r)
+        memcpy(r, s, n);
     return r;
 }
 
@@ -133,9 +135,12 @@ static void put_utf8(char *out, size_t *o, uint32_t cp)
 
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
@@ -150,8 +155,8 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
     size_t o = 0;
     for (;;) {
         if (i >= ps->len) {
-            perr(ps, start, "Syntax error: token recognition error at: '%.*s'", (int)(ps->len - start),
-                 s + start);
+            perr(ps, start, "Syntax error: token recognition error at: '%.*s'",
+                 (int)(ps->len - start), s + start);
             return;
         }
         char c = s[i];
@@ -160,8 +165,8 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
             break;
         }
         if (!triple && (c == '\n' || c == '\r')) {
-            perr(ps, start, "Syntax error: token recognition error at: '%.*s'", (int)(i - start + 1),
-                 s + start);
+            perr(ps, start, "Syntax error: token recognition error at: '%.*s'",
+                 (int)(i - start + 1), s + start);
             return;
         }
         if (c != '\\' || raw) {
@@ -171,25 +176,49 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
         }
         /* escape */
         if (i + 1 >= ps->len) {
-            perr(ps, start, "Syntax error: token recognition error at: '%.*s'", (int)(ps->len - start),
-                 s + start);
+            perr(ps, start, "Syntax error: token recognition error at: '%.*s'",
+                 (int)(ps->len - start), s + start);
             return;
         }
         char e = s[i + 1];
         i += 2;
         switch (e) {
-        case 'a': out[o++] = '\a'; break;
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
-        case 'v': out[o++] = '\v'; break;
-        case '\\': out[o++] = '\\'; break;
-        case '\'': out[o++] = '\''; break;
-        case '"': out[o++] = '"'; break;
-        case '`': out[o++] = '`'; break;
-        case '?': out[o++] = '?'; break;
+        case 'a':
+            out[o++] = '\a';
+            break;
+        case 'b':
+            out[o++] = '\b';
+            break;
+        case 'f':
+            out[o++] = '\f';
+            break;
+        case 'n':
+            out[o++] = '\n';
+            break;
+        case 'r':
+            out[o++] = '\r';
+            break;
+        case 't':
+            out[o++] = '\t';
+            break;
+        case 'v':
+            out[o++] = '\v';
+            break;
+        case '\\':
+            out[o++] = '\\';
+            break;
+        case '\'':
+            out[o++] = '\'';
+            break;
+        case '"':
+            out[o++] = '"';
+            break;
+        case '`':
+            out[o++] = '`';
+            break;
+        case '?':
+            out[o++] = '?';
+            break;
         case 'x':
         case 'X':
         case 'u':
@@ -210,8 +239,8 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
                 out[o++] = (char)v;
             } else {
                 if (bytes && (e == 'u' || e == 'U')) {
-                    perr(ps, start, "Syntax error: token recognition error at: '%.*s'", (int)(i - start),
-                         s + start);
+                    perr(ps, start, "Syntax error: token recognition error at: '%.*s'",
+                         (int)(i - start), s + start);
                     return;
                 }
                 if (v > 0x10FFFF || (v >= 0xD800 && v < 0xE000)) {
@@ -223,8 +252,8 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
             break;
         }
         default:
-            if (e >= '0' && e <= '3' && i + 1 < ps->len && s[i] >= '0' && s[i] <= '7' && s[i + 1] >= '0' &&
-                s[i + 1] <= '7') {
+            if (e >= '0' && e <= '3' && i + 1 < ps->len && s[i] >= '0' && s[i] <= '7' &&
+                s[i + 1] >= '0' && s[i + 1] <= '7') {
                 uint32_t v = (uint32_t)((e - '0') * 64 + (s[i] - '0') * 8 + (s[i + 1] - '0'));
                 i += 2;
                 if (bytes)
@@ -233,7 +262,8 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
                     put_utf8(out, &o, v);
                 break;
             }
-            perr(ps, start, "Syntax error: token recognition error at: '%.*s'", (int)(i - start), s + start);
+            perr(ps, start, "Syntax error: token recognition error at: '%.*s'", (int)(i - start),
+                 s + start);
             return;
         }
     }
@@ -247,9 +277,9 @@ static void lex_string(parser *ps, bool raw, bool bytes, int start)
     ps->tval = ks__cel_str(ps->pool, out, o, bytes ? KS_CEL_BYTES : KS_CEL_STRING);
 }
 
-static const char *const reserved[] = {"as",  "break", "const", "continue", "else",      "for",
-                                       "function", "if", "import", "let", "loop", "package",
-                                       "namespace", "return", "var", "void", "while", NULL};
+static const char *const reserved[] = {
+    "as",  "break", "const",   "continue",  "else",   "for", "function", "if",    "import",
+    "let", "loop",  "package", "namespace", "return", "var", "void",     "while", NULL};
 
 static void lex(parser *ps)
 {
@@ -263,7 +293,8 @@ static void lex(parser *ps)
                                    s[ps->p] == '\r' || s[ps->p] == '\f'))
             ps->p++;
         if (ps->p + 1 < ps->len && s[ps->p] == '/' && s[ps->p + 1] == '/') {
-            while (ps->p < ps->len && s[ps->p] != '\n') ps->p++;
+            while (ps->p < ps->len && s[ps->p] != '\n')
+                ps->p++;
             continue;
         }
         break;
@@ -305,7 +336,8 @@ static void lex(parser *ps)
     }
     if (isalpha((unsigned char)c) || c == '_') {
         size_t k = ps->p;
-        while (k < ps->len && (isalnum((unsigned char)s[k]) || s[k] == '_')) k++;
+        while (k < ps->len && (isalnum((unsigned char)s[k]) || s[k] == '_'))
+            k++;
         size_t n = k - ps->p;
         ps->p = k;
         ps->tend = k;
@@ -320,11 +352,6 @@ static void lex(parser *ps)
         } else if (KW("in")) {
             ps->t = T_IN;
         } else {
-            for (int r = 0; reserved[r]; r++)
-                if (KW(reserved[r])) {
-                    perr(ps, start, "Syntax error: reserved identifier: %.*s", (int)n, w);
-                    return;
-                }
             ps->t = T_IDENT;
             ps->tname = pstrndup(ps->pool, w, n);
         }
@@ -336,7 +363,8 @@ static void lex(parser *ps)
         if (c == '0' && (n1 == 'x' || n1 == 'X')) {
             k += 2;
             size_t ds = k;
-            while (k < ps->len && isxdigit((unsigned char)s[k])) k++;
+            while (k < ps->len && isxdigit((unsigned char)s[k]))
+                k++;
             bool u = k < ps->len && (s[k] == 'u' || s[k] == 'U');
             char *txt = pstrndup(ps->pool, s + ds, k - ds);
             errno = 0;
@@ -356,18 +384,22 @@ static void lex(parser *ps)
             ps->tname = txt;
             return;
         }
-        while (k < ps->len && isdigit((unsigned char)s[k])) k++;
+        while (k < ps->len && isdigit((unsigned char)s[k]))
+            k++;
         bool is_double = false;
         if (k + 1 < ps->len && s[k] == '.' && isdigit((unsigned char)s[k + 1])) {
             is_double = true;
             k++;
-            while (k < ps->len && isdigit((unsigned char)s[k])) k++;
+            while (k < ps->len && isdigit((unsigned char)s[k]))
+                k++;
         }
         if (k < ps->len && (s[k] == 'e' || s[k] == 'E')) {
             size_t e = k + 1;
-            if (e < ps->len && (s[e] == '+' || s[e] == '-')) e++;
+            if (e < ps->len && (s[e] == '+' || s[e] == '-'))
+                e++;
             if (e < ps->len && isdigit((unsigned char)s[e])) {
-                while (e < ps->len && isdigit((unsigned char)s[e])) e++;
+                while (e < ps->len && isdigit((unsigned char)s[e]))
+                    e++;
                 k = e;
                 is_double = true;
             }
@@ -399,11 +431,12 @@ static void lex(parser *ps)
     static const struct {
         const char *s;
         enum tok t;
-    } ops[] = {{"==", T_EQ}, {"!=", T_NE}, {"<=", T_LE}, {">=", T_GE}, {"&&", T_AND}, {"||", T_OR},
-               {"<", T_LT},  {">", T_GT},  {"(", T_LPAREN}, {")", T_RPAREN}, {"[", T_LBRACKET},
-               {"]", T_RBRACKET}, {"{", T_LBRACE}, {"}", T_RBRACE}, {".", T_DOT}, {",", T_COMMA},
-               {":", T_COLON}, {"?", T_QUESTION}, {"+", T_PLUS}, {"-", T_MINUS}, {"*", T_STAR},
-               {"/", T_SLASH}, {"%", T_PERCENT}, {"!", T_NOT}};
+    } ops[] = {{"==", T_EQ},    {"!=", T_NE},      {"<=", T_LE},      {">=", T_GE},
+               {"&&", T_AND},   {"||", T_OR},      {"<", T_LT},       {">", T_GT},
+               {"(", T_LPAREN}, {")", T_RPAREN},   {"[", T_LBRACKET}, {"]", T_RBRACKET},
+               {"{", T_LBRACE}, {"}", T_RBRACE},   {".", T_DOT},      {",", T_COMMA},
+               {":", T_COLON},  {"?", T_QUESTION}, {"+", T_PLUS},     {"-", T_MINUS},
+               {"*", T_STAR},   {"/", T_SLASH},    {"%", T_PERCENT},  {"!", T_NOT}};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         size_t n = strlen(ops[k].s);
         if (ps->p + n <= ps->len && memcmp(s + ps->p, ops[k].s, n) == 0) {
@@ -414,7 +447,8 @@ static void lex(parser *ps)
         }
     }
     int cl = 1;
-    while (ps->p + cl < ps->len && ((unsigned char)s[ps->p + cl] & 0xC0) == 0x80) cl++;
+    while (ps->p + cl < ps->len && ((unsigned char)s[ps->p + cl] & 0xC0) == 0x80)
+        cl++;
     perr(ps, start, "Syntax error: token recognition error at: '%.*s'", cl, s + start);
 }
 
@@ -429,7 +463,8 @@ static cel_node *mk(parser *ps, cel_node_kind k, int pos)
     return n;
 }
 
-static cel_node *mk_call(parser *ps, int pos, const char *name, bool target, cel_node **args, size_t nargs)
+static cel_node *mk_call(parser *ps, int pos, const char *name, bool target, cel_node **args,
+                         size_t nargs)
 {
     cel_node *n = mk(ps, N_CALL, pos);
     n->name = name;
@@ -490,7 +525,8 @@ static cel_node *mk_list(parser *ps, int pos, cel_node **items, size_t n)
 {
     cel_node *l = mk(ps, N_LIST, pos);
     l->args = ks__mempool_alloc(ps->pool, sizeof(cel_node *) * (n ? n : 1));
-    if (n) memcpy(l->args, items, sizeof(cel_node *) * n);
+    if (n)
+        memcpy(l->args, items, sizeof(cel_node *) * n);
     l->nargs = n;
     l->opt_flags = ks__mempool_alloc(ps->pool, n ? n : 1);
     return l;
@@ -519,8 +555,8 @@ static void unexpected(parser *ps)
     if (ps->t == T_EOF)
         perr(ps, ps->tpos, "Syntax error: mismatched input '<EOF>' expecting an expression");
     else
-        perr(ps, ps->tpos, "Syntax error: extraneous input '%.*s'", (int)(ps->tend - (size_t)ps->tpos),
-             ps->src + ps->tpos);
+        perr(ps, ps->tpos, "Syntax error: extraneous input '%.*s'",
+             (int)(ps->tend - (size_t)ps->tpos), ps->src + ps->tpos);
 }
 
 /* Parses "expr, expr, ..." up to close; optional entries (?x) allowed when opt != NULL. */
@@ -536,7 +572,8 @@ static size_t parse_args(parser *ps, enum tok close, cel_node ***out, bool **opt
             lex(ps);
         }
         cel_node *e = parse_expr(ps);
-        if (!e) return 0;
+        if (!e)
+            return 0;
         if (n == cap) {
             cel_node **nv = ks__mempool_alloc(ps->pool, sizeof(cel_node *) * cap * 2);
             bool *no = ks__mempool_alloc(ps->pool, cap * 2);
@@ -550,13 +587,15 @@ static size_t parse_args(parser *ps, enum tok close, cel_node ***out, bool **opt
         v[n++] = e;
         if (ps->t == T_COMMA) {
             lex(ps);
-            if (ps->t == close && opt) break; /* trailing comma in list/map literals */
+            if (ps->t == close && opt)
+                break; /* trailing comma in list/map literals */
         } else {
             break;
         }
     }
     *out = v;
-    if (opt) *opt = o;
+    if (opt)
+        *opt = o;
     return n;
 }
 
@@ -567,8 +606,8 @@ static const char *gen_name(parser *ps, const char *base)
 }
 
 /* cel-go's macros (parser/macro.go). */
-static cel_node *expand_macro(parser *ps, int pos, const char *fn, cel_node *target, cel_node **args, size_t n,
-                              bool *handled)
+static cel_node *expand_macro(parser *ps, int pos, const char *fn, cel_node *target,
+                              cel_node **args, size_t n, bool *handled)
 {
     *handled = true;
     const char *accu = gen_name(ps, "@result");
@@ -580,8 +619,8 @@ static cel_node *expand_macro(parser *ps, int pos, const char *fn, cel_node *tar
         args[0]->test_only = true;
         return args[0];
     }
-    if (target && target->kind == N_IDENT && strcmp(target->name, "cel") == 0 && strcmp(fn, "bind") == 0 &&
-        n == 3) {
+    if (target && target->kind == N_IDENT && strcmp(target->name, "cel") == 0 &&
+        strcmp(fn, "bind") == 0 && n == 3) {
         if (args[0]->kind != N_IDENT) {
             perr(ps, args[0]->pos, "cel.bind() variable names must be simple identifiers");
             return NULL;
@@ -596,8 +635,8 @@ static cel_node *expand_macro(parser *ps, int pos, const char *fn, cel_node *tar
         c->result = args[2];
         return c;
     }
-    bool quant = target && (strcmp(fn, "all") == 0 || strcmp(fn, "exists") == 0 || strcmp(fn, "exists_one") == 0 ||
-                            strcmp(fn, "existsOne") == 0);
+    bool quant = target && (strcmp(fn, "all") == 0 || strcmp(fn, "exists") == 0 ||
+                            strcmp(fn, "exists_one") == 0 || strcmp(fn, "existsOne") == 0);
     bool mapf = target && (strcmp(fn, "map") == 0 || strcmp(fn, "filter") == 0);
     bool optm = target && (strcmp(fn, "optMap") == 0 || strcmp(fn, "optFlatMap") == 0);
     if (optm && n == 2) {
@@ -619,6 +658,37 @@ static cel_node *expand_macro(parser *ps, int pos, const char *fn, cel_node *tar
         cel_node *some = fn[3] == 'M' ? mk_call1(ps, pos, "optional.of", b) : b;
         cel_node *none = mk_call(ps, pos, "optional.none", false, NULL, 0);
         return mk_cond(ps, pos, hv, some, none);
+    }
+    bool transform =
+        target && (strcmp(fn, "transformList") == 0 || strcmp(fn, "transformMap") == 0);
+    if (transform && (n == 3 || n == 4)) {
+        /* ext.TwoVarComprehensions: accumulate into a list (transformList) or a map keyed by the
+         * first variable (transformMap), optionally filtered */
+        if (args[0]->kind != N_IDENT || args[1]->kind != N_IDENT) {
+            perr(ps, args[0]->pos, "argument must be a simple name");
+            return NULL;
+        }
+        bool is_list = fn[9] == 'L';
+        cel_node *c = mk(ps, N_COMPREHENSION, pos);
+        c->iter_var = args[0]->name;
+        c->iter_var2 = args[1]->name;
+        c->range = target;
+        c->accu_var = accu;
+        cel_node *acc = mk_ident(ps, pos, accu);
+        c->loop_cond = mk_const(ps, pos, ks_cel_bool(true));
+        cel_node *body = args[n - 1], *step;
+        if (is_list) {
+            c->accu_init = mk_list(ps, pos, NULL, 0);
+            step = mk_call2(ps, pos, "_+_", acc, mk_list(ps, pos, &body, 1));
+        } else {
+            c->accu_init = mk(ps, N_MAP, pos);
+            c->accu_init->args = ks__mempool_alloc(ps->pool, sizeof(cel_node *));
+            cel_node *ins[3] = {acc, mk_ident(ps, pos, args[0]->name), body};
+            step = mk_call(ps, pos, "cel.@mapInsert", false, ins, 3);
+        }
+        c->loop_step = n == 4 ? mk_cond(ps, pos, args[2], step, acc) : step;
+        c->result = acc;
+        return c;
     }
     if ((quant && (n == 2 || n == 3)) || (mapf && (n == 2 || (n == 3 && fn[0] == 'm')))) {
         bool twovar = quant && n == 3;
@@ -658,7 +728,9 @@ static cel_node *expand_macro(parser *ps, int pos, const char *fn, cel_node *tar
         } else if (fn[0] == 'e') { /* exists_one / existsOne */
             c->accu_init = mk_const(ps, pos, ks_cel_int(0));
             c->loop_cond = mk_const(ps, pos, ks_cel_bool(true));
-            c->loop_step = mk_cond(ps, pos, body, mk_call2(ps, pos, "_+_", acc, mk_const(ps, pos, ks_cel_int(1))), acc);
+            c->loop_step =
+                mk_cond(ps, pos, body,
+                        mk_call2(ps, pos, "_+_", acc, mk_const(ps, pos, ks_cel_int(1))), acc);
             c->result = mk_call2(ps, pos, "_==_", acc, mk_const(ps, pos, ks_cel_int(1)));
         } else {
             c->accu_init = mk_list(ps, pos, NULL, 0);
@@ -716,7 +788,8 @@ static cel_node *parse_primary(parser *ps)
     case T_LPAREN: {
         lex(ps);
         cel_node *e = parse_expr(ps);
-        if (!e || !expect(ps, T_RPAREN, "')'")) return NULL;
+        if (!e || !expect(ps, T_RPAREN, "')'"))
+            return NULL;
         return e;
     }
     case T_LBRACKET: {
@@ -724,7 +797,8 @@ static cel_node *parse_primary(parser *ps)
         cel_node **items;
         bool *opt;
         size_t n = parse_args(ps, T_RBRACKET, &items, &opt);
-        if (ps->failed || !expect(ps, T_RBRACKET, "']'")) return NULL;
+        if (ps->failed || !expect(ps, T_RBRACKET, "']'"))
+            return NULL;
         cel_node *l = mk_list(ps, pos, items, n);
         memcpy(l->opt_flags, opt, n);
         return l;
@@ -741,9 +815,11 @@ static cel_node *parse_primary(parser *ps)
                 lex(ps);
             }
             cel_node *k = parse_expr(ps);
-            if (!k || !expect(ps, T_COLON, "':'")) return NULL;
+            if (!k || !expect(ps, T_COLON, "':'"))
+                return NULL;
             cel_node *v = parse_expr(ps);
-            if (!v) return NULL;
+            if (!v)
+                return NULL;
             if (n == cap) {
                 cel_node **nkv = ks__mempool_alloc(ps->pool, sizeof(cel_node *) * cap * 4);
                 bool *no = ks__mempool_alloc(ps->pool, cap * 2);
@@ -756,10 +832,12 @@ static cel_node *parse_primary(parser *ps)
             kv[2 * n] = k;
             kv[2 * n + 1] = v;
             opt[n++] = isopt;
-            if (ps->t != T_COMMA) break;
+            if (ps->t != T_COMMA)
+                break;
             lex(ps);
         }
-        if (ps->failed || !expect(ps, T_RBRACE, "'}'")) return NULL;
+        if (ps->failed || !expect(ps, T_RBRACE, "'}'"))
+            return NULL;
         cel_node *m = mk(ps, N_MAP, pos);
         m->args = kv;
         m->nargs = n * 2;
@@ -769,6 +847,11 @@ static cel_node *parse_primary(parser *ps)
     case T_DOT:
     case T_IDENT: {
         bool leading_dot = false;
+        for (int r = 0; ps->t == T_IDENT && reserved[r]; r++)
+            if (strcmp(ps->tname, reserved[r]) == 0) {
+                perr(ps, pos, "Syntax error: reserved identifier: %s", ps->tname);
+                return NULL;
+            }
         if (ps->t == T_DOT) {
             leading_dot = true;
             lex(ps);
@@ -790,14 +873,17 @@ static cel_node *parse_primary(parser *ps)
             lex(ps);
             cel_node **args;
             size_t n = parse_args(ps, T_RPAREN, &args, NULL);
-            if (ps->failed || !expect(ps, T_RPAREN, "')'")) return NULL;
+            if (ps->failed || !expect(ps, T_RPAREN, "')'"))
+                return NULL;
             bool handled;
             cel_node *m = expand_macro(ps, pos, name, NULL, args, n, &handled);
-            if (handled) return m;
+            if (handled)
+                return m;
             return mk_call(ps, pos, name, false, args, n);
         }
         if (ps->t == T_LBRACE) {
-            perr(ps, ps->tpos, "Syntax error: message construction (%s{...}) is not supported by this evaluator",
+            perr(ps, ps->tpos,
+                 "Syntax error: message construction (%s{...}) is not supported by this evaluator",
                  name);
             return NULL;
         }
@@ -822,7 +908,8 @@ static cel_node *parse_member_tail(parser *ps, cel_node *e)
             }
             if (ps->t != T_IDENT) {
                 if (ps->t == T_EOF)
-                    perr(ps, ps->tpos, "Syntax error: mismatched input '<EOF>' expecting IDENTIFIER");
+                    perr(ps, ps->tpos,
+                         "Syntax error: mismatched input '<EOF>' expecting IDENTIFIER");
                 else
                     perr(ps, ps->tpos, "Syntax error: mismatched input '%.*s' expecting IDENTIFIER",
                          (int)(ps->tend - (size_t)ps->tpos), ps->src + ps->tpos);
@@ -835,10 +922,12 @@ static cel_node *parse_member_tail(parser *ps, cel_node *e)
                 lex(ps);
                 cel_node **args;
                 size_t n = parse_args(ps, T_RPAREN, &args, NULL);
-                if (ps->failed || !expect(ps, T_RPAREN, "')'")) return NULL;
+                if (ps->failed || !expect(ps, T_RPAREN, "')'"))
+                    return NULL;
                 bool handled;
                 cel_node *m = expand_macro(ps, npos, name, e, args, n, &handled);
-                if (ps->failed) return NULL;
+                if (ps->failed)
+                    return NULL;
                 if (handled) {
                     e = m;
                     continue;
@@ -864,7 +953,8 @@ static cel_node *parse_member_tail(parser *ps, cel_node *e)
                 lex(ps);
             }
             cel_node *idx = parse_expr(ps);
-            if (!idx || !expect(ps, T_RBRACKET, "']'")) return NULL;
+            if (!idx || !expect(ps, T_RBRACKET, "']'"))
+                return NULL;
             cel_node *x = mk_bin(ps, N_INDEX, pos, e, idx);
             x->optional = opt;
             e = x;
@@ -911,7 +1001,8 @@ static cel_node *parse_unary(parser *ps)
         e = parse_member_tail(ps, parse_primary(ps));
         ps->depth--;
         /* cel-go: an even number of '!' or '-' leaves the operand as it is */
-        if (count % 2 == 0 || !e) return e;
+        if (count % 2 == 0 || !e)
+            return e;
         return mk_call1(ps, pos, op == T_NOT ? "!_" : "-_", e);
     }
     return parse_member_tail(ps, parse_primary(ps));
@@ -925,7 +1016,8 @@ static cel_node *parse_mul(parser *ps)
         const char *fn = ps->t == T_STAR ? "_*_" : ps->t == T_SLASH ? "_/_" : "_%_";
         lex(ps);
         cel_node *r = parse_unary(ps);
-        if (!r) return NULL;
+        if (!r)
+            return NULL;
         l = mk_call2(ps, pos, fn, l, r);
     }
     return l;
@@ -939,7 +1031,8 @@ static cel_node *parse_add(parser *ps)
         const char *fn = ps->t == T_PLUS ? "_+_" : "_-_";
         lex(ps);
         cel_node *r = parse_mul(ps);
-        if (!r) return NULL;
+        if (!r)
+            return NULL;
         l = mk_call2(ps, pos, fn, l, r);
     }
     return l;
@@ -949,22 +1042,39 @@ static cel_node *parse_rel(parser *ps)
 {
     cel_node *l = parse_add(ps);
     for (;;) {
-        if (!l) return NULL;
+        if (!l)
+            return NULL;
         const char *fn = NULL;
         switch (ps->t) {
-        case T_EQ: fn = "_==_"; break;
-        case T_NE: fn = "_!=_"; break;
-        case T_LT: fn = "_<_"; break;
-        case T_LE: fn = "_<=_"; break;
-        case T_GT: fn = "_>_"; break;
-        case T_GE: fn = "_>=_"; break;
-        case T_IN: fn = "@in"; break;
-        default: return l;
+        case T_EQ:
+            fn = "_==_";
+            break;
+        case T_NE:
+            fn = "_!=_";
+            break;
+        case T_LT:
+            fn = "_<_";
+            break;
+        case T_LE:
+            fn = "_<=_";
+            break;
+        case T_GT:
+            fn = "_>_";
+            break;
+        case T_GE:
+            fn = "_>=_";
+            break;
+        case T_IN:
+            fn = "@in";
+            break;
+        default:
+            return l;
         }
         int pos = ps->tpos;
         lex(ps);
         cel_node *r = parse_add(ps);
-        if (!r) return NULL;
+        if (!r)
+            return NULL;
         l = mk_call2(ps, pos, fn, l, r);
     }
 }
@@ -976,7 +1086,8 @@ static cel_node *parse_and(parser *ps)
         int pos = ps->tpos;
         lex(ps);
         cel_node *r = parse_rel(ps);
-        if (!r) return NULL;
+        if (!r)
+            return NULL;
         l = mk_bin(ps, N_AND, pos, l, r);
     }
     return l;
@@ -989,7 +1100,8 @@ static cel_node *parse_or(parser *ps)
         int pos = ps->tpos;
         lex(ps);
         cel_node *r = parse_and(ps);
-        if (!r) return NULL;
+        if (!r)
+            return NULL;
         l = mk_bin(ps, N_OR, pos, l, r);
     }
     return l;
@@ -1006,23 +1118,26 @@ static cel_node *parse_expr(parser *ps)
         int pos = ps->tpos;
         lex(ps);
         cel_node *t = parse_or(ps);
-        if (!t || !expect(ps, T_COLON, "':'")) return NULL;
+        if (!t || !expect(ps, T_COLON, "':'"))
+            return NULL;
         cel_node *f = parse_expr(ps);
-        if (!f) return NULL;
+        if (!f)
+            return NULL;
         c = mk_cond(ps, pos, c, t, f);
     }
     ps->depth--;
     return ps->failed ? NULL : c;
 }
 
-cel_node *ks__cel_parse(ks_mempool *pool, const char *expr, ks_cel_error *err)
+cel_node *ks__cel_parse(ks_mempool *pool, const char *expr, size_t len, ks_cel_error *err)
 {
-    parser ps = {.pool = pool, .src = expr, .len = strlen(expr), .err = err};
+    parser ps = {.pool = pool, .src = expr, .len = len, .err = err};
     lex(&ps);
     cel_node *root = parse_expr(&ps);
     if (root && ps.t != T_EOF && !ps.failed)
-        perr(&ps, ps.tpos, "Syntax error: extraneous input '%.*s' expecting <EOF>", (int)(ps.tend - (size_t)ps.tpos),
-             ps.src + ps.tpos);
-    if (ps.failed) return NULL;
+        perr(&ps, ps.tpos, "Syntax error: extraneous input '%.*s' expecting <EOF>",
+             (int)(ps.tend - (size_t)ps.tpos), ps.src + ps.tpos);
+    if (ps.failed)
+        return NULL;
     return root;
 }

@@ -26,7 +26,8 @@ static ks_cel_quantity *normalize(ks_mempool *a, bool neg, const char *d, size_t
     }
     ks_cel_quantity *q = ks__mempool_alloc(a, sizeof *q);
     char *p = ks__mempool_alloc(a, n + 1);
-    if (n) memcpy(p, d, n);
+    if (n)
+        memcpy(p, d, n);
     q->digits = p;
     q->ndigits = n;
     q->neg = n ? neg : false;
@@ -34,7 +35,8 @@ static ks_cel_quantity *normalize(ks_mempool *a, bool neg, const char *d, size_t
     return q;
 }
 
-/* digits *= 2, in place on a buffer with room for one more digit at the front; returns new start. */
+/* digits *= 2, in place on a buffer with room for one more digit at the front; returns new start.
+ */
 static char *double_digits(char *start, size_t *n)
 {
     int carry = 0;
@@ -54,37 +56,47 @@ static char *double_digits(char *start, size_t *n)
 static const struct {
     const char *s;
     int base, exp;
-} suffixes[] = {{"", 10, 0},   {"n", 10, -9},  {"u", 10, -6},  {"m", 10, -3},  {"k", 10, 3},  {"M", 10, 6},
-                {"G", 10, 9},  {"T", 10, 12},  {"P", 10, 15},  {"E", 10, 18},  {"Ki", 2, 10}, {"Mi", 2, 20},
+} suffixes[] = {{"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3},
+                {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12},
+                {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
                 {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60}};
 
 bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_value *out)
 {
-    if (end == 0) return false;
+    if (end == 0)
+        return false;
     size_t pos = 0;
     bool neg = false;
     if (str[0] == '-' || str[0] == '+') {
         neg = str[0] == '-';
         pos++;
     }
-    while (pos < end && str[pos] == '0') pos++;
+    while (pos < end && str[pos] == '0')
+        pos++;
     const char *num = str + pos, *denom = "";
     size_t nnum = 0, nden = 0;
-    if (pos >= end) goto zero; /* only zeros */
-    while (pos + nnum < end && str[pos + nnum] >= '0' && str[pos + nnum] <= '9') nnum++;
+    if (pos >= end)
+        goto zero; /* only zeros */
+    while (pos + nnum < end && str[pos + nnum] >= '0' && str[pos + nnum] <= '9')
+        nnum++;
     pos += nnum;
     if (pos < end && str[pos] == '.') {
         pos++;
         denom = str + pos;
-        while (pos + nden < end && str[pos + nden] >= '0' && str[pos + nden] <= '9') nden++;
+        while (pos + nden < end && str[pos + nden] >= '0' && str[pos + nden] <= '9')
+            nden++;
         pos += nden;
     }
     /* the suffix: letters from "eEinumkKMGTP", an optional sign, then digits to the end */
     size_t sstart = pos;
-    while (pos < end && strchr("eEinumkKMGTP", str[pos])) pos++;
-    if (pos < end && (str[pos] == '-' || str[pos] == '+')) pos++;
-    while (pos < end && str[pos] >= '0' && str[pos] <= '9') pos++;
-    if (pos < end) return false;
+    while (pos < end && strchr("eEinumkKMGTP", str[pos]))
+        pos++;
+    if (pos < end && (str[pos] == '-' || str[pos] == '+'))
+        pos++;
+    while (pos < end && str[pos] >= '0' && str[pos] <= '9')
+        pos++;
+    if (pos < end)
+        return false;
     const char *suf = str + sstart;
     size_t nsuf = end - sstart;
     int base = 0;
@@ -99,12 +111,16 @@ bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
             /* strconv.ParseInt(suffix[1:], 10, 64), then int32() */
             size_t i = 1;
             bool eneg = false;
-            if (suf[i] == '+' || suf[i] == '-') eneg = suf[i++] == '-';
-            if (i >= nsuf) return false;
+            if (suf[i] == '+' || suf[i] == '-')
+                eneg = suf[i++] == '-';
+            if (i >= nsuf)
+                return false;
             int64_t e = 0;
             for (; i < nsuf; i++) {
-                if (suf[i] < '0' || suf[i] > '9') return false;
-                if (e > (INT64_MAX - 9) / 10) return false;
+                if (suf[i] < '0' || suf[i] > '9')
+                    return false;
+                if (e > (INT64_MAX - 9) / 10)
+                    return false;
                 e = e * 10 + (suf[i] - '0');
             }
             base = 10;
@@ -125,7 +141,8 @@ bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
         if (base == 10) {
             exp += sexp;
         } else {
-            for (int64_t i = 0; i < sexp; i++) d = double_digits(d, &n);
+            for (int64_t i = 0; i < sexp; i++)
+                d = double_digits(d, &n);
         }
         ks_cel_quantity *q = normalize(a, neg, d, n, exp);
         /* round up (away from zero) at nano precision */
@@ -153,7 +170,8 @@ bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
         /* binary-SI quantities are capped at MaxInt64 */
         if (base == 2) {
             ks_cel_quantity *max = ks__cel_quantity_from_int(a, INT64_MAX);
-            if (!q->neg && ks__cel_quantity_cmp(q, max) > 0) q = max;
+            if (!q->neg && ks__cel_quantity_cmp(q, max) > 0)
+                q = max;
         }
         out->kind = KS_CEL_QUANTITY;
         out->q = q;
@@ -176,14 +194,17 @@ ks_cel_quantity *ks__cel_quantity_from_int(ks_mempool *a, int64_t i)
 /* Compares magnitudes. */
 static int mag_cmp(const ks_cel_quantity *x, const ks_cel_quantity *y)
 {
-    if (!x->ndigits || !y->ndigits) return (x->ndigits ? 1 : 0) - (y->ndigits ? 1 : 0);
+    if (!x->ndigits || !y->ndigits)
+        return (x->ndigits ? 1 : 0) - (y->ndigits ? 1 : 0);
     int64_t lx = (int64_t)x->ndigits + x->exp, ly = (int64_t)y->ndigits + y->exp;
-    if (lx != ly) return lx < ly ? -1 : 1;
+    if (lx != ly)
+        return lx < ly ? -1 : 1;
     size_t m = x->ndigits > y->ndigits ? x->ndigits : y->ndigits;
     for (size_t i = 0; i < m; i++) {
         char cx = i < x->ndigits ? x->digits[i] : '0';
         char cy = i < y->ndigits ? y->digits[i] : '0';
-        if (cx != cy) return cx < cy ? -1 : 1;
+        if (cx != cy)
+            return cx < cy ? -1 : 1;
     }
     return 0;
 }
@@ -191,26 +212,35 @@ static int mag_cmp(const ks_cel_quantity *x, const ks_cel_quantity *y)
 int ks__cel_quantity_cmp(const ks_cel_quantity *x, const ks_cel_quantity *y)
 {
     int sx = x->ndigits ? (x->neg ? -1 : 1) : 0, sy = y->ndigits ? (y->neg ? -1 : 1) : 0;
-    if (sx != sy) return sx < sy ? -1 : 1;
-    if (sx == 0) return 0;
+    if (sx != sy)
+        return sx < sy ? -1 : 1;
+    if (sx == 0)
+        return 0;
     int m = mag_cmp(x, y);
     return sx < 0 ? -m : m;
 }
 
-ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x, const ks_cel_quantity *y, bool sub)
+ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x,
+                                      const ks_cel_quantity *y, bool sub)
 {
     bool yneg = sub ? !y->neg : y->neg;
-    if (!y->ndigits) return (ks_cel_quantity *)x;
-    if (!x->ndigits) return normalize(a, yneg, y->digits, y->ndigits, y->exp);
+    if (!y->ndigits)
+        return (ks_cel_quantity *)x;
+    if (!x->ndigits)
+        return normalize(a, yneg, y->digits, y->ndigits, y->exp);
     int64_t e = x->exp < y->exp ? x->exp : y->exp;
     int64_t hx = (int64_t)x->ndigits + x->exp, hy = (int64_t)y->ndigits + y->exp;
     int64_t h = hx > hy ? hx : hy;
-    if (h - e > MAX_ALIGN) return NULL;
+    if (h - e > MAX_ALIGN)
+        return NULL;
     size_t len = (size_t)(h - e) + 1;
     /* digit arrays aligned at exponent e, most significant first, one spare digit for carry */
-    int *dx = ks__mempool_alloc(a, sizeof(int) * len), *dy = ks__mempool_alloc(a, sizeof(int) * len);
-    for (size_t i = 0; i < x->ndigits; i++) dx[len - 1 - (size_t)(x->exp - e) - (x->ndigits - 1 - i)] = x->digits[i] - '0';
-    for (size_t i = 0; i < y->ndigits; i++) dy[len - 1 - (size_t)(y->exp - e) - (y->ndigits - 1 - i)] = y->digits[i] - '0';
+    int *dx = ks__mempool_alloc(a, sizeof(int) * len),
+        *dy = ks__mempool_alloc(a, sizeof(int) * len);
+    for (size_t i = 0; i < x->ndigits; i++)
+        dx[len - 1 - (size_t)(x->exp - e) - (x->ndigits - 1 - i)] = x->digits[i] - '0';
+    for (size_t i = 0; i < y->ndigits; i++)
+        dy[len - 1 - (size_t)(y->exp - e) - (y->ndigits - 1 - i)] = y->digits[i] - '0';
     char *r = ks__mempool_alloc(a, len + 1);
     bool rneg;
     if (x->neg == yneg) {
@@ -225,13 +255,15 @@ ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x, c
         ks_cel_quantity yy = *y;
         yy.neg = yneg;
         int m = mag_cmp(x, &yy);
-        if (m == 0) return normalize(a, false, "", 0, 0);
+        if (m == 0)
+            return normalize(a, false, "", 0, 0);
         int *big = m > 0 ? dx : dy, *small = m > 0 ? dy : dx;
         int borrow = 0;
         for (size_t i = len; i-- > 0;) {
             int v = big[i] - small[i] - borrow;
             borrow = v < 0;
-            if (v < 0) v += 10;
+            if (v < 0)
+                v += 10;
             r[i] = (char)('0' + v);
         }
         rneg = m > 0 ? x->neg : yneg;
@@ -243,12 +275,17 @@ ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x, c
 bool ks__cel_quantity_as_int(const ks_cel_quantity *q, int64_t *out, bool *is_int)
 {
     *is_int = q->exp >= 0 || !q->ndigits;
-    if (!*is_int) return false;
-    if ((int64_t)q->ndigits + q->exp > 19) return false;
+    if (!*is_int)
+        return false;
+    if ((int64_t)q->ndigits + q->exp > 19)
+        return false;
     unsigned __int128 v = 0;
-    for (size_t i = 0; i < q->ndigits; i++) v = v * 10 + (unsigned)(q->digits[i] - '0');
-    for (int32_t i = 0; i < q->exp; i++) v *= 10;
-    if (q->neg ? v > (unsigned __int128)INT64_MAX + 1 : v > INT64_MAX) return false;
+    for (size_t i = 0; i < q->ndigits; i++)
+        v = v * 10 + (unsigned)(q->digits[i] - '0');
+    for (int32_t i = 0; i < q->exp; i++)
+        v *= 10;
+    if (q->neg ? v > (unsigned __int128)INT64_MAX + 1 : v > INT64_MAX)
+        return false;
     *out = q->neg ? (int64_t)(0 - (uint64_t)v) : (int64_t)v;
     return true;
 }
@@ -265,7 +302,9 @@ double ks__cel_quantity_as_double(const ks_cel_quantity *q)
         snprintf(buf, sizeof buf, "%.*s", (int)q->ndigits, q->ndigits ? q->digits : "0");
         base = strtod(buf, NULL);
     }
-    if (q->neg) base = -base;
-    if (q->exp == 0) return base;
+    if (q->neg)
+        base = -base;
+    if (q->exp == 0)
+        return base;
     return base * pow(10.0, q->exp);
 }

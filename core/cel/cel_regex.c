@@ -4,8 +4,8 @@
  * PCRE2 accepts exactly RE2's language with RE2's meaning:
  *  - rejected as Go rejects them: backreferences (\1..\9), lookaround ((?=, (?!, (?<=, (?<!),
  *    atomic groups ((?>), conditionals, recursion, comments ((?#), branch reset ((?|), possessive
- *    quantifiers (a*+), PCRE-only escapes (\e \c \g \k \h \H \R \X \K \G \N \o \E without \Q, \V \Z),
- *    and repetition counts above 1000 (Go: "invalid repeat count");
+ *    quantifiers (a*+), PCRE-only escapes (\e \c \g \k \h \H \R \X \K \G \N \o \E without \Q, \V
+ * \Z), and repetition counts above 1000 (Go: "invalid repeat count");
  *  - translated: \v is the vertical tab in Go but "any vertical space" in PCRE2 (-> \x0B);
  *    \s is [\t\n\f\r ] in Go but includes \v in PCRE2 (-> that explicit set); $ without (?m)
  *    matches only at the very end in Go (PCRE2_DOLLAR_ENDONLY);
@@ -26,7 +26,8 @@ struct cel_regex {
 
 static bool unsupported(char *msg, size_t msglen, const char *what, size_t n)
 {
-    snprintf(msg, msglen, "error parsing regexp: invalid or unsupported Perl syntax: `%.*s`", (int)n, what);
+    snprintf(msg, msglen, "error parsing regexp: invalid or unsupported Perl syntax: `%.*s`",
+             (int)n, what);
     return false;
 }
 
@@ -56,13 +57,16 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
         }
         if (ch == '\\') {
             if (i + 1 >= n) {
-                snprintf(msg, msglen, "error parsing regexp: trailing backslash at end of expression: ``");
+                snprintf(msg, msglen,
+                         "error parsing regexp: trailing backslash at end of expression: ``");
                 return false;
             }
             char e = p[i + 1];
-            if (e >= '1' && e <= '9' && !(e <= '7' && i + 2 < n && p[i + 2] >= '0' && p[i + 2] <= '7'))
+            if (e >= '1' && e <= '9' &&
+                !(e <= '7' && i + 2 < n && p[i + 2] >= '0' && p[i + 2] <= '7'))
                 return bad_escape(msg, msglen, p + i, 2);
-            if (strchr("ecgkhHRXKGNoVZ", e) || e == 'E') return bad_escape(msg, msglen, p + i, 2);
+            if (strchr("ecgkhHRXKGNoVZ", e) || e == 'E')
+                return bad_escape(msg, msglen, p + i, 2);
             if (e == 'v') {
                 memcpy(out + o, "\\x0B", 4);
                 o += 4;
@@ -70,7 +74,8 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
                 continue;
             }
             if (e == 's' || e == 'S') {
-                const char *set = in_class ? (e == 's' ? "\\t\\n\\f\\r " : NULL) : (e == 's' ? "[\\t\\n\\f\\r ]" : "[^\\t\\n\\f\\r ]");
+                const char *set = in_class ? (e == 's' ? "\\t\\n\\f\\r " : NULL)
+                                           : (e == 's' ? "[\\t\\n\\f\\r ]" : "[^\\t\\n\\f\\r ]");
                 if (!set) { /* \S inside a class: keep PCRE's, which differs only for \v */
                     memcpy(out + o, "\\S", 2);
                     o += 2;
@@ -82,14 +87,16 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
                 i++;
                 continue;
             }
-            if (e == 'Q') quoted = true;
+            if (e == 'Q')
+                quoted = true;
             out[o++] = ch;
             out[o++] = e;
             i++;
             continue;
         }
         if (in_class) {
-            if (ch == ']') in_class = false;
+            if (ch == ']')
+                in_class = false;
             if (ch == '[' && i + 1 < n && p[i + 1] == ':') { /* [:alpha:] */
                 const char *end = strstr(p + i + 2, ":]");
                 if (end && (size_t)(end - p) < n) {
@@ -107,12 +114,15 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
             in_class = true;
             out[o++] = ch;
             /* a leading ']' (or '^]') is a literal */
-            if (i + 1 < n && p[i + 1] == '^') out[o++] = p[++i];
-            if (i + 1 < n && p[i + 1] == ']') out[o++] = p[++i];
+            if (i + 1 < n && p[i + 1] == '^')
+                out[o++] = p[++i];
+            if (i + 1 < n && p[i + 1] == ']')
+                out[o++] = p[++i];
             continue;
         }
         if (ch == '(' && i + 1 < n && p[i + 1] == '?') {
-            if (i + 2 >= n) return unsupported(msg, msglen, p + i, n - i);
+            if (i + 2 >= n)
+                return unsupported(msg, msglen, p + i, n - i);
             char k = p[i + 2];
             if (k == 'P' && i + 3 < n && p[i + 3] == '<') {
                 /* (?P<name> */
@@ -121,7 +131,8 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
             } else if (k == ':') {
             } else if (strchr("imsU-", k)) {
                 size_t j = i + 2;
-                while (j < n && strchr("imsU-", p[j])) j++;
+                while (j < n && strchr("imsU-", p[j]))
+                    j++;
                 if (j >= n || (p[j] != ')' && p[j] != ':'))
                     return unsupported(msg, msglen, p + i, j - i + (j < n));
             } else {
@@ -131,7 +142,8 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
             continue;
         }
         if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && i + 1 < n && p[i + 1] == '+') {
-            snprintf(msg, msglen, "error parsing regexp: invalid nested repetition operator: `%c+`", ch);
+            snprintf(msg, msglen, "error parsing regexp: invalid nested repetition operator: `%c+`",
+                     ch);
             return false;
         }
         if (ch == '{') {
@@ -140,16 +152,19 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
             long a = -1, b = -1;
             if (j < n && p[j] >= '0' && p[j] <= '9') {
                 a = 0;
-                while (j < n && p[j] >= '0' && p[j] <= '9') a = a * 10 + (p[j++] - '0') * (a < 100000);
+                while (j < n && p[j] >= '0' && p[j] <= '9')
+                    a = a * 10 + (p[j++] - '0') * (a < 100000);
                 if (j < n && p[j] == ',') {
                     j++;
                     if (j < n && p[j] >= '0' && p[j] <= '9') {
                         b = 0;
-                        while (j < n && p[j] >= '0' && p[j] <= '9') b = b * 10 + (p[j++] - '0') * (b < 100000);
+                        while (j < n && p[j] >= '0' && p[j] <= '9')
+                            b = b * 10 + (p[j++] - '0') * (b < 100000);
                     }
                 }
                 if (j < n && p[j] == '}' && (a > 1000 || b > 1000 || (b >= 0 && b < a))) {
-                    snprintf(msg, msglen, "error parsing regexp: invalid repeat count: `%.*s`", (int)(j - i + 1), p + i);
+                    snprintf(msg, msglen, "error parsing regexp: invalid repeat count: `%.*s`",
+                             (int)(j - i + 1), p + i);
                     return false;
                 }
             }
@@ -174,8 +189,9 @@ cel_regex *ks__cel_regex_compile(const char *pat, size_t n, char *msg, size_t ms
     }
     int ec;
     PCRE2_SIZE eo;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)tr, tn, PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C,
-                                     &ec, &eo, NULL);
+    pcre2_code *code =
+        pcre2_compile((PCRE2_SPTR)tr, tn,
+                      PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C, &ec, &eo, NULL);
     free(tr);
     if (!code) {
         char buf[200];
@@ -195,21 +211,27 @@ cel_regex *ks__cel_regex_compile(const char *pat, size_t n, char *msg, size_t ms
 
 void ks__cel_regex_free(cel_regex *r)
 {
-    if (!r) return;
+    if (!r)
+        return;
     pcre2_code_free(r->code);
     free(r);
 }
 
-int ks__cel_regex_search(cel_regex *r, const char *s, size_t n, size_t start, size_t *so, size_t *eo)
+int ks__cel_regex_search(cel_regex *r, const char *s, size_t n, size_t start, size_t *so,
+                         size_t *eo)
 {
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(r->code, NULL);
-    if (!md) return -1;
-    int rc = pcre2_match(r->code, (PCRE2_SPTR)s, n, start, start ? PCRE2_NO_UTF_CHECK : 0, md, NULL);
+    if (!md)
+        return -1;
+    int rc =
+        pcre2_match(r->code, (PCRE2_SPTR)s, n, start, start ? PCRE2_NO_UTF_CHECK : 0, md, NULL);
     int res = rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
     if (res == 1) {
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        if (so) *so = ov[0];
-        if (eo) *eo = ov[1];
+        if (so)
+            *so = ov[0];
+        if (eo)
+            *eo = ov[1];
     }
     pcre2_match_data_free(md);
     return res;
@@ -219,14 +241,16 @@ int ks__cel_regex_search(cel_regex *r, const char *s, size_t n, size_t start, si
 ks_cel_value ks__cel_regex_call(cel_ctx *c, int fn, const ks_cel_value *argv, size_t n)
 {
     if (n < 2 || argv[0].kind != KS_CEL_STRING || argv[1].kind != KS_CEL_STRING ||
-        (fn == FN_FINDALL && n == 3 && argv[2].kind != KS_CEL_INT) || n > (fn == FN_FINDALL ? 3u : 2u))
+        (fn == FN_FINDALL && n == 3 && argv[2].kind != KS_CEL_INT) ||
+        n > (fn == FN_FINDALL ? 3u : 2u))
         return ks__cel_err(c->a, "no such overload");
     cel_regex *re = c->re;
     bool owned = false;
     if (!re) {
         char msg[300];
         re = ks__cel_regex_compile(argv[1].s.ptr, argv[1].s.len, msg, sizeof msg);
-        if (!re) return ks__cel_err(c->a, "%s", msg);
+        if (!re)
+            return ks__cel_err(c->a, "%s", msg);
         owned = true;
     }
     ks_cel_value result;
@@ -237,21 +261,26 @@ ks_cel_value ks__cel_regex_call(cel_ctx *c, int fn, const ks_cel_value *argv, si
         result = m < 0 ? ks__cel_err(c->a, "regex match failed") : ks_cel_bool(m == 1);
     } else if (fn == FN_FIND) {
         int m = ks__cel_regex_search(re, s, sl, 0, &so, &eo);
-        result = m == 1 ? ks__cel_str(c->a, s + so, eo - so, KS_CEL_STRING) : ks__cel_str(c->a, "", 0, KS_CEL_STRING);
+        result = m == 1 ? ks__cel_str(c->a, s + so, eo - so, KS_CEL_STRING)
+                        : ks__cel_str(c->a, "", 0, KS_CEL_STRING);
     } else {
-        /* Go's FindAllString(s, n): n < 0 all; empty matches right after a previous match skipped */
+        /* Go's FindAllString(s, n): n < 0 all; empty matches right after a previous match skipped
+         */
         int64_t limit = n == 3 ? argv[2].i : -1;
         size_t cap = 8, k = 0, pos = 0;
         ks_cel_value *items = ks__mempool_alloc(c->a, sizeof(ks_cel_value) * cap);
         size_t prev_end = (size_t)-1;
         while (limit < 0 || (int64_t)k < limit) {
-            if (pos > sl) break;
+            if (pos > sl)
+                break;
             int m = ks__cel_regex_search(re, s, sl, pos, &so, &eo);
-            if (m != 1) break;
+            if (m != 1)
+                break;
             if (eo == so && so == prev_end) {
                 /* advance one character */
                 size_t cl = 1;
-                while (so + cl < sl && ((unsigned char)s[so + cl] & 0xC0) == 0x80) cl++;
+                while (so + cl < sl && ((unsigned char)s[so + cl] & 0xC0) == 0x80)
+                    cl++;
                 pos = so + cl;
                 continue;
             }
@@ -265,7 +294,8 @@ ks_cel_value ks__cel_regex_call(cel_ctx *c, int fn, const ks_cel_value *argv, si
             prev_end = eo;
             if (eo == so) {
                 size_t cl = 1;
-                while (so + cl < sl && ((unsigned char)s[so + cl] & 0xC0) == 0x80) cl++;
+                while (so + cl < sl && ((unsigned char)s[so + cl] & 0xC0) == 0x80)
+                    cl++;
                 pos = eo + cl;
             } else {
                 pos = eo;
@@ -277,6 +307,7 @@ ks_cel_value ks__cel_regex_call(cel_ctx *c, int fn, const ks_cel_value *argv, si
         result.kind = KS_CEL_LIST;
         result.list = l;
     }
-    if (owned) ks__cel_regex_free(re);
+    if (owned)
+        ks__cel_regex_free(re);
     return result;
 }

@@ -14,18 +14,21 @@ static bool only(const char *s, size_t n, bool alnum)
         char c = s[i];
         bool ok = (c >= '0' && c <= '9') ||
                   (alnum && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-'));
-        if (!ok) return false;
+        if (!ok)
+            return false;
     }
     return true;
 }
 
 static bool parse_u64(const char *s, size_t n, uint64_t *out)
 {
-    if (n == 0) return false;
+    if (n == 0)
+        return false;
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return false;
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
         v = v * 10 + d;
     }
     *out = v;
@@ -33,7 +36,8 @@ static bool parse_u64(const char *s, size_t n, uint64_t *out)
 }
 
 /* blang/semver Parse; msg receives its error text. */
-static bool semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *v, char *msg, size_t msglen)
+static bool semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *v, char *msg,
+                         size_t msglen)
 {
     if (n == 0) {
         snprintf(msg, msglen, "Version string empty");
@@ -52,12 +56,13 @@ static bool semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *
     uint64_t nums[2];
     for (int i = 0; i < 2; i++) {
         if (!only(parts[i], lens[i], false)) {
-            snprintf(msg, msglen, "Invalid character(s) found in %s number \"%.*s\"", names[i], (int)lens[i], parts[i]);
+            snprintf(msg, msglen, "Invalid character(s) found in %s number \"%.*s\"", names[i],
+                     (int)lens[i], parts[i]);
             return false;
         }
         if (lens[i] > 1 && parts[i][0] == '0') {
-            snprintf(msg, msglen, "%s number must not contain leading zeroes \"%.*s\"", Names[i], (int)lens[i],
-                     parts[i]);
+            snprintf(msg, msglen, "%s number must not contain leading zeroes \"%.*s\"", Names[i],
+                     (int)lens[i], parts[i]);
             return false;
         }
         if (!parse_u64(parts[i], lens[i], &nums[i])) {
@@ -111,19 +116,23 @@ static bool semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *
             if (only(q, l, false)) {
                 uint64_t tmp;
                 if (l > 1 && q[0] == '0') {
-                    snprintf(msg, msglen, "Numeric PreRelease version must not contain leading zeroes \"%.*s\"",
+                    snprintf(msg, msglen,
+                             "Numeric PreRelease version must not contain leading zeroes \"%.*s\"",
                              (int)l, q);
                     return false;
                 }
                 if (!parse_u64(q, l, &tmp)) {
-                    snprintf(msg, msglen, "strconv.ParseUint: parsing \"%.*s\": value out of range", (int)l, q);
+                    snprintf(msg, msglen, "strconv.ParseUint: parsing \"%.*s\": value out of range",
+                             (int)l, q);
                     return false;
                 }
             } else if (!only(q, l, true)) {
-                snprintf(msg, msglen, "Invalid character(s) found in prerelease \"%.*s\"", (int)l, q);
+                snprintf(msg, msglen, "Invalid character(s) found in prerelease \"%.*s\"", (int)l,
+                         q);
                 return false;
             }
-            if (!dot) break;
+            if (!dot)
+                break;
             q = dot + 1;
         }
     }
@@ -137,10 +146,12 @@ static bool semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *
                 return false;
             }
             if (!only(q, l, true)) {
-                snprintf(msg, msglen, "Invalid character(s) found in build meta data \"%.*s\"", (int)l, q);
+                snprintf(msg, msglen, "Invalid character(s) found in build meta data \"%.*s\"",
+                         (int)l, q);
                 return false;
             }
-            if (!dot) break;
+            if (!dot)
+                break;
             q = dot + 1;
         }
     }
@@ -150,8 +161,8 @@ static bool semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *
 }
 
 /* The library's normalizeAndParse. */
-static bool semver_normalize_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *v, char *msg,
-                                   size_t msglen)
+static bool semver_normalize_parse(ks_mempool *a, const char *s, size_t n, ks_cel_semver *v,
+                                   char *msg, size_t msglen)
 {
     if (n && s[0] == 'v') {
         s++;
@@ -169,16 +180,19 @@ static bool semver_normalize_parse(ks_mempool *a, const char *s, size_t n, ks_ce
         size_t l = end - i;
         if (l > 1) {
             size_t z = 0;
-            while (z < l && p[z] == '0') z++;
+            while (z < l && p[z] == '0')
+                z++;
             p += z;
             l -= z;
-            if (l == 0 || !(p[0] >= '0' && p[0] <= '9')) buf[o++] = '0';
+            if (l == 0 || !(p[0] >= '0' && p[0] <= '9'))
+                buf[o++] = '0';
         }
         memcpy(buf + o, p, l);
         o += l;
         last_meta = memchr(p, '+', l) || memchr(p, '-', l);
         parts++;
-        if (!dot) break;
+        if (!dot)
+            break;
         buf[o++] = '.';
         i = end + 1;
     }
@@ -199,7 +213,8 @@ bool ks_cel_semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_value *o
 {
     char msg[160];
     ks_cel_semver *v = ks__mempool_alloc(a, sizeof *v);
-    if (!semver_parse(a, s, n, v, msg, sizeof msg)) return false;
+    if (!semver_parse(a, s, n, v, msg, sizeof msg))
+        return false;
     out->kind = KS_CEL_SEMVER;
     out->sv = v;
     return true;
@@ -212,16 +227,15 @@ ks_cel_value ks__cel_semver_from(ks_mempool *a, const ks_cel_value *s, bool norm
     ks_cel_semver *v = ks__mempool_alloc(a, sizeof *v);
     bool ok = normalize ? semver_normalize_parse(a, s->s.ptr, s->s.len, v, msg, sizeof msg)
                         : semver_parse(a, s->s.ptr, s->s.len, v, msg, sizeof msg);
-    if (test) return ks_cel_bool(ok);
-    if (!ok) return ks__cel_err(a, "%s", msg);
+    if (test)
+        return ks_cel_bool(ok);
+    if (!ok)
+        return ks__cel_err(a, "%s", msg);
     ks_cel_value r = {.kind = KS_CEL_SEMVER, .sv = v};
     return r;
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-    return a < b ? -1 : a > b;
-}
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
 
 int ks__cel_semver_cmp(const ks_cel_semver *a, const ks_cel_semver *b)
 {
@@ -229,28 +243,37 @@ int ks__cel_semver_cmp(const ks_cel_semver *a, const ks_cel_semver *b)
     if ((r = cmp_u64(a->major, b->major)) || (r = cmp_u64(a->minor, b->minor)) ||
         (r = cmp_u64(a->patch, b->patch)))
         return r;
-    if (!*a->pre || !*b->pre) return (*a->pre ? -1 : 0) + (*b->pre ? 1 : 0);
+    if (!*a->pre || !*b->pre)
+        return (*a->pre ? -1 : 0) + (*b->pre ? 1 : 0);
     const char *p = a->pre, *q = b->pre;
     for (;;) {
         size_t lp = strcspn(p, "."), lq = strcspn(q, ".");
         bool np = only(p, lp, false), nq = only(q, lq, false);
-        if (np && !nq) return -1;
-        if (!np && nq) return 1;
+        if (np && !nq)
+            return -1;
+        if (!np && nq)
+            return 1;
         if (np) {
             uint64_t x = 0, y = 0;
             parse_u64(p, lp, &x);
             parse_u64(q, lq, &y);
-            if ((r = cmp_u64(x, y))) return r;
+            if ((r = cmp_u64(x, y)))
+                return r;
         } else {
             size_t m = lp < lq ? lp : lq;
             r = memcmp(p, q, m);
-            if (r) return r < 0 ? -1 : 1;
-            if (lp != lq) return lp < lq ? -1 : 1;
+            if (r)
+                return r < 0 ? -1 : 1;
+            if (lp != lq)
+                return lp < lq ? -1 : 1;
         }
         bool ep = p[lp] == 0, eq = q[lq] == 0;
-        if (ep && eq) return 0;
-        if (ep) return -1;
-        if (eq) return 1;
+        if (ep && eq)
+            return 0;
+        if (ep)
+            return -1;
+        if (eq)
+            return 1;
         p += lp + 1;
         q += lq + 1;
     }

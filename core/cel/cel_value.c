@@ -28,7 +28,8 @@ ks_cel_value ks__cel_str(ks_mempool *a, const char *s, size_t n, ks_cel_kind kin
 {
     ks_cel_value v = {.kind = kind};
     char *p = ks__mempool_alloc(a, n + 1);
-    if (p && n) memcpy(p, s, n);
+    if (p && n)
+        memcpy(p, s, n);
     v.s.ptr = p ? p : "";
     v.s.len = p ? n : 0;
     return v;
@@ -54,28 +55,44 @@ ks_cel_value ks__cel_err(ks_mempool *a, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n < 0) n = 0;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof buf)
+        n = sizeof buf - 1;
     return ks__cel_str(a, buf, (size_t)n, KS_CEL_ERROR);
 }
 
 const char *ks__cel_type_name(const ks_cel_value *v)
 {
     switch (v->kind) {
-    case KS_CEL_NULL: return "null_type";
-    case KS_CEL_BOOL: return "bool";
-    case KS_CEL_INT: return "int";
-    case KS_CEL_UINT: return "uint";
-    case KS_CEL_DOUBLE: return "double";
-    case KS_CEL_STRING: return "string";
-    case KS_CEL_BYTES: return "bytes";
-    case KS_CEL_LIST: return "list";
-    case KS_CEL_MAP: return "map";
-    case KS_CEL_OPTIONAL: return "optional_type";
-    case KS_CEL_TYPE: return "type";
-    case KS_CEL_QUANTITY: return "kubernetes.Quantity";
-    case KS_CEL_SEMVER: return "kubernetes.Semver";
-    case KS_CEL_ERROR: return "error";
+    case KS_CEL_NULL:
+        return "null_type";
+    case KS_CEL_BOOL:
+        return "bool";
+    case KS_CEL_INT:
+        return "int";
+    case KS_CEL_UINT:
+        return "uint";
+    case KS_CEL_DOUBLE:
+        return "double";
+    case KS_CEL_STRING:
+        return "string";
+    case KS_CEL_BYTES:
+        return "bytes";
+    case KS_CEL_LIST:
+        return "list";
+    case KS_CEL_MAP:
+        return "map";
+    case KS_CEL_OPTIONAL:
+        return "optional_type";
+    case KS_CEL_TYPE:
+        return "type";
+    case KS_CEL_QUANTITY:
+        return "kubernetes.Quantity";
+    case KS_CEL_SEMVER:
+        return "kubernetes.Semver";
+    case KS_CEL_ERROR:
+        return "error";
     }
     return "unknown";
 }
@@ -84,7 +101,8 @@ size_t ks__cel_utf8_len(const char *s, size_t n)
 {
     size_t c = 0;
     for (size_t i = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80) c++;
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            c++;
     return c;
 }
 
@@ -111,13 +129,15 @@ bool ks__cel_utf8_valid(const char *s, size_t n)
         } else {
             return false;
         }
-        if (i + k >= n) return false;
+        if (i + k >= n)
+            return false;
         for (size_t j = 1; j <= k; j++) {
-            if (i + j >= n || (p[i + j] & 0xC0) != 0x80) return false;
+            if (i + j >= n || (p[i + j] & 0xC0) != 0x80)
+                return false;
             cp = (cp << 6) | (p[i + j] & 0x3F);
         }
-        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp < 0xE000))
+        if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000))
             return false;
         i += k + 1;
     }
@@ -141,7 +161,9 @@ static int num_cmp(const ks_cel_value *a, const ks_cel_value *b, bool *ok)
             }
             return a->d < b->d ? -1 : a->d > b->d ? 1 : 0;
         }
-        /* double vs integer: compare exactly, not by converting the integer to double */
+        /* double vs integer as cel-go's compareDoubleInt/compareDoubleUint: out-of-range
+         * doubles order first, the rest compare after converting the integer to double (so
+         * 9223372036854775807 == 9223372036854775808.0, as upstream) */
         bool swap = a->kind != KS_CEL_DOUBLE;
         const ks_cel_value *d = swap ? b : a, *n = swap ? a : b;
         int r;
@@ -149,46 +171,30 @@ static int num_cmp(const ks_cel_value *a, const ks_cel_value *b, bool *ok)
             *ok = false;
             return 0;
         }
-        if (n->kind == KS_CEL_INT) {
-            if (d->d < -9223372036854775808.0)
-                r = -1;
-            else if (d->d >= 9223372036854775808.0)
-                r = 1;
-            else {
-                double fl = floor(d->d);
-                int64_t di = (int64_t)fl;
-                if (di < n->i)
-                    r = -1;
-                else if (di > n->i)
-                    r = 1;
-                else
-                    r = fl < d->d ? 1 : 0;
-            }
-        } else {
-            if (d->d < 0)
-                r = -1;
-            else if (d->d >= 18446744073709551616.0)
-                r = 1;
-            else {
-                double fl = floor(d->d);
-                uint64_t du = (uint64_t)fl;
-                if (du < n->u)
-                    r = -1;
-                else if (du > n->u)
-                    r = 1;
-                else
-                    r = fl < d->d ? 1 : 0;
-            }
-        }
+        double nd = n->kind == KS_CEL_INT ? (double)n->i : (double)n->u;
+        if (n->kind == KS_CEL_INT && d->d < -9223372036854775808.0)
+            r = -1;
+        else if (n->kind == KS_CEL_INT && d->d > 9223372036854775807.0)
+            r = 1;
+        else if (n->kind == KS_CEL_UINT && d->d < 0)
+            r = -1;
+        else if (n->kind == KS_CEL_UINT && d->d > 18446744073709551615.0)
+            r = 1;
+        else
+            r = d->d < nd ? -1 : d->d > nd ? 1 : 0;
         return swap ? -r : r;
     }
-    if (a->kind == KS_CEL_INT && b->kind == KS_CEL_INT) return a->i < b->i ? -1 : a->i > b->i;
-    if (a->kind == KS_CEL_UINT && b->kind == KS_CEL_UINT) return a->u < b->u ? -1 : a->u > b->u;
+    if (a->kind == KS_CEL_INT && b->kind == KS_CEL_INT)
+        return a->i < b->i ? -1 : a->i > b->i;
+    if (a->kind == KS_CEL_UINT && b->kind == KS_CEL_UINT)
+        return a->u < b->u ? -1 : a->u > b->u;
     if (a->kind == KS_CEL_INT) { /* int vs uint */
-        if (a->i < 0) return -1;
+        if (a->i < 0)
+            return -1;
         return (uint64_t)a->i < b->u ? -1 : (uint64_t)a->i > b->u;
     }
-    if (b->i < 0) return 1;
+    if (b->i < 0)
+        return 1;
     return a->u < (uint64_t)b->i ? -1 : a->u > (uint64_t)b->i;
 }
 
@@ -196,25 +202,33 @@ static int bytes_cmp(const ks_cel_value *a, const ks_cel_value *b)
 {
     size_t n = a->s.len < b->s.len ? a->s.len : b->s.len;
     int c = n ? memcmp(a->s.ptr, b->s.ptr, n) : 0;
-    if (c) return c < 0 ? -1 : 1;
+    if (c)
+        return c < 0 ? -1 : 1;
     return a->s.len < b->s.len ? -1 : a->s.len > b->s.len;
 }
 
 int ks__cel_compare(const ks_cel_value *a, const ks_cel_value *b, bool *ok)
 {
     *ok = true;
-    if (is_num(a->kind) && is_num(b->kind)) return num_cmp(a, b, ok);
+    if (is_num(a->kind) && is_num(b->kind))
+        return num_cmp(a, b, ok);
     if (a->kind != b->kind) {
         *ok = false;
         return 0;
     }
     switch (a->kind) {
-    case KS_CEL_BOOL: return a->b == b->b ? 0 : a->b ? 1 : -1;
+    case KS_CEL_BOOL:
+        return a->b == b->b ? 0 : a->b ? 1 : -1;
     case KS_CEL_STRING:
-    case KS_CEL_BYTES: return bytes_cmp(a, b);
-    case KS_CEL_QUANTITY: return ks__cel_quantity_cmp(a->q, b->q);
-    case KS_CEL_SEMVER: return ks__cel_semver_cmp(a->sv, b->sv);
-    default: *ok = false; return 0;
+    case KS_CEL_BYTES:
+        return bytes_cmp(a, b);
+    case KS_CEL_QUANTITY:
+        return ks__cel_quantity_cmp(a->q, b->q);
+    case KS_CEL_SEMVER:
+        return ks__cel_semver_cmp(a->sv, b->sv);
+    default:
+        *ok = false;
+        return 0;
     }
 }
 
@@ -225,33 +239,46 @@ bool ks_cel_equal(const ks_cel_value *a, const ks_cel_value *b)
         int c = num_cmp(a, b, &ok);
         return ok && c == 0;
     }
-    if (a->kind != b->kind) return false;
+    if (a->kind != b->kind)
+        return false;
     switch (a->kind) {
-    case KS_CEL_NULL: return true;
-    case KS_CEL_BOOL: return a->b == b->b;
+    case KS_CEL_NULL:
+        return true;
+    case KS_CEL_BOOL:
+        return a->b == b->b;
     case KS_CEL_STRING:
     case KS_CEL_BYTES:
-    case KS_CEL_TYPE: return a->s.len == b->s.len && memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0;
+    case KS_CEL_TYPE:
+        return a->s.len == b->s.len && memcmp(a->s.ptr, b->s.ptr, a->s.len) == 0;
     case KS_CEL_LIST:
-        if (a->list->n != b->list->n) return false;
+        if (a->list->n != b->list->n)
+            return false;
         for (size_t i = 0; i < a->list->n; i++)
-            if (!ks_cel_equal(&a->list->items[i], &b->list->items[i])) return false;
+            if (!ks_cel_equal(&a->list->items[i], &b->list->items[i]))
+                return false;
         return true;
     case KS_CEL_MAP:
-        if (a->map->n != b->map->n) return false;
+        if (a->map->n != b->map->n)
+            return false;
         for (size_t i = 0; i < a->map->n; i++) {
             size_t j;
             for (j = 0; j < b->map->n; j++)
-                if (ks_cel_equal(&a->map->keys[i], &b->map->keys[j])) break;
-            if (j == b->map->n || !ks_cel_equal(&a->map->vals[i], &b->map->vals[j])) return false;
+                if (ks_cel_equal(&a->map->keys[i], &b->map->keys[j]))
+                    break;
+            if (j == b->map->n || !ks_cel_equal(&a->map->vals[i], &b->map->vals[j]))
+                return false;
         }
         return true;
     case KS_CEL_OPTIONAL:
-        if (!a->opt || !b->opt) return a->opt == b->opt;
+        if (!a->opt || !b->opt)
+            return a->opt == b->opt;
         return ks_cel_equal(a->opt, b->opt);
-    case KS_CEL_QUANTITY: return ks__cel_quantity_cmp(a->q, b->q) == 0;
-    case KS_CEL_SEMVER: return ks__cel_semver_cmp(a->sv, b->sv) == 0;
-    default: return false;
+    case KS_CEL_QUANTITY:
+        return ks__cel_quantity_cmp(a->q, b->q) == 0;
+    case KS_CEL_SEMVER:
+        return ks__cel_semver_cmp(a->sv, b->sv) == 0;
+    default:
+        return false;
     }
 }
 
@@ -267,7 +294,8 @@ static void sb_put(sbuf *b, const char *s, size_t n)
     if (b->n + n + 1 > b->cap) {
         size_t cap = (b->n + n + 1) * 2;
         char *np = realloc(b->p, cap);
-        if (!np) return;
+        if (!np)
+            return;
         b->p = np;
         b->cap = cap;
     }
@@ -290,11 +318,21 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 static void fmt_value(sbuf *b, const ks_cel_value *v)
 {
     switch (v->kind) {
-    case KS_CEL_NULL: sb_put(b, "null", 4); break;
-    case KS_CEL_BOOL: sb_put(b, v->b ? "true" : "false", v->b ? 4 : 5); break;
-    case KS_CEL_INT: sb_printf(b, "%" PRId64, v->i); break;
-    case KS_CEL_UINT: sb_printf(b, "%" PRIu64 "u", v->u); break;
-    case KS_CEL_DOUBLE: sb_printf(b, "%.17g", v->d); break;
+    case KS_CEL_NULL:
+        sb_put(b, "null", 4);
+        break;
+    case KS_CEL_BOOL:
+        sb_put(b, v->b ? "true" : "false", v->b ? 4 : 5);
+        break;
+    case KS_CEL_INT:
+        sb_printf(b, "%" PRId64, v->i);
+        break;
+    case KS_CEL_UINT:
+        sb_printf(b, "%" PRIu64 "u", v->u);
+        break;
+    case KS_CEL_DOUBLE:
+        sb_printf(b, "%.17g", v->d);
+        break;
     case KS_CEL_STRING:
         sb_put(b, "\"", 1);
         sb_put(b, v->s.ptr, v->s.len);
@@ -314,7 +352,8 @@ static void fmt_value(sbuf *b, const ks_cel_value *v)
     case KS_CEL_LIST:
         sb_put(b, "[", 1);
         for (size_t i = 0; i < v->list->n; i++) {
-            if (i) sb_put(b, ", ", 2);
+            if (i)
+                sb_put(b, ", ", 2);
             fmt_value(b, &v->list->items[i]);
         }
         sb_put(b, "]", 1);
@@ -322,7 +361,8 @@ static void fmt_value(sbuf *b, const ks_cel_value *v)
     case KS_CEL_MAP:
         sb_put(b, "{", 1);
         for (size_t i = 0; i < v->map->n; i++) {
-            if (i) sb_put(b, ", ", 2);
+            if (i)
+                sb_put(b, ", ", 2);
             fmt_value(b, &v->map->keys[i]);
             sb_put(b, ": ", 2);
             fmt_value(b, &v->map->vals[i]);
@@ -338,16 +378,20 @@ static void fmt_value(sbuf *b, const ks_cel_value *v)
             sb_put(b, ")", 1);
         }
         break;
-    case KS_CEL_TYPE: sb_put(b, v->s.ptr, v->s.len); break;
+    case KS_CEL_TYPE:
+        sb_put(b, v->s.ptr, v->s.len);
+        break;
     case KS_CEL_QUANTITY:
         sb_printf(b, "quantity(\"%s", v->q->neg ? "-" : "");
         sb_put(b, v->q->ndigits ? v->q->digits : "0", v->q->ndigits ? v->q->ndigits : 1);
-        if (v->q->exp) sb_printf(b, "e%d", v->q->exp);
+        if (v->q->exp)
+            sb_printf(b, "e%d", v->q->exp);
         sb_put(b, "\")", 2);
         break;
     case KS_CEL_SEMVER:
-        sb_printf(b, "semver(\"%" PRIu64 ".%" PRIu64 ".%" PRIu64 "%s%s%s%s\")", v->sv->major, v->sv->minor,
-                  v->sv->patch, *v->sv->pre ? "-" : "", v->sv->pre, *v->sv->build ? "+" : "", v->sv->build);
+        sb_printf(b, "semver(\"%" PRIu64 ".%" PRIu64 ".%" PRIu64 "%s%s%s%s\")", v->sv->major,
+                  v->sv->minor, v->sv->patch, *v->sv->pre ? "-" : "", v->sv->pre,
+                  *v->sv->build ? "+" : "", v->sv->build);
         break;
     case KS_CEL_ERROR:
         sb_put(b, "error(", 6);

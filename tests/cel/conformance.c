@@ -4,12 +4,14 @@
  * int is not a uint) or the presence of an error, and prints per-file figures.
  *
  *   cel_conformance DATA_DIR EXCLUSIONS_FILE FILE...     (exit 1 on any failure not excluded)
- *   cel_conformance --expr 'EXPR'                          (evaluates one expression, for debugging)
+ *   cel_conformance --expr 'EXPR'                          (evaluates one expression, for
+ * debugging)
  *
- * The exclusions file lists "FILE/SECTION/TEST reason", "FILE/SECTION/ALL reason" or "FILE/ALL reason" (ALL being a star)
- * lines (docs/CEL.md explains each); an excluded test that passes is reported, so the list cannot
- * silently outlive the gaps it describes. Tests whose expected value or bindings hold protobuf
- * messages (object_value) are counted apart as "messages": messages are out of scope.
+ * The exclusions file lists "FILE/SECTION/TEST reason", "FILE/SECTION/ALL reason" or "FILE/ALL
+ * reason" (ALL being a star) lines (docs/CEL.md explains each); an excluded test that passes is
+ * reported, so the list cannot silently outlive the gaps it describes. Tests whose expected value
+ * or bindings hold protobuf messages (object_value) are counted apart as "messages": messages are
+ * out of scope.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -41,10 +43,13 @@ static void load_exclusions(const char *path)
     char line[1024];
     while (fgets(line, sizeof line, f)) {
         char *p = line;
-        while (*p == ' ') p++;
-        if (*p == '#' || *p == '\n' || !*p) continue;
+        while (*p == ' ')
+            p++;
+        if (*p == '#' || *p == '\n' || !*p)
+            continue;
         char *sp = strpbrk(p, " \t\n");
-        if (sp) *sp++ = 0;
+        if (sp)
+            *sp++ = 0;
         excls = realloc(excls, sizeof(excl) * (nexcl + 1));
         excls[nexcl].pattern = strdup(p);
         excls[nexcl].reason = strdup(sp ? sp : "");
@@ -70,8 +75,10 @@ static excl *excluded(const char *file, const char *section, const char *test)
 static bool has_field(const tp_node *n, const char *name)
 {
     for (const tp_node *c = n ? n->child : NULL; c; c = c->next) {
-        if (strcmp(c->name, name) == 0) return true;
-        if (c->is_msg && has_field(c, name)) return true;
+        if (strcmp(c->name, name) == 0)
+            return true;
+        if (c->is_msg && has_field(c, name))
+            return true;
     }
     return false;
 }
@@ -80,7 +87,8 @@ static bool has_field(const tp_node *n, const char *name)
 static bool to_value(ks_mempool *a, const tp_node *v, ks_cel_value *out)
 {
     const tp_node *f = v ? v->child : NULL;
-    if (!f) return false;
+    if (!f)
+        return false;
     memset(out, 0, sizeof *out);
     if (strcmp(f->name, "null_value") == 0) {
         out->kind = KS_CEL_NULL;
@@ -117,11 +125,13 @@ static bool to_value(ks_mempool *a, const tp_node *v, ks_cel_value *out)
         out->s.len = f->len;
     } else if (strcmp(f->name, "list_value") == 0) {
         size_t n = 0;
-        for (const tp_node *c = f->child; c; c = c->next) n++;
+        for (const tp_node *c = f->child; c; c = c->next)
+            n++;
         ks_cel_value *items = ks__mempool_alloc(a, sizeof(ks_cel_value) * (n ? n : 1));
         size_t k = 0;
         for (const tp_node *c = f->child; c; c = c->next)
-            if (!to_value(a, c, &items[k++])) return false;
+            if (!to_value(a, c, &items[k++]))
+                return false;
         ks_cel_list *l = ks__mempool_alloc(a, sizeof *l);
         l->n = n;
         l->items = items;
@@ -129,12 +139,15 @@ static bool to_value(ks_mempool *a, const tp_node *v, ks_cel_value *out)
         out->list = l;
     } else if (strcmp(f->name, "map_value") == 0) {
         size_t n = 0;
-        for (const tp_node *c = f->child; c; c = c->next) n++;
+        for (const tp_node *c = f->child; c; c = c->next)
+            n++;
         ks_cel_value *keys = ks__mempool_alloc(a, sizeof(ks_cel_value) * (n ? n : 1));
         ks_cel_value *vals = ks__mempool_alloc(a, sizeof(ks_cel_value) * (n ? n : 1));
         size_t k = 0;
         for (const tp_node *c = f->child; c; c = c->next, k++)
-            if (!to_value(a, tp_get(c, "key"), &keys[k]) || !to_value(a, tp_get(c, "value"), &vals[k])) return false;
+            if (!to_value(a, tp_get(c, "key"), &keys[k]) ||
+                !to_value(a, tp_get(c, "value"), &vals[k]))
+                return false;
         ks_cel_map *m = ks__mempool_alloc(a, sizeof *m);
         m->n = n;
         m->keys = keys;
@@ -150,27 +163,36 @@ static bool to_value(ks_mempool *a, const tp_node *v, ks_cel_value *out)
 /* Strict equality for test results: kinds must match (1 != 1u), NaN equals NaN. */
 static bool same(const ks_cel_value *a, const ks_cel_value *b)
 {
-    if (a->kind != b->kind) return false;
+    if (a->kind != b->kind)
+        return false;
     switch (a->kind) {
-    case KS_CEL_DOUBLE: return (isnan(a->d) && isnan(b->d)) || (a->d == b->d && signbit(a->d) == signbit(b->d));
+    case KS_CEL_DOUBLE:
+        return (isnan(a->d) && isnan(b->d)) || (a->d == b->d && signbit(a->d) == signbit(b->d));
     case KS_CEL_LIST:
-        if (a->list->n != b->list->n) return false;
+        if (a->list->n != b->list->n)
+            return false;
         for (size_t i = 0; i < a->list->n; i++)
-            if (!same(&a->list->items[i], &b->list->items[i])) return false;
+            if (!same(&a->list->items[i], &b->list->items[i]))
+                return false;
         return true;
     case KS_CEL_MAP:
-        if (a->map->n != b->map->n) return false;
+        if (a->map->n != b->map->n)
+            return false;
         for (size_t i = 0; i < a->map->n; i++) {
             size_t j;
             for (j = 0; j < b->map->n; j++)
-                if (same(&a->map->keys[i], &b->map->keys[j])) break;
-            if (j == b->map->n || !same(&a->map->vals[i], &b->map->vals[j])) return false;
+                if (same(&a->map->keys[i], &b->map->keys[j]))
+                    break;
+            if (j == b->map->n || !same(&a->map->vals[i], &b->map->vals[j]))
+                return false;
         }
         return true;
     case KS_CEL_OPTIONAL:
-        if (!a->opt || !b->opt) return a->opt == b->opt;
+        if (!a->opt || !b->opt)
+            return a->opt == b->opt;
         return same(a->opt, b->opt);
-    default: return ks_cel_equal(a, b);
+    default:
+        return ks_cel_equal(a, b);
     }
 }
 
@@ -184,11 +206,12 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
 {
     const tp_node *nm = tp_get(t, "name"), *ex = tp_get(t, "expr");
     const char *name = nm ? nm->str : "?";
-    if (!ex) return;
+    if (!ex)
+        return;
     ks_mempool arena = {0};
     excl *x = excluded(file, section, name);
-    bool messages = has_field(t, "object_value") || tp_get(t, "container") || tp_get(t, "unknown") ||
-                    tp_get(t, "any_unknowns") || tp_get(t, "check_only");
+    bool messages = has_field(t, "object_value") || tp_get(t, "container") ||
+                    tp_get(t, "unknown") || tp_get(t, "any_unknowns") || tp_get(t, "check_only");
     /* the environment: bindings and declared identifiers */
     const char *vars[64];
     ks_cel_binding binds[64];
@@ -205,7 +228,8 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
             nb++;
         } else if (strcmp(c->name, "type_env") == 0 && nv < 64) {
             const tp_node *n = tp_get(c, "name");
-            if (n && tp_get(c, "ident")) vars[nv++] = n->str;
+            if (n && tp_get(c, "ident"))
+                vars[nv++] = n->str;
         }
     }
     if (messages && !x) {
@@ -214,12 +238,15 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
         return;
     }
     const tp_node *dc = tp_get(t, "disable_check");
-    ks_cel_env env = {.vars = vars, .nvars = nv, .cost_limit = 0, .unchecked = dc && strcmp(dc->str, "true") == 0};
+    ks_cel_env env = {.vars = vars,
+                      .nvars = nv,
+                      .cost_limit = 0,
+                      .unchecked = dc && strcmp(dc->str, "true") == 0};
     ks_cel_error err;
     ks_cel_value got = {0};
     bool got_err = false;
     char detail[600] = "";
-    ks_cel_program *p = ks_cel_compile(ex->str, &env, &err);
+    ks_cel_program *p = ks_cel_compile_n(ex->str, ex->len, &env, &err);
     if (!p) {
         got_err = true;
         snprintf(detail, sizeof detail, "compile: %s", err.msg);
@@ -230,25 +257,29 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
     ks_cel_program_free(p);
     bool want_err = tp_get(t, "eval_error") || tp_get(t, "any_eval_errors");
     const tp_node *want_v = tp_get(t, "value");
-    if (!want_v && tp_get(t, "typed_result")) want_v = tp_get(tp_get(t, "typed_result"), "result");
+    if (!want_v && tp_get(t, "typed_result"))
+        want_v = tp_get(tp_get(t, "typed_result"), "result");
     ks_cel_value want = {.kind = KS_CEL_BOOL, .b = true}; /* no expectation: true */
     bool ok;
     if (want_err) {
         ok = got_err;
-        if (!ok) snprintf(detail, sizeof detail, "want an error, got %s", ks_cel_format(&arena, &got));
+        if (!ok)
+            snprintf(detail, sizeof detail, "want an error, got %s", ks_cel_format(&arena, &got));
     } else if (want_v && !to_value(&arena, want_v, &want)) {
         ok = false;
         snprintf(detail, sizeof detail, "expected value out of scope");
     } else {
         ok = !got_err && same(&got, &want);
         if (!got_err && !ok)
-            snprintf(detail, sizeof detail, "got %s, want %s", ks_cel_format(&arena, &got), ks_cel_format(&arena, &want));
+            snprintf(detail, sizeof detail, "got %s, want %s", ks_cel_format(&arena, &got),
+                     ks_cel_format(&arena, &want));
     }
     if (x) {
         fg->excluded++;
         x->used = true;
         if (ok && !messages) {
-            printf("  STALE EXCLUSION %s/%s/%s passes (excluded: %s)\n", file, section, name, x->reason);
+            printf("  STALE EXCLUSION %s/%s/%s passes (excluded: %s)\n", file, section, name,
+                   x->reason);
             stale++;
         }
     } else {
@@ -257,10 +288,19 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
             fg->pass++;
         } else {
             failures++;
-            printf("  FAIL %s/%s/%s: %s\n      expr: %s\n", file, section, name, detail, ex->str);
+            printf("  FAIL %s/%s/%s: %s\n      expr: ", file, section, name, detail);
+            for (size_t i = 0; i < ex->len; i++) {
+                unsigned char ch = (unsigned char)ex->str[i];
+                if (ch < 0x20)
+                    printf("\\x%02x", ch);
+                else
+                    putchar(ch);
+            }
+            putchar('\n');
         }
     }
-    if (verbose && ok) printf("  ok %s/%s/%s\n", file, section, name);
+    if (verbose && ok)
+        printf("  ok %s/%s/%s\n", file, section, name);
     ks__mempool_free(&arena);
 }
 
@@ -288,14 +328,16 @@ static int eval_one(const char *expr)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--expr") == 0) return eval_one(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "--expr") == 0)
+        return eval_one(argv[2]);
     int ai = 1;
     if (ai < argc && strcmp(argv[ai], "-v") == 0) {
         verbose = true;
         ai++;
     }
     if (argc - ai < 3) {
-        fprintf(stderr, "usage: %s [-v] DATA_DIR EXCLUSIONS FILE...\n       %s --expr EXPR\n", argv[0], argv[0]);
+        fprintf(stderr, "usage: %s [-v] DATA_DIR EXCLUSIONS FILE...\n       %s --expr EXPR\n",
+                argv[0], argv[0]);
         return 2;
     }
     const char *dir = argv[ai];
@@ -321,10 +363,12 @@ int main(int argc, char **argv)
         }
         figures fg = {0};
         for (const tp_node *s = root->child; s; s = s->next) {
-            if (strcmp(s->name, "section") != 0) continue;
+            if (strcmp(s->name, "section") != 0)
+                continue;
             const tp_node *sn = tp_get(s, "name");
             for (const tp_node *t = s->child; t; t = t->next)
-                if (strcmp(t->name, "test") == 0) run_test(argv[i], sn ? sn->str : "?", t, &fg);
+                if (strcmp(t->name, "test") == 0)
+                    run_test(argv[i], sn ? sn->str : "?", t, &fg);
         }
         tp_free(root);
         printf("%-16s %6d %6d %9d %9d\n", argv[i], fg.run, fg.pass, fg.excluded, fg.messages);
@@ -333,9 +377,12 @@ int main(int argc, char **argv)
         total.excluded += fg.excluded;
         total.messages += fg.messages;
     }
-    printf("%-16s %6d %6d %9d %9d\n", "total", total.run, total.pass, total.excluded, total.messages);
+    printf("%-16s %6d %6d %9d %9d\n", "total", total.run, total.pass, total.excluded,
+           total.messages);
     for (size_t i = 0; i < nexcl; i++)
-        if (!excls[i].used) printf("  UNUSED EXCLUSION %s\n", excls[i].pattern);
-    if (failures || stale) printf("%d failure(s), %d stale exclusion(s)\n", failures, stale);
+        if (!excls[i].used)
+            printf("  UNUSED EXCLUSION %s\n", excls[i].pattern);
+    if (failures || stale)
+        printf("%d failure(s), %d stale exclusion(s)\n", failures, stale);
     return failures || stale ? 1 : 0;
 }

@@ -22,17 +22,15 @@ static void skip(tp *t)
         } else if (c == ' ' || c == '\t' || c == '\r') {
             t->p++;
         } else if (c == '#') {
-            while (t->s[t->p] && t->s[t->p] != '\n') t->p++;
+            while (t->s[t->p] && t->s[t->p] != '\n')
+                t->p++;
         } else {
             return;
         }
     }
 }
 
-static tp_node *new_node(void)
-{
-    return calloc(1, sizeof(tp_node));
-}
+static tp_node *new_node(void) { return calloc(1, sizeof(tp_node)); }
 
 static void put_utf8(char *out, size_t *o, unsigned cp)
 {
@@ -77,23 +75,46 @@ static bool read_string(tp *t, tp_node *n)
             }
             char e = t->s[t->p++];
             switch (e) {
-            case 'n': out[o++] = '\n'; break;
-            case 't': out[o++] = '\t'; break;
-            case 'r': out[o++] = '\r'; break;
-            case 'a': out[o++] = '\a'; break;
-            case 'b': out[o++] = '\b'; break;
-            case 'f': out[o++] = '\f'; break;
-            case 'v': out[o++] = '\v'; break;
-            case '\\': out[o++] = '\\'; break;
-            case '\'': out[o++] = '\''; break;
-            case '"': out[o++] = '"'; break;
-            case '?': out[o++] = '?'; break;
+            case 'n':
+                out[o++] = '\n';
+                break;
+            case 't':
+                out[o++] = '\t';
+                break;
+            case 'r':
+                out[o++] = '\r';
+                break;
+            case 'a':
+                out[o++] = '\a';
+                break;
+            case 'b':
+                out[o++] = '\b';
+                break;
+            case 'f':
+                out[o++] = '\f';
+                break;
+            case 'v':
+                out[o++] = '\v';
+                break;
+            case '\\':
+                out[o++] = '\\';
+                break;
+            case '\'':
+                out[o++] = '\'';
+                break;
+            case '"':
+                out[o++] = '"';
+                break;
+            case '?':
+                out[o++] = '?';
+                break;
             case 'x': {
                 unsigned v = 0;
                 int k = 0;
                 while (k < 2 && isxdigit((unsigned char)t->s[t->p])) {
                     char h = t->s[t->p++];
-                    v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
+                    v = v * 16 +
+                        (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
                     k++;
                 }
                 out[o++] = (char)v;
@@ -105,7 +126,8 @@ static bool read_string(tp *t, tp_node *n)
                 unsigned v = 0;
                 for (int k = 0; k < nd && isxdigit((unsigned char)t->s[t->p]); k++) {
                     char h = t->s[t->p++];
-                    v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
+                    v = v * 16 +
+                        (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower(h) - 'a' + 10));
                 }
                 put_utf8(out, &o, v);
                 break;
@@ -148,13 +170,16 @@ static bool parse_value(tp *t, tp_node *n)
         t->p++;
         n->is_msg = true;
         n->child = parse_fields(t, c == '{' ? '}' : '>');
-        if (t->err) return false;
+        if (t->err)
+            return false;
         t->p++;
         return true;
     }
-    if (c == '"' || c == '\'') return read_string(t, n);
+    if (c == '"' || c == '\'')
+        return read_string(t, n);
     size_t st = t->p;
-    while (t->s[t->p] && (isalnum((unsigned char)t->s[t->p]) || strchr("_-+.", t->s[t->p]))) t->p++;
+    while (t->s[t->p] && (isalnum((unsigned char)t->s[t->p]) || strchr("_-+.", t->s[t->p])))
+        t->p++;
     if (st == t->p) {
         t->err = "expected a value";
         return false;
@@ -173,15 +198,18 @@ static tp_node *parse_fields(tp *t, char close)
         skip(t);
         char c = t->s[t->p];
         if (c == close || c == 0) {
-            if (c != close) t->err = "unexpected end";
+            if (c != close)
+                t->err = "unexpected end";
             return head;
         }
         size_t st = t->p;
         if (c == '[') { /* extension or Any type URL */
-            while (t->s[t->p] && t->s[t->p] != ']') t->p++;
+            while (t->s[t->p] && t->s[t->p] != ']')
+                t->p++;
             t->p++;
         } else {
-            while (isalnum((unsigned char)t->s[t->p]) || t->s[t->p] == '_') t->p++;
+            while (isalnum((unsigned char)t->s[t->p]) || t->s[t->p] == '_')
+                t->p++;
         }
         if (st == t->p) {
             t->err = "expected a field name";
@@ -208,9 +236,11 @@ static tp_node *parse_fields(tp *t, char close)
                 n->line = t->line;
                 *tail = n;
                 tail = &n->next;
-                if (!parse_value(t, n)) return head;
+                if (!parse_value(t, n))
+                    return head;
                 skip(t);
-                if (t->s[t->p] == ',') t->p++;
+                if (t->s[t->p] == ',')
+                    t->p++;
             }
             free(name);
         } else {
@@ -219,10 +249,12 @@ static tp_node *parse_fields(tp *t, char close)
             n->line = t->line;
             *tail = n;
             tail = &n->next;
-            if (!parse_value(t, n)) return head;
+            if (!parse_value(t, n))
+                return head;
         }
         skip(t);
-        if (t->s[t->p] == ',' || t->s[t->p] == ';') t->p++;
+        if (t->s[t->p] == ',' || t->s[t->p] == ';')
+            t->p++;
     }
 }
 
@@ -257,6 +289,7 @@ void tp_free(tp_node *n)
 const tp_node *tp_get(const tp_node *n, const char *name)
 {
     for (const tp_node *c = n ? n->child : NULL; c; c = c->next)
-        if (strcmp(c->name, name) == 0) return c;
+        if (strcmp(c->name, name) == 0)
+            return c;
     return NULL;
 }
