@@ -127,9 +127,10 @@ typedef struct ks_cel_binding {
 } ks_cel_binding;
 
 /* Evaluates p with the given bindings. Returns 0 and *out (allocated in arena, which the caller
- * owns and frees) or -1 and *err (a runtime error: "no such key: x", "integer overflow",
- * "operation cancelled: actual cost limit exceeded", ...). *cost (may be NULL) receives the
- * runtime cost as cel-go's cost tracker counts it. Thread: any; p is only read. */
+ * owns and frees; the value may also point at the program's constants and at the bindings'
+ * values, so it is valid while all three live) or -1 and *err (a runtime error: "no such key: x",
+ * "integer overflow", "operation cancelled: actual cost limit exceeded", ...). *cost (may be NULL)
+ * receives the runtime cost as cel-go's cost tracker counts it. Thread: any; p is only read. */
 int ks_cel_eval(const ks_cel_program *p, const ks_cel_binding *vars, size_t nvars,
                 ks_mempool *arena, ks_cel_value *out, uint64_t *cost, ks_cel_error *err);
 

@@ -65,6 +65,7 @@ size_t ks__cel_utf8_len(const char *s, size_t n);
 bool ks__cel_utf8_valid(const char *s, size_t n);
 
 /* Quantity and semver (cel_quantity.c, cel_semver.c) */
+int ks__cel_quantity_parse(ks_mempool *a, const char *s, size_t n, ks_cel_value *out);
 int ks__cel_quantity_cmp(const ks_cel_quantity *a, const ks_cel_quantity *b);
 ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x,
                                       const ks_cel_quantity *y, bool sub);

@@ -28,14 +28,15 @@ ks_cel_value ks__cel_kube_call(cel_ctx *c, int fn, const ks_cel_value *argv, siz
         if (n != 1 || argv[0].kind != KS_CEL_STRING)
             return nso;
         ks_cel_value q;
-        bool ok = ks_cel_quantity_parse(c->a, argv[0].s.ptr, argv[0].s.len, &q);
+        int rc = ks__cel_quantity_parse(c->a, argv[0].s.ptr, argv[0].s.len, &q);
         if (fn == FN_ISQUANTITY)
-            return ks_cel_bool(ok);
-        if (!ok) {
-            /* apimachinery's ErrFormatWrong / ErrSuffix / ErrNumeric */
+            return ks_cel_bool(rc == 0);
+        /* apimachinery's ErrFormatWrong and ErrSuffix */
+        if (rc == 1)
             return ks__cel_err(c->a, "quantities must match the regular expression "
                                      "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-        }
+        if (rc)
+            return ks__cel_err(c->a, "unable to parse quantity's suffix");
         return q;
     }
     case FN_SEMVER:

@@ -549,9 +549,16 @@ static bool zero_value(const ks_cel_value *v)
     }
 }
 
+/* Ordering as traits.Comparer: Kubernetes' Quantity and Semver are not Comparers (they have
+ * compareTo() instead), so isSorted/min/max/sort refuse them as upstream does. */
 static int cmp_for_sort(cel_ctx *c, const ks_cel_value *a, const ks_cel_value *b, bool *ok)
 {
     (void)c;
+    if (a->kind == KS_CEL_QUANTITY || a->kind == KS_CEL_SEMVER || b->kind == KS_CEL_QUANTITY ||
+        b->kind == KS_CEL_SEMVER) {
+        *ok = false;
+        return 0;
+    }
     return ks__cel_compare(a, b, ok);
 }
 
@@ -562,7 +569,7 @@ static ks_cel_value list_minmax(cel_ctx *c, const ks_cel_list *l, bool want_max)
     const ks_cel_value *best = &l->items[0];
     for (size_t i = 1; i < l->n; i++) {
         bool ok;
-        int r = ks__cel_compare(best, &l->items[i], &ok);
+        int r = cmp_for_sort(c, best, &l->items[i], &ok);
         if (!ok)
             return NSO();
         if ((want_max && r < 0) || (!want_max && r > 0))
@@ -1270,7 +1277,7 @@ static ks_cel_value call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv
                 if (items[j - 1].kind != x.kind &&
                     !((x.kind == KS_CEL_INT || x.kind == KS_CEL_UINT || x.kind == KS_CEL_DOUBLE)))
                     return ks__cel_err(c->a, "list elements must have the same type");
-                int r = ks__cel_compare(&items[j - 1], &x, &ok);
+                int r = cmp_for_sort(c, &items[j - 1], &x, &ok);
                 if (!ok)
                     return ks__cel_err(c->a, "list elements must be comparable");
                 if (r <= 0)

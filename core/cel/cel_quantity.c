@@ -63,8 +63,14 @@ static const struct {
 
 bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_value *out)
 {
+    return ks__cel_quantity_parse(a, str, end, out) == 0;
+}
+
+/* 0, or 1 (ErrFormatWrong), 2 (ErrSuffix) as apimachinery's ParseQuantity. */
+int ks__cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_value *out)
+{
     if (end == 0)
-        return false;
+        return 1;
     size_t pos = 0;
     bool neg = false;
     if (str[0] == '-' || str[0] == '+') {
@@ -96,7 +102,7 @@ bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
     while (pos < end && str[pos] >= '0' && str[pos] <= '9')
         pos++;
     if (pos < end)
-        return false;
+        return 1;
     const char *suf = str + sstart;
     size_t nsuf = end - sstart;
     int base = 0;
@@ -114,19 +120,19 @@ bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
             if (suf[i] == '+' || suf[i] == '-')
                 eneg = suf[i++] == '-';
             if (i >= nsuf)
-                return false;
+                return 2;
             int64_t e = 0;
             for (; i < nsuf; i++) {
                 if (suf[i] < '0' || suf[i] > '9')
-                    return false;
+                    return 2;
                 if (e > (INT64_MAX - 9) / 10)
-                    return false;
+                    return 2;
                 e = e * 10 + (suf[i] - '0');
             }
             base = 10;
             sexp = (int32_t)(eneg ? -e : e);
         } else {
-            return false;
+            return 2;
         }
     }
     {
@@ -175,12 +181,12 @@ bool ks_cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
         }
         out->kind = KS_CEL_QUANTITY;
         out->q = q;
-        return true;
+        return 0;
     }
 zero:
     out->kind = KS_CEL_QUANTITY;
     out->q = normalize(a, false, "", 0, 0);
-    return true;
+    return 0;
 }
 
 ks_cel_quantity *ks__cel_quantity_from_int(ks_mempool *a, int64_t i)

@@ -128,6 +128,11 @@ static bool translate(const char *p, size_t n, char *out, size_t *on, char *msg,
                 /* (?P<name> */
             } else if (k == '<' && i + 3 < n && p[i + 3] != '=' && p[i + 3] != '!') {
                 /* (?<name> (Go 1.22) */
+            } else if (k == '<') {
+                /* (?<= and (?<! (lookbehind): Go reads a malformed group name */
+                snprintf(msg, msglen, "error parsing regexp: invalid named capture: `%.*s`",
+                         (int)(n - i), p + i);
+                return false;
             } else if (k == ':') {
             } else if (strchr("imsU-", k)) {
                 size_t j = i + 2;

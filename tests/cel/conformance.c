@@ -254,7 +254,6 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
         got_err = true;
         snprintf(detail, sizeof detail, "eval: %s", err.msg);
     }
-    ks_cel_program_free(p);
     bool want_err = tp_get(t, "eval_error") || tp_get(t, "any_eval_errors");
     const tp_node *want_v = tp_get(t, "value");
     if (!want_v && tp_get(t, "typed_result"))
