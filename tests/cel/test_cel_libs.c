@@ -22,11 +22,14 @@ typedef struct cel_case {
 
 static bool same_kind_equal(const ks_cel_value *a, const ks_cel_value *b)
 {
-    if (a->kind != b->kind) return false;
+    if (a->kind != b->kind)
+        return false;
     if (a->kind == KS_CEL_LIST) {
-        if (a->list->n != b->list->n) return false;
+        if (a->list->n != b->list->n)
+            return false;
         for (size_t i = 0; i < a->list->n; i++)
-            if (!same_kind_equal(&a->list->items[i], &b->list->items[i])) return false;
+            if (!same_kind_equal(&a->list->items[i], &b->list->items[i]))
+                return false;
         return true;
     }
     return ks_cel_equal(a, b);
@@ -34,8 +37,8 @@ static bool same_kind_equal(const ks_cel_value *a, const ks_cel_value *b)
 
 /* Values may point into the program (its constants) and into the arena: the caller frees *prog
  * after using *out. */
-static int eval_str(const char *expr, ks_mempool *arena, ks_cel_value *out, char *err, size_t errlen,
-                    ks_cel_program **prog)
+static int eval_str(const char *expr, ks_mempool *arena, ks_cel_value *out, char *err,
+                    size_t errlen, ks_cel_program **prog)
 {
     ks_cel_env env = {.cost_limit = KS_CEL_DRA_COST_LIMIT};
     ks_cel_error e;
@@ -65,14 +68,15 @@ static int run_cases(const char *lib, const cel_case *cases, size_t n)
         if (c->want_err) {
             ok = rc != 0 && strstr(err, c->want_err) != NULL;
         } else {
-            cr_assert_eq(eval_str(c->want, &arena, &want, werr, sizeof werr, &p2), 0, "%s/%s: bad expectation %s: %s", lib,
-                         c->name, c->want, werr);
+            cr_assert_eq(eval_str(c->want, &arena, &want, werr, sizeof werr, &p2), 0,
+                         "%s/%s: bad expectation %s: %s", lib, c->name, c->want, werr);
             ok = rc == 0 && same_kind_equal(&got, &want);
         }
         if (!ok) {
             failed++;
             cr_log_error("%s/%s: %s -> %s; want %s%s", lib, c->name, c->expr,
-                         rc ? err : ks_cel_format(&arena, &got), c->want_err ? "error containing " : "",
+                         rc ? err : ks_cel_format(&arena, &got),
+                         c->want_err ? "error containing " : "",
                          c->want_err ? c->want_err : c->want);
         }
         ks__mempool_free(&arena);
@@ -82,13 +86,17 @@ static int run_cases(const char *lib, const cel_case *cases, size_t n)
     return failed;
 }
 
-#define RUN(lib, cases) cr_assert_eq(run_cases(lib, cases, sizeof cases / sizeof cases[0]), 0, "%s: failures above", lib)
+#define RUN(lib, cases)                                                                            \
+    cr_assert_eq(run_cases(lib, cases, sizeof cases / sizeof cases[0]), 0, "%s: failures above",   \
+                 lib)
 
 /* k8s.io/apiserver/pkg/cel/library/quantity_test.go TestQuantity */
 static const cel_case quantity_cases[] = {
     {"parse", "quantity(\"12Mi\")", "quantity(\"12582912\")", NULL},
-    {"parseInvalidSuffix", "quantity(\"10Mo\")", NULL, "quantities must match the regular expression"},
-    {"parseInvalidSuffixPassesRegex", "quantity(\"10Mm\")", NULL, "unable to parse quantity's suffix"},
+    {"parseInvalidSuffix", "quantity(\"10Mo\")", NULL,
+     "quantities must match the regular expression"},
+    {"parseInvalidSuffixPassesRegex", "quantity(\"10Mm\")", NULL,
+     "unable to parse quantity's suffix"},
     {"isQuantity", "isQuantity(\"20\")", "true", NULL},
     {"isQuantity_megabytes", "isQuantity(\"20M\")", "true", NULL},
     {"isQuantity_mebibytes", "isQuantity(\"20Mi\")", "true", NULL},
@@ -97,10 +105,12 @@ static const cel_case quantity_cases[] = {
     {"isQuantity_noOverload (checker: found no matching overload)", "isQuantity([1, 2, 3])", NULL,
      "no such overload"},
     {"equality_reflexivity", "quantity(\"200M\") == quantity(\"200M\")", "true", NULL},
-    {"equality_symmetry", "quantity(\"200M\") == quantity(\"0.2G\") && quantity(\"0.2G\") == quantity(\"200M\")",
-     "true", NULL},
+    {"equality_symmetry",
+     "quantity(\"200M\") == quantity(\"0.2G\") && quantity(\"0.2G\") == quantity(\"200M\")", "true",
+     NULL},
     {"equality_transitivity",
-     "quantity(\"2M\") == quantity(\"0.002G\") && quantity(\"2000k\") == quantity(\"2M\") && quantity(\"0.002G\") == "
+     "quantity(\"2M\") == quantity(\"0.002G\") && quantity(\"2000k\") == quantity(\"2M\") && "
+     "quantity(\"0.002G\") == "
      "quantity(\"2000k\")",
      "true", NULL},
     {"inequality", "quantity(\"200M\") == quantity(\"0.3G\")", "false", NULL},
@@ -108,21 +118,28 @@ static const cel_case quantity_cases[] = {
     {"quantity_less_obvious", "quantity(\"50M\").isLessThan(quantity(\"100M\"))", "true", NULL},
     {"quantity_less_false", "quantity(\"100M\").isLessThan(quantity(\"50M\"))", "false", NULL},
     {"quantity_greater", "quantity(\"50Mi\").isGreaterThan(quantity(\"50M\"))", "true", NULL},
-    {"quantity_greater_obvious", "quantity(\"150Mi\").isGreaterThan(quantity(\"100Mi\"))", "true", NULL},
-    {"quantity_greater_false", "quantity(\"50M\").isGreaterThan(quantity(\"100M\"))", "false", NULL},
+    {"quantity_greater_obvious", "quantity(\"150Mi\").isGreaterThan(quantity(\"100Mi\"))", "true",
+     NULL},
+    {"quantity_greater_false", "quantity(\"50M\").isGreaterThan(quantity(\"100M\"))", "false",
+     NULL},
     {"compare_equal", "quantity(\"200M\").compareTo(quantity(\"0.2G\"))", "0", NULL},
     {"compare_less", "quantity(\"50M\").compareTo(quantity(\"50Mi\"))", "-1", NULL},
     {"compare_greater", "quantity(\"50Mi\").compareTo(quantity(\"50M\"))", "1", NULL},
-    {"add_quantity", "quantity(\"50k\").add(quantity(\"20\")) == quantity(\"50.02k\")", "true", NULL},
+    {"add_quantity", "quantity(\"50k\").add(quantity(\"20\")) == quantity(\"50.02k\")", "true",
+     NULL},
     {"add_int", "quantity(\"50k\").add(20).isLessThan(quantity(\"50020\"))", "false", NULL},
-    {"sub_quantity", "quantity(\"50k\").sub(quantity(\"20\")) == quantity(\"49.98k\")", "true", NULL},
+    {"sub_quantity", "quantity(\"50k\").sub(quantity(\"20\")) == quantity(\"49.98k\")", "true",
+     NULL},
     {"sub_int", "quantity(\"50k\").sub(20) == quantity(\"49980\")", "true", NULL},
-    {"arith_chain_1", "quantity(\"50k\").add(20).sub(quantity(\"100k\")).asInteger()", "-49980", NULL},
-    {"arith_chain", "quantity(\"50k\").add(20).sub(quantity(\"100k\")).sub(-50000).asInteger()", "20", NULL},
+    {"arith_chain_1", "quantity(\"50k\").add(20).sub(quantity(\"100k\")).asInteger()", "-49980",
+     NULL},
+    {"arith_chain", "quantity(\"50k\").add(20).sub(quantity(\"100k\")).sub(-50000).asInteger()",
+     "20", NULL},
     {"as_integer", "quantity(\"50k\").asInteger()", "50000", NULL},
     {"as_integer_error", "quantity(\"9999999999999999999999999999999999999G\").asInteger()", NULL,
      "cannot convert value to integer"},
-    {"is_integer", "quantity(\"9999999999999999999999999999999999999G\").isInteger()", "false", NULL},
+    {"is_integer", "quantity(\"9999999999999999999999999999999999999G\").isInteger()", "false",
+     NULL},
     {"is_integer", "quantity(\"50\").isInteger()", "true", NULL},
     {"as_float", "quantity(\"50.703k\").asApproximateFloat()", "50703.0", NULL},
     {"add_does_not_mutate_receiver",
@@ -132,21 +149,20 @@ static const cel_case quantity_cases[] = {
     /* beyond upstream's table: exactness where float64 or int64 would round */
     {"exact_beyond_float", "quantity(\"9007199254740993\") > quantity(\"9007199254740992\")", NULL,
      "no such overload"},
-    {"exact_beyond_float_cmp", "quantity(\"9007199254740993\").isGreaterThan(quantity(\"9007199254740992\"))", "true",
-     NULL},
+    {"exact_beyond_float_cmp",
+     "quantity(\"9007199254740993\").isGreaterThan(quantity(\"9007199254740992\"))", "true", NULL},
     {"nano_round_up", "quantity(\"1.0000000001\") == quantity(\"1000000001n\")", "true", NULL},
-    {"nano_round_up_negative", "quantity(\"-1.0000000001\") == quantity(\"-1000000001n\")", "true", NULL},
+    {"nano_round_up_negative", "quantity(\"-1.0000000001\") == quantity(\"-1000000001n\")", "true",
+     NULL},
     {"binary_cap", "quantity(\"16Ei\").asInteger()", "9223372036854775807", NULL},
-    {"sign", "[quantity(\"-1m\").sign(), quantity(\"0\").sign(), quantity(\"80Gi\").sign()]", "[-1, 0, 1]", NULL},
+    {"sign", "[quantity(\"-1m\").sign(), quantity(\"0\").sign(), quantity(\"80Gi\").sign()]",
+     "[-1, 0, 1]", NULL},
     {"gpu_80Gi", "quantity(\"80Gi\").compareTo(quantity(\"85899345920\"))", "0", NULL},
     {"milli", "quantity(\"1500m\") == quantity(\"1.5\")", "true", NULL},
     {"exponent", "quantity(\"1e3\") == quantity(\"1k\")", "true", NULL},
 };
 
-Test(cel_libs, quantity)
-{
-    RUN("quantity", quantity_cases);
-}
+Test(cel_libs, quantity) { RUN("quantity", quantity_cases); }
 
 /* k8s.io/apiserver/pkg/cel/library/semver_test.go TestSemver */
 static const cel_case semver_cases[] = {
@@ -169,7 +185,8 @@ static const cel_case semver_cases[] = {
     {"isSemver_leading_zeros_normalize_true", "isSemver(\"01.01.01\", true)", "true", NULL},
     {"isSemver_major_only_normalize_true", "isSemver(\"1\", true)", "true", NULL},
     {"isSemver_major_minor_only_normalize_true", "isSemver(\"1.1\", true)", "true", NULL},
-    {"isSemver_noOverload (checker: found no matching overload)", "isSemver([1, 2, 3])", NULL, "no such overload"},
+    {"isSemver_noOverload (checker: found no matching overload)", "isSemver([1, 2, 3])", NULL,
+     "no such overload"},
     {"equality_normalize", "semver(\"v01.01\", true) == semver(\"1.1.0\")", "true", NULL},
     {"equality_reflexivity", "semver(\"1.2.3\") == semver(\"1.2.3\")", "true", NULL},
     {"inequality", "semver(\"1.2.3\") == semver(\"1.0.0\")", "false", NULL},
@@ -199,13 +216,11 @@ static const cel_case semver_cases[] = {
      "true", NULL},
     {"build_ignored", "semver(\"1.0.0+a\") == semver(\"1.0.0+b\")", "true", NULL},
     {"leading_zero_prerelease", "isSemver(\"1.0.0-01\")", "false", NULL},
-    {"short_with_meta", "semver(\"1.1-rc\", true)", NULL, "short version cannot contain PreRelease/Build meta data"},
+    {"short_with_meta", "semver(\"1.1-rc\", true)", NULL,
+     "short version cannot contain PreRelease/Build meta data"},
 };
 
-Test(cel_libs, semver)
-{
-    RUN("semver", semver_cases);
-}
+Test(cel_libs, semver) { RUN("semver", semver_cases); }
 
 /* k8s.io/apiserver/pkg/cel/library/lists.go (ListsVersion 1) documented examples */
 static const cel_case lists_cases[] = {
@@ -244,10 +259,7 @@ static const cel_case lists_cases[] = {
     {"last_empty", "[].last()", "optional.none()", NULL},
 };
 
-Test(cel_libs, lists)
-{
-    RUN("lists", lists_cases);
-}
+Test(cel_libs, lists) { RUN("lists", lists_cases); }
 
 /* cel-go v0.29.2 ext/sets_test.go */
 static const cel_case sets_cases[] = {
@@ -287,10 +299,7 @@ static const cel_case sets_cases[] = {
     {"not_intersects_fraction", "!sets.intersects([1], [1.1, 2u])", "true", NULL},
 };
 
-Test(cel_libs, sets)
-{
-    RUN("sets", sets_cases);
-}
+Test(cel_libs, sets) { RUN("sets", sets_cases); }
 
 /* k8s.io/apiserver/pkg/cel/library/regex.go, and matches() with RE2 syntax: values as Go's regexp
  * gives them (FindString/FindAllString: leftmost-first, empty matches after a match skipped). */
@@ -319,8 +328,9 @@ static const cel_case regex_cases[] = {
     {"backreference_rejected", "'aa'.matches('(a)\\\\1')", NULL, "invalid escape sequence"},
     {"lookahead_rejected", "'ab'.matches('a(?=b)')", NULL, "invalid or unsupported Perl syntax"},
     {"lookbehind_rejected", "'ab'.matches('(?<=a)b')", NULL, "invalid named capture: `(?<=a)b`"},
-    {"comment_rejected", "'ab'.matches('(?#c)ab')", NULL, "invalid or unsupported Perl syntax: `(?#`"},
-    {"Z_rejected", "'ab'.matches('ab\\Z')", NULL, "invalid escape sequence: `\\Z`"},
+    {"comment_rejected", "'ab'.matches('(?#c)ab')", NULL,
+     "invalid or unsupported Perl syntax: `(?#`"},
+    {"Z_rejected", "'ab'.matches('ab\\\\Z')", NULL, "invalid escape sequence: `\\Z`"},
     {"atomic_rejected", "'ab'.matches('(?>a)b')", NULL, "invalid or unsupported Perl syntax"},
     {"possessive_rejected", "'aa'.matches('a*+')", NULL, "invalid nested repetition operator"},
     {"repeat_limit", "'a'.matches('a{1001}')", NULL, "invalid repeat count"},
@@ -329,10 +339,7 @@ static const cel_case regex_cases[] = {
     {"octal_escape", "'\\n'.matches('\\\\012')", "true", NULL},
 };
 
-Test(cel_libs, regex)
-{
-    RUN("regex", regex_cases);
-}
+Test(cel_libs, regex) { RUN("regex", regex_cases); }
 
 /* cel-go ext strings (v2) and the standard string functions DRA selectors use */
 static const cel_case strings_cases[] = {
@@ -361,7 +368,4 @@ static const cel_case strings_cases[] = {
     {"size_codepoints", "size('αβγ')", "3", NULL},
 };
 
-Test(cel_libs, strings)
-{
-    RUN("strings", strings_cases);
-}
+Test(cel_libs, strings) { RUN("strings", strings_cases); }
