@@ -74,6 +74,10 @@ struct ks_cel_map {
     size_t n;
     const ks_cel_value *keys;
     const ks_cel_value *vals;
+    /* DRA's device.attributes and device.capacity: m[k] and m.k of an absent key give an empty
+     * map instead of "no such key" (dynamic-resource-allocation/cel's mapper.Find); `in` and
+     * has() still see the key as absent. */
+    bool missing_is_empty;
 };
 
 /* An exact decimal: value = (neg ? -1 : 1) * digits * 10^exp, digits a decimal string without
@@ -142,6 +146,32 @@ ks_cel_value ks_cel_bool(bool b);
 bool ks_cel_quantity_parse(ks_mempool *a, const char *s, size_t n, ks_cel_value *out);
 /* Parses a semantic version (strict semver 2.0.0 as blang/semver's Parse); false if malformed. */
 bool ks_cel_semver_parse(ks_mempool *a, const char *s, size_t n, ks_cel_value *out);
+
+/* ---- DRA ---------------------------------------------------------------------------------- */
+
+/* The environment DRA compiles device selectors in: the one variable "device". */
+extern const ks_cel_env ks_cel_dra_env;
+
+/* One device attribute or capacity for ks_cel_dra_device: a qualified name ("model" for the
+ * driver's own domain, or "other.example.com/model") and its value (int, bool, string, semver,
+ * a list of those, or for capacity a quantity). Borrowed. */
+typedef struct ks_cel_dra_entry {
+    const char *name;
+    ks_cel_value value;
+} ks_cel_dra_entry;
+
+/* Builds the "device" value as DeviceMatches does: {driver, allowMultipleAllocations,
+ * attributes: {domain: {id: value}}, capacity: {domain: {id: quantity}}}, the two maps returning
+ * an empty map for an unknown domain. Everything is allocated in a. */
+ks_cel_value ks_cel_dra_device(ks_mempool *a, const char *driver, const ks_cel_dra_entry *attrs,
+                               size_t nattrs, const ks_cel_dra_entry *capacity, size_t ncapacity,
+                               bool allow_multiple_allocations);
+
+/* Evaluates a device selector against device (from ks_cel_dra_device): 0 and *match, or -1 and
+ * *err (a runtime error, or "CEL result of type T could not be converted to bool"). *cost may be
+ * NULL. Thread: any. */
+int ks_cel_dra_matches(const ks_cel_program *p, const ks_cel_value *device, ks_mempool *arena,
+                       bool *match, uint64_t *cost, ks_cel_error *err);
 
 /* CEL equality (heterogeneous numbers, structural lists and maps). */
 bool ks_cel_equal(const ks_cel_value *a, const ks_cel_value *b);

@@ -320,6 +320,11 @@ static ks_cel_value qualify(cel_ctx *c, ks_cel_value obj, const ks_cel_value *ke
         const ks_cel_value *v = ks__cel_map_get(obj.map, key);
         if (test_only)
             return ks_cel_bool(v != NULL);
+        if (!v && obj.map->missing_is_empty) {
+            static const ks_cel_map empty_map = {0};
+            ks_cel_value e = {.kind = KS_CEL_MAP, .map = &empty_map};
+            return optional ? opt_of(c, e) : e;
+        }
         if (!v) {
             if (optional)
                 return opt_none;
@@ -444,6 +449,37 @@ static ks_cel_value eval_logic(cel_ctx *c, const cel_node *n, const escope *sc, 
     return ks_cel_bool(is_and);
 }
 
+/* The Go type cel-go names in its messages. */
+static const char *go_type_name(const ks_cel_value *v)
+{
+    switch (v->kind) {
+    case KS_CEL_NULL:
+        return "types.Null";
+    case KS_CEL_BOOL:
+        return "types.Bool";
+    case KS_CEL_INT:
+        return "types.Int";
+    case KS_CEL_UINT:
+        return "types.Uint";
+    case KS_CEL_DOUBLE:
+        return "types.Double";
+    case KS_CEL_STRING:
+        return "types.String";
+    case KS_CEL_BYTES:
+        return "types.Bytes";
+    case KS_CEL_OPTIONAL:
+        return "*types.Optional";
+    case KS_CEL_TYPE:
+        return "*types.Type";
+    case KS_CEL_QUANTITY:
+        return "cel.Quantity";
+    case KS_CEL_SEMVER:
+        return "cel.Semver";
+    default:
+        return ks__cel_type_name(v);
+    }
+}
+
 static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const escope *sc)
 {
     ks_cel_value range = eval(c, n->range, sc);
@@ -458,7 +494,7 @@ static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const esco
     else if (range.kind == KS_CEL_MAP)
         cnt = range.map->n;
     else
-        return ks__cel_err(c->a, "cannot iterate over %s", ks__cel_type_name(&range));
+        return ks__cel_err(c->a, "got '%s', expected iterable type", go_type_name(&range));
     escope accu_sc = {n->accu_var, accu, sc};
     for (size_t i = 0; i < cnt; i++) {
         escope it, it2;
@@ -557,10 +593,14 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
             if (c->cancelled)
                 return cancelled(c);
         }
-        /* strict: the first error argument is the result (cel-go returns the first in order) */
+        /* strict: the first error argument is the result (cel-go returns the first in order);
+         * cel-go's cost tracker still charges the call */
         for (size_t i = 0; i < na; i++)
-            if (argv[i].kind == KS_CEL_ERROR)
-                return argv[i];
+            if (argv[i].kind == KS_CEL_ERROR) {
+                ks_cel_value e = argv[i];
+                ks__cel_charge(c, ks__cel_call_cost(n->fn, argv, na, &e));
+                return c->cancelled ? cancelled(c) : e;
+            }
         c->re = n->re;
         ks_cel_value r = ks__cel_call(c, n->fn, n->has_target, argv, na);
         c->re = NULL;

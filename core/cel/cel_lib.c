@@ -584,7 +584,7 @@ ks_cel_value ks__cel_regex_call(cel_ctx *c, int fn, const ks_cel_value *argv, si
 ks_cel_value ks__cel_kube_call(cel_ctx *c, int fn, const ks_cel_value *argv, size_t n,
                                bool *handled);
 
-static uint64_t call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result)
+uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result)
 {
     switch (fn) {
     case FN_STARTS:
@@ -668,7 +668,7 @@ static ks_cel_value call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv
 ks_cel_value ks__cel_call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv, size_t n)
 {
     ks_cel_value r = call(c, fn, recv, argv, n);
-    ks__cel_charge(c, call_cost(fn, argv, n, &r));
+    ks__cel_charge(c, ks__cel_call_cost(fn, argv, n, &r));
     return r;
 }
 
