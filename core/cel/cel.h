@@ -87,6 +87,14 @@ struct ks_cel_quantity {
     int32_t exp;
     const char *digits;
     size_t ndigits;
+    /* the result of add()/sub(), which upstream returns as *Quantity: Quantity.Equal refuses it
+     * ("no such overload"), so quantity("1") == quantity("0").add(1) is an error upstream too */
+    bool boxed;
+    /* apimachinery's internal representation, which AsInt64 (asInteger/isInteger) depends on:
+     * int64Amount{value, scale} (is_dec false) or inf.Dec (is_dec true: never an int64). */
+    bool is_dec;
+    int64_t i_value;
+    int32_t i_scale;
 };
 
 struct ks_cel_semver {

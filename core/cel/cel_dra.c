@@ -9,7 +9,8 @@
 
 static const char *const dra_vars[] = {"device"};
 
-const ks_cel_env ks_cel_dra_env = {.vars = dra_vars, .nvars = 1, .cost_limit = KS_CEL_DRA_COST_LIMIT};
+const ks_cel_env ks_cel_dra_env = {
+    .vars = dra_vars, .nvars = 1, .cost_limit = KS_CEL_DRA_COST_LIMIT};
 
 static ks_cel_value str_of(ks_mempool *a, const char *s, size_t n)
 {
@@ -26,11 +27,13 @@ static ks_cel_value group(ks_mempool *a, const char *driver, const ks_cel_dra_en
     size_t nd = 0;
     for (size_t i = 0; i < n; i++) {
         const char *slash = strchr(e[i].name, '/');
-        ks_cel_value dom = slash ? str_of(a, e[i].name, (size_t)(slash - e[i].name)) : str_of(a, driver, strlen(driver));
+        ks_cel_value dom = slash ? str_of(a, e[i].name, (size_t)(slash - e[i].name))
+                                 : str_of(a, driver, strlen(driver));
         const char *id = slash ? slash + 1 : e[i].name;
         size_t d;
         for (d = 0; d < nd; d++)
-            if (ks_cel_equal(&dkeys[d], &dom)) break;
+            if (ks_cel_equal(&dkeys[d], &dom))
+                break;
         if (d == nd) {
             dkeys[nd] = dom;
             inner[nd].keys = ks__mempool_alloc(a, sizeof(ks_cel_value) * n);
@@ -44,10 +47,12 @@ static ks_cel_value group(ks_mempool *a, const char *driver, const ks_cel_dra_en
         ks_cel_value key = str_of(a, id, strlen(id));
         size_t k;
         for (k = 0; k < m->n; k++)
-            if (ks_cel_equal(&m->keys[k], &key)) break;
+            if (ks_cel_equal(&m->keys[k], &key))
+                break;
         ((ks_cel_value *)m->keys)[k] = key;
         ((ks_cel_value *)m->vals)[k] = e[i].value;
-        if (k == m->n) m->n++;
+        if (k == m->n)
+            m->n++;
     }
     ks_cel_map *outer = ks__mempool_alloc(a, sizeof *outer);
     outer->n = nd;
@@ -58,8 +63,9 @@ static ks_cel_value group(ks_mempool *a, const char *driver, const ks_cel_dra_en
     return v;
 }
 
-ks_cel_value ks_cel_dra_device(ks_mempool *a, const char *driver, const ks_cel_dra_entry *attrs, size_t nattrs,
-                               const ks_cel_dra_entry *capacity, size_t ncapacity, bool allow_multiple_allocations)
+ks_cel_value ks_cel_dra_device(ks_mempool *a, const char *driver, const ks_cel_dra_entry *attrs,
+                               size_t nattrs, const ks_cel_dra_entry *capacity, size_t ncapacity,
+                               bool allow_multiple_allocations)
 {
     ks_cel_value *keys = ks__mempool_alloc(a, sizeof(ks_cel_value) * 4);
     ks_cel_value *vals = ks__mempool_alloc(a, sizeof(ks_cel_value) * 4);
@@ -79,15 +85,19 @@ ks_cel_value ks_cel_dra_device(ks_mempool *a, const char *driver, const ks_cel_d
     return v;
 }
 
-int ks_cel_dra_matches(const ks_cel_program *p, const ks_cel_value *device, ks_mempool *arena, bool *match,
-                       uint64_t *cost, ks_cel_error *err)
+int ks_cel_dra_matches(const ks_cel_program *p, const ks_cel_value *device, ks_mempool *arena,
+                       bool *match, uint64_t *cost, ks_cel_error *err)
 {
     ks_cel_binding b = {.name = "device", .value = *device};
     ks_cel_value v;
-    if (ks_cel_eval(p, &b, 1, arena, &v, cost, err) != 0) return -1;
+    if (ks_cel_eval(p, &b, 1, arena, &v, cost, err) != 0)
+        return -1;
     if (v.kind != KS_CEL_BOOL) {
         memset(err, 0, sizeof *err);
-        snprintf(err->msg, sizeof err->msg, "CEL result of type %s could not be converted to bool: type conversion error from '%s' to 'bool'",
+        snprintf(err->msg, sizeof err->msg,
+                 "CEL result of type %s could not be converted to bool: unsupported native "
+                 "conversion from %s to "
+                 "'bool'",
                  ks__cel_type_name(&v), ks__cel_type_name(&v));
         return -1;
     }

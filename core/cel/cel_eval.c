@@ -205,6 +205,72 @@ static void resolve(resolver *r, cel_node *n, const rscope *sc)
     }
 }
 
+typedef struct escope escope;
+static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc);
+
+/* cel-go's decOptimize (OptOptimize, which Kubernetes sets): list and map literals of constants
+ * and type conversions of a constant become constants (no construction cost at runtime), and
+ * `x in [constant primitives]` becomes a set membership test (no cost; an empty constant list
+ * makes the whole test false without evaluating x). Bottom-up, after name resolution. */
+static void fold(resolver *r, cel_node *n)
+{
+    if (!n || r->failed)
+        return;
+    if (n->kind == N_COMPREHENSION) {
+        fold(r, n->range);
+        fold(r, n->accu_init);
+        fold(r, n->loop_cond);
+        fold(r, n->loop_step);
+        fold(r, n->result);
+        return;
+    }
+    for (size_t i = 0; i < n->nargs; i++)
+        fold(r, n->args[i]);
+    bool all_const = true;
+    for (size_t i = 0; i < n->nargs; i++)
+        if (n->args[i]->kind != N_CONST)
+            all_const = false;
+    cel_ctx c = {.a = &r->prog->pool};
+    if ((n->kind == N_LIST || n->kind == N_MAP) && all_const) {
+        n->val = eval(&c, n, NULL);
+        n->kind = N_CONST;
+        return;
+    }
+    if (n->kind != N_CALL)
+        return;
+    bool conversion = n->fn == FN_INT || n->fn == FN_UINT || n->fn == FN_DOUBLE ||
+                      n->fn == FN_STRING || n->fn == FN_BYTES || n->fn == FN_BOOL ||
+                      n->fn == FN_TYPE || n->fn == FN_DYN;
+    if (conversion && !n->has_target && n->nargs == 1 && all_const) {
+        ks_cel_value v = eval(&c, n, NULL);
+        if (v.kind == KS_CEL_ERROR) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "%.*s", (int)v.s.len, v.s.ptr);
+            rerr(r, n->pos, "%s", msg);
+            return;
+        }
+        n->val = v;
+        n->kind = N_CONST;
+        return;
+    }
+    if (n->fn == FN_IN && n->nargs == 2 && n->args[1]->kind == N_CONST &&
+        n->args[1]->val.kind == KS_CEL_LIST) {
+        const ks_cel_list *l = n->args[1]->val.list;
+        if (l->n == 0) {
+            n->kind = N_CONST;
+            n->val = ks_cel_bool(false);
+            return;
+        }
+        for (size_t i = 0; i < l->n; i++) {
+            ks_cel_kind k = l->items[i].kind;
+            if (k != KS_CEL_BOOL && k != KS_CEL_INT && k != KS_CEL_UINT && k != KS_CEL_DOUBLE &&
+                k != KS_CEL_STRING)
+                return;
+        }
+        n->set_membership = true;
+    }
+}
+
 ks_cel_program *ks_cel_compile(const char *expr, const ks_cel_env *env, ks_cel_error *err)
 {
     return ks_cel_compile_n(expr, strlen(expr), env, err);
@@ -224,6 +290,7 @@ ks_cel_program *ks_cel_compile_n(const char *expr, size_t len, const ks_cel_env 
     if (p->root) {
         resolver r = {.prog = p, .env = env, .expr = expr, .err = err, .pool = &p->pool};
         resolve(&r, p->root, NULL);
+        fold(&r, p->root);
         if (r.failed)
             p->root = NULL;
     }
@@ -247,13 +314,11 @@ void ks_cel_program_free(ks_cel_program *p)
 
 /* ---- evaluation --------------------------------------------------------------------------- */
 
-typedef struct escope {
+struct escope {
     const char *name;
     ks_cel_value val;
     const struct escope *next;
-} escope;
-
-static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc);
+};
 
 bool ks__cel_charge(cel_ctx *c, uint64_t cost)
 {
@@ -586,6 +651,16 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
     case N_COMPREHENSION:
         return eval_comprehension(c, n, sc);
     case N_CALL: {
+        if (n->set_membership) {
+            ks_cel_value x = eval(c, n->args[0], sc);
+            if (x.kind == KS_CEL_ERROR)
+                return x;
+            const ks_cel_list *l = n->args[1]->val.list;
+            for (size_t i = 0; i < l->n; i++)
+                if (ks_cel_equal(&l->items[i], &x))
+                    return ks_cel_bool(true);
+            return ks_cel_bool(false);
+        }
         ks_cel_value argv[8];
         size_t na = n->nargs < 8 ? n->nargs : 8;
         for (size_t i = 0; i < na; i++) {

@@ -30,7 +30,8 @@ struct cel_node {
     const char *name; /* ident, field or function name (NUL-terminated, in the program's pool) */
     int fn;           /* N_CALL: function id (cel_fn_lookup) */
     bool has_target, test_only, optional;
-    cel_node **args; /* call: [target,] args; list: items; map: k0 v0 k1 v1 ...; and/or: 2 */
+    bool set_membership; /* x in [constant primitives]: cel-go's evalSetMembership (no cost) */
+    cel_node **args;     /* call: [target,] args; list: items; map: k0 v0 k1 v1 ...; and/or: 2 */
     size_t nargs;
     bool *opt_flags; /* list/map: which entries are optional (?x) */
     /* comprehension */
@@ -53,6 +54,11 @@ cel_node *ks__cel_parse(ks_mempool *pool, const char *expr, size_t len, ks_cel_e
 int ks__cel_fn_lookup(const char *name, bool receiver);
 /* Position (1-based line and column, counted in code points) of byte offset off in expr. */
 void ks__cel_position(const char *expr, int off, int *line, int *column);
+
+/* Equality as cel-go's types.Equal (lhs.Equal(rhs)): like ks_cel_equal, except that Kubernetes'
+ * Quantity and Semver refuse other types (an error), and list elements that compare with an
+ * error do not make lists unequal. Returns a bool or an error value. */
+ks_cel_value ks__cel_go_equal(ks_mempool *a, const ks_cel_value *x, const ks_cel_value *y);
 
 /* Values */
 ks_cel_value ks__cel_err(ks_mempool *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

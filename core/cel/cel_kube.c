@@ -79,6 +79,7 @@ ks_cel_value ks__cel_kube_call(cel_ctx *c, int fn, const ks_cel_value *argv, siz
         ks_cel_quantity *r = ks__cel_quantity_add(c->a, argv[0].q, y, fn == FN_QSUB);
         if (!r)
             return ks__cel_err(c->a, "quantity arithmetic: exponents too far apart to add exactly");
+        r->boxed = true;
         return quantity_value(r);
     }
     case FN_ASINT:

@@ -697,9 +697,12 @@ static ks_cel_value call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv
             return ks_cel_bool(!argv[0].b);
         return NSO();
     case FN_EQ:
-        return ks_cel_bool(ks_cel_equal(&argv[0], &argv[1]));
-    case FN_NE:
-        return ks_cel_bool(!ks_cel_equal(&argv[0], &argv[1]));
+    case FN_NE: {
+        ks_cel_value r = ks__cel_go_equal(c->a, &argv[0], &argv[1]);
+        if (r.kind == KS_CEL_BOOL && fn == FN_NE)
+            r.b = !r.b;
+        return r;
+    }
     case FN_LT:
     case FN_LE:
     case FN_GT:

@@ -179,13 +179,46 @@ int ks__cel_quantity_parse(ks_mempool *a, const char *str, size_t end, ks_cel_va
             if (!q->neg && ks__cel_quantity_cmp(q, max) > 0)
                 q = max;
         }
+        /* ParseQuantity's fast path: an int64Amount when the digits fit, else an inf.Dec */
+        q->is_dec = true;
+        size_t lnum = nnum ? nnum : 1; /* an empty integer part reads as "0" */
+        int32_t precision, scale;
+        int64_t mantissa = 1;
+        if (base == 10) {
+            scale = (int32_t)sexp;
+            precision = 18 - (int32_t)(lnum + nden);
+        } else {
+            scale = 0;
+            if (sexp >= 0 && nden == 0) {
+                mantissa = (int64_t)1 << sexp;
+                precision = 15 - (int32_t)lnum - (int32_t)((float)sexp * 3 / 10) - 1;
+            } else {
+                precision = -1;
+            }
+        }
+        if (precision >= 0) {
+            scale -= (int32_t)nden;
+            if (scale >= -9) {
+                int64_t v = 0;
+                for (size_t i = 0; i < nnum; i++)
+                    v = v * 10 + (num[i] - '0');
+                for (size_t i = 0; i < nden; i++)
+                    v = v * 10 + (denom[i] - '0');
+                int64_t r;
+                if (!__builtin_mul_overflow(v, mantissa, &r)) {
+                    q->is_dec = false;
+                    q->i_value = neg ? -r : r;
+                    q->i_scale = scale;
+                }
+            }
+        }
         out->kind = KS_CEL_QUANTITY;
         out->q = q;
         return 0;
     }
 zero:
     out->kind = KS_CEL_QUANTITY;
-    out->q = normalize(a, false, "", 0, 0);
+    out->q = normalize(a, false, "", 0, 0); /* int64Amount{0, 0} */
     return 0;
 }
 
@@ -194,7 +227,54 @@ ks_cel_quantity *ks__cel_quantity_from_int(ks_mempool *a, int64_t i)
     char buf[32];
     uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
     int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)u);
-    return normalize(a, i < 0, buf, (size_t)n, 0);
+    ks_cel_quantity *q = normalize(a, i < 0, buf, (size_t)n, 0);
+    q->i_value = i; /* NewQuantity(i, DecimalExponent): int64Amount{i, 0} */
+    return q;
+}
+
+/* positiveScaleInt64: value * 10^scale, false on overflow. */
+static bool pos_scale(int64_t v, int32_t scale, int64_t *out)
+{
+    for (int32_t i = 0; i < scale; i++)
+        if (__builtin_mul_overflow(v, 10, &v))
+            return false;
+    *out = v;
+    return true;
+}
+
+/* int64Amount.Add; false when it does not fit (upstream then switches to inf.Dec). */
+static bool amount_add(int64_t av, int32_t as, int64_t bv, int32_t bs, int64_t *rv, int32_t *rs)
+{
+    int64_t c;
+    if (bv == 0) {
+        *rv = av;
+        *rs = as;
+        return true;
+    }
+    if (av == 0) {
+        *rv = bv;
+        *rs = bs;
+        return true;
+    }
+    if (as == bs) {
+        if (__builtin_add_overflow(av, bv, &c))
+            return false;
+        *rv = c;
+        *rs = as;
+        return true;
+    }
+    if (as > bs) {
+        if (!pos_scale(av, as - bs, &c) || __builtin_add_overflow(c, bv, &c))
+            return false;
+        *rv = c;
+        *rs = bs;
+        return true;
+    }
+    if (!pos_scale(bv, bs - as, &c) || __builtin_add_overflow(av, c, &c))
+        return false;
+    *rv = c;
+    *rs = as;
+    return true;
 }
 
 /* Compares magnitudes. */
@@ -226,12 +306,32 @@ int ks__cel_quantity_cmp(const ks_cel_quantity *x, const ks_cel_quantity *y)
     return sx < 0 ? -m : m;
 }
 
+static ks_cel_quantity *quantity_add_value(ks_mempool *a, const ks_cel_quantity *x,
+                                           const ks_cel_quantity *y, bool sub);
+
 ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x,
                                       const ks_cel_quantity *y, bool sub)
 {
+    ks_cel_quantity *r = quantity_add_value(a, x, y, sub);
+    if (!r)
+        return NULL;
+    r->is_dec = true;
+    if (!x->is_dec && !y->is_dec) {
+        int64_t bv = y->i_value;
+        if (sub && __builtin_sub_overflow((int64_t)0, bv, &bv))
+            return r;
+        if (amount_add(x->i_value, x->i_scale, bv, y->i_scale, &r->i_value, &r->i_scale))
+            r->is_dec = false;
+    }
+    return r;
+}
+
+static ks_cel_quantity *quantity_add_value(ks_mempool *a, const ks_cel_quantity *x,
+                                           const ks_cel_quantity *y, bool sub)
+{
     bool yneg = sub ? !y->neg : y->neg;
     if (!y->ndigits)
-        return (ks_cel_quantity *)x;
+        return normalize(a, x->neg, x->digits, x->ndigits, x->exp); /* a copy: never mutate x */
     if (!x->ndigits)
         return normalize(a, yneg, y->digits, y->ndigits, y->exp);
     int64_t e = x->exp < y->exp ? x->exp : y->exp;
@@ -280,19 +380,15 @@ ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x,
 /* AsInt64: true when q is an integer within int64 (*is_int tells integers apart from overflow). */
 bool ks__cel_quantity_as_int(const ks_cel_quantity *q, int64_t *out, bool *is_int)
 {
-    *is_int = q->exp >= 0 || !q->ndigits;
-    if (!*is_int)
+    /* Quantity.AsInt64: an inf.Dec never is; an int64Amount with a negative scale never is (even
+     * 30e-1: upstream does not reduce factors); a positive scale multiplies out unless it
+     * overflows */
+    *is_int = false;
+    if (q->is_dec || q->i_scale < 0)
         return false;
-    if ((int64_t)q->ndigits + q->exp > 19)
+    if (!pos_scale(q->i_value, q->i_scale, out))
         return false;
-    unsigned __int128 v = 0;
-    for (size_t i = 0; i < q->ndigits; i++)
-        v = v * 10 + (unsigned)(q->digits[i] - '0');
-    for (int32_t i = 0; i < q->exp; i++)
-        v *= 10;
-    if (q->neg ? v > (unsigned __int128)INT64_MAX + 1 : v > INT64_MAX)
-        return false;
-    *out = q->neg ? (int64_t)(0 - (uint64_t)v) : (int64_t)v;
+    *is_int = true;
     return true;
 }
 

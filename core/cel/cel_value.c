@@ -412,3 +412,46 @@ const char *ks_cel_format(ks_mempool *a, const ks_cel_value *v)
     }
     return r;
 }
+
+ks_cel_value ks__cel_go_equal(ks_mempool *a, const ks_cel_value *x, const ks_cel_value *y)
+{
+    if (x->kind == KS_CEL_NULL || y->kind == KS_CEL_NULL)
+        return ks_cel_bool(x->kind == y->kind);
+    if (x->kind == KS_CEL_QUANTITY) {
+        if (y->kind != KS_CEL_QUANTITY || y->q->boxed)
+            return ks__cel_err(a, "no such overload");
+        return ks_cel_bool(ks__cel_quantity_cmp(x->q, y->q) == 0);
+    }
+    if (x->kind == KS_CEL_SEMVER) {
+        if (y->kind != KS_CEL_SEMVER)
+            return ks__cel_err(a, "no such overload");
+        return ks_cel_bool(ks__cel_semver_cmp(x->sv, y->sv) == 0);
+    }
+    if (x->kind == KS_CEL_LIST && y->kind == KS_CEL_LIST) {
+        if (x->list->n != y->list->n)
+            return ks_cel_bool(false);
+        for (size_t i = 0; i < x->list->n; i++) {
+            ks_cel_value r = ks__cel_go_equal(a, &x->list->items[i], &y->list->items[i]);
+            if (r.kind == KS_CEL_BOOL && !r.b)
+                return r;
+        }
+        return ks_cel_bool(true);
+    }
+    if (x->kind == KS_CEL_MAP && y->kind == KS_CEL_MAP) {
+        if (x->map->n != y->map->n)
+            return ks_cel_bool(false);
+        for (size_t i = 0; i < x->map->n; i++) {
+            size_t j;
+            for (j = 0; j < y->map->n; j++)
+                if (ks_cel_equal(&x->map->keys[i], &y->map->keys[j]))
+                    break;
+            if (j == y->map->n)
+                return ks_cel_bool(false);
+            ks_cel_value r = ks__cel_go_equal(a, &x->map->vals[i], &y->map->vals[j]);
+            if (r.kind == KS_CEL_BOOL && !r.b)
+                return r;
+        }
+        return ks_cel_bool(true);
+    }
+    return ks_cel_bool(ks_cel_equal(x, y));
+}
