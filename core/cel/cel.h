@@ -119,6 +119,10 @@ typedef struct ks_cel_env {
      * reports it. true: they are runtime errors instead, as cel-go without the checker
      * (the conformance tests marked disable_check). */
     bool unchecked;
+    /* the "device" variable has DRA's declared type (driver: string, attributes/capacity: maps,
+     * allowMultipleAllocations: bool), which decides which overloads cel-go resolves statically
+     * and hence some runtime costs (docs/CEL.md, "Cost") */
+    bool dra_device;
 } ks_cel_env;
 
 typedef struct ks_cel_program ks_cel_program;

@@ -10,7 +10,7 @@
 static const char *const dra_vars[] = {"device"};
 
 const ks_cel_env ks_cel_dra_env = {
-    .vars = dra_vars, .nvars = 1, .cost_limit = KS_CEL_DRA_COST_LIMIT};
+    .vars = dra_vars, .nvars = 1, .cost_limit = KS_CEL_DRA_COST_LIMIT, .dra_device = true};
 
 static ks_cel_value str_of(ks_mempool *a, const char *s, size_t n)
 {

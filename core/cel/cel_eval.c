@@ -271,6 +271,227 @@ static void fold(resolver *r, cel_node *n)
     }
 }
 
+static unsigned char st_of_kind(ks_cel_kind k)
+{
+    switch (k) {
+    case KS_CEL_BOOL:
+        return ST_BOOL;
+    case KS_CEL_INT:
+        return ST_INT;
+    case KS_CEL_UINT:
+        return ST_UINT;
+    case KS_CEL_DOUBLE:
+        return ST_DOUBLE;
+    case KS_CEL_STRING:
+        return ST_STRING;
+    case KS_CEL_BYTES:
+        return ST_BYTES;
+    case KS_CEL_LIST:
+        return ST_LIST;
+    case KS_CEL_MAP:
+        return ST_MAP;
+    default:
+        return ST_OTHER;
+    }
+}
+
+/* A light static typing (the checker's view, where it is simple to know): enough to tell which
+ * calls cel-go resolves to one overload and which it dispatches at runtime. DYN when unsure. */
+static unsigned char type_of(resolver *r, cel_node *n, const rscope *sc)
+{
+    if (!n)
+        return ST_DYN;
+    unsigned char t = ST_DYN;
+    switch (n->kind) {
+    case N_CONST:
+        t = st_of_kind(n->val.kind);
+        break;
+    case N_LIST:
+    case N_MAP:
+        for (size_t i = 0; i < n->nargs; i++)
+            type_of(r, n->args[i], sc);
+        t = n->kind == N_LIST ? ST_LIST : ST_MAP;
+        break;
+    case N_IDENT:
+        t = ST_DYN;
+        break;
+    case N_SELECT:
+    case N_INDEX: {
+        unsigned char base = type_of(r, n->args[0], sc);
+        if (n->kind == N_INDEX)
+            type_of(r, n->args[1], sc);
+        if (n->test_only) {
+            t = ST_BOOL;
+            break;
+        }
+        const cel_node *o = n->args[0];
+        /* DRA's device: driver string, attributes/capacity map(string, map(string, ...)) */
+        if (r->env->dra_device && n->kind == N_SELECT && o->kind == N_IDENT &&
+            strcmp(o->name, "device") == 0 && !in_scope(r, sc, "device#local")) {
+            if (!strcmp(n->name, "driver"))
+                t = ST_STRING;
+            else if (!strcmp(n->name, "attributes") || !strcmp(n->name, "capacity"))
+                t = ST_MAP;
+            else if (!strcmp(n->name, "allowMultipleAllocations"))
+                t = ST_BOOL;
+            break;
+        }
+        if (base == ST_MAP && (o->kind == N_SELECT) && o->args[0]->kind == N_IDENT &&
+            r->env->dra_device && strcmp(o->args[0]->name, "device") == 0)
+            t = ST_MAP; /* device.attributes[domain]: map(string, dyn) */
+        else if (base == ST_MAP && (o->kind == N_SELECT || o->kind == N_INDEX) &&
+                 r->env->dra_device && o->args[0]->kind == N_SELECT &&
+                 o->args[0]->args[0]->kind == N_IDENT &&
+                 !strcmp(o->args[0]->args[0]->name, "device") &&
+                 !strcmp(o->args[0]->name, "capacity"))
+            t = ST_OTHER; /* device.capacity[domain][id]: Quantity */
+        break;
+    }
+    case N_AND:
+    case N_OR:
+    case N_NOT_STRICTLY_FALSE:
+        for (size_t i = 0; i < n->nargs; i++)
+            type_of(r, n->args[i], sc);
+        t = ST_BOOL;
+        break;
+    case N_COND: {
+        type_of(r, n->args[0], sc);
+        unsigned char a = type_of(r, n->args[1], sc), b = type_of(r, n->args[2], sc);
+        t = a == b ? a : ST_DYN;
+        break;
+    }
+    case N_COMPREHENSION: {
+        type_of(r, n->range, sc);
+        unsigned char init = type_of(r, n->accu_init, sc);
+        type_of(r, n->loop_cond, sc);
+        type_of(r, n->loop_step, sc);
+        unsigned char res = type_of(r, n->result, sc);
+        t = (n->result->kind == N_IDENT && strcmp(n->result->name, n->accu_var) == 0) ? init : res;
+        break;
+    }
+    case N_CALL: {
+        unsigned char a[8] = {0};
+        for (size_t i = 0; i < n->nargs && i < 8; i++)
+            a[i] = type_of(r, n->args[i], sc);
+        bool str_or_bytes =
+            a[0] == ST_STRING || a[0] == ST_BYTES || a[1] == ST_STRING || a[1] == ST_BYTES;
+        switch (n->fn) {
+        case FN_IN:
+            n->untyped_call = a[1] != ST_LIST;
+            t = ST_BOOL;
+            break;
+        case FN_ADD:
+            n->untyped_call = a[0] == ST_DYN && a[1] == ST_DYN;
+            t = a[0] != ST_DYN ? a[0] : a[1];
+            break;
+        case FN_LT:
+        case FN_LE:
+        case FN_GT:
+        case FN_GE:
+            n->untyped_call = !str_or_bytes && a[0] == ST_DYN && a[1] == ST_DYN;
+            t = ST_BOOL;
+            break;
+        case FN_STRING:
+        case FN_BYTES:
+            n->untyped_call = a[n->nargs ? 0 : 0] == ST_DYN;
+            t = n->fn == FN_STRING ? ST_STRING : ST_BYTES;
+            break;
+        case FN_EQ:
+        case FN_NE:
+        case FN_NOT:
+        case FN_CONTAINS:
+        case FN_STARTS:
+        case FN_ENDS:
+        case FN_MATCHES:
+        case FN_ISQUANTITY:
+        case FN_ISSEMVER:
+        case FN_ISGT:
+        case FN_ISLT:
+        case FN_ISINT:
+        case FN_ISSORTED:
+        case FN_INCLUDES:
+        case FN_SETS_CONTAINS:
+        case FN_SETS_EQUIV:
+        case FN_SETS_INTERSECTS:
+        case FN_HASVALUE:
+        case FN_BOOL:
+            t = ST_BOOL;
+            break;
+        case FN_SIZE:
+        case FN_INT:
+        case FN_INDEXOF:
+        case FN_LASTINDEXOF:
+        case FN_SIGN:
+        case FN_COMPARETO:
+        case FN_ASINT:
+        case FN_MAJOR:
+        case FN_MINOR:
+        case FN_PATCH:
+            t = ST_INT;
+            break;
+        case FN_UINT:
+            t = ST_UINT;
+            break;
+        case FN_DOUBLE:
+        case FN_ASFLOAT:
+            t = ST_DOUBLE;
+            break;
+        case FN_CHARAT:
+        case FN_LOWER:
+        case FN_UPPER:
+        case FN_REPLACE:
+        case FN_SUBSTRING:
+        case FN_TRIM:
+        case FN_JOIN:
+        case FN_QUOTE:
+        case FN_FORMAT:
+        case FN_FIND:
+            t = ST_STRING;
+            break;
+        case FN_SPLIT:
+        case FN_FINDALL:
+        case FN_DISTINCT:
+        case FN_FLATTEN:
+        case FN_SLICE:
+        case FN_SORT:
+        case FN_LISTS_RANGE:
+            t = ST_LIST;
+            break;
+        case FN_REVERSE:
+            t = a[0];
+            break;
+        case FN_SUB:
+        case FN_MUL:
+        case FN_DIV:
+        case FN_MOD:
+        case FN_NEG:
+            t = a[0] != ST_DYN ? a[0] : a[1];
+            break;
+        case FN_QUANTITY:
+        case FN_QADD:
+        case FN_QSUB:
+        case FN_SEMVER:
+        case FN_OPT_OF:
+        case FN_OPT_NONE:
+        case FN_OPT_OFNZ:
+        case FN_TYPE:
+            t = ST_OTHER;
+            break;
+        default:
+            t = ST_DYN;
+            break;
+        }
+        (void)str_or_bytes;
+        break;
+    }
+    }
+    if (n->kind == N_COMPREHENSION) {
+        /* scopes only matter for the "device" shadowing check above */
+    }
+    n->st = t;
+    return t;
+}
+
 ks_cel_program *ks_cel_compile(const char *expr, const ks_cel_env *env, ks_cel_error *err)
 {
     return ks_cel_compile_n(expr, strlen(expr), env, err);
@@ -291,6 +512,7 @@ ks_cel_program *ks_cel_compile_n(const char *expr, size_t len, const ks_cel_env 
         resolver r = {.prog = p, .env = env, .expr = expr, .err = err, .pool = &p->pool};
         resolve(&r, p->root, NULL);
         fold(&r, p->root);
+        type_of(&r, p->root, NULL);
         if (r.failed)
             p->root = NULL;
     }
@@ -640,11 +862,22 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
             return cond;
         if (cond.kind != KS_CEL_BOOL)
             return ks__cel_err(c->a, "no such overload");
-        return eval(c, n->args[cond.b ? 1 : 2], sc);
+        const cel_node *branch = n->args[cond.b ? 1 : 2];
+        ks_cel_value v = eval(c, branch, sc);
+        /* cel-go plans every ternary as a conditional attribute: a branch that is itself an
+         * attribute (a.b, a[k], x) is resolved inside it, so its own base cost (1) is never
+         * charged, only its qualifiers */
+        if ((branch->kind == N_IDENT || (branch->kind == N_SELECT && !branch->test_only) ||
+             branch->kind == N_INDEX) &&
+            c->cost > 0 && !c->cancelled)
+            c->cost--;
+        return v;
     }
     case N_NOT_STRICTLY_FALSE: {
         ks_cel_value v = eval(c, n->args[0], sc);
         if (c->cancelled)
+            return cancelled(c);
+        if (!ks__cel_charge(c, 1)) /* @not_strictly_false is a call: cost 1 */
             return cancelled(c);
         return ks_cel_bool(v.kind != KS_CEL_BOOL || v.b);
     }
@@ -673,10 +906,14 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
         for (size_t i = 0; i < na; i++)
             if (argv[i].kind == KS_CEL_ERROR) {
                 ks_cel_value e = argv[i];
-                ks__cel_charge(c, ks__cel_call_cost(n->fn, argv, na, &e));
+                /* (a call with a precompiled regex is cel-go's specialised matcher, not observed
+                 * as a call when its argument failed) */
+                if (!n->re)
+                    ks__cel_charge(c, ks__cel_call_cost(n->fn, argv, na, &e, n->untyped_call));
                 return c->cancelled ? cancelled(c) : e;
             }
         c->re = n->re;
+        c->untyped = n->untyped_call;
         ks_cel_value r = ks__cel_call(c, n->fn, n->has_target, argv, na);
         c->re = NULL;
         if (c->cancelled)

@@ -31,6 +31,9 @@ struct cel_node {
     int fn;           /* N_CALL: function id (cel_fn_lookup) */
     bool has_target, test_only, optional;
     bool set_membership; /* x in [constant primitives]: cel-go's evalSetMembership (no cost) */
+    unsigned char st;    /* static type (ST_*), as far as a light inference knows it */
+    bool untyped_call;   /* N_CALL: cel-go would dispatch at runtime (dyn operands), not by a
+                          * statically resolved overload: overload-specific costs do not apply */
     cel_node **args;     /* call: [target,] args; list: items; map: k0 v0 k1 v1 ...; and/or: 2 */
     size_t nargs;
     bool *opt_flags; /* list/map: which entries are optional (?x) */
@@ -38,6 +41,19 @@ struct cel_node {
     const char *iter_var, *iter_var2, *accu_var;
     cel_node *range, *accu_init, *loop_cond, *loop_step, *result;
     struct cel_regex *re; /* matches/find/findAll with a constant pattern: compiled once */
+};
+
+enum {
+    ST_DYN,
+    ST_BOOL,
+    ST_INT,
+    ST_UINT,
+    ST_DOUBLE,
+    ST_STRING,
+    ST_BYTES,
+    ST_LIST,
+    ST_MAP,
+    ST_OTHER
 };
 
 struct ks_cel_program {

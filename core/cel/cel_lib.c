@@ -62,6 +62,28 @@ static uint64_t actual_size(const ks_cel_value *v)
     }
 }
 
+/* Kubernetes' traversalCost (library/cost.go): strings and bytes 0.1 per byte, truncated; lists
+ * and maps the sum over their elements (keys and values); anything else 1. */
+static uint64_t traversal_cost(const ks_cel_value *v)
+{
+    uint64_t c = 0;
+    switch (v->kind) {
+    case KS_CEL_STRING:
+    case KS_CEL_BYTES:
+        return (uint64_t)((double)v->s.len * 0.1);
+    case KS_CEL_LIST:
+        for (size_t i = 0; i < v->list->n; i++)
+            c += traversal_cost(&v->list->items[i]);
+        return c;
+    case KS_CEL_MAP:
+        for (size_t i = 0; i < v->map->n; i++)
+            c += traversal_cost(&v->map->keys[i]) + traversal_cost(&v->map->vals[i]);
+        return c;
+    default:
+        return 1;
+    }
+}
+
 static uint64_t ceil_f(double x) { return (uint64_t)ceil(x); }
 
 /* ---- runes -------------------------------------------------------------------------------- */
@@ -584,8 +606,14 @@ ks_cel_value ks__cel_regex_call(cel_ctx *c, int fn, const ks_cel_value *argv, si
 ks_cel_value ks__cel_kube_call(cel_ctx *c, int fn, const ks_cel_value *argv, size_t n,
                                bool *handled);
 
-uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result)
+uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result,
+                           bool untyped)
 {
+    /* cel-go's costCall switches on the overload id; a call on dyn operands with several candidate
+     * overloads has none, so it falls to the default cost of 1 */
+    if (untyped && (fn == FN_IN || fn == FN_ADD || fn == FN_LT || fn == FN_LE || fn == FN_GT ||
+                    fn == FN_GE || fn == FN_STRING || fn == FN_BYTES))
+        return 1;
     switch (fn) {
     case FN_STARTS:
     case FN_ENDS:
@@ -639,11 +667,16 @@ uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_
     case FN_INDEXOF:
     case FN_LASTINDEXOF:
     case FN_INCLUDES:
-        if (n >= 1 && argv[0].kind == KS_CEL_LIST)
-            return actual_size(&argv[0]);
-        if (fn == FN_INDEXOF || fn == FN_LASTINDEXOF)
+        /* Kubernetes' CallCost matches these by name, for lists and strings alike */
+        return n >= 1 ? traversal_cost(&argv[0]) : 0;
+    case FN_SETS_CONTAINS:
+    case FN_SETS_INTERSECTS:
+    case FN_SETS_EQUIV:
+        /* cel-go ext/sets.go trackSetsCost: 1 + |a| * |b| * factor (2 for equivalent) */
+        if (n < 2)
             return 1;
-        return n >= 1 ? actual_size(&argv[0]) : 1;
+        return 1 + (uint64_t)((double)(actual_size(&argv[0]) * actual_size(&argv[1])) *
+                              (fn == FN_SETS_EQUIV ? 2.0 : 1.0));
     case FN_LOWER:
     case FN_UPPER:
     case FN_SUBSTRING:
@@ -668,7 +701,7 @@ static ks_cel_value call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv
 ks_cel_value ks__cel_call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv, size_t n)
 {
     ks_cel_value r = call(c, fn, recv, argv, n);
-    ks__cel_charge(c, ks__cel_call_cost(fn, argv, n, &r));
+    ks__cel_charge(c, ks__cel_call_cost(fn, argv, n, &r, c->untyped));
     return r;
 }
 

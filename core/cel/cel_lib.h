@@ -17,9 +17,10 @@
     X(MUL, "_*_", CEL_G)                                                                           \
     X(DIV, "_/_", CEL_G)                                                                           \
     X(MOD, "_%_", CEL_G)                                                                           \
-    X(NEG, "-_", CEL_G) X(NOT, "!_", CEL_G) X(EQ, "_==_", CEL_G) X(NE, "_!=_", CEL_G) X(           \
-        LT, "_<_", CEL_G) X(LE, "_<=_", CEL_G) X(GT, "_>_", CEL_G) X(GE, "_>=_", CEL_G)            \
-        X(IN, "@in", CEL_G) X(SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G) X(  \
+    X(NEG, "-_", CEL_G)                                                                            \
+    X(NOT, "!_", CEL_G) X(EQ, "_==_", CEL_G) X(NE, "_!=_", CEL_G) X(LT, "_<_", CEL_G) X(           \
+        LE, "_<=_", CEL_G) X(GT, "_>_", CEL_G) X(GE, "_>=_", CEL_G) X(IN, "@in", CEL_G)            \
+        X(SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G) X(                      \
             DOUBLE, "double", CEL_G) X(STRING, "string", CEL_G) X(BYTES, "bytes", CEL_G)           \
             X(BOOL, "bool", CEL_G) X(TYPE, "type", CEL_G) X(DYN, "dyn", CEL_G) X(                  \
                 CONTAINS,                                                                          \
@@ -97,6 +98,7 @@ typedef struct cel_ctx {
     uint64_t cost, limit;
     bool cancelled;
     cel_regex *re; /* the current call's precompiled pattern (constant patterns), or NULL */
+    bool untyped;  /* the current call is dispatched at runtime (cel_node.untyped_call) */
 } cel_ctx;
 
 /* Adds cost; false (and c->cancelled) once the limit is passed. */
@@ -105,7 +107,8 @@ bool ks__cel_charge(cel_ctx *c, uint64_t cost);
 ks_cel_value ks__cel_call(cel_ctx *c, int fn, bool receiver, const ks_cel_value *argv, size_t n);
 /* The runtime cost of calling fn on argv with this result (cel-go's costCall with Kubernetes'
  * CostEstimator.CallCost). */
-uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result);
+uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result,
+                           bool untyped);
 /* How fn may be called (CEL_G / CEL_M / CEL_B). */
 int ks__cel_fn_how(int fn);
 const ks_cel_value *ks__cel_map_get(const ks_cel_map *m, const ks_cel_value *key);

@@ -312,17 +312,28 @@ static ks_cel_quantity *quantity_add_value(ks_mempool *a, const ks_cel_quantity 
 ks_cel_quantity *ks__cel_quantity_add(ks_mempool *a, const ks_cel_quantity *x,
                                       const ks_cel_quantity *y, bool sub)
 {
-    ks_cel_quantity *r = quantity_add_value(a, x, y, sub);
-    if (!r)
-        return NULL;
-    r->is_dec = true;
     if (!x->is_dec && !y->is_dec) {
-        int64_t bv = y->i_value;
-        if (sub && __builtin_sub_overflow((int64_t)0, bv, &bv))
-            return r;
-        if (amount_add(x->i_value, x->i_scale, bv, y->i_scale, &r->i_value, &r->i_scale))
+        /* Quantity.Add/Sub on two int64Amounts: int64Amount.Add, negating for Sub as upstream
+         * does (-MinInt64 wraps to MinInt64, and upstream then adds it: the value is upstream's,
+         * not the exact difference) */
+        int64_t bv = sub ? (int64_t)(0 - (uint64_t)y->i_value) : y->i_value;
+        int64_t rv;
+        int32_t rs;
+        if (amount_add(x->i_value, x->i_scale, bv, y->i_scale, &rv, &rs)) {
+            char buf[32];
+            uint64_t u = rv < 0 ? 0 - (uint64_t)rv : (uint64_t)rv;
+            int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)u);
+            ks_cel_quantity *r = normalize(a, rv < 0, buf, (size_t)n, rs);
             r->is_dec = false;
+            r->i_value = rv;
+            r->i_scale = rs;
+            return r;
+        }
     }
+    /* inf.Dec arithmetic: exact */
+    ks_cel_quantity *r = quantity_add_value(a, x, y, sub);
+    if (r)
+        r->is_dec = true;
     return r;
 }
 

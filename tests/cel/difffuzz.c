@@ -31,13 +31,11 @@ static unsigned rnd(unsigned n)
     rng ^= rng >> 27;
     return (unsigned)((rng * 2685821657736338717ULL) >> 33) % n;
 }
-static const char *pick(const char *const *v, size_t n)
-{
-    return v[rnd((unsigned)n)];
-}
+static const char *pick(const char *const *v, size_t n) { return v[rnd((unsigned)n)]; }
 #define PICK(arr) pick(arr, sizeof arr / sizeof arr[0])
 
-/* ---- expression text -------------------------------------------------------------------------- */
+/* ---- expression text --------------------------------------------------------------------------
+ */
 
 typedef struct buf {
     char *p;
@@ -61,18 +59,21 @@ static void put(buf *b, const char *fmt, ...)
     }
 }
 
-static const char *const domains[] = {"dra.example.com", "dra.example.com", "dra.example.com", "other.example.com",
-                                      "missing.example.com"};
-static const char *const str_lits[] = {"\"a100\"", "\"h100\"", "\"A100\"", "\"\"", "\"gpu\"", "\"a\"",
-                                       "\"1.5Gi\"", "\"1.2.3\"", "\"a,b\"", "\" x \"", "'é'", "\"dra.example.com\""};
-static const char *const quantity_lits[] = {"\"80Gi\"", "\"40Gi\"", "\"1.5\"", "\"100m\"", "\"1e3\"", "\"0\"",
-                                            "\"2Ki\"", "\"1k\"", "\"-1\"", "\"0.0000000001\"", "\"1024\"", "\"x\""};
-static const char *const semver_lits[] = {"\"1.0.0\"", "\"1.2.3\"", "\"2.0.0-rc.1\"", "\"0.0.1\"", "\"1.0\"",
-                                          "\"v1.2.3\""};
-static const char *const regexes[] = {"\"^a\"", "\"[0-9]+\"", "\"^(a|h)1[0-9]{2}$\"", "\"(?i)GPU\"", "\"x*\"",
-                                      "\"a$\"", "\"\\\\d\"", "\"[\""};
-static const char *const int_lits[] = {"0", "1", "2", "-1", "100", "9223372036854775807", "-9223372036854775808",
-                                       "3"};
+static const char *const domains[] = {"dra.example.com", "dra.example.com", "dra.example.com",
+                                      "other.example.com", "missing.example.com"};
+static const char *const str_lits[] = {"\"a100\"", "\"h100\"", "\"A100\"",  "\"\"",
+                                       "\"gpu\"",  "\"a\"",    "\"1.5Gi\"", "\"1.2.3\"",
+                                       "\"a,b\"",  "\" x \"",  "'é'",       "\"dra.example.com\""};
+static const char *const quantity_lits[] = {
+    "\"80Gi\"", "\"40Gi\"", "\"1.5\"", "\"100m\"",         "\"1e3\"",  "\"0\"",
+    "\"2Ki\"",  "\"1k\"",   "\"-1\"",  "\"0.0000000001\"", "\"1024\"", "\"x\""};
+static const char *const semver_lits[] = {"\"1.0.0\"", "\"1.2.3\"", "\"2.0.0-rc.1\"",
+                                          "\"0.0.1\"", "\"1.0\"",   "\"v1.2.3\""};
+static const char *const regexes[] = {"\"^a\"",      "\"[0-9]+\"", "\"^(a|h)1[0-9]{2}$\"",
+                                      "\"(?i)GPU\"", "\"x*\"",     "\"a$\"",
+                                      "\"\\\\d\"",   "\"[\""};
+static const char *const int_lits[] = {
+    "0", "1", "2", "-1", "100", "9223372036854775807", "-9223372036854775808", "3"};
 static const char *const cmp_ops[] = {"==", "!=", "<", "<=", ">", ">="};
 static const char *const arith_ops[] = {"+", "-", "*", "/", "%"};
 
@@ -91,8 +92,12 @@ static void attr_ref(buf *b, const char *name)
 static void gen_quantity(buf *b, int d)
 {
     switch (d <= 0 ? rnd(2) : rnd(5)) {
-    case 0: put(b, "quantity(%s)", PICK(quantity_lits)); break;
-    case 1: put(b, "device.capacity[\"%s\"].%s", PICK(domains), rnd(2) ? "memory" : "cores"); break;
+    case 0:
+        put(b, "quantity(%s)", PICK(quantity_lits));
+        break;
+    case 1:
+        put(b, "device.capacity[\"%s\"].%s", PICK(domains), rnd(2) ? "memory" : "cores");
+        break;
     case 2:
         gen_quantity(b, d - 1);
         put(b, ".add(");
@@ -105,24 +110,36 @@ static void gen_quantity(buf *b, int d)
         gen_int(b, 0);
         put(b, ")");
         break;
-    default: put(b, "quantity(%s)", PICK(quantity_lits)); break;
+    default:
+        put(b, "quantity(%s)", PICK(quantity_lits));
+        break;
     }
 }
 
 static void gen_semver(buf *b, int d)
 {
     switch (rnd(3)) {
-    case 0: put(b, "semver(%s)", PICK(semver_lits)); break;
-    case 1: put(b, "semver(%s, true)", PICK(semver_lits)); break;
-    default: attr_ref(b, "version"); break;
+    case 0:
+        put(b, "semver(%s)", PICK(semver_lits));
+        break;
+    case 1:
+        put(b, "semver(%s, true)", PICK(semver_lits));
+        break;
+    default:
+        attr_ref(b, "version");
+        break;
     }
 }
 
 static void gen_list_int(buf *b, int d)
 {
     switch (d <= 0 ? rnd(2) : rnd(4)) {
-    case 0: put(b, "[%s, %s]", PICK(int_lits), PICK(int_lits)); break;
-    case 1: attr_ref(b, "ids"); break;
+    case 0:
+        put(b, "[%s, %s]", PICK(int_lits), PICK(int_lits));
+        break;
+    case 1:
+        attr_ref(b, "ids");
+        break;
     case 2:
         gen_list_int(b, d - 1);
         put(b, ".map(x, x * 2)");
@@ -137,8 +154,12 @@ static void gen_list_int(buf *b, int d)
 static void gen_list_str(buf *b, int d)
 {
     switch (d <= 0 ? rnd(2) : rnd(3)) {
-    case 0: put(b, "[%s, %s]", PICK(str_lits), PICK(str_lits)); break;
-    case 1: attr_ref(b, "tags"); break;
+    case 0:
+        put(b, "[%s, %s]", PICK(str_lits), PICK(str_lits));
+        break;
+    case 1:
+        attr_ref(b, "tags");
+        break;
     default:
         gen_str(b, d - 1);
         put(b, ".split(\",\")");
@@ -149,8 +170,12 @@ static void gen_list_str(buf *b, int d)
 static void gen_int(buf *b, int d)
 {
     switch (d <= 0 ? rnd(2) : rnd(12)) {
-    case 0: put(b, "%s", PICK(int_lits)); break;
-    case 1: attr_ref(b, "index"); break;
+    case 0:
+        put(b, "%s", PICK(int_lits));
+        break;
+    case 1:
+        attr_ref(b, "index");
+        break;
     case 2:
     case 3:
         put(b, "(");
@@ -204,9 +229,15 @@ static void gen_int(buf *b, int d)
 static void gen_str(buf *b, int d)
 {
     switch (d <= 0 ? rnd(3) : rnd(10)) {
-    case 0: put(b, "%s", PICK(str_lits)); break;
-    case 1: put(b, "device.driver"); break;
-    case 2: attr_ref(b, "model"); break;
+    case 0:
+        put(b, "%s", PICK(str_lits));
+        break;
+    case 1:
+        put(b, "device.driver");
+        break;
+    case 2:
+        attr_ref(b, "model");
+        break;
     case 3:
         gen_str(b, d - 1);
         put(b, " + ");
@@ -245,9 +276,15 @@ static void gen_str(buf *b, int d)
 static void gen_bool(buf *b, int d)
 {
     switch (d <= 0 ? rnd(3) : rnd(22)) {
-    case 0: put(b, "%s", rnd(2) ? "true" : "false"); break;
-    case 1: attr_ref(b, "healthy"); break;
-    case 2: put(b, "\"%s\" in device.attributes", PICK(domains)); break;
+    case 0:
+        put(b, "%s", rnd(2) ? "true" : "false");
+        break;
+    case 1:
+        attr_ref(b, "healthy");
+        break;
+    case 2:
+        put(b, "\"%s\" in device.attributes", PICK(domains));
+        break;
     case 3:
         gen_int(b, d - 1);
         put(b, " %s ", PICK(cmp_ops));
@@ -301,10 +338,15 @@ static void gen_bool(buf *b, int d)
         gen_bool(b, d - 1);
         put(b, ")");
         break;
-    case 13: put(b, "has(device.attributes[\"%s\"].%s)", PICK(domains), rnd(2) ? "model" : "nothing"); break;
+    case 13:
+        put(b, "has(device.attributes[\"%s\"].%s)", PICK(domains), rnd(2) ? "model" : "nothing");
+        break;
     case 14:
         gen_list_int(b, d - 1);
-        put(b, "%s", rnd(3) == 0 ? ".exists(x, x > " : rnd(2) ? ".all(x, x != " : ".exists_one(x, x == ");
+        put(b, "%s",
+            rnd(3) == 0 ? ".exists(x, x > "
+            : rnd(2)    ? ".all(x, x != "
+                        : ".exists_one(x, x == ");
         gen_int(b, 0);
         put(b, ")");
         break;
@@ -318,7 +360,9 @@ static void gen_bool(buf *b, int d)
         put(b, " in ");
         gen_list_str(b, d - 1);
         break;
-    case 17: put(b, "%s(%s)", rnd(2) ? "isQuantity" : "isSemver", PICK(quantity_lits)); break;
+    case 17:
+        put(b, "%s(%s)", rnd(2) ? "isQuantity" : "isSemver", PICK(quantity_lits));
+        break;
     case 18:
         put(b, "sets.%s(", rnd(2) ? "contains" : "intersects");
         gen_list_int(b, d - 1);
@@ -344,7 +388,8 @@ static void gen_bool(buf *b, int d)
     }
 }
 
-/* ---- devices ---------------------------------------------------------------------------------- */
+/* ---- devices ----------------------------------------------------------------------------------
+ */
 
 typedef struct device {
     ks_cel_dra_entry attrs[8], caps[2];
@@ -367,7 +412,8 @@ static void gen_device(ks_mempool *a, device *dv)
     static const char *const drivers[] = {"dra.example.com", "gpu.example.com", ""};
     static const char *const models[] = {"a100", "h100", "A100-80GB", "", "gpu"};
     static const char *const versions[] = {"1.0.0", "1.2.3", "2.0.0-rc.1", "0.0.1"};
-    static const char *const qs[] = {"80Gi", "40Gi", "1.5", "100m", "1e3", "0", "2Ki", "1k", "1024"};
+    static const char *const qs[] = {"80Gi", "40Gi", "1.5", "100m", "1e3",
+                                     "0",    "2Ki",  "1k",  "1024"};
     memset(dv, 0, sizeof *dv);
     dv->driver = drivers[rnd(3) ? 0 : 1 + rnd(2)];
     dv->multi = rnd(2);
@@ -445,7 +491,8 @@ static void gen_device(ks_mempool *a, device *dv)
     }
     static const char *const capnames[] = {"memory", "cores"};
     for (int k = 0; k < 2; k++) {
-        if (!rnd(3)) continue;
+        if (!rnd(3))
+            continue;
         const char *q = PICK(qs);
         ks_cel_value qv;
         ks_cel_quantity_parse(a, q, strlen(q), &qv);
@@ -463,7 +510,8 @@ static pid_t oracle_pid;
 static void start_oracle(const char *path)
 {
     int in[2], out[2];
-    if (pipe(in) || pipe(out)) exit(2);
+    if (pipe(in) || pipe(out))
+        exit(2);
     oracle_pid = fork();
     if (oracle_pid == 0) {
         dup2(in[0], 0);
@@ -480,8 +528,104 @@ static void start_oracle(const char *path)
     from_oracle = fdopen(out[0], "r");
 }
 
+/* A device from the oracle's request format (for --stdin). */
+static ks_cel_value json_device(ks_mempool *a, const cJSON *req)
+{
+    ks_cel_dra_entry attrs[32], caps[32];
+    size_t na = 0, nc = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(req, "attributes"))
+    {
+        if (na == 32)
+            break;
+        const cJSON *v = it->child;
+        ks_cel_value val = {0};
+        if (!v)
+            continue;
+        if (!strcmp(v->string, "int"))
+            val = ks_cel_int((int64_t)v->valuedouble);
+        else if (!strcmp(v->string, "bool"))
+            val = ks_cel_bool(cJSON_IsTrue(v));
+        else if (!strcmp(v->string, "string"))
+            val = ks_cel_string(a, v->valuestring);
+        else if (!strcmp(v->string, "version"))
+            ks_cel_semver_parse(a, v->valuestring, strlen(v->valuestring), &val);
+        else {
+            size_t n = (size_t)cJSON_GetArraySize(v), k = 0;
+            ks_cel_value *items = ks__mempool_alloc(a, sizeof(ks_cel_value) * (n ? n : 1));
+            const cJSON *e;
+            cJSON_ArrayForEach(e, v)
+            {
+                if (!strcmp(v->string, "ints"))
+                    items[k++] = ks_cel_int((int64_t)e->valuedouble);
+                else if (!strcmp(v->string, "bools"))
+                    items[k++] = ks_cel_bool(cJSON_IsTrue(e));
+                else if (!strcmp(v->string, "strings"))
+                    items[k++] = ks_cel_string(a, e->valuestring);
+                else
+                    ks_cel_semver_parse(a, e->valuestring, strlen(e->valuestring), &items[k++]);
+            }
+            ks_cel_list *l = ks__mempool_alloc(a, sizeof *l);
+            l->n = k;
+            l->items = items;
+            val.kind = KS_CEL_LIST;
+            val.list = l;
+        }
+        attrs[na++] = (ks_cel_dra_entry){adup(a, it->string), val};
+    }
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(req, "capacity"))
+    {
+        if (nc == 32)
+            break;
+        ks_cel_value q;
+        if (ks_cel_quantity_parse(a, it->valuestring, strlen(it->valuestring), &q))
+            caps[nc++] = (ks_cel_dra_entry){adup(a, it->string), q};
+    }
+    const cJSON *drv = cJSON_GetObjectItem(req, "driver");
+    return ks_cel_dra_device(a, drv ? drv->valuestring : "", attrs, na, caps, nc,
+                             cJSON_IsTrue(cJSON_GetObjectItem(req, "allowMultipleAllocations")));
+}
+
+/* --stdin: evaluates requests in the oracle's format and answers in its format (debugging). */
+static int serve_stdin(void)
+{
+    char line[1 << 16];
+    while (fgets(line, sizeof line, stdin)) {
+        cJSON *req = cJSON_Parse(line);
+        if (!req)
+            continue;
+        ks_mempool arena = {0};
+        ks_cel_error err;
+        ks_cel_program *p =
+            ks_cel_compile(cJSON_GetObjectItem(req, "expr")->valuestring, &ks_cel_dra_env, &err);
+        cJSON *rep = cJSON_CreateObject();
+        if (!p) {
+            cJSON_AddStringToObject(rep, "compileError", err.msg);
+        } else {
+            ks_cel_value dev = json_device(&arena, req);
+            bool match;
+            uint64_t cost = 0;
+            if (ks_cel_dra_matches(p, &dev, &arena, &match, &cost, &err) != 0)
+                cJSON_AddStringToObject(rep, "error", err.msg);
+            else
+                cJSON_AddBoolToObject(rep, "match", match);
+            cJSON_AddNumberToObject(rep, "cost", (double)cost);
+        }
+        char *out = cJSON_PrintUnformatted(rep);
+        printf("%s\n", out);
+        free(out);
+        cJSON_Delete(rep);
+        cJSON_Delete(req);
+        ks_cel_program_free(p);
+        ks__mempool_free(&arena);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--stdin") == 0)
+        return serve_stdin();
     if (argc != 4) {
         fprintf(stderr, "usage: %s ORACLE CASES SEED\n", argv[0]);
         return 2;
@@ -508,8 +652,9 @@ int main(int argc, char **argv)
             return 2;
         }
         cJSON *rep = cJSON_Parse(line);
-        cJSON *cerr = cJSON_GetObjectItem(rep, "compileError"), *m = cJSON_GetObjectItem(rep, "match"),
-              *err = cJSON_GetObjectItem(rep, "error"), *cost = cJSON_GetObjectItem(rep, "cost");
+        cJSON *cerr = cJSON_GetObjectItem(rep, "compileError"),
+              *m = cJSON_GetObjectItem(rep, "match"), *err = cJSON_GetObjectItem(rep, "error"),
+              *cost = cJSON_GetObjectItem(rep, "cost");
         ks_cel_error ce;
         ks_cel_program *p = ks_cel_compile(e.p, &ks_cel_dra_env, &ce);
         char ours[600], theirs[600];
@@ -518,7 +663,8 @@ int main(int argc, char **argv)
         if (!p) {
             snprintf(ours, sizeof ours, "compile error: %s", ce.msg);
         } else {
-            ks_cel_value dev = ks_cel_dra_device(&arena, dv.driver, dv.attrs, dv.na, dv.caps, dv.nc, dv.multi);
+            ks_cel_value dev =
+                ks_cel_dra_device(&arena, dv.driver, dv.attrs, dv.na, dv.caps, dv.nc, dv.multi);
             bool match;
             if (ks_cel_dra_matches(p, &dev, &arena, &match, &our_cost, &ce) != 0)
                 snprintf(ours, sizeof ours, "error: %s", ce.msg);
@@ -530,7 +676,8 @@ int main(int argc, char **argv)
             /* type errors need a checker: we report them at match time (or evaluate) */
             bool syntax = strstr(cerr->valuestring, "Syntax error") != NULL;
             same = syntax ? !p : true;
-            if (p) checker++;
+            if (p)
+                checker++;
         } else if (err) {
             snprintf(theirs, sizeof theirs, "error: %s", err->valuestring);
             same = p && strcmp(ours, theirs) == 0;
@@ -542,14 +689,17 @@ int main(int argc, char **argv)
         }
         if (!cerr && p && cost && (uint64_t)cost->valuedouble != our_cost) {
             cost_differ++;
-            if (cost_differ <= 10)
-                printf("COST %s\n  ours %" PRIu64 ", upstream %.0f\n", e.p, our_cost, cost->valuedouble);
+            if (cost_differ <= 400)
+                printf("COST %s\n  ours %" PRIu64 ", upstream %.0f\n", e.p, our_cost,
+                       cost->valuedouble);
         }
         if (same) {
             agree++;
         } else {
             differ++;
-            if (differ <= 30) printf("DIFF %s\n  device %s\n  ours:     %s\n  upstream: %s\n", e.p, req, ours, theirs);
+            if (differ <= 30)
+                printf("DIFF %s\n  device %s\n  ours:     %s\n  upstream: %s\n", e.p, req, ours,
+                       theirs);
         }
         ks_cel_program_free(p);
         cJSON_Delete(rep);
@@ -560,7 +710,8 @@ int main(int argc, char **argv)
     }
     fclose(to_oracle);
     waitpid(oracle_pid, NULL, 0);
-    printf("cel difffuzz: %ld cases (seed %s): %ld agree, %ld differ; upstream: %ld matches, %ld errors, %ld "
+    printf("cel difffuzz: %ld cases (seed %s): %ld agree, %ld differ; upstream: %ld matches, %ld "
+           "errors, %ld "
            "type errors at compile (ours at match time); %ld cost differences\n",
            cases, argv[3], agree, differ, matches, errors, checker, cost_differ);
     /* costs are reported, not (yet) required to agree: see docs/CEL.md "Cost" */
