@@ -66,7 +66,7 @@ static const char *const str_lits[] = {"\"a100\"", "\"h100\"", "\"A100\"",  "\"\
                                        "\"a,b\"",  "\" x \"",  "'é'",       "\"dra.example.com\""};
 static const char *const quantity_lits[] = {
     "\"80Gi\"", "\"40Gi\"", "\"1.5\"", "\"100m\"",         "\"1e3\"",  "\"0\"",
-    "\"2Ki\"",  "\"1k\"",   "\"-1\"",  "\"0.0000000001\"", "\"1024\"", "\"x\""};
+    "\"2Ki\"",  "\"1k\"",   "\"-1\"",  "\"0.0000000001\"", "\"1024\"", "\"x\"", "\"-2Ki\"", "\"-1.5\"", "\"9223372036854775807\"", "\"1Ei\""};
 static const char *const semver_lits[] = {"\"1.0.0\"", "\"1.2.3\"", "\"2.0.0-rc.1\"",
                                           "\"0.0.1\"", "\"1.0\"",   "\"v1.2.3\""};
 static const char *const regexes[] = {"\"^a\"",      "\"[0-9]+\"", "\"^(a|h)1[0-9]{2}$\"",
@@ -413,7 +413,7 @@ static void gen_device(ks_mempool *a, device *dv)
     static const char *const models[] = {"a100", "h100", "A100-80GB", "", "gpu"};
     static const char *const versions[] = {"1.0.0", "1.2.3", "2.0.0-rc.1", "0.0.1"};
     static const char *const qs[] = {"80Gi", "40Gi", "1.5", "100m", "1e3",
-                                     "0",    "2Ki",  "1k",  "1024"};
+                                     "0",    "2Ki",  "1k",  "1024", "-1", "-2.5k"};
     memset(dv, 0, sizeof *dv);
     dv->driver = drivers[rnd(3) ? 0 : 1 + rnd(2)];
     dv->multi = rnd(2);
