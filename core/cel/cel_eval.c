@@ -21,6 +21,16 @@ static const char *const fn_names[] = {
 #undef X
 };
 
+const char *ks__cel_fn_name(int fn)
+{
+    if (fn < 0 || (size_t)fn >= sizeof fn_names / sizeof fn_names[0])
+        return "?";
+    const char *n = fn_names[fn];
+    if (!strcmp(n, "@in"))
+        return "@in";
+    return n;
+}
+
 int ks__cel_fn_lookup(const char *name, bool receiver)
 {
     (void)receiver;

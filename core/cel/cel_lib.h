@@ -18,14 +18,13 @@
     X(DIV, "_/_", CEL_G)                                                                           \
     X(MOD, "_%_", CEL_G)                                                                           \
     X(NEG, "-_", CEL_G)                                                                            \
-    X(NOT, "!_", CEL_G) X(EQ, "_==_", CEL_G) X(NE, "_!=_", CEL_G) X(LT, "_<_", CEL_G) X(           \
-        LE, "_<=_", CEL_G) X(GT, "_>_", CEL_G) X(GE, "_>=_", CEL_G) X(IN, "@in", CEL_G)            \
-        X(SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G) X(                      \
-            DOUBLE, "double", CEL_G) X(STRING, "string", CEL_G) X(BYTES, "bytes", CEL_G)           \
-            X(BOOL, "bool", CEL_G) X(TYPE, "type", CEL_G) X(DYN, "dyn", CEL_G) X(                  \
-                CONTAINS,                                                                          \
-                "contains",                                                                        \
-                CEL_M) X(STARTS, "startsWith", CEL_M)                                              \
+    X(NOT, "!_", CEL_G)                                                                            \
+    X(EQ, "_==_", CEL_G) X(NE, "_!=_", CEL_G) X(LT, "_<_", CEL_G) X(LE, "_<=_", CEL_G) X(          \
+        GT, "_>_", CEL_G) X(GE, "_>=_", CEL_G) X(IN, "@in", CEL_G) X(SIZE, "size", CEL_B)          \
+        X(INT, "int", CEL_G) X(UINT, "uint", CEL_G) X(DOUBLE, "double", CEL_G) X(                  \
+            STRING, "string", CEL_G) X(BYTES, "bytes", CEL_G) X(BOOL, "bool",                      \
+                                                                CEL_G) X(TYPE, "type", CEL_G)      \
+            X(DYN, "dyn", CEL_G) X(CONTAINS, "contains", CEL_M) X(STARTS, "startsWith", CEL_M)     \
                 X(ENDS, "endsWith", CEL_M) X(MATCHES, "matches", CEL_B) X(CHARAT, "charAt", CEL_M) \
                     X(INDEXOF, "indexOf", CEL_M) X(LASTINDEXOF, "lastIndexOf", CEL_M) X(           \
                         LOWER, "lowerAscii",                                                       \
@@ -109,6 +108,8 @@ ks_cel_value ks__cel_call(cel_ctx *c, int fn, bool receiver, const ks_cel_value 
  * CostEstimator.CallCost). */
 uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result,
                            bool untyped);
+/* The function's name as cel-go's messages give it. */
+const char *ks__cel_fn_name(int fn);
 /* How fn may be called (CEL_G / CEL_M / CEL_B). */
 int ks__cel_fn_how(int fn);
 const ks_cel_value *ks__cel_map_get(const ks_cel_map *m, const ks_cel_value *key);

@@ -65,8 +65,10 @@ static const char *const str_lits[] = {"\"a100\"", "\"h100\"", "\"A100\"",  "\"\
                                        "\"gpu\"",  "\"a\"",    "\"1.5Gi\"", "\"1.2.3\"",
                                        "\"a,b\"",  "\" x \"",  "'é'",       "\"dra.example.com\""};
 static const char *const quantity_lits[] = {
-    "\"80Gi\"", "\"40Gi\"", "\"1.5\"", "\"100m\"",         "\"1e3\"",  "\"0\"",
-    "\"2Ki\"",  "\"1k\"",   "\"-1\"",  "\"0.0000000001\"", "\"1024\"", "\"x\"", "\"-2Ki\"", "\"-1.5\"", "\"9223372036854775807\"", "\"1Ei\""};
+    "\"80Gi\"", "\"40Gi\"", "\"1.5\"",  "\"100m\"", "\"1e3\"",
+    "\"0\"",    "\"2Ki\"",  "\"1k\"",   "\"-1\"",   "\"0.0000000001\"",
+    "\"1024\"", "\"x\"",    "\"-2Ki\"", "\"-1.5\"", "\"9223372036854775807\"",
+    "\"1Ei\""};
 static const char *const semver_lits[] = {"\"1.0.0\"", "\"1.2.3\"", "\"2.0.0-rc.1\"",
                                           "\"0.0.1\"", "\"1.0\"",   "\"v1.2.3\""};
 static const char *const regexes[] = {"\"^a\"",      "\"[0-9]+\"", "\"^(a|h)1[0-9]{2}$\"",
@@ -273,8 +275,128 @@ static void gen_str(buf *b, int d)
     }
 }
 
+static void gen_bool(buf *b, int d);
+
+/* A value of any type: heterogeneous equality, ordering and conversions. */
+static void gen_any(buf *b, int d)
+{
+    static const char *const lits[] = {
+        "1.5",        "3u",         "0u",         "null",   "b\"ab\"", "2.0", "-0.0",
+        "1e300*1e10", "{\"a\": 1}", "[1, \"a\"]", "dyn(1)", "dyn(1u)", "1"};
+    switch (rnd(9)) {
+    case 0:
+        gen_int(b, d);
+        break;
+    case 1:
+        gen_str(b, d);
+        break;
+    case 2:
+        gen_bool(b, d);
+        break;
+    case 3:
+        gen_quantity(b, d);
+        break;
+    case 4:
+        gen_semver(b, d);
+        break;
+    case 5:
+        gen_list_int(b, d);
+        break;
+    case 6:
+        attr_ref(b, rnd(2) ? "model" : rnd(2) ? "index" : "version");
+        break;
+    default:
+        put(b, "%s", PICK(lits));
+        break;
+    }
+}
+
 static void gen_bool(buf *b, int d)
 {
+    switch (d <= 0 ? rnd(3) : rnd(36)) {
+    case 22:
+        put(b, "(");
+        gen_any(b, d - 1);
+        put(b, " %s ", rnd(2) ? "==" : "!=");
+        gen_any(b, d - 1);
+        put(b, ")");
+        return;
+    case 23:
+        gen_any(b, d - 1);
+        put(b, " %s ", PICK(cmp_ops));
+        gen_any(b, d - 1);
+        return;
+    case 24:
+        gen_any(b, d - 1);
+        put(b, " in [");
+        gen_any(b, d - 1);
+        put(b, ", ");
+        gen_any(b, d - 1);
+        put(b, "]");
+        return;
+    case 25:
+        put(b, "{\"a\": 1, \"b\": 2}[?");
+        gen_str(b, d - 1);
+        put(b, "].orValue(0) > ");
+        gen_int(b, 0);
+        return;
+    case 26:
+        put(b, "device.attributes[\"%s\"].?%s.orValue(\"x\") == ", PICK(domains),
+            rnd(2) ? "model" : "nothing");
+        gen_str(b, d - 1);
+        return;
+    case 27:
+        put(b, "type(");
+        gen_any(b, d - 1);
+        put(b, ") == %s", rnd(3) == 0 ? "int" : rnd(2) ? "string" : "list");
+        return;
+    case 28:
+        put(b, "(");
+        gen_int(b, d - 1);
+        put(b, " / 0 == 1) %s ", rnd(2) ? "||" : "&&");
+        gen_bool(b, d - 1);
+        return;
+    case 29:
+        gen_bool(b, d - 1);
+        put(b, " %s (", rnd(2) ? "||" : "&&");
+        gen_list_int(b, d - 1);
+        put(b, "[100] == 1)");
+        return;
+    case 30:
+        put(b, "%s(", rnd(3) == 0 ? "int" : rnd(2) ? "uint" : "double");
+        gen_any(b, d - 1);
+        put(b, ") > ");
+        gen_int(b, 0);
+        return;
+    case 31:
+        put(b, "string(");
+        gen_any(b, d - 1);
+        put(b, ") == ");
+        gen_str(b, d - 1);
+        return;
+    case 32:
+        put(b, "bytes(");
+        gen_str(b, d - 1);
+        put(b, ").size() > ");
+        gen_int(b, 0);
+        return;
+    case 33:
+        put(b, "optional.of(");
+        gen_any(b, d - 1);
+        put(b, ").hasValue() && optional.none().orValue(true)");
+        return;
+    case 34:
+        gen_list_str(b, d - 1);
+        put(b, "%s", rnd(2) ? ".exists(s, s.startsWith(\"a\"))" : ".all(s, s.size() < 5)");
+        return;
+    case 35:
+        put(b, "cel.bind(x, ");
+        gen_any(b, d - 1);
+        put(b, ", x == x)");
+        return;
+    default:
+        break;
+    }
     switch (d <= 0 ? rnd(3) : rnd(22)) {
     case 0:
         put(b, "%s", rnd(2) ? "true" : "false");
@@ -412,8 +534,8 @@ static void gen_device(ks_mempool *a, device *dv)
     static const char *const drivers[] = {"dra.example.com", "gpu.example.com", ""};
     static const char *const models[] = {"a100", "h100", "A100-80GB", "", "gpu"};
     static const char *const versions[] = {"1.0.0", "1.2.3", "2.0.0-rc.1", "0.0.1"};
-    static const char *const qs[] = {"80Gi", "40Gi", "1.5", "100m", "1e3",
-                                     "0",    "2Ki",  "1k",  "1024", "-1", "-2.5k"};
+    static const char *const qs[] = {"80Gi", "40Gi", "1.5",  "100m", "1e3",  "0",
+                                     "2Ki",  "1k",   "1024", "-1",   "-2.5k"};
     memset(dv, 0, sizeof *dv);
     dv->driver = drivers[rnd(3) ? 0 : 1 + rnd(2)];
     dv->multi = rnd(2);

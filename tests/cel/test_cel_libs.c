@@ -164,8 +164,10 @@ static const cel_case quantity_cases[] = {
     {"sign", "[quantity(\"-1m\").sign(), quantity(\"0\").sign(), quantity(\"80Gi\").sign()]",
      "[-1, 0, 1]", NULL},
     {"gpu_80Gi", "quantity(\"80Gi\").compareTo(quantity(\"85899345920\"))", "0", NULL},
-    {"negative_order", "[quantity(\"-2\").isLessThan(quantity(\"-1\")), quantity(\"-1Ki\").compareTo(quantity(\"-1k\")), "
-                       "quantity(\"-1\").isGreaterThan(quantity(\"-1.5\"))]",
+    {"negative_order",
+     "[quantity(\"-2\").isLessThan(quantity(\"-1\")), "
+     "quantity(\"-1Ki\").compareTo(quantity(\"-1k\")), "
+     "quantity(\"-1\").isGreaterThan(quantity(\"-1.5\"))]",
      "[true, -1, true]", NULL},
     {"milli", "quantity(\"1500m\") == quantity(\"1.5\")", "true", NULL},
     {"exponent", "quantity(\"1e3\") == quantity(\"1k\")", "true", NULL},
@@ -223,8 +225,9 @@ static const cel_case semver_cases[] = {
      "semver(\"1.0.0-beta.11\").isLessThan(semver(\"1.0.0-rc.1\")) && "
      "semver(\"1.0.0-rc.1\").isLessThan(semver(\"1.0.0\"))",
      "true", NULL},
-    {"prerelease_prefix", "semver(\"1.0.0-a\").isLessThan(semver(\"1.0.0-ab\")) && "
-                          "semver(\"1.0.0-ab\").isGreaterThan(semver(\"1.0.0-a\"))",
+    {"prerelease_prefix",
+     "semver(\"1.0.0-a\").isLessThan(semver(\"1.0.0-ab\")) && "
+     "semver(\"1.0.0-ab\").isGreaterThan(semver(\"1.0.0-a\"))",
      "true", NULL},
     {"build_ignored", "semver(\"1.0.0+a\") == semver(\"1.0.0+b\")", "true", NULL},
     {"leading_zero_prerelease", "isSemver(\"1.0.0-01\")", "false", NULL},
