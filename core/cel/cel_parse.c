@@ -470,7 +470,8 @@ static cel_node *mk_call(parser *ps, int pos, const char *name, bool target, cel
     n->name = name;
     n->has_target = target;
     n->args = ks__mempool_alloc(ps->pool, sizeof(cel_node *) * (nargs ? nargs : 1));
-    memcpy(n->args, args, sizeof(cel_node *) * nargs);
+    if (nargs)
+        memcpy(n->args, args, sizeof(cel_node *) * nargs);
     n->nargs = nargs;
     return n;
 }

@@ -300,6 +300,7 @@ static void run_test(const char *file, const char *section, const tp_node *t, fi
     }
     if (verbose && ok)
         printf("  ok %s/%s/%s\n", file, section, name);
+    ks_cel_program_free(p); /* after the comparison: values may point at the program's constants */
     ks__mempool_free(&arena);
 }
 

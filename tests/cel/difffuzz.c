@@ -831,6 +831,8 @@ int main(int argc, char **argv)
         ks__mempool_free(&arena);
     }
     fclose(to_oracle);
+    fclose(from_oracle);
+    free(line);
     waitpid(oracle_pid, NULL, 0);
     printf("cel difffuzz: %ld cases (seed %s): %ld agree, %ld differ; upstream: %ld matches, %ld "
            "errors, %ld "
