@@ -385,6 +385,23 @@ static unsigned char type_of(resolver *r, cel_node *n, const rscope *sc)
             a[i] = type_of(r, n->args[i], sc);
         bool str_or_bytes =
             a[0] == ST_STRING || a[0] == ST_BYTES || a[1] == ST_STRING || a[1] == ST_BYTES;
+        /* unresolved: the static types leave several overloads of this arity possible */
+        bool unresolved = false;
+        switch (n->fn) {
+        case FN_INDEXOF:
+        case FN_LASTINDEXOF:
+        case FN_REVERSE:
+            unresolved = a[0] == ST_DYN;
+            break;
+        case FN_ISGT:
+        case FN_ISLT:
+        case FN_COMPARETO:
+            unresolved = a[0] == ST_DYN && a[1] == ST_DYN;
+            break;
+        default:
+            break; /* (conversions and add/sub keep evalUnary/evalBinary: checked upstream) */
+        }
+        n->varargs = n->nargs >= 3 || unresolved;
         switch (n->fn) {
         case FN_IN:
             n->untyped_call = a[1] != ST_LIST;
@@ -910,6 +927,8 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
             argv[i] = eval(c, n->args[i], sc);
             if (c->cancelled)
                 return cancelled(c);
+            if (n->varargs && argv[i].kind == KS_CEL_ERROR)
+                return argv[i];
         }
         /* strict: the first error argument is the result (cel-go returns the first in order);
          * cel-go's cost tracker still charges the call */

@@ -32,6 +32,9 @@ struct cel_node {
     bool has_target, test_only, optional;
     bool set_membership; /* x in [constant primitives]: cel-go's evalSetMembership (no cost) */
     unsigned char st;    /* static type (ST_*), as far as a light inference knows it */
+    bool varargs;        /* N_CALL: cel-go's evalVarArgs (3+ arguments, or a dispatch between
+                          * overloads at runtime): arguments stop at the first error, which is
+                          * then not charged as a call */
     bool untyped_call;   /* N_CALL: cel-go would dispatch at runtime (dyn operands), not by a
                           * statically resolved overload: overload-specific costs do not apply */
     cel_node **args;     /* call: [target,] args; list: items; map: k0 v0 k1 v1 ...; and/or: 2 */
