@@ -680,8 +680,10 @@ static ks_cel_value eval_list(cel_ctx *c, const cel_node *n, const escope *sc)
     size_t k = 0;
     for (size_t i = 0; i < n->nargs; i++) {
         ks_cel_value v = eval(c, n->args[i], sc);
-        if (v.kind == KS_CEL_ERROR)
-            return v;
+        if (v.kind == KS_CEL_ERROR) {
+            ks__cel_charge(c, 10); /* cel-go's observer charges the construction anyway */
+            return c->cancelled ? cancelled(c) : v;
+        }
         if (n->opt_flags && n->opt_flags[i]) {
             if (v.kind != KS_CEL_OPTIONAL)
                 return ks__cel_err(c->a, "no such overload");
@@ -708,11 +710,13 @@ static ks_cel_value eval_map(cel_ctx *c, const cel_node *n, const escope *sc)
     size_t k = 0;
     for (size_t i = 0; i < cnt; i++) {
         ks_cel_value key = eval(c, n->args[2 * i], sc);
-        if (key.kind == KS_CEL_ERROR)
-            return key;
-        ks_cel_value v = eval(c, n->args[2 * i + 1], sc);
-        if (v.kind == KS_CEL_ERROR)
-            return v;
+        ks_cel_value v = key;
+        if (key.kind != KS_CEL_ERROR)
+            v = eval(c, n->args[2 * i + 1], sc);
+        if (v.kind == KS_CEL_ERROR) {
+            ks__cel_charge(c, 30); /* as for lists: the construction is charged anyway */
+            return c->cancelled ? cancelled(c) : v;
+        }
         if (key.kind != KS_CEL_INT && key.kind != KS_CEL_UINT && key.kind != KS_CEL_BOOL &&
             key.kind != KS_CEL_STRING)
             return ks__cel_err(c->a, "unsupported key type");
@@ -799,9 +803,9 @@ static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const esco
     ks_cel_value range = eval(c, n->range, sc);
     if (range.kind == KS_CEL_ERROR)
         return range;
+    /* cel-go's evalFold does not stop on an erroring accumulator init: the loop and the result
+     * see the error (same outcome, since everything strict propagates it; same cost) */
     ks_cel_value accu = eval(c, n->accu_init, sc);
-    if (accu.kind == KS_CEL_ERROR)
-        return accu;
     size_t cnt;
     if (range.kind == KS_CEL_LIST)
         cnt = range.list->n;
@@ -839,6 +843,15 @@ static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const esco
     return eval(c, n->result, &accu_sc);
 }
 
+/* cel-go plans a.b[c] chains as one attribute: 1 for the attribute, 1 per qualifier. Rooted at
+ * an identifier, the identifier's 1 is the attribute's; rooted at any other expression (a
+ * literal, a call), it is a relative attribute whose own base cost comes on top. */
+static bool relative_base(const cel_node *n)
+{
+    const cel_node *o = n->args[0];
+    return !n->optional && o->kind != N_IDENT && o->kind != N_SELECT && o->kind != N_INDEX;
+}
+
 static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
 {
     if (c->cancelled)
@@ -852,8 +865,9 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
         return lookup(c, n->name, sc, n->pos);
     case N_SELECT: {
         ks_cel_value obj = eval(c, n->args[0], sc);
-        /* PresenceTestHasCost(false): Kubernetes does not charge has() */
-        if (!n->test_only && !ks__cel_charge(c, 1))
+        /* PresenceTestHasCost(false): Kubernetes does not charge has(); a qualifier on an
+         * operand that is not itself an attribute is a relative attribute, with a base cost */
+        if (!n->test_only && !ks__cel_charge(c, 1 + (uint64_t)relative_base(n)))
             return cancelled(c);
         ks_cel_value key = {.kind = KS_CEL_STRING};
         key.s.ptr = n->name;
@@ -871,7 +885,7 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
     case N_INDEX: {
         ks_cel_value obj = eval(c, n->args[0], sc);
         ks_cel_value key = eval(c, n->args[1], sc);
-        if (!ks__cel_charge(c, 1))
+        if (!ks__cel_charge(c, 1 + (uint64_t)relative_base(n)))
             return cancelled(c);
         return qualify(c, obj, &key, false, n->optional, false);
     }

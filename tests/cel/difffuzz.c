@@ -812,8 +812,8 @@ int main(int argc, char **argv)
         if (!cerr && p && cost && (uint64_t)cost->valuedouble != our_cost) {
             cost_differ++;
             if (cost_differ <= 400)
-                printf("COST %s\n  ours %" PRIu64 ", upstream %.0f\n", e.p, our_cost,
-                       cost->valuedouble);
+                printf("COST ours %" PRIu64 ", upstream %.0f: %s\n", our_cost, cost->valuedouble,
+                       e.p);
         }
         if (same) {
             agree++;
