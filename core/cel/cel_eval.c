@@ -865,6 +865,9 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
         return lookup(c, n->name, sc, n->pos);
     case N_SELECT: {
         ks_cel_value obj = eval(c, n->args[0], sc);
+        /* an attribute's qualifiers stop at the first that fails (not charged after it) */
+        if (obj.kind == KS_CEL_ERROR && !relative_base(n))
+            return obj;
         /* PresenceTestHasCost(false): Kubernetes does not charge has(); a qualifier on an
          * operand that is not itself an attribute is a relative attribute, with a base cost */
         if (!n->test_only && !ks__cel_charge(c, 1 + (uint64_t)relative_base(n)))
@@ -884,6 +887,8 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
     }
     case N_INDEX: {
         ks_cel_value obj = eval(c, n->args[0], sc);
+        if (obj.kind == KS_CEL_ERROR && !relative_base(n))
+            return obj; /* (as for selects: qualification stops there) */
         ks_cel_value key = eval(c, n->args[1], sc);
         if (!ks__cel_charge(c, 1 + (uint64_t)relative_base(n)))
             return cancelled(c);
@@ -925,6 +930,23 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
     case N_COMPREHENSION:
         return eval_comprehension(c, n, sc);
     case N_CALL: {
+        if ((n->fn == FN_OR || n->fn == FN_ORVALUE) && n->has_target && n->nargs == 2) {
+            /* cel-go's evalOptionalOr/evalOptionalOrValue: not calls (no cost), and the
+             * alternative is evaluated only when the optional is empty */
+            ks_cel_value o = eval(c, n->args[0], sc);
+            if (c->cancelled)
+                return cancelled(c);
+            if (o.kind == KS_CEL_ERROR)
+                return o;
+            if (o.kind != KS_CEL_OPTIONAL)
+                return ks__cel_err(c->a, "no such overload: %s", n->fn == FN_OR ? "or" : "orValue");
+            if (o.opt)
+                return n->fn == FN_OR ? o : *o.opt;
+            ks_cel_value alt = eval(c, n->args[1], sc);
+            if (n->fn == FN_OR && alt.kind != KS_CEL_OPTIONAL && alt.kind != KS_CEL_ERROR)
+                return ks__cel_err(c->a, "no such overload: or");
+            return alt;
+        }
         if (n->set_membership) {
             ks_cel_value x = eval(c, n->args[0], sc);
             if (x.kind == KS_CEL_ERROR)

@@ -21,8 +21,9 @@
     X(NOT, "!_", CEL_G)                                                                            \
     X(EQ, "_==_", CEL_G)                                                                           \
     X(NE, "_!=_", CEL_G)                                                                           \
-    X(LT, "_<_", CEL_G) X(LE, "_<=_", CEL_G) X(GT, "_>_", CEL_G) X(GE, "_>=_", CEL_G) X(           \
-        IN, "@in", CEL_G) X(SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G)       \
+    X(LT, "_<_", CEL_G)                                                                            \
+    X(LE, "_<=_", CEL_G) X(GT, "_>_", CEL_G) X(GE, "_>=_", CEL_G) X(IN, "@in", CEL_G) X(           \
+        SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G)                           \
         X(DOUBLE, "double", CEL_G) X(STRING, "string", CEL_G) X(BYTES, "bytes", CEL_G) X(          \
             BOOL, "bool", CEL_G) X(TYPE, "type", CEL_G) X(DYN, "dyn", CEL_G) X(CONTAINS,           \
                                                                                "contains", CEL_M)  \
