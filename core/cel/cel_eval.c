@@ -849,7 +849,14 @@ static ks_cel_value eval_comprehension(cel_ctx *c, const cel_node *n, const esco
 static bool relative_base(const cel_node *n)
 {
     const cel_node *o = n->args[0];
-    return !n->optional && o->kind != N_IDENT && o->kind != N_SELECT && o->kind != N_INDEX;
+    return !n->optional && o->kind != N_IDENT && o->kind != N_SELECT && o->kind != N_INDEX &&
+           (n->kind == N_SELECT || n->args[1]->kind == N_CONST);
+}
+
+/* The cost of a qualifier: 1; an optional one (.?f, [?k]) is free in cel-go's tracker. */
+static uint64_t qualifier_cost(const cel_node *n)
+{
+    return n->optional ? 0 : 1 + (uint64_t)relative_base(n);
 }
 
 static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
@@ -870,7 +877,7 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
             return obj;
         /* PresenceTestHasCost(false): Kubernetes does not charge has(); a qualifier on an
          * operand that is not itself an attribute is a relative attribute, with a base cost */
-        if (!n->test_only && !ks__cel_charge(c, 1 + (uint64_t)relative_base(n)))
+        if (!n->test_only && !ks__cel_charge(c, qualifier_cost(n)))
             return cancelled(c);
         ks_cel_value key = {.kind = KS_CEL_STRING};
         key.s.ptr = n->name;
@@ -890,7 +897,7 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
         if (obj.kind == KS_CEL_ERROR && !relative_base(n))
             return obj; /* (as for selects: qualification stops there) */
         ks_cel_value key = eval(c, n->args[1], sc);
-        if (!ks__cel_charge(c, 1 + (uint64_t)relative_base(n)))
+        if (!ks__cel_charge(c, qualifier_cost(n)))
             return cancelled(c);
         return qualify(c, obj, &key, false, n->optional, false);
     }
