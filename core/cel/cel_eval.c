@@ -539,7 +539,19 @@ ks_cel_program *ks_cel_compile_n(const char *expr, size_t len, const ks_cel_env 
         resolver r = {.prog = p, .env = env, .expr = expr, .err = err, .pool = &p->pool};
         resolve(&r, p->root, NULL);
         fold(&r, p->root);
-        type_of(&r, p->root, NULL);
+        unsigned char t = type_of(&r, p->root, NULL);
+        /* DRA's compiler: "must evaluate to bool or the unknown type", for the scalar types our
+         * light typing is sure of (other non-bool results fail at match time instead) */
+        static const char *const scalar_names[] = {[ST_INT] = "int",
+                                                   [ST_UINT] = "uint",
+                                                   [ST_DOUBLE] = "double",
+                                                   [ST_STRING] = "string",
+                                                   [ST_BYTES] = "bytes"};
+        if (!r.failed && env->dra_device && t >= ST_INT && t <= ST_BYTES) {
+            snprintf(err->msg, sizeof err->msg, "must evaluate to bool or the unknown type, not %s",
+                     scalar_names[t]);
+            r.failed = true;
+        }
         if (r.failed)
             p->root = NULL;
     }

@@ -86,10 +86,9 @@ static const dra_case cases[] = {
     {.name = "true", .expr = "true", .match = true},
     {.name = "false", .expr = "false", .match = false},
     {.name = "syntax-error", .expr = "?!", .compile_err = "Syntax error"},
-    /* upstream: compile error "must evaluate to bool or the unknown type, not int" (checker) */
-    {.name = "type-error (checker: at match time)",
+    {.name = "type-error",
      .expr = "1",
-     .match_err = "CEL result of type int could not be converted to bool"},
+     .compile_err = "must evaluate to bool or the unknown type, not int"},
     {.name = "runtime-error-lookup-identifier",
      .expr = "device.attributes[\"no-such-domain\"].noSuchAttr.isGreaterThan(quantity(\"0\"))",
      .match_err = "no such key: noSuchAttr",
