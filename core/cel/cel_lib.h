@@ -25,11 +25,12 @@
     X(LE, "_<=_", CEL_G)                                                                           \
     X(GT, "_>_", CEL_G)                                                                            \
     X(GE, "_>=_", CEL_G)                                                                           \
-    X(IN, "@in", CEL_G) X(SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G) X(      \
-        DOUBLE, "double", CEL_G) X(STRING, "string", CEL_G) X(BYTES, "bytes", CEL_G)               \
-        X(BOOL, "bool", CEL_G) X(TYPE, "type", CEL_G) X(DYN, "dyn", CEL_G) X(                      \
-            CONTAINS, "contains", CEL_M) X(STARTS, "startsWith", CEL_M) X(ENDS, "endsWith", CEL_M) \
-            X(MATCHES, "matches", CEL_B) X(CHARAT, "charAt", CEL_M) X(                             \
+    X(IN, "@in", CEL_G)                                                                            \
+    X(SIZE, "size", CEL_B) X(INT, "int", CEL_G) X(UINT, "uint", CEL_G) X(DOUBLE, "double", CEL_G)  \
+        X(STRING, "string", CEL_G) X(BYTES, "bytes", CEL_G) X(BOOL, "bool", CEL_G) X(              \
+            TYPE, "type", CEL_G) X(DYN, "dyn", CEL_G) X(CONTAINS, "contains",                      \
+                                                        CEL_M) X(STARTS, "startsWith", CEL_M)      \
+            X(ENDS, "endsWith", CEL_M) X(MATCHES, "matches", CEL_B) X(CHARAT, "charAt", CEL_M) X(  \
                 INDEXOF, "indexOf", CEL_M) X(LASTINDEXOF, "lastIndexOf", CEL_M)                    \
                 X(LOWER, "lowerAscii", CEL_M) X(UPPER, "upperAscii", CEL_M) X(                     \
                     REPLACE, "replace",                                                            \
