@@ -192,7 +192,7 @@ static const char *memfind(const char *h, size_t hn, const char *nd, size_t nn)
 }
 
 /* Go's strconv.FormatFloat(d, 'g', -1, 64), which %g of fmt uses: the shortest digits that read
- * back, with an exponent when it is < -4 or >= 21 (shortest form's precision). */
+ * back, with an exponent when it is < -4 or >= 6. */
 static ks_cel_value format_double(cel_ctx *c, double d)
 {
     char buf[64];
@@ -225,11 +225,7 @@ static ks_cel_value format_double(cel_ctx *c, double d)
     size_t o = 0;
     if (neg)
         out[o++] = '-';
-    /* Go: eprec = 6 for shortest, but when digits exceed it uses exponent only if exp >= 21 */
-    int eprec = 6;
-    if ((int)nd > eprec && (int)nd >= exp + 1)
-        eprec = (int)nd;
-    eprec = 21 > eprec ? 21 : eprec;
+    int eprec = 6; /* FormatFloat(f, 'g', -1, 64): for the shortest form, an exponent from 1e+06 */
     if (exp < -4 || exp >= eprec) {
         out[o++] = digits[0];
         if (nd > 1) {

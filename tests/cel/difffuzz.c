@@ -280,9 +280,10 @@ static void gen_bool(buf *b, int d);
 /* A value of any type: heterogeneous equality, ordering and conversions. */
 static void gen_any(buf *b, int d)
 {
-    static const char *const lits[] = {
-        "1.5",        "3u",         "0u",         "null",   "b\"ab\"", "2.0", "-0.0",
-        "1e300*1e10", "{\"a\": 1}", "[1, \"a\"]", "dyn(1)", "dyn(1u)", "1"};
+    static const char *const lits[] = {"1.5",        "3u",         "0u",          "null",
+                                       "b\"ab\"",    "2.0",        "-0.0",        "1e300*1e10",
+                                       "{\"a\": 1}", "[1, \"a\"]", "dyn(1)",      "dyn(1u)",
+                                       "1",          "1e6",        "123456789.5", "0.00001"};
     switch (rnd(9)) {
     case 0:
         gen_int(b, d);

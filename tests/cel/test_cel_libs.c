@@ -380,6 +380,12 @@ static const cel_case strings_cases[] = {
     {"charAt_end", "'tacocat'.charAt(7)", "''", NULL},
     {"reverse", "'gums'.reverse()", "'smug'", NULL},
     {"quote", "strings.quote('a\"b\\n')", "'\"a\\\\\"b\\\\n\"'", NULL},
+    /* string(double) is Go's %g (strconv.FormatFloat 'g', -1): checked against cel-go */
+    {"string_double_exp",
+     "[string(1000000.0), string(123456789.0), string(1e20), string(100.0), "
+     "string(0.0001), string(1.5e-7), string(-0.0), string(1.0/3.0)]",
+     "['1e+06', '1.23456789e+08', '1e+20', '100', '0.0001', '1.5e-07', '-0', '0.3333333333333333']",
+     NULL},
     {"size_codepoints", "size('αβγ')", "3", NULL},
 };
 
