@@ -763,9 +763,42 @@ int main(int argc, char **argv)
     for (long i = 0; i < cases; i++) {
         ks_mempool arena = {0};
         buf e = {0};
-        gen_bool(&e, 1 + (int)rnd(4));
         device dv;
-        gen_device(&arena, &dv);
+        if (rnd(5) == 0) {
+            /* a value check: our string(E) for a random E, asked back as string(E) == "ours" */
+            buf v = {0};
+            gen_any(&v, 1 + (int)rnd(3));
+            gen_device(&arena, &dv);
+            char *conv = malloc(v.n + 16);
+            sprintf(conv, "string(%s)", v.p);
+            ks_cel_error ve;
+            ks_cel_program *vp = ks_cel_compile(conv, &ks_cel_dra_env, &ve);
+            ks_cel_value sv;
+            ks_cel_binding vb = {"device", ks_cel_dra_device(&arena, dv.driver, dv.attrs, dv.na,
+                                                             dv.caps, dv.nc, dv.multi)};
+            if (vp && ks_cel_eval(vp, &vb, 1, &arena, &sv, NULL, &ve) == 0 &&
+                sv.kind == KS_CEL_STRING) {
+                put(&e, "%s == \"", conv);
+                for (size_t k = 0; k < sv.s.len; k++) {
+                    unsigned char ch = (unsigned char)sv.s.ptr[k];
+                    if (ch == '"' || ch == '\\')
+                        put(&e, "\\%c", ch);
+                    else if (ch < 0x20 || ch == 0x7f)
+                        put(&e, "\\x%02x", ch);
+                    else
+                        put(&e, "%c", ch);
+                }
+                put(&e, "\"");
+            } else {
+                put(&e, "%s == \"\"", conv);
+            }
+            ks_cel_program_free(vp);
+            free(conv);
+            free(v.p);
+        } else {
+            gen_bool(&e, 1 + (int)rnd(4));
+            gen_device(&arena, &dv);
+        }
         cJSON_AddStringToObject(dv.json, "expr", e.p);
         char *req = cJSON_PrintUnformatted(dv.json);
         fprintf(to_oracle, "%s\n", req);
