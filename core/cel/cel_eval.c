@@ -970,11 +970,12 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
             ks_cel_value x = eval(c, n->args[0], sc);
             if (x.kind == KS_CEL_ERROR)
                 return x;
-            /* upstream looks x up in a Go map: bytes ([]byte) cannot be hashed and Go panics,
-             * which cel-go reports as this error */
-            if (x.kind == KS_CEL_BYTES)
-                return ks__cel_err(
-                    c->a, "internal error: runtime error: hash of unhashable type types.Bytes");
+            /* upstream looks x up in a Go map: bytes ([]byte) and Kubernetes' Semver (slices
+             * inside) cannot be hashed and Go panics, which cel-go reports as this error */
+            if (x.kind == KS_CEL_BYTES || x.kind == KS_CEL_SEMVER)
+                return ks__cel_err(c->a,
+                                   "internal error: runtime error: hash of unhashable type %s",
+                                   x.kind == KS_CEL_BYTES ? "types.Bytes" : "cel.Semver");
             const ks_cel_list *l = n->args[1]->val.list;
             for (size_t i = 0; i < l->n; i++)
                 if (ks_cel_equal(&l->items[i], &x))
