@@ -193,6 +193,10 @@ static const char *memfind(const char *h, size_t hn, const char *nd, size_t nn)
 
 /* Go's strconv.FormatFloat(d, 'g', -1, 64), which %g of fmt uses: the shortest digits that read
  * back, with an exponent when it is < -4 or >= 6. */
+static ks_cel_value format_double(cel_ctx *c, double d);
+
+ks_cel_value ks__cel_go_g(cel_ctx *c, double d) { return format_double(c, d); }
+
 static ks_cel_value format_double(cel_ctx *c, double d)
 {
     char buf[64];
@@ -616,6 +620,7 @@ uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_
         return n >= 1 && argv[0].kind == KS_CEL_BYTES ? ceil_f((double)actual_size(&argv[0]) * 0.1)
                                                       : 1;
     case FN_QUOTE:
+    case FN_FORMAT:
         return n >= 1 ? ceil_f((double)actual_size(&argv[0]) * 0.1) : 1;
     case FN_IN:
         return n >= 2 && argv[1].kind == KS_CEL_LIST ? actual_size(&argv[1]) : 1;
@@ -806,6 +811,8 @@ static const char *signatures(int fn)
         return "ll";
     case FN_LISTS_RANGE:
         return "i";
+    case FN_FORMAT:
+        return "sl";
     case FN_HASVALUE:
     case FN_VALUE:
         return "o";
@@ -1540,7 +1547,9 @@ static ks_cel_value call(cel_ctx *c, int fn, bool recv, const ks_cel_value *argv
         return r;
     }
     case FN_FORMAT:
-        return ks__cel_err(c->a, "format() is not supported by this evaluator");
+        if (n != 2 || !IS(0, KS_CEL_STRING) || !IS(1, KS_CEL_LIST))
+            return NSO();
+        return ks__cel_format(c, &argv[0], argv[1].list);
     default: {
         bool handled = false;
         ks_cel_value r = ks__cel_kube_call(c, fn, argv, n, &handled);

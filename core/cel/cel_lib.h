@@ -123,6 +123,9 @@ ks_cel_value ks__cel_call(cel_ctx *c, int fn, bool receiver, const ks_cel_value 
  * CostEstimator.CallCost). */
 uint64_t ks__cel_call_cost(int fn, const ks_cel_value *argv, size_t n, const ks_cel_value *result,
                            bool untyped);
+/* string.format(list) (cel_format.c) and Go's %g of a double (string(double)). */
+ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_list *args);
+ks_cel_value ks__cel_go_g(cel_ctx *c, double d);
 /* The function's name as cel-go's messages give it. */
 const char *ks__cel_fn_name(int fn);
 /* How fn may be called (CEL_G / CEL_M / CEL_B). */

@@ -7,11 +7,11 @@
  *   cel_conformance --expr 'EXPR'                          (evaluates one expression, for
  * debugging)
  *
- * The exclusions file lists "FILE/SECTION/TEST reason", "FILE/SECTION/ALL reason" or "FILE/ALL
- * reason" (ALL being a star) lines (docs/CEL.md explains each); an excluded test that passes is
- * reported, so the list cannot silently outlive the gaps it describes. Tests whose expected value
- * or bindings hold protobuf messages (object_value) are counted apart as "messages": messages are
- * out of scope.
+ * The exclusions file (pattern, then two spaces or a tab, then the reason) lists "FILE/SECTION/TEST
+ * reason", "FILE/SECTION/ALL reason" or "FILE/ALL reason" (ALL being a star) lines (docs/CEL.md
+ * explains each); an excluded test that passes is reported, so the list cannot silently outlive the
+ * gaps it describes. Tests whose expected value or bindings hold protobuf messages (object_value)
+ * are counted apart as "messages": messages are out of scope.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -47,9 +47,16 @@ static void load_exclusions(const char *path)
             p++;
         if (*p == '#' || *p == '\n' || !*p)
             continue;
-        char *sp = strpbrk(p, " \t\n");
-        if (sp)
+        /* the pattern ends at a tab or at two spaces (test names contain single spaces) */
+        char *sp = p;
+        while (*sp && *sp != '\t' && *sp != '\n' && !(sp[0] == ' ' && sp[1] == ' '))
+            sp++;
+        if (*sp)
             *sp++ = 0;
+        else
+            sp = NULL;
+        while (sp && (*sp == ' ' || *sp == '\t'))
+            sp++;
         excls = realloc(excls, sizeof(excl) * (nexcl + 1));
         excls[nexcl].pattern = strdup(p);
         excls[nexcl].reason = strdup(sp ? sp : "");

@@ -765,12 +765,26 @@ int main(int argc, char **argv)
         buf e = {0};
         device dv;
         if (rnd(5) == 0) {
-            /* a value check: our string(E) for a random E, asked back as string(E) == "ours" */
+            /* a value check: our string(E) (or E through format()) for a random E, asked back
+             * as string(E) == "ours" */
             buf v = {0};
             gen_any(&v, 1 + (int)rnd(3));
             gen_device(&arena, &dv);
-            char *conv = malloc(v.n + 16);
-            sprintf(conv, "string(%s)", v.p);
+            char *conv = malloc(2 * v.n + 64);
+            switch (rnd(4)) { /* string(E), or E through string.format */
+            case 0:
+                sprintf(conv, "\"%%s\".format([%s])", v.p);
+                break;
+            case 1:
+                sprintf(conv, "\"%%.3f|%%e|%%d\".format([%s, %s, 7])", v.p, v.p);
+                break;
+            case 2:
+                sprintf(conv, "\"%%x %%o %%b\".format([%s, 9, %s])", v.p, v.p);
+                break;
+            default:
+                sprintf(conv, "string(%s)", v.p);
+                break;
+            }
             ks_cel_error ve;
             ks_cel_program *vp = ks_cel_compile(conv, &ks_cel_dra_env, &ve);
             ks_cel_value sv;
