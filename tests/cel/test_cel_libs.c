@@ -386,6 +386,20 @@ static const cel_case strings_cases[] = {
      "string(0.0001), string(1.5e-7), string(-0.0), string(1.0/3.0)]",
      "['1e+06', '1.23456789e+08', '1e+20', '100', '0.0001', '1.5e-07', '-0', '0.3333333333333333']",
      NULL},
+    /* format() as Kubernetes runs it (values checked against tests/tools/cel-oracle) */
+    {"format_fixed", "\"%.3f|%f|%.0f\".format([1234.5678, -0.5, 2.5])", "'1,234.568|-0.500000|2'",
+     NULL},
+    {"format_scientific",
+     "\"%e|%.3e|%e\".format([1052.032911275, 0.000123, double(\"-Infinity\")])",
+     "'1.052033×10⁰³|1.230000×10⁻⁰⁴|    -∞'", NULL},
+    {"format_aggregates",
+     "\"%s %s\".format([[1, 1.5, \"a\", b\"x\", null, true], {\"b\": 1, \"a\": 2.5}])",
+     "'[1, 1.500000, \"a\", b\"x\", null, true] {\"a\":2.500000, \"b\":1}'", NULL},
+    {"format_ints", "\"%d %x %X %o %b %b %%\".format([-7, 255, -30, -9, 5, true])",
+     "'-7 ff -1E -11 101 1 %'", NULL},
+    {"format_decimal_double", "\"%d\".format([1.5])", NULL,
+     "error during formatting: decimal clause can only be used on integers, was given double"},
+    {"format_out_of_range", "\"%s %s\".format([1])", NULL, "index 1 out of range"},
     {"size_codepoints", "size('αβγ')", "3", NULL},
 };
 
