@@ -35,10 +35,7 @@ static void sb_put(sb *b, const char *s, size_t n)
     b->p[b->n] = 0;
 }
 
-static void sb_str(sb *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
+static void sb_str(sb *b, const char *s) { sb_put(b, s, strlen(s)); }
 
 /* Go's strconv.Quote for the strings we produce (valid UTF-8 is kept, controls escaped). */
 static void go_quote(sb *b, const char *s, size_t n)
@@ -48,15 +45,33 @@ static void go_quote(sb *b, const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         char tmp[8];
         switch (c) {
-        case '"': sb_str(b, "\\\""); break;
-        case '\\': sb_str(b, "\\\\"); break;
-        case '\a': sb_str(b, "\\a"); break;
-        case '\b': sb_str(b, "\\b"); break;
-        case '\f': sb_str(b, "\\f"); break;
-        case '\n': sb_str(b, "\\n"); break;
-        case '\r': sb_str(b, "\\r"); break;
-        case '\t': sb_str(b, "\\t"); break;
-        case '\v': sb_str(b, "\\v"); break;
+        case '"':
+            sb_str(b, "\\\"");
+            break;
+        case '\\':
+            sb_str(b, "\\\\");
+            break;
+        case '\a':
+            sb_str(b, "\\a");
+            break;
+        case '\b':
+            sb_str(b, "\\b");
+            break;
+        case '\f':
+            sb_str(b, "\\f");
+            break;
+        case '\n':
+            sb_str(b, "\\n");
+            break;
+        case '\r':
+            sb_str(b, "\\r");
+            break;
+        case '\t':
+            sb_str(b, "\\t");
+            break;
+        case '\v':
+            sb_str(b, "\\v");
+            break;
         default:
             if (c < 0x20 || c == 0x7f) {
                 snprintf(tmp, sizeof tmp, "\\x%02x", c);
@@ -184,9 +199,11 @@ static const char *format_map(cel_ctx *c, sb *b, const ks_cel_map *m)
     pair *pairs = ks__mempool_alloc(c->a, sizeof(pair) * (m->n ? m->n : 1));
     for (size_t i = 0; i < m->n; i++) {
         const ks_cel_value *k = &m->keys[i];
-        if (k->kind != KS_CEL_STRING && k->kind != KS_CEL_BOOL && k->kind != KS_CEL_INT && k->kind != KS_CEL_UINT) {
+        if (k->kind != KS_CEL_STRING && k->kind != KS_CEL_BOOL && k->kind != KS_CEL_INT &&
+            k->kind != KS_CEL_UINT) {
             char *msg = ks__mempool_alloc(c->a, 128);
-            snprintf(msg, 128, "no formatting function for map key of type %s", ks__cel_type_name(k));
+            snprintf(msg, 128, "no formatting function for map key of type %s",
+                     ks__cel_type_name(k));
             return msg;
         }
         sb kb = {.a = c->a}, vb = {.a = c->a};
@@ -216,13 +233,27 @@ static const char *format_value(cel_ctx *c, sb *b, const ks_cel_value *v, bool i
 {
     char tmp[64];
     switch (v->kind) {
-    case KS_CEL_LIST: return format_list(c, b, v->list);
-    case KS_CEL_MAP: return format_map(c, b, v->map);
-    case KS_CEL_INT: snprintf(tmp, sizeof tmp, "%" PRId64, v->i); sb_str(b, tmp); return NULL;
-    case KS_CEL_UINT: snprintf(tmp, sizeof tmp, "%" PRIu64, v->u); sb_str(b, tmp); return NULL;
-    case KS_CEL_BOOL: sb_str(b, v->b ? "true" : "false"); return NULL;
-    case KS_CEL_NULL: sb_str(b, "null"); return NULL;
-    case KS_CEL_TYPE: sb_put(b, v->s.ptr, v->s.len); return NULL;
+    case KS_CEL_LIST:
+        return format_list(c, b, v->list);
+    case KS_CEL_MAP:
+        return format_map(c, b, v->map);
+    case KS_CEL_INT:
+        snprintf(tmp, sizeof tmp, "%" PRId64, v->i);
+        sb_str(b, tmp);
+        return NULL;
+    case KS_CEL_UINT:
+        snprintf(tmp, sizeof tmp, "%" PRIu64, v->u);
+        sb_str(b, tmp);
+        return NULL;
+    case KS_CEL_BOOL:
+        sb_str(b, v->b ? "true" : "false");
+        return NULL;
+    case KS_CEL_NULL:
+        sb_str(b, "null");
+        return NULL;
+    case KS_CEL_TYPE:
+        sb_put(b, v->s.ptr, v->s.len);
+        return NULL;
     case KS_CEL_STRING:
         if (in_aggregate)
             go_quote(b, v->s.ptr, v->s.len);
@@ -242,7 +273,9 @@ static const char *format_value(cel_ctx *c, sb *b, const ks_cel_value *v, bool i
     case KS_CEL_DOUBLE: {
         if (in_aggregate) {
             /* %.6f of Go's fmt (no grouping); NaN and infinities quoted */
-            const char *sp = isnan(v->d) ? "NaN" : isinf(v->d) ? (v->d < 0 ? "-Inf" : "+Inf") : NULL;
+            const char *sp = isnan(v->d)   ? "NaN"
+                             : isinf(v->d) ? (v->d < 0 ? "-Inf" : "+Inf")
+                                           : NULL;
             if (sp) {
                 go_quote(b, sp, strlen(sp));
             } else {
@@ -262,7 +295,8 @@ static const char *format_value(cel_ctx *c, sb *b, const ks_cel_value *v, bool i
             snprintf(msg, 256, "no formatting function for %s", ks__cel_type_name(v));
         else
             snprintf(msg, 256,
-                     "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, "
+                     "string clause can only be used on strings, bools, bytes, ints, doubles, "
+                     "maps, lists, types, "
                      "durations, and timestamps, was given %s",
                      ks__cel_type_name(v));
         return msg;
@@ -322,17 +356,21 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
             while (j < n && f[j] >= '0' && f[j] <= '9')
                 j++;
             if (j >= n)
-                return ks__cel_err(c->a, "could not parse formatting clause: error while parsing precision: could "
-                                         "not find end of precision specifier");
+                return ks__cel_err(
+                    c->a, "could not parse formatting clause: error while parsing precision: could "
+                          "not find end of precision specifier");
             if (j == ds)
-                return ks__cel_err(c->a, "could not parse formatting clause: error while parsing precision: error "
-                                         "while converting precision to integer: strconv.Atoi: parsing \"\": "
-                                         "invalid syntax");
+                return ks__cel_err(
+                    c->a, "could not parse formatting clause: error while parsing precision: error "
+                          "while converting precision to integer: strconv.Atoi: parsing \"\": "
+                          "invalid syntax");
             if (j - ds > 9)
-                return ks__cel_err(c->a, "could not parse formatting clause: error while parsing precision: error "
-                                         "while converting precision to integer: strconv.Atoi: parsing \"%.*s\": "
-                                         "value out of range",
-                                   (int)(j - ds), f + ds);
+                return ks__cel_err(
+                    c->a,
+                    "could not parse formatting clause: error while parsing precision: error "
+                    "while converting precision to integer: strconv.Atoi: parsing \"%.*s\": "
+                    "value out of range",
+                    (int)(j - ds), f + ds);
             prec = atoi(f + ds);
         }
         char verb = f[j];
@@ -340,12 +378,15 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
         double d;
         char tmp[128];
         switch (verb) {
-        case 's': err = format_value(c, &b, v, false); break;
+        case 's':
+            err = format_value(c, &b, v, false);
+            break;
         case 'd':
             if (v->kind == KS_CEL_INT || v->kind == KS_CEL_UINT)
                 put_int(&b, v, "%" PRIu64, "%" PRIu64);
             else
-                snprintf(tmp, sizeof tmp, "decimal clause can only be used on integers, was given %s",
+                snprintf(tmp, sizeof tmp,
+                         "decimal clause can only be used on integers, was given %s",
                          ks__cel_type_name(v)),
                     err = tmp;
             break;
@@ -353,7 +394,8 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
             if (special_double(v, &d))
                 put_fixed(&b, d, prec);
             else
-                snprintf(tmp, sizeof tmp, "fixed-point clause can only be used on doubles, was given %s",
+                snprintf(tmp, sizeof tmp,
+                         "fixed-point clause can only be used on doubles, was given %s",
                          ks__cel_type_name(v)),
                     err = tmp;
             break;
@@ -361,7 +403,8 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
             if (special_double(v, &d))
                 put_scientific(&b, d);
             else
-                snprintf(tmp, sizeof tmp, "scientific clause can only be used on doubles, was given %s",
+                snprintf(tmp, sizeof tmp,
+                         "scientific clause can only be used on doubles, was given %s",
                          ks__cel_type_name(v)),
                     err = tmp;
             break;
@@ -375,7 +418,8 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
             } else if (v->kind == KS_CEL_BOOL) {
                 sb_str(&b, v->b ? "1" : "0");
             } else {
-                snprintf(tmp, sizeof tmp, "only integers and bools can be formatted as binary, was given %s",
+                snprintf(tmp, sizeof tmp,
+                         "only integers and bools can be formatted as binary, was given %s",
                          ks__cel_type_name(v));
                 err = tmp;
             }
@@ -384,14 +428,17 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
         case 'X':
             if (v->kind == KS_CEL_STRING || v->kind == KS_CEL_BYTES) {
                 for (size_t k = 0; k < v->s.len; k++) {
-                    snprintf(tmp, sizeof tmp, verb == 'x' ? "%02x" : "%02X", (unsigned char)v->s.ptr[k]);
+                    snprintf(tmp, sizeof tmp, verb == 'x' ? "%02x" : "%02X",
+                             (unsigned char)v->s.ptr[k]);
                     sb_str(&b, tmp);
                 }
             } else if (v->kind == KS_CEL_INT || v->kind == KS_CEL_UINT) {
-                put_int(&b, v, verb == 'x' ? "%" PRIx64 : "%" PRIX64, verb == 'x' ? "%" PRIx64 : "%" PRIX64);
+                put_int(&b, v, verb == 'x' ? "%" PRIx64 : "%" PRIX64,
+                        verb == 'x' ? "%" PRIx64 : "%" PRIX64);
             } else {
                 snprintf(tmp, sizeof tmp,
-                         "only integers, byte buffers, and strings can be formatted as hex, was given %s",
+                         "only integers, byte buffers, and strings can be formatted as hex, was "
+                         "given %s",
                          ks__cel_type_name(v));
                 err = tmp;
             }
@@ -409,8 +456,9 @@ ks_cel_value ks__cel_format(cel_ctx *c, const ks_cel_value *fmt, const ks_cel_li
             size_t rl = 1;
             while (j + rl < n && ((unsigned char)f[j + rl] & 0xC0) == 0x80)
                 rl++;
-            return ks__cel_err(c->a, "could not parse formatting clause: unrecognized formatting clause \"%.*s\"",
-                               (int)rl, f + j);
+            return ks__cel_err(
+                c->a, "could not parse formatting clause: unrecognized formatting clause \"%.*s\"",
+                (int)rl, f + j);
         }
         }
         if (err)
