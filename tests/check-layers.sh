@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one-way layers of core/ (docs/ARCHITECTURE.md), checked on the sources:
 #
-#   sdk  <-  core/util  <-  core/api  <-  core/config  <-  core/sched  <-  core/live  <-  core/cli
+#   sdk  <-  core/util  <-  core/cel  <-  core/api  <-  core/config  <-  core/sched  <-  core/live  <-  core/cli
 #
 # - a file in core/<layer>/ includes core headers by their layer-qualified path ("api/objects.h")
 #   and only from its own layer or a lower one;
@@ -17,7 +17,7 @@
 # Usage: tests/check-layers.sh [BUILD_DIR]     Exit status 1 on any violation, listing each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-layers=(util api config sched live cli)
+layers=(util cel api config sched live cli)
 declare -A rank
 for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 bad=0
