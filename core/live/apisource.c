@@ -991,6 +991,7 @@ static void stop_threads(ks_apisrc *s, run_threads *t)
 /* What connect_client, create_scheduler and serve_endpoints made, and s itself. */
 static void free_source(ks_apisrc *s)
 {
+    ks__delegated_auth_cancel(s->auth); /* a review in flight must not hold up the stop */
     ks__httpserver_stop(s->http);
     ks__delegated_auth_free(s->auth);
     ks__tls_ctx_free(s->tls);

@@ -122,6 +122,9 @@ typedef struct pool {
     pthread_mutex_t mu;
     ks_api **idle;
     size_t nidle, cap;
+    ks_api **all; /* every client made, idle or in a call: cancel stops them all */
+    size_t nall, allcap;
+    atomic_bool stopping;
     atomic_uint_fast64_t calls;
 } pool;
 
@@ -140,18 +143,44 @@ static ks_api *pool_take(pool *p, long timeout_ms, char *err, size_t errlen)
                       .max_retries = -1}; /* retried here, as upstream's webhook backoff */
     if (ks__api_create(p->kc, &ao, &api, err, errlen) != 0)
         return NULL;
+    pthread_mutex_lock(&p->mu);
+    if (p->nall == p->allcap) {
+        size_t cap = p->allcap ? p->allcap * 2 : 8;
+        ks_api **n = realloc(p->all, cap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&p->mu);
+            ks__api_destroy(api);
+            snprintf(err, errlen, "out of memory for an API client");
+            return NULL;
+        }
+        p->all = n;
+        p->allcap = cap;
+    }
+    p->all[p->nall++] = api;
+    if (atomic_load(&p->stopping)) /* cancelled meanwhile: this call ends at once too */
+        ks__api_stop(api);
+    pthread_mutex_unlock(&p->mu);
     return api;
+}
+
+/* Ends every call in flight (KS_API_STOPPED) and every later one; any thread. */
+static void pool_cancel(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->stopping, true);
+    for (size_t i = 0; i < p->nall; i++)
+        ks__api_stop(p->all[i]);
+    pthread_mutex_unlock(&p->mu);
 }
 
 static void pool_give(pool *p, ks_api *api)
 {
     pthread_mutex_lock(&p->mu);
-    if (p->nidle == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 8;
+    if (p->nidle == p->cap) { /* cannot fail to grow past nall: allcap bounds it */
+        size_t cap = p->allcap;
         ks_api **n = realloc(p->idle, cap * sizeof *n);
-        if (!n) {
+        if (!n) { /* keep it in `all` only: freed at the end */
             pthread_mutex_unlock(&p->mu);
-            ks__api_destroy(api);
             return;
         }
         p->idle = n;
@@ -163,8 +192,9 @@ static void pool_give(pool *p, ks_api *api)
 
 static void pool_free(pool *p)
 {
-    for (size_t i = 0; i < p->nidle; i++)
-        ks__api_destroy(p->idle[i]);
+    for (size_t i = 0; i < p->nall; i++) /* every client is idle by now */
+        ks__api_destroy(p->all[i]);
+    free(p->all);
     free(p->idle);
     ks__ratelimit_destroy(p->rl);
     ks__kubeconfig_free(p->kc);
@@ -205,11 +235,12 @@ static int post_review(ks_delegated_auth *a, pool *p, const char *path, const ch
     }
     long wait_ms = a->retry_ms;
     int rc = -1;
-    for (int step = 0; step < RETRY_STEPS; step++) {
+    for (int step = 0; step < RETRY_STEPS && !atomic_load(&p->stopping); step++) {
         ks_api_response r = {0};
         atomic_fetch_add(&p->calls, 1);
         int e = ks__api_request(api, "POST", path, body, "application/json", &r);
         if (e == 0) {
+            why[0] = '\0'; /* an earlier try's failure is no longer the answer */
             *out = cJSON_Parse(r.body ? r.body : "");
             if (*out)
                 rc = 0;
@@ -221,7 +252,7 @@ static int post_review(ks_delegated_auth *a, pool *p, const char *path, const ch
         snprintf(why, whylen, "%s", ks__api_error(api));
         bool retry = r.status == 0 || r.status == 429 || r.status >= 500;
         ks__api_response_free(&r);
-        if (!retry || wait_ms < 0 || step == RETRY_STEPS - 1)
+        if (!retry || wait_ms < 0 || step == RETRY_STEPS - 1 || atomic_load(&p->stopping))
             break;
         /* jitter 0.2, as wait.Backoff */
         long jittered = wait_ms + (long)((double)wait_ms * 0.2 * ((double)rand() / RAND_MAX));
@@ -316,9 +347,9 @@ static cJSON *authenticate(ks_delegated_auth *a, const char *token, bool *failed
 static bool has_group(const cJSON *user, const char *group)
 {
     const cJSON *g;
-    cJSON_ArrayForEach(g, cJSON_GetObjectItem(user, "groups")) if (cJSON_IsString(g) &&
-                                                                    !strcmp(g->valuestring, group))
-        return true;
+    cJSON_ArrayForEach(
+        g, cJSON_GetObjectItem(user, "groups")) if (cJSON_IsString(g) &&
+                                                    !strcmp(g->valuestring, group)) return true;
     return false;
 }
 
@@ -364,10 +395,10 @@ static decision review(ks_delegated_auth *a, const cJSON *user, const char *path
         char *body = cJSON_PrintUnformatted(req);
         cJSON_Delete(req);
         cJSON *resp = NULL;
-        int rc = body ? post_review(a, &a->authz,
-                                    "/apis/authorization.k8s.io/v1/subjectaccessreviews", body,
-                                    &resp, why, whylen)
-                      : -1;
+        int rc =
+            body ? post_review(a, &a->authz, "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                               body, &resp, why, whylen)
+                 : -1;
         free(body);
         if (rc != 0) {
             ks__log('E', "delegated-auth", "Failed to make webhook authorizer request: %s", why);
@@ -394,7 +425,8 @@ static decision review(ks_delegated_auth *a, const cJSON *user, const char *path
     snprintf(reason, reasonlen, "%s", cJSON_IsString(r) ? r->valuestring : "");
     cJSON_Delete(status);
     if (allowed && denied) {
-        snprintf(why, whylen, "webhook subject access review returned both allow and deny response");
+        snprintf(why, whylen,
+                 "webhook subject access review returned both allow and deny response");
         return DENY; /* upstream: Deny, with the error (the filter answers 500 for an error
                         only when not allowed: a Deny with an error is a 500) */
     }
@@ -489,7 +521,8 @@ int ks__delegated_auth_check(void *ctx, const char *method, const char *path,
             return 401;
         }
         /* group.NewAuthenticatedGroupAdder */
-        if (!has_group(user, "system:authenticated") && !has_group(user, "system:unauthenticated")) {
+        if (!has_group(user, "system:authenticated") &&
+            !has_group(user, "system:unauthenticated")) {
             cJSON *groups = cJSON_GetObjectItem(user, "groups");
             if (!cJSON_IsArray(groups)) {
                 cJSON_DeleteItemFromObject(user, "groups");
@@ -545,6 +578,14 @@ int ks__delegated_auth_check(void *ctx, const char *method, const char *path,
     return 403;
 }
 
+void ks__delegated_auth_cancel(ks_delegated_auth *a)
+{
+    if (!a)
+        return;
+    pool_cancel(&a->authn);
+    pool_cancel(&a->authz);
+}
+
 uint64_t ks__delegated_auth_calls(const ks_delegated_auth *a, int authz)
 {
     return atomic_load(authz ? &a->authz.calls : &a->authn.calls);
@@ -555,6 +596,7 @@ static int pool_init(pool *p, ks_kubeconfig *kc)
     p->kc = kc;
     pthread_mutex_init(&p->mu, NULL);
     atomic_init(&p->calls, 0);
+    atomic_init(&p->stopping, false);
     /* upstream raises these clients' limits to qps 200, burst 400 */
     return kc ? ks__ratelimit_create(200, 400, NULL, NULL, &p->rl) : 0;
 }

@@ -35,7 +35,7 @@
  * Threads: ks__delegated_auth_check may run on many threads at once (the HTTP server's
  * connection threads); each call that needs the API server takes a client from a pool (or makes
  * one), so a slow review delays only its own request. create and free on one thread, free after
- * the HTTP server stopped.
+ * the HTTP server stopped; cancel on any thread.
  */
 #ifndef KS_CORE_DELEGATED_AUTH_H
 #define KS_CORE_DELEGATED_AUTH_H
@@ -57,9 +57,9 @@ typedef struct ks_delegated_auth_opts {
     /* NULL: "/healthz", "/readyz", "/livez" (kube-scheduler's); copied. */
     const char *const *always_allow_paths;
     size_t nalways_allow_paths;
-    int no_always_allow_paths; /* 1: none at all (--authorization-always-allow-paths="") */
-    long request_timeout_ms;   /* each call: 0: 10000 */
-    long retry_initial_ms;     /* the first retry's wait: 0: 500; < 0: no retries (tests) */
+    int no_always_allow_paths;  /* 1: none at all (--authorization-always-allow-paths="") */
+    long request_timeout_ms;    /* each call: 0: 10000 */
+    long retry_initial_ms;      /* the first retry's wait: 0: 500; < 0: no retries (tests) */
     int64_t (*clock)(void *ud); /* monotonic ns for the caches; NULL: ks__clock_now_ns */
     void *clock_ud;
 } ks_delegated_auth_opts;
@@ -69,6 +69,11 @@ typedef struct ks_delegated_auth_opts {
 int ks__delegated_auth_create(const ks_delegated_auth_opts *o, ks_delegated_auth **out, char *err,
                               size_t errlen);
 void ks__delegated_auth_free(ks_delegated_auth *a); /* NULL: no-op */
+
+/* Ends the reviews in flight at once (their requests fail: 401 or 500) and every later one, so
+ * that stopping the HTTP server does not wait for the API server (upstream cancels the request
+ * contexts). Any thread; call before ks__httpserver_stop. NULL: no-op. */
+void ks__delegated_auth_cancel(ks_delegated_auth *a);
 
 /* The ks_http_authorize_fn of httpserver.h (ctx: the ks_delegated_auth). */
 int ks__delegated_auth_check(void *ctx, const char *method, const char *path,
