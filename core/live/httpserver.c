@@ -55,7 +55,7 @@
 #define CONN_PER_IP_LIMIT 256
 #define CONN_MEMORY (8 * 1024)
 #define IDLE_TIMEOUT_S 10
-#define THREAD_STACK (1024 * 1024) /* an authorizer's libcurl + OpenSSL call runs on it */
+#define THREAD_STACK (2 * 1024 * 1024) /* an authorizer's libcurl + OpenSSL call runs on it */
 
 struct ks_httpserver {
     int listen_fd; /* ours until the daemon runs; the daemon closes it at stop */
