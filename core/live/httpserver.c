@@ -847,12 +847,13 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     s->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->listen_fd,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)CONN_PER_IP_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)THREAD_STACK, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)NULL,
-        MHD_OPTION_ARRAY, o->tls ? tls_opts : tls_opts + 3, MHD_OPTION_END);
+        /* the logger first: the daemon logs with it from the next option on */
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)NULL,
+        MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_IP_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONN_MEMORY, MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK, MHD_OPTION_ARRAY,
+        o->tls ? tls_opts : tls_opts + 3, MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!s->daemon) {
         ks__log('E', "httpserver",
