@@ -351,6 +351,14 @@ static void flag_values(int argc, char **argv, ks_http_flag out[N_LIVE_FLAGS])
             break;
         }
     }
+    /* A string slice shows as pflag's stringSlice.String(): "[a,b]". */
+    static char slice[1024];
+    for (size_t k = 0; k < N_LIVE_FLAGS; k++)
+        if (!strcmp(k_live_flags[k].name, "authorization-always-allow-paths") &&
+            out[k].value != k_live_flags[k].def) {
+            snprintf(slice, sizeof slice, "[%s]", out[k].value);
+            out[k].value = slice;
+        }
 }
 
 /* "--name=VALUE" or "--name VALUE" (then *i moves past the value): 1 with *out set, else 0. */

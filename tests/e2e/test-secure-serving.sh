@@ -8,7 +8,8 @@
 #     not know: 401 Unauthorized. kube-scheduler answers each case with the same status;
 #   - /healthz, /readyz, /livez stay open without credentials (no review is sent for them);
 #   - the admin token (group system:masters) is allowed without a SubjectAccessReview;
-#   - 100 idle TCP connections and 10 slow clients on the port do not delay an HTTPS /healthz.
+#   - 100 idle TCP connections and 10 slow clients on the port do not delay an HTTPS /healthz;
+#   - the flags: --authorization-always-allow-paths, the cache TTLs, their /flagz values.
 # Usage: tests/e2e/test-secure-serving.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -101,9 +102,33 @@ for _ in $(seq 1 10); do
   worst=$(python3 -c "print(max($worst, ${t#* }))")
 done
 kill "$slow_pid" 2>/dev/null; wait "$slow_pid" 2>/dev/null
-if python3 -c "import sys; sys.exit(0 if $worst < 0.1 else 1)"; then ok "/healthz with 100 idle and 10 slow clients: slowest of 10 ${worst}s (< 0.1s)"
+# The unit tests hold the 100 ms bound (tests/core/test_httpserver.c, test_tlsserve.c); here each
+# probe is a new curl with a full TLS handshake on a machine the rest of the suite loads, so the
+# bound is 0.5 s: the hand-written server took 5 s per idle connection ahead of the probe.
+if python3 -c "import sys; sys.exit(0 if $worst < 0.5 else 1)"; then ok "/healthz with 100 idle and 10 slow clients: slowest of 10 ${worst}s (< 0.5s)"
 else bad "/healthz with 100 idle and 10 slow clients: slowest ${worst}s"; fi
 
 ks_stop main TERM
 ks_no_errors main
+
+# The flags: /metrics added to the always-allowed paths opens it to anyone; TTLs of 0 cache
+# nothing (a binding removed takes effect at once); /flagz shows the values.
+ks_start open "$(ks_config kubesched-open)" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
+  --authorization-webhook-cache-authorized-ttl=0 --authentication-token-webhook-cache-ttl 0s
+ks_wait_synced open || exit 1
+open_url="https://127.0.0.1:${KS_PORT[open]}"
+[ "$(status "$open_url/metrics")" = 200 ] && ok "--authorization-always-allow-paths with /metrics: 200 without credentials" || bad "an always-allowed /metrics: $(status "$open_url/metrics")"
+[ "$(status "$open_url/statusz")" = 403 ] && ok "... and /statusz still 403" || bad "/statusz: $(status "$open_url/statusz")"
+kubectl create clusterrole e2e-statusz-reader --verb=get --non-resource-url=/statusz >/dev/null
+kubectl create clusterrolebinding e2e-statusz-reader --clusterrole=e2e-statusz-reader \
+  --serviceaccount=secure-serving:scraper >/dev/null
+first=$(status "$open_url/statusz" "$tok_scraper")
+kubectl delete clusterrolebinding e2e-statusz-reader >/dev/null
+then=$(status "$open_url/statusz" "$tok_scraper")
+[ "$first" = 200 ] && [ "$then" = 403 ] && ok "authorized TTL 0: a removed binding is 403 on the next request" || bad "TTL 0: $first then $then (want 200 then 403)"
+fz=$(ks_get open /flagz -H 'Accept: application/json;as=Flagz;g=config.k8s.io;v=v1beta1')
+v=$(jq -r '.flags["authorization-always-allow-paths"] + " " + .flags["authorization-webhook-cache-authorized-ttl"] + " " + .flags["authorization-webhook-cache-unauthorized-ttl"]' <<<"$fz")
+[ "$v" = "[/healthz,/readyz,/livez,/metrics] 0 10s" ] && ok "/flagz: $v" || bad "/flagz: '$v'"
+ks_stop open TERM
+ks_no_errors open
 exit 0
