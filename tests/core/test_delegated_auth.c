@@ -170,7 +170,7 @@ static void fake_start(void)
 
 /* --- the server under test ------------------------------------------------------------------- */
 
-static int64_t fake_now = 1000000000LL;
+static _Atomic int64_t fake_now = 1000000000LL; /* advanced by several threads */
 static int64_t fake_clock(void *ud)
 {
     (void)ud;
@@ -539,4 +539,40 @@ Test(delegated_auth, cancel_ends_a_review_in_flight_so_stop_is_prompt, .timeout 
     cr_expect(st == 0 || st == 500, "the cancelled review's request: %ld", st);
     atomic_store(&g_may_fail, 0);
     cr_expect_eq(atomic_load(&F.access_reviews), 1, "no retry after the cancel");
+}
+
+/* Many clients at once, with the caches expiring under them: every answer is the right one (the
+ * pool hands each thread its own API client; the caches lock). */
+static atomic_int g_wrong;
+
+static void *mixed_client(void *arg)
+{
+    long id = (long)arg;
+    static const struct {
+        const char *token, *path;
+        long status;
+    } k[] = {{"tok-reader", "/metrics", 200},  {"tok-nobody", "/metrics", 403},
+             {"tok-admin", "/metrics", 200},   {NULL, "/healthz", 200},
+             {"tok-unknown", "/metrics", 401}, {"tok-reader", "/statusz", 403}};
+    for (int i = 0; i < 30; i++) {
+        size_t c = (size_t)(id + i) % (sizeof k / sizeof k[0]);
+        if (get_as(k[c].token, k[c].path).status != k[c].status)
+            atomic_fetch_add(&g_wrong, 1);
+        if (i % 10 == 9)
+            fake_now += 4000000000LL; /* entries expire while others read them */
+    }
+    return NULL;
+}
+
+Test(delegated_auth, concurrent_requests_get_their_own_answers, .timeout = 60)
+{
+    start();
+    atomic_store(&g_wrong, 0);
+    pthread_t t[12];
+    for (long i = 0; i < 12; i++)
+        pthread_create(&t[i], NULL, mixed_client, (void *)i);
+    for (int i = 0; i < 12; i++)
+        pthread_join(t[i], NULL);
+    cr_expect_eq(atomic_load(&g_wrong), 0, "%d of 360 answers were wrong", atomic_load(&g_wrong));
+    cr_expect_lt(atomic_load(&F.access_reviews), 360, "the cache answered some");
 }
