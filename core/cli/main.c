@@ -432,9 +432,21 @@ static int auth_flag(auth_flags *f, const char *a, const char *v, int *i)
             }
             f->paths[f->npaths++] = p;
         }
-    } else if (!strcmp(a, "--profiling") || !strcmp(a, "--profiling=true") ||
-               !strcmp(a, "--profiling=false")) {
-        /* CIS 1.4.1 wants --profiling=false; kubesched serves no /debug/pprof either way. */
+    } else if (!strcmp(a, "--profiling") || !strncmp(a, "--profiling=", 12)) {
+        /* CIS 1.4.1 wants --profiling=false; kubesched serves no /debug/pprof either way. The
+         * value as pflag's bool (strconv.ParseBool). */
+        static const char *const k_bools[] = {"1", "t", "T", "TRUE",  "true",  "True",
+                                              "0", "f", "F", "FALSE", "false", "False"};
+        size_t b = 0, nb = sizeof k_bools / sizeof k_bools[0];
+        while (a[11] == '=' && b < nb && strcmp(a + 12, k_bools[b]) != 0)
+            b++;
+        if (b == nb) {
+            fprintf(stderr,
+                    "kubesched: invalid argument \"%s\" for \"--profiling\" flag: want "
+                    "true or false\n",
+                    a + 12);
+            return -1;
+        }
     } else {
         return 0;
     }

@@ -797,7 +797,7 @@ static int delegation_kubeconfig(const char *what, const char *path, ks_kubeconf
         *out = NULL;
     }
     if (!*out) {
-        if (what[4] == 'e') /* authentication */
+        if (!strcmp(what, "authentication"))
             ks__log('W', "apisource",
                     "No authentication-kubeconfig provided and not in a cluster, so bearer tokens "
                     "are not reviewed: every request to the serving port is anonymous");
