@@ -54,7 +54,8 @@ static void usage(FILE *f)
         "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
         "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
         "            [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D]\n"
-        "            [--authentication-kubeconfig FILE] [--authorization-kubeconfig FILE]\n"
+        "            [--authentication-kubeconfig FILE] [--authorization-kubeconfig FILE] "
+        "[--client-ca-file FILE]\n"
         "            [--authentication-token-webhook-cache-ttl D] "
         "[--authorization-webhook-cache-authorized-ttl D]\n"
         "            [--authorization-webhook-cache-unauthorized-ttl D]\n"
@@ -65,7 +66,8 @@ static void usage(FILE *f)
         "self-signed\n"
         "      certificate unless --tls-cert-file/--tls-private-key-file are given), as "
         "kube-scheduler:\n"
-        "      bearer tokens checked by TokenReview, requests by SubjectAccessReview, through\n"
+        "      client certificates against --client-ca-file (CN the user, O the groups), bearer\n"
+        "      tokens by TokenReview, requests by SubjectAccessReview, through\n"
         "      --authentication-kubeconfig / --authorization-kubeconfig or the in-cluster config "
         "(else\n"
         "      every request is anonymous and only the always-allowed paths, default\n"
@@ -309,6 +311,7 @@ static const live_flag k_live_flags[] = {
     {"authorization-webhook-cache-authorized-ttl", "10s", 0},
     {"authorization-webhook-cache-unauthorized-ttl", "10s", 0},
     {"bind-address", "0.0.0.0", 0},
+    {"client-ca-file", "", 0},
     {"config", "", 0},
     {"kubeconfig", "", 0},
     {"leader-elect", "true", 1},
@@ -394,7 +397,7 @@ static int ttl_flag(const char *name, const char *val, int64_t *ns)
 
 /* The serving port's delegated authentication and authorization flags (kube-scheduler's). */
 typedef struct auth_flags {
-    const char *authn_kc, *authz_kc;
+    const char *authn_kc, *authz_kc, *client_ca;
     int64_t token_ttl, allow_ttl, deny_ttl;
     char *paths_buf; /* the --authorization-always-allow-paths value, split in place */
     const char *paths[64];
@@ -410,6 +413,8 @@ static int auth_flag(auth_flags *f, const char *a, const char *v, int *i)
         f->authn_kc = val;
     } else if (flag_arg(a, v, "authorization-kubeconfig", &val, i)) {
         f->authz_kc = val;
+    } else if (flag_arg(a, v, "client-ca-file", &val, i)) {
+        f->client_ca = val;
     } else if (flag_arg(a, v, "authentication-token-webhook-cache-ttl", &val, i)) {
         return ttl_flag("authentication-token-webhook-cache-ttl", val, &f->token_ttl) ? -1 : 1;
     } else if (flag_arg(a, v, "authorization-webhook-cache-authorized-ttl", &val, i)) {
@@ -571,6 +576,7 @@ static int cmd_run(int argc, char **argv)
                            N_LIVE_FLAGS,
                            af.authn_kc,
                            af.authz_kc,
+                           af.client_ca,
                            af.token_ttl,
                            af.allow_ttl,
                            af.deny_ttl,

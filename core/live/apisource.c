@@ -837,6 +837,10 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
     }
     if ((rc = ks__delegated_auth_create(&ao, &s->auth, err, errlen)) != 0)
         return rc;
+    char *client_ca = NULL; /* copied by the server */
+    if (o->client_ca_file && *o->client_ca_file &&
+        (rc = ks__tls_read_client_ca(o->client_ca_file, &client_ca, err, errlen)) != 0)
+        return rc;
     /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
      * /readyz lists leaderElection, shutdown, sched-handler-sync. */
     int le_on = o->cfg->leader_election.leader_elect;
@@ -854,6 +858,7 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
         .health_checks = le_on ? &le_check : NULL,
         .nhealth_checks = (size_t)le_on,
         .tls = s->tls,
+        .client_ca_pem = client_ca,
         .authorize = ks__delegated_auth_check,
         .authorize_ctx = s->auth,
     };
@@ -866,7 +871,10 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
     };
     if (o->binary_version)
         ho.zpages = &zp;
-    if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
+    rc = ks__httpserver_start(&ho, &s->http);
+    int have_ca = client_ca != NULL;
+    free(client_ca);
+    if (rc != 0) {
         snprintf(err, errlen,
                  "cannot serve /healthz and /metrics on %s:%d (see the log above); "
                  "choose another --secure-port, or 0 to turn serving off",
@@ -879,7 +887,8 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
             ho.zpages ? ", /statusz, /flagz" : "", o->bind_address ? o->bind_address : "0.0.0.0",
             ks__httpserver_port(s->http),
             o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate",
-            ao.authn_kc ? "by TokenReview" : "off (anonymous)",
+            ao.authn_kc ? (have_ca ? "by client certificate and TokenReview" : "by TokenReview")
+                        : (have_ca ? "by client certificate" : "off (anonymous)"),
             ao.authz_kc ? "by SubjectAccessReview" : "off (always-allowed paths only)");
     return 0;
 }

@@ -87,6 +87,7 @@ typedef struct ks_apisource_opts {
      * cache TTLs (0: upstream's 10s) and --authorization-always-allow-paths (always_allow_paths
      * NULL: /healthz, /readyz, /livez; no_always_allow_paths: the flag was given empty). */
     const char *authn_kubeconfig, *authz_kubeconfig;
+    const char *client_ca_file; /* --client-ca-file: client certificates authenticate; NULL: none */
     int64_t token_ttl_ns, authorized_ttl_ns, unauthorized_ttl_ns;
     const char *const *always_allow_paths;
     size_t nalways_allow_paths;

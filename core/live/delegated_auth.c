@@ -500,26 +500,51 @@ static char *bearer_token(const char *h)
     return tok;
 }
 
+/* x509.CommonNameUserConversion: the user of a verified certificate, or NULL (no CN: this
+ * authenticator has no answer). */
+static cJSON *cert_user(const ks_http_peer *peer)
+{
+    if (!peer->common_name || !peer->common_name[0])
+        return NULL;
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddStringToObject(u, "username", peer->common_name);
+    cJSON *g = cJSON_AddArrayToObject(u, "groups");
+    for (size_t i = 0; i < peer->norganizations; i++)
+        cJSON_AddItemToArray(g, cJSON_CreateString(peer->organizations[i]));
+    return u;
+}
+
 int ks__delegated_auth_check(void *ctx, const char *method, const char *path,
-                             const char *authorization, char **body, const char **content_type)
+                             const char *authorization, const ks_http_peer *peer, char **body,
+                             const char **content_type)
 {
     ks_delegated_auth *a = ctx;
     *body = NULL;
     *content_type = NULL;
-    /* Authentication. */
+    /* Authentication: the union of the client certificate and the bearer token (the first that
+     * knows the user wins; errors only count when none does), then anonymous unless one of them
+     * failed (FailOnError). */
     cJSON *user = NULL;
-    char *token = a->authn.kc ? bearer_token(authorization) : NULL;
+    bool failed = peer && !peer->verified;
+    if (peer && peer->verified)
+        user = cert_user(peer);
+    else if (failed && ks__log_enabled(2))
+        ks__log('I', "delegated-auth", "Unable to authenticate the request: %s",
+                peer->error ? peer->error : "x509: unverified certificate");
+    char *token = !user && a->authn.kc ? bearer_token(authorization) : NULL;
     if (token) {
-        bool failed = false;
-        user = authenticate(a, token, &failed);
+        bool token_failed = false;
+        user = authenticate(a, token, &token_failed);
         memset(token, 0, strlen(token));
         free(token);
-        if (!user) {
-            (void)failed; /* an error or not authenticated: both are 401 (FailOnError) */
-            *body = status_json(401, "Unauthorized", "Unauthorized", false);
-            *content_type = "application/json";
-            return 401;
-        }
+        failed = !user; /* an error or not authenticated: both fail (FailOnError) */
+    }
+    if (!user && failed) {
+        *body = status_json(401, "Unauthorized", "Unauthorized", false);
+        *content_type = "application/json";
+        return 401;
+    }
+    if (user) {
         /* group.NewAuthenticatedGroupAdder */
         if (!has_group(user, "system:authenticated") &&
             !has_group(user, "system:unauthenticated")) {

@@ -3,6 +3,9 @@
  * up k8s.io/apiserver's DelegatingAuthenticationOptions and DelegatingAuthorizationOptions:
  *
  * Authentication (authenticatorfactory.DelegatingAuthenticatorConfig with anonymous enabled):
+ *   - a TLS client certificate (with --client-ca-file: the HTTP server checks it, ks_http_peer):
+ *     verified, with a CN: user CN, groups the O values, no API call; not verified: an error,
+ *     which a good bearer token still overrides, else 401 (union, then FailOnError);
  *   - no "Authorization: Bearer <token>" header (none, another scheme, an empty token): the
  *     request is anonymous, user "system:anonymous", group "system:unauthenticated";
  *   - a bearer token: a TokenReview (authentication.k8s.io/v1) through the authentication
@@ -28,8 +31,8 @@
  * on connection errors, 429 and 5xx, each within the request timeout (10 s, upstream's
  * TokenAccessReviewTimeout).
  *
- * Not here (upstream has them): client certificates (--client-ca-file, and the lookup of
- * kube-system/extension-apiserver-authentication), the front-proxy request headers
+ * Not here (upstream has them): the lookup of kube-system/extension-apiserver-authentication
+ * for a client CA when --client-ca-file is not given, the front-proxy request headers
  * (--requestheader-*), token audiences, and the websocket protocol token.
  *
  * Threads: ks__delegated_auth_check may run on many threads at once (the HTTP server's
@@ -43,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "live/httpserver.h"
 #include "live/kubeconfig.h"
 
 typedef struct ks_delegated_auth ks_delegated_auth;
@@ -77,7 +81,8 @@ void ks__delegated_auth_cancel(ks_delegated_auth *a);
 
 /* The ks_http_authorize_fn of httpserver.h (ctx: the ks_delegated_auth). */
 int ks__delegated_auth_check(void *ctx, const char *method, const char *path,
-                             const char *authorization, char **body, const char **content_type);
+                             const char *authorization, const ks_http_peer *peer, char **body,
+                             const char **content_type);
 
 /* TokenReviews and SubjectAccessReviews sent so far (tests: that a cache answered). */
 uint64_t ks__delegated_auth_calls(const ks_delegated_auth *a, int authz);

@@ -38,6 +38,8 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include "util/log.h"
@@ -71,6 +73,7 @@ struct ks_httpserver {
     atomic_bool shutting_down;
     ks_http_authorize_fn authorize; /* NULL: every path open */
     void *authorize_ctx;
+    char *client_ca_pem; /* owned; NULL: no client certificate asked for */
     /* /statusz and /flagz (zp.component NULL: not served); strings and flags owned, flags
      * sorted by name; paths: what /statusz lists. */
     ks_http_zpages zp;
@@ -550,6 +553,67 @@ static void route(ks_httpserver *s, struct MHD_Connection *conn, const char *pat
     }
 }
 
+/* The client certificate of a TLS connection, checked as upstream's x509 authenticator does
+ * (x509.Verify against the client CA with ExtKeyUsageClientAuth; CN the user, O the groups).
+ * 0: none came; 1: *peer is filled (strings in the caller's buffers). */
+#define PEER_ORGS 16
+typedef struct peer_buf {
+    char cn[256];
+    char orgs[PEER_ORGS][128];
+    const char *org_ptrs[PEER_ORGS];
+    char error[160];
+} peer_buf;
+
+static int client_cert(struct MHD_Connection *conn, ks_http_peer *peer, peer_buf *b)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t session = ci ? (gnutls_session_t)ci->tls_session : NULL;
+    unsigned int n = 0;
+    const gnutls_datum_t *chain = session ? gnutls_certificate_get_peers(session, &n) : NULL;
+    if (!chain || n == 0)
+        return 0;
+    *peer = (ks_http_peer){.common_name = b->cn, .organizations = b->org_ptrs};
+    b->cn[0] = b->error[0] = '\0';
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
+    unsigned int status = 0;
+    int rc = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
+    if (rc < 0 || status != 0) {
+        gnutls_datum_t why = {NULL, 0};
+        if (rc >= 0 &&
+            gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &why, 0) == 0) {
+            snprintf(b->error, sizeof b->error, "x509: %s", (const char *)why.data);
+            gnutls_free(why.data);
+        } else {
+            snprintf(b->error, sizeof b->error, "x509: %s", gnutls_strerror(rc));
+        }
+        peer->error = b->error;
+        return 1;
+    }
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return 0;
+    if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) == 0) {
+        size_t len = sizeof b->cn;
+        if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, b->cn, &len) < 0)
+            b->cn[0] = '\0';
+        for (unsigned i = 0; i < PEER_ORGS; i++) {
+            len = sizeof b->orgs[i];
+            if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0,
+                                              b->orgs[i], &len) < 0)
+                break;
+            b->org_ptrs[peer->norganizations++] = b->orgs[i];
+        }
+        peer->verified = 1;
+    } else {
+        snprintf(b->error, sizeof b->error, "x509: the certificate does not parse");
+        peer->error = b->error;
+    }
+    gnutls_x509_crt_deinit(crt);
+    return 1;
+}
+
 /* The daemon's request handler, on the connection's own thread, once the request head is in.
  * As kube-scheduler's handler chain: authentication and authorization first (the authorizer,
  * when there is one), then the method, then the path. A request body (none is expected) is
@@ -569,7 +633,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
         char *body = NULL;
         const char *ctype = NULL;
-        int status = s->authorize(s->authorize_ctx, method, url, authz, &body, &ctype);
+        ks_http_peer peer;
+        peer_buf pb;
+        int have_peer = s->client_ca_pem ? client_cert(conn, &peer, &pb) : 0;
+        int status = s->authorize(s->authorize_ctx, method, url, authz, have_peer ? &peer : NULL,
+                                  &body, &ctype);
         if (status != 0) {
             r.status = status;
             r.content_type = ctype ? ctype : "text/plain; charset=utf-8";
@@ -615,6 +683,7 @@ static void server_free(ks_httpserver *s)
     else if (s->listen_fd >= 0)
         close(s->listen_fd);
     pthread_mutex_destroy(&s->rnd_mu);
+    free(s->client_ca_pem);
     for (size_t i = 0; i < s->nchecks; i++)
         free((char *)s->checks[i].name);
     free(s->checks);
@@ -799,6 +868,11 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
     s->metrics = o->metrics;
     s->authorize = o->authorize;
     s->authorize_ctx = o->authorize_ctx;
+    if (o->tls && o->client_ca_pem && *o->client_ca_pem &&
+        !(s->client_ca_pem = strdup(o->client_ca_pem))) {
+        server_free(s);
+        return KS_ENOMEM;
+    }
     s->not_ready_status = o->not_ready_status ? o->not_ready_status : 500;
     atomic_init(&s->shutting_down, false);
     int rc = KS_ENOMEM;
@@ -837,6 +911,8 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
         /* TLS 1.2 and 1.3 only, component-base's minimum (tlsserve.h) */
         {MHD_OPTION_HTTPS_PRIORITIES, 0,
          (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"},
+        /* a client certificate is asked for (not required) only with a client CA */
+        {s->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca_pem},
         {MHD_OPTION_END, 0, NULL},
     };
     if (o->tls)
@@ -853,7 +929,7 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)CONN_MEMORY, MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK, MHD_OPTION_ARRAY,
-        o->tls ? tls_opts : tls_opts + 3, MHD_OPTION_END);
+        o->tls ? tls_opts : tls_opts + 4, MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!s->daemon) {
         ks__log('E', "httpserver",

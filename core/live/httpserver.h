@@ -90,15 +90,26 @@ typedef struct ks_http_zpages {
     size_t nflags;
 } ks_http_zpages;
 
+/* The TLS client certificate of a request, as the server checked it against opts.client_ca_pem
+ * (upstream's x509 request authenticator): only passed when a certificate came. */
+typedef struct ks_http_peer {
+    int verified;            /* it chains to the client CA, is valid now and allows client auth */
+    const char *error;       /* why it is not verified (verified 0) */
+    const char *common_name; /* the subject's CN ("" when it has none) */
+    const char *const *organizations; /* the subject's O values, in order */
+    size_t norganizations;
+} ks_http_peer;
+
 /* Authenticates and authorizes one request before it is routed. method: "GET"...; path: the
  * request path, percent-decoded, without the query; authorization: the Authorization header or
- * NULL. Returns 0 to serve the request, or the HTTP status to answer with (401, 403, 500) with
- * *body (malloc'd, NUL-terminated, taken by the server; may stay NULL) and *content_type (a
- * static string; NULL: text/plain). Runs on the request's connection thread, several at once:
- * it may block (an API call) and must be thread-safe. */
+ * NULL; peer: the client certificate, NULL when none came (or no client CA is set). All
+ * borrowed for the call. Returns 0 to serve the request, or the HTTP status to answer with (401,
+ * 403, 500) with *body (malloc'd, NUL-terminated, taken by the server; may stay NULL) and
+ * *content_type (a static string; NULL: text/plain). Runs on the request's connection thread,
+ * several at once: it may block (an API call) and must be thread-safe. */
 typedef int (*ks_http_authorize_fn)(void *ctx, const char *method, const char *path,
-                                    const char *authorization, char **body,
-                                    const char **content_type);
+                                    const char *authorization, const ks_http_peer *peer,
+                                    char **body, const char **content_type);
 
 typedef struct ks_httpserver_opts {
     const char *bind_address; /* a numeric IPv4/IPv6 address or a host name; NULL or "": 0.0.0.0 */
@@ -112,6 +123,9 @@ typedef struct ks_httpserver_opts {
     size_t nhealth_checks;
     ks_tls_ctx *tls;              /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
     const ks_http_zpages *zpages; /* copied at start; NULL: /statusz and /flagz are 404 */
+    /* PEM CA certificates (copied at start): with opts.tls, a client may present a certificate,
+     * checked against them and handed to the authorizer (--client-ca-file). NULL: none asked. */
+    const char *client_ca_pem;
     ks_http_authorize_fn authorize; /* NULL: every request is served */
     void *authorize_ctx;            /* borrowed, must outlive the server */
 } ks_httpserver_opts;

@@ -238,5 +238,44 @@ void ks__tls_ctx_free(ks_tls_ctx *ctx)
     free(ctx);
 }
 
+int ks__tls_read_client_ca(const char *file, char **pem, char *err, size_t errlen)
+{
+    char why[256];
+    *pem = NULL;
+    BIO *in = BIO_new_file(file, "r"), *out = BIO_new(BIO_s_mem());
+    int n = 0, rc = KS_EINVAL;
+    if (!out) {
+        snprintf(err, errlen, "out of memory reading --client-ca-file %s", file);
+        rc = KS_ENOMEM;
+        goto done;
+    }
+    if (!in) {
+        snprintf(err, errlen, "--client-ca-file %s: cannot open it (%s)", file,
+                 ssl_reason(why, sizeof why, "unreadable"));
+        goto done;
+    }
+    for (X509 *x; (x = PEM_read_bio_X509(in, NULL, NULL, NULL)); X509_free(x))
+        if (PEM_write_bio_X509(out, x) == 1)
+            n++;
+    ERR_clear_error(); /* the end of the file reads as an error */
+    if (n == 0) {
+        snprintf(err, errlen,
+                 "--client-ca-file %s: no PEM certificate in it; give the CA certificates that "
+                 "sign the clients' certificates",
+                 file);
+        goto done;
+    }
+    if (!(*pem = bio_text(out))) {
+        snprintf(err, errlen, "out of memory reading --client-ca-file %s", file);
+        rc = KS_ENOMEM;
+        goto done;
+    }
+    rc = 0;
+done:
+    BIO_free(in);
+    BIO_free(out);
+    return rc;
+}
+
 const char *ks__tls_cert_pem(const ks_tls_ctx *ctx) { return ctx->cert_pem; }
 const char *ks__tls_key_pem(const ks_tls_ctx *ctx) { return ctx->key_pem; }

@@ -28,6 +28,11 @@ int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx *
                        size_t errlen);
 void ks__tls_ctx_free(ks_tls_ctx *ctx); /* NULL: no-op */
 
+/* --client-ca-file: the CA certificates a client certificate must chain to, read and checked
+ * (PEM, at least one certificate). 0 with *pem (malloc'd PEM text of those certificates), or
+ * KS_EINVAL with a sentence naming the flag and the file, or KS_ENOMEM. */
+int ks__tls_read_client_ca(const char *file, char **pem, char *err, size_t errlen);
+
 /* The certificate chain (leaf first) and the private key, PEM, NUL-terminated; owned by ctx. */
 const char *ks__tls_cert_pem(const ks_tls_ctx *ctx);
 const char *ks__tls_key_pem(const ks_tls_ctx *ctx);

@@ -23,7 +23,10 @@
 #include "live/delegated_auth.h"
 #include "live/httpserver.h"
 #include "live/kubeconfig.h"
+#include "live/tlsserve.h"
 #include "util/metrics.h"
+
+#define PKI KS_SOURCE_DIR "/tests/fixtures/kubeconfig/pki/"
 
 /* --- the fake API server ------------------------------------------------------------------- */
 
@@ -202,6 +205,9 @@ static ks_kubeconfig *kc(void)
 static ks_delegated_auth *A;
 static ks_httpserver *S;
 static ks_metrics *M;
+static ks_tls_ctx *T;           /* set: the server speaks HTTPS */
+static const char *g_client_ca; /* with T: PEM of the client CA */
+static const char *g_cert;      /* the client certificate (and .key beside it) curl presents */
 
 /* A server with a registry (so /metrics is served) behind delegated auth; o may change the
  * defaults. */
@@ -218,6 +224,8 @@ static void start_with(ks_delegated_auth_opts *o)
     M = ks__metrics_create();
     ks_httpserver_opts ho = {.bind_address = "127.0.0.1",
                              .metrics = M,
+                             .tls = T,
+                             .client_ca_pem = g_client_ca,
                              .authorize = ks__delegated_auth_check,
                              .authorize_ctx = A};
     cr_assert_eq(ks__httpserver_start(&ho, &S), 0);
@@ -240,6 +248,9 @@ static void stop(void)
     S = NULL;
     A = NULL;
     M = NULL;
+    ks__tls_ctx_free(T);
+    T = NULL;
+    g_client_ca = g_cert = NULL;
 }
 
 typedef struct got {
@@ -266,8 +277,19 @@ static got get_h(const char *header, const char *path)
 {
     got g = {0};
     char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", ks__httpserver_port(S), path);
+    snprintf(url, sizeof url, "%s://127.0.0.1:%d%s", T ? "https" : "http", ks__httpserver_port(S),
+             path);
     CURL *c = curl_easy_init();
+    if (T) {
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    char key[512];
+    if (g_cert) {
+        snprintf(key, sizeof key, "%.*s.key", (int)(strlen(g_cert) - 4), g_cert);
+        curl_easy_setopt(c, CURLOPT_SSLCERT, g_cert);
+        curl_easy_setopt(c, CURLOPT_SSLKEY, key);
+    }
     struct curl_slist *h = header ? curl_slist_append(NULL, header) : NULL;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
@@ -575,4 +597,72 @@ Test(delegated_auth, concurrent_requests_get_their_own_answers, .timeout = 60)
         pthread_join(t[i], NULL);
     cr_expect_eq(atomic_load(&g_wrong), 0, "%d of 360 answers were wrong", atomic_load(&g_wrong));
     cr_expect_lt(atomic_load(&F.access_reviews), 360, "the cache answered some");
+}
+
+/* --client-ca-file: a client certificate is the user (CN) and its groups (O), no TokenReview; one
+ * the CA did not sign fails authentication (401) unless a good token stands in; without a client
+ * CA a certificate is not asked for, so the request is anonymous. */
+static char *read_text(const char *path)
+{
+    char *pem = NULL, err[256] = "";
+    cr_assert_eq(ks__tls_read_client_ca(path, &pem, err, sizeof err), 0, "%s", err);
+    return pem;
+}
+
+static void start_tls_with_ca(const char *ca_file)
+{
+    char err[256] = "";
+    cr_assert_eq(ks__tls_ctx_create(NULL, NULL, &T, err, sizeof err), 0, "%s", err);
+    static char *pem;
+    free(pem);
+    pem = ca_file ? read_text(ca_file) : NULL;
+    g_client_ca = pem;
+    start();
+}
+
+Test(delegated_auth, a_client_certificate_is_the_user_and_its_groups)
+{
+    start_tls_with_ca(PKI "ca.crt");
+    g_cert = PKI "client.crt"; /* O=system:kube-scheduler, CN=system:kube-scheduler */
+    got g = get_as(NULL, "/metrics");
+    cr_expect_eq(g.status, 403);
+    cr_expect_str_eq(g.body, FORBIDDEN("system:kube-scheduler", "/metrics", ""));
+    cr_expect(
+        strstr(F.last_sar, "\"user\":\"system:kube-scheduler\"") &&
+            strstr(F.last_sar, "\"groups\":[\"system:kube-scheduler\",\"system:authenticated\"]"),
+        "%s", F.last_sar);
+    cr_expect_eq(atomic_load(&F.token_reviews), 0, "a certificate needs no TokenReview");
+    cr_expect_eq(get_as(NULL, "/healthz").status, 200);
+}
+
+Test(delegated_auth, a_certificate_the_ca_did_not_sign_is_401_unless_a_token_stands_in)
+{
+    start_tls_with_ca(PKI "other-ca.crt");
+    g_cert = PKI "client.crt";
+    got g = get_as(NULL, "/metrics");
+    cr_expect_eq(g.status, 401);
+    cr_expect_str_eq(g.body, k_unauthorized);
+    cr_expect_eq(get_as(NULL, "/healthz").status, 401, "as upstream: authentication comes first");
+    cr_expect_eq(get_as("tok-reader", "/metrics").status, 200, "the token's user");
+    g_cert = NULL;
+    cr_expect_eq(get_as(NULL, "/metrics").status, 403, "no certificate: anonymous");
+}
+
+Test(delegated_auth, without_a_client_ca_a_certificate_is_not_looked_at)
+{
+    start_tls_with_ca(NULL);
+    g_cert = PKI "client.crt";
+    got g = get_as(NULL, "/metrics");
+    cr_expect_eq(g.status, 403);
+    cr_expect_str_eq(g.body, FORBIDDEN("system:anonymous", "/metrics", ""));
+}
+
+Test(delegated_auth, a_client_ca_file_that_is_not_pem_is_refused)
+{
+    char *pem = NULL, err[512] = "";
+    cr_expect_eq(ks__tls_read_client_ca(PKI "client.key", &pem, err, sizeof err), KS_EINVAL);
+    cr_expect(strstr(err, "--client-ca-file") && strstr(err, "no PEM certificate"), "%s", err);
+    cr_expect_eq(ks__tls_read_client_ca("/nonexistent/ca.crt", &pem, err, sizeof err), KS_EINVAL);
+    cr_expect(strstr(err, "/nonexistent/ca.crt"), "%s", err);
+    cr_expect_null(pem);
 }

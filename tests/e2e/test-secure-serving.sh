@@ -8,13 +8,15 @@
 #     not know: 401 Unauthorized. kube-scheduler answers each case with the same status;
 #   - /healthz, /readyz, /livez stay open without credentials (no review is sent for them);
 #   - the admin token (group system:masters) is allowed without a SubjectAccessReview;
+#   - client certificates (--client-ca-file): CN the user, O the groups, as kube-scheduler;
 #   - 100 idle TCP connections and 10 slow clients on the port do not delay an HTTPS /healthz;
 #   - the flags: --authorization-always-allow-paths, the cache TTLs, their /flagz values.
 # Usage: tests/e2e/test-secure-serving.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 e2e_begin --with-scheduler
-ks_start main "$(ks_config kubesched)"
+pki="$E2E_DIR/pki"
+ks_start main "$(ks_config kubesched)" --client-ca-file "$pki/ca.crt"
 ks_wait_synced main || exit 1
 ks_url="https://127.0.0.1:${KS_PORT[main]}" up_url=$KUBESCHED_E2E_SCHEDULER_URL
 
@@ -45,8 +47,8 @@ else bad "a token without rights: $code '$msg'"; fi
 
 # A token with get on /metrics: the metrics.
 code=$(status "$ks_url/metrics" "$tok_scraper")
-if [ "$code" = 200 ] && grep -q '^scheduler_pending_pods' "$E2E_DIR/body"; then ok "a token bound to get on /metrics: 200 and the metrics"
-else bad "a token bound to get on /metrics: $code $(head -c 200 "$E2E_DIR/body")"; fi
+if [ "$code" = 200 ] && grep -q '^# HELP scheduler_goroutines ' "$E2E_DIR/body"; then ok "a token bound to get on /metrics: 200 and the metrics"
+else bad "a token bound to get on /metrics: $code, $(wc -c <"$E2E_DIR/body") bytes: $(grep -c "^scheduler_" "$E2E_DIR/body") scheduler_ lines, $(grep "^scheduler_pending" "$E2E_DIR/body" | head -3 | tr "\n" " ")"; fi
 [ "$(status "$up_url/metrics" "$tok_scraper")" = 200 ] && ok "kube-scheduler: 200 too" || bad "kube-scheduler did not serve the scraper"
 # Its rights stop at /metrics.
 code=$(status "$ks_url/statusz" "$tok_scraper") up_code=$(status "$up_url/statusz" "$tok_scraper")
@@ -71,6 +73,16 @@ done
 
 # system:masters: allowed without a review.
 [ "$(status "$ks_url/metrics" "$KUBESCHED_E2E_TOKEN")" = 200 ] && ok "the admin token (system:masters): 200" || bad "the admin token was refused"
+
+# Client certificates (--client-ca-file; kube-scheduler finds the same CA in
+# kube-system/extension-apiserver-authentication): the admin's (O=system:masters) is allowed;
+# the scheduler's (CN=system:kube-scheduler) is that user, whom RBAC does not let read /metrics.
+cert() { curl -sk -o "$E2E_DIR/body" -w '%{http_code}' --cert "$pki/$1.crt" --key "$pki/$1.key" "$2"; }
+code=$(cert admin "$ks_url/metrics") up_code=$(cert admin "$up_url/metrics")
+[ "$code" = 200 ] && [ "$up_code" = 200 ] && ok "the admin client certificate (O=system:masters): 200 (kube-scheduler too)" || bad "admin certificate: $code (kube-scheduler $up_code)"
+code=$(cert scheduler "$ks_url/metrics"); msg=$(jq -r .message "$E2E_DIR/body" 2>/dev/null)
+up_code=$(cert scheduler "$up_url/metrics"); up_msg=$(jq -r .message "$E2E_DIR/body" 2>/dev/null)
+[ "$code" = "$up_code" ] && [ "$msg" = "$up_msg" ] && ok "the scheduler's client certificate: $code '$msg', as kube-scheduler" || bad "scheduler certificate: $code '$msg' (kube-scheduler $up_code '$up_msg')"
 
 # The caches: a ClusterRoleBinding removed takes effect after the authorized TTL (10s), not before.
 kubectl delete clusterrolebinding e2e-metrics-reader >/dev/null
