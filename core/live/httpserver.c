@@ -115,6 +115,8 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, response *r)
     r->body = NULL;
     MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
     MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
+    /* kube-scheduler's handler chain has WithCacheControl: nothing on this port is cached */
+    MHD_add_response_header(mr, "Cache-Control", "no-cache, private");
     for (const char *p = r->extra_headers; p && *p;) {
         const char *colon = strchr(p, ':'), *end = strstr(p, "\r\n");
         if (!colon || !end || colon > end)

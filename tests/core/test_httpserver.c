@@ -126,6 +126,7 @@ Test(httpserver, health_endpoints_answer_ok)
     reply r = get(port, "/healthz");
     cr_assert_not_null(strstr(r.head, "\r\nContent-Type: text/plain; charset=utf-8\r\n"));
     cr_assert_not_null(strstr(r.head, "\r\nConnection: close\r\n"));
+    cr_assert_not_null(strstr(r.head, "\r\nCache-Control: no-cache, private\r\n"), "%s", r.head);
     free(r.body);
     ks__httpserver_stop(s);
 }
