@@ -101,9 +101,109 @@ static void respond_static(response *r, int status, const char *body)
     r->body_len = strlen(body);
 }
 
+/* apimachinery's isPrettyPrint: ?pretty=<bool> decides; else a User-Agent of curl, Wget or a
+ * browser gets indented JSON. */
+static bool pretty_wanted(struct MHD_Connection *conn)
+{
+    const char *p = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pretty");
+    if (p && *p) /* strconv.ParseBool; anything else is false */
+        return !strcmp(p, "1") || !strcasecmp(p, "t") || !strcmp(p, "true") || !strcmp(p, "TRUE") ||
+               !strcmp(p, "True");
+    const char *ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT);
+    return ua &&
+           (!strncmp(ua, "curl", 4) || !strncmp(ua, "Wget", 4) || !strncmp(ua, "Mozilla/5.0", 11));
+}
+
+/* Compact JSON re-indented as Go's json.MarshalIndent(v, "", "  ") (empty objects and arrays
+ * stay "{}" / "[]"; no newline at the end, as the pretty serializer writes it). NULL: no memory. */
+static char *indent_json(const char *in, size_t len, size_t *outlen)
+{
+    size_t depth = 0, n = 0, cap = len * 2 + 64;
+    char *out = malloc(cap);
+    bool in_str = false;
+    for (size_t i = 0; out && i < len; i++) {
+        char c = in[i];
+        if (n + 2 * depth + 8 > cap) {
+            char *grown = realloc(out, cap = cap * 2 + 2 * depth + 8);
+            if (!grown) {
+                free(out);
+                return NULL;
+            }
+            out = grown;
+        }
+        if (in_str) {
+            out[n++] = c;
+            if (c == '\\' && i + 1 < len)
+                out[n++] = in[++i];
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            in_str = true;
+            out[n++] = c;
+            break;
+        case '{':
+        case '[':
+            out[n++] = c;
+            if (i + 1 < len && (in[i + 1] == '}' || in[i + 1] == ']')) {
+                out[n++] = in[++i];
+                break;
+            }
+            depth++;
+            out[n++] = '\n';
+            for (size_t d = 0; d < depth; d++)
+                out[n++] = ' ', out[n++] = ' ';
+            break;
+        case '}':
+        case ']':
+            depth--;
+            out[n++] = '\n';
+            for (size_t d = 0; d < depth; d++)
+                out[n++] = ' ', out[n++] = ' ';
+            out[n++] = c;
+            break;
+        case ',':
+            out[n++] = c;
+            out[n++] = '\n';
+            for (size_t d = 0; d < depth; d++)
+                out[n++] = ' ', out[n++] = ' ';
+            break;
+        case ':':
+            out[n++] = c;
+            out[n++] = ' ';
+            break;
+        case '\n':
+        case ' ':
+        case '\t':
+        case '\r':
+            break; /* the compact form's newline at the end */
+        default:
+            out[n++] = c;
+        }
+    }
+    if (out)
+        out[n] = '\0';
+    *outlen = n;
+    return out;
+}
+
 /* Hands r to the daemon (which sends it, and for HEAD only its headers). r->body is taken. */
 static enum MHD_Result send_response(struct MHD_Connection *conn, response *r)
 {
+    /* A JSON answer (a Status, a Statusz or Flagz object) indented for people, as upstream's
+     * negotiated serializer does. */
+    if (!strncmp(r->content_type, "application/json", 16) && r->body_len && pretty_wanted(conn)) {
+        size_t n = 0;
+        const char *src = r->body ? r->body : r->static_body;
+        char *pretty = indent_json(src, r->body_len, &n);
+        if (pretty) {
+            free(r->body);
+            r->body = pretty;
+            r->body_len = n;
+        }
+    }
     struct MHD_Response *mr =
         r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
                 : MHD_create_response_from_buffer(r->body_len, (void *)r->static_body,

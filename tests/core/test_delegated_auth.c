@@ -666,3 +666,29 @@ Test(delegated_auth, a_client_ca_file_that_is_not_pem_is_refused)
     cr_expect(strstr(err, "/nonexistent/ca.crt"), "%s", err);
     cr_expect_null(pem);
 }
+
+/* Upstream's negotiated serializer indents JSON for curl, Wget and browsers, or ?pretty=true;
+ * ?pretty=false keeps it compact. The text is kube-scheduler v1.37.2's for curl. */
+Test(delegated_auth, json_answers_are_indented_for_curl_as_upstream)
+{
+    start();
+    got g = get_h("User-Agent: curl/7.88.1", "/metrics");
+    cr_expect_eq(g.status, 403);
+    cr_expect_str_eq(g.body, "{\n"
+                             "  \"kind\": \"Status\",\n"
+                             "  \"apiVersion\": \"v1\",\n"
+                             "  \"metadata\": {},\n"
+                             "  \"status\": \"Failure\",\n"
+                             "  \"message\": \"forbidden: User \\\"system:anonymous\\\" cannot get "
+                             "path \\\"/metrics\\\"\",\n"
+                             "  \"reason\": \"Forbidden\",\n"
+                             "  \"details\": {},\n"
+                             "  \"code\": 403\n"
+                             "}");
+    g = get_h("User-Agent: curl/7.88.1", "/metrics?pretty=false");
+    cr_expect_str_eq(g.body, FORBIDDEN("system:anonymous", "/metrics", ""));
+    g = get_h("User-Agent: prometheus/2.53", "/metrics?pretty=true");
+    cr_expect(!strncmp(g.body, "{\n  \"kind\": \"Status\",\n", 22), "%s", g.body);
+    g = get_h("User-Agent: prometheus/2.53", "/metrics");
+    cr_expect_str_eq(g.body, FORBIDDEN("system:anonymous", "/metrics", ""));
+}

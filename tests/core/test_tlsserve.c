@@ -290,7 +290,7 @@ Test(tlsserve, https_healthz_within_100ms_with_idle_and_slow_clients, .timeout =
     /* Each probe is a new connection with a full RSA handshake, which a loaded machine (the
      * sanitizer suite runs beside other builds) can slow on its own: the median must be under
      * 100 ms, the slowest under 500 ms. The hand-written server made the first probe wait 5 s
-     * for each connection ahead of it. The plain-HTTP test holds every probe to 100 ms. */
+     * for each connection ahead of it. */
     for (int i = 1; i < 10; i++)
         for (int j = i; j > 0 && took[j - 1] > took[j]; j--) {
             double x = took[j];
