@@ -8,7 +8,7 @@
 FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc libc6-dev make cmake ninja-build pkg-config libcjson-dev libyaml-dev libcurl4-openssl-dev \
-      libssl-dev \
+      libssl-dev libmicrohttpd-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -21,7 +21,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_BUILD_T
 
 FROM debian:bookworm-slim
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcjson1 libyaml-0-2 libcurl4 libssl3 ca-certificates \
+      libcjson1 libyaml-0-2 libcurl4 libssl3 libmicrohttpd12 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/kubesched /usr/local/bin/kubesched
 USER 65532:65532

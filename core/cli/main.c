@@ -93,11 +93,26 @@ static void usage(FILE *f)
         "            [--leader-elect-retry-period D] [--leader-elect-resource-lock leases]\n"
         "            [--leader-elect-resource-name NAME] [--leader-elect-resource-namespace NS]\n"
         "            [--feature-gates GATE=BOOL,...] [--plugin-call-deadline D]\n"
+        "            [--authentication-kubeconfig FILE] [--authorization-kubeconfig FILE] "
+        "[--client-ca-file FILE]\n"
+        "            [--authentication-token-webhook-cache-ttl D] "
+        "[--authorization-webhook-cache-authorized-ttl D]\n"
+        "            [--authorization-webhook-cache-unauthorized-ttl D]\n"
+        "            [--authorization-always-allow-paths P,...] [--profiling=BOOL]\n"
         "      Run against the API server (clientConnection.kubeconfig, else --kubeconfig, else "
         "in-cluster).\n"
         "      /healthz, /readyz, /metrics over HTTPS on ADDR:N (default 0.0.0.0:10259; a "
         "self-signed\n"
-        "      certificate unless --tls-cert-file/--tls-private-key-file are given).\n"
+        "      certificate unless --tls-cert-file/--tls-private-key-file are given), as "
+        "kube-scheduler:\n"
+        "      client certificates against --client-ca-file (CN the user, O the groups), bearer\n"
+        "      tokens by TokenReview, requests by SubjectAccessReview, through\n"
+        "      --authentication-kubeconfig / --authorization-kubeconfig or the in-cluster config "
+        "(else\n"
+        "      every request is anonymous and only the always-allowed paths, default\n"
+        "      /healthz,/readyz,/livez, and group system:masters are allowed); answers cached "
+        "10s.\n"
+        "      No profiling endpoints are served (--profiling is accepted and has no endpoint).\n"
         "      The --leader-elect* flags that are given override the file's leaderElection values\n"
         "      (durations in Go syntax: 15s, 1m30s, 500ms). With leader election on, only the "
         "replica\n"
@@ -344,7 +359,14 @@ typedef struct live_flag {
     int boolean; /* "--name" alone means "true" */
 } live_flag;
 static const live_flag k_live_flags[] = {
+    {"authentication-kubeconfig", "", 0},
+    {"authentication-token-webhook-cache-ttl", "10s", 0},
+    {"authorization-always-allow-paths", "[/healthz,/readyz,/livez]", 0},
+    {"authorization-kubeconfig", "", 0},
+    {"authorization-webhook-cache-authorized-ttl", "10s", 0},
+    {"authorization-webhook-cache-unauthorized-ttl", "10s", 0},
     {"bind-address", "0.0.0.0", 0},
+    {"client-ca-file", "", 0},
     {"config", "", 0},
     {"kubeconfig", "", 0},
     {"leader-elect", "true", 1},
@@ -354,6 +376,7 @@ static const live_flag k_live_flags[] = {
     {"leader-elect-resource-name", "kube-scheduler", 0},
     {"leader-elect-resource-namespace", "kube-system", 0},
     {"leader-elect-retry-period", "2s", 0},
+    {"profiling", "true", 1},
     {"secure-port", "10259", 0},
     {"tls-cert-file", "", 0},
     {"tls-private-key-file", "", 0},
@@ -386,6 +409,108 @@ static void flag_values(int argc, char **argv, ks_http_flag out[N_LIVE_FLAGS])
             break;
         }
     }
+    /* A string slice shows as pflag's stringSlice.String(): "[a,b]". */
+    static char slice[1024];
+    for (size_t k = 0; k < N_LIVE_FLAGS; k++)
+        if (!strcmp(k_live_flags[k].name, "authorization-always-allow-paths") &&
+            out[k].value != k_live_flags[k].def) {
+            snprintf(slice, sizeof slice, "[%s]", out[k].value);
+            out[k].value = slice;
+        }
+}
+
+/* "--name=VALUE" or "--name VALUE" (then *i moves past the value): 1 with *out set, else 0. */
+static int flag_arg(const char *a, const char *v, const char *name, const char **out, int *i)
+{
+    size_t n = strlen(name);
+    if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, n) != 0)
+        return 0;
+    if (a[2 + n] == '=') {
+        *out = a + 3 + n;
+        return 1;
+    }
+    if (a[2 + n] == '\0' && v) {
+        *out = v;
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A cache TTL flag: a Go duration >= 0. 0 (a zero TTL) is kept as "not cached" (-1), since 0 in
+ * the options means the default. */
+static int ttl_flag(const char *name, const char *val, int64_t *ns)
+{
+    if (ks__duration_parse(val, ns) != 0 || *ns < 0) {
+        fprintf(stderr, "kubesched: --%s %s: expected a duration such as 10s or 1m\n", name, val);
+        return -1;
+    }
+    if (*ns == 0)
+        *ns = -1;
+    return 0;
+}
+
+/* The serving port's delegated authentication and authorization flags (kube-scheduler's). */
+typedef struct auth_flags {
+    const char *authn_kc, *authz_kc, *client_ca;
+    int64_t token_ttl, allow_ttl, deny_ttl;
+    char *paths_buf; /* the --authorization-always-allow-paths value, split in place */
+    const char *paths[64];
+    size_t npaths;
+    int paths_given;
+} auth_flags;
+
+/* 1: a flag of this group was taken; 0: not one; -1: a bad value (reported). */
+static int auth_flag(auth_flags *f, const char *a, const char *v, int *i)
+{
+    const char *val;
+    if (flag_arg(a, v, "authentication-kubeconfig", &val, i)) {
+        f->authn_kc = val;
+    } else if (flag_arg(a, v, "authorization-kubeconfig", &val, i)) {
+        f->authz_kc = val;
+    } else if (flag_arg(a, v, "client-ca-file", &val, i)) {
+        f->client_ca = val;
+    } else if (flag_arg(a, v, "authentication-token-webhook-cache-ttl", &val, i)) {
+        return ttl_flag("authentication-token-webhook-cache-ttl", val, &f->token_ttl) ? -1 : 1;
+    } else if (flag_arg(a, v, "authorization-webhook-cache-authorized-ttl", &val, i)) {
+        return ttl_flag("authorization-webhook-cache-authorized-ttl", val, &f->allow_ttl) ? -1 : 1;
+    } else if (flag_arg(a, v, "authorization-webhook-cache-unauthorized-ttl", &val, i)) {
+        return ttl_flag("authorization-webhook-cache-unauthorized-ttl", val, &f->deny_ttl) ? -1 : 1;
+    } else if (flag_arg(a, v, "authorization-always-allow-paths", &val, i)) {
+        /* pflag's StringSlice: comma-separated, each flag given replaces the list */
+        free(f->paths_buf);
+        f->npaths = 0;
+        f->paths_given = 1;
+        if (!(f->paths_buf = strdup(val)))
+            return -1;
+        for (char *save = NULL, *p = strtok_r(f->paths_buf, ",", &save); p;
+             p = strtok_r(NULL, ",", &save)) {
+            if (f->npaths == sizeof f->paths / sizeof f->paths[0]) {
+                fprintf(stderr, "kubesched: --authorization-always-allow-paths: more than %zu\n",
+                        f->npaths);
+                return -1;
+            }
+            f->paths[f->npaths++] = p;
+        }
+    } else if (!strcmp(a, "--profiling") || !strncmp(a, "--profiling=", 12)) {
+        /* CIS 1.4.1 wants --profiling=false; kubesched serves no /debug/pprof either way. The
+         * value as pflag's bool (strconv.ParseBool). */
+        static const char *const k_bools[] = {"1", "t", "T", "TRUE",  "true",  "True",
+                                              "0", "f", "F", "FALSE", "false", "False"};
+        size_t b = 0, nb = sizeof k_bools / sizeof k_bools[0];
+        while (a[11] == '=' && b < nb && strcmp(a + 12, k_bools[b]) != 0)
+            b++;
+        if (b == nb) {
+            fprintf(stderr,
+                    "kubesched: invalid argument \"%s\" for \"--profiling\" flag: want "
+                    "true or false\n",
+                    a + 12);
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 static int cmd_run(int argc, char **argv)
@@ -395,6 +520,7 @@ static int cmd_run(int argc, char **argv)
     int port = 10259; /* upstream --secure-port default */
     int64_t deadline_ns = KS_GUARD_DEFAULT_DEADLINE_NS;
     ks_leader_election_flags le_flags = {0};
+    static auth_flags af; /* static: the split paths stay reachable until exit */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -404,8 +530,13 @@ static int cmd_run(int argc, char **argv)
             fprintf(stderr, "kubesched: %s\n", ferr);
             return 2;
         }
+        int ataken = taken ? 0 : auth_flag(&af, a, v, &i);
+        if (ataken < 0)
+            return 2;
         if (taken) {
             i += used;
+        } else if (ataken) {
+            continue;
         } else if (!strncmp(a, "--secure-port=", 14) || (!strcmp(a, "--secure-port") && v)) {
             const char *val = a[13] == '=' ? a + 14 : v;
             char *end;
@@ -486,9 +617,32 @@ static int cmd_run(int argc, char **argv)
     char err[2048] = "";
     ks_http_flag flags[N_LIVE_FLAGS];
     flag_values(argc, argv, flags);
-    ks_apisource_opts o = {l.cfg, l.plans,     1,       kubeconfig,        bind_address,
-                           port,  tls_cert,    tls_key, KS_BINARY_VERSION, KS_EMULATED_KUBE_MINOR,
-                           flags, N_LIVE_FLAGS};
+    ks_apisource_opts o = {l.cfg,
+                           l.plans,
+                           1,
+                           kubeconfig,
+                           bind_address,
+                           port,
+                           tls_cert,
+                           tls_key,
+                           KS_BINARY_VERSION,
+                           KS_EMULATED_KUBE_MINOR,
+                           flags,
+                           N_LIVE_FLAGS,
+                           af.authn_kc,
+                           af.authz_kc,
+                           af.client_ca,
+                           af.token_ttl,
+                           af.allow_ttl,
+                           af.deny_ttl,
+                           NULL,
+                           0,
+                           0};
+    if (af.paths_given) {
+        o.always_allow_paths = af.paths;
+        o.nalways_allow_paths = af.npaths;
+        o.no_always_allow_paths = af.npaths == 0;
+    }
     /* A client that hangs up while we write must not kill the scheduler: OpenSSL and libcurl
      * write with plain write(2) (Go programs ignore SIGPIPE on sockets the same way). */
     signal(SIGPIPE, SIG_IGN);

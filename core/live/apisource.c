@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "live/apisource_int.h"
+#include "live/delegated_auth.h"
 #include "sched/plugin_guard.h"
 #include "sched/framework_metrics.h" /* ks__seconds_since */
 #include "util/clock.h"
@@ -780,6 +781,43 @@ static int create_scheduler(ks_apisrc *s, char *err, size_t errlen)
     return ks__scheduler_new(&so, &s->sched, err, errlen);
 }
 
+/* The client configuration of delegated authentication or authorization (`what`), as upstream's
+ * getClient with RemoteKubeConfigFileOptional: the flag's file, else the in-cluster config,
+ * else none (*out NULL, with upstream's warning). A file that does not load is an error. */
+static int delegation_kubeconfig(const char *what, const char *path, ks_kubeconfig **out, char *err,
+                                 size_t errlen)
+{
+    char why[1024] = "";
+    *out = NULL;
+    if (path && *path) {
+        if (ks__kubeconfig_load(path, NULL, out, why, sizeof why) != 0) {
+            snprintf(err, errlen, "failed to get delegated %s kubeconfig (--%s-kubeconfig %s): %s",
+                     what, what, path, why);
+            return KS_EINVAL;
+        }
+        return 0;
+    }
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    if (host && *host && port && *port &&
+        ks__kubeconfig_in_cluster(NULL, out, why, sizeof why) != 0) {
+        ks__log('W', "apisource", "failed to read in-cluster kubeconfig for delegated %s: %s", what,
+                why);
+        *out = NULL;
+    }
+    if (!*out) {
+        if (!strcmp(what, "authentication"))
+            ks__log('W', "apisource",
+                    "No authentication-kubeconfig provided and not in a cluster, so bearer tokens "
+                    "are not reviewed: every request to the serving port is anonymous");
+        else
+            ks__log('W', "apisource",
+                    "No authorization-kubeconfig provided, so SubjectAccessReview of "
+                    "authorization tokens won't work: only --authorization-always-allow-paths and "
+                    "group system:masters are allowed");
+    }
+    return 0;
+}
+
 /* /healthz, /livez, /readyz, /metrics (and /statusz, /flagz) over HTTPS, when a port is set. */
 static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
 {
@@ -788,6 +826,28 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
     if (o->port <= 0)
         return 0;
     if ((rc = ks__tls_ctx_create(o->tls_cert_file, o->tls_key_file, &s->tls, err, errlen)) != 0)
+        return rc;
+    /* /metrics, /statusz and /flagz behind delegated authentication and authorization, as
+     * kube-scheduler; the health paths always allowed. */
+    ks_delegated_auth_opts ao = {.token_ttl_ns = o->token_ttl_ns,
+                                 .authorized_ttl_ns = o->authorized_ttl_ns,
+                                 .unauthorized_ttl_ns = o->unauthorized_ttl_ns,
+                                 .always_allow_paths = o->always_allow_paths,
+                                 .nalways_allow_paths = o->nalways_allow_paths,
+                                 .no_always_allow_paths = o->no_always_allow_paths};
+    if ((rc = delegation_kubeconfig("authentication", o->authn_kubeconfig, &ao.authn_kc, err,
+                                    errlen)) != 0)
+        return rc;
+    if ((rc = delegation_kubeconfig("authorization", o->authz_kubeconfig, &ao.authz_kc, err,
+                                    errlen)) != 0) {
+        ks__kubeconfig_free(ao.authn_kc);
+        return rc;
+    }
+    if ((rc = ks__delegated_auth_create(&ao, &s->auth, err, errlen)) != 0)
+        return rc;
+    char *client_ca = NULL; /* copied by the server */
+    if (o->client_ca_file && *o->client_ca_file &&
+        (rc = ks__tls_read_client_ca(o->client_ca_file, &client_ca, err, errlen)) != 0)
         return rc;
     /* Upstream with leader election: /healthz has the leaderElection check (and no ping),
      * /readyz lists leaderElection, shutdown, sched-handler-sync. */
@@ -806,6 +866,9 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
         .health_checks = le_on ? &le_check : NULL,
         .nhealth_checks = (size_t)le_on,
         .tls = s->tls,
+        .client_ca_pem = client_ca,
+        .authorize = ks__delegated_auth_check,
+        .authorize_ctx = s->auth,
     };
     ks_http_zpages zp = {
         .component = "kubesched",
@@ -816,17 +879,25 @@ static int serve_endpoints(ks_apisrc *s, char *err, size_t errlen)
     };
     if (o->binary_version)
         ho.zpages = &zp;
-    if ((rc = ks__httpserver_start(&ho, &s->http)) != 0) {
+    rc = ks__httpserver_start(&ho, &s->http);
+    int have_ca = client_ca != NULL;
+    free(client_ca);
+    if (rc != 0) {
         snprintf(err, errlen,
                  "cannot serve /healthz and /metrics on %s:%d (see the log above); "
                  "choose another --secure-port, or 0 to turn serving off",
                  o->bind_address ? o->bind_address : "0.0.0.0", o->port);
         return rc;
     }
-    ks__log('I', "apisource", "serving /healthz, /livez, /readyz, /metrics%s on https://%s:%d (%s)",
+    ks__log('I', "apisource",
+            "serving /healthz, /livez, /readyz, /metrics%s on https://%s:%d (%s; delegated "
+            "authentication %s, authorization %s)",
             ho.zpages ? ", /statusz, /flagz" : "", o->bind_address ? o->bind_address : "0.0.0.0",
             ks__httpserver_port(s->http),
-            o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate");
+            o->tls_cert_file && *o->tls_cert_file ? o->tls_cert_file : "self-signed certificate",
+            ao.authn_kc ? (have_ca ? "by client certificate and TokenReview" : "by TokenReview")
+                        : (have_ca ? "by client certificate" : "off (anonymous)"),
+            ao.authz_kc ? "by SubjectAccessReview" : "off (always-allowed paths only)");
     return 0;
 }
 
@@ -972,7 +1043,9 @@ static void stop_threads(ks_apisrc *s, run_threads *t)
 /* What connect_client, create_scheduler and serve_endpoints made, and s itself. */
 static void free_source(ks_apisrc *s)
 {
+    ks__delegated_auth_cancel(s->auth); /* a review in flight must not hold up the stop */
     ks__httpserver_stop(s->http);
+    ks__delegated_auth_free(s->auth);
     ks__tls_ctx_free(s->tls);
     ks__apisrc_lead_free(s);
     ks__metrics_destroy(s->metrics);

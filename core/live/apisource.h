@@ -81,6 +81,17 @@ typedef struct ks_apisource_opts {
     const char *binary_version, *emulation_version;
     const ks_http_flag *flags;
     size_t nflags;
+    /* Delegated authentication and authorization of that port (delegated_auth.h), upstream's
+     * flags: --authentication-kubeconfig / --authorization-kubeconfig (NULL or "": the in-cluster
+     * config when in a cluster, else none, as upstream with RemoteKubeConfigFileOptional), the
+     * cache TTLs (0: upstream's 10s) and --authorization-always-allow-paths (always_allow_paths
+     * NULL: /healthz, /readyz, /livez; no_always_allow_paths: the flag was given empty). */
+    const char *authn_kubeconfig, *authz_kubeconfig;
+    const char *client_ca_file; /* --client-ca-file: client certificates authenticate; NULL: none */
+    int64_t token_ttl_ns, authorized_ttl_ns, unauthorized_ttl_ns;
+    const char *const *always_allow_paths;
+    size_t nalways_allow_paths;
+    int no_always_allow_paths;
 } ks_apisource_opts;
 
 /* Runs until SIGINT/SIGTERM: 0, or a negative code with a message in err (no kubeconfig, bad

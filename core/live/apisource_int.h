@@ -77,7 +77,8 @@ struct ks_apisrc {
     ks_metrics *metrics;
     ks_sched_metrics m;
     ks_httpserver *http;
-    ks_tls_ctx *tls; /* the serving port's certificate */
+    ks_tls_ctx *tls;                /* the serving port's certificate */
+    struct ks_delegated_auth *auth; /* its authenticator/authorizer; freed after the server */
     /* Leader election (apisource_leader.c): the elector, published once started (the health
      * check on the HTTP thread reads it), and whether this replica leads (set by the elector's
      * thread under mu, waited for on cv). */

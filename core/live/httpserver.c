@@ -1,47 +1,68 @@
 /*
- * The health and metrics HTTP server (see httpserver.h for the endpoints).
+ * The health and metrics HTTP server (see httpserver.h for the endpoints), on libmicrohttpd.
  *
- * One thread polls the listening socket and a wake-up pipe; it accepts a connection, reads the
- * request head (up to 8 KiB, within 5 seconds), writes the whole answer and closes. stop writes
- * a byte into the pipe, which every wait of the thread also watches, so shutdown never waits on
- * a slow client, and then joins the thread. A client that hangs up early must not raise SIGPIPE
- * in the scheduler: plain writes use MSG_NOSIGNAL, and since OpenSSL writes with write(2), the
- * thread keeps SIGPIPE blocked (a SIGPIPE a write raises stays pending on it, harmless).
+ * Why a library rather than the hand-written loop this replaced: that loop served one connection
+ * at a time with a 5 s read deadline, so four idle TCP connections to the port (nothing sent)
+ * delayed /healthz by 19 s -- enough for a kubelet liveness probe to restart the scheduler.
+ * libmicrohttpd (Debian's libmicrohttpd12, kept up to date by Debian security like GnuTLS under
+ * it) brings what a server on a pod network needs and a hand-written one gets wrong: one thread
+ * per connection (an idle, slow or TLS-stalled client, or a request waiting on a TokenReview,
+ * holds only its own thread), a limit on connections in all and per client address, an
+ * inactivity timeout on every connection, request-size limits, HTTP parsing, and TLS (GnuTLS).
+ *
+ * The listening socket is still ours (listen_on: the same address resolution, errors and
+ * port 0), handed to the daemon. Every answer carries "Connection: close", as before: one
+ * request per connection, so an idle keep-alive connection never holds a thread.
+ * SIGPIPE: libmicrohttpd sends with MSG_NOSIGNAL; in addition its threads start with SIGPIPE
+ * blocked (they inherit the mask ks__httpserver_start sets around MHD_start_daemon), so a client
+ * that resets cannot kill a program that did not ignore SIGPIPE.
  */
-#define _GNU_SOURCE /* accept4, pipe2 */
+#define _GNU_SOURCE /* strcasestr */
 #include "live/httpserver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
 
-#include "util/clock.h"
 #include "util/log.h"
 
-#define REQUEST_MAX 8192
-#define IO_TIMEOUT_MS 5000
+/* Limits. Connections: thread per connection, so the limit bounds threads and memory (each
+ * connection has a memory pool of CONN_MEMORY bytes for the request head and the answer's
+ * headers); per client address well below the total, so that one client (a scraper gone wild,
+ * an attacker on the pod network) cannot take every slot from the kubelet's probes. A request
+ * head that does not fit in the pool (about 7.5 KiB of 8: the pool also holds the answer's
+ * headers) is refused, 431 (414 when the request line alone is that long), as Go's server
+ * refuses a head larger than MaxHeaderBytes; the hand-written server refused heads over 8 KiB.
+ * A bearer token (a projected ServiceAccount token is about 1 KiB) fits. A connection that sends
+ * nothing for IDLE_TIMEOUT_S is closed. */
+#define CONN_LIMIT 1024
+#define CONN_PER_IP_LIMIT 256
+#define CONN_MEMORY (8 * 1024)
+#define IDLE_TIMEOUT_S 10
+#define THREAD_STACK (2 * 1024 * 1024) /* an authorizer's libcurl + OpenSSL call runs on it */
 
 struct ks_httpserver {
-    int listen_fd;
-    int wake[2]; /* pipe: stop writes, the thread polls the read end */
+    int listen_fd; /* ours until the daemon runs; the daemon closes it at stop */
     int port;
+    struct MHD_Daemon *daemon;
     ks_metrics *metrics;
     ks_http_check *checks; /* readiness; names owned */
     size_t nchecks;
@@ -50,135 +71,16 @@ struct ks_httpserver {
     size_t nhchecks;
     int not_ready_status;
     atomic_bool shutting_down;
-    SSL_CTX *tls; /* borrowed; NULL: plain HTTP */
-    pthread_t thread;
+    ks_http_authorize_fn authorize; /* NULL: every path open */
+    void *authorize_ctx;
+    char *client_ca_pem; /* owned; NULL: no client certificate asked for */
     /* /statusz and /flagz (zp.component NULL: not served); strings and flags owned, flags
      * sorted by name; paths: what /statusz lists. */
     ks_http_zpages zp;
     char paths[128];
-    unsigned rnd; /* the server thread's rand_r state, for the text pages' delimiter */
+    pthread_mutex_t rnd_mu; /* requests run on many threads; rand_r's state is shared */
+    unsigned rnd;           /* rand_r state, for the text pages' delimiter */
 };
-
-/* One accepted connection: a non-blocking socket, with TLS on it when the server has a context. */
-typedef struct conn {
-    ks_httpserver *s;
-    int fd;
-    SSL *ssl;
-    bool ssl_failed; /* a fatal error (SSL_ERROR_SYSCALL / _SSL): no SSL_shutdown then */
-} conn;
-
-/* --- small helpers ------------------------------------------------------------------------- */
-
-static int64_t now_ms(void) { return ks__clock_now_ms(); }
-
-/* Waits until fd is ready for `events` or the deadline passes or stop is requested.
- * 1 ready, 0 timed out or stopping, -1 error. */
-static int wait_fd(ks_httpserver *s, int fd, short events, int64_t deadline)
-{
-    for (;;) {
-        int64_t left = deadline - now_ms();
-        if (left <= 0)
-            return 0;
-        struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = s->wake[0], .events = POLLIN}};
-        int n = poll(p, 2, (int)left);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (p[1].revents)
-            return 0;
-        if (p[0].revents)
-            return 1;
-    }
-}
-
-/* After an OpenSSL call on c returned r <= 0: waits for what it needs. true: try again. */
-static bool ssl_retry(conn *c, int r, int64_t deadline)
-{
-    switch (SSL_get_error(c->ssl, r)) {
-    case SSL_ERROR_WANT_READ:
-        return wait_fd(c->s, c->fd, POLLIN, deadline) == 1;
-    case SSL_ERROR_WANT_WRITE:
-        return wait_fd(c->s, c->fd, POLLOUT, deadline) == 1;
-    case SSL_ERROR_SYSCALL:
-    case SSL_ERROR_SSL:
-        c->ssl_failed = true;
-        /* fall through */
-    default:
-        ERR_clear_error(); /* the queue is per thread; leave it clean for the next connection */
-        return false;
-    }
-}
-
-static bool conn_send(conn *c, const char *p, size_t n, int64_t deadline)
-{
-    while (n > 0) {
-        if (c->ssl) {
-            int w = SSL_write(c->ssl, p, n > 1 << 30 ? 1 << 30 : (int)n);
-            if (w > 0) {
-                p += w;
-                n -= (size_t)w;
-            } else if (!ssl_retry(c, w, deadline)) {
-                return false;
-            }
-            continue;
-        }
-        ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w > 0) {
-            p += w;
-            n -= (size_t)w;
-        } else if (w < 0 && errno == EINTR) {
-            continue;
-        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (wait_fd(c->s, c->fd, POLLOUT, deadline) != 1)
-                return false;
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Up to n bytes: > 0 read, 0 the client went away, timed out or failed. */
-static size_t conn_recv(conn *c, char *p, size_t n, int64_t deadline)
-{
-    for (;;) {
-        if (c->ssl) {
-            int r = SSL_read(c->ssl, p, n > 1 << 30 ? 1 << 30 : (int)n);
-            if (r > 0)
-                return (size_t)r;
-            if (!ssl_retry(c, r, deadline))
-                return 0;
-            continue;
-        }
-        ssize_t r = recv(c->fd, p, n, MSG_DONTWAIT);
-        if (r > 0)
-            return (size_t)r;
-        if (r == 0)
-            return 0;
-        if (errno == EINTR)
-            continue;
-        if ((errno != EAGAIN && errno != EWOULDBLOCK) ||
-            wait_fd(c->s, c->fd, POLLIN, deadline) != 1)
-            return 0;
-    }
-}
-
-/* The TLS handshake, within the deadline. false: the client gave up or spoke no TLS. */
-static bool conn_handshake(conn *c, int64_t deadline)
-{
-    ERR_clear_error(); /* SSL_get_error reads this thread's queue: it must start empty */
-    if (!(c->ssl = SSL_new(c->s->tls)) || SSL_set_fd(c->ssl, c->fd) != 1)
-        return false;
-    for (;;) {
-        int r = SSL_accept(c->ssl);
-        if (r == 1)
-            return true;
-        if (!ssl_retry(c, r, deadline))
-            return false;
-    }
-}
 
 /* --- responses ----------------------------------------------------------------------------- */
 
@@ -191,30 +93,6 @@ typedef struct response {
     size_t body_len;
 } response;
 
-static const char *reason_phrase(int status)
-{
-    switch (status) {
-    case 200:
-        return "OK";
-    case 400:
-        return "Bad Request";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 406:
-        return "Not Acceptable";
-    case 431:
-        return "Request Header Fields Too Large";
-    case 500:
-        return "Internal Server Error";
-    case 503:
-        return "Service Unavailable";
-    default:
-        return "Unknown";
-    }
-}
-
 static void respond_static(response *r, int status, const char *body)
 {
     r->status = status;
@@ -223,24 +101,141 @@ static void respond_static(response *r, int status, const char *body)
     r->body_len = strlen(body);
 }
 
-static void send_response(conn *c, const response *r, bool head_only)
+/* apimachinery's isPrettyPrint: ?pretty=<bool> decides; else a User-Agent of curl, Wget or a
+ * browser gets indented JSON. */
+static bool pretty_wanted(struct MHD_Connection *conn)
 {
-    char head[512];
-    int n = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d %s\r\n"
-                     "Content-Type: %s\r\n"
-                     "Content-Length: %zu\r\n"
-                     "X-Content-Type-Options: nosniff\r\n"
-                     "%s"
-                     "Connection: close\r\n"
-                     "\r\n",
-                     r->status, reason_phrase(r->status), r->content_type, r->body_len,
-                     r->extra_headers ? r->extra_headers : "");
-    int64_t deadline = now_ms() + IO_TIMEOUT_MS;
-    if (n < 0 || (size_t)n >= sizeof head || !conn_send(c, head, (size_t)n, deadline))
-        return;
-    if (!head_only)
-        conn_send(c, r->body ? r->body : r->static_body, r->body_len, deadline);
+    const char *p = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "pretty");
+    if (p && *p) /* strconv.ParseBool; anything else is false */
+        return !strcmp(p, "1") || !strcasecmp(p, "t") || !strcmp(p, "true") || !strcmp(p, "TRUE") ||
+               !strcmp(p, "True");
+    const char *ua = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT);
+    return ua &&
+           (!strncmp(ua, "curl", 4) || !strncmp(ua, "Wget", 4) || !strncmp(ua, "Mozilla/5.0", 11));
+}
+
+/* Compact JSON re-indented as Go's json.MarshalIndent(v, "", "  ") (empty objects and arrays
+ * stay "{}" / "[]"; no newline at the end, as the pretty serializer writes it). NULL: no memory. */
+static char *indent_json(const char *in, size_t len, size_t *outlen)
+{
+    size_t depth = 0, n = 0, cap = len * 2 + 64;
+    char *out = malloc(cap);
+    bool in_str = false;
+    for (size_t i = 0; out && i < len; i++) {
+        char c = in[i];
+        if (n + 2 * depth + 8 > cap) {
+            char *grown = realloc(out, cap = cap * 2 + 2 * depth + 8);
+            if (!grown) {
+                free(out);
+                return NULL;
+            }
+            out = grown;
+        }
+        if (in_str) {
+            out[n++] = c;
+            if (c == '\\' && i + 1 < len)
+                out[n++] = in[++i];
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        switch (c) {
+        case '"':
+            in_str = true;
+            out[n++] = c;
+            break;
+        case '{':
+        case '[':
+            out[n++] = c;
+            if (i + 1 < len && (in[i + 1] == '}' || in[i + 1] == ']')) {
+                out[n++] = in[++i];
+                break;
+            }
+            depth++;
+            out[n++] = '\n';
+            for (size_t d = 0; d < depth; d++)
+                out[n++] = ' ', out[n++] = ' ';
+            break;
+        case '}':
+        case ']':
+            depth--;
+            out[n++] = '\n';
+            for (size_t d = 0; d < depth; d++)
+                out[n++] = ' ', out[n++] = ' ';
+            out[n++] = c;
+            break;
+        case ',':
+            out[n++] = c;
+            out[n++] = '\n';
+            for (size_t d = 0; d < depth; d++)
+                out[n++] = ' ', out[n++] = ' ';
+            break;
+        case ':':
+            out[n++] = c;
+            out[n++] = ' ';
+            break;
+        case '\n':
+        case ' ':
+        case '\t':
+        case '\r':
+            break; /* the compact form's newline at the end */
+        default:
+            out[n++] = c;
+        }
+    }
+    if (out)
+        out[n] = '\0';
+    *outlen = n;
+    return out;
+}
+
+/* Hands r to the daemon (which sends it, and for HEAD only its headers). r->body is taken. */
+static enum MHD_Result send_response(struct MHD_Connection *conn, response *r)
+{
+    /* A JSON answer (a Status, a Statusz or Flagz object) indented for people, as upstream's
+     * negotiated serializer does. */
+    if (!strncmp(r->content_type, "application/json", 16) && r->body_len && pretty_wanted(conn)) {
+        size_t n = 0;
+        const char *src = r->body ? r->body : r->static_body;
+        char *pretty = indent_json(src, r->body_len, &n);
+        if (pretty) {
+            free(r->body);
+            r->body = pretty;
+            r->body_len = n;
+        }
+    }
+    struct MHD_Response *mr =
+        r->body ? MHD_create_response_from_buffer(r->body_len, r->body, MHD_RESPMEM_MUST_FREE)
+                : MHD_create_response_from_buffer(r->body_len, (void *)r->static_body,
+                                                  MHD_RESPMEM_PERSISTENT);
+    if (!mr) {
+        free(r->body);
+        return MHD_NO; /* out of memory: the daemon closes the connection */
+    }
+    r->body = NULL;
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
+    /* kube-scheduler's handler chain has WithCacheControl: nothing on this port is cached */
+    MHD_add_response_header(mr, "Cache-Control", "no-cache, private");
+    for (const char *p = r->extra_headers; p && *p;) {
+        const char *colon = strchr(p, ':'), *end = strstr(p, "\r\n");
+        if (!colon || !end || colon > end)
+            break;
+        char name[64], value[256];
+        const char *v = colon + 1;
+        while (*v == ' ')
+            v++;
+        snprintf(name, sizeof name, "%.*s", (int)(colon - p), p);
+        snprintf(value, sizeof value, "%.*s", (int)(end - v), v);
+        MHD_add_response_header(mr, name, value);
+        p = end + 2;
+    }
+    /* One request per connection (the daemon closes after the answer): no idle keep-alive
+     * connection holds a thread. */
+    MHD_add_response_header(mr, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)r->status, mr);
+    MHD_destroy_response(mr);
+    return ret;
 }
 
 /* /healthz, /livez and /readyz, as k8s.io/apiserver's handleRootHealth. kind: 'h' /healthz
@@ -299,18 +294,30 @@ static void health(ks_httpserver *s, response *r, const char *name, char kind, b
     r->body_len = strlen(body);
 }
 
-/* True if the query string has the key (with or without a value), as url.Query()[key]. */
-static bool query_has(const char *query, const char *key)
+typedef struct query_find {
+    const char *key;
+    bool found;
+} query_find;
+
+static enum MHD_Result query_key(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
 {
-    size_t kl = strlen(key);
-    for (const char *p = query; p && *p;) {
-        const char *end = strchr(p, '&');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n >= kl && strncmp(p, key, kl) == 0 && (n == kl || p[kl] == '='))
-            return true;
-        p = end ? end + 1 : NULL;
+    (void)kind;
+    (void)value;
+    query_find *q = cls;
+    if (key && strcmp(key, q->key) == 0) {
+        q->found = true;
+        return MHD_NO;
     }
-    return false;
+    return MHD_YES;
+}
+
+/* True if the query string has the key (with or without a value), as url.Query()[key]. */
+static bool query_has(struct MHD_Connection *conn, const char *key)
+{
+    query_find q = {key, false};
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, query_key, &q);
+    return q.found;
 }
 
 /* --- /statusz and /flagz --------------------------------------------------------------------- */
@@ -318,33 +325,18 @@ static bool query_has(const char *query, const char *key)
 /* The delimiters upstream picks from at random for each text page, so that nobody parses it. */
 static const char *const k_delims[] = {":", ": ", "=", " "};
 
+/* One of k_delims at random; any thread. */
+static const char *pick_delim(ks_httpserver *s)
+{
+    pthread_mutex_lock(&s->rnd_mu);
+    int i = rand_r(&s->rnd) % 4;
+    pthread_mutex_unlock(&s->rnd_mu);
+    return k_delims[i];
+}
+
 static const char k_zheader[] =
     "\n%s %s\nWarning: This endpoint is not meant to be machine parseable, has no formatting "
     "compatibility guarantees and is for debugging purposes only.\n";
-
-/* The value of request header `name` (case-insensitive) in the header block `headers` (the lines
- * after the request line), trimmed, into out; false when absent. Repeated headers: the first. */
-static bool header_value(const char *headers, const char *name, char *out, size_t outlen)
-{
-    size_t nl = strlen(name);
-    for (const char *p = headers; p && *p;) {
-        const char *end = strpbrk(p, "\r\n");
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
-            const char *v = p + nl + 1, *e = p + n;
-            while (v < e && (*v == ' ' || *v == '\t'))
-                v++;
-            while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
-                e--;
-            snprintf(out, outlen, "%.*s", (int)(e - v), v);
-            return true;
-        }
-        if (!end)
-            break;
-        p = end + (end[0] == '\r' && end[1] == '\n' ? 2 : 1);
-    }
-    return false;
-}
 
 /* One clause of an Accept header, as goautoneg.ParseAccept reads it. */
 typedef struct accept_clause {
@@ -558,7 +550,7 @@ static void statusz(ks_httpserver *s, const char *accept, response *r)
         respond_json(r, o, version, "statusz");
         return;
     }
-    const char *d = k_delims[rand_r(&s->rnd) % 4];
+    const char *d = pick_delim(s);
     struct tm tm;
     char started[64], upt[64], emu[96] = "", paths[sizeof s->paths + 16] = "";
     localtime_r(&start, &tm);
@@ -603,7 +595,7 @@ static void flagz(ks_httpserver *s, const char *accept, response *r)
         respond_json(r, o, version, "flagz");
         return;
     }
-    const char *d = k_delims[rand_r(&s->rnd) % 4];
+    const char *d = pick_delim(s);
     size_t cap = 256 + strlen(s->zp.component);
     for (size_t i = 0; i < s->zp.nflags; i++)
         cap += strlen(s->zp.flags[i].name) + strlen(s->zp.flags[i].value) + 4;
@@ -622,10 +614,9 @@ static void flagz(ks_httpserver *s, const char *accept, response *r)
     r->body_len = n;
 }
 
-static void route(ks_httpserver *s, const char *path, const char *query, const char *headers,
-                  response *r)
+static void route(ks_httpserver *s, struct MHD_Connection *conn, const char *path, response *r)
 {
-    bool verbose = query_has(query, "verbose");
+    bool verbose = query_has(conn, "verbose");
     if (strcmp(path, "/healthz") == 0) {
         health(s, r, "healthz", 'h', verbose);
     } else if (strcmp(path, "/livez") == 0) {
@@ -644,8 +635,17 @@ static void route(ks_httpserver *s, const char *path, const char *query, const c
         r->body = text;
         r->body_len = len;
     } else if (s->zp.component && (!strcmp(path, "/statusz") || !strcmp(path, "/flagz"))) {
+        /* The first Accept header, trimmed (the daemon folds the names' case). */
         char accept[1024] = "";
-        header_value(headers, "Accept", accept, sizeof accept);
+        const char *a = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+        if (a) {
+            size_t n = strlen(a);
+            while (*a == ' ' || *a == '\t')
+                a++, n--;
+            while (n && (a[n - 1] == ' ' || a[n - 1] == '\t'))
+                n--;
+            snprintf(accept, sizeof accept, "%.*s", (int)n, a);
+        }
         if (path[1] == 's')
             statusz(s, accept, r);
         else
@@ -655,103 +655,123 @@ static void route(ks_httpserver *s, const char *path, const char *query, const c
     }
 }
 
-/* Reads the request head, answers, closes. */
-static void serve(ks_httpserver *s, int fd)
+/* The client certificate of a TLS connection, checked as upstream's x509 authenticator does
+ * (x509.Verify against the client CA with ExtKeyUsageClientAuth; CN the user, O the groups).
+ * 0: none came; 1: *peer is filled (strings in the caller's buffers). */
+#define PEER_ORGS 16
+typedef struct peer_buf {
+    char cn[256];
+    char orgs[PEER_ORGS][128];
+    const char *org_ptrs[PEER_ORGS];
+    char error[160];
+} peer_buf;
+
+static int client_cert(struct MHD_Connection *conn, ks_http_peer *peer, peer_buf *b)
 {
-    char req[REQUEST_MAX + 1];
-    size_t len = 0;
-    int64_t deadline = now_ms() + IO_TIMEOUT_MS;
-    response r = {0};
-    bool head_only = false;
-    conn c = {s, fd, NULL, false};
-
-    if (s->tls && !conn_handshake(&c, deadline))
-        goto done;
-    for (;;) {
-        req[len] = '\0';
-        if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-            break;
-        if (len == REQUEST_MAX) {
-            respond_static(&r, 431, "request head too large\n");
-            goto answer;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    gnutls_session_t session = ci ? (gnutls_session_t)ci->tls_session : NULL;
+    unsigned int n = 0;
+    const gnutls_datum_t *chain = session ? gnutls_certificate_get_peers(session, &n) : NULL;
+    if (!chain || n == 0)
+        return 0;
+    *peer = (ks_http_peer){.common_name = b->cn, .organizations = b->org_ptrs};
+    b->cn[0] = b->error[0] = '\0';
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
+    unsigned int status = 0;
+    int rc = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
+    if (rc < 0 || status != 0) {
+        gnutls_datum_t why = {NULL, 0};
+        if (rc >= 0 &&
+            gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &why, 0) == 0) {
+            snprintf(b->error, sizeof b->error, "x509: %s", (const char *)why.data);
+            gnutls_free(why.data);
+        } else {
+            snprintf(b->error, sizeof b->error, "x509: %s", gnutls_strerror(rc));
         }
-        size_t n = conn_recv(&c, req + len, REQUEST_MAX - len, deadline);
-        if (n == 0)
-            goto done; /* the client went away, timed out, or we are stopping */
-        len += n;
+        peer->error = b->error;
+        return 1;
     }
-
-    /* Request line: METHOD SP target SP HTTP/1.x */
-    char *eol = strpbrk(req, "\r\n");
-    char *headers = eol + (eol[0] == '\r' && eol[1] == '\n' ? 2 : 1);
-    *eol = '\0';
-    char *method = req, *target = strchr(req, ' ');
-    char *version = target ? strchr(target + 1, ' ') : NULL;
-    if (!target || !version || strncmp(version + 1, "HTTP/1.", 7) != 0 || target[1] != '/') {
-        respond_static(&r, 400, "400 Bad Request\n");
-        goto answer;
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return 0;
+    if (gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) == 0) {
+        size_t len = sizeof b->cn;
+        if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, b->cn, &len) < 0)
+            b->cn[0] = '\0';
+        for (unsigned i = 0; i < PEER_ORGS; i++) {
+            len = sizeof b->orgs[i];
+            if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, 0,
+                                              b->orgs[i], &len) < 0)
+                break;
+            b->org_ptrs[peer->norganizations++] = b->orgs[i];
+        }
+        peer->verified = 1;
+    } else {
+        snprintf(b->error, sizeof b->error, "x509: the certificate does not parse");
+        peer->error = b->error;
     }
-    *target++ = '\0';
-    *version = '\0';
-    char *query = strchr(target, '?');
-    if (query)
-        *query++ = '\0';
-    head_only = strcmp(method, "HEAD") == 0;
-    if (!head_only && strcmp(method, "GET") != 0) {
-        respond_static(&r, 405, "405 method not allowed\n");
-        r.extra_headers = "Allow: GET, HEAD\r\n";
-        goto answer;
-    }
-    route(s, target, query, headers, &r);
-
-answer:
-    send_response(&c, &r, head_only);
-    free(r.body);
-done:
-    if (c.ssl) {
-        /* close_notify, without waiting for the client's; never after a fatal error or before
-         * the handshake finished (SSL_shutdown(3)). */
-        if (!c.ssl_failed && SSL_is_init_finished(c.ssl))
-            SSL_shutdown(c.ssl);
-        SSL_free(c.ssl);
-    }
-    ERR_clear_error();
-    /* Half-close first so the client reads the whole answer before the FIN. */
-    shutdown(fd, SHUT_WR);
-    close(fd);
+    gnutls_x509_crt_deinit(crt);
+    return 1;
 }
 
-static void *server_main(void *arg)
+/* The daemon's request handler, on the connection's own thread, once the request head is in.
+ * As kube-scheduler's handler chain: authentication and authorization first (the authorizer,
+ * when there is one), then the method, then the path. A request body (none is expected) is
+ * not read: the answer is queued on the first call and the connection closed after it. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **con_cls)
 {
-    ks_httpserver *s = arg;
-    sigset_t pipe_set;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, NULL);
-    for (;;) {
-        struct pollfd p[2] = {{.fd = s->listen_fd, .events = POLLIN},
-                              {.fd = s->wake[0], .events = POLLIN}};
-        int n = poll(p, 2, -1);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            ks__log('E', "httpserver", "poll: %s", strerror(errno));
-            break;
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    (void)con_cls;
+    ks_httpserver *s = cls;
+    response r = {0};
+    if (s->authorize) {
+        const char *authz =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        char *body = NULL;
+        const char *ctype = NULL;
+        ks_http_peer peer;
+        peer_buf pb;
+        int have_peer = s->client_ca_pem ? client_cert(conn, &peer, &pb) : 0;
+        int status = s->authorize(s->authorize_ctx, method, url, authz, have_peer ? &peer : NULL,
+                                  &body, &ctype);
+        if (status != 0) {
+            r.status = status;
+            r.content_type = ctype ? ctype : "text/plain; charset=utf-8";
+            r.body = body;
+            r.static_body = body ? NULL : "";
+            r.body_len = body ? strlen(body) : 0;
+            return send_response(conn, &r);
         }
-        if (p[1].revents)
-            break;
-        if (!(p[0].revents & POLLIN))
-            continue;
-        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            /* ECONNABORTED, EMFILE and friends: keep serving; back off on fd exhaustion. */
-            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-                poll(p + 1, 1, 100);
-            continue;
-        }
-        serve(s, fd);
+        free(body);
     }
-    return NULL;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        respond_static(&r, 405, "405 method not allowed\n");
+        r.extra_headers = "Allow: GET, HEAD\r\n";
+        return send_response(conn, &r);
+    }
+    route(s, conn, url, &r);
+    return send_response(conn, &r);
+}
+
+/* The daemon's messages (a failed TLS handshake, a malformed request, a limit reached): at -v=4,
+ * as Go's server logs such errors to its ErrorLog. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    if (!ks__log_enabled(4))
+        return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    ks__log('I', "httpserver", "%s", msg);
 }
 
 /* --- lifecycle ----------------------------------------------------------------------------- */
@@ -760,12 +780,12 @@ static void server_free(ks_httpserver *s)
 {
     if (!s)
         return;
-    if (s->listen_fd >= 0)
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon); /* closes the connections and the listening socket */
+    else if (s->listen_fd >= 0)
         close(s->listen_fd);
-    if (s->wake[0] >= 0)
-        close(s->wake[0]);
-    if (s->wake[1] >= 0)
-        close(s->wake[1]);
+    pthread_mutex_destroy(&s->rnd_mu);
+    free(s->client_ca_pem);
     for (size_t i = 0; i < s->nchecks; i++)
         free((char *)s->checks[i].name);
     free(s->checks);
@@ -808,7 +828,7 @@ static int listen_on(ks_httpserver *s, const char *addr, int port)
         }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 64) == 0) {
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
             s->listen_fd = fd;
             break;
         }
@@ -945,9 +965,16 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
     ks_httpserver *s = calloc(1, sizeof *s);
     if (!s)
         return KS_ENOMEM;
-    s->listen_fd = s->wake[0] = s->wake[1] = -1;
+    s->listen_fd = -1;
+    pthread_mutex_init(&s->rnd_mu, NULL);
     s->metrics = o->metrics;
-    s->tls = o->tls;
+    s->authorize = o->authorize;
+    s->authorize_ctx = o->authorize_ctx;
+    if (o->tls && o->client_ca_pem && *o->client_ca_pem &&
+        !(s->client_ca_pem = strdup(o->client_ca_pem))) {
+        server_free(s);
+        return KS_ENOMEM;
+    }
     s->not_ready_status = o->not_ready_status ? o->not_ready_status : 500;
     atomic_init(&s->shutting_down, false);
     int rc = KS_ENOMEM;
@@ -974,17 +1001,42 @@ int ks__httpserver_start(const ks_httpserver_opts *o, ks_httpserver **out)
     }
     if (o->zpages && (rc = copy_zpages(s, o->zpages)) != 0)
         goto fail;
-    if (pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-        ks__log('E', "httpserver", "pipe: %s", strerror(errno));
-        rc = KS_EIO;
-        goto fail;
-    }
     const char *addr = o->bind_address && *o->bind_address ? o->bind_address : "0.0.0.0";
     if ((rc = listen_on(s, addr, o->port)) != 0)
         goto fail;
-    int e = pthread_create(&s->thread, NULL, server_main, s);
-    if (e != 0) {
-        ks__log('E', "httpserver", "cannot start the server thread: %s", strerror(e));
+
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(o->tls ? ks__tls_cert_pem(o->tls) : NULL)},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(o->tls ? ks__tls_key_pem(o->tls) : NULL)},
+        /* TLS 1.2 and 1.3 only, component-base's minimum (tlsserve.h) */
+        {MHD_OPTION_HTTPS_PRIORITIES, 0,
+         (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"},
+        /* a client certificate is asked for (not required) only with a client CA */
+        {s->client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, s->client_ca_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (o->tls)
+        flags |= MHD_USE_TLS;
+    /* The daemon's threads inherit this thread's signal mask: start them with SIGPIPE blocked. */
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    s->daemon = MHD_start_daemon(
+        /* the logger first: the daemon logs with it from the next option on */
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (void *)NULL,
+        MHD_OPTION_LISTEN_SOCKET, s->listen_fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONN_LIMIT,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)CONN_PER_IP_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONN_MEMORY, MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK, MHD_OPTION_ARRAY,
+        o->tls ? tls_opts : tls_opts + 4, MHD_OPTION_END);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!s->daemon) {
+        ks__log('E', "httpserver",
+                "cannot start the HTTP server on %s:%d (libmicrohttpd refused its options%s)", addr,
+                s->port, o->tls ? " or the TLS certificate and key" : "");
         rc = KS_EIO;
         goto fail;
     }
@@ -1004,13 +1056,4 @@ void ks__httpserver_shutting_down(ks_httpserver *s)
         atomic_store(&s->shutting_down, true);
 }
 
-void ks__httpserver_stop(ks_httpserver *s)
-{
-    if (!s)
-        return;
-    char c = 1;
-    while (write(s->wake[1], &c, 1) < 0 && errno == EINTR) {
-    }
-    pthread_join(s->thread, NULL);
-    server_free(s);
-}
+void ks__httpserver_stop(ks_httpserver *s) { server_free(s); }

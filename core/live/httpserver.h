@@ -35,18 +35,20 @@
  * leaderElection, shutdown, sched-handler-sync).
  *
  * HTTPS when opts.tls is given (live mode always gives one: tlsserve.h), as upstream serves these
- * endpoints on 10259. Upstream also puts /metrics, /statusz and /flagz behind delegated
- * authentication and authorization (TokenReview, SubjectAccessReview: nonResourceURLs "get", which
- * the bootstrap ClusterRole system:monitoring grants), with /healthz, /readyz and /livez always
- * allowed; here every path is open to whoever reaches the port (bind it to a trusted address),
- * and /configz and /debug/pprof are not served. One connection at a time, answered and
- * closed ("Connection: close"; no keep-alive); a client that sends nothing (or no TLS handshake)
- * is dropped after 5 seconds. Requests are
- * served in the order they arrive, so a slow /metrics render delays a probe, which is fine for
- * a registry of a few hundred series.
+ * endpoints on 10259. With opts.authorize (live mode: delegated_auth.h) every request is first
+ * authenticated and authorized as kube-scheduler's handler chain does (TokenReview,
+ * SubjectAccessReview, /healthz /readyz /livez always allowed); without one every path is open
+ * to whoever reaches the port. /configz and /debug/pprof are not served.
+ *
+ * Served by libmicrohttpd (httpserver.c says why): one thread per connection, at most 1024
+ * connections and 256 from one client address, a connection idle for 10 s closed, a request
+ * head larger than about 8 KiB refused (414/431). One request per connection, answered with
+ * "Connection: close". So an idle or slow client, or a request waiting on the API server for its
+ * authorization, holds its own thread and never delays a probe on another connection.
  *
  * Threads: start, shutting_down, port and stop may be called from any thread; stop must not race
- * with the other calls on the same server. Readiness callbacks run on the server's thread.
+ * with the other calls on the same server. Readiness callbacks and the authorizer run on the
+ * connection threads, several at once.
  */
 #ifndef KS_CORE_HTTPSERVER_H
 #define KS_CORE_HTTPSERVER_H
@@ -62,8 +64,8 @@ typedef struct ks_httpserver ks_httpserver;
 /* One named readiness check, as upstream's healthz.NamedCheck ("sched-handler-sync"). */
 typedef struct ks_http_check {
     const char *name; /* copied at start; [a-z0-9-]+ by convention */
-    /* 1 when ready, 0 when not. Runs on the server thread for every /readyz request, so it must
-     * be cheap and thread-safe (read an atomic flag). */
+    /* 1 when ready, 0 when not. Runs on a connection thread for every /readyz request, possibly
+     * on several at once, so it must be cheap and thread-safe (read an atomic flag). */
     int (*ready)(void *ctx);
     void *ctx; /* borrowed: must stay valid until ks__httpserver_stop returns */
 } ks_http_check;
@@ -88,6 +90,27 @@ typedef struct ks_http_zpages {
     size_t nflags;
 } ks_http_zpages;
 
+/* The TLS client certificate of a request, as the server checked it against opts.client_ca_pem
+ * (upstream's x509 request authenticator): only passed when a certificate came. */
+typedef struct ks_http_peer {
+    int verified;            /* it chains to the client CA, is valid now and allows client auth */
+    const char *error;       /* why it is not verified (verified 0) */
+    const char *common_name; /* the subject's CN ("" when it has none) */
+    const char *const *organizations; /* the subject's O values, in order */
+    size_t norganizations;
+} ks_http_peer;
+
+/* Authenticates and authorizes one request before it is routed. method: "GET"...; path: the
+ * request path, percent-decoded, without the query; authorization: the Authorization header or
+ * NULL; peer: the client certificate, NULL when none came (or no client CA is set). All
+ * borrowed for the call. Returns 0 to serve the request, or the HTTP status to answer with (401,
+ * 403, 500) with *body (malloc'd, NUL-terminated, taken by the server; may stay NULL) and
+ * *content_type (a static string; NULL: text/plain). Runs on the request's connection thread,
+ * several at once: it may block (an API call) and must be thread-safe. */
+typedef int (*ks_http_authorize_fn)(void *ctx, const char *method, const char *path,
+                                    const char *authorization, const ks_http_peer *peer,
+                                    char **body, const char **content_type);
+
 typedef struct ks_httpserver_opts {
     const char *bind_address; /* a numeric IPv4/IPv6 address or a host name; NULL or "": 0.0.0.0 */
     int port;                 /* 0: the kernel picks a free port (see ks__httpserver_port) */
@@ -100,12 +123,17 @@ typedef struct ks_httpserver_opts {
     size_t nhealth_checks;
     ks_tls_ctx *tls;              /* borrowed, must outlive the server; NULL: plain HTTP (tests) */
     const ks_http_zpages *zpages; /* copied at start; NULL: /statusz and /flagz are 404 */
+    /* PEM CA certificates (copied at start): with opts.tls, a client may present a certificate,
+     * checked against them and handed to the authorizer (--client-ca-file). NULL: none asked. */
+    const char *client_ca_pem;
+    ks_http_authorize_fn authorize; /* NULL: every request is served */
+    void *authorize_ctx;            /* borrowed, must outlive the server */
 } ks_httpserver_opts;
 
 /* Bind, listen and start the thread. 0; KS_EINVAL (bad options, an address that does not
- * resolve); KS_EIO (socket, bind or listen failed: logged with the address, port and reason);
- * KS_ENOMEM. OUT: *out, to be released with ks__httpserver_stop. A call that fails starts no
- * thread and leaves nothing to release. */
+ * resolve); KS_EIO (socket, bind or listen failed, or the daemon did not start: logged with the
+ * address, port and reason); KS_ENOMEM. OUT: *out, to be released with ks__httpserver_stop. A call
+ * that fails starts no thread and leaves nothing to release. */
 int ks__httpserver_start(const ks_httpserver_opts *opts, ks_httpserver **out);
 
 /* The port the server listens on (the one chosen when opts.port was 0). */
@@ -115,7 +143,8 @@ int ks__httpserver_port(const ks_httpserver *s);
  * the scheduler drains. The server keeps answering until stop. */
 void ks__httpserver_shutting_down(ks_httpserver *s);
 
-/* Stop accepting, abandon a connection in progress, join the thread, close the socket and free
+/* Stop accepting, close every connection (waiting for the requests being answered: an
+ * authorizer's API call ends within its timeout), join the threads, close the socket and free
  * the server. NULL: no-op. */
 void ks__httpserver_stop(ks_httpserver *s);
 

@@ -7,10 +7,13 @@
 #include "live/tlsserve.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
@@ -18,6 +21,10 @@
 #include <openssl/x509v3.h>
 
 #include "kubesched/plugin.h"
+
+struct ks_tls_ctx {
+    char *cert_pem, *key_pem;
+};
 
 /* OpenSSL's reason for the last failure, or fallback. */
 static const char *ssl_reason(char *buf, size_t len, const char *fallback)
@@ -147,6 +154,46 @@ static int from_files(SSL_CTX *ctx, const char *cert_file, const char *key_file,
     return 0;
 }
 
+/* What bio holds, as a NUL-terminated string; NULL when out of memory. */
+static char *bio_text(BIO *bio)
+{
+    char *data = NULL;
+    long n = BIO_get_mem_data(bio, &data);
+    char *out = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (out) {
+        memcpy(out, data, (size_t)n);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+/* The checked identity in ctx as PEM text: the leaf, its chain, and the key (unencrypted: it is
+ * only handed to the TLS library in memory). */
+static int export_pem(SSL_CTX *ctx, ks_tls_ctx *out, char *err, size_t errlen)
+{
+    BIO *cb = BIO_new(BIO_s_mem()), *kb = BIO_new(BIO_s_mem());
+    STACK_OF(X509) *chain = NULL;
+    int ok = cb && kb && PEM_write_bio_X509(cb, SSL_CTX_get0_certificate(ctx)) == 1 &&
+             SSL_CTX_get0_chain_certs(ctx, &chain) == 1;
+    for (int i = 0; ok && chain && i < sk_X509_num(chain); i++)
+        ok = PEM_write_bio_X509(cb, sk_X509_value(chain, i)) == 1;
+    ok = ok &&
+         PEM_write_bio_PrivateKey(kb, SSL_CTX_get0_privatekey(ctx), NULL, NULL, 0, NULL, NULL) == 1;
+    if (ok) {
+        out->cert_pem = bio_text(cb);
+        out->key_pem = bio_text(kb);
+        ok = out->cert_pem && out->key_pem;
+    }
+    BIO_free(cb);
+    BIO_free(kb);
+    ERR_clear_error();
+    if (!ok) {
+        snprintf(err, errlen, "out of memory keeping the serving certificate and key");
+        return KS_ENOMEM;
+    }
+    return 0;
+}
+
 int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx **out, char *err,
                        size_t errlen)
 {
@@ -158,22 +205,77 @@ int ks__tls_ctx_create(const char *cert_file, const char *key_file, ks_tls_ctx *
                  have_cert ? "--tls-private-key-file" : "--tls-cert-file");
         return KS_EINVAL;
     }
+    /* OpenSSL reads and checks the files (or makes the pair); the server's TLS is GnuTLS. */
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (!ctx) {
+    ks_tls_ctx *t = calloc(1, sizeof *t);
+    if (!ctx || !t) {
+        SSL_CTX_free(ctx);
+        free(t);
         snprintf(err, errlen, "out of memory creating the TLS context");
         return KS_ENOMEM;
     }
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    /* Each connection is answered and closed: no session resumption state to keep. */
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     int rc = have_cert ? from_files(ctx, cert_file, key_file, err, errlen)
                        : self_signed(ctx, err, errlen);
+    if (rc == 0)
+        rc = export_pem(ctx, t, err, errlen);
+    SSL_CTX_free(ctx);
     if (rc != 0) {
-        SSL_CTX_free(ctx);
+        ks__tls_ctx_free(t);
         return rc;
     }
-    *out = ctx;
+    *out = t;
     return 0;
 }
 
-void ks__tls_ctx_free(ks_tls_ctx *ctx) { SSL_CTX_free(ctx); }
+void ks__tls_ctx_free(ks_tls_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->key_pem) /* key material: cleared before it goes back to the allocator */
+        OPENSSL_cleanse(ctx->key_pem, strlen(ctx->key_pem));
+    free(ctx->cert_pem);
+    free(ctx->key_pem);
+    free(ctx);
+}
+
+int ks__tls_read_client_ca(const char *file, char **pem, char *err, size_t errlen)
+{
+    char why[256];
+    *pem = NULL;
+    BIO *in = BIO_new_file(file, "r"), *out = BIO_new(BIO_s_mem());
+    int n = 0, rc = KS_EINVAL;
+    if (!out) {
+        snprintf(err, errlen, "out of memory reading --client-ca-file %s", file);
+        rc = KS_ENOMEM;
+        goto done;
+    }
+    if (!in) {
+        snprintf(err, errlen, "--client-ca-file %s: cannot open it (%s)", file,
+                 ssl_reason(why, sizeof why, "unreadable"));
+        goto done;
+    }
+    for (X509 *x; (x = PEM_read_bio_X509(in, NULL, NULL, NULL)); X509_free(x))
+        if (PEM_write_bio_X509(out, x) == 1)
+            n++;
+    ERR_clear_error(); /* the end of the file reads as an error */
+    if (n == 0) {
+        snprintf(err, errlen,
+                 "--client-ca-file %s: no PEM certificate in it; give the CA certificates that "
+                 "sign the clients' certificates",
+                 file);
+        goto done;
+    }
+    if (!(*pem = bio_text(out))) {
+        snprintf(err, errlen, "out of memory reading --client-ca-file %s", file);
+        rc = KS_ENOMEM;
+        goto done;
+    }
+    rc = 0;
+done:
+    BIO_free(in);
+    BIO_free(out);
+    return rc;
+}
+
+const char *ks__tls_cert_pem(const ks_tls_ctx *ctx) { return ctx->cert_pem; }
+const char *ks__tls_key_pem(const ks_tls_ctx *ctx) { return ctx->key_pem; }

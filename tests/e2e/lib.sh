@@ -55,11 +55,15 @@ ks_config() {
   echo "$f"
 }
 
-# ks_start ID CONFIG [ARGS...]: starts kubesched (log $E2E_DIR/ks-ID.log, port ${KS_PORT[ID]}).
+# ks_start ID CONFIG [ARGS...]: starts kubesched (log $E2E_DIR/ks-ID.log, port ${KS_PORT[ID]}),
+# with delegated authentication and authorization through the scheduler's kubeconfig, as
+# start-control-plane.sh starts kube-scheduler.
 ks_start() {
   local id=$1 cfg=$2; shift 2
   local port; port=$(free_port)
-  "$KS_BIN" --config "$cfg" --bind-address 127.0.0.1 --secure-port "$port" -v 2 "$@" \
+  "$KS_BIN" --config "$cfg" --bind-address 127.0.0.1 --secure-port "$port" -v 2 \
+    --authentication-kubeconfig "$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+    --authorization-kubeconfig "$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" "$@" \
     >"$E2E_DIR/ks-$id.log" 2>&1 &
   KS_PID[$id]=$! KS_PORT[$id]=$port
 }
@@ -70,8 +74,13 @@ ks_wait_synced() {
   else bad "kubesched $1 did not sync"; tail -n 20 "$(ks_log "$1")"; return 1; fi
 }
 # ks_get ID PATH [CURL-ARGS...]: GET https://127.0.0.1:PORT/PATH of that kubesched (self-signed:
-# -k), e.g. ks_get main /statusz -H 'Accept: ...'.
-ks_get() { local id=$1 path=$2; shift 2; curl -sk "$@" "https://127.0.0.1:${KS_PORT[$id]}$path"; }
+# -k), e.g. ks_get main /statusz -H 'Accept: ...'. As the admin token (system:masters) except on
+# the health paths, which are asked without credentials, as a kubelet probes them.
+ks_get() {
+  local id=$1 path=$2; shift 2
+  case "$path" in /healthz*|/readyz*|/livez*) ;; *) set -- -H "Authorization: Bearer $KUBESCHED_E2E_TOKEN" "$@" ;; esac
+  curl -sk "$@" "https://127.0.0.1:${KS_PORT[$id]}$path"
+}
 ks_metrics() { ks_get "$1" /metrics; }
 # ks_stop ID [SIGNAL]: signals it (TERM by default), waits up to 20 s (then SIGKILL) and sets
 # KS_RC to its exit status. Not in $(...): only this shell can wait for its child.

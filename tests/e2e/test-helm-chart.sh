@@ -8,8 +8,10 @@
 #     with exactly the chart's RBAC: it takes the Lease in the release namespace, binds pods,
 #     reports their status and events, writes a PersistentVolume's claimRef from VolumeBinding's
 #     PreBind, and no request is forbidden;
+#   - the serving port's TokenReviews and SubjectAccessReviews go through the same ServiceAccount;
 #   - least privilege: with `patch` taken off the persistentvolumes rule, that PreBind write is
-#     refused with 403 and the pod's condition says so.
+#     refused with 403 and the pod's condition says so; without the subjectaccessreviews rule
+#     /flagz fails with 500.
 # The Deployment itself cannot run here (no kubelet, no image); kubesched runs as a process.
 # Usage: tests/e2e/test-helm-chart.sh (env: see lib.sh)
 set -uo pipefail
@@ -93,8 +95,16 @@ YAML
 # In the cluster kubesched would use the pod's service-account token (in-cluster config); here the
 # same token comes in a kubeconfig, the one line added to the chart's configuration.
 sed "s|^clientConnection:|clientConnection:\n  kubeconfig: $E2E_DIR/sa.kubeconfig|" "$E2E_DIR/chart-config.yaml" >"$E2E_DIR/chart-config-sa.yaml"
-ks_start chart "$E2E_DIR/chart-config-sa.yaml"
+# The serving port's TokenReviews and SubjectAccessReviews as that ServiceAccount too.
+ks_start chart "$E2E_DIR/chart-config-sa.yaml" --authentication-kubeconfig "$E2E_DIR/sa.kubeconfig" \
+  --authorization-kubeconfig "$E2E_DIR/sa.kubeconfig"
 ks_wait_synced chart || exit 1
+# The admin token is reviewed (TokenReview) and allowed (system:masters); no token is reviewed by
+# a SubjectAccessReview and refused: 403, not 500 (a review the chart's RBAC refused).
+if [ "$(ks_get chart /metrics -o /dev/null -w '%{http_code}')" = 200 ]; then ok "/metrics for the admin token: the chart's ServiceAccount may create TokenReviews"
+else bad "/metrics for the admin token: $(ks_get chart /metrics -w ' %{http_code}' | tail -c 300)"; fi
+anon=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${KS_PORT[chart]}/metrics")
+[ "$anon" = 403 ] && ok "/metrics without a token: 403, the chart's ServiceAccount may create SubjectAccessReviews" || bad "/metrics without a token: $anon (want 403)"
 
 { mk_node chart-node-1 4 32Gi; mk_node chart-node-2 4 32Gi; } | kubectl create -f - >/dev/null
 { for i in 1 2 3 4 5; do mk_pod chart-$i kubesched 500m 1Gi app=chart; done
@@ -170,6 +180,14 @@ forbidden_cond() { pod_cond chart-vol-2 | grep -q 'forbidden'; }
 if wait_for "$E2E_TIMEOUT" forbidden_cond; then
   ok "without patch on persistentvolumes, PreBind's write is refused: $(pod_cond chart-vol-2 | cut -c1-200)"
 else bad "chart-vol-2: condition '$(pod_cond chart-vol-2)', PV claimRef '$(claim_ref_of chart-pv-2)'"; fi
+# Without the subjectaccessreviews rule a request that needs a review fails (500: the review was
+# refused); /flagz, not yet asked, so no cached answer stands in.
+kubectl get "$role" -o json |
+  jq '.rules |= map(select(.resources != ["subjectaccessreviews"]))' | kubectl replace -f - >/dev/null
+sar_refused() { [ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${KS_PORT[chart]}/flagz")" = 500 ]; }
+if wait_for "$E2E_TIMEOUT" sar_refused && grep -q "subjectaccessreviews.*forbidden\|forbidden.*subjectaccessreviews" "$(ks_log chart)"; then
+  ok "without create on subjectaccessreviews, /flagz is 500 and the log names the refused review"
+else bad "without the subjectaccessreviews rule: /flagz $(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${KS_PORT[chart]}/flagz")"; fi
 ks_stop chart TERM
 [ "$KS_RC" = 0 ] && ok "kubesched exited 0 on SIGTERM" || bad "kubesched exited $KS_RC"
 exit 0

@@ -116,7 +116,7 @@ if [ "$fs" = "kubesched|Warning|Scheduling" ]; then ok "ks-big: FailedScheduling
 if [ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$ks_port/readyz")" = 200 ]; then ok "/readyz is 200 after sync (HTTPS, self-signed)"
 else bad "/readyz is not 200"; fi
 if [ "$(curl -sk "https://127.0.0.1:$ks_port/healthz")" = ok ]; then ok "/healthz says ok"; else bad "/healthz"; fi
-metrics=$(curl -sk "https://127.0.0.1:$ks_port/metrics")
+metrics=$(ks_metrics main)
 if grep -qx 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 10' <<<"$metrics"; then
   ok "/metrics: 10 scheduled attempts for profile kubesched"
 else bad "/metrics: scheduled attempts: $(grep '^scheduler_schedule_attempts_total' <<<"$metrics" | tr '\n' ' ')"; fi

@@ -9,7 +9,8 @@
 #     kube-scheduler's /flagz lists too; the JSON Flagz object;
 #   - an Accept neither offers: 406 with the same Status message start.
 # kube-scheduler is asked with the admin client certificate (system:masters): upstream authorizes
-# /statusz and /flagz (system:monitoring grants them); kubesched serves them to anyone.
+# /statusz and /flagz (system:monitoring grants them); kubesched is asked with the admin token
+# (lib.sh ks_get), behind the same delegated authorization.
 # Usage: tests/e2e/test-zpages.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
