@@ -8,7 +8,7 @@
 FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       gcc libc6-dev make cmake ninja-build pkg-config libcjson-dev libyaml-dev libcurl4-openssl-dev \
-      libssl-dev libmicrohttpd-dev \
+      libssl-dev libmicrohttpd-dev libgnutls28-dev libpcre2-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

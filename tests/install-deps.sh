@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config python3 libcjson-dev libyaml-dev
-          libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libcriterion-dev clang-format-16
+          libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libgnutls28-dev libpcre2-dev
+          libcriterion-dev clang-format-16
           clang-16 libclang-rt-16-dev  # tests/fuzz: the compiler and its libFuzzer/ASan runtimes
           jq openssl curl ca-certificates iproute2)  # the last five: tests/e2e
 missing=()
