@@ -808,6 +808,65 @@ static void table_widths(const sim *s, size_t *w_pod, size_t *w_prof, size_t *w_
     }
 }
 
+/* --explain in the table: the attempt's explanation (its JSON members in the spill file) as
+ * indented lines under it, one per evaluated node in the order the scheduler tried them:
+ *     b       score 277 (TaintToleration 100, NodeResourcesFit 97, ...)   <- chosen
+ *     t       rejected by TaintToleration: node(s) had untolerated taint(s)
+ * or, when PreFilter refused the pod, the plugin and its reason. */
+static void print_explanation(sim *s, const record *r, size_t w_pod, FILE *out)
+{
+    char *text = malloc(r->ex_len + 3);
+    ssize_t got = text ? pread(fileno(s->spill.f), text + 1, r->ex_len, (off_t)r->ex_off) : -1;
+    cJSON *ex = NULL;
+    if (got == (ssize_t)r->ex_len) { /* the members start with ',': make them an object */
+        text[0] = '{';
+        text[1] = ' ';
+        text[r->ex_len + 1] = '}';
+        text[r->ex_len + 2] = '\0';
+        ex = cJSON_Parse(text);
+    }
+    free(text);
+    if (!ex) {
+        fprintf(out, "    (explanation unavailable)\n");
+        return;
+    }
+    const cJSON *pre = cJSON_GetObjectItemCaseSensitive(ex, "preFilter"), *it;
+    cJSON_ArrayForEach(it, pre)
+    {
+        fprintf(out, "    %-*s  rejected by %s: %s\n", (int)w_pod, "(PreFilter)", it->string,
+                cJSON_GetStringValue(it));
+    }
+    const cJSON *score = cJSON_GetObjectItemCaseSensitive(ex, "score");
+    const cJSON *final = cJSON_GetObjectItemCaseSensitive(ex, "finalScore");
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ex, "filter"))
+    {
+        const cJSON *last = it->child;
+        while (last && last->next)
+            last = last->next;
+        const char *verdict = last ? cJSON_GetStringValue(last) : NULL;
+        fprintf(out, "    %-*s  ", (int)w_pod, it->string);
+        if (verdict && strcmp(verdict, "passed") != 0) {
+            fprintf(out, "rejected by %s: %s\n", last->string, verdict);
+            continue;
+        }
+        const cJSON *total = cJSON_GetObjectItemCaseSensitive(final, it->string), *p;
+        if (!cJSON_IsNumber(total)) {
+            fprintf(out, "passed every filter\n");
+            continue;
+        }
+        fprintf(out, "score %.0f (", total->valuedouble);
+        const char *sep = "";
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(score, it->string))
+        {
+            fprintf(out, "%s%s %.0f", sep, p->string, p->valuedouble);
+            sep = ", ";
+        }
+        int chosen = r->node != KS_SYM_ABSENT && !strcmp(ks__sym_str(r->node), it->string);
+        fprintf(out, ")%s\n", chosen ? "  <- chosen" : "");
+    }
+    cJSON_Delete(ex);
+}
+
 static void print_table(sim *s, FILE *out)
 {
     size_t w_pod, w_prof, w_node;
@@ -858,6 +917,8 @@ static void print_table(sim *s, FILE *out)
         fprintf(out, "%-*s  %-*s  %-13s  %-*s  %s%s\n", (int)w_pod, pod, (int)w_prof,
                 r->profile ? r->profile : "-", r->result, (int)w_node,
                 scheduled ? ks__sym_str(r->node) : "-", r->message ? r->message : "", extra);
+        if (r->ex_len && s->spill.f)
+            print_explanation(s, r, w_pod, out);
     }
     fprintf(out, "\n%zu attempts: %zu scheduled, %zu unschedulable, %zu errors", s->stats->attempts,
             s->stats->scheduled, s->stats->unschedulable, s->stats->errors);
@@ -1291,7 +1352,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     atomic_init(&s.clock_ns, 1000000000LL);
     ks__strmap_init(&s.attempts);
     /* The table shows no explanation: only JSON output keeps them. */
-    if (o->explain && o->output == KS_OUTPUT_JSON && (rc = spill_open(&s.spill, err, errlen)) != 0)
+    if (o->explain && o->output != KS_OUTPUT_NONE && (rc = spill_open(&s.spill, err, errlen)) != 0)
         goto out;
     ks_scheduler_opts so = {
         .cfg = o->cfg,
@@ -1361,7 +1422,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     }
     if (o->output == KS_OUTPUT_JSON)
         rc = print_json(&s, o->out, err, errlen);
-    else if (o->output == KS_OUTPUT_TABLE)
+    else if (o->output == KS_OUTPUT_TABLE &&
+             (!s.spill.f || (rc = spill_finish(&s.spill, err, errlen)) == 0))
         print_table(&s, o->out);
     print_skipped(&s);
 out:

@@ -186,12 +186,37 @@ Test(explain_stream, explanations_add_members_only)
     free(plain);
 }
 
-/* The table has no explanation column: --explain leaves it as it is. */
-Test(explain_stream, table_is_the_same_with_explain)
+/* --explain in the table: the same lines, each attempt followed by indented lines that break
+ * it down per evaluated node (rejected by which plugin, or the scores and the chosen node). */
+Test(explain_stream, table_explains_each_attempt_per_node)
 {
     char *plain = run_text("simulate --cluster " FIX "explain-retry.yaml");
     char *text = run_text("simulate --explain --cluster " FIX "explain-retry.yaml");
-    cr_assert_str_eq(text, plain);
+    /* without the indented lines it is the plain table */
+    char *kept = malloc(strlen(text) + 1), *o = kept;
+    for (const char *line = text; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
+        if (strncmp(line, "    ", 4) != 0) {
+            memcpy(o, line, n);
+            o += n;
+        }
+        line += n;
+    }
+    *o = '\0';
+    cr_assert_str_eq(kept, plain);
+    cr_assert(strstr(text, "default/web       default-scheduler  Scheduled      b     \n"
+                           "    a                 score 469 (TaintToleration 100, NodeResourcesFit "
+                           "95, NodeResourcesBalancedAllocation 74, ImageLocality 0)\n"
+                           "    b                 score 471 (TaintToleration 100, NodeResourcesFit "
+                           "97, NodeResourcesBalancedAllocation 74, ImageLocality 0)  <- chosen\n"
+                           "    t                 rejected by TaintToleration: node(s) had "
+                           "untolerated taint(s)\n"),
+              "%s", text);
+    cr_assert(strstr(text, "    (PreFilter)       rejected by NodeAffinity: pod affinity terms "
+                           "conflict\n"),
+              "%s", text);
+    free(kept);
     free(text);
     free(plain);
 }
