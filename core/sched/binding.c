@@ -238,22 +238,35 @@ size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx
     return n;
 }
 
+static void run_job(ks_scheduler *s, ks_binding_job *j);
+static void free_job(ks_scheduler *s, ks_binding_job *j);
+
 void ks__binding_hold(ks_scheduler *s, int on)
 {
     if (!s->binders || !(s->source.flags & KS_SOURCE_SIMULATED))
         return;
     pthread_mutex_lock(&s->bind_mu);
-    s->hold_released = on;
-    if (!on && s->held_head) {
-        /* in release order, behind whatever is queued */
-        if (s->jobs_tail)
-            s->jobs_tail->next = s->held_head;
-        else
-            s->jobs_head = s->held_head;
-        s->jobs_tail = s->held_tail;
-        s->held_head = s->held_tail = NULL;
-        pthread_cond_broadcast(&s->jobs_cv);
+    if (on) {
+        s->hold_released = 1;
+        pthread_mutex_unlock(&s->bind_mu);
+        return;
     }
+    /* The held jobs run here, on the calling (scheduling) thread, in the order they were
+     * released: no binder wakes up for them, and the jobs they release in turn (an Unreserve
+     * rejecting a gang's other members) join the end of the list. */
+    while (s->held_head) {
+        ks_binding_job *j = s->held_head;
+        s->held_head = j->next;
+        if (!s->held_head)
+            s->held_tail = NULL;
+        pthread_mutex_unlock(&s->bind_mu);
+        run_job(s, j);
+        free_job(s, j);
+        pthread_mutex_lock(&s->bind_mu);
+        if (--s->inflight_bindings == s->parked_bindings)
+            pthread_cond_broadcast(&s->bind_idle);
+    }
+    s->hold_released = 0;
     pthread_mutex_unlock(&s->bind_mu);
 }
 
@@ -299,11 +312,13 @@ size_t ks__binding_expire_permits(ks_scheduler *s)
 {
     if (!s->binders)
         return 0;
+    ks__binding_hold(s, 1); /* a simulated source's timed-out jobs run here, in order */
     pthread_mutex_lock(&s->bind_mu);
     size_t before = s->parked_bindings;
     expire_permits(s, permit_now(s));
     size_t expired = before - s->parked_bindings;
     pthread_mutex_unlock(&s->bind_mu);
+    ks__binding_hold(s, 0);
     return expired;
 }
 

@@ -188,8 +188,8 @@ int ks__permit_hook(void *ctx, const char *uid, const char *plugin, int allow, c
  * without bind_mu held (fn may allow or reject). Any thread. */
 size_t ks__binding_waiting_each(ks_scheduler *s, ks_waiting_pod_fn fn, void *ctx);
 /* Simulated sources only (no-op otherwise): while on, jobs that leave Permit's waiting are held
- * instead of run; off hands the held ones to the binders in the order they were released.
- * The scheduling thread turns it on for each cycle. */
+ * instead of run; off runs the held ones on the calling thread in the order they were released
+ * (and those they release in turn). The scheduling thread turns it on for each cycle. */
 void ks__binding_hold(ks_scheduler *s, int on);
 /* pod_index.c. Any thread. each: fn for each pod of ns whose label key is value (resolved to the
  * cache's object, else the queue's), outside the index's lock; the count, or (size_t)-1 when key

@@ -54,20 +54,21 @@ static void setup(void)
     th_init();
     memset(&t, 0, sizeof(t));
     t.now = 1000 * SEC;
-    const char *yaml = "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                       "kind: KubeSchedulerConfiguration\n"
-                       "profiles:\n"
-                       "- schedulerName: default-scheduler\n"
-                       "  plugins:\n"
-                       "    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: \"*\"}]}\n"
-                       "    preFilter: {enabled: [{name: Coscheduling}]}\n"
-                       "    postFilter: {enabled: [{name: Coscheduling}]}\n"
-                       "    permit: {enabled: [{name: Coscheduling}]}\n"
-                       "    reserve: {enabled: [{name: Coscheduling}]}\n"
-                       "  pluginConfig:\n"
-                       "  - name: Coscheduling\n"
-                       "    args: {kubeschedPluginPath: " FIX_COSCHEDULING
-                       ", permitWaitingTimeSeconds: 10, podGroupBackoffSeconds: 1}\n";
+    const char *yaml =
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        "profiles:\n"
+        "- schedulerName: default-scheduler\n"
+        "  plugins:\n"
+        "    queueSort: {enabled: [{name: Coscheduling}], disabled: [{name: \"*\"}]}\n"
+        "    preFilter: {enabled: [{name: Coscheduling}]}\n"
+        "    postFilter: {enabled: [{name: Coscheduling}]}\n"
+        "    permit: {enabled: [{name: Coscheduling}]}\n"
+        "    reserve: {enabled: [{name: Coscheduling}]}\n"
+        "  pluginConfig:\n"
+        "  - name: Coscheduling\n"
+        "    args: {kubeschedPluginPath: " FIX_COSCHEDULING
+        ", permitWaitingTimeSeconds: 10, podGroupBackoffSeconds: 1}\n";
     t.reg = th_registry_new();
     cr_assert_eq(ks__config_load_string(t.reg, yaml, "c.yaml", &t.cfg, err, sizeof(err)), 0, "%s",
                  err);
@@ -118,8 +119,7 @@ static ks_pod *mk_pod(const char *ns, const char *name, int prio, const char *gr
 {
     char json[1024], labels[256] = "", nodename[128] = "";
     if (group)
-        snprintf(labels, sizeof(labels), ",'labels':{'scheduling.x-k8s.io/pod-group':'%s'}",
-                 group);
+        snprintf(labels, sizeof(labels), ",'labels':{'scheduling.x-k8s.io/pod-group':'%s'}", group);
     if (node)
         snprintf(nodename, sizeof(nodename), "'nodeName':'%s',", node);
     snprintf(json, sizeof(json),
@@ -178,34 +178,151 @@ Test(coscheduling_unit, less)
     enum { low = 10, high = 100 };
     static const less_case cases[] = {
         {"p1.priority less than p2.priority", low, high, "ns1", "ns2", NULL, NULL, 0, 0, {{0}}, 0},
-        {"p1.priority greater than p2.priority", high, low, "ns1", "ns2", NULL, NULL, 0, 0, {{0}},
+        {"p1.priority greater than p2.priority",
+         high,
+         low,
+         "ns1",
+         "ns2",
+         NULL,
+         NULL,
+         0,
+         0,
+         {{0}},
          1},
-        {"equal priority. p1 is added to schedulingQ earlier than p2", high, high, "ns1", "ns2",
-         NULL, NULL, 1, 2, {{0}}, 1},
-        {"equal priority. p2 is added to schedulingQ earlier than p1", high, high, "ns1", "ns2",
-         NULL, NULL, 2, 1, {{0}}, 0},
-        {"p1.priority less than p2.priority, p1 belongs to pg1", low, high, "ns1", "ns2", "pg1",
-         NULL, 0, 0, {{"ns1", "pg1", 0}}, 0},
-        {"p1.priority greater than p2.priority, p1 belongs to pg1", high, low, "ns1", "ns2", "pg1",
-         NULL, 0, 0, {{"ns1", "pg1", 0}}, 1},
-        {"equal priority. p1 is added to schedulingQ earlier than p2, p1 belongs to pg1", high,
-         high, "ns1", "ns2", "pg1", NULL, 1, 2, {{"ns1", "pg1", 1}}, 1},
-        {"equal priority. p2 is added to schedulingQ earlier than p1, p1 belongs to pg1", high,
-         high, "ns1", "ns2", "pg1", NULL, 2, 1, {{"ns1", "pg1", 2}}, 0},
-        {"p1.priority less than p2.priority, p1 belongs to pg1 and p2 belongs to pg2", low, high,
-         "ns1", "ns2", "pg1", "pg2", 0, 0, {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}}, 0},
-        {"p1.priority greater than p2.priority, p1 belongs to pg1 and and p2 belongs to pg2", high,
-         low, "ns1", "ns2", "pg1", "pg1", 0, 0, {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}}, 1},
+        {"equal priority. p1 is added to schedulingQ earlier than p2",
+         high,
+         high,
+         "ns1",
+         "ns2",
+         NULL,
+         NULL,
+         1,
+         2,
+         {{0}},
+         1},
+        {"equal priority. p2 is added to schedulingQ earlier than p1",
+         high,
+         high,
+         "ns1",
+         "ns2",
+         NULL,
+         NULL,
+         2,
+         1,
+         {{0}},
+         0},
+        {"p1.priority less than p2.priority, p1 belongs to pg1",
+         low,
+         high,
+         "ns1",
+         "ns2",
+         "pg1",
+         NULL,
+         0,
+         0,
+         {{"ns1", "pg1", 0}},
+         0},
+        {"p1.priority greater than p2.priority, p1 belongs to pg1",
+         high,
+         low,
+         "ns1",
+         "ns2",
+         "pg1",
+         NULL,
+         0,
+         0,
+         {{"ns1", "pg1", 0}},
+         1},
+        {"equal priority. p1 is added to schedulingQ earlier than p2, p1 belongs to pg1",
+         high,
+         high,
+         "ns1",
+         "ns2",
+         "pg1",
+         NULL,
+         1,
+         2,
+         {{"ns1", "pg1", 1}},
+         1},
+        {"equal priority. p2 is added to schedulingQ earlier than p1, p1 belongs to pg1",
+         high,
+         high,
+         "ns1",
+         "ns2",
+         "pg1",
+         NULL,
+         2,
+         1,
+         {{"ns1", "pg1", 2}},
+         0},
+        {"p1.priority less than p2.priority, p1 belongs to pg1 and p2 belongs to pg2",
+         low,
+         high,
+         "ns1",
+         "ns2",
+         "pg1",
+         "pg2",
+         0,
+         0,
+         {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}},
+         0},
+        {"p1.priority greater than p2.priority, p1 belongs to pg1 and and p2 belongs to pg2",
+         high,
+         low,
+         "ns1",
+         "ns2",
+         "pg1",
+         "pg1",
+         0,
+         0,
+         {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}},
+         1},
         {"equal priority. p1 is added to schedulingQ earlier than p2, p1 belongs to pg1 and p2 "
          "belongs to pg2",
-         high, high, "ns1", "ns2", "pg1", "pg2", 1, 2, {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}}, 1},
+         high,
+         high,
+         "ns1",
+         "ns2",
+         "pg1",
+         "pg2",
+         1,
+         2,
+         {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}},
+         1},
         {"equal priority. p2 is added to schedulingQ earlier than p1, p1 belongs to pg2 and p2 "
          "belongs to pg1",
-         low, high, "ns", "ns", "pg2", "pg1", 1, 2, {{"ns", "pg1", 1}, {"ns", "pg2", 2}}, 0},
-        {"equal priority and creation time, p1 belongs pg1 and p2 belong to pg2", high, high, "ns1",
-         "ns2", "pg2", "pg2", 1, 1, {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}}, 1},
-        {"equal priority and creation time, and p2 belong to pg2", high, high, "ns1", "ns2", NULL,
-         "pg2", 1, 1, {{"ns2", "pg2", 2}}, 1},
+         low,
+         high,
+         "ns",
+         "ns",
+         "pg2",
+         "pg1",
+         1,
+         2,
+         {{"ns", "pg1", 1}, {"ns", "pg2", 2}},
+         0},
+        {"equal priority and creation time, p1 belongs pg1 and p2 belong to pg2",
+         high,
+         high,
+         "ns1",
+         "ns2",
+         "pg2",
+         "pg2",
+         1,
+         1,
+         {{"ns1", "pg1", 1}, {"ns2", "pg2", 2}},
+         1},
+        {"equal priority and creation time, and p2 belong to pg2",
+         high,
+         high,
+         "ns1",
+         "ns2",
+         NULL,
+         "pg2",
+         1,
+         1,
+         {{"ns2", "pg2", 2}},
+         1},
     };
     /* upstream's `now`, a whole second so that the PodGroups' second-precision times are exact */
     int64_t now_s = (t.now + t.unix_offset) / SEC + 100;
@@ -292,8 +409,7 @@ Test(coscheduling_unit, post_filter)
     char msg[256];
     /* pod does not belong to any pod group */
     mk_pod_group("ns", "pg2", 2, 0);
-    cr_expect_eq(post_filter(mk_pod("ns", "p", 0, NULL, NULL), msg, sizeof(msg)),
-                 KS_UNSCHEDULABLE);
+    cr_expect_eq(post_filter(mk_pod("ns", "p", 0, NULL, NULL), msg, sizeof(msg)), KS_UNSCHEDULABLE);
     cr_expect_str_eq(msg, "can not find pod group");
     /* enough pods assigned, do not reject all (pg1: minMember 1, p1 on node) */
     mk_pod_group("ns", "pg1", 1, 0);
@@ -306,9 +422,8 @@ Test(coscheduling_unit, post_filter)
     cr_assert_eq(ks__scheduler_on_pod_add(t.s, mk_pod("ns", "p3", 0, "pg3", "node")), 0);
     cr_expect_eq(post_filter(mk_pod("ns", "p", 0, "pg3", NULL), msg, sizeof(msg)),
                  KS_UNSCHEDULABLE);
-    cr_expect_str_eq(msg,
-                     "PodGroup ns/pg3 gets rejected due to Pod p is unschedulable even after "
-                     "PostFilter");
+    cr_expect_str_eq(msg, "PodGroup ns/pg3 gets rejected due to Pod p is unschedulable even after "
+                          "PostFilter");
 }
 
 /* ---- TestPodGroupBackoffTime --------------------------------------------------------------- */
