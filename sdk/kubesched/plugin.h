@@ -1273,7 +1273,7 @@ typedef struct ks_host_api {
      * no host lock held: it may call ks_permit_allow / ks_permit_reject on any pod (upstream's
      * WaitingPod.Allow / Reject). A pod allowed or rejected meanwhile may still be visited.
      * cycle: the caller's, or NULL from a thread of the plugin's own. Returns how many pods
-     * were visited. Any thread but a Filter/Score worker. */
+     * were visited. Any thread but a Filter/Score worker, QueueSort and a queueing hint. */
     size_t (*waiting_pods_each)(ks_cycle *cycle, ks_waiting_pod_fn fn, void *ctx);
     /* Asks for pod to be moved to the active queue (upstream's PodsToActivate in the cycle
      * state): recorded on the cycle and done, as upstream does, at the end of this scheduling
@@ -1288,7 +1288,9 @@ typedef struct ks_host_api {
      * label selector, `pods.Lister().Pods(ns).List(...)`): every pod the scheduler knows that has
      * not terminated: pending (queued, gated, being scheduled, waiting on Permit) and assigned
      * (bound, or assumed by this scheduler), each once. fn per pod, borrowed for the call, no
-     * order promised. Returns the count. Any thread but a Filter/Score worker; O(pods). */
+     * order promised. Returns the count. The host indexes the pods by the label keys asked for,
+     * so a call costs O(the matching pods). Any thread but a Filter/Score worker, QueueSort and a
+     * queueing hint (those run under the queue's lock, which the lister takes). */
     size_t (*pods_each)(ks_cycle *cycle, ks_sym ns, ks_sym label_key, ks_sym label_value,
                         ks_pod_visit_fn fn, void *ctx);
     /* upstream QueuedPodInfo.InitialAttemptTimestamp (the first time the pod entered activeQ) as
