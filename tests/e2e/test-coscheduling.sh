@@ -8,7 +8,10 @@
 #   3. it is bound, all 4, as soon as a 4th node appears;
 #   4. a group whose PodGroup does not exist is refused at Permit ("PodGroup not found"), and a
 #      group created later (a PodGroup Add event) is then placed;
-#   5. a PodGroup update (minMember lowered) requeues the pods it blocked at PreFilter.
+#   5. a PodGroup update (minMember lowered) requeues the pods it blocked at PreFilter;
+#   6. a plugin's non-blocking writes (SDK 1.8, the test plugin tests/loader/fixtures/writer.c):
+#      ks_object_patch on a custom resource's status subresource and ks_pod_event reach the API
+#      server from PostBind.
 # kube-scheduler cannot be compared here: scheduler-plugins' Coscheduling exists only in a
 # kube-scheduler rebuilt with it, which the Go module proxy of this machine does not serve.
 # Usage: tests/e2e/test-coscheduling.sh (env: see lib.sh)
@@ -116,4 +119,60 @@ grep -q "podgroups.v1alpha1.scheduling.x-k8s.ioUpdate" <(ks_metrics main) &&
   ok "the PodGroup events are timed under upstream's custom event label" ||
   bad "no podgroups.v1alpha1.scheduling.x-k8s.ioUpdate in /metrics"
 ks_no_errors main
+
+# ---- 6: a plugin writes: a Widget's status and an Event ------------------------------------
+writer=$(dirname "$so")/libfix_writer.so
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.e2e.kubesched.io}
+spec:
+  group: e2e.kubesched.io
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-widgets-writer}
+rules:
+- {apiGroups: [e2e.kubesched.io], resources: [widgets], verbs: [get, list, watch]}
+- {apiGroups: [e2e.kubesched.io], resources: [widgets/status], verbs: [patch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-widgets-writer}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-widgets-writer}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}
+YAML
+kubectl wait --for=condition=Established crd/widgets.e2e.kubesched.io --timeout=30s >/dev/null
+printf 'apiVersion: e2e.kubesched.io/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 1}\n' |
+  kubectl create -f - >/dev/null
+wcfg=$(ks_config writer-scheduler \
+  "profiles:" \
+  "- schedulerName: writer-scheduler" \
+  "  plugins:" \
+  "    postBind: {enabled: [{name: Writer}]}" \
+  "  pluginConfig:" \
+  "  - name: Writer" \
+  "    args: {kubeschedPluginPath: $writer}")
+ks_start writer "$wcfg"
+ks_wait_synced writer || exit 1
+mk_pod written writer-scheduler 100m 100Mi widget=w1 | kubectl create -f - >/dev/null
+if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get widget w1 -o jsonpath='{.status.boundPod}')\" = written ]"; then
+  ok "ks_object_patch wrote the Widget's status (boundPod=written, node=$(kubectl get widget w1 -o jsonpath='{.status.node}'))"
+  [ "$(kubectl get widget w1 -o jsonpath='{.spec.size}')" = 1 ] && ok "the status write left the spec alone" ||
+    bad "the Widget's spec changed"
+else bad "the Widget's status was not written ($(kubectl get widget w1 -o json | jq -c .status))"; fi
+if wait_for "$E2E_TIMEOUT" bash -c "kubectl get events.events.k8s.io --field-selector reason=WriterBound -o json | jq -e '.items[] | select(.regarding.name == \"written\" and .reportingController == \"kubesched\" and (.note | startswith(\"bound to \")))' >/dev/null"; then
+  ok "ks_pod_event recorded a WriterBound event about the pod, reported by kubesched"
+else bad "no WriterBound event for the pod"; fi
+ks_no_errors writer
 exit 0
