@@ -1286,8 +1286,10 @@ typedef struct ks_host_api {
     void (*activate_pod)(ks_cycle *cycle, const ks_pod *pod);
     /* The pods of namespace ns whose label key equals value (upstream's pod lister with that
      * label selector, `pods.Lister().Pods(ns).List(...)`): every pod the scheduler knows that has
-     * not terminated: pending (queued, gated, being scheduled, waiting on Permit) and assigned
-     * (bound, or assumed by this scheduler), each once. fn per pod, borrowed for the call, no
+     * not terminated: pending pods of this scheduler's profiles (queued, gated, being scheduled,
+     * waiting on Permit) and assigned pods of any scheduler (bound, or assumed by this one), each
+     * once. (Upstream's lister also has other schedulers' pending pods, which kubesched does not
+     * keep.) fn per pod, borrowed for the call, no
      * order promised. Returns the count. The host indexes the pods by the label keys asked for,
      * so a call costs O(the matching pods). Any thread but a Filter/Score worker, QueueSort and a
      * queueing hint (those run under the queue's lock, which the lister takes). */
