@@ -36,8 +36,8 @@
 #include "api/objects.h"
 #include "api/quantity.h"
 
-static const char *const kind_names[KS_DK_COUNT] = {"ResourceSlice", "DeviceClass",
-                                                    "ResourceClaim", "DeviceTaintRule"};
+static const char *const kind_names[KS_DK_COUNT] = {"ResourceSlice", "DeviceClass", "ResourceClaim",
+                                                    "DeviceTaintRule"};
 
 int ks__draobj_kind(const char *kind)
 {
@@ -138,8 +138,8 @@ static int bool_field(pctx *c, const cJSON *o, const char *k, const char *path, 
 static int int_value(pctx *c, const cJSON *v, const char *path, int64_t *out)
 {
     /* 2^63 as a double: anything at or above cannot convert. */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= -9223372036854775808.0 &&
-                                v->valuedouble < 9223372036854775808.0) ||
+    if (!cJSON_IsNumber(v) ||
+        !(v->valuedouble >= -9223372036854775808.0 && v->valuedouble < 9223372036854775808.0) ||
         v->valuedouble != (double)(int64_t)v->valuedouble)
         return fail(c, "%s: expected an integer", path);
     *out = (int64_t)v->valuedouble;
@@ -369,8 +369,8 @@ static void add_name(nsel_count *n, const char *name)
     n->eff++;
 }
 
-static int parse_node_selection(pctx *c, const cJSON *o, const char *path,
-                                ks_dra_node_selection *s, nsel_count *cnt)
+static int parse_node_selection(pctx *c, const cJSON *o, const char *path, ks_dra_node_selection *s,
+                                nsel_count *cnt)
 {
     const char *node;
     int set_name, set_all;
@@ -477,8 +477,9 @@ static int parse_tolerations(pctx *c, const cJSON *arr, const char *path, uint32
                             "\"Equal\", \"Exists\"",
                             p, op);
             if (x->op == KS_DRA_TOL_EXISTS && *x->value)
-                return fail(c, "%s.value: Invalid value: \"%s\": must be empty for operator "
-                               "`Exists`",
+                return fail(c,
+                            "%s.value: Invalid value: \"%s\": must be empty for operator "
+                            "`Exists`",
                             p, x->value);
             if (x->effect == KS_DRA_EFFECT_OTHER)
                 return fail(c, "%s.effect: Unsupported value: \"%s\": supported values: " EFFECTS,
@@ -501,8 +502,8 @@ static int binding_conditions(pctx *c, const cJSON *o, const char *path, ks_dra_
                        &d->binding_conditions)))
         return rc;
     snprintf(p, sizeof(p), "%s.bindingFailureConditions", path);
-    if ((rc = str_list(c, get(o, "bindingFailureConditions"), p,
-                       &d->nbinding_failure_conditions, &d->binding_failure_conditions)))
+    if ((rc = str_list(c, get(o, "bindingFailureConditions"), p, &d->nbinding_failure_conditions,
+                       &d->binding_failure_conditions)))
         return rc;
     if (!c->checked)
         return 0;
@@ -514,8 +515,8 @@ static int binding_conditions(pctx *c, const cJSON *o, const char *path, ks_dra_
     for (uint32_t i = 0; i < d->nbinding_failure_conditions; i++) {
         for (uint32_t j = 0; j < i; j++)
             if (!strcmp(d->binding_failure_conditions[i], d->binding_failure_conditions[j]))
-                return fail(c, "%s.bindingFailureConditions[%u]: Duplicate value: \"%s\"", path,
-                            i, d->binding_failure_conditions[i]);
+                return fail(c, "%s.bindingFailureConditions[%u]: Duplicate value: \"%s\"", path, i,
+                            d->binding_failure_conditions[i]);
         for (uint32_t j = 0; j < d->nbinding_conditions; j++)
             if (!strcmp(d->binding_failure_conditions[i], d->binding_conditions[j]))
                 return fail(c,
@@ -606,7 +607,7 @@ static int parse_counter_sets(pctx *c, const cJSON *arr, const char *path, const
 
 static int parse_attribute(pctx *c, const cJSON *v, const char *path, ks_dra_attribute *a)
 {
-    static const char *const keys[] = {"bool", "int",   "string",  "version",
+    static const char *const keys[] = {"bool",  "int",  "string",  "version",
                                        "bools", "ints", "strings", "versions"};
     int which = -1, nset = 0;
     if (!cJSON_IsObject(v))
@@ -770,8 +771,7 @@ static int parse_attributes(pctx *c, const cJSON *map, const char *path, ks_dra_
         int rc;
         snprintf(p, sizeof(p), "%s[%s]", path, it->string);
         memset(&as[i], 0, sizeof(as[i]));
-        if ((rc = qname(c, it->string, &as[i].qname)) ||
-            (rc = parse_attribute(c, it, p, &as[i])))
+        if ((rc = qname(c, it->string, &as[i].qname)) || (rc = parse_attribute(c, it, p, &as[i])))
             return rc;
         i++;
     }
@@ -810,8 +810,7 @@ static int parse_capacities(pctx *c, const cJSON *map, const char *path, ks_dra_
     return 0;
 }
 
-static int parse_device(pctx *c, const cJSON *o, const char *path, int per_device,
-                        ks_dra_device *d)
+static int parse_device(pctx *c, const cJSON *o, const char *path, int per_device, ks_dra_device *d)
 {
     char p[400];
     int rc;
@@ -837,8 +836,7 @@ static int parse_device(pctx *c, const cJSON *o, const char *path, int per_devic
         if (ns.empty_name)
             return fail(c, "%s.nodeName: Invalid value: \"\": must not be empty", path);
         if (ns.false_all)
-            return fail(c,
-                        "%s.allNodes: Invalid value: false: must be either unset or set to true",
+            return fail(c, "%s.allNodes: Invalid value: false: must be either unset or set to true",
                         path);
         if (ns.eff == 0)
             return fail(c,
@@ -899,11 +897,11 @@ static int parse_slice(pctx *c, const cJSON *obj, ks_resource_slice *o)
     if ((rc = str_field(c, spec, "driver", "spec", 0, &o->driver, NULL)) ||
         (rc = str_field(c, pool, "name", "spec.pool", 0, &o->pool_name, NULL)) ||
         (rc = int_field(c, pool, "generation", "spec.pool", &o->pool_generation, NULL)) ||
-        (rc = int_field(c, pool, "resourceSliceCount", "spec.pool",
-                        &o->pool_resource_slice_count, NULL)) ||
+        (rc = int_field(c, pool, "resourceSliceCount", "spec.pool", &o->pool_resource_slice_count,
+                        NULL)) ||
         (rc = parse_node_selection(c, spec, "spec", &o->node, &ns)) ||
-        (rc = bool_field(c, spec, "perDeviceNodeSelection", "spec",
-                         &o->per_device_node_selection, &set_pd)))
+        (rc = bool_field(c, spec, "perDeviceNodeSelection", "spec", &o->per_device_node_selection,
+                         &set_pd)))
         return rc;
     o->driver_sym = ks__symrefs_intern(c->syms, o->driver);
     /* In the order ValidateResourceSlice reports them; the first is the message. */
@@ -1138,8 +1136,8 @@ static int parse_exact(pctx *c, const cJSON *o, const char *path, ks_dra_exact_r
             if ((rc = quantity(c, get(reqs, names[j].name), p, &qs[j])))
                 return rc;
             if (c->checked && qs[j].milli < 0)
-                return fail(c, "%s: Invalid value: \"%s\": must be greater than or equal to 0",
-                            p, qs[j].text);
+                return fail(c, "%s: Invalid value: \"%s\": must be greater than or equal to 0", p,
+                            qs[j].text);
         }
         r->ncapacity_requests = i;
         r->capacity_request_names = names;

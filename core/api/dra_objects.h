@@ -274,7 +274,7 @@ typedef struct ks_resource_claim {
     uint32_t nalloc_config;
     const ks_dra_config *alloc_config; /* status.allocation.devices.config (source in driver's
                                         * place is not kept) */
-    uint32_t nalloc_terms; /* status.allocation.nodeSelector terms (0: any node) */
+    uint32_t nalloc_terms;             /* status.allocation.nodeSelector terms (0: any node) */
     const ks_node_selector_term *alloc_terms;
     const char *allocation_timestamp; /* "" when absent */
     uint32_t nreserved_for;
