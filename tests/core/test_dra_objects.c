@@ -200,13 +200,13 @@ Test(dra_objects, slice_node_selection_and_shared_counters)
 
 Test(dra_objects, device_class_fields)
 {
-    ks__draobj *o = parse(
-        "{'apiVersion':'resource.k8s.io/v1','kind':'DeviceClass','metadata':{'name':"
-        "'gpu.example.com'},'spec':{'selectors':[{'cel':{'expression':"
-        "'device.driver == \\'gpu.example.com\\''}}],'config':[{'opaque':{'driver':"
-        "'gpu.example.com','parameters':{'sharing':{'strategy':'TimeSlicing'}}}}],"
-        "'extendedResourceName':'example.com/gpu'}}",
-        1);
+    ks__draobj *o =
+        parse("{'apiVersion':'resource.k8s.io/v1','kind':'DeviceClass','metadata':{'name':"
+              "'gpu.example.com'},'spec':{'selectors':[{'cel':{'expression':"
+              "'device.driver == \\'gpu.example.com\\''}}],'config':[{'opaque':{'driver':"
+              "'gpu.example.com','parameters':{'sharing':{'strategy':'TimeSlicing'}}}}],"
+              "'extendedResourceName':'example.com/gpu'}}",
+              1);
     const ks_device_class *c = ks__dra_class(o);
     cr_assert_not_null(c);
     cr_assert_str_eq(o->key, "gpu.example.com");
@@ -230,7 +230,8 @@ Test(dra_objects, claim_requests_defaults_and_first_available)
         "'pod-1-gpu-abcde','namespace':'ml','uid':'c1'},'spec':{'devices':{'requests':["
         "{'name':'gpu','exactly':{'deviceClassName':'gpu.example.com','selectors':[{'cel':{"
         "'expression':'device.capacity[\\'gpu.example.com\\'].memory.compareTo("
-        "quantity(\\'80Gi\\')) >= 0'}}],'tolerations':[{'key':'gpu.example.com/unhealthy','operator':'Exists',"
+        "quantity(\\'80Gi\\')) >= "
+        "0'}}],'tolerations':[{'key':'gpu.example.com/unhealthy','operator':'Exists',"
         "'effect':'NoSchedule'},{'key':'k','value':'v'}],"
         "'capacity':{'requests':{'cores':'8','gpu.example.com/memory':'40Gi'}}}},"
         "{'name':'nic','firstAvailable':[{'name':'fast','deviceClassName':'nic.example.com',"
@@ -606,8 +607,8 @@ Test(dra_objects, store_claims_by_namespace_and_plain_apply)
     cr_assert_not_null(o, "same name, another namespace");
     cr_assert_not(ks__dra_claim(o)->allocated);
     ks__draobj_unref(o);
-    cr_assert_null(ks__store_draobj_sym(st, KS_DK_RESOURCE_CLAIM, ks__intern("x"),
-                                        ks__intern("c")));
+    cr_assert_null(
+        ks__store_draobj_sym(st, KS_DK_RESOURCE_CLAIM, ks__intern("x"), ks__intern("c")));
 
     /* The informers' and simulate's entry point files DRA kinds too (no change record). */
     ks_store_change sc;
