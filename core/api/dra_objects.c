@@ -617,8 +617,12 @@ static int parse_attribute(pctx *c, const cJSON *v, const char *path, ks_dra_att
             which = which < 0 ? k : which;
             nset++;
         }
-    if (nset == 0)
+    if (nset == 0 && c->checked)
         return fail(c, "%s: Invalid value: \"\": exactly one value must be specified", path);
+    if (nset == 0) { /* what the API server stored: a value type newer than this reader */
+        a->type = KS_DRA_ATTR_UNKNOWN;
+        return 0;
+    }
     if (nset > 1 && c->checked)
         return fail(c, "%s: Invalid value: %d values: exactly one value must be specified", path,
                     nset);

@@ -78,7 +78,8 @@ typedef enum ks_dra_attr_type {
     KS_DRA_ATTR_BOOLS, /* the list forms (ints, bools, strings, versions) */
     KS_DRA_ATTR_INTS,
     KS_DRA_ATTR_STRINGS,
-    KS_DRA_ATTR_VERSIONS
+    KS_DRA_ATTR_VERSIONS,
+    KS_DRA_ATTR_UNKNOWN /* lenient mode: no value this version knows (a newer API's type) */
 } ks_dra_attr_type;
 
 /* A device attribute: one of the scalar values, or one list (n entries in ints / bools / strs). */

@@ -418,6 +418,13 @@ Test(dra_objects, slice_refusals)
     /* The API server stored these, or a hand-made fixture has them: lenient mode reads them. */
     lenient_ok(SLICE_HEAD "'driver':'d'," POOL ",'nodeName':'n','allNodes':true}}");
     lenient_ok(SLICE_HEAD "'driver':'d','pool':{'name':'p'},'nodeName':'n'}}");
+    /* An attribute of a value type a newer API server has: kept, of unknown type. */
+    ks__draobj *o = parse(SLICE_HEAD "'driver':'d'," POOL ",'nodeName':'n','devices':[{'name':"
+                                     "'a','attributes':{'x':{'float':1.5}}}]}}",
+                          0);
+    cr_assert_eq(ks__dra_device_attribute(&ks__dra_slice(o)->devices[0], "x")->type,
+                 KS_DRA_ATTR_UNKNOWN);
+    ks__draobj_unref(o);
 }
 
 #define CLAIM(requests)                                                                            \
