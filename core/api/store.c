@@ -39,7 +39,18 @@ struct ks_store {
      * kinds above they change often (a claim's status, a capacity's size), so a replaced object
      * is released at once; readers hold their own references (a cycle, an event). */
     ks_strmap vol[KS_VK_COUNT];
+    /* The DRA kinds: key -> ks__draobj, one reference each (replaced objects released at once,
+     * as the storage kinds). ResourceSlices are indexed by spec.nodeName ("" when none) and by
+     * "driver\npool" (dra_list, borrowing dra[]'s references). */
+    ks_strmap dra[KS_DK_COUNT];
+    ks_strmap slices_by_node, slices_by_pool;
 };
+
+/* The slices of one node or one pool (no references of their own). */
+typedef struct dra_list {
+    size_t n, cap;
+    ks__draobj **objs;
+} dra_list;
 
 /* The VolumeAttachments of one node (no references of their own). */
 typedef struct va_list_ {
@@ -98,6 +109,10 @@ ks_store *ks__store_new(void)
     ks__strmap_init(&st->va_by_node);
     for (int k = 0; k < KS_VK_COUNT; k++)
         ks__strmap_init(&st->vol[k]);
+    for (int k = 0; k < KS_DK_COUNT; k++)
+        ks__strmap_init(&st->dra[k]);
+    ks__strmap_init(&st->slices_by_node);
+    ks__strmap_init(&st->slices_by_pool);
     return st;
 }
 
@@ -120,6 +135,21 @@ void ks__store_free(ks_store *st)
             ks__volobj_unref(v);
         ks__strmap_destroy(&st->vol[k]);
     }
+    ks_strmap *idx[2] = {&st->slices_by_node, &st->slices_by_pool};
+    for (int i = 0; i < 2; i++) {
+        for (size_t it = 0; ks__strmap_next(idx[i], &it, &vkey, &vlist);) {
+            free(((dra_list *)vlist)->objs);
+            free(vlist);
+        }
+        ks__strmap_destroy(idx[i]);
+    }
+    for (int k = 0; k < KS_DK_COUNT; k++) {
+        const char *key;
+        void *v;
+        for (size_t it = 0; ks__strmap_next(&st->dra[k], &it, &key, &v);)
+            ks__draobj_unref(v);
+        ks__strmap_destroy(&st->dra[k]);
+    }
     ks__mempool_free(&st->pool);
     pthread_rwlock_destroy(&st->lock);
     free(st);
@@ -135,7 +165,8 @@ static int kind_of(const char *k)
 
 int ks__store_wants(const char *kind_name)
 {
-    return kind_of(kind_name) >= 0 || ks__volobj_kind(kind_name) >= 0;
+    return kind_of(kind_name) >= 0 || ks__volobj_kind(kind_name) >= 0 ||
+           ks__draobj_kind(kind_name) >= 0;
 }
 
 static const cJSON *get(const cJSON *o, const char *k)
@@ -224,6 +255,8 @@ int ks__store_apply_ex(ks_store *st, const cJSON *obj, int deleted, int checked,
         chg->old_obj = chg->new_obj = NULL;
     if (vk >= 0)
         return apply_volobj(st, (ks_vol_kind)vk, obj, deleted, checked, chg, err, errlen);
+    if (ks__draobj_kind(kname) >= 0)
+        return ks__store_apply_dra(st, obj, deleted, checked, NULL, err, errlen);
     const cJSON *name = get(meta, "name"), *ns = get(meta, "namespace");
     char key[512];
     int rc = 0;
@@ -556,4 +589,240 @@ int ks__store_patch(ks_store *st, ks_vol_kind k, ks_sym ns, ks_sym name, const c
     *last_rv = next;
     snprintf(rv, KS_RESOURCE_VERSION_MAX, "%s", rvs);
     return 0;
+}
+
+/* ---- DRA kinds ----------------------------------------------------------------------------- */
+
+static void slice_node_key(const ks__draobj *o, char *buf, size_t len)
+{
+    const ks_resource_slice *s = (const ks_resource_slice *)o;
+    const char *n = s->node.has_node_name ? ks__sym_str(s->node.node_name) : "";
+    snprintf(buf, len, "%s", n ? n : "");
+}
+
+static void slice_pool_key(const ks__draobj *o, char *buf, size_t len)
+{
+    const ks_resource_slice *s = (const ks_resource_slice *)o;
+    /* '\n' cannot occur in a driver name (a DNS subdomain): the pair is unambiguous. */
+    snprintf(buf, len, "%s\n%s", s->driver, s->pool_name);
+}
+
+static int dra_list_add(ks_strmap *idx, const char *key, ks__draobj *o)
+{
+    dra_list *l = ks__strmap_get(idx, key);
+    if (!l) {
+        if (!(l = calloc(1, sizeof(*l))))
+            return KS_ENOMEM;
+        if (ks__strmap_put(idx, key, l, NULL) != 0) {
+            free(l);
+            return KS_ENOMEM;
+        }
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4;
+        ks__draobj **a = realloc(l->objs, cap * sizeof(*a));
+        if (!a)
+            return KS_ENOMEM;
+        l->objs = a;
+        l->cap = cap;
+    }
+    l->objs[l->n++] = o;
+    return 0;
+}
+
+static void dra_list_remove(ks_strmap *idx, const char *key, const ks__draobj *o)
+{
+    dra_list *l = ks__strmap_get(idx, key);
+    for (size_t i = 0; l && i < l->n; i++)
+        if (l->objs[i] == o) {
+            l->objs[i] = l->objs[--l->n];
+            break;
+        }
+    if (l && !l->n) { /* slices come and go with nodes and pools: drop empty lists */
+        ks__strmap_remove(idx, key);
+        free(l->objs);
+        free(l);
+    }
+}
+
+/* Under the write lock: o enters both slice indexes, or neither (KS_ENOMEM). */
+static int slice_index_add(ks_store *st, ks__draobj *o)
+{
+    char nk[600], pk[600];
+    slice_node_key(o, nk, sizeof(nk));
+    slice_pool_key(o, pk, sizeof(pk));
+    if (dra_list_add(&st->slices_by_node, nk, o) != 0)
+        return KS_ENOMEM;
+    if (dra_list_add(&st->slices_by_pool, pk, o) != 0) {
+        dra_list_remove(&st->slices_by_node, nk, o);
+        return KS_ENOMEM;
+    }
+    return 0;
+}
+
+static void slice_index_remove(ks_store *st, const ks__draobj *o)
+{
+    char nk[600], pk[600];
+    slice_node_key(o, nk, sizeof(nk));
+    slice_pool_key(o, pk, sizeof(pk));
+    dra_list_remove(&st->slices_by_node, nk, o);
+    dra_list_remove(&st->slices_by_pool, pk, o);
+}
+
+int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked,
+                        ks_dra_change *chg, char *err, size_t errlen)
+{
+    ks__draobj *o = NULL;
+    if (chg)
+        chg->old_obj = chg->new_obj = NULL;
+    int rc = checked ? ks__draobj_from_json_checked(obj, &o, err, errlen)
+                     : ks__draobj_from_json(obj, &o, err, errlen);
+    if (rc)
+        return rc;
+    ks_dra_kind k = o->kind;
+    void *old = NULL;
+    pthread_rwlock_wrlock(&st->lock);
+    if (deleted)
+        old = ks__strmap_remove(&st->dra[k], o->key);
+    else
+        rc = ks__strmap_put(&st->dra[k], o->key, o, &old);
+    if (k == KS_DK_RESOURCE_SLICE && !rc) {
+        if (old)
+            slice_index_remove(st, old);
+        if (!deleted && slice_index_add(st, o) != 0) {
+            /* Out of memory: put old back, so that the store and its indexes agree (old's index
+             * entries were just freed, so re-adding it can only fail if the allocator does). */
+            void *mine = NULL;
+            if (old) {
+                (void)ks__strmap_put(&st->dra[k], o->key, old, &mine);
+                (void)slice_index_add(st, old);
+            } else {
+                ks__strmap_remove(&st->dra[k], o->key);
+            }
+            old = NULL;
+            rc = KS_ENOMEM;
+        }
+    }
+    pthread_rwlock_unlock(&st->lock);
+    if (rc) {
+        ks__draobj_unref(o);
+        return rc;
+    }
+    if (chg) {
+        chg->old_obj = old;
+        chg->new_obj = deleted ? NULL : ks__draobj_ref(o);
+    } else {
+        ks__draobj_unref(old);
+    }
+    if (deleted)
+        ks__draobj_unref(o); /* only parsed for its key */
+    return 0;
+}
+
+ks__draobj *ks__store_draobj(ks_store *st, ks_dra_kind k, const char *key)
+{
+    if ((unsigned)k >= KS_DK_COUNT)
+        return NULL;
+    pthread_rwlock_rdlock(&st->lock);
+    ks__draobj *o = ks__draobj_ref(ks__strmap_get(&st->dra[k], key));
+    pthread_rwlock_unlock(&st->lock);
+    return o;
+}
+
+ks__draobj *ks__store_draobj_sym(ks_store *st, ks_dra_kind k, ks_sym ns, ks_sym name)
+{
+    const char *n = ks__sym_str(name);
+    if (!n)
+        return NULL;
+    if (!ks__draobj_namespaced(k))
+        return ks__store_draobj(st, k, n);
+    char key[600];
+    const char *s = ks__sym_str(ns);
+    size_t ls = s ? strlen(s) : 0, ln = strlen(n);
+    if (ls + 1 + ln >= sizeof(key))
+        return NULL; /* no such key: namespaces and names are far shorter */
+    memcpy(key, s ? s : "", ls);
+    key[ls] = '/';
+    memcpy(key + ls + 1, n, ln + 1);
+    return ks__store_draobj(st, k, key);
+}
+
+static int cmp_draobj_key(const void *a, const void *b)
+{
+    return strcmp((*(ks__draobj *const *)a)->key, (*(ks__draobj *const *)b)->key);
+}
+
+size_t ks__store_draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__draobj *, void *),
+                         void *ctx, ks__draobj ***out)
+{
+    const char *key;
+    void *v;
+    size_t n = 0;
+    *out = NULL;
+    if ((unsigned)k >= KS_DK_COUNT)
+        return 0;
+    pthread_rwlock_rdlock(&st->lock);
+    size_t cap = st->dra[k].len;
+    ks__draobj **arr = cap ? malloc(cap * sizeof(*arr)) : NULL;
+    for (size_t it = 0; arr && ks__strmap_next(&st->dra[k], &it, &key, &v);)
+        if (!filter || filter(v, ctx))
+            arr[n++] = ks__draobj_ref(v);
+    pthread_rwlock_unlock(&st->lock);
+    if (!n) {
+        free(arr);
+        return 0;
+    }
+    qsort(arr, n, sizeof(*arr), cmp_draobj_key);
+    *out = arr;
+    return n;
+}
+
+size_t ks__store_draobj_count(ks_store *st, ks_dra_kind k)
+{
+    if ((unsigned)k >= KS_DK_COUNT)
+        return 0;
+    pthread_rwlock_rdlock(&st->lock);
+    size_t n = st->dra[k].len;
+    pthread_rwlock_unlock(&st->lock);
+    return n;
+}
+
+/* A copy of one index list with references, ordered by key. */
+static size_t dra_list_copy(ks_store *st, ks_strmap *idx, const char *key, ks__draobj ***out)
+{
+    size_t n = 0;
+    *out = NULL;
+    pthread_rwlock_rdlock(&st->lock);
+    dra_list *l = ks__strmap_get(idx, key);
+    ks__draobj **arr = l && l->n ? malloc(l->n * sizeof(*arr)) : NULL;
+    for (size_t i = 0; arr && i < l->n; i++)
+        arr[n++] = ks__draobj_ref(l->objs[i]);
+    pthread_rwlock_unlock(&st->lock);
+    if (!n) {
+        free(arr);
+        return 0;
+    }
+    qsort(arr, n, sizeof(*arr), cmp_draobj_key);
+    *out = arr;
+    return n;
+}
+
+size_t ks__store_dra_slices_on(ks_store *st, ks_sym node, ks__draobj ***out)
+{
+    const char *name = node == KS_SYM_EMPTY ? "" : ks__sym_str(node);
+    *out = NULL;
+    if (!name)
+        return 0;
+    return dra_list_copy(st, &st->slices_by_node, name, out);
+}
+
+size_t ks__store_dra_slices_in_pool(ks_store *st, const char *driver, const char *pool,
+                                    ks__draobj ***out)
+{
+    char key[600];
+    *out = NULL;
+    if (snprintf(key, sizeof(key), "%s\n%s", driver ? driver : "", pool ? pool : "") >=
+        (int)sizeof(key))
+        return 0; /* longer than any valid driver and pool name */
+    return dra_list_copy(st, &st->slices_by_pool, key, out);
 }

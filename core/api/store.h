@@ -3,6 +3,9 @@
  * Services, ReplicationControllers, ReplicaSets and StatefulSets (the selectors behind
  * PodTopologySpread's system default constraints), PodDisruptionBudgets (preemption).
  *
+ * The storage kinds (volume_objects.h) and the DRA kinds (dra_objects.h) are kept as reference
+ * counted objects, indexed for the plugins' lookups.
+ *
  * Objects are parsed once when they arrive. Threads: any thread may apply or read; a rwlock
  * guards the tables; selectors handed out stay valid until the store is freed (an object that is
  * replaced or deleted keeps its memory until then: these kinds change rarely).
@@ -15,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "kubesched/plugin.h"
+#include "api/dra_objects.h"
 #include "api/volume_objects.h"
 
 typedef struct ks_store ks_store;
@@ -84,5 +88,42 @@ typedef struct ks_pdb {
 } ks_pdb;
 /* The PDBs (a snapshot copy of the structs; selectors borrowed). Caller frees the array. */
 size_t ks__store_pdbs(ks_store *st, ks_pdb **out);
+
+/* ---- DRA kinds (dra_objects.h) ------------------------------------------------------------ */
+
+/* What an apply of a DRA object changed: as ks_store_change, with DRA objects. ks__store_apply
+ * and ks__store_apply_ex file DRA objects too, but give no change record for them (their callers
+ * release storage objects only); callers that turn DRA changes into events use this. */
+typedef struct ks_dra_change {
+    ks__draobj *old_obj, *new_obj;
+} ks_dra_change;
+
+/* Files (deleted == 0) or removes obj, a ResourceSlice, DeviceClass, ResourceClaim or
+ * DeviceTaintRule, read in the given mode (checked: a cluster file's object); chg may be NULL,
+ * else it receives references the caller releases with ks__draobj_unref. KS_EINVAL when obj is
+ * of another kind; KS_EPARSE with a field path; KS_ENOMEM. Any thread. */
+int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked,
+                        ks_dra_change *chg, char *err, size_t errlen);
+
+/* The DRA object of kind k filed under key ("name", or "namespace/name" for claims), with a
+ * reference for the caller (ks__draobj_unref), or NULL. Any thread. */
+ks__draobj *ks__store_draobj(ks_store *st, ks_dra_kind k, const char *key);
+/* The same by symbols: ns is ignored for the cluster-scoped kinds (all but claims). */
+ks__draobj *ks__store_draobj_sym(ks_store *st, ks_dra_kind k, ks_sym ns, ks_sym name);
+/* Every object of kind k whose filter accepts it (filter NULL: all), ordered by key, each with a
+ * reference: *out is a malloc'd array the caller frees after unref'ing each. Returns the count
+ * (0 with *out NULL when none or out of memory). */
+size_t ks__store_draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__draobj *, void *),
+                         void *ctx, ks__draobj ***out);
+size_t ks__store_draobj_count(ks_store *st, ks_dra_kind k);
+
+/* The ResourceSlices whose spec.nodeName is node (upstream's slice tracker indexes by node
+ * name); node KS_SYM_EMPTY: those without a nodeName (nodeSelector, allNodes,
+ * perDeviceNodeSelection), which a plugin must consider for every node. As ks__store_draobjs:
+ * ordered by key, each with a reference, *out malloc'd. O(the node's slices). */
+size_t ks__store_dra_slices_on(ks_store *st, ks_sym node, ks__draobj ***out);
+/* The ResourceSlices of one pool (spec.driver, spec.pool.name), every generation, as above. */
+size_t ks__store_dra_slices_in_pool(ks_store *st, const char *driver, const char *pool,
+                                    ks__draobj ***out);
 
 #endif

@@ -1251,12 +1251,14 @@ static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char 
     /* Namespaces, Services, ReplicaSets, PDBs, ...: what the plugins read. The storage kinds
      * (PersistentVolumes, claims, StorageClasses, CSI objects) are read as a cluster file's,
      * with the API server's defaults and rules (volume_objects.h), and a refusal points at its
-     * field. */
-    if (ks__volobj_kind(kind) >= 0)
+     * field. So are the DRA kinds (ResourceSlices, DeviceClasses, claims, DeviceTaintRules,
+     * dra_objects.h). */
+    int objkind = ks__volobj_kind(kind) >= 0 || ks__draobj_kind(kind) >= 0;
+    if (objkind)
         give_uid((cJSON *)mo->obj);
     int rc =
         ks__store_apply_ex(ks__scheduler_store(s->sched), mo->obj, 0, 1, NULL, perr, sizeof(perr));
-    if (rc && ks__volobj_kind(kind) >= 0)
+    if (rc && objkind)
         object_error(s, mo, kind, perr, err, errlen);
     else if (rc)
         snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, mo->where, kind, perr);

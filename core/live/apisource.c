@@ -672,6 +672,16 @@ static const inf_def k_informers[] = {
      NULL, INF_STORE, "no CSIStorageCapacity is known"},
     {"VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments", NULL,
      INF_STORE, "NodeVolumeLimits does not count the volumes attached to a node"},
+    /* Dynamic Resource Allocation (upstream's informers for DynamicResources): optional, a
+     * cluster whose API server does not serve resource.k8s.io/v1 has no devices to allocate. */
+    {"ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices", NULL,
+     INF_STORE, "no ResourceSlice is known (no devices for Dynamic Resource Allocation)"},
+    {"DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL, INF_STORE,
+     "no DeviceClass is known"},
+    {"ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims", NULL,
+     INF_STORE, "no ResourceClaim is known"},
+    {"DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules", NULL,
+     INF_STORE, "no DeviceTaintRule is known (device taints from rules are not seen)"},
 };
 
 int ks__discovery_has(const cJSON *list, const char *group_version)

@@ -38,6 +38,11 @@ static const struct {
      INF_STORE},
     {"VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments",
      INF_STORE},
+    {"ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices", INF_STORE},
+    {"DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", INF_STORE},
+    {"ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims", INF_STORE},
+    {"DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules",
+     INF_STORE},
 };
 
 /* The default configuration but for parallelism 1: each input gets a new scheduler, and the
