@@ -684,6 +684,9 @@ static const inf_def k_informers[] = {
      INF_STORE, "no DeviceTaintRule is known (device taints from rules are not seen)"},
 };
 
+_Static_assert(sizeof(k_informers) / sizeof(k_informers[0]) <= KS_APISRC_FIXED_INFORMERS,
+               "s->inf has no room for every fixed informer and the plugins' resources");
+
 int ks__discovery_has(const cJSON *list, const char *group_version)
 {
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(list, "groups");

@@ -46,7 +46,8 @@ typedef struct ks_informer {
 } ks_informer;
 
 /* The fixed kinds (apisource.c k_informers) and the resources plugins may watch. */
-#define KS_APISRC_MAX_INFORMERS (16 + KS_MAX_CUSTOM_RESOURCES)
+#define KS_APISRC_FIXED_INFORMERS 32 /* room for apisource.c's k_informers (checked there) */
+#define KS_APISRC_MAX_INFORMERS (KS_APISRC_FIXED_INFORMERS + KS_MAX_CUSTOM_RESOURCES)
 /* How often an informer whose resource the API server does not serve lists it again. */
 #define KS_ABSENT_RECHECK_MS 60000
 
