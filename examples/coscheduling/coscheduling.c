@@ -722,16 +722,20 @@ static void cs_unreserve(void *p, ks_cycle *cycle, const ks_pod *pod, ks_sym nod
 }
 
 /* upstream EventsToRegister: a Pod added (a member may complete its group) and a PodGroup added
- * or updated. */
+ * or updated. kubesched adds a Node added or given more allocatable: a group whose members were
+ * all turned away at Permit (a timeout, a rejection) waits for nothing scheduler-plugins
+ * registers when the cluster grows, and sat in unschedulablePods until the 5-minute flush (its
+ * users' "minute-long delays"); with it the group is tried again as soon as room appears. */
 static size_t cs_events(void *p, ks_cluster_event *out, size_t cap)
 {
     const cosched *self = p;
-    if (cap >= 2) {
+    if (cap >= 3) {
         out[0] = (ks_cluster_event){KS_RES_POD, KS_ACT_ADD};
         out[1] =
             (ks_cluster_event){ks_resource_event(self->pod_groups), KS_ACT_ADD | KS_ACT_UPDATE_ANY};
+        out[2] = (ks_cluster_event){KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE};
     }
-    return 2;
+    return 3;
 }
 
 /* ---- create / destroy, args ---------------------------------------------------------------- */
