@@ -332,6 +332,9 @@ ks_sym ks__intern_n(const char *s, size_t len)
 
 ks_sym ks__intern(const char *s) { return s ? ks__intern_n(s, strlen(s)) : KS_SYM_ABSENT; }
 
+void ks__intern_fork_prepare(void) { pthread_mutex_lock(&lock); }
+void ks__intern_fork_after(void) { pthread_mutex_unlock(&lock); }
+
 ks_sym ks__sym_lookup(const char *s)
 {
     if (!s)

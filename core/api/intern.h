@@ -86,4 +86,10 @@ size_t ks__intern_count(void);
  * reclaimed string is freed at once; never call it while a stale reader may run. */
 void ks__intern_set_grace_ns(int64_t ns);
 
+/* Around a fork() whose child may intern (process isolation, sched/isolation.c): prepare holds
+ * the table's lock so that no other thread is inside it at the fork; after releases it, in the
+ * parent and in the child alike. */
+void ks__intern_fork_prepare(void);
+void ks__intern_fork_after(void);
+
 #endif

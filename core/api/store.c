@@ -669,6 +669,9 @@ static void slice_index_remove(ks_store *st, const ks__draobj *o)
     dra_list_remove(&st->slices_by_pool, pk, o);
 }
 
+void ks__store_fork_prepare(ks_store *st) { pthread_rwlock_rdlock(&st->lock); }
+void ks__store_fork_after(ks_store *st) { pthread_rwlock_unlock(&st->lock); }
+
 int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked,
                         ks_dra_change *chg, char *err, size_t errlen)
 {

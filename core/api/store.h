@@ -126,4 +126,10 @@ size_t ks__store_dra_slices_on(ks_store *st, ks_sym node, ks__draobj ***out);
 size_t ks__store_dra_slices_in_pool(ks_store *st, const char *driver, const char *pool,
                                     ks__draobj ***out);
 
+/* Around a fork() whose child may read the store (process isolation, sched/isolation.c): prepare
+ * holds a read lock so that no writer is inside at the fork; after releases it, in the parent and
+ * in the child alike. */
+void ks__store_fork_prepare(ks_store *st);
+void ks__store_fork_after(ks_store *st);
+
 #endif

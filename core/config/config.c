@@ -546,6 +546,50 @@ static char *join_path(const char *dir, const char *rel)
     return out;
 }
 
+/* kubeschedIsolation, kubeschedFailurePolicy, kubeschedErrorBudget of one pluginConfig entry. */
+static int isolation_checks(cfg_load *L, const ks_plugin_config *e, int from_so)
+{
+    const cJSON *iso = cJSON_GetObjectItemCaseSensitive(e->args, KS_CFG_ISOLATION_KEY);
+    const cJSON *pol = cJSON_GetObjectItemCaseSensitive(e->args, KS_CFG_FAILURE_POLICY_KEY);
+    const cJSON *bud = cJSON_GetObjectItemCaseSensitive(e->args, KS_CFG_ERROR_BUDGET_KEY);
+    if (iso && (!cJSON_IsString(iso) || (strcmp(iso->valuestring, "process") != 0 &&
+                                         strcmp(iso->valuestring, "none") != 0)))
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s.args." KS_CFG_ISOLATION_KEY
+                            ": expected \"process\" (the plugin runs in a child process that "
+                            "kubesched supervises) or \"none\" (in-process, the default)",
+                            e->field);
+    if (pol && (!cJSON_IsString(pol) ||
+                (strcmp(pol->valuestring, "fail") != 0 && strcmp(pol->valuestring, "ignore") != 0)))
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s.args." KS_CFG_FAILURE_POLICY_KEY
+                            ": expected \"fail\" (the profile's pods stay pending once the "
+                            "plugin is taken out, the default) or \"ignore\" (the profile runs "
+                            "without it)",
+                            e->field);
+    if (bud && (!cJSON_IsNumber(bud) || bud->valuedouble != (double)(int)bud->valuedouble ||
+                bud->valuedouble < 1))
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s.args." KS_CFG_ERROR_BUDGET_KEY
+                            ": expected an integer >= 1: how many crashes or timeouts of the "
+                            "isolated plugin its failure policy waits for (default 3)",
+                            e->field);
+    int isolated = iso && !strcmp(iso->valuestring, "process");
+    if (isolated && !from_so)
+        return ks__cfg_fail(
+            L, KS_EINVAL,
+            "%s.args." KS_CFG_ISOLATION_KEY
+            ": only for a plugin loaded from a shared object (with " KS_CFG_PLUGIN_PATH_KEY
+            "); in-tree plugins run in-process",
+            e->field);
+    if ((pol || bud) && !isolated)
+        return ks__cfg_fail(L, KS_EINVAL,
+                            "%s.args.%s: only with " KS_CFG_ISOLATION_KEY
+                            ": process (an in-process plugin's crash ends the scheduler)",
+                            e->field, pol ? KS_CFG_FAILURE_POLICY_KEY : KS_CFG_ERROR_BUDGET_KEY);
+    return 0;
+}
+
 static int kubesched_checks(cfg_load *L)
 {
     ks_config *c = L->cfg;
@@ -571,6 +615,8 @@ static int kubesched_checks(cfg_load *L)
                                     "and exits (\"0s\": never)",
                                     e->field);
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(e->args, KS_CFG_PLUGIN_PATH_KEY);
+            if (isolation_checks(L, e, v != NULL) != 0)
+                return -1;
             if (dl && !v)
                 return ks__cfg_fail(
                     L, KS_EINVAL,

@@ -101,7 +101,10 @@ static int top_level_key(const char *key, unsigned top)
     if ((top & KS_CFG_ARGS_TOP) && (strcmp(key, "apiVersion") == 0 || strcmp(key, "kind") == 0))
         return 1;
     return (top & KS_CFG_ARGS_PLUGIN_PATH) &&
-           (strcmp(key, KS_CFG_PLUGIN_PATH_KEY) == 0 || strcmp(key, KS_CFG_CALL_DEADLINE_KEY) == 0);
+           (strcmp(key, KS_CFG_PLUGIN_PATH_KEY) == 0 ||
+            strcmp(key, KS_CFG_CALL_DEADLINE_KEY) == 0 || strcmp(key, KS_CFG_ISOLATION_KEY) == 0 ||
+            strcmp(key, KS_CFG_FAILURE_POLICY_KEY) == 0 ||
+            strcmp(key, KS_CFG_ERROR_BUDGET_KEY) == 0);
 }
 
 static int check_value(cfg_load *L, cJSON *v, const ks_arg_field *f, const char *path)

@@ -30,6 +30,11 @@
 #define KS_CFG_PLUGIN_PATH_KEY "kubeschedPluginPath"
 /* The deadline of one call of that plugin (plugin_guard.h), a Go duration; 0: not watched. */
 #define KS_CFG_CALL_DEADLINE_KEY "kubeschedCallDeadline"
+/* Process isolation (sched/isolation.h): "process" or "none"; the failure policy ("fail" or
+ * "ignore") and how many failures it takes (an integer >= 1). */
+#define KS_CFG_ISOLATION_KEY "kubeschedIsolation"
+#define KS_CFG_FAILURE_POLICY_KEY "kubeschedFailurePolicy"
+#define KS_CFG_ERROR_BUDGET_KEY "kubeschedErrorBudget"
 
 /* What the user set, for the fields whose default depends on it (upstream *T pointers). */
 enum {

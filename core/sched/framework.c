@@ -17,6 +17,7 @@
 #include "api/intern.h"
 #include "util/parallel.h"
 #include "sched/parallelize.h"
+#include "sched/isolation.h"
 #include "sched/plugin_guard.h"
 #include "util/duration.h"
 #include <pthread.h>
@@ -143,6 +144,8 @@ void ks__cycle_free(ks_cycle *c)
 {
     if (!c)
         return;
+    if (atomic_load_explicit(&c->iso_sessions, memory_order_relaxed))
+        ks__iso_end_sessions(c);
     for (ks_cycle *k = c->clones, *n; k; k = n) {
         n = k->next_clone;
         ks__cycle_free(k);
@@ -332,6 +335,22 @@ static ks_plugin_inst *find_inst(ks_framework *fw, const char *name)
     return NULL;
 }
 
+/* kubeschedIsolation: process: in runs through a proxy that forwards its calls to a child process
+ * (isolation.h). The in-process watchdog leaves it alone (deadline 0): the proxy enforces the
+ * plugin's deadline on the child, and waiting for a batch of nodes is not one call. */
+static int isolate(ks_framework *fw, ks_plugin_inst *in, char *err, size_t errlen)
+{
+    const ks_plugin_desc *proxy;
+    int rc = ks__iso_new(fw->profile_name, in->name, in->origin, in->desc, in->self, in->args.json,
+                         in->deadline_ns, &in->iso, &proxy, err, errlen);
+    if (rc != 0)
+        return rc;
+    in->desc = proxy;
+    in->self = in->iso;
+    in->deadline_ns = 0;
+    return 0;
+}
+
 int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err, size_t errlen)
 {
     ks_framework *fw = calloc(1, sizeof(*fw));
@@ -393,6 +412,10 @@ int ks__framework_new(const ks_profile_plan *plan, ks_framework **out, char *err
                 return KS_EINVAL;
             }
         }
+        if (ks__iso_wanted(in->args.json) && isolate(fw, in, err, errlen) != 0) {
+            ks__framework_free(fw);
+            return KS_EINVAL;
+        }
         if (in->desc->events_with_hints || in->desc->events_to_register) {
             ks_cluster_event_hint buf[64];
             size_t n;
@@ -452,7 +475,9 @@ void ks__framework_free(ks_framework *fw)
     ks__fw_metrics_free(fw->metrics);
     for (size_t i = 0; i < fw->ninst; i++) {
         ks_plugin_inst *in = &fw->inst[i];
-        if (in->self && in->desc->destroy)
+        if (in->iso)
+            ks__iso_free(in->iso); /* destroys the plugin's own self */
+        else if (in->self && in->desc->destroy)
             in->desc->destroy(in->self);
         free(in->events);
         free(in->args.text);
@@ -754,6 +779,16 @@ ks_code ks__fw_run_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, const 
     if (__builtin_expect(cycle->evals != NULL || cycle->sampled, 0))
         return run_filter_instrumented(fw, cycle, pod, ni, st, passed_count);
     return run_filter(fw, cycle, pod, ni, st, passed_count, 0);
+}
+
+void ks__fw_iso_prefetch_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod, size_t start,
+                                size_t count)
+{
+    for (size_t i = 0; i < fw->n[KS_PT_FILTER]; i++) {
+        ks_plugin_inst *in = fw->pt[KS_PT_FILTER][i].inst;
+        if (in->iso && !(cycle->skip_filter & (1ull << in->index)))
+            ks__iso_prefetch_filter(in->iso, cycle, pod, start, count);
+    }
 }
 
 void ks__post_filter_result_clear(ks_post_filter_result *r)
@@ -1323,8 +1358,12 @@ static ks_code run_score_plugins(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
 {
     score_job job = {
         .fw = fw, .cycle = cycle, .pod = pod, .nodes = nodes, .n = n, .scores = out->scores};
+    cycle->iso_score_nodes = nodes; /* an isolated plugin scores them in one batch */
+    cycle->iso_nscore_nodes = n;
     pthread_mutex_init(&job.err_mu, NULL);
     ks__parallelizer_until(fw->parallelizer, KS_OP_SCORE, n, score_one, &job);
+    cycle->iso_score_nodes = NULL;
+    cycle->iso_nscore_nodes = 0;
     pthread_mutex_destroy(&job.err_mu);
     if (job.error) {
         *st = job.err_status;

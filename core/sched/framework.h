@@ -114,7 +114,18 @@ struct ks_cycle {
     /* Pods a plugin asked to activate (ks_activate_pod), newest first, in the arena: upstream's
      * PodsToActivate, which the scheduler empties where upstream activates them. */
     struct ks_activate_req *activate;
+    /* Process isolation (isolation.h): the children of this cycle's isolated plugins (pushed
+     * lock-free by the first call of each, ended when the cycle is freed), and the nodes the
+     * cycle is about to Filter and Score, so that one request carries a whole batch. Not copied
+     * into clones. */
+    _Atomic(struct iso_session *) iso_sessions;
+    const ks_node_info *const *iso_filter_nodes;
+    size_t iso_nfilter_nodes;
+    const ks_node_info *const *iso_score_nodes;
+    size_t iso_nscore_nodes;
 };
+/* isolation.c: ends the children of c's sessions (ks__cycle_free). */
+void ks__iso_end_sessions(ks_cycle *c);
 
 /* One pod to activate (its uid). */
 struct ks_activate_req {
@@ -178,6 +189,10 @@ ks_code ks__fw_run_prefilter_add_pod(struct ks_framework *fw, ks_cycle *cycle, c
                                      const ks_pod *other, const ks_node_info *ni, ks_status *st);
 ks_code ks__fw_run_prefilter_remove_pod(struct ks_framework *fw, ks_cycle *cycle, const ks_pod *pod,
                                         const ks_pod *other, const ks_node_info *ni, ks_status *st);
+/* Isolated Filter plugins (isolation.h) evaluate count candidates of cycle->iso_filter_nodes from
+ * position start in one request each, before the Filter workers ask. Scheduling thread. */
+void ks__fw_iso_prefetch_filter(struct ks_framework *fw, ks_cycle *cycle, ks_pod *pod, size_t start,
+                                size_t count);
 /* A NodeInfo copy owned by the cycle. */
 ks_node_info *ks__cycle_clone_node_info(ks_cycle *cycle, const ks_node_info *ni);
 
@@ -203,6 +218,9 @@ typedef struct ks_plugin_inst {
     size_t nevents;
     ks_cluster_event_hint *events; /* NULL with nevents 0 and all_events 1: every event */
     int all_events;
+    /* kubeschedIsolation: process (isolation.h): desc is then the proxy, self the wrapper, and
+     * this owns both (the plugin's own self inside). NULL for a plugin run in-process. */
+    struct ks_iso_plugin *iso;
 } ks_plugin_inst;
 
 typedef struct ks_point_entry {

@@ -4,6 +4,7 @@
  * KS_HOST_HAS. See sdk/kubesched/plugin.h for the contract of each slot.
  */
 #include "util/numconv.h"
+#include "sched/isolation.h"
 #include "sched/host_api.h"
 
 #include <stdarg.h>
@@ -782,8 +783,8 @@ static const ks_csi_storage_capacity_view *v_capacity(const ks_csi_storage_capac
 static size_t h_waiting_pods_each(ks_cycle *c, ks_waiting_pod_fn fn, void *ctx)
 {
     (void)c; /* one waiting map for every profile, as upstream's */
-    if (!fn || !sched_services.waiting_each)
-        return 0;
+    if (!fn || !sched_services.waiting_each || ks__iso_in_child)
+        return 0; /* isolation.h: the lists' locks may have been held by another thread */
     return sched_services.waiting_each(sched_services.ctx, fn, ctx);
 }
 
@@ -806,8 +807,8 @@ static size_t h_pods_each(ks_cycle *c, ks_sym ns, ks_sym key, ks_sym value, ks_p
                           void *ctx)
 {
     (void)c;
-    if (!fn || !sched_services.pods_each)
-        return 0;
+    if (!fn || !sched_services.pods_each || ks__iso_in_child)
+        return 0; /* isolation.h */
     return sched_services.pods_each(sched_services.ctx, ns, key, value, fn, ctx);
 }
 
@@ -841,6 +842,8 @@ static ks_event_resource h_resource_event(const ks_resource *r)
 
 static const ks_object *h_resource_get(const ks_resource *r, ks_sym ns, ks_sym name)
 {
+    if (ks__iso_in_child)
+        return NULL; /* isolation.h */
     return ks__custom_store_get(sched_services.custom, r, ns, name);
 }
 

@@ -421,6 +421,8 @@ int ks__guard_install(int64_t deadline_ns, char *err, size_t errlen)
     return deadline_ns > 0 ? ks__guard_watch(deadline_ns, err, errlen) : 0;
 }
 
+int64_t ks__guard_deadline(void) { return wd_deadline_ns; }
+
 int ks__guard_watch(int64_t deadline_ns, char *err, size_t errlen)
 {
     int64_t cur = atomic_load(&wd_shortest_ns);

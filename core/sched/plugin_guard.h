@@ -103,6 +103,9 @@ int ks__guard_install(int64_t deadline_ns, char *err, size_t errlen);
 /* A plugin has its own deadline (args.kubeschedCallDeadline): the watchdog runs (even with
  * --plugin-call-deadline 0) and looks often enough for it. Main thread, at framework creation. */
 int ks__guard_watch(int64_t deadline_ns, char *err, size_t errlen);
+/* --plugin-call-deadline (0: none): what an isolated plugin's calls are held to when it has no
+ * deadline of its own. Any thread. */
+int64_t ks__guard_deadline(void);
 /* Sets (or with fn NULL clears) the fatal hook. Main thread, before scheduling starts. */
 void ks__guard_set_fatal_hook(ks_guard_fatal_fn fn, void *ctx);
 /* Stops the watchdog thread (waits for it); handlers stay. */

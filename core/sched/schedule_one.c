@@ -287,9 +287,16 @@ static ks_code find_nodes_that_pass_filters(sched_cycle *c)
         take_without_filters(c, want);
     } else {
         filter_job job = {.c = c, .want = want};
+        /* An isolated plugin filters these in batches, the first (twice the nodes the sampling
+         * wants, from the rotating start) before the workers start. */
+        c->state->iso_filter_nodes = c->sc->cand;
+        c->state->iso_nfilter_nodes = c->ncand;
+        ks__fw_iso_prefetch_filter(c->fw, c->state, c->pod, c->start, 2 * want);
         int64_t t0 = ks__fw_metrics_ep_start(c->fw->metrics);
         size_t processed =
             ks__parallelizer_until(&s->par, KS_OP_FILTER, c->ncand, filter_one, &job);
+        c->state->iso_filter_nodes = NULL;
+        c->state->iso_nfilter_nodes = 0;
         ks__fw_metrics_ep(c->fw->metrics, KS_EP_FILTER, job.error ? KS_ERROR : KS_SUCCESS, t0);
         if (job.error)
             return fail_filter_error(c, processed);
@@ -701,6 +708,8 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
     if (fw->batch)
         c.sig = ks__fw_sign_pod(fw, c.pod);
     ks_code code = schedule_pod(&c);
+    if (c.state) /* isolated plugins are done with this pod: their children end now */
+        ks__iso_end_sessions(c.state);
     if (c.fit != FIT_NONE)
         run_post_filter(&c);
     ks__sched_metrics_algorithm_done(s, qp);

@@ -196,6 +196,13 @@ static const char no_topology_config[] = "apiVersion: kubescheduler.config.k8s.i
                                          "      defaultConstraints: []\n";
 
 static int batch_size = 10;
+
+/* --isodemo none|process: upstream's default profile plus the IsoDemo fixture plugin
+ * (tests/loader/fixtures/isodemo.c: PreFilter, Filter, PreScore, Score, NormalizeScore) run
+ * in-process or isolated in a child process (kubeschedIsolation), to measure what isolation
+ * costs per pod and per node evaluated. */
+static char isodemo_config[1024];
+static const char *isodemo_isolation;
 static int pods_per_gang = 3;
 
 /* The gang shape's profile: upstream's defaults with Coscheduling (examples/coscheduling, built
@@ -417,7 +424,20 @@ int main(int argc, char **argv)
             pods = -2 - atoi(argv[i + 1]); /* resolved below, once pods per gang is known */
         else if (!strcmp(argv[i], "--batch-size"))
             batch_size = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
-        else if (!strcmp(argv[i], "--feature-gates")) {
+        else if (!strcmp(argv[i], "--isodemo")) {
+            isodemo_isolation = argv[i + 1];
+            snprintf(isodemo_config, sizeof(isodemo_config),
+                     "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                     "kind: KubeSchedulerConfiguration\n"
+                     "profiles:\n"
+                     "- schedulerName: default-scheduler\n"
+                     "  plugins: {multiPoint: {enabled: [{name: IsoDemo}]}}\n"
+                     "  pluginConfig:\n"
+                     "  - name: IsoDemo\n"
+                     "    args: {kubeschedPluginPath: %s, kubeschedIsolation: %s, pickyEvery: "
+                     "1000000}\n",
+                     FIX_ISODEMO, isodemo_isolation);
+        } else if (!strcmp(argv[i], "--feature-gates")) {
             char err[512];
             if (ks__feature_gates_set(argv[i + 1], err, sizeof(err)) != 0) {
                 fprintf(stderr, "bench: %s\n", err);
@@ -528,6 +548,8 @@ int main(int argc, char **argv)
                                       &cfg, err, sizeof(err))
          : sh == GANG
              ? ks__config_load_string(reg, gang_config, "gang.yaml", &cfg, err, sizeof(err))
+         : isodemo_isolation
+             ? ks__config_load_string(reg, isodemo_config, "isodemo.yaml", &cfg, err, sizeof(err))
              : ks__config_default(reg, &cfg, err, sizeof(err))) != 0 ||
         ks__loader_load_config_plugins(cfg, reg, ks__host_api(), &mods, err, sizeof(err)) != 0 ||
         ks__config_check_plugin_args(cfg, reg, err, sizeof(err)) != 0 ||
@@ -557,6 +579,8 @@ int main(int argc, char **argv)
            ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING) ? "true" : "false");
     if (batching_shape)
         printf(" batch-size=%d", batch_size);
+    if (isodemo_isolation)
+        printf(" IsoDemo=%s", isodemo_isolation);
     printf("\n");
     printf("  scheduled %zu, unschedulable %zu, errors %zu", st.scheduled, st.unschedulable,
            st.errors);
