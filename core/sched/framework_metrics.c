@@ -1,6 +1,7 @@
 /*
  * The framework's metric tables (see framework_metrics.h).
  */
+#include "sched/isolation.h"
 #include "sched/framework_metrics.h"
 
 #include <stdlib.h>
@@ -58,6 +59,13 @@ int ks__fw_metrics_attach(ks_framework *fw, const ks_sched_metrics *m)
         ks__fw_metrics_free(fm);
         return KS_ENOMEM;
     }
+    /* kubesched's own families for isolated plugins (registered only when one is isolated, so
+     * that a default /metrics is upstream's) */
+    for (size_t i = 0; i < fw->ninst; i++)
+        if (fw->inst[i].iso && ks__iso_attach_metrics(fw->inst[i].iso, m->registry) != 0) {
+            ks__fw_metrics_free(fm);
+            return KS_ENOMEM;
+        }
     /* upstream DefaultPreemption counts preemption_attempts_total itself, once per PostFilter. */
     fm->preemption_inst = -1;
     for (size_t i = 0; i < fw->ninst; i++)

@@ -38,6 +38,7 @@
 #include "util/clock.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/metrics.h"
 
 int ks__iso_in_child;
 
@@ -58,8 +59,10 @@ struct ks_iso_plugin {
     int policy, budget;
     atomic_int failures;
     atomic_int disabled;
-    pthread_mutex_t mu;  /* starting a session */
+    pthread_mutex_t mu; /* starting a session */
     char last_error[KS_STATUS_BUF];
+    /* live mode (ks__iso_attach_metrics): failures by reason, and 1 once taken out */
+    ks_metric *m_crash, *m_deadline, *m_taken_out;
 };
 
 /* The block both processes see; the arrays of map_shm follow it. */
@@ -92,14 +95,14 @@ typedef struct iso_session {
     /* in the mapping */
     iso_shm *shm;
     size_t shm_len;
-    uint32_t *idx;         /* request: snapshot indexes */
-    uint32_t *scored;      /* the nodes scored, in the framework's order */
+    uint32_t *idx;    /* request: snapshot indexes */
+    uint32_t *scored; /* the nodes scored, in the framework's order */
     _Atomic uint8_t *filter_state, *score_state;
     int32_t *filter_code, *score_code;
-    int64_t *score;        /* raw scores by snapshot index */
-    ks_node_score *norm;   /* NormalizeScore's scores, in the order of scored[] */
-    ks_status *st;         /* per snapshot index: the status of a non-Success answer */
-    char *names;           /* PreFilter's node names, NUL-separated */
+    int64_t *score;      /* raw scores by snapshot index */
+    ks_node_score *norm; /* NormalizeScore's scores, in the order of scored[] */
+    ks_status *st;       /* per snapshot index: the status of a non-Success answer */
+    char *names;         /* PreFilter's node names, NUL-separated */
 } iso_session;
 
 /* ---- shared memory ------------------------------------------------------------------------- */
@@ -276,8 +279,8 @@ static ks_code child_normalize(iso_session *s, uint32_t n)
 {
     ks__status_reset(&s->shm->st1);
     call_begin(s, -1);
-    ks_code code = s->ip->real->normalize_score(s->ip->real_self, s->cycle, s->pod, s->norm, n,
-                                                &s->shm->st1);
+    ks_code code =
+        s->ip->real->normalize_score(s->ip->real_self, s->cycle, s->pod, s->norm, n, &s->shm->st1);
     call_end(s);
     return code;
 }
@@ -292,7 +295,7 @@ typedef struct iso_req {
  * a second time); only the socket and stdin/stdout/stderr stay open. */
 static void child_setup(int fd)
 {
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM,
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL,  SIGABRT, SIGTERM,
                                SIGINT,  SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2};
     for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
         signal(sigs[i], SIG_DFL);
@@ -311,12 +314,20 @@ static void child_setup(int fd)
 static int32_t child_run(iso_session *s, int op, uint32_t n)
 {
     switch (op) {
-    case OP_PRE_FILTER: return child_pre_filter(s);
-    case OP_FILTER: child_filter(s, n); return KS_SUCCESS;
-    case OP_PRE_SCORE: return child_pre_score(s, n);
-    case OP_SCORE: child_score(s, n); return KS_SUCCESS;
-    case OP_NORMALIZE: return child_normalize(s, n);
-    default: _exit(2);
+    case OP_PRE_FILTER:
+        return child_pre_filter(s);
+    case OP_FILTER:
+        child_filter(s, n);
+        return KS_SUCCESS;
+    case OP_PRE_SCORE:
+        return child_pre_score(s, n);
+    case OP_SCORE:
+        child_score(s, n);
+        return KS_SUCCESS;
+    case OP_NORMALIZE:
+        return child_normalize(s, n);
+    default:
+        _exit(2);
     }
 }
 
@@ -408,11 +419,16 @@ static void reap_pending(int block)
 static const char *point_name(int op)
 {
     switch (op) {
-    case OP_PRE_FILTER: return "PreFilter";
-    case OP_FILTER: return "Filter";
-    case OP_PRE_SCORE: return "PreScore";
-    case OP_SCORE: return "Score";
-    default: return "NormalizeScore";
+    case OP_PRE_FILTER:
+        return "PreFilter";
+    case OP_FILTER:
+        return "Filter";
+    case OP_PRE_SCORE:
+        return "PreScore";
+    case OP_SCORE:
+        return "Score";
+    default:
+        return "NormalizeScore";
     }
 }
 
@@ -422,23 +438,26 @@ static int64_t deadline_of(const ks_iso_plugin *ip)
 }
 
 /* One more failure of the plugin: logged, counted, and past the budget the policy applies. */
-static void count_failure(ks_iso_plugin *ip, const char *msg)
+static void count_failure(ks_iso_plugin *ip, const char *msg, int hung)
 {
     int n = atomic_fetch_add(&ip->failures, 1) + 1;
+    ks__metrics_inc(hung ? ip->m_deadline : ip->m_crash);
     pthread_mutex_lock(&ip->mu);
     snprintf(ip->last_error, sizeof(ip->last_error), "%s", msg);
     pthread_mutex_unlock(&ip->mu);
     ks__log('E', "isolation", "profile \"%s\": %s (failure %d of %d allowed)", ip->profile, msg, n,
             ip->budget);
-    if (n >= ip->budget && !atomic_exchange(&ip->disabled, 1))
-        ks__log('E', "isolation",
-                "profile \"%s\": plugin %s is taken out after %d failures "
-                "(kubeschedFailurePolicy: %s): %s",
-                ip->profile, ip->name, n, ip->policy == POLICY_IGNORE ? "ignore" : "fail",
-                ip->policy == POLICY_IGNORE
-                    ? "the profile runs without it"
-                    : "the profile's pods stay pending with an Error until kubesched restarts "
-                      "with a fixed plugin");
+    if (n < ip->budget || atomic_exchange(&ip->disabled, 1))
+        return;
+    ks__metrics_set(ip->m_taken_out, 1);
+    ks__log('E', "isolation",
+            "profile \"%s\": plugin %s is taken out after %d failures "
+            "(kubeschedFailurePolicy: %s): %s",
+            ip->profile, ip->name, n, ip->policy == POLICY_IGNORE ? "ignore" : "fail",
+            ip->policy == POLICY_IGNORE
+                ? "the profile runs without it"
+                : "the profile's pods stay pending with an Error until kubesched restarts "
+                  "with a fixed plugin");
 }
 
 /* The child is gone or stuck: reaps it and words what happened into s->err. */
@@ -465,8 +484,9 @@ static void child_failed(iso_session *s, int op, int hung, int64_t deadline)
     } else {
         snprintf(what, sizeof(what), "exited with status %d", WEXITSTATUS(wst));
     }
-    const ks_node_info *ni =
-        s->one_shot_node ? s->one_shot_node : cur >= 0 ? snap_node(s, (uint32_t)cur) : NULL;
+    const ks_node_info *ni = s->one_shot_node ? s->one_shot_node
+                             : cur >= 0       ? snap_node(s, (uint32_t)cur)
+                                              : NULL;
     if (ni)
         snprintf(node, sizeof(node), ", node %s", ks__sym_str(ni->name));
     char msg[KS_STATUS_BUF];
@@ -478,7 +498,7 @@ static void child_failed(iso_session *s, int op, int hung, int64_t deadline)
     ks__status_add(&s->err, msg);
     s->err.code = KS_ERROR;
     s->failed = 1;
-    count_failure(s->ip, msg);
+    count_failure(s->ip, msg, hung);
 }
 
 /* Under s->mu: waits for the answer to the request op. 0 with *code, or -1 (s->failed). */
@@ -618,8 +638,7 @@ static iso_session *session_of(ks_iso_plugin *ip, ks_cycle *cycle, const ks_pod 
 /* ---- the proxy: what the framework calls --------------------------------------------------- */
 
 /* Whether the plugin is out, and then what its policy answers (ignore: code_if_ignored). */
-static int disabled_answer(ks_iso_plugin *ip, ks_code code_if_ignored, ks_status *st,
-                           ks_code *out)
+static int disabled_answer(ks_iso_plugin *ip, ks_code code_if_ignored, ks_status *st, ks_code *out)
 {
     if (!atomic_load(&ip->disabled))
         return 0;
@@ -677,8 +696,7 @@ static ks_code proxy_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         return KS_ERROR;
     pthread_mutex_lock(&s->mu);
     int32_t code;
-    int rc = started ? await_answer(s, OP_PRE_FILTER, &code)
-                     : request(s, OP_PRE_FILTER, 0, &code);
+    int rc = started ? await_answer(s, OP_PRE_FILTER, &code) : request(s, OP_PRE_FILTER, 0, &code);
     if (rc == 0) {
         *st = s->shm->st1;
         if (s->shm->pf_used < 0) {
@@ -789,8 +807,8 @@ void ks__iso_prefetch_filter(ks_iso_plugin *ip, ks_cycle *cycle, const ks_pod *p
     pthread_mutex_unlock(&s->mu);
 }
 
-static ks_code proxy_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
-                            const ks_node_info *ni, ks_status *st)
+static ks_code proxy_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *ni,
+                            ks_status *st)
 {
     ks_iso_plugin *ip = self;
     ks_code out;
@@ -1017,8 +1035,8 @@ int ks__iso_new(const char *profile, const char *name, const char *origin,
     ip->real_self = self;
     ip->own_deadline_ns = deadline_ns;
     const cJSON *pol = cJSON_GetObjectItemCaseSensitive(args, KS_ISO_POLICY_KEY);
-    ip->policy = cJSON_IsString(pol) && !strcmp(pol->valuestring, "ignore") ? POLICY_IGNORE
-                                                                             : POLICY_FAIL;
+    ip->policy =
+        cJSON_IsString(pol) && !strcmp(pol->valuestring, "ignore") ? POLICY_IGNORE : POLICY_FAIL;
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(args, KS_ISO_BUDGET_KEY);
     ip->budget = cJSON_IsNumber(b) ? (int)b->valuedouble : KS_ISO_DEFAULT_BUDGET;
     pthread_mutex_init(&ip->mu, NULL);
@@ -1050,6 +1068,42 @@ void ks__iso_free(ks_iso_plugin *ip)
     pthread_mutex_destroy(&ip->mu);
     free(ip->origin);
     free(ip);
+}
+
+/* The family name, registered by the first isolated plugin of the registry (or found). */
+static ks_metric_family *family(ks_metrics *r, ks_metric_type type, const char *name,
+                                const char *help, const char *const *labels, size_t nlabels)
+{
+    ks_metric_family *f = ks__metrics_find(r, name);
+    if (f)
+        return ks__metrics_family_type(f) == type && ks__metrics_family_nlabels(f) == nlabels
+                   ? f
+                   : NULL;
+    ks_metric_opts o = {type, name, help, KS_STABILITY_ALPHA, labels, nlabels, NULL, 0};
+    return ks__metrics_register(r, &o, &f) == 0 ? f : NULL;
+}
+
+int ks__iso_attach_metrics(ks_iso_plugin *ip, ks_metrics *r)
+{
+    static const char *const failure_labels[] = {"plugin", "profile", "reason"};
+    static const char *const plugin_labels[] = {"plugin", "profile"};
+    ks_metric_family *failures =
+        family(r, KS_METRIC_COUNTER, "kubesched_plugin_isolation_failures_total",
+               "kubesched: crashes (reason crash) and calls past their deadline (reason "
+               "deadline) of plugins run with kubeschedIsolation: process.",
+               failure_labels, 3);
+    ks_metric_family *out =
+        family(r, KS_METRIC_GAUGE, "kubesched_plugin_isolation_taken_out",
+               "kubesched: 1 when an isolated plugin's failures used up its "
+               "kubeschedErrorBudget and its kubeschedFailurePolicy took it out of the profile.",
+               plugin_labels, 2);
+    if (!failures || !out)
+        return KS_ENOMEM;
+    ip->m_crash = KS_METRICS_WITH(failures, ip->name, ip->profile, "crash");
+    ip->m_deadline = KS_METRICS_WITH(failures, ip->name, ip->profile, "deadline");
+    ip->m_taken_out = KS_METRICS_WITH(out, ip->name, ip->profile);
+    ks__metrics_set(ip->m_taken_out, atomic_load(&ip->disabled));
+    return 0;
 }
 
 int ks__iso_failures(const ks_iso_plugin *ip) { return atomic_load(&ip->failures); }

@@ -70,6 +70,12 @@ void ks__iso_free(ks_iso_plugin *ip);
 void ks__iso_prefetch_filter(ks_iso_plugin *ip, struct ks_cycle *cycle, const ks_pod *pod,
                              size_t start, size_t count);
 
+/* Registers kubesched_plugin_isolation_failures_total{plugin,profile,reason} and
+ * kubesched_plugin_isolation_taken_out{plugin,profile} in r (once per registry) and resolves this
+ * plugin's series. Main thread, before scheduling starts. 0 or KS_ENOMEM. */
+struct ks_metrics;
+int ks__iso_attach_metrics(ks_iso_plugin *ip, struct ks_metrics *r);
+
 /* How many times the plugin failed, and whether its failure policy took it out. Any thread. */
 int ks__iso_failures(const ks_iso_plugin *ip);
 int ks__iso_disabled(const ks_iso_plugin *ip);

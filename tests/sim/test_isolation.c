@@ -203,8 +203,7 @@ Test(isolation, the_fail_policy_takes_the_plugin_out_after_the_budget)
     cr_expect(strstr(err, "plugin Faulty is taken out after 2 failures (kubeschedFailurePolicy: "
                           "fail): the profile's pods stay pending"),
               "%s", err);
-    cr_expect_null(strstr(err, "failure 3 of"), "no child after the plugin was taken out: %s",
-                   err);
+    cr_expect_null(strstr(err, "failure 3 of"), "no child after the plugin was taken out: %s", err);
     cJSON_Delete(doc);
     free(out);
 }
@@ -233,8 +232,8 @@ Test(isolation, a_hang_is_killed_at_the_deadline)
         int rc;
         char err[16384];
         double secs;
-        char *out = faulty(modes[m][0], ", kubeschedCallDeadline: 200ms", &rc, err, sizeof(err),
-                           &secs);
+        char *out =
+            faulty(modes[m][0], ", kubeschedCallDeadline: 200ms", &rc, err, sizeof(err), &secs);
         cr_assert_eq(rc, 0, "%s: %s", modes[m][0], err);
         cJSON *doc = check_others(out);
         char want[512];
@@ -261,7 +260,7 @@ Test(isolation, an_invalid_status_is_still_named)
     cJSON *doc = check_others(out);
     const char *msg = first_boom_message(doc);
     cr_expect(msg && strstr(msg, "plugin \"Faulty\" returned code 42 at Filter, which is not a "
-                              "status code (0..6): forty-two"),
+                                 "status code (0..6): forty-two"),
               "%s", msg);
     cJSON_Delete(doc);
     free(out);
