@@ -61,6 +61,12 @@ struct ks_iso_plugin {
     atomic_int disabled;
     pthread_mutex_t mu; /* starting a session */
     char last_error[KS_STATUS_BUF];
+    /* The last session's mapping, kept for the next (under mu): mapping and unmapping one per
+     * pod costs page faults and TLB shootdowns on every thread. Its child is idle or gone.
+     * Under spare_mu. */
+    pthread_mutex_t spare_mu; /* a leaf lock: map_shm runs under mu */
+    void *spare_map;
+    size_t spare_len, spare_cap;
     /* live mode (ks__iso_attach_metrics): failures by reason, and 1 once taken out */
     ks_metric *m_crash, *m_deadline, *m_taken_out;
 };
@@ -92,9 +98,10 @@ typedef struct iso_session {
     /* A one-shot child's node: a copy the parent made (nominated pods added, a preemption dry
      * run), which the child has because it was forked after the copy was made. */
     const ks_node_info *one_shot_node;
-    /* in the mapping */
+    /* in the mapping, laid out for cap nodes (>= nnodes) */
     iso_shm *shm;
-    size_t shm_len;
+    size_t shm_len, cap;
+    int reusable;     /* the session's own child used it: it may serve the next session */
     uint32_t *idx;    /* request: snapshot indexes */
     uint32_t *scored; /* the nodes scored, in the framework's order */
     _Atomic uint8_t *filter_state, *score_state;
@@ -117,25 +124,23 @@ static size_t carve(size_t *off, size_t n)
     return at;
 }
 
-static int map_shm(iso_session *s, size_t n)
+/* Lays the arrays out for cap nodes in the mapping m of len bytes; returns the length needed. */
+static size_t layout(iso_session *s, char *b, size_t cap)
 {
     size_t off = align8(sizeof(iso_shm));
-    size_t o_idx = carve(&off, n * sizeof(uint32_t));
-    size_t o_scored = carve(&off, n * sizeof(uint32_t));
-    size_t o_fs = carve(&off, n);
-    size_t o_ss = carve(&off, n);
-    size_t o_fc = carve(&off, n * sizeof(int32_t));
-    size_t o_sc = carve(&off, n * sizeof(int32_t));
-    size_t o_score = carve(&off, n * sizeof(int64_t));
-    size_t o_norm = carve(&off, n * sizeof(ks_node_score));
+    size_t o_idx = carve(&off, cap * sizeof(uint32_t));
+    size_t o_scored = carve(&off, cap * sizeof(uint32_t));
+    size_t o_fs = carve(&off, cap);
+    size_t o_ss = carve(&off, cap);
+    size_t o_fc = carve(&off, cap * sizeof(int32_t));
+    size_t o_sc = carve(&off, cap * sizeof(int32_t));
+    size_t o_score = carve(&off, cap * sizeof(int64_t));
+    size_t o_norm = carve(&off, cap * sizeof(ks_node_score));
     size_t o_names = carve(&off, NAMES_CAP);
-    size_t o_st = carve(&off, n * sizeof(ks_status)); /* touched only where a node fails */
-    void *m = mmap(NULL, off, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return KS_ENOMEM;
-    char *b = m;
-    s->shm = m;
-    s->shm_len = off;
+    size_t o_st = carve(&off, cap * sizeof(ks_status)); /* touched only where a node fails */
+    if (!b)
+        return off;
+    s->shm = (iso_shm *)b;
     s->idx = (uint32_t *)(b + o_idx);
     s->scored = (uint32_t *)(b + o_scored);
     s->filter_state = (_Atomic uint8_t *)(b + o_fs);
@@ -146,8 +151,67 @@ static int map_shm(iso_session *s, size_t n)
     s->norm = (ks_node_score *)(b + o_norm);
     s->names = b + o_names;
     s->st = (ks_status *)(b + o_st);
+    return off;
+}
+
+/* The session's shared block for n nodes: the plugin's spare one when it is large enough (its
+ * header and answered-flags cleared), else a new mapping. */
+static int map_shm(iso_session *s, ks_iso_plugin *ip, size_t n, int reusable)
+{
+    void *m = NULL;
+    size_t len = 0, cap = n;
+    if (reusable) {
+        pthread_mutex_lock(&ip->spare_mu);
+        if (ip->spare_map && ip->spare_cap >= n) {
+            m = ip->spare_map;
+            len = ip->spare_len;
+            cap = ip->spare_cap;
+            ip->spare_map = NULL;
+        }
+        pthread_mutex_unlock(&ip->spare_mu);
+    }
+    if (!m) {
+        len = layout(s, NULL, cap);
+        m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return KS_ENOMEM;
+    }
+    layout(s, m, cap);
+    s->shm_len = len;
+    s->cap = cap;
+    s->reusable = reusable;
+    memset(s->shm, 0, sizeof(*s->shm));
+    memset((void *)s->filter_state, 0, cap);
+    memset((void *)s->score_state, 0, cap);
     atomic_store(&s->shm->cur, -1);
     return 0;
+}
+
+/* Gives the session's mapping back to its plugin (one spare; a smaller one is unmapped). */
+static void unmap_shm(iso_session *s)
+{
+    if (!s->shm)
+        return;
+    if (s->reusable) {
+        ks_iso_plugin *ip = s->ip;
+        pthread_mutex_lock(&ip->spare_mu);
+        void *old = NULL;
+        size_t old_len = 0;
+        if (!ip->spare_map || ip->spare_cap < s->cap) {
+            old = ip->spare_map;
+            old_len = ip->spare_len;
+            ip->spare_map = s->shm;
+            ip->spare_len = s->shm_len;
+            ip->spare_cap = s->cap;
+            s->shm = NULL;
+        }
+        pthread_mutex_unlock(&ip->spare_mu);
+        if (old)
+            munmap(old, old_len);
+    }
+    if (s->shm)
+        munmap(s->shm, s->shm_len);
+    s->shm = NULL;
 }
 
 /* ---- the child ----------------------------------------------------------------------------- */
@@ -547,8 +611,7 @@ static void session_free(iso_session *s)
         reap_later(s->pid);
     if (s->fd >= 0)
         close(s->fd);
-    if (s->shm)
-        munmap(s->shm, s->shm_len);
+    unmap_shm(s);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -579,10 +642,13 @@ static iso_session *spawn(ks_iso_plugin *ip, ks_cycle *cycle, const ks_pod *pod,
     reap_pending(0);
     iso_session *s = calloc(1, sizeof(*s));
     int sv[2] = {-1, -1};
-    if (!s || map_shm(s, nnodes ? nnodes : 1) != 0 ||
+    if (s)
+        s->ip = ip;
+    /* A one-shot child may still run when the next session starts: its block is its own. */
+    if (!s || map_shm(s, ip, nnodes ? nnodes : 1, one_shot == NULL) != 0 ||
         socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-        if (s && s->shm)
-            munmap(s->shm, s->shm_len);
+        if (s)
+            unmap_shm(s);
         free(s);
         ks__status_reset(err);
         ks__status_add(err, "isolation: cannot prepare the plugin's process (out of memory or "
@@ -1040,6 +1106,7 @@ int ks__iso_new(const char *profile, const char *name, const char *origin,
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(args, KS_ISO_BUDGET_KEY);
     ip->budget = cJSON_IsNumber(b) ? (int)b->valuedouble : KS_ISO_DEFAULT_BUDGET;
     pthread_mutex_init(&ip->mu, NULL);
+    pthread_mutex_init(&ip->spare_mu, NULL);
     /* The proxy has exactly the points the plugin has: the profile's plan was made from them. */
     ks_plugin_desc *p = &ip->proxy;
     p->size = sizeof(*p);
@@ -1063,9 +1130,12 @@ void ks__iso_free(ks_iso_plugin *ip)
     if (!ip)
         return;
     reap_pending(1);
+    if (ip->spare_map)
+        munmap(ip->spare_map, ip->spare_len);
     if (ip->real_self && ip->real->destroy)
         ip->real->destroy(ip->real_self);
     pthread_mutex_destroy(&ip->mu);
+    pthread_mutex_destroy(&ip->spare_mu);
     free(ip->origin);
     free(ip);
 }
