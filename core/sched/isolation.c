@@ -596,7 +596,8 @@ static int request(iso_session *s, int op, uint32_t n, int32_t *code)
     if (s->failed)
         return -1;
     iso_req rq = {op, n};
-    if (write(s->fd, &rq, sizeof(rq)) != (ssize_t)sizeof(rq)) {
+    /* MSG_NOSIGNAL: a child that died is an answer (EPIPE), not a SIGPIPE for the scheduler */
+    if (send(s->fd, &rq, sizeof(rq), MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
         child_failed(s, op, 0, 0);
         return -1;
     }
