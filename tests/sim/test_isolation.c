@@ -8,12 +8,16 @@
  *     plugin, its .so, the point, the pod and the node; the other pods are decided as usual; the
  *     failure policy takes the plugin out after the error budget (fail: Errors; ignore: the
  *     profile runs without it);
+ *   - a plugin that leaks memory leaks it into its children, not into kubesched;
  *   - the configuration's checks of the three keys.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,4 +303,66 @@ Test(isolation, the_configuration_is_checked)
                         "process carries PreFilter, Filter, PreScore, Score and NormalizeScore "
                         "only; Writer also implements PostBind (run it in-process: remove "
                         "kubeschedIsolation)");
+}
+
+/* 2 roomy nodes and n pods that all fit. */
+static void write_roomy_cluster(char *path, int n)
+{
+    strcpy(path, "/tmp/ks-iso-roomy-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < 2; i++)
+        fprintf(f,
+                "apiVersion: v1\nkind: Node\nmetadata: {name: node-%d}\n"
+                "status: {allocatable: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n---\n",
+                i);
+    for (int i = 0; i < n; i++)
+        fprintf(f,
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: pod-%d, namespace: default}\n"
+                "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 10m}}}]}\n"
+                "---\n",
+                i);
+    fclose(f);
+}
+
+/* kubesched simulate run directly (no shell), its peak RSS in MiB; -1 when it failed. */
+static long simulate_peak_rss_mib(const char *cluster, const char *config)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        /* the plugin leaks on purpose: LeakSanitizer would turn that into the exit status */
+        setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+        execl(KS_KUBESCHED_BIN, KS_KUBESCHED_BIN, "simulate", "--cluster", cluster, "--config",
+              config, "--output", "json", (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    cr_assert_eq(wait4(pid, &st, 0, &ru), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return -1;
+    return ru.ru_maxrss / 1024;
+}
+
+/* A plugin that leaks 1 MiB per Filter call: in-process kubesched keeps every leaked MiB; isolated,
+ * each child takes its leak with it. */
+Test(isolation, a_leaking_plugin_leaks_into_its_child_only)
+{
+    char cluster[64], in_proc[64], isolated[64];
+    write_roomy_cluster(cluster, 150); /* 300 Filter calls: 300 MiB */
+    write_config(in_proc, "Faulty", FIX_FAULTY, "mode: leak");
+    write_config(isolated, "Faulty", FIX_FAULTY, "mode: leak, kubeschedIsolation: process");
+    long a = simulate_peak_rss_mib(cluster, in_proc);
+    long b = simulate_peak_rss_mib(cluster, isolated);
+    cr_assert(a > 0 && b > 0, "a run failed: in-process %ld, isolated %ld", a, b);
+    cr_expect_gt(a, 250, "in-process peak RSS %ld MiB: the fixture did not leak?", a);
+    cr_expect_lt(b, a / 4, "isolated peak RSS %ld MiB against in-process %ld MiB", b, a);
+    unlink(cluster);
+    unlink(in_proc);
+    unlink(isolated);
 }
