@@ -596,6 +596,9 @@ static int parse_counter_sets(pctx *c, const cJSON *arr, const char *path, const
             return rc;
         if (c->checked && !*ss[i].name)
             return fail(c, "%s.%s: Required value", p, name_key);
+        const cJSON *groups = get(s, "compatibilityGroups");
+        if (cJSON_IsArray(groups))
+            ss[i].ncompatibility_groups = (uint32_t)cJSON_GetArraySize(groups);
         if (c->checked && !ss[i].ncounters)
             return fail(c, "%s.counters: Required value", p);
         i++;
@@ -1087,8 +1090,9 @@ static int parse_exact(pctx *c, const cJSON *o, const char *path, ks_dra_exact_r
     if ((rc = str_field(c, o, "deviceClassName", path, 0, &r->device_class_name, NULL)) ||
         (rc = str_field(c, o, "allocationMode", path, 0, &mode, NULL)) ||
         (rc = int_field(c, o, "count", path, &r->count, &count_set)) ||
-        (rc = bool_field(c, o, "adminAccess", path, &r->admin_access, NULL)))
+        (rc = bool_field(c, o, "adminAccess", path, &r->admin_access, &r->has_admin_access)))
         return rc;
+    r->allocation_mode_text = mode;
     snprintf(p, sizeof(p), "%s.selectors", path);
     if ((rc = parse_selectors(c, get(o, "selectors"), p, &r->nselectors, &r->selectors)))
         return rc;
