@@ -26,6 +26,10 @@
 /* resourceapi.AllocationResultsMaxSize */
 #define MAX_RESULTS 32
 
+/* Quantities in milli-units, exact: see qget. */
+typedef __int128 qv;
+#define QV_MAX ((qv)(((unsigned __int128)1 << 127) - 1))
+
 ks_dra_features ks_dra_features_default(void)
 {
     ks_dra_features f = {true, true, true, true, true, true, true};
@@ -133,8 +137,7 @@ static hent *hmap_slot(hmap *m, const void *key, size_t klen, uint64_t h)
         hent *e = &m->e[i];
         if (!e->key)
             return e;
-        if (e->hash == h && e->klen == klen &&
-            (klen ? !memcmp(e->key, key, klen) : e->key == key))
+        if (e->hash == h && e->klen == klen && (klen ? !memcmp(e->key, key, klen) : e->key == key))
             return e;
         i = (i + 1) & (m->cap - 1);
     }
@@ -190,8 +193,8 @@ struct pool {
     size_t nother;
     const ks_dra_counter_set **csets; /* CounterSets */
     size_t ncsets;
-    int64_t **avail;    /* availableCounters (computed on first use), [cset][counter] */
-    int64_t **consumed; /* consumedCounters of the devices being allocated */
+    qv **avail;    /* availableCounters (computed on first use), [cset][counter] */
+    qv **consumed; /* consumedCounters of the devices being allocated */
 };
 
 /* deviceWithID */
@@ -207,7 +210,7 @@ typedef struct reqdata {
     const ks_dra_exact_request *req;
     const ks_dra_request *parent; /* NULL unless a subrequest */
     const ks_device_class *class;
-    int num_devices;
+    int64_t num_devices;
     int selected_sub;
     cand *all; /* "All" mode: the devices picked up front */
     size_t nall;
@@ -229,7 +232,7 @@ typedef struct devres {
     cand c;
     const char *share_id;
     bool admin;
-    int64_t *consumed; /* parallel to c.dev->capacity; NULL when none */
+    qv *consumed; /* parallel to c.dev->capacity; NULL when none */
 } devres;
 
 typedef struct claimdata {
@@ -250,7 +253,7 @@ typedef struct devstate {
     int *claims; /* allocatingDevices: per claim index, how often (0/1) */
     int nclaims_using;
     bool cap_present; /* allocatingCapacity has an entry */
-    int64_t *cap;     /* its amounts, parallel to the device's capacity */
+    qv *cap;          /* its amounts, parallel to the device's capacity */
 } devstate;
 
 struct actx {
@@ -263,8 +266,9 @@ struct actx {
     size_t nclaims;
     pool **pools;
     size_t npools;
-    hmap devs;    /* device key -> devstate */
-    hmap celdevs; /* ks_dra_device * -> ks_cel_value * */
+    hmap devs;       /* device key -> devstate */
+    hmap celdevs;    /* ks_dra_device * -> ks_cel_value * */
+    hmap quantities; /* ks_dra_quantity * -> qinfo * */
     uint64_t steps;
 };
 
@@ -338,8 +342,7 @@ static devstate *dev_state(actx *a, const char *key, size_t klen, bool create)
     return d;
 }
 
-static void cand_init(actx *a, cand *c, const ks_resource_slice *s, const ks_dra_device *d,
-                      pool *p)
+static void cand_init(actx *a, cand *c, const ks_resource_slice *s, const ks_dra_device *d, pool *p)
 {
     c->dev = d;
     c->slice = s;
@@ -686,8 +689,7 @@ static void gather_pools(actx *a)
                     /* slicesWithoutCompatibilityGroups */
                     if (!uses_compatibility_groups(s))
                         slist_add(a, &all, s);
-                }
-                else if (s->pool_generation > gen)
+                } else if (s->pool_generation > gen)
                     obsolete = true;
             }
             if (obsolete)
@@ -717,156 +719,181 @@ static void gather_pools(actx *a)
 
 /* ---- quantities and consumable capacity (consumable_capacity.go) --------------------------- */
 
-/* Whether q is exactly representable in milli-units (safeMilliValue's test). */
-static bool milli_exact(const ks_dra_quantity *q)
+/* A quantity as exact milli-units in 128 bits (MilliValue() without int64's limits): counters such
+ * as 1e19 are summed and compared exactly, as resource.Quantity does. exact: MilliValue() is
+ * lossless and fits int64 (safeMilliValue). Parsed once per quantity and call. */
+typedef struct qinfo {
+    qv v;
+    bool exact;
+} qinfo;
+
+static const qinfo *qget(actx *a, const ks_dra_quantity *q)
 {
-    ks_mempool tmp = {0};
+    qinfo *qi = hmap_get(&a->quantities, q, 0);
+    if (qi)
+        return qi;
+    qi = amalloc(a, sizeof(*qi));
+    qi->v = q->milli;
+    qi->exact = q->milli != INT64_MAX && q->milli != INT64_MIN;
     ks_cel_value v;
-    bool exact = true;
-    if (q->text && ks_cel_quantity_parse(&tmp, q->text, strlen(q->text), &v) &&
-        v.kind == KS_CEL_QUANTITY && v.q->exp < -3) {
-        size_t frac = (size_t)(-3 - v.q->exp); /* digits below a thousandth */
-        for (size_t i = 0; i < frac && i < v.q->ndigits; i++)
-            if (v.q->digits[v.q->ndigits - 1 - i] != '0')
-                exact = false;
+    if (q->text && ks_cel_quantity_parse(&a->arena, q->text, strlen(q->text), &v) &&
+        v.kind == KS_CEL_QUANTITY) {
+        const ks_cel_quantity *x = v.q;
+        int32_t e = x->exp + 3; /* the milli exponent */
+        qv m = 0;
+        bool inexact = false, big = false;
+        size_t keep = x->ndigits;
+        if (e < 0) {
+            keep = (size_t)-e >= x->ndigits ? 0 : x->ndigits - (size_t)-e;
+            for (size_t i = keep; i < x->ndigits; i++)
+                if (x->digits[i] != '0')
+                    inexact = true;
+        }
+        for (size_t i = 0; i < keep && !big; i++) {
+            if (m > QV_MAX / 10 - 10)
+                big = true;
+            else
+                m = m * 10 + (x->digits[i] - '0');
+        }
+        for (int32_t i = 0; i < e && !big; i++) {
+            if (m > QV_MAX / 10)
+                big = true;
+            else
+                m *= 10;
+        }
+        if (big)
+            m = QV_MAX / 2;
+        if (x->neg)
+            m = -m;
+        else if (inexact)
+            m += 1; /* MilliValue rounds up */
+        qi->v = m;
+        qi->exact = !inexact && !big && m <= INT64_MAX && m >= INT64_MIN;
     }
-    if (q->milli == INT64_MAX || q->milli == INT64_MIN)
-        exact = false;
-    ks__mempool_free(&tmp);
-    return exact;
+    hmap_put(a, &a->quantities, q, 0, qi);
+    return qi;
 }
 
-static int64_t sat_mul1000(int64_t v)
-{
-    if (v > INT64_MAX / 1000)
-        return INT64_MAX;
-    if (v < INT64_MIN / 1000)
-        return INT64_MIN;
-    return v * 1000;
-}
+static qv qm(actx *a, const ks_dra_quantity *q) { return qget(a, q)->v; }
 
-static int64_t sat_add(int64_t x, int64_t y)
-{
-    int64_t r;
-    if (__builtin_add_overflow(x, y, &r))
-        return y > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
+/* Value() of a milli amount: rounded up to units. */
+static qv units(qv milli) { return milli >= 0 ? (milli + 999) / 1000 : milli / 1000; }
 
 /* useMilli */
-static bool use_milli(const ks_dra_capacity *c, bool frac)
+static bool use_milli(actx *a, const ks_dra_capacity *c, bool frac)
 {
     if (!frac)
         return false;
-    if (c->has_min && !milli_exact(&c->min))
+    if (c->has_min && !qget(a, &c->min)->exact)
         return false;
-    if (c->has_max && !milli_exact(&c->max))
+    if (c->has_max && !qget(a, &c->max)->exact)
         return false;
-    if (c->has_step && (!milli_exact(&c->step) || c->step.milli < 1))
+    if (c->has_step && (!qget(a, &c->step)->exact || qm(a, &c->step) < 1))
         return false;
     return true;
 }
 
 #define NOT_REPRESENTABLE "capacity request cannot be represented in the device's range arithmetic"
 
-/* roundUpRange; 0 and *out (milli) or -1 with the error in msg. */
-static int round_up_range(const ks_dra_quantity *req, const ks_dra_capacity *c, bool frac,
-                          int64_t *out, char *msg, size_t msglen)
+/* roundUpRange; 0 and *out (milli) or -1 with the error in msg. int64 bounds as upstream. */
+static int round_up_range(actx *a, const ks_dra_quantity *req, const ks_dra_capacity *c, bool frac,
+                          qv *out, char *msg, size_t msglen)
 {
-    if (req->milli < c->min.milli) {
-        *out = c->min.milli;
+    qv r = qm(a, req), min = qm(a, &c->min);
+    if (r < min) {
+        *out = min;
         return 0;
     }
     if (!c->has_step) {
-        *out = req->milli;
+        *out = r;
         return 0;
     }
-    if (use_milli(c, frac)) {
-        if (!milli_exact(req)) {
+    if (use_milli(a, c, frac)) {
+        if (!qget(a, req)->exact) {
             snprintf(msg, msglen, "%s: request %s is not a representable milli value",
                      NOT_REPRESENTABLE, req->text);
             return -1;
         }
-        int64_t step = c->step.milli, min = c->min.milli, added = req->milli - min;
+        int64_t step = (int64_t)qm(a, &c->step), mn = (int64_t)min, added = (int64_t)r - mn;
         int64_t n = added / step;
         if (added % step)
             n++;
-        if (n > (INT64_MAX - min) / step) {
+        if (n > (INT64_MAX - mn) / step) {
             snprintf(msg, msglen,
                      "%s: rounding request %s up to the next step passes the milli-value range",
                      NOT_REPRESENTABLE, req->text);
             return -1;
         }
-        *out = min + step * n;
+        *out = (qv)mn + (qv)step * n;
         return 0;
     }
-    if (req->value == INT64_MAX && req->milli == INT64_MAX) {
+    if (r > (qv)INT64_MAX * 1000) {
         snprintf(msg, msglen, "%s: request %s exceeds MaxInt64", NOT_REPRESENTABLE, req->text);
         return -1;
     }
-    int64_t step = c->step.value, min = c->min.value, added = req->value - min;
-    if (step == 0) {
-        *out = sat_mul1000(min);
+    int64_t ri = (int64_t)units(r), step = (int64_t)units(qm(a, &c->step)),
+            mn = (int64_t)units(min), added = ri - mn;
+    if (step == 0) { /* a zero step: upstream divides by zero; keep the minimum */
+        *out = (qv)mn * 1000;
         return 0;
     }
     int64_t n = added / step;
     if (added % step)
         n++;
-    if (min >= 0 && n > (INT64_MAX - min) / step) {
+    if (mn >= 0 && n > (INT64_MAX - mn) / step) {
         snprintf(msg, msglen, "%s: rounding request %s up to the next step passes MaxInt64",
                  NOT_REPRESENTABLE, req->text);
         return -1;
     }
-    *out = sat_mul1000(min + step * n);
+    *out = ((qv)mn + (qv)step * n) * 1000;
     return 0;
 }
 
 /* calculateConsumedCapacity: req NULL when the request names no amount for this capacity. */
-static int consumed_capacity(const ks_dra_quantity *req, const ks_dra_capacity *c, bool frac,
-                             int64_t *out, char *msg, size_t msglen)
+static int consumed_capacity(actx *a, const ks_dra_quantity *req, const ks_dra_capacity *c,
+                             bool frac, qv *out, char *msg, size_t msglen)
 {
-    if (!req) {
-        *out = c->has_policy && c->has_default ? c->dflt.milli : c->value.milli;
+    if (!req) { /* fillEmptyRequest */
+        *out = c->has_policy && c->has_default ? qm(a, &c->dflt) : qm(a, &c->value);
         return 0;
     }
     if (!c->has_policy) {
-        *out = req->milli;
+        *out = qm(a, req);
         return 0;
     }
     if (c->has_range && c->has_min)
-        return round_up_range(req, c, frac, out, msg, msglen);
-    if (c->nvalid_values) {
-        for (uint32_t i = 0; i < c->nvalid_values; i++)
-            if (req->milli <= c->valid_values[i].milli) {
-                *out = c->valid_values[i].milli;
-                return 0;
-            }
-    }
-    *out = req->milli;
+        return round_up_range(a, req, c, frac, out, msg, msglen);
+    for (uint32_t i = 0; i < c->nvalid_values; i++) /* roundUpValidValues */
+        if (qm(a, req) <= qm(a, &c->valid_values[i])) {
+            *out = qm(a, &c->valid_values[i]);
+            return 0;
+        }
+    *out = qm(a, req);
     return 0;
 }
 
-/* violatesPolicy (Quantity equality with the default compared by value) */
-static bool violates_policy(int64_t v, const ks_dra_capacity *c, bool frac)
+/* violatesPolicy (upstream compares the default with Go's ==; here by value) */
+static bool violates_policy(actx *a, qv v, const ks_dra_capacity *c, bool frac)
 {
     if (!c->has_policy)
         return false;
-    if (c->has_default && v == c->dflt.milli)
+    if (c->has_default && v == qm(a, &c->dflt))
         return false;
     if (c->has_range) {
-        if (c->has_max && v > c->max.milli)
+        if (c->has_max && v > qm(a, &c->max))
             return true;
         if (c->has_step) {
-            int64_t req, step, min;
-            if (use_milli(c, frac)) {
+            qv req, step, min;
+            if (use_milli(a, c, frac)) {
+                if (v > INT64_MAX || v < INT64_MIN)
+                    return true;
                 req = v;
-                step = c->step.milli;
-                min = c->has_min ? c->min.milli : 0;
+                step = qm(a, &c->step);
+                min = c->has_min ? qm(a, &c->min) : 0;
             } else {
-                /* Value() of a milli amount: rounded up */
-                req = v / 1000 + (v % 1000 > 0);
-                step = c->step.value;
-                min = c->has_min ? c->min.value : 0;
+                req = units(v);
+                step = units(qm(a, &c->step));
+                min = c->has_min ? units(qm(a, &c->min)) : 0;
             }
             if (step != 0 && (req - min) % step != 0)
                 return true;
@@ -875,7 +902,7 @@ static bool violates_policy(int64_t v, const ks_dra_capacity *c, bool frac)
     }
     if (c->nvalid_values) {
         for (uint32_t i = 0; i < c->nvalid_values; i++)
-            if (v == c->valid_values[i].milli)
+            if (v == qm(a, &c->valid_values[i]))
                 return false;
         return true;
     }
@@ -891,31 +918,29 @@ static const ks_dra_quantity *request_amount(const ks_dra_exact_request *r, cons
     return NULL;
 }
 
-static int64_t aggregated_amount(const ks_dra_device_capacity *agg, const char *name, bool *found)
+static qv aggregated_amount(const ks_dra_device_capacity *agg, const char *name)
 {
-    *found = false;
     for (size_t i = 0; agg && i < agg->namounts; i++)
-        if (!strcmp(agg->amounts[i].name, name)) {
-            *found = true;
+        if (!strcmp(agg->amounts[i].name, name))
             return agg->amounts[i].milli;
-        }
     return 0;
 }
 
 /* CmpRequestOverCapacity: 1 fits, 0 does not, -1 error (msg). agg: the allocated state's
  * aggregated capacity of the device (may be NULL); alloc: the attempt's amounts (NULL: none). */
-static int cmp_request_over_capacity(const ks_dra_exact_request *r, const ks_dra_device *d,
-                                     const ks_dra_device_capacity *agg, const int64_t *alloc,
-                                     bool frac, char *msg, size_t msglen)
+static int cmp_request_over_capacity(actx *a, const ks_dra_exact_request *r, const ks_dra_device *d,
+                                     const ks_dra_device_capacity *agg, const qv *alloc, bool frac,
+                                     char *msg, size_t msglen)
 {
     for (uint32_t i = 0; i < r->ncapacity_requests; i++)
         if (!ks__dra_device_capacity(d, r->capacity_request_names[i].name))
-            return 0;
-    int64_t consumed[d->ncapacity ? d->ncapacity : 1];
+            return 0; /* requestsContainNonExistCapacity */
+    qv consumed[d->ncapacity ? d->ncapacity : 1];
+    /* Every amount is resolved first, so that an unrepresentable one aborts whatever the order. */
     for (uint32_t i = 0; i < d->ncapacity; i++) {
         const ks_dra_capacity *c = &d->capacity[i];
         char m[400];
-        if (consumed_capacity(request_amount(r, c->qname.name), c, frac, &consumed[i], m,
+        if (consumed_capacity(a, request_amount(r, c->qname.name), c, frac, &consumed[i], m,
                               sizeof m)) {
             snprintf(msg, msglen, "capacity \"%s\": %s", c->qname.name, m);
             return -1;
@@ -927,26 +952,25 @@ static int cmp_request_over_capacity(const ks_dra_exact_request *r, const ks_dra
     }
     for (uint32_t i = 0; i < d->ncapacity; i++) {
         const ks_dra_capacity *c = &d->capacity[i];
-        if (violates_policy(consumed[i], c, frac))
+        if (violates_policy(a, consumed[i], c, frac))
             return 0;
-        bool found;
-        int64_t sum = sat_add(aggregated_amount(agg, c->qname.name, &found), consumed[i]);
+        qv sum = aggregated_amount(agg, c->qname.name) + consumed[i];
         if (alloc)
-            sum = sat_add(sum, alloc[i]);
-        if (sum > c->value.milli)
+            sum += alloc[i];
+        if (sum > qm(a, &c->value))
             return 0;
     }
     return 1;
 }
 
 /* GetConsumedCapacityFromRequest (into out, parallel to d->capacity) */
-static int consumed_from_request(const ks_dra_exact_request *r, const ks_dra_device *d, bool frac,
-                                 int64_t *out, char *msg, size_t msglen)
+static int consumed_from_request(actx *a, const ks_dra_exact_request *r, const ks_dra_device *d,
+                                 bool frac, qv *out, char *msg, size_t msglen)
 {
     for (uint32_t i = 0; i < d->ncapacity; i++) {
         char m[400];
-        if (consumed_capacity(request_amount(r, d->capacity[i].qname.name), &d->capacity[i], frac,
-                              &out[i], m, sizeof m)) {
+        if (consumed_capacity(a, request_amount(r, d->capacity[i].qname.name), &d->capacity[i],
+                              frac, &out[i], m, sizeof m)) {
             snprintf(msg, msglen, "capacity \"%s\": %s", d->capacity[i].qname.name, m);
             return -1;
         }
@@ -954,7 +978,8 @@ static int consumed_from_request(const ks_dra_exact_request *r, const ks_dra_dev
     return 0;
 }
 
-/* ---- selectors -------------------------------------------------------------------------------- */
+/* ---- selectors --------------------------------------------------------------------------------
+ */
 
 static ks_cel_value attr_value(actx *a, const ks_dra_attribute *at, bool *ok)
 {
@@ -989,8 +1014,7 @@ static ks_cel_value attr_value(actx *a, const ks_dra_attribute *at, bool *ok)
                 items[i].kind = KS_CEL_STRING;
                 items[i].s.ptr = at->strs[i];
                 items[i].s.len = strlen(at->strs[i]);
-            } else if (!ks_cel_semver_parse(&a->arena, at->strs[i], strlen(at->strs[i]),
-                                            &items[i]))
+            } else if (!ks_cel_semver_parse(&a->arena, at->strs[i], strlen(at->strs[i]), &items[i]))
                 *ok = false;
         }
         l->n = at->n;
@@ -1059,8 +1083,8 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
             if (class)
                 return fail(a, "class %s: selector #%u: CEL compile error: %s",
                             symstr(class->h.name), i, e->err);
-            return fail(a, "claim %s: selector #%u: CEL compile error: %s",
-                        a->claims[claim].kobj, i, e->err);
+            return fail(a, "claim %s: selector #%u: CEL compile error: %s", a->claims[claim].kobj,
+                        i, e->err);
         }
         char msg[600] = "";
         char id[400];
@@ -1174,8 +1198,7 @@ static bool scalar_type(const ks_dra_attribute *x)
            x->type == KS_DRA_ATTR_INT || x->type == KS_DRA_ATTR_BOOL;
 }
 
-static bool constraint_add(actx *a, constraint *k, const char *req, const char *sub,
-                           const cand *c)
+static bool constraint_add(actx *a, constraint *k, const char *req, const char *sub, const cand *c)
 {
     if (!constraint_applies(k, req, sub))
         return true;
@@ -1266,10 +1289,10 @@ static void counters_init(actx *a, pool *p)
     p->avail = amalloc(a, sizeof(*p->avail) * (p->ncsets + 1));
     p->consumed = amalloc(a, sizeof(*p->consumed) * (p->ncsets + 1));
     for (size_t i = 0; i < p->ncsets; i++) {
-        p->avail[i] = amalloc(a, sizeof(int64_t) * (p->csets[i]->ncounters + 1));
-        p->consumed[i] = amalloc(a, sizeof(int64_t) * (p->csets[i]->ncounters + 1));
+        p->avail[i] = amalloc(a, sizeof(qv) * (p->csets[i]->ncounters + 1));
+        p->consumed[i] = amalloc(a, sizeof(qv) * (p->csets[i]->ncounters + 1));
         for (uint32_t j = 0; j < p->csets[i]->ncounters; j++)
-            p->avail[i][j] = p->csets[i]->counters[j].value.milli;
+            p->avail[i][j] = qm(a, &p->csets[i]->counters[j].value);
     }
     for (int w = 0; w < 2; w++) {
         const ks_resource_slice **sl = w ? p->other : p->slices;
@@ -1285,16 +1308,14 @@ static void counters_init(actx *a, pool *p)
                     for (uint32_t m = 0; cs && m < d->consumes_counters[k].ncounters; m++) {
                         int idx = find_counter(cs, d->consumes_counters[k].counters[m].name);
                         if (idx >= 0)
-                            p->avail[ci][idx] =
-                                sat_add(p->avail[ci][idx],
-                                        -d->consumes_counters[k].counters[m].value.milli);
+                            p->avail[ci][idx] -= qm(a, &d->consumes_counters[k].counters[m].value);
                     }
                 }
             }
     }
 }
 
-static void counters_apply(pool *p, const ks_dra_device *d, int sign)
+static void counters_apply(actx *a, pool *p, const ks_dra_device *d, int sign)
 {
     for (uint32_t k = 0; k < d->nconsumes; k++) {
         size_t ci;
@@ -1302,7 +1323,7 @@ static void counters_apply(pool *p, const ks_dra_device *d, int sign)
         for (uint32_t m = 0; cs && m < d->consumes_counters[k].ncounters; m++) {
             int idx = find_counter(cs, d->consumes_counters[k].counters[m].name);
             if (idx >= 0)
-                p->consumed[ci][idx] += sign * d->consumes_counters[k].counters[m].value.milli;
+                p->consumed[ci][idx] += sign * qm(a, &d->consumes_counters[k].counters[m].value);
         }
     }
 }
@@ -1312,11 +1333,11 @@ static bool check_available_counters(actx *a, const cand *c)
     pool *p = c->pool;
     if (!p->avail)
         counters_init(a, p);
-    counters_apply(p, c->dev, 1);
+    counters_apply(a, p, c->dev, 1);
     for (size_t i = 0; i < p->ncsets; i++)
         for (uint32_t j = 0; j < p->csets[i]->ncounters; j++)
             if (p->avail[i][j] < p->consumed[i][j]) {
-                counters_apply(p, c->dev, -1);
+                counters_apply(a, p, c->dev, -1);
                 return false;
             }
     return true;
@@ -1328,10 +1349,10 @@ typedef struct rollback {
     bool counters, marked, cap_inserted, cap_existed, result;
     uint32_t ncons;
     int prev_results;
-    int64_t *consumed;
+    qv *consumed;
 } rollback;
 
-static bool cap_empty(const int64_t *v, uint32_t n)
+static bool cap_empty(const qv *v, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
         if (v[i])
@@ -1353,7 +1374,7 @@ static void rollback_device(actx *a, int claim, const cand *c, const char *req, 
             ds->cap_present = false;
         if (st->cap_existed && !ds->cap_present) {
             ds->cap_present = true;
-            memset(ds->cap, 0, sizeof(int64_t) * c->dev->ncapacity);
+            memset(ds->cap, 0, sizeof(qv) * c->dev->ncapacity);
         }
     }
     if (st->marked) {
@@ -1363,7 +1384,7 @@ static void rollback_device(actx *a, int claim, const cand *c, const char *req, 
     for (uint32_t i = st->ncons; i-- > 0;)
         constraint_remove(&cd->cons[i], req, sub);
     if (st->counters)
-        counters_apply(c->pool, c->dev, -1);
+        counters_apply(a, c->pool, c->dev, -1);
 }
 
 static void gen_share_id(actx *a, char *buf)
@@ -1378,9 +1399,9 @@ static void gen_share_id(actx *a, char *buf)
             b[i] = (unsigned char)rand();
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    snprintf(buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-             b[13], b[14], b[15]);
+    snprintf(buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
 }
 
 /* allocateDevice: 1 allocated (*st records how to undo it), 0 not, -1 error. */
@@ -1434,26 +1455,27 @@ static int allocate_device(actx *a, int claim, int reqi, int subi, const cand *c
         ds->nclaims_using++;
         st->marked = true;
     }
-    int64_t *consumed = NULL;
+    qv *consumed = NULL;
     const char *share = NULL;
     if (a->f.consumable_capacity) {
         char msg[600];
         char id[400];
         devid_str(c, id, sizeof id);
-        int ok = cmp_request_over_capacity(r, c->dev, ds->aggregated, ds->cap_present ? ds->cap : NULL,
+        int ok = cmp_request_over_capacity(a, r, c->dev, ds->aggregated,
+                                           ds->cap_present ? ds->cap : NULL,
                                            a->f.fractional_capacity_range, msg, sizeof msg);
         if (ok < 0) {
             rollback_device(a, claim, c, req, sub, st);
-            return fail(a, "claim %s, request %s: rechecking capacity for device %s: %s",
-                        cd->kobj, r->name, id, msg);
+            return fail(a, "claim %s, request %s: rechecking capacity for device %s: %s", cd->kobj,
+                        r->name, id, msg);
         }
         if (!ok) {
             rollback_device(a, claim, c, req, sub, st);
             return 0;
         }
         if (multi) {
-            consumed = amalloc(a, sizeof(int64_t) * (c->dev->ncapacity + 1));
-            if (consumed_from_request(r, c->dev, a->f.fractional_capacity_range, consumed, msg,
+            consumed = amalloc(a, sizeof(qv) * (c->dev->ncapacity + 1));
+            if (consumed_from_request(a, r, c->dev, a->f.fractional_capacity_range, consumed, msg,
                                       sizeof msg)) {
                 rollback_device(a, claim, c, req, sub, st);
                 return fail(a,
@@ -1465,9 +1487,9 @@ static int allocate_device(actx *a, int claim, int reqi, int subi, const cand *c
             share = sid;
             st->cap_existed = ds->cap_present;
             if (!ds->cap)
-                ds->cap = amalloc(a, sizeof(int64_t) * (c->dev->ncapacity + 1));
+                ds->cap = amalloc(a, sizeof(qv) * (c->dev->ncapacity + 1));
             if (!ds->cap_present)
-                memset(ds->cap, 0, sizeof(int64_t) * c->dev->ncapacity);
+                memset(ds->cap, 0, sizeof(qv) * c->dev->ncapacity);
             for (uint32_t i = 0; i < c->dev->ncapacity; i++)
                 ds->cap[i] += consumed[i];
             ds->cap_present = true;
@@ -1529,7 +1551,7 @@ static int allocate_one(actx *a, int claim, int reqi, int subi, int devi, bool i
         return R_NO;
     if (devi >= rd->num_devices)
         return allocate_one(a, claim, reqi + 1, 0, 0, false, (loc){0});
-    int remaining = rd->num_devices - devi, available = MAX_RESULTS - cd->nres;
+    int64_t remaining = rd->num_devices - devi, available = MAX_RESULTS - cd->nres;
     if (remaining > available)
         return R_MAXSIZE;
     bool admin = rd->parent ? false : r->admin_access != 0;
@@ -1570,10 +1592,9 @@ static int allocate_one(actx *a, int claim, int reqi, int subi, int devi, bool i
                     continue;
                 if (a->f.consumable_capacity) {
                     char msg[600];
-                    rc = cmp_request_over_capacity(
-                        r, c.dev, ds ? ds->aggregated : NULL,
-                        ds && ds->cap_present ? ds->cap : NULL, a->f.fractional_capacity_range,
-                        msg, sizeof msg);
+                    rc = cmp_request_over_capacity(a, r, c.dev, ds ? ds->aggregated : NULL,
+                                                   ds && ds->cap_present ? ds->cap : NULL,
+                                                   a->f.fractional_capacity_range, msg, sizeof msg);
                     if (rc < 0) {
                         char id[400];
                         devid_str(&c, id, sizeof id);
@@ -1590,8 +1611,7 @@ static int allocate_one(actx *a, int claim, int reqi, int subi, int devi, bool i
                     return R_ERR;
                 if (!rc)
                     continue;
-                rc = allocate_one(a, claim, reqi, subi, devi + 1, in_sub,
-                                  (loc){pi, si, di + 1});
+                rc = allocate_one(a, claim, reqi, subi, devi + 1, in_sub, (loc){pi, si, di + 1});
                 if (rc == R_YES)
                     return R_YES;
                 rollback_device(a, claim, &c, rd->parent ? rd->parent->name : r->name,
@@ -1626,7 +1646,8 @@ static int validate_request(actx *a, int claim, reqdata *rd)
                         "selector type?)",
                         cd->kobj, r->name, i);
     if (!a->f.admin_access && !rd->parent && r->has_admin_access)
-        return fail(a, "claim %s, request %s: admin access is requested, but the feature is disabled",
+        return fail(a,
+                    "claim %s, request %s: admin access is requested, but the feature is disabled",
                     cd->kobj, r->name);
     if (!*r->device_class_name)
         return fail(a,
@@ -1640,10 +1661,8 @@ static int validate_request(actx *a, int claim, reqdata *rd)
                     cd->kobj, r->name, r->device_class_name, r->device_class_name);
     switch (r->allocation_mode) {
     case KS_DRA_ALLOC_EXACT_COUNT:
-        if (r->count > INT_MAX)
-            return fail(a, "claim %s, request %s: exact count %" PRId64 " is too large", cd->kobj,
-                        r->name, r->count);
-        rd->num_devices = (int)r->count;
+        /* "exact count %d is too large" cannot happen: count and numDevices are both 64 bits */
+        rd->num_devices = r->count;
         return 0;
     case KS_DRA_ALLOC_ALL:
         break;
@@ -1676,12 +1695,10 @@ static int validate_request(actx *a, int claim, reqdata *rd)
                     continue;
                 if (a->f.consumable_capacity) {
                     char msg[600];
-                    rc = cmp_request_over_capacity(r, c.dev, NULL, NULL,
-                                                   a->f.fractional_capacity_range, msg,
-                                                   sizeof msg);
+                    rc = cmp_request_over_capacity(a, r, c.dev, NULL, NULL,
+                                                   a->f.fractional_capacity_range, msg, sizeof msg);
                     if (rc < 0)
-                        return fail(a,
-                                    "claim %s, request %s: checking capacity for device %s: %s",
+                        return fail(a, "claim %s, request %s: checking capacity for device %s: %s",
                                     cd->kobj, r->name, c.dev->name, msg);
                     if (!rc)
                         continue;
@@ -1695,7 +1712,7 @@ static int validate_request(actx *a, int claim, reqdata *rd)
                 rd->all[rd->nall++] = c;
             }
     }
-    rd->num_devices = (int)rd->nall;
+    rd->num_devices = (int64_t)rd->nall;
     return 0;
 }
 
@@ -1706,7 +1723,8 @@ static void load_allocated_state(actx *a)
         return;
     for (size_t i = 0; i < s->ndevices; i++) {
         size_t kl;
-        const char *k = devkey(a, s->devices[i].driver, s->devices[i].pool, s->devices[i].device, &kl);
+        const char *k =
+            devkey(a, s->devices[i].driver, s->devices[i].pool, s->devices[i].device, &kl);
         dev_state(a, k, kl, true)->allocated = true;
     }
     for (size_t i = 0; i < s->nshared; i++) {
@@ -1963,7 +1981,8 @@ static int build_results(actx *a)
             o->admin_access = d->admin;
             o->share_id = d->share_id ? astrdup(a, &out->pool, d->share_id) : NULL;
             /* lookupRequest(claim).tolerations() */
-            const ks_dra_request *rq = ks__dra_claim_request(cd->claim, *d->parent ? d->parent : d->request);
+            const ks_dra_request *rq =
+                ks__dra_claim_request(cd->claim, *d->parent ? d->parent : d->request);
             if (rq && !*d->parent) {
                 o->ntolerations = rq->exactly.ntolerations;
                 o->tolerations = rq->exactly.tolerations;
@@ -1982,11 +2001,12 @@ static int build_results(actx *a)
                 o->binding_failure_conditions = d->c.dev->binding_failure_conditions;
             }
             if (d->consumed) {
-                ks_dra_capacity_amount *am =
-                    oalloc(a, sizeof(*am) * (d->c.dev->ncapacity + 1));
+                ks_dra_capacity_amount *am = oalloc(a, sizeof(*am) * (d->c.dev->ncapacity + 1));
                 for (uint32_t j = 0; j < d->c.dev->ncapacity; j++) {
                     am[j].name = d->c.dev->capacity[j].qname.name;
-                    am[j].milli = d->consumed[j];
+                    am[j].milli = d->consumed[j] > INT64_MAX   ? INT64_MAX
+                                  : d->consumed[j] < INT64_MIN ? INT64_MIN
+                                                               : (int64_t)d->consumed[j];
                 }
                 o->nconsumed = d->c.dev->ncapacity;
                 o->consumed = am;
@@ -2019,7 +2039,7 @@ static int prepare(actx *a, const ks_resource_claim *const *claims)
         cd->kobj = kobj(a, claim);
         cd->reqs = amalloc(a, sizeof(*cd->reqs) * (claim->nrequests + 1));
         cd->nsub = amalloc(a, sizeof(*cd->nsub) * (claim->nrequests + 1));
-        int min_claim = 0;
+        int64_t min_claim = 0;
         for (uint32_t i = 0; i < claim->nrequests; i++) {
             const ks_dra_request *rq = &claim->requests[i];
             bool has_sub = rq->nfirst_available > 0;
@@ -2041,11 +2061,11 @@ static int prepare(actx *a, const ks_resource_claim *const *claims)
                                     "DRAConsumableCapacity feature is disabled",
                                     cd->kobj, rq->first_available[s].name);
             }
-            int min_req;
+            int64_t min_req;
             if (has_sub) {
                 cd->nsub[i] = rq->nfirst_available;
                 cd->reqs[i] = amalloc(a, sizeof(reqdata) * rq->nfirst_available);
-                min_req = INT_MAX;
+                min_req = INT64_MAX;
                 for (uint32_t s = 0; s < rq->nfirst_available; s++) {
                     reqdata *rd = &cd->reqs[i][s];
                     rd->req = &rq->first_available[s];
@@ -2065,8 +2085,8 @@ static int prepare(actx *a, const ks_resource_claim *const *claims)
             }
             if (min_req > MAX_RESULTS - min_claim)
                 return fail(a,
-                            "claim %s, request %s: adding %d devices exceeds the claim limit of "
-                            "%d, with %d already accounted for",
+                            "claim %s, request %s: adding %" PRId64 " devices exceeds the claim "
+                            "limit of %d, with %" PRId64 " already accounted for",
                             cd->kobj, rq->name, min_req, MAX_RESULTS, min_claim);
             min_claim += min_req;
         }

@@ -130,10 +130,10 @@ typedef struct ks_dra_alloc_result {
 } ks_dra_alloc_result;
 
 typedef enum ks_dra_alloc_status {
-    KS_DRA_ALLOCATED = 0,   /* results[i] for each claim */
-    KS_DRA_UNSUITABLE = 1,  /* no solution on this node (upstream's nil, nil) */
-    KS_DRA_NODE_ERROR = 2,  /* only this node fails (ErrFailedAllocationOnNode): err says why */
-    KS_DRA_ERROR = 3,       /* fatal for the scheduling attempt (bad input, CEL runtime error) */
+    KS_DRA_ALLOCATED = 0,  /* results[i] for each claim */
+    KS_DRA_UNSUITABLE = 1, /* no solution on this node (upstream's nil, nil) */
+    KS_DRA_NODE_ERROR = 2, /* only this node fails (ErrFailedAllocationOnNode): err says why */
+    KS_DRA_ERROR = 3,      /* fatal for the scheduling attempt (bad input, CEL runtime error) */
 } ks_dra_alloc_status;
 
 /* The outcome; the caller owns it: ks_dra_alloc_output_free (pool holds all of it). */

@@ -7,6 +7,9 @@
  * order; here the rendering is in the allocator's order, which is upstream's (the oracle in
  * tests/tools/dra-alloc-oracle compares that order too).
  *
+ * Claims get the namespace "default" when parsed (as the API server gives them), so the errors
+ * that upstream's namespace-less test claims render "claim claim-0" read "claim default/claim-0".
+ *
  * JSON is written with single quotes (turned into double quotes) and backquotes (turned into \"
  * inside JSON strings, for CEL string literals).
  */
@@ -38,14 +41,14 @@ TestSuite(dra_alloc, .init = setup);
     "'expression':'device.driver == `" driver "`'}}]}}"
 #define CLASS_CFG(name, driver, attr)                                                              \
     "{" RES "'kind':'DeviceClass','metadata':{'name':'" name "'},'spec':{'selectors':[{'cel':{"    \
-    "'expression':'device.driver == `" driver "`'}}],'config':[{'opaque':{'driver':'" driver      \
+    "'expression':'device.driver == `" driver "`'}}],'config':[{'opaque':{'driver':'" driver       \
     "','parameters':{'" attr "':'" attr "Value'}}}]}}"
 /* A slice: where ("'nodeName':'node-1'", "'allNodes':true", ...), pool name, generation and
  * count, driver, then the devices' JSON. */
 #define SLICEX(name, where, pool, gen, count, driver, extra)                                       \
     "{" RES "'kind':'ResourceSlice','metadata':{'name':'" name "'},'spec':{'driver':'" driver      \
-    "','pool':{'name':'" pool "','generation':" gen ",'resourceSliceCount':" count "}," where     \
-    extra "}}"
+    "','pool':{'name':'" pool "','generation':" gen ",'resourceSliceCount':" count                 \
+    "}," where extra "}}"
 #define SLICE(name, node, pool, driver, devices)                                                   \
     SLICEX(name, "'nodeName':'" node "'", pool, "1", "1", driver, ",'devices':[" devices "]")
 #define DEV(name) "{'name':'" name "'}"
@@ -55,25 +58,26 @@ TestSuite(dra_alloc, .init = setup);
     "'requests':[" requests "]" extra "}}}"
 #define CLAIM(name, requests) CLAIMX(name, requests, "")
 #define REQX(name, class, count, extra)                                                            \
-    "{'name':'" name "','exactly':{'deviceClassName':'" class "','allocationMode':'ExactCount',"  \
-    "'count':" count extra "}}"
+    "{'name':'" name "','exactly':{'deviceClassName':'" class "','allocationMode':'ExactCount',"   \
+                                                              "'count':" count extra "}}"
 #define REQ(name, class, count) REQX(name, class, count, "")
 #define ALLREQX(name, class, extra)                                                                \
-    "{'name':'" name "','exactly':{'deviceClassName':'" class "','allocationMode':'All'" extra    \
-    "}}"
+    "{'name':'" name "','exactly':{'deviceClassName':'" class "','allocationMode':'All'" extra "}" \
+                                                                                               "}"
 #define ALLREQ(name, class) ALLREQX(name, class, "")
 #define PRIO(name, subs) "{'name':'" name "','firstAvailable':[" subs "]}"
 #define SUBX(name, class, count, extra)                                                            \
-    "{'name':'" name "','deviceClassName':'" class "','allocationMode':'ExactCount','count':"      \
-    count extra "}"
+    "{'name':'" name                                                                               \
+    "','deviceClassName':'" class "','allocationMode':'ExactCount','count':" count extra "}"
 #define SUB(name, class, count) SUBX(name, class, count, "")
 #define SEL(expr) ",'selectors':[{'cel':{'expression':'" expr "'}}]"
 #define NODE(name, region)                                                                         \
-    "{'apiVersion':'v1','kind':'Node','metadata':{'name':'" name "','labels':{'region':'" region  \
+    "{'apiVersion':'v1','kind':'Node','metadata':{'name':'" name "','labels':{'region':'" region   \
     "','planet':'earth'}}}"
 #define COUNTERS1(set, name, value)                                                                \
     "'consumesCounters':[{'counterSet':'" set "','counters':{'" name "':{'value':'" value "'}}}]"
-#define CSET(name, cname, value) "{'name':'" name "','counters':{'" cname "':{'value':'" value "'}}}"
+#define CSET(name, cname, value)                                                                   \
+    "{'name':'" name "','counters':{'" cname "':{'value':'" value "'}}}"
 
 #define MAXOBJ 40
 
@@ -214,7 +218,9 @@ static void render(char *buf, size_t n, const ks_dra_alloc_output *out)
                 cat(buf, n, "*");
             for (uint32_t j = 0; j < cf->nrequests; j++)
                 cat(buf, n, "%s%s", j ? "," : "", cf->requests[j]);
-            cat(buf, n, ":%s", cf->parameters);
+            cat(buf, n, ":");
+            for (const char *q = cf->parameters; *q; q++) /* " as ` (the case's quoting) */
+                cat(buf, n, "%c", *q == '"' ? '`' : *q);
         }
         if (r->nconfig)
             cat(buf, n, "}");
@@ -353,3 +359,709 @@ CASE(empty, .expect = "")
 CASE(simple, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
      .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
      .expect = "[req-0:driver-a/pool-1/device-1] @node-1")
+
+#define NODESEL_LABEL(key, value)                                                                  \
+    "'nodeSelector':{'nodeSelectorTerms':[{'matchExpressions':[{'key':'" key                       \
+    "','operator':'In','values':['" value "']}]}]}"
+#define NODESEL_NAME(node)                                                                         \
+    "'nodeSelector':{'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name',"                 \
+    "'operator':'In','values':['" node "']}]}]}"
+#define SLICE_AT(name, where, pool, driver, devices)                                               \
+    SLICEX(name, where, pool, "1", "1", driver, ",'devices':[" devices "]")
+#define ADMIN ",'adminAccess':true"
+#define R0_D1 "[req-0:driver-a/pool-1/device-1] @node-1"
+
+CASE(other_node, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-b"),
+                ONE_DEV("slice-2", "node-2", "pool-2", "driver-a")},
+     .node = NODE("node-2", "region-2"), .expect = "[req-0:driver-a/pool-2/device-1] @node-2")
+
+#define MEM_GE(q) SEL("device.capacity[`driver-a`].memory.compareTo(quantity(`" q "`)) >= 0")
+#define MEMDEV(name, q) DEVX(name, "'capacity':{'memory':{'value':'" q "'}}")
+
+CASE(small_and_large,
+     .claims = {CLAIM("claim-0",
+                      REQX("req-0", "class-a", "1", MEM_GE("1Gi")) "," REQX("req-1", "class-a", "1",
+                                                                            MEM_GE("2Gi")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MEMDEV("device-1", "1Gi") "," MEMDEV("device-2", "2Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(small_and_large_backtrack_requests,
+     .claims = {CLAIM("claim-0",
+                      REQX("req-0", "class-a", "1", MEM_GE("1Gi")) "," REQX("req-1", "class-a", "1",
+                                                                            MEM_GE("2Gi")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MEMDEV("device-2", "2Gi") "," MEMDEV("device-1", "1Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(small_and_large_backtrack_claims,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", MEM_GE("1Gi"))),
+                CLAIM("claim-1", REQX("req-1", "class-a", "1", MEM_GE("2Gi")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MEMDEV("device-2", "2Gi") "," MEMDEV("device-1", "1Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1] @node-1; [req-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(devices_split_across_different_slices,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2"))}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-2", "node-1", "pool-2", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-2/device-1] @node-1")
+
+CASE(obsolete_slice, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {SLICEX("slice-1-obsolete", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'devices':[" DEV("device-1") "]"),
+                SLICEX("slice-1-obsolete", "'nodeName':'node-1'", "pool-1", "2", "2", "driver-a",
+                       ",'devices':[" DEV("device-2") "]")},
+     .expect = "")
+
+CASE(duplicate_slice, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {SLICEX("slice-1", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'devices':[" DEV("device-1") "]"),
+                SLICEX("slice-1-2", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'devices':[" DEV("device-1") "]")},
+     .error = "invalid resource pools were encountered")
+
+CASE(no_slices, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .expect = "")
+
+CASE(not_enough_suitable_devices,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-0", REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "")
+
+CASE(no_classes, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "could not retrieve device class class-a")
+
+CASE(unknown_class, .claims = {CLAIM("claim-0", REQ("req-0", "unknown-class", "1"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "could not retrieve device class unknown-class")
+
+CASE(empty_class, .claims = {CLAIM("claim-0", REQ("req-0", "", "1"))}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0, request req-0: missing device class name (unsupported "
+              "request type?)")
+
+CASE(no_claims_to_allocate, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")}, .expect = "")
+
+CASE(all_devices_single, .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = R0_D1)
+
+CASE(all_devices_with_consumed_counters, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))}, .classes = {CLASS_A},
+     .slices = {SLICEX("slice-1", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'devices':[" DEVX("device-1",
+                                           COUNTERS1("counter-set-1", "memory", "4Gi")) "]"),
+                SLICEX("slice-2", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'sharedCounters':[" CSET("counter-set-1", "memory", "8Gi") "]")},
+     .expect = R0_D1)
+
+CASE(all_devices_many, .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-1", "node-1", "pool-2", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-2/device-1] @node-1")
+
+CASE(all_devices_of_the_incomplete_pool,
+     .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", ",'count':1"))}, .classes = {CLASS_A},
+     .slices = {SLICEX("slice-1", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'devices':[" DEV("device-1") "]")},
+     .error = "claim default/claim-0, request req-0: asks for all devices, but resource pool "
+              "driver-a/pool-1 is currently being updated")
+
+CASE(all_devices_plus_another,
+     .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a")),
+                CLAIM("claim-1", REQ("req-0", "class-b", "1"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-1", "node-1", "pool-1", "driver-b")},
+     .expect = R0_D1 "; [req-0:driver-b/pool-1/device-1] @node-1")
+
+CASE(all_devices_plus_another_reversed,
+     .claims = {CLAIM("claim-1", REQ("req-0", "class-b", "1")),
+                CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-1", "node-1", "pool-1", "driver-b")},
+     .expect = "[req-0:driver-b/pool-1/device-1] @node-1; " R0_D1)
+
+CASE(all_devices_many_plus_another,
+     .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a")),
+                CLAIM("claim-1", REQ("req-0", "class-b", "1"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-1") "," DEV("device-2")),
+                ONE_DEV("slice-1", "node-1", "pool-1", "driver-b")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-1/device-2] @node-1; "
+               "[req-0:driver-b/pool-1/device-1] @node-1")
+
+CASE(all_devices_many_plus_another_reversed,
+     .claims = {CLAIM("claim-1", REQ("req-0", "class-b", "1")),
+                CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-1") "," DEV("device-2")),
+                ONE_DEV("slice-1", "node-1", "pool-1", "driver-b")},
+     .expect = "[req-0:driver-b/pool-1/device-1] @node-1; "
+               "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-1/device-2] @node-1")
+
+CASE(all_devices_no_solution,
+     .claims = {CLAIM("claim-1", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "")
+
+CASE(all_devices_no_solution_reversed,
+     .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a")),
+                CLAIM("claim-1", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "")
+
+CASE(all_devices_slice_without_devices, .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A}, .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", "")},
+     .expect = "")
+
+CASE(all_devices_no_slices, .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A}, .expect = "")
+
+#define TWO_DEV(slice, node, pool, driver)                                                         \
+    SLICE(slice, node, pool, driver, DEV("device-1") "," DEV("device-2"))
+
+CASE(all_devices_some_allocated, .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .allocated = {"driver-a/pool-1/device-1"}, .classes = {CLASS_A},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")}, .expect = "")
+
+CASE(
+    all_devices_some_allocated_admin_access, .features = "AdminAccess",
+    .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", ADMIN))},
+    .allocated = {"driver-a/pool-1/device-1"}, .classes = {CLASS_A},
+    .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+    .expect = "[req-0:driver-a/pool-1/device-1+admin req-0:driver-a/pool-1/device-2+admin] @node-1")
+
+CASE(all_devices_some_allocating_admin_access, .features = "AdminAccess",
+     .claims = {CLAIM("claim-0",
+                      REQX("req-0", "class-a", "1", ADMIN) "," ALLREQX("req-1", "class-a", ADMIN))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "")
+
+CASE(
+    count_devices_some_allocated_admin_access, .features = "AdminAccess",
+    .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "2", ADMIN))},
+    .allocated = {"driver-a/pool-1/device-1"}, .classes = {CLASS_A},
+    .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+    .expect = "[req-0:driver-a/pool-1/device-1+admin req-0:driver-a/pool-1/device-2+admin] @node-1")
+
+CASE(separate_claims_share_device_admin_access, .features = "AdminAccess",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", ADMIN)),
+                CLAIM("claim-1", REQX("req-0", "class-a", "1", ADMIN))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1+admin] @node-1; "
+               "[req-0:driver-a/pool-1/device-1+admin] @node-1")
+
+CASE(admin_access_claims_device_allocating_for_non_admin_access, .features = "AdminAccess",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQX("req-0", "class-a", "1", ADMIN))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = R0_D1 "; [req-0:driver-a/pool-1/device-1+admin] @node-1")
+
+#define PRIO_ALL_A_THEN_B                                                                          \
+    PRIO("req-0", SUBX("subReq-0", "class-a", "0", "") "," SUB("subReq-1", "class-b", "1"))
+
+/* The Go test sets the first subrequest's mode to All and its count to 0 after building it. */
+#define SUB_ALL(name, class)                                                                       \
+    "{'name':'" name "','deviceClassName':'" class "','allocationMode':'All'}"
+#define PRIO_ALLA_B                                                                                \
+    PRIO("req-0", SUB_ALL("subReq-0", "class-a") "," SUB("subReq-1", "class-b", "1"))
+
+CASE(all_devices_slice_without_devices_prioritized_list, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO_ALLA_B)}, .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", ""),
+                ONE_DEV("slice-2", "node-1", "pool-2", "driver-b")},
+     .expect = "[req-0/subReq-1:driver-b/pool-2/device-1] @node-1")
+
+CASE(all_devices_no_slices_prioritized_list, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO_ALLA_B)}, .classes = {CLASS_A, CLASS_B},
+     .slices = {ONE_DEV("slice-2", "node-1", "pool-2", "driver-b")},
+     .expect = "[req-0/subReq-1:driver-b/pool-2/device-1] @node-1")
+
+CASE(all_devices_some_allocated_prioritized_list, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO_ALLA_B)}, .allocated = {"driver-a/pool-1/device-1"},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-2", "node-1", "pool-2", "driver-b")},
+     .expect = "[req-0/subReq-1:driver-b/pool-2/device-1] @node-1")
+
+CASE(network_attached_device, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {SLICE_AT("slice-1", NODESEL_LABEL("region", "region-1"), "pool-1", "driver-a",
+                         DEV("device-1"))},
+     .expect = "[req-0:driver-a/pool-1/device-1] @E(region In region-1)")
+
+CASE(unsuccessful_allocation_network_attached_device,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE_AT("slice-1", NODESEL_LABEL("region", "region-1"), "pool-1", "driver-a",
+                         DEV("device-1"))},
+     .node = NODE("node-2", "region-2"), .expect = "")
+
+CASE(many_network_attached_devices, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "4"))},
+     .classes = {CLASS_A},
+     .slices = {SLICE_AT("slice-1", NODESEL_LABEL("region", "region-1"), "pool-1", "driver-a",
+                         DEV("device-1")),
+                SLICE_AT("slice-1", "'allNodes':true", "pool-2", "driver-a", DEV("device-1")),
+                SLICE_AT("slice-1", NODESEL_LABEL("planet", "earth"), "pool-3", "driver-a",
+                         DEV("device-1")),
+                SLICE_AT("slice-1", NODESEL_NAME("node-1"), "pool-4", "driver-a", DEV("device-1"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-2/device-1 "
+               "req-0:driver-a/pool-3/device-1 req-0:driver-a/pool-4/device-1] "
+               "@E(region In region-1,planet In earth)F(metadata.name In node-1)")
+
+CASE(local_and_network_attached_devices, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2"))},
+     .classes = {CLASS_A},
+     .slices = {SLICE_AT("slice-1", NODESEL_LABEL("region", "region-1"), "pool-1", "driver-a",
+                         DEV("device-1")),
+                ONE_DEV("slice-1", "node-1", "pool-2", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-2/device-1] @node-1")
+
+CASE(several_different_drivers,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-0", REQ("req-0", "class-b", "1"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-1", "node-1", "pool-1", "driver-b")},
+     .expect = R0_D1 "; [req-0:driver-b/pool-1/device-1] @node-1")
+
+CASE(already_allocated_devices, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .allocated = {"driver-a/pool-1/device-1", "driver-a/pool-1/device-2"}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")}, .expect = "")
+
+CASE(admin_access_disabled, .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", ADMIN))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0, request req-0: admin access is requested, but the feature is "
+              "disabled")
+
+CASE(admin_access_enabled, .features = "AdminAccess",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", ADMIN))},
+     .allocated = {"driver-a/pool-1/device-1", "driver-a/pool-1/device-2"}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1+admin] @node-1")
+
+#define ATTRS(...) "'attributes':{" __VA_ARGS__ "}"
+#define A_VER(v) "'driverVersion':{'version':'" v "'}"
+#define A_NUMA(v) "'numa':{'int':" v "}"
+#define A_STR(v) "'stringAttribute':{'string':'" v "'}"
+#define A_BOOL(v) "'boolAttribute':{'bool':" v "}"
+#define MATCH(attr) "{'matchAttribute':'driver-a/" attr "'}"
+#define MATCH_FOR(req, attr) "{'requests':['" req "'],'matchAttribute':'driver-a/" attr "'}"
+#define CONSTRAINTS(...) ",'constraints':[" __VA_ARGS__ "]"
+#define R0_R1 "[req-0:driver-a/pool-1/device-1 req-1:driver-a/pool-1/device-2] @node-1"
+#define TWO_ATTR_DEVS(a1, a2)                                                                      \
+    SLICE("slice-1", "node-1", "pool-1", "driver-a",                                               \
+          DEVX("device-1", ATTRS(a1)) "," DEVX("device-2", ATTRS(a2)))
+
+CASE(with_constraint,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"),
+                       CONSTRAINTS(MATCH("numa") "," MATCH("driverVersion") "," MATCH(
+                           "stringAttribute") "," MATCH("boolAttribute")))},
+     .classes = {CLASS_A},
+     .slices = {TWO_ATTR_DEVS(
+         A_VER("1.0.0") "," A_NUMA("1") "," A_STR("stringAttributeValue") "," A_BOOL("true"),
+         A_VER("1.0.0") "," A_NUMA("1") "," A_STR("stringAttributeValue") "," A_BOOL("true"))},
+     .expect = R0_R1)
+
+CASE(with_constraint_non_existent_attribute,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1"),
+                       CONSTRAINTS(MATCH("NonExistentAttribute")))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "")
+
+CASE(with_constraint_not_matching_int_attribute,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"), CONSTRAINTS(MATCH("numa")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {TWO_ATTR_DEVS(A_NUMA("1"), A_NUMA("2"))},
+     .expect = "")
+
+CASE(with_constraint_not_matching_int_attribute_all_devices,
+     .claims = {CLAIMX("claim-0", ALLREQ("req-0", "class-a"), CONSTRAINTS(MATCH("numa")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {TWO_ATTR_DEVS(A_NUMA("1"), A_NUMA("2"))},
+     .error = "claim default/claim-0, request req-0: cannot add device driver-a/pool-1/device-2 "
+              "because a claim constraint would not be satisfied")
+
+CASE(partitionable_all_mode_constraint_must_error_with_reserved_counter,
+     .features = "PartitionableDevices",
+     .claims = {CLAIMX("claim-0", ALLREQ("req-0", "class-a"), CONSTRAINTS(MATCH("numa")))},
+     .classes = {CLASS_A},
+     .slices = {SLICEX("slice-1", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'devices':[" DEVX("device-1", ATTRS(A_NUMA("1"))) "," DEVX(
+                           "device-2",
+                           ATTRS(A_NUMA("2")) "," COUNTERS1("counter-set-1", "c", "1")) "]"),
+                SLICEX("slice-2", "'nodeName':'node-1'", "pool-1", "1", "2", "driver-a",
+                       ",'sharedCounters':[" CSET("counter-set-1", "c", "1") "]")},
+     .error = "claim default/claim-0, request req-0: cannot add device driver-a/pool-1/device-2 "
+              "because a claim constraint would not be satisfied")
+
+CASE(with_constraint_not_matching_string_attribute,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"),
+                       CONSTRAINTS(MATCH("stringAttribute")))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {TWO_ATTR_DEVS(A_STR("stringAttributeValue"), A_STR("stringAttributeValue2"))},
+     .expect = "")
+
+CASE(with_constraint_not_matching_bool_attribute,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"),
+                       CONSTRAINTS(MATCH("boolAttribute")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {TWO_ATTR_DEVS(A_BOOL("true"), A_BOOL("false"))},
+     .expect = "")
+
+CASE(with_constraint_not_matching_version_attribute,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"),
+                       CONSTRAINTS(MATCH("driverVersion")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {TWO_ATTR_DEVS(A_VER("1.0.0"), A_VER("2.0.0"))},
+     .expect = "")
+
+CASE(with_constraint_for_request,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"),
+                       CONSTRAINTS(MATCH_FOR("req-0", "driverVersion")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {TWO_ATTR_DEVS(A_VER("1.0.0"), A_VER("2.0.0"))},
+     .expect = R0_R1)
+
+CASE(with_constraint_for_request_retry,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"),
+                       CONSTRAINTS(MATCH_FOR("req-0",
+                                             "driverVersion") "," MATCH("stringAttribute")))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", ATTRS(A_VER("1.0.0") "," A_STR("a"))) "," DEVX(
+                          "device-2", ATTRS(A_VER("2.0.0") "," A_STR(
+                                          "b"))) "," DEVX("device-3",
+                                                          ATTRS(A_VER("3.0.0") "," A_STR("b"))))},
+     .expect = "[req-0:driver-a/pool-1/device-2 req-1:driver-a/pool-1/device-3] @node-1")
+
+CASE(with_class_device_config, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_CFG("class-a", "driver-a", "classAttribute")},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = R0_D1 " {class:*:{`classAttribute`:`classAttributeValue`}}")
+
+#define MULTI_DEV3(slice, node, pool, driver)                                                      \
+    SLICE(slice, node, pool, driver, DEV("device-0") "," DEV("device-1") "," DEV("device-2"))
+
+CASE(with_class_device_config_with_multiple_request_and_configs,
+     .claims = {CLAIM("claim-0",
+                      REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a",
+                                                           "1") "," REQ("req-2", "class-b", "1"))},
+     .classes = {CLASS_CFG("class-a", "driver-a", "classAttribute-A"),
+                 CLASS_CFG("class-b", "driver-b", "classAttribute-B")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-0") "," DEV("device-1")),
+                ONE_DEV("slice-2", "node-1", "pool-1", "driver-b")},
+     .expect = "[req-0:driver-a/pool-1/device-0 req-1:driver-a/pool-1/device-1 "
+               "req-2:driver-b/pool-1/device-1] @node-1 "
+               "{class:req-0,req-1:{`classAttribute-A`:`classAttribute-AValue`} "
+               "class:req-2:{`classAttribute-B`:`classAttribute-BValue`}}")
+
+#define CLAIM_CFG(reqs, attr)                                                                      \
+    ",'config':[{" reqs "'opaque':{'driver':'driver-a','parameters':{'" attr "':'" attr "Value'}}" \
+                                                                                        "}]"
+
+CASE(with_claim_config_for_two_requests,
+     .claims = {CLAIMX("claim-0",
+                       REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a",
+                                                            "1") "," REQ("req-2", "class-a", "1"),
+                       CLAIM_CFG("'requests':['req-0','req-1'],", "deviceAttribute"))},
+     .classes = {CLASS_A}, .slices = {MULTI_DEV3("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-0 req-1:driver-a/pool-1/device-1 "
+               "req-2:driver-a/pool-1/device-2] @node-1 "
+               "{claim:req-0,req-1:{`deviceAttribute`:`deviceAttributeValue`}}")
+
+CASE(claim_with_device_config,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1"), CLAIM_CFG("", "deviceAttribute"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = R0_D1 " {claim:*:{`deviceAttribute`:`deviceAttributeValue`}}")
+
+CASE(unknown_selector,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", ",'selectors':[{}]"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "CEL expression empty (unsupported selector type?)")
+
+CASE(unknown_allocation_mode,
+     .claims = {CLAIM("claim-0", "{'name':'req-0','exactly':{'deviceClassName':'class-a',"
+                                 "'allocationMode':'future-mode','count':1}}")},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "unsupported count mode future-mode")
+
+CASE(unknown_constraint,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1"), CONSTRAINTS("{}"))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "empty constraint (unsupported constraint type?)")
+
+CASE(invalid_CEL_one_device,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", SEL("noSuchVar")))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "undeclared reference")
+
+CASE(invalid_CEL_one_device_class, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {"{" RES "'kind':'DeviceClass','metadata':{'name':'class-a'},'spec':{"
+                 "'selectors':[{'cel':{'expression':'noSuchVar'}}]}}"},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "undeclared reference")
+
+CASE(invalid_CEL_all_devices,
+     .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", SEL("noSuchVar")))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "undeclared reference")
+
+CASE(too_many_devices_single_request, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "500"))},
+     .classes = {CLASS_A}, .error = "exceeds the claim limit")
+
+CASE(many_devices_okay, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32"))},
+     .classes = {CLASS_A}, .expect = "")
+
+/* sliceWithMultipleDevices(..., n): device-0 .. device-(n-1) */
+#define D4(i)                                                                                      \
+    DEV("device-" #i "0")                                                                          \
+    "," DEV("device-" #i "1") "," DEV("device-" #i "2") "," DEV("device-" #i "3")
+#define D33                                                                                                                   \
+    DEV("device-0")                                                                                                           \
+    "," DEV("device-1") "," DEV("device-2") "," DEV("device-3") "," DEV("device-4") "," DEV("devi"                            \
+                                                                                            "ce-"                             \
+                                                                                            "5") "," DEV("device-6") "," DEV( \
+        "device-7") "," DEV("device-8") "," DEV("device-9") "," D4(1) "," D4(1) "," D4(2) "," D4(2) "," D4(3)
+
+CASE(too_many_devices_total,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32") "," REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A}, .error = "exceeds the claim limit")
+
+CASE(exact_count_total_overflows_claim_limit,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "4611686018427387904") "," REQ(
+                                     "req-1", "class-a", "4611686018427387904"))},
+     .classes = {CLASS_A}, .error = "exceeds the claim limit")
+
+CASE(exact_count_total_would_wrap_to_zero,
+     .claims = {CLAIM(
+         "claim-0",
+         REQ("req-0", "class-a", "4611686018427387904") "," REQ(
+             "req-1", "class-a",
+             "4611686018427387904") "," REQ("req-2", "class-a",
+                                            "4611686018427387904") "," REQ("req-3", "class-a",
+                                                                           "4611686018427387904"))},
+     .classes = {CLASS_A}, .error = "exceeds the claim limit")
+
+CASE(exact_count_sum_exceeds_claim_limit,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "20") "," REQ("req-1", "class-a", "20"))},
+     .classes = {CLASS_A},
+     .error = "claim default/claim-0, request req-1: adding 20 devices exceeds the claim limit of "
+              "32, with 20 already accounted for")
+
+CASE(all_devices_invalid_CEL, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "500"))},
+     .classes = {CLASS_A}, .error = "exceeds the claim limit")
+
+CASE(prioritized_list_first_unavailable, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUB("subReq-0", "class-b",
+                                                   "1") "," SUB("subReq-1", "class-a", "1")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+CASE(prioritized_list_non_available, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUB("subReq-0", "class-b",
+                                                   "2") "," SUB("subReq-1", "class-a", "2")))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                ONE_DEV("slice-2", "node-1", "pool-2", "driver-b")},
+     .expect = "")
+
+#define CLAIM_CFG2(r1, a1, r2, a2)                                                                 \
+    ",'config':[{'requests':['" r1 "'],'opaque':{'driver':'driver-a','parameters':{'" a1 "':'" a1  \
+    "Value'}}},{'requests':['" r2 "'],'opaque':{'driver':'driver-b','parameters':{'" a2 "':'" a2   \
+    "Value'}}}]"
+
+CASE(prioritized_list_device_config, .features = "PrioritizedList",
+     .claims = {CLAIMX("claim-0",
+                       PRIO("req-0",
+                            SUB("subReq-0", "class-a", "1") "," SUB("subReq-1", "class-b", "2")),
+                       CLAIM_CFG2("req-0/subReq-0", "foo", "req-0/subReq-1", "bar"))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-b")},
+     .expect = "[req-0/subReq-1:driver-b/pool-1/device-1 req-0/subReq-1:driver-b/pool-1/device-2] "
+               "@node-1 {claim:*:{`bar`:`barValue`}}")
+
+CASE(prioritized_list_class_config, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUB("subReq-0", "class-a",
+                                                   "2") "," SUB("subReq-1", "class-b", "2")))},
+     .classes = {CLASS_CFG("class-a", "driver-a", "foo"), CLASS_CFG("class-b", "driver-b", "bar")},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-b"),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a", DEV("device-3"))},
+     .expect = "[req-0/subReq-1:driver-b/pool-1/device-1 req-0/subReq-1:driver-b/pool-1/device-2] "
+               "@node-1 {class:*:{`bar`:`barValue`}}")
+
+#define PRIO_AB PRIO("req-0", SUB("subReq-0", "class-a", "1") "," SUB("subReq-1", "class-b", "1"))
+
+CASE(claim_config_scoped_to_subrequests_of_one_request, .features = "PrioritizedList",
+     .claims = {CLAIMX("claim-0", PRIO_AB "," REQ("req-1", "class-a", "1"),
+                       CLAIM_CFG("'requests':['req-0/subReq-0','req-0/subReq-1'],", "scoped"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-0") "," DEV("device-1"))},
+     .expect = "[req-0/subReq-0:driver-a/pool-1/device-0 req-1:driver-a/pool-1/device-1] @node-1 "
+               "{claim:req-0/subReq-0,req-0/subReq-1:{`scoped`:`scopedValue`}}")
+
+CASE(claim_config_covering_all_requests_is_cleared, .features = "PrioritizedList",
+     .claims = {CLAIMX("claim-0", PRIO_AB "," REQ("req-1", "class-a", "1"),
+                       CLAIM_CFG("'requests':['req-0/subReq-0','req-1'],", "all"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-0") "," DEV("device-1"))},
+     .expect = "[req-0/subReq-0:driver-a/pool-1/device-0 req-1:driver-a/pool-1/device-1] @node-1 "
+               "{claim:*:{`all`:`allValue`}}")
+
+CASE(prioritized_list_subrequests_with_expressions, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", MEM_GE("1Gi")) "," PRIO(
+                                     "req-1", SUBX("subReq-0", "class-a", "1",
+                                                   MEM_GE("4Gi")) "," SUBX("subReq-1", "class-a",
+                                                                           "2", MEM_GE("2Gi"))))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MEMDEV("device-1", "2Gi") "," MEMDEV("device-2", "2Gi") "," MEMDEV("device-3",
+                                                                                         "1Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-3 req-1/subReq-1:driver-a/pool-1/device-1 "
+               "req-1/subReq-1:driver-a/pool-1/device-2] @node-1")
+
+#define MEMVER(name, q, v) DEVX(name, "'capacity':{'memory':{'value':'" q "'}}," ATTRS(A_VER(v)))
+
+CASE(prioritized_list_subrequests_with_constraints_ref_parent_request,
+     .features = "PrioritizedList",
+     .claims = {CLAIMX("claim-0",
+                       REQX("req-0", "class-a", "1", MEM_GE("8Gi")) "," PRIO(
+                           "req-1", SUBX("subReq-0", "class-a", "1", MEM_GE("2Gi")) "," SUBX(
+                                        "subReq-1", "class-a", "1", MEM_GE("1Gi"))),
+                       ",'constraints':[{'requests':['req-0','req-1'],'matchAttribute':'driver-a/"
+                       "driverVersion'}]")},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MEMVER("device-1", "8Gi", "1.0.0")),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a",
+                      MEMVER("device-2", "2Gi", "2.0.0") "," MEMVER("device-3", "1Gi", "1.0.0"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1/subReq-1:driver-a/pool-2/device-3] @node-1")
+
+CASE(prioritized_list_subrequests_with_constraints_ref_sub_request, .features = "PrioritizedList",
+     .claims = {CLAIMX("claim-0",
+                       REQX("req-0", "class-a", "1", MEM_GE("8Gi")) "," PRIO(
+                           "req-1", SUBX("subReq-0", "class-a", "1", MEM_GE("2Gi")) "," SUBX(
+                                        "subReq-1", "class-a", "1", MEM_GE("1Gi"))),
+                       ",'constraints':[{'requests':['req-0','req-1/subReq-0'],'matchAttribute':"
+                       "'driver-a/driverVersion'}]")},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MEMVER("device-1", "8Gi", "1.0.0")),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a",
+                      MEMVER("device-2", "2Gi", "2.0.0"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1/subReq-1:driver-a/pool-2/device-2] @node-1")
+
+CASE(prioritized_list_subrequests_with_allocation_mode_all, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      PRIO("req-0",
+                           SUB_ALL("subReq-0", "class-a") "," SUB("subReq-1", "class-a", "1")))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .allocated = {"driver-a/pool-1/device-1"},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(prioritized_list_allocation_mode_all_multiple_requests, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      REQ("req-0", "class-a", "1") "," PRIO(
+                          "req-1",
+                          SUB_ALL("subReq-0", "class-a") "," SUB("subReq-1", "class-a", "1")))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1/subReq-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(prioritized_list_disabled,
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUB("subReq-0", "class-a", "1")))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0, request req-0: has subrequests, but the DRAPrioritizedList "
+              "feature is disabled")
+
+CASE(prioritized_list_multi_request, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", REQX("req-1", "class-a", "1", MEM_GE("8Gi")) "," PRIO(
+                                     "req-0", SUBX("subReq-0", "class-a", "1",
+                                                   MEM_GE("8Gi")) "," SUBX("subReq-1", "class-a",
+                                                                           "1", MEM_GE("4Gi"))))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", MEMDEV("device-1", "8Gi")),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a", MEMDEV("device-2", "4Gi"))},
+     .expect = "[req-1:driver-a/pool-1/device-1 req-0/subReq-1:driver-a/pool-2/device-2] @node-1")
+
+CASE(prioritized_list_with_backtracking, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      PRIO("req-0", SUBX("subReq-0", "class-a", "1", MEM_GE("8Gi")) "," SUBX(
+                                        "subReq-1", "class-a", "1",
+                                        MEM_GE("4Gi"))) "," REQX("req-1", "class-a", "1",
+                                                                 MEM_GE("8Gi")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", MEMDEV("device-1", "8Gi")),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a", MEMDEV("device-2", "4Gi"))},
+     .expect = "[req-0/subReq-1:driver-a/pool-2/device-2 req-1:driver-a/pool-1/device-1] @node-1")
+
+CASE(prioritized_list_too_many_in_first_subrequest, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUB("subReq-0", "class-b",
+                                                   "500") "," SUB("subReq-1", "class-a", "1")))},
+     .classes = {CLASS_A, CLASS_B}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+CASE(prioritized_list_minimum_sum_exceeds_claim_limit, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      REQ("req-0", "class-a",
+                          "20") "," PRIO("req-1", SUB("subReq-0", "class-a",
+                                                      "20") "," SUB("subReq-1", "class-a", "24")))},
+     .classes = {CLASS_A},
+     .error = "claim default/claim-0, request req-1: adding 20 devices exceeds the claim limit")
+
+/* math.MaxInt is not exact in a JSON double (cJSON): the largest double below it stands in. */
+CASE(prioritized_list_overflowing_first_subrequest_is_pruned, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," PRIO(
+                                     "req-1", SUB("subReq-0", "class-a",
+                                                  "9223372036854774784") "," SUB("subReq-1",
+                                                                                 "class-a", "1")))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1/subReq-1:driver-a/pool-1/device-2] @node-1",
+     .steps = 8)
+
+#define PSLICE_DEV(name, pool, count, driver, devices)                                             \
+    SLICEX(name, "'nodeName':'node-1'", pool, "1", count, driver, ",'devices':[" devices "]")
+#define PSLICE_CS(name, pool, count, driver, sets)                                                 \
+    SLICEX(name, "'nodeName':'node-1'", pool, "1", count, driver, ",'sharedCounters':[" sets "]")
+
+CASE(partitionable_devices_single_device, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "memory", "4Gi"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = R0_D1)
+
+CASE(partitionable_devices_counter_quantities_are_not_modified, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .allocated = {"driver-a/pool-1/device-1"}, .classes = {CLASS_A},
+     .slices =
+         {PSLICE_DEV(
+              "slice-1", "pool-1", "2", "driver-a",
+              DEVX("device-1", COUNTERS1("counter-set-1", "c", "9000000000000000000")) "," DEVX(
+                  "device-2", COUNTERS1("counter-set-1", "c", "1"))),
+          PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                    CSET("counter-set-1", "c", "10000000000000000000"))},
+     .expect = "[req-0:driver-a/pool-1/device-2] @node-1")
+
+CASE(partitionable_devices_counter_cache_scoped_by_pool_ID, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-1", "class-b", "1"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "c", "1"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "1")),
+                PSLICE_DEV("slice-3", "pool-1", "2", "driver-b",
+                           DEVX("device-2", COUNTERS1("counter-set-1", "c", "2"))),
+                PSLICE_CS("slice-4", "pool-1", "2", "driver-b", CSET("counter-set-1", "c", "2"))},
+     .expect = R0_D1 "; [req-1:driver-b/pool-1/device-2] @node-1")
