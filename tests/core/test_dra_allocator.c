@@ -63,7 +63,7 @@ TestSuite(dra_alloc, .init = setup);
 #define REQ(name, class, count) REQX(name, class, count, "")
 #define ALLREQX(name, class, extra)                                                                \
     "{'name':'" name "','exactly':{'deviceClassName':'" class "','allocationMode':'All'" extra "}" \
-                                                                                               "}"
+                                                              "}"
 #define ALLREQ(name, class) ALLREQX(name, class, "")
 #define PRIO(name, subs) "{'name':'" name "','firstAvailable':[" subs "]}"
 #define SUBX(name, class, count, extra)                                                            \
@@ -768,7 +768,7 @@ CASE(with_class_device_config_with_multiple_request_and_configs,
 
 #define CLAIM_CFG(reqs, attr)                                                                      \
     ",'config':[{" reqs "'opaque':{'driver':'driver-a','parameters':{'" attr "':'" attr "Value'}}" \
-                                                                                        "}]"
+    "}]"
 
 CASE(with_claim_config_for_two_requests,
      .claims = {CLAIMX("claim-0",
@@ -827,12 +827,12 @@ CASE(many_devices_okay, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32"
 #define D4(i)                                                                                      \
     DEV("device-" #i "0")                                                                          \
     "," DEV("device-" #i "1") "," DEV("device-" #i "2") "," DEV("device-" #i "3")
-#define D33                                                                                                                   \
-    DEV("device-0")                                                                                                           \
-    "," DEV("device-1") "," DEV("device-2") "," DEV("device-3") "," DEV("device-4") "," DEV("devi"                            \
-                                                                                            "ce-"                             \
-                                                                                            "5") "," DEV("device-6") "," DEV( \
-        "device-7") "," DEV("device-8") "," DEV("device-9") "," D4(1) "," D4(1) "," D4(2) "," D4(2) "," D4(3)
+#define D33                                                                                        \
+    DEV("device-0")                                                                                \
+    "," DEV("device-1") "," DEV("device-2") "," DEV("device-3") "," DEV("device-4") "," DEV(       \
+        "devi"                                                                                     \
+        "ce-"                                                                                      \
+        "5") "," DEV("device-6") "," DEV("device-7") "," DEV("device-8") "," DEV("device-9") "," D4(1) "," D4(1) "," D4(2) "," D4(2) "," D4(3)
 
 CASE(too_many_devices_total,
      .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32") "," REQ("req-1", "class-a", "1"))},
@@ -1065,3 +1065,207 @@ CASE(partitionable_devices_counter_cache_scoped_by_pool_ID, .features = "Partiti
                            DEVX("device-2", COUNTERS1("counter-set-1", "c", "2"))),
                 PSLICE_CS("slice-4", "pool-1", "2", "driver-b", CSET("counter-set-1", "c", "2"))},
      .expect = R0_D1 "; [req-1:driver-b/pool-1/device-2] @node-1")
+
+CASE(partitionable_devices_counter_cache_not_crossed_between_driver_schemas,
+     .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-1", "class-b", "1"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "c", "1"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "1")),
+                PSLICE_DEV("slice-3", "pool-1", "2", "driver-b",
+                           DEVX("device-2", COUNTERS1("counter-set-2", "d", "2"))),
+                PSLICE_CS("slice-4", "pool-1", "2", "driver-b", CSET("counter-set-2", "d", "1"))},
+     .expect = "")
+
+#define TAINT_NOSCHED "{'key':'taint-key','value':'taint-value','effect':'NoSchedule'}"
+#define TAINT_NOEXEC "{'key':'taint-key','value':'taint-value-2','effect':'NoExecute'}"
+#define TAINT_NONE "{'key':'taint-key','value':'taint-value','effect':'None'}"
+#define TAINTS(...) "'taints':[" __VA_ARGS__ "]"
+
+CASE(partitionable_devices_taint_releases_counter, .features = "PartitionableDevices DeviceTaints",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1",
+                                TAINTS(TAINT_NOSCHED) "," COUNTERS1(
+                                    "counter-set-1", "c", "1")) "," DEVX("device-2",
+                                                                         COUNTERS1("counter-set-1",
+                                                                                   "c", "1"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "1"))},
+     .expect = "[req-0:driver-a/pool-1/device-2] @node-1")
+
+CASE(partitionable_devices_constraint_releases_counter, .features = "PartitionableDevices",
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"),
+                       CONSTRAINTS(MATCH("stringAttribute")))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV(
+                    "slice-1", "pool-1", "2", "driver-a",
+                    DEVX("device-1",
+                         ATTRS(A_STR("red")) "," COUNTERS1(
+                             "counter-set-1", "c",
+                             "1")) "," DEVX("device-2",
+                                            ATTRS(A_STR("blue")) "," COUNTERS1(
+                                                "counter-set-1", "c",
+                                                "1")) "," DEVX("device-3",
+                                                               ATTRS(A_STR("blue")) "," COUNTERS1(
+                                                                   "counter-set-1", "c", "1"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "2"))},
+     .expect = "[req-0:driver-a/pool-1/device-2 req-0:driver-a/pool-1/device-3] @node-1")
+
+#define KIND(v) "'kind':{'string':'" v "'}"
+#define KIND_IS(v) SEL("device.attributes[`driver-a`].kind == `" v "`")
+#define MULTI "'allowMultipleAllocations':true"
+
+CASE(partitionable_consumable_capacity_backtrack_releases_counter,
+     .features = "PartitionableDevices ConsumableCapacity",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", KIND_IS("shared")) "," REQX(
+                                     "req-1", "class-a", "1", KIND_IS("counteronly")))},
+     .classes = {CLASS_A},
+     .slices =
+         {PSLICE_DEV(
+              "slice-1", "pool-1", "2", "driver-a",
+              DEVX("device-1",
+                   ATTRS(KIND("shared")) "," MULTI "," COUNTERS1(
+                       "counter-set-1", "c",
+                       "1")) "," DEVX("device-2",
+                                      ATTRS(KIND(
+                                          "shared"))) "," DEVX("device-3",
+                                                               ATTRS(KIND("counteronly")) "," COUNTERS1(
+                                                                   "counter-set-1", "c", "1"))),
+          PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "1"))},
+     .expect = "[req-0:driver-a/pool-1/device-2 req-1:driver-a/pool-1/device-3] @node-1")
+
+#define CAPREQ(q) ",'capacity':{'requests':{'capacity-0':'" q "'}}"
+#define CAP0(q) "'capacity':{'capacity-0':{'value':'" q "'}}"
+
+CASE(consumable_capacity_rejection_rolls_back_constraints,
+     .features = "ConsumableCapacity PrioritizedList",
+     .claims =
+         {CLAIM("claim-0",
+                REQX("req-0", "class-a", "1",
+                     CAPREQ("2") SEL("device.attributes[`driver-a`].stringAttribute == `cap`"))),
+          CLAIMX("claim-1",
+                 PRIO("req-0",
+                      "{'name':'subReq-0','deviceClassName':'class-a','allocationMode':'All'" SEL(
+                          "device.attributes[`driver-a`].stringAttribute == `cap`")
+                          CAPREQ("2") "}," SUBX("subReq-1", "class-a", "1",
+                                                SEL("device.attributes[`driver-a`]."
+                                                    "stringAttribute == `fb`"))),
+                 CONSTRAINTS(MATCH("stringAttribute")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", CAP0("2") "," ATTRS(A_STR("cap")) "," MULTI) "," DEVX(
+                          "device-2", ATTRS(A_STR("fb"))))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=2000m}] @node-1; "
+               "[req-0/subReq-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(
+    partitionable_empty_capacity_multiple_share_backtrack_keeps_counter_ownership,
+    .features = "PartitionableDevices ConsumableCapacity",
+    .claims =
+        {CLAIM("claim-0", REQX("req-0", "class-a", "1", KIND_IS("shared"))),
+         CLAIMX(
+             "claim-1",
+             REQX(
+                 "req-1", "class-a", "1",
+                 SEL("device.attributes[`driver-a`].kind == `shared` || "
+                     "device.attributes[`driver-a`].kind == `fallback`")) "," REQX("req-2",
+                                                                                   "class-a", "1",
+                                                                                   KIND_IS(
+                                                                                       "gate")) "," REQX("req-3",
+                                                                                                         "class-a",
+                                                                                                         "1",
+                                                                                                         KIND_IS(
+                                                                                                             "shared")),
+             ",'constraints':[{'matchAttribute':'driver-a/stringAttribute','requests':["
+             "'req-1','req-2']}]")},
+    .classes = {CLASS_A},
+    .slices =
+        {PSLICE_DEV(
+             "slice-1", "pool-1", "2", "driver-a",
+             DEVX("device-1",
+                  ATTRS(KIND("shared") "," A_STR("red")) "," MULTI "," COUNTERS1(
+                      "counter-set-1", "c",
+                      "1")) "," DEVX("device-2",
+                                     ATTRS(KIND("fallback") "," A_STR(
+                                         "blue"))) "," DEVX("device-3",
+                                                            ATTRS(KIND("gate") "," A_STR("blue")))),
+         PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "1"))},
+    .expect = "[req-0:driver-a/pool-1/device-1+share] @node-1; [req-1:driver-a/pool-1/device-2 "
+              "req-2:driver-a/pool-1/device-3 req-3:driver-a/pool-1/device-1+share] @node-1")
+
+/* device(name, fromCounters, nil).withDeviceCounterConsumption(...): capacity = the counters */
+#define FROM_COUNTERS(name, set, cname, v)                                                         \
+    DEVX(name, "'capacity':{'" cname "':{'value':'" v "'}}," COUNTERS1(set, cname, v))
+#define MEM_COUNTER_DEVS                                                                           \
+    FROM_COUNTERS("device-1", "counter-set-1", "memory", "4Gi")                                    \
+    "," FROM_COUNTERS("device-2", "counter-set-1", "memory",                                       \
+                      "6Gi") "," FROM_COUNTERS("device-3", "counter-set-1", "memory", "4Gi")
+
+CASE(partitionable_devices_prioritized_list, .features = "PrioritizedList PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," PRIO(
+                                     "req-1", SUBX("subReq-0", "class-a", "1",
+                                                   MEM_GE("6Gi")) "," SUBX("subReq-1", "class-a",
+                                                                           "1", MEM_GE("4Gi"))))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a", MEM_COUNTER_DEVS),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1/subReq-1:driver-a/pool-1/device-3] @node-1")
+
+CASE(partitionable_devices_multiple_devices, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a", MEM_COUNTER_DEVS),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1:driver-a/pool-1/device-3] @node-1")
+
+#define TWO_SETS(name, m, c)                                                                       \
+    DEVX(name,                                                                                     \
+         "'consumesCounters':[{'counterSet':'counter-set-1','counters':{'memory':{'value':'" m     \
+         "'}}},{'counterSet':'counter-set-2','counters':{'cpus':{'value':'" c "'}}}]")
+
+CASE(partitionable_devices_multiple_capacity_pools,
+     .features = "PrioritizedList PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," PRIO(
+                                     "req-1", SUBX("subReq-0", "class-a", "1",
+                                                   MEM_GE("6Gi")) "," SUBX("subReq-1", "class-a",
+                                                                           "1", MEM_GE("4Gi"))))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           "{'name':'device-1','capacity':{'memory':{'value':'4Gi'},'cpus':{"
+                           "'value':'4'}},'consumesCounters':[{'counterSet':'counter-set-1',"
+                           "'counters':{'memory':{'value':'4Gi'}}},{'counterSet':'counter-set-2',"
+                           "'counters':{'cpus':{'value':'4'}}}]},"
+                           "{'name':'device-2','capacity':{'memory':{'value':'6Gi'},'cpus':{"
+                           "'value':'6'}},'consumesCounters':[{'counterSet':'counter-set-1',"
+                           "'counters':{'memory':{'value':'6Gi'}}},{'counterSet':'counter-set-2',"
+                           "'counters':{'cpus':{'value':'6'}}}]},"
+                           "{'name':'device-3','capacity':{'memory':{'value':'4Gi'},'cpus':{"
+                           "'value':'4'}},'consumesCounters':[{'counterSet':'counter-set-1',"
+                           "'counters':{'memory':{'value':'4Gi'}}},{'counterSet':'counter-set-2',"
+                           "'counters':{'cpus':{'value':'4'}}}]}"),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "18Gi") "," CSET("counter-set-2", "cpus",
+                                                                           "8"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-1/subReq-1:driver-a/pool-1/device-3] @node-1")
+
+#define MC(name, m1, c1, m2, c2)                                                                   \
+    "{'name':'" name "','consumesCounters':[{'counterSet':'counter-set-1','counters':{'memory':{"  \
+    "'value':'" m1 "'},'cpus':{'value':'" c1 "'}}},{'counterSet':'counter-set-2','counters':{"     \
+    "'cpus':{'value':'" c2 "'},'memory':{'value':'" m2 "'}}}]}"
+
+CASE(partitionable_devices_multiple_counters, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           MC("device-1", "4Gi", "6", "2Gi",
+                              "4") "," MC("device-2", "6Gi", "4", "6Gi",
+                                          "6") "," MC("device-3", "4Gi", "4", "4Gi", "4")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          "{'name':'counter-set-1','counters':{'cpus':{'value':'8'},'memory':{"
+                          "'value':'18Gi'}}},{'name':'counter-set-2','counters':{'cpus':{'value':"
+                          "'12'},'memory':{'value':'18Gi'}}}")},
+     .expect = "[req-0:driver-a/pool-1/device-2 req-1:driver-a/pool-1/device-3] @node-1")
