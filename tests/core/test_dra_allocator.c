@@ -1269,3 +1269,160 @@ CASE(partitionable_devices_multiple_counters, .features = "PartitionableDevices"
                           "'value':'18Gi'}}},{'name':'counter-set-2','counters':{'cpus':{'value':"
                           "'12'},'memory':{'value':'18Gi'}}}")},
      .expect = "[req-0:driver-a/pool-1/device-2 req-1:driver-a/pool-1/device-3] @node-1")
+
+#define CPU_MEM(name, c, m)                                                                        \
+    "{'name':'" name "','capacity':{'cpus':{'value':'" c "'},'memory':{'value':'" m "'}},"         \
+    "'consumesCounters':[{'counterSet':'counter-set-1','counters':{'cpus':{'value':'" c "'},"      \
+    "'memory':{'value':'" m "'}}}]}"
+#define CSET_CPU_MEM                                                                               \
+    "{'name':'counter-set-1','counters':{'cpus':{'value':'8'},'memory':{'value':'18Gi'}}}"
+
+CASE(partitionable_devices_multiple_pools, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           CPU_MEM("device-1", "6", "4Gi") "," CPU_MEM(
+                               "device-2", "4", "6Gi") "," CPU_MEM("device-3", "4", "4Gi")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET_CPU_MEM),
+                PSLICE_DEV("slice-3", "pool-2", "2", "driver-a",
+                           CPU_MEM("device-1", "6", "4Gi") "," CPU_MEM(
+                               "device-2", "1", "7Gi") "," CPU_MEM("device-3", "1", "7Gi")),
+                PSLICE_CS("slice-4", "pool-2", "2", "driver-a", CSET_CPU_MEM)},
+     .allocated = {"driver-a/pool-1/device-2", "driver-a/pool-1/device-3",
+                   "driver-a/pool-2/device-1"},
+     .expect = "[req-0:driver-a/pool-2/device-2 req-1:driver-a/pool-2/device-3] @node-1")
+
+CASE(partitionable_devices_unused_counters_in_counter_set, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "memory", "5Gi")) "," DEVX(
+                               "device-2", COUNTERS1("counter-set-1", "memory",
+                                                     "4Gi")) "," DEVX("device-3",
+                                                                      COUNTERS1("counter-set-1",
+                                                                                "memory", "4Gi"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          "{'name':'counter-set-1','counters':{'memory':{'value':'8Gi'},'unused':{"
+                          "'value':'1Gi'}}}")},
+     .expect = "[req-0:driver-a/pool-1/device-2 req-0:driver-a/pool-1/device-3] @node-1")
+
+/* sliceWithCounterSets with the plain pool name: a pool of count 1 in two slices (same name) */
+CASE(partitionable_devices_no_capacity_available, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "1", "driver-a",
+                           FROM_COUNTERS("device-1", "counter-set-1", "memory",
+                                         "4Gi") "," FROM_COUNTERS("device-2", "counter-set-1",
+                                                                  "memory", "16Gi")),
+                PSLICE_CS("slice-2", "pool-1", "1", "driver-a",
+                          CSET("counter-set-1", "memory", "18Gi"))},
+     .allocated = {"driver-a/pool-1/device-2"}, .expect = "")
+
+CASE(partitionable_devices_overallocated_capacity_pool, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "1", "driver-a",
+                           FROM_COUNTERS("device-1", "counter-set-1", "memory",
+                                         "4Gi") "," FROM_COUNTERS("device-2", "counter-set-1",
+                                                                  "memory", "20Gi")),
+                PSLICE_CS("slice-2", "pool-1", "1", "driver-a",
+                          CSET("counter-set-1", "memory", "18Gi"))},
+     .allocated = {"driver-a/pool-1/device-2"}, .expect = "")
+
+CASE(partitionable_devices_disabled_device_consumes_counters,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "1", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "memory", "4Gi"))),
+                PSLICE_CS("slice-2", "pool-1", "1", "driver-a",
+                          CSET("counter-set-1", "memory", "18Gi"))},
+     .expect = "")
+
+CASE(partitionable_devices_disabled_other_device_do_not_consume_counters,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1",
+                                COUNTERS1("counter-set-1", "memory", "4Gi")) "," DEV("device-2")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "18Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-2] @node-1")
+
+#define PER_DEVICE "'perDeviceNodeSelection':true"
+
+CASE(partitionable_devices_disabled_per_device_node_selection,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE_AT("slice-1", PER_DEVICE, "pool-1", "driver-a",
+                         DEVX("device-2", "'nodeName':'node-1'"))},
+     .expect = "")
+
+#define PD_SLICE(name, pool, driver, devices)                                                      \
+    SLICEX(name, PER_DEVICE, pool, "1", "2", driver, ",'devices':[" devices "]")
+#define PD_CS(name, pool, driver, sets)                                                            \
+    SLICEX(name, PER_DEVICE, pool, "1", "2", driver, ",'sharedCounters':[" sets "]")
+#define MEMC(name, v, where)                                                                       \
+    DEVX(name, "'capacity':{'memory':{'value':'" v                                                 \
+               "'}}," COUNTERS1("counter-set-1", "memory", v) "," where)
+
+CASE(partitionable_devices_per_device_node_selection_nodename,
+     .features = "PartitionableDevices PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUBX("subReq-0", "class-a", "1",
+                                                    MEM_GE("6Gi")) "," SUBX("subReq-1", "class-a",
+                                                                            "1", MEM_GE("4Gi"))))},
+     .classes = {CLASS_A},
+     .slices = {PD_SLICE("slice-1", "pool-1", "driver-a",
+                         MEMC("device-1", "4Gi", "'nodeName':'node-1'") "," MEMC(
+                             "device-2", "6Gi", "'nodeName':'node-2'")),
+                PD_CS("slice-2", "pool-1", "driver-a", CSET("counter-set-1", "memory", "18Gi"))},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+CASE(partitionable_devices_per_device_node_selection_node_selector,
+     .features = "PartitionableDevices PrioritizedList",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PD_SLICE("slice-1", "pool-1", "driver-a",
+                         MEMC("device-1", "4Gi", NODESEL_LABEL("region", "region-1"))),
+                PD_CS("slice-2", "pool-1", "driver-a", CSET("counter-set-1", "memory", "18Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1] @E(region In region-1)")
+
+#define MEMC2(name) FROM_COUNTERS(name, "counter-set-2", "memory", "4Gi")
+
+CASE(partitionable_devices_per_device_node_selection_node_selector_multiple_devices,
+     .features = "PartitionableDevices PrioritizedList",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "3") "," REQ("req-1", "class-b", "3"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {PD_SLICE("slice-1", "pool-1", "driver-a",
+                         MEMC("device-1", "4Gi", NODESEL_LABEL("region", "region-1")) "," MEMC(
+                             "device-2", "4Gi", "'nodeName':'node-1'") "," MEMC("device-3", "4Gi",
+                                                                                "'allNodes':true")),
+                PD_CS("slice-2", "pool-1", "driver-a", CSET("counter-set-1", "memory", "18Gi")),
+                PSLICE_DEV("slice-3", "pool-2", "2", "driver-b",
+                           MEMC2("device-1") "," MEMC2("device-2") "," MEMC2("device-3")),
+                PSLICE_CS("slice-4", "pool-2", "2", "driver-b",
+                          CSET("counter-set-2", "memory", "12Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-1/device-2 "
+               "req-0:driver-a/pool-1/device-3 req-1:driver-b/pool-2/device-1 "
+               "req-1:driver-b/pool-2/device-2 req-1:driver-b/pool-2/device-3] @node-1")
+
+#define TOL_NOEXEC                                                                                 \
+    ",'tolerations':[{'operator':'Equal','key':'taint-key','value':'taint-value-2','effect':"      \
+    "'NoExecute'}]"
+#define TOL_NOSCHED ",'tolerations':[{'operator':'Exists','key':'taint-key','effect':'NoSchedule'}]"
+#define TAINTED_TWO                                                                                \
+    SLICE("slice-1", "node-1", "pool-1", "driver-a",                                               \
+          DEVX("device-1", TAINTS(TAINT_NOSCHED)) "," DEVX("device-2", TAINTS(TAINT_NOEXEC)))
+
+CASE(tainted_two_devices, .features = "DeviceTaints",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {TAINTED_TWO}, .expect = "")
+
+CASE(tainted_one_device_two_taints, .features = "DeviceTaints",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", TAINTS(TAINT_NOSCHED "," TAINT_NOEXEC)))},
+     .expect = "")
+
+CASE(tainted_two_devices_tolerated, .features = "DeviceTaints",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", TOL_NOEXEC))}, .classes = {CLASS_A},
+     .slices = {TAINTED_TWO}, .expect = "[req-0:driver-a/pool-1/device-2+tol(taint-key)] @node-1")
+
+CASE(tainted_two_devices_prioritized_list_tolerated, .features = "DeviceTaints PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      PRIO("req-0", SUB("subReq-0", "class-a", "1") "," SUBX("subReq-1", "class-a",
+                                                                             "1", TOL_NOEXEC)))},
+     .classes = {CLASS_A}, .slices = {TAINTED_TWO},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-2+tol(taint-key)] @node-1")
