@@ -96,13 +96,21 @@ typedef struct tcase {
     uint64_t steps;     /* allocateOne invocations, 0: not checked */
 } tcase;
 
-/* JSON text with the quoting conventions above. */
+/* JSON text with the quoting conventions above; "#DEVS<n>#" stands for the n devices device-0 ..
+ * device-<n-1> (sliceWithMultipleDevices). */
 static cJSON *json(const char *text)
 {
     size_t n = strlen(text);
-    char *copy = malloc(2 * n + 1), *o = copy;
+    char *copy = malloc(2 * n + 64 * 1024), *o = copy;
     cr_assert_not_null(copy);
     for (const char *p = text; *p; p++) {
+        int ndev;
+        if (!strncmp(p, "#DEVS", 5) && sscanf(p + 5, "%d#", &ndev) == 1) {
+            for (int i = 0; i < ndev; i++)
+                o += sprintf(o, "%s{\"name\":\"device-%d\"}", i ? "," : "", i);
+            p = strchr(p + 5, '#');
+            continue;
+        }
         if (*p == '\'')
             *o++ = '"';
         else if (*p == '`') {
@@ -823,20 +831,10 @@ CASE(too_many_devices_single_request, .claims = {CLAIM("claim-0", REQ("req-0", "
 CASE(many_devices_okay, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32"))},
      .classes = {CLASS_A}, .expect = "")
 
-/* sliceWithMultipleDevices(..., n): device-0 .. device-(n-1) */
-#define D4(i)                                                                                      \
-    DEV("device-" #i "0")                                                                          \
-    "," DEV("device-" #i "1") "," DEV("device-" #i "2") "," DEV("device-" #i "3")
-#define D33                                                                                        \
-    DEV("device-0")                                                                                \
-    "," DEV("device-1") "," DEV("device-2") "," DEV("device-3") "," DEV("device-4") "," DEV(       \
-        "devi"                                                                                     \
-        "ce-"                                                                                      \
-        "5") "," DEV("device-6") "," DEV("device-7") "," DEV("device-8") "," DEV("device-9") "," D4(1) "," D4(1) "," D4(2) "," D4(2) "," D4(3)
-
 CASE(too_many_devices_total,
      .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32") "," REQ("req-1", "class-a", "1"))},
-     .classes = {CLASS_A}, .error = "exceeds the claim limit")
+     .classes = {CLASS_A}, .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", "#DEVS33#")},
+     .error = "exceeds the claim limit")
 
 CASE(exact_count_total_overflows_claim_limit,
      .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "4611686018427387904") "," REQ(
@@ -1426,3 +1424,185 @@ CASE(tainted_two_devices_prioritized_list_tolerated, .features = "DeviceTaints P
                                                                              "1", TOL_NOEXEC)))},
      .classes = {CLASS_A}, .slices = {TAINTED_TWO},
      .expect = "[req-0/subReq-1:driver-a/pool-1/device-2+tol(taint-key)] @node-1")
+
+CASE(tainted_no_effect, .features = "DeviceTaints",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", TAINTS(TAINT_NONE)))},
+     .expect = R0_D1)
+
+#define TOL_BOTH                                                                                   \
+    ",'tolerations':[{'operator':'Exists','key':'taint-key','effect':'NoSchedule'},{'operator':"   \
+    "'Equal','key':'taint-key','value':'taint-value-2','effect':'NoExecute'}]"
+#define TAINTED_BOTH                                                                               \
+    SLICE("slice-1", "node-1", "pool-1", "driver-a",                                               \
+          DEVX("device-1", TAINTS(TAINT_NOSCHED "," TAINT_NOEXEC)))
+#define TAINTED_ONE                                                                                \
+    SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", TAINTS(TAINT_NOSCHED)))
+
+CASE(tainted_one_device_two_taints_both_tolerated, .features = "DeviceTaints",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", TOL_BOTH))}, .classes = {CLASS_A},
+     .slices = {TAINTED_BOTH},
+     .expect = "[req-0:driver-a/pool-1/device-1+tol(taint-key)+tol(taint-key)] @node-1")
+
+CASE(tainted_disabled, .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A}, .slices = {TAINTED_BOTH}, .expect = R0_D1)
+
+#define PRIO_BA PRIO("req-0", SUB("subReq-0", "class-b", "1") "," SUB("subReq-1", "class-a", "1"))
+
+CASE(tainted_prioritized_list, .features = "DeviceTaints PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO_BA)}, .classes = {CLASS_A, CLASS_B}, .slices = {TAINTED_ONE},
+     .expect = "")
+
+CASE(tainted_prioritized_list_disabled, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO_BA)}, .classes = {CLASS_A, CLASS_B}, .slices = {TAINTED_ONE},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+CASE(tainted_admin_access, .features = "DeviceTaints AdminAccess",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", ADMIN))},
+     .allocated = {"driver-a/pool-1/device-1", "driver-a/pool-1/device-2"}, .classes = {CLASS_A},
+     .slices = {TAINTED_ONE}, .expect = "")
+
+CASE(tainted_admin_access_disabled, .features = "AdminAccess",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", ADMIN))},
+     .allocated = {"driver-a/pool-1/device-1", "driver-a/pool-1/device-2"}, .classes = {CLASS_A},
+     .slices = {TAINTED_ONE}, .expect = "[req-0:driver-a/pool-1/device-1+admin] @node-1")
+
+CASE(tainted_all_devices_single, .features = "DeviceTaints",
+     .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))}, .classes = {CLASS_A},
+     .slices = {TAINTED_ONE}, .expect = "")
+
+CASE(tainted_all_devices_single_disabled, .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))},
+     .classes = {CLASS_A}, .slices = {TAINTED_ONE}, .expect = R0_D1)
+
+CASE(prioritized_list_allocation_mode_all, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      PRIO("req-0",
+                           SUB_ALL("subReq-0", "class-a") "," SUB("subReq-1", "class-a", "1")))},
+     .classes = {CLASS_A}, .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .allocated = {"driver-a/pool-1/device-2"},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+#define GEN(v) "'generation':{'string':'" v "'}"
+#define SUB_ALL_GEN(name, v)                                                                       \
+    "{'name':'" name "','deviceClassName':'class-a','allocationMode':'All'" SEL(                   \
+        "device.attributes[`driver-a`].generation == `" v "`") "}"
+#define PRIO_GEN PRIO("req-0", SUB_ALL_GEN("subReq-0", "v6") "," SUB_ALL_GEN("subReq-1", "v5"))
+
+CASE(prioritized_list_allocation_mode_all_with_selectors, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO_GEN)}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", ATTRS(GEN("v5"))))},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+CASE(prioritized_list_allocation_mode_all_with_selectors_multiple_pools,
+     .features = "PrioritizedList", .claims = {CLAIM("claim-0", PRIO_GEN)}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", ATTRS(GEN("v5")))),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a",
+                      DEVX("device-1", ATTRS(GEN("v5"))))},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1 req-0/subReq-1:driver-a/pool-2/device-1] "
+               "@node-1")
+
+CASE(prioritized_list_allocation_mode_all_with_selectors_multiple_pools_across_nodes,
+     .features = "PrioritizedList", .claims = {CLAIM("claim-0", PRIO_GEN)}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", ATTRS(GEN("v5")))),
+                SLICE("slice-2", "node-2", "pool-2", "driver-a",
+                      DEVX("device-1", ATTRS(GEN("v5"))) "," DEVX("device-2", ATTRS(GEN("v6"))))},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-1] @node-1")
+
+#define SELECTED(v) "'selected':{'bool':" v "}"
+
+CASE(prioritized_list_allocation_mode_all_with_selectors_deviceclass_subset,
+     .features = "PrioritizedList", .claims = {CLAIM("claim-0", PRIO_GEN)},
+     .classes = {"{" RES "'kind':'DeviceClass','metadata':{'name':'class-a'},'spec':{'selectors':[{"
+                 "'cel':{'expression':'device.driver == `driver-a` && "
+                 "device.attributes[`driver-a`].selected'}}]}}"},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", ATTRS(GEN("v6") "," SELECTED("false"))) "," DEVX(
+                          "device-2",
+                          ATTRS(GEN("v5") "," SELECTED(
+                              "false"))) "," DEVX("device-3",
+                                                  ATTRS(GEN("v5") "," SELECTED("true"))))},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-3] @node-1")
+
+/* "[" + req:driver-a/pool/device-i for i in [from, from+n) ... */
+static void many(char *buf, size_t len, const char *req, const char *driver, const char *pool,
+                 int n, int from)
+{
+    for (int i = from; i < from + n; i++)
+        cat(buf, len, "%s%s:%s/%s/device-%d", buf[0] && buf[strlen(buf) - 1] != '[' ? " " : "", req,
+            driver, pool, i);
+}
+
+Test(dra_alloc, max_number_devices)
+{
+    char want[4096] = "[";
+    many(want, sizeof want, "req-0", "driver-a", "pool-1", 32, 0);
+    cat(want, sizeof want, "] @node-1");
+    tcase tc = {.claims = {CLAIM("claim-0", REQ("req-0", "class-a", "32"))},
+                .classes = {CLASS_A},
+                .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", "#DEVS32#")},
+                .expect = want};
+    check("max-number-devices", &tc);
+}
+
+Test(dra_alloc, exact_count_sum_exactly_fills_claim_limit)
+{
+    char want[4096] = "[";
+    many(want, sizeof want, "req-0", "driver-a", "pool-1", 16, 0);
+    many(want, sizeof want, "req-1", "driver-a", "pool-1", 16, 16);
+    cat(want, sizeof want, "] @node-1");
+    tcase tc = {.claims = {CLAIM("claim-0",
+                                 REQ("req-0", "class-a", "16") "," REQ("req-1", "class-a", "16"))},
+                .classes = {CLASS_A},
+                .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", "#DEVS32#")},
+                .expect = want};
+    check("exact-count-sum-exactly-fills-claim-limit", &tc);
+}
+
+Test(dra_alloc, prioritized_list_max_allocation_limit_request)
+{
+    char want[4096] = "[";
+    many(want, sizeof want, "req-0/subReq-1", "driver-a", "pool-1", 16, 0);
+    many(want, sizeof want, "req-1/subReq-1", "driver-a", "pool-1", 16, 16);
+    cat(want, sizeof want, "] @node-1");
+    tcase tc = {
+        .features = "PrioritizedList",
+        .claims = {CLAIM("claim-0",
+                         PRIO("req-0", SUB("subReq-0", "class-a", "32") "," SUB(
+                                           "subReq-1", "class-a",
+                                           "16")) "," PRIO("req-1",
+                                                           SUB("subReq-0", "class-a", "32") "," SUB(
+                                                               "subReq-1", "class-a", "16")))},
+        .classes = {CLASS_A},
+        .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", "#DEVS64#")},
+        .expect = want,
+        .steps = 75};
+    check("prioritized-list-max-allocation-limit-request", &tc);
+}
+
+#define SPECIAL(v) "'special':{'bool':" v "}"
+#define SPECIAL_DEV(name, v, cpu)                                                                  \
+    "{'name':'" name                                                                               \
+    "','attributes':{" SPECIAL(v) "},'consumesCounters':[{'counterSet':"                           \
+                                  "'counter-set-1','counters':{'" cpu                              \
+                                  "':{'value':'1'}}},{'counterSet':'counter-set-2',"               \
+                                  "'counters':{'mem':{'value':'10Gi'}}}]}"
+
+CASE(partitionable_devices_with_attribute_selector, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a",
+                                     "2") "," REQX("req-1", "class-a", "1",
+                                                   SEL("device.attributes[`driver-a`].special")))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           SPECIAL_DEV("device-1", "true", "cpu1") "," SPECIAL_DEV(
+                               "device-2", "false", "cpu2") "," SPECIAL_DEV("device-3", "false",
+                                                                            "cpu3")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          "{'name':'counter-set-1','counters':{'cpu1':{'value':'1'},'cpu2':{"
+                          "'value':'1'},'cpu3':{'value':'1'}}},{'name':'counter-set-2',"
+                          "'counters':{'mem':{'value':'30Gi'}}}")},
+     .expect = "[req-0:driver-a/pool-1/device-2 req-0:driver-a/pool-1/device-3 "
+               "req-1:driver-a/pool-1/device-1] @node-1")
