@@ -1606,3 +1606,155 @@ CASE(partitionable_devices_with_attribute_selector, .features = "PartitionableDe
                           "'counters':{'mem':{'value':'30Gi'}}}")},
      .expect = "[req-0:driver-a/pool-1/device-2 req-0:driver-a/pool-1/device-3 "
                "req-1:driver-a/pool-1/device-1] @node-1")
+
+#define BC(c, f) "'bindingConditions':['" c "'],'bindingFailureConditions':['" f "']"
+
+CASE(device_binding_conditions, .features = "DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", BC("IsPrepare", "BindingFailed")))},
+     .expect = "[req-0:driver-a/pool-1/device-1+bc(IsPrepare)+bfc(BindingFailed)] @node-1")
+
+CASE(binding_conditions_multiple_devices, .features = "DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2") "," REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", BC("IsPrepare", "BindingFailed")) "," DEVX(
+                          "device-2",
+                          BC("IsPrepare2", "BindingFailed2")) "," DEVX("device-3",
+                                                                       BC("IsPrepare3",
+                                                                          "BindingFailed3")))},
+     .expect = "[req-0:driver-a/pool-1/device-1+bc(IsPrepare)+bfc(BindingFailed) "
+               "req-0:driver-a/pool-1/device-2+bc(IsPrepare2)+bfc(BindingFailed2) "
+               "req-1:driver-a/pool-1/device-3+bc(IsPrepare3)+bfc(BindingFailed3)] @node-1")
+
+CASE(binding_conditions_with_and_without, .features = "DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-1") "," DEVX("device-2", BC("IsPrepare", "BindingFailed")))},
+     .expect = "[req-0:driver-a/pool-1/device-1 "
+               "req-1:driver-a/pool-1/device-2+bc(IsPrepare)+bfc(BindingFailed)] @node-1")
+
+CASE(binding_conditions_without_feature_gate,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", BC("IsPrepare", "BindingFailed")))},
+     .expect = "")
+
+CASE(node_restriction, .features = "DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {SLICE_AT("slice-1", NODESEL_LABEL("planet", "earth"), "pool-1", "driver-a",
+                         DEVX("device-1", "'bindsToNode':true"))},
+     .expect = R0_D1)
+
+#define MEM_BC(name, set, v, bc)                                                                   \
+    DEVX(name, "'capacity':{'memory':{'value':'" v "'}}," COUNTERS1(set, "memory", v) bc)
+
+CASE(partitionable_devices_with_binding_conditions,
+     .features = "PartitionableDevices DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           MEM_BC("device-1", "counter-set-1", "4Gi",
+                                  "," BC("IsPrepare", "BindingFailed"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+bc(IsPrepare)+bfc(BindingFailed)] @node-1")
+
+CASE(partitionable_devices_with_binding_conditions_some_devices_no_conditions,
+     .features = "PartitionableDevices DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "3"))}, .classes = {CLASS_A},
+     .slices =
+         {PSLICE_DEV(
+              "slice-1", "pool-1", "2", "driver-a",
+              MEM_BC("device-1", "counter-set-1", "2Gi",
+                     "," BC("IsPrepare",
+                            "BindingFailed")) "," MEM_BC("device-2", "counter-set-1", "2Gi",
+                                                         "") "," MEM_BC("device-3", "counter-set-1",
+                                                                        "4Gi",
+                                                                        "," BC("IsReady",
+                                                                               "BindingTimeout"))),
+          PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+bc(IsPrepare)+bfc(BindingFailed) "
+               "req-0:driver-a/pool-1/device-2 "
+               "req-0:driver-a/pool-1/device-3+bc(IsReady)+bfc(BindingTimeout)] @node-1")
+
+CASE(partitionable_devices_with_binding_conditions_multi_slices,
+     .features = "PartitionableDevices DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-4", "pool-1", "4", "driver-a",
+                           MEM_BC("device-1", "counter-set-1", "4Gi",
+                                  "," BC("IsPrepare", "BindingFailed"))),
+                PSLICE_CS("slice-3", "pool-1", "4", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi")),
+                PSLICE_DEV("slice-2", "pool-1", "4", "driver-a",
+                           MEM_BC("device-2", "counter-set-2", "4Gi", "")),
+                PSLICE_CS("slice-1", "pool-1", "4", "driver-a",
+                          CSET("counter-set-2", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-2 "
+               "req-0:driver-a/pool-1/device-1+bc(IsPrepare)+bfc(BindingFailed)] @node-1")
+
+#define TAINT_KEY1 "'taints':[{'key':'key1','value':'value1','effect':'NoSchedule'}]"
+#define TOL_KEY1 ",'tolerations':[{'operator':'Exists','key':'key1','effect':'NoSchedule'}]"
+
+CASE(partitionable_devices_with_binding_conditions_and_taints,
+     .features = "PartitionableDevices DeviceBindingAndStatus DeviceTaints",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2"))}, .classes = {CLASS_A},
+     .slices =
+         {PSLICE_DEV("slice-1", "pool-1", "1", "driver-a",
+                     MEM_BC("device-1", "counter-set-1", "4Gi",
+                            "," BC("IsPrepare",
+                                   "BindingFailed") "," TAINT_KEY1) "," MEM_BC("device-2",
+                                                                               "counter-set-1",
+                                                                               "4Gi", "")),
+          PSLICE_CS("slice-2", "pool-1", "1", "driver-a", CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "")
+
+CASE(partitionable_devices_with_binding_conditions_and_taints_tolerated,
+     .features = "PartitionableDevices DeviceBindingAndStatus DeviceTaints",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "2", TOL_KEY1))}, .classes = {CLASS_A},
+     .slices =
+         {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                     MEM_BC("device-1", "counter-set-1", "4Gi",
+                            "," BC("IsPrepare",
+                                   "BindingFailed") "," TAINT_KEY1) "," MEM_BC("device-2",
+                                                                               "counter-set-1",
+                                                                               "4Gi", "")),
+          PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+tol(key1)+bc(IsPrepare)+bfc(BindingFailed) "
+               "req-0:driver-a/pool-1/device-2+tol(key1)] @node-1")
+
+CASE(consumable_capacity_disabled_feature, .features = "DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0, request req-0: has capacity requests, but the "
+              "DRAConsumableCapacity feature is disabled")
+
+CASE(consumable_capacity_disabled_feature_with_prioritized_list,
+     .features = "PrioritizedList DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUBX("subReq-0", "class-a", "1",
+                                                    CAPREQ("1")) "," SUBX("subReq-1", "class-a",
+                                                                          "1", CAPREQ("1"))))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0, subrequest subReq-0: has capacity requests, but the "
+              "DRAConsumableCapacity feature is disabled")
+
+#define CLASS_MULTI(v)                                                                             \
+    "{" RES "'kind':'DeviceClass','metadata':{'name':'class-a'},'spec':{'selectors':[{'cel':{"     \
+    "'expression':'device.driver == `driver-a` && device.allowMultipleAllocations == " v "'}}]}}"
+#define CAP1(q) "'capacity':{'capacity-1':{'value':'" q "'}}"
+
+CASE(consumable_capacity_multi_allocatable_device_with_missing_capacity_request,
+     .features = "ConsumableCapacity",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", CAP1("1") "," MULTI))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_with_missing_capacity_request,
+     .features = "ConsumableCapacity",
+     .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", CAP1("1") "," MULTI))},
+     .expect = "")
