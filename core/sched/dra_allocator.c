@@ -776,6 +776,30 @@ static const qinfo *qget(actx *a, const ks_dra_quantity *q)
 
 static qv qm(actx *a, const ks_dra_quantity *q) { return qget(a, q)->v; }
 
+/* v (milli-units) as an exact quantity: whole units in decimal, else milli-units with "m". */
+static const char *qv_text(actx *a, qv v)
+{
+    char digits[64];
+    int n = 0;
+    bool neg = v < 0, milli = v % 1000 != 0;
+    unsigned __int128 u = neg ? (unsigned __int128)(-(v + 1)) + 1 : (unsigned __int128)v;
+    if (!milli)
+        u /= 1000;
+    do {
+        digits[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u);
+    char *s = oalloc(a, (size_t)n + 3), *o = s;
+    if (neg)
+        *o++ = '-';
+    while (n)
+        *o++ = digits[--n];
+    if (milli)
+        *o++ = 'm';
+    *o = 0;
+    return s;
+}
+
 /* Value() of a milli amount: rounded up to units. */
 static qv units(qv milli) { return milli >= 0 ? (milli + 999) / 1000 : milli / 1000; }
 
@@ -2007,6 +2031,7 @@ static int build_results(actx *a)
                     am[j].milli = d->consumed[j] > INT64_MAX   ? INT64_MAX
                                   : d->consumed[j] < INT64_MIN ? INT64_MIN
                                                                : (int64_t)d->consumed[j];
+                    am[j].text = qv_text(a, d->consumed[j]);
                 }
                 o->nconsumed = d->c.dev->ncapacity;
                 o->consumed = am;

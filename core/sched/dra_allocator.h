@@ -52,10 +52,13 @@ typedef struct ks_dra_device_ref {
     const char *driver, *pool, *device;
 } ks_dra_device_ref;
 
-/* One capacity consumed from a device (name as written, milli-units). */
+/* One capacity consumed from a device (name as written, milli-units). In results, milli saturates
+ * at the int64 limits and text is the exact amount as a quantity ("2", "1500m",
+ * "1000000000000000000000"); as input, text is not read. */
 typedef struct ks_dra_capacity_amount {
     const char *name;
     int64_t milli;
+    const char *text;
 } ks_dra_capacity_amount;
 
 /* A device's consumed capacity summed over its shares (AllocatedState.AggregatedCapacity). */

@@ -186,8 +186,7 @@ static void render(char *buf, size_t n, const ks_dra_alloc_output *out)
             if (d->share_id)
                 cat(buf, n, "+share");
             for (uint32_t j = 0; j < d->nconsumed; j++)
-                cat(buf, n, "%s%s=%lldm", j ? "," : "{", d->consumed[j].name,
-                    (long long)d->consumed[j].milli);
+                cat(buf, n, "%s%s=%s", j ? "," : "{", d->consumed[j].name, d->consumed[j].text);
             if (d->nconsumed)
                 cat(buf, n, "}");
             for (uint32_t j = 0; j < d->ntolerations; j++)
@@ -1155,7 +1154,7 @@ CASE(consumable_capacity_rejection_rolls_back_constraints,
      .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
                       DEVX("device-1", CAP0("2") "," ATTRS(A_STR("cap")) "," MULTI) "," DEVX(
                           "device-2", ATTRS(A_STR("fb"))))},
-     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=2000m}] @node-1; "
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=2}] @node-1; "
                "[req-0/subReq-1:driver-a/pool-1/device-2] @node-1")
 
 CASE(
@@ -1757,4 +1756,295 @@ CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_with_missi
      .classes = {CLASS_MULTI("true")},
      .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
                       DEVX("device-1", CAP1("1") "," MULTI))},
+     .expect = "")
+
+/* withCapacityRequestPolicyRange: default 2, validRange min 2, step 2, max 4 */
+#define CAP_RANGE(v)                                                                               \
+    "'capacity':{'capacity-0':{'value':'" v "','requestPolicy':{'default':'2','validRange':{"      \
+    "'min':'2','step':'2','max':'4'}}}}"
+/* withCapacityRequestPolicyValidValues(default, v, extra) */
+#define CAP_VALUES(dflt, v, values)                                                                \
+    "'capacity':{'capacity-0':{'value':'" v "','requestPolicy':{'default':'" dflt "',"             \
+    "'validValues':[" values "]}}}"
+#define CC "ConsumableCapacity"
+#define R_SHARE(req, dev, amount)                                                                  \
+    "[" req ":driver-a/pool-1/" dev "+share{capacity-0=" amount "}] @node-1"
+#define MULTIDEV(name, caps) DEVX(name, caps "," MULTI)
+
+CASE(consumable_capacity_multi_allocatable_device_without_capacity_without_capacity_request,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", MULTI))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share] @node-1; "
+               "[req-0:driver-a/pool-1/device-1+share] @node-1")
+
+CASE(consumable_capacity_multi_allocatable_device_without_policy_without_capacity_request,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP0("1")) "," MULTIDEV("device-2", CAP0("1")))},
+     .expect = R_SHARE("req-0", "device-1", "1") "; " R_SHARE("req-0", "device-2", "1"))
+
+CASE(consumable_capacity_multi_allocatable_device_without_policy_without_capacity_request_block,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", MULTIDEV("device-1", CAP0("2")))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_without_policy_with_capacity_request,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1"))),
+                CLAIM("claim-1", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", MULTIDEV("device-1", CAP0("2")))},
+     .expect = R_SHARE("req-0", "device-1", "1") "; " R_SHARE("req-0", "device-1", "1"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_policy_without_capacity_request,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .expect = R_SHARE("req-0", "device-1", "2") "; " R_SHARE("req-0", "device-1", "2"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_zero_request_policy, .features = CC,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1")),
+                CLAIM("claim-1", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_VALUES("0", "1", "'0'")))},
+     .expect = R_SHARE("req-0", "device-1", "0") "; " R_SHARE("req-0", "device-1", "0"))
+
+CASE(consumable_capacity_multi_allocatable_device_violates_zero_request_policy, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_VALUES("0", "1", "'0'")))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_with_range_policy_with_capacity_request,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1"))),
+                CLAIM("claim-1", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .expect = R_SHARE("req-0", "device-1", "2") "; " R_SHARE("req-0", "device-1", "2"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_range_policy_step, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("3")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .expect = R_SHARE("req-0", "device-1", "4"))
+
+CASE(consumable_capacity_range_policy_request_above_int64_rejected, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("18446744073709551616")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .error = "claim default/claim-0, request req-0: checking capacity for device "
+              "driver-a/pool-1/device-1: capacity \"capacity-0\": capacity request cannot be "
+              "represented in the device's range arithmetic: request 18446744073709551616 "
+              "exceeds MaxInt64")
+
+CASE(consumable_capacity_range_policy_rounded_value_overflow_rejected, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("9223372036854775807")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .error = "rounding request 9223372036854775807 up to the next step passes MaxInt64")
+
+CASE(consumable_capacity_range_policy_overflow_aborts_not_skip, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("18446744073709551616")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")) "," MULTIDEV(
+                          "device-2", CAP0("36893488147419103232")))},
+     .error = "cannot be represented")
+
+CASE(consumable_capacity_range_policy_allocation_mode_all_overflow_aborts, .features = CC,
+     .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", CAPREQ("18446744073709551616")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .error = "claim default/claim-0, request req-0: checking capacity for device device-1: "
+              "capacity \"capacity-0\": capacity request cannot be represented")
+
+CASE(consumable_capacity_negative_request_aborts, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("-5")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", MULTIDEV("device-1", CAP0("10")))},
+     .error = "capacity \"capacity-0\": capacity value is negative")
+
+CASE(consumable_capacity_multi_allocatable_device_with_valid_values_policy, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_VALUES("1", "4", "'1','2'")))},
+     .expect = R_SHARE("req-0", "device-1", "2"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_valid_values_policy_round_up, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_VALUES("1", "3", "'1','3'")))},
+     .expect = R_SHARE("req-0", "device-1", "3"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_exceeded_consumable_capacity_request,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1"))),
+                CLAIM("claim-1", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("2")))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_with_request_over_max_sharing_policy,
+     .features = CC, .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("6")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("10")))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_with_allocated_capacity_use_remaining,
+     .features = CC, .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .capacity = {"driver-a/pool-1/device-1 capacity-0 2000"}, .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .expect = R_SHARE("req-0", "device-1", "2"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_allocated_capacity_next_device,
+     .features = CC, .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .capacity = {"driver-a/pool-1/device-1 capacity-0 2000"}, .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("2")) "," MULTIDEV("device-2",
+                                                                        CAP_RANGE("2")))},
+     .expect = R_SHARE("req-0", "device-2", "2"))
+
+CASE(
+    consumable_capacity_with_multi_allocatable_device_backtrack, .features = CC,
+    .claims = {CLAIMX("claim-0",
+                      REQX("req-0", "class-a", "1", CAPREQ("2")) "," REQX("req-1", "class-a", "1",
+                                                                          CAPREQ("2")),
+                      CONSTRAINTS(MATCH("stringAttribute"))),
+               CLAIM("claim-1", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+    .classes = {CLASS_A},
+    .slices = {SLICE(
+        "slice-1", "node-1", "pool-1", "driver-a",
+        MULTIDEV("device-2", CAP_RANGE("2") "," ATTRS(A_STR("stringAttributeValue1"))) "," MULTIDEV(
+            "device-1", CAP_RANGE("4") "," ATTRS(A_STR("stringAttributeValue2"))))},
+    .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=2} "
+              "req-1:driver-a/pool-1/device-1+share{capacity-0=2}] @node-1; " R_SHARE("req-0",
+                                                                                      "device-2",
+                                                                                      "2"))
+
+CASE(consumable_capacity_multi_allocatable_device_with_no_available_consumable_capacity,
+     .features = CC, .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .capacity = {"driver-a/pool-1/device-1 capacity-0 2000"}, .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("2")))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_filter_out_no_capacity,
+     .features = CC, .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", CAPREQ("2")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP0("2")) "," DEVX("device-2", MULTI))},
+     .expect = R_SHARE("req-0", "device-1", "2"))
+
+CASE(
+    consumable_capacity_multi_allocatable_device_allocation_mode_all_filter_out_insufficient_capacity,
+    .features = CC, .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", CAPREQ("2")))},
+    .classes = {CLASS_MULTI("true")},
+    .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                     MULTIDEV("device-1", CAP0("2")) "," MULTIDEV("device-2", CAP0("1")))},
+    .expect = R_SHARE("req-0", "device-1", "2"))
+
+CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_allocating_sufficient,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1",
+                                      CAPREQ("1")) "," ALLREQX("req-1", "class-a", CAPREQ("1")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP0("2")) "," MULTIDEV("device-2", CAP0("1")))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=1} "
+               "req-1:driver-a/pool-1/device-1+share{capacity-0=1} "
+               "req-1:driver-a/pool-1/device-2+share{capacity-0=1}] @node-1")
+
+CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_in_use_sufficient,
+     .features = CC, .capacity = {"driver-a/pool-1/device-1 capacity-0 1000"},
+     .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", CAPREQ("1")))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP0("2")) "," MULTIDEV("device-2", CAP0("1")))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=1} "
+               "req-0:driver-a/pool-1/device-2+share{capacity-0=1}] @node-1")
+
+CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_allocating_insufficient,
+     .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1",
+                                      CAPREQ("1")) "," ALLREQX("req-1", "class-a", CAPREQ("1")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP0("1")) "," MULTIDEV("device-2", CAP0("1")))},
+     .expect = "")
+
+CASE(consumable_capacity_multi_allocatable_device_allocation_mode_all_in_use_insufficient,
+     .features = CC, .capacity = {"driver-a/pool-1/device-1 capacity-0 1000"},
+     .claims = {CLAIM("claim-0", ALLREQX("req-0", "class-a", CAPREQ("1")))}, .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP0("1")) "," MULTIDEV("device-2", CAP0("1")))},
+     .expect = "")
+
+CASE(consumable_capacity_dedicated_device_with_consumable_capacity_request, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("false")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", CAP0("1")))},
+     .expect = R0_D1)
+
+CASE(consumable_capacity_dedicated_device_with_multiple_consumable_capacity_request, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1"))),
+                CLAIM("claim-1", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("false")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", CAP_RANGE("2")))},
+     .expect = "")
+
+CASE(consumable_capacity_requests_are_not_modified, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")) "," REQX(
+                                     "req-1", "class-a", "1", CAPREQ("1000000000000000000000")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1",
+                               "'capacity':{'capacity-0':{'value':'1000000000000000000002',"
+                               "'requestPolicy':{'default':'1000000000000000000000','validRange':"
+                               "{'min':'2'}}}}"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=2} "
+               "req-1:driver-a/pool-1/device-1+share{capacity-0=1000000000000000000000}] @node-1")
+
+CASE(allow_multiple_allocations_exclude_multi_allocatable_device_by_class_selector, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("false")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", MULTIDEV("device-1", CAP0("1")))},
+     .expect = "")
+
+CASE(allow_multiple_allocations_not_allocate_multi_allocatable_device_which_already_dedicated,
+     .features = CC, .allocated = {"driver-a/pool-1/device-1"},
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("2")))},
+     .expect = "")
+
+CASE(allow_multiple_allocations_not_allocate_dedicated_device_which_change_from_multi_allocatable,
+     .features = CC, .capacity = {"driver-a/pool-1/device-1 capacity-0 1000"},
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", CAP_RANGE("2")))},
      .expect = "")
