@@ -41,7 +41,7 @@ ks_dra_features ks_dra_features_default(void)
 typedef struct cel_entry {
     char *expr;
     ks_cel_program *prog; /* NULL: err holds the compile error */
-    char err[400];
+    char err[1024];
     struct cel_entry *next;
 } cel_entry;
 
@@ -84,6 +84,40 @@ void ks_dra_cel_cache_free(ks_dra_cel_cache *c)
     free(c);
 }
 
+/* The compiler's error as apiserver/pkg/cel's Error() renders it: "compilation failed: " and
+ * cel-go's issue text, whose ToDisplayString adds the source line and a caret under the column
+ * ('.' per character before it, full-width dot and caret for multi-byte characters). */
+static void compile_error_text(char *out, size_t n, const char *expr, const ks_cel_error *err)
+{
+    size_t l = (size_t)snprintf(out, n, "compilation failed: %s", err->msg);
+    if (err->line < 1 || l >= n)
+        return;
+    const char *line = expr;
+    for (int i = 1; i < err->line && line; i++) {
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    if (!line)
+        return;
+    size_t len = strcspn(line, "\n");
+    char snippet[sizeof((ks_cel_error *)0)->msg];
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < sizeof snippet; i++)
+        snippet[k++] = line[i] == '\t' ? ' ' : line[i];
+    snippet[k] = 0;
+    l += (size_t)snprintf(out + l, l < n ? n - l : 0, "\n | %s\n | ", snippet);
+    const unsigned char *p = (const unsigned char *)snippet;
+    for (int c = 0; c < err->column && *p && l < n; c++) { /* column: 0-based, as cel-go's */
+        size_t sz = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : 2;
+        l += (size_t)snprintf(out + l, n - l, "%s", sz > 1 ? "\uff0e" : ".");
+        for (size_t j = 0; j < sz && *p; j++)
+            p++;
+    }
+    if (l < n)
+        snprintf(out + l, n - l, "%s", *p >= 0x80 ? "\uff3e" : "^");
+}
+
 /* cel.Cache.GetOrCompile: entries are never removed while the cache lives, so the returned
  * entry stays valid without the lock. NULL only when out of memory. */
 static const cel_entry *cel_get(ks_dra_cel_cache *c, const char *expr)
@@ -104,8 +138,7 @@ static const cel_entry *cel_get(ks_dra_cel_cache *c, const char *expr)
     ks_cel_error err = {0};
     e->prog = ks_cel_compile(expr, &ks_cel_dra_env, &err);
     if (!e->prog)
-        /* apiserver/pkg/cel Error.Error() of the compiler's result */
-        snprintf(e->err, sizeof e->err, "compilation failed: %s", err.msg);
+        compile_error_text(e->err, sizeof e->err, expr, &err);
     e->next = c->buckets[h];
     c->buckets[h] = e;
     pthread_mutex_unlock(&c->mu);
