@@ -259,6 +259,9 @@ static ks_dra_device_ref parse_ref(const char *s, char *storage)
     return r;
 }
 
+/* A cache shared by every case when set (concurrent_calls), else one per case. */
+static ks_dra_cel_cache *g_cel;
+
 /* Runs tc and returns the output (caller frees); rendered into buf. */
 static void run_case(const tcase *tc, char *buf, size_t n, ks_dra_alloc_output *out)
 {
@@ -300,7 +303,7 @@ static void run_case(const tcase *tc, char *buf, size_t n, ks_dra_alloc_output *
         caps[i].amounts = &amounts[i];
     }
     ks_dra_allocated_state st = {nal, alloc, nsh, shared, ncap, caps};
-    ks_dra_cel_cache *cel = ks_dra_cel_cache_new();
+    ks_dra_cel_cache *cel = g_cel ? g_cel : ks_dra_cel_cache_new();
     ks_dra_alloc_input in = {
         .features = features(tc->features ? tc->features : ""),
         .node = node,
@@ -319,7 +322,8 @@ static void run_case(const tcase *tc, char *buf, size_t n, ks_dra_alloc_output *
     /* The results point into the objects: render before letting them go. */
     for (size_t i = 0; i < ncap; i++)
         free((void *)amounts[i].name);
-    ks_dra_cel_cache_free(cel);
+    if (cel != g_cel)
+        ks_dra_cel_cache_free(cel);
     ks__node_unref(node);
     for (size_t i = 0; i < nobjs; i++)
         ks__draobj_unref(objs[i]);
@@ -2048,3 +2052,95 @@ CASE(allow_multiple_allocations_not_allocate_dedicated_device_which_change_from_
      .classes = {CLASS_MULTI("true")},
      .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", CAP_RANGE("2")))},
      .expect = "")
+
+/* ---- beyond upstream's table ------------------------------------------------------------- */
+
+/* DeviceTaintRules: upstream's device tracker (resourceslice/tracker applyPatches) appends a
+ * rule's taint to every device its selector names before the allocator sees the slices; here the
+ * allocator applies them itself. */
+#define TAINT_RULE(sel, effect)                                                                    \
+    "{" RES "'kind':'DeviceTaintRule','metadata':{'name':'rule'},'spec':{'deviceSelector':{" sel   \
+    "},'taint':{'key':'rule-key','value':'v','effect':'" effect "'}}}"
+#define TOL_RULE ",'tolerations':[{'operator':'Exists','key':'rule-key'}]"
+
+CASE(taint_rule_blocks_selected_device, .features = "default",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {TAINT_RULE("'driver':'driver-a','pool':'pool-1','device':'device-1'",
+                                "NoSchedule")},
+     .expect = "[req-0:driver-a/pool-1/device-2] @node-1")
+
+CASE(taint_rule_whole_pool_noexecute, .features = "default",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {TAINT_RULE("'driver':'driver-a','pool':'pool-1'", "NoExecute")}, .expect = "")
+
+CASE(taint_rule_other_driver_and_none_effect, .features = "default",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {TAINT_RULE("'driver':'driver-b'", "NoSchedule"),
+                     TAINT_RULE("'driver':'driver-a'", "None")},
+     .expect = R0_D1)
+
+CASE(taint_rule_tolerated, .features = "default",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", TOL_RULE))}, .classes = {CLASS_A},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {TAINT_RULE("'driver':'driver-a'", "NoSchedule")},
+     .expect = "[req-0:driver-a/pool-1/device-1+tol(rule-key)] @node-1")
+
+CASE(taint_rule_ignored_without_device_taints, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {TAINT_RULE("'driver':'driver-a'", "NoSchedule")}, .expect = R0_D1)
+
+/* The compile error as the apiserver's CEL Error renders cel-go's issue (checked against the
+ * oracle): the source line, tabs as spaces, and a caret under the column. */
+CASE(cel_compile_error_text, .features = "default",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1",
+                                      SEL("device.driver == `x` ||\\n\\tnoSuchVar")))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0: selector #0: CEL compile error: compilation failed: ERROR: "
+              "<input>:2:2: undeclared reference to 'noSuchVar' (in container '')\n |  "
+              "noSuchVar\n | .^")
+
+/* A CEL runtime error aborts the whole attempt, worded as upstream (cel.EnhanceRuntimeError). */
+CASE(cel_runtime_error_aborts, .features = "default",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1",
+                                      SEL("device.attributes[`driver-a`].numa == 1")))},
+     .classes = {CLASS_A}, .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .error = "claim default/claim-0: selector #0 on device driver-a/pool-1/device-1: CEL runtime "
+              "error: no such key: numa. consider using CEL optional chaining (.? followed by "
+              "orValue()) or guarding the check with has() for optional fields")
+
+/* The same claims allocated twice with one cache, and from several threads at once: the results
+ * do not depend on what an earlier call compiled or on concurrent calls. */
+#include <pthread.h>
+
+static const tcase shared_case = {
+    .features = "default",
+    .claims = {CLAIM(
+        "claim-0", REQX("req-0", "class-a", "1", MEM_GE("2Gi")) "," REQ("req-1", "class-a", "1"))},
+    .classes = {CLASS_A},
+    .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                     MEMDEV("device-1", "1Gi") "," MEMDEV("device-2", "2Gi"))},
+    .expect = "[req-0:driver-a/pool-1/device-2 req-1:driver-a/pool-1/device-1] @node-1"};
+
+static void *run_shared(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++)
+        check("shared", &shared_case);
+    return NULL;
+}
+
+Test(dra_alloc, concurrent_calls)
+{
+    pthread_t t[4];
+    g_cel = ks_dra_cel_cache_new();
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, run_shared, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    ks_dra_cel_cache_free(g_cel);
+    g_cel = NULL;
+}
