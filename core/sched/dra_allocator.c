@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "api/intern.h"
 #include "cel/cel.h"
@@ -1575,9 +1576,24 @@ typedef struct loc {
     uint32_t device;
 } loc;
 
+static int aborted(actx *a)
+{
+    if (a->in->cancelled && atomic_load(a->in->cancelled))
+        return fail(a, "filter operation aborted: context canceled");
+    if (a->in->deadline_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec >= a->in->deadline_ns)
+            return fail(a, "filter operation aborted: context deadline exceeded");
+    }
+    return 0;
+}
+
 static int allocate_one(actx *a, int claim, int reqi, int subi, int devi, bool in_sub, loc start)
 {
     a->steps++;
+    if (aborted(a))
+        return R_ERR;
     if ((size_t)claim >= a->nclaims)
         return R_YES;
     claimdata *cd = &a->claims[claim];

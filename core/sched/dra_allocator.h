@@ -25,6 +25,7 @@
 #ifndef KS_CORE_DRA_ALLOCATOR_H
 #define KS_CORE_DRA_ALLOCATOR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,12 @@ typedef struct ks_dra_alloc_input {
     size_t ntaint_rules;
     const ks_dra_allocated_state *allocated; /* NULL: nothing allocated */
     ks_dra_cel_cache *cel;
+    /* The context upstream's Allocate checks on every step (the plugin's filterTimeout, a cycle
+     * given up): the search stops with KS_DRA_ERROR "filter operation aborted: context deadline
+     * exceeded" once CLOCK_MONOTONIC reaches deadline_ns (0: none), or "filter operation aborted:
+     * context canceled" once *cancelled is nonzero (NULL: never). */
+    int64_t deadline_ns;
+    const atomic_int *cancelled;
     /* Share IDs for allowMultipleAllocations devices: NULL draws random version-4 UUIDs (as
      * uuid.NewUUID upstream); tests pass a fixed one. */
     const char *fixed_share_id;

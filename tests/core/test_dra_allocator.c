@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,8 @@ TestSuite(dra_alloc, .init = setup);
 #define MAXOBJ 40
 
 typedef struct tcase {
+    int64_t deadline_ns;
+    const atomic_int *cancelled;
     const char *features; /* upstream Features names, space separated; "" none */
     const char *node;     /* NULL: node-1 in region-1 */
     const char *classes[MAXOBJ];
@@ -316,6 +319,8 @@ static void run_case(const tcase *tc, char *buf, size_t n, ks_dra_alloc_output *
         .allocated = &st,
         .cel = cel,
         .fixed_share_id = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa",
+        .deadline_ns = tc->deadline_ns,
+        .cancelled = tc->cancelled,
     };
     cr_assert_eq(ks_dra_allocate(&in, claims, ncm, out), 0);
     render(buf, n, out);
@@ -2144,3 +2149,19 @@ Test(dra_alloc, concurrent_calls)
     ks_dra_cel_cache_free(g_cel);
     g_cel = NULL;
 }
+
+/* upstream's "interrupt" test: a search of a few hundred steps, run as is, past its deadline, and
+ * cancelled before it starts. */
+#define INTERRUPT_CASE                                                                             \
+    .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "6"))}, .classes = {CLASS_A},              \
+    .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",                                    \
+                     DEV("device-1") "," DEV("device-2") "," DEV("device-3") "," DEV(              \
+                         "device-4") "," DEV("device-5"))}
+
+CASE(interrupt_off, INTERRUPT_CASE, .expect = "")
+CASE(interrupt_deadline, INTERRUPT_CASE, .deadline_ns = 1,
+     .error = "filter operation aborted: context deadline exceeded")
+
+static atomic_int cancelled_flag = 1;
+CASE(interrupt_cancel, INTERRUPT_CASE, .cancelled = &cancelled_flag,
+     .error = "filter operation aborted: context canceled")
