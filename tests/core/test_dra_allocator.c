@@ -2165,3 +2165,209 @@ CASE(interrupt_deadline, INTERRUPT_CASE, .deadline_ns = 1,
 static atomic_int cancelled_flag = 1;
 CASE(interrupt_cancel, INTERRUPT_CASE, .cancelled = &cancelled_flag,
      .error = "filter operation aborted: context canceled")
+
+/* ---- upstream's table, continued ----------------------------------------------------------- */
+
+#define MODE(v) "'mode':{'string':'" v "'}"
+
+CASE(allow_multiple_allocations_with_shared_device_counter_cross_cycle,
+     .features = "PartitionableDevices ConsumableCapacity",
+     .claims = {CLAIM("claim-0",
+                      REQX("req-0", "class-a", "1",
+                           CAPREQ("1") SEL("device.attributes[`driver-a`].mode == `b`")))},
+     .shared = {"driver-a/pool-1/device-1"},
+     .capacity = {"driver-a/pool-1/device-1 capacity-0 1000"}, .classes = {CLASS_MULTI("true")},
+     .slices = {PSLICE_DEV(
+                    "slice-1", "pool-1", "2", "driver-a",
+                    DEVX("device-1",
+                         CAP0("1") "," ATTRS(MODE("a")) "," COUNTERS1(
+                             "counter-set-1", "capacity-0",
+                             "1") "," MULTI) "," DEVX("device-2",
+                                                      CAP0("1") "," ATTRS(MODE("b")) "," COUNTERS1(
+                                                          "counter-set-1", "capacity-0",
+                                                          "1") "," MULTI)),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "capacity-0", "1"))},
+     .expect = "")
+
+CASE(partitionable_consumable_capacity_shared_device_counter_not_recharged,
+     .features = "PartitionableDevices ConsumableCapacity", .shared = {"driver-a/pool-1/device-1"},
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", MULTI "," COUNTERS1("counter-set-1", "c", "1"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", CSET("counter-set-1", "c", "1"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share] @node-1")
+
+#define CC2(name, c0)                                                                              \
+    "{'name':'" name "','capacity':{'capacity-0':{'value':'" c0 "'},'capacity-1':{'value':'4',"    \
+    "'requestPolicy':{'default':'2','validRange':{'min':'2','step':'2','max':'4'}}}},"             \
+    "'consumesCounters':[{'counterSet':'counter-set-1','counters':{'capacity-0':{'value':'" c0     \
+    "'}}},{'counterSet':'counter-set-2','counters':{'capacity-1':{'value':'4'}}}],"                \
+    "'allowMultipleAllocations':true}"
+#define CAP0_GE(q)                                                                                 \
+    SEL("device.capacity[`driver-a`][`capacity-0`].compareTo(quantity(`" q "`)) >= 0")
+
+CASE(consumable_capacity_with_partitionable_device_multiple_capacity_pools,
+     .features = "PrioritizedList PartitionableDevices ConsumableCapacity",
+     .claims = {CLAIM(
+         "claim-0",
+         REQX("req-0", "class-a", "1", CAPREQ("1")) "," REQX(
+             "req-2", "class-a", "1",
+             CAPREQ("2")) "," PRIO("req-1",
+                                   SUBX("subReq-0", "class-a", "1",
+                                        CAP0_GE("4")
+                                            CAPREQ("1")) "," SUBX("subReq-1", "class-a", "1",
+                                                                  CAP0_GE("2") CAPREQ("1"))))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           CC2("device-1", "2") "," CC2("device-2", "4") "," CC2("device-3", "2")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "capacity-0", "4") "," CSET("counter-set-2",
+                                                                            "capacity-1", "8"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=1,capacity-1=2} "
+               "req-2:driver-a/pool-1/device-3+share{capacity-0=2,capacity-1=2} "
+               "req-1/subReq-1:driver-a/pool-1/device-1+share{capacity-0=1,capacity-1=2}] "
+               "@node-1")
+
+#define DISTINCT_FOR(attr, ...)                                                                    \
+    "{'distinctAttribute':'driver-a/" attr "','requests':[" __VA_ARGS__ "]}"
+#define DISTINCT(attr) "{'distinctAttribute':'driver-a/" attr "'}"
+#define VNB(name, v, n, b) MULTIDEV(name, ATTRS(A_VER(v) "," A_NUMA(n) "," A_BOOL(b)))
+
+CASE(with_distinct_constraints, .features = CC,
+     .claims = {CLAIMX(
+         "claim-0",
+         REQ("req-0", "class-a", "1") "," REQ("req-1", "class-a", "1") "," REQ(
+             "req-2", "class-a", "1") "," REQ("req-3", "class-a", "1"),
+         CONSTRAINTS(DISTINCT_FOR("boolAttribute", "'req-0','req-1'") "," DISTINCT_FOR(
+             "driverVersion",
+             "'req-0','req-1','req-2'") "," DISTINCT_FOR("numa",
+                                                         "'req-0','req-1','req-2','req-3'")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE(
+         "slice-1", "node-1", "pool-1", "driver-a",
+         VNB("device-1", "1.0.0", "0", "true") "," VNB("device-2", "1.0.1", "1", "false") "," VNB(
+             "device-3", "1.0.2", "2", "true") "," VNB("device-4", "1.0.0", "3", "true"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share req-1:driver-a/pool-1/device-2+share "
+               "req-2:driver-a/pool-1/device-3+share req-3:driver-a/pool-1/device-4+share] "
+               "@node-1")
+
+#define STR3(v1, v2, v3)                                                                           \
+    SLICE("slice-1", "node-1", "pool-1", "driver-a",                                               \
+          DEVX("device-1", ATTRS(A_STR(v1))) "," DEVX("device-2", ATTRS(A_STR(v2))) "," DEVX(      \
+              "device-3", ATTRS(A_STR(v3))))
+
+CASE(distinct_constraint_single_request_count_3_not_distinct, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "3"),
+                       CONSTRAINTS(DISTINCT("stringAttribute")))},
+     .classes = {CLASS_A}, .slices = {STR3("value1", "value2", "value1")}, .expect = "")
+
+CASE(distinct_constraint_single_request_count_3_all_distinct, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "3"),
+                       CONSTRAINTS(DISTINCT("stringAttribute")))},
+     .classes = {CLASS_A}, .slices = {STR3("value1", "value2", "value3")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-1/device-2 "
+               "req-0:driver-a/pool-1/device-3] @node-1")
+
+CASE(distinct_constraint_two_requests_with_count_not_distinct, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2") "," REQ("req-1", "class-a", "1"),
+                       CONSTRAINTS(DISTINCT_FOR("stringAttribute", "'req-0','req-1'")))},
+     .classes = {CLASS_A}, .slices = {STR3("value1", "value2", "value1")}, .expect = "")
+
+CASE(with_distinct_constraints_attribute_not_set, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1"),
+                       CONSTRAINTS(DISTINCT_FOR("boolAttribute", "'req-0'")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEVX("device-1", MULTI))},
+     .expect = "")
+
+CASE(with_distinct_constraints_unknown_type_attribute, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "1"),
+                       CONSTRAINTS(DISTINCT_FOR("boolAttribute", "'req-0'")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", ATTRS("'boolAttribute':{}")))},
+     .error = "unsupported attribute value")
+
+#define BOOLSEL SEL("device.attributes[`driver-a`].boolAttribute")
+#define PRIO_BOOL(req)                                                                             \
+    PRIO(req, SUBX("subReq-0", "class-a", "1", BOOLSEL) "," SUB("subReq-1", "class-a", "1"))
+
+CASE(with_distinct_constraints_with_subrequests, .features = "ConsumableCapacity PrioritizedList",
+     .claims = {CLAIMX("claim-0", PRIO_BOOL("req-0") "," PRIO_BOOL("req-1") "," PRIO_BOOL("req-2"),
+                       CONSTRAINTS(DISTINCT_FOR("boolAttribute", "'req-0','req-1'")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", ATTRS(A_BOOL("true"))) "," MULTIDEV(
+                          "device-2", ATTRS(A_BOOL("false"))))},
+     .expect = "[req-0/subReq-0:driver-a/pool-1/device-1+share "
+               "req-1/subReq-1:driver-a/pool-1/device-2+share "
+               "req-2/subReq-0:driver-a/pool-1/device-1+share] @node-1")
+
+CASE(distinct_constraint_single_request_multiple_devices_attribute_not_set, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "3"), CONSTRAINTS(DISTINCT("numa")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEV("device-1") "," DEV("device-2") "," DEV("device-3"))},
+     .expect = "")
+
+#define NUMA4(a, b, c, d)                                                                          \
+    SLICE("slice-1", "node-1", "pool-1", "driver-a",                                               \
+          DEVX("device-1", ATTRS(A_NUMA(a))) "," DEVX("device-2", ATTRS(A_NUMA(b))) "," DEVX(      \
+              "device-3", ATTRS(A_NUMA(c))) "," DEVX("device-4", ATTRS(A_NUMA(d))))
+
+CASE(distinct_constraint_single_request_not_enough_distinct_values, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "3"), CONSTRAINTS(DISTINCT("numa")))},
+     .classes = {CLASS_A}, .slices = {NUMA4("1", "2", "2", "2")}, .expect = "")
+
+CASE(distinct_constraint_single_request_multiple_devices_attribute_set, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "3"), CONSTRAINTS(DISTINCT("numa")))},
+     .classes = {CLASS_A}, .slices = {NUMA4("1", "2", "1", "3")},
+     .expect = "[req-0:driver-a/pool-1/device-1 req-0:driver-a/pool-1/device-2 "
+               "req-0:driver-a/pool-1/device-4] @node-1")
+
+CASE(distinct_constraint_one_multi_allocatable_device_with_distinct_constraint, .features = CC,
+     .claims = {CLAIMX("claim-0",
+                       REQX("req-0", "class-a", "1", CAPREQ("1")) "," REQX("req-1", "class-a", "1",
+                                                                           CAPREQ("1")),
+                       CONSTRAINTS(DISTINCT("stringAttribute")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1",
+                               ATTRS(A_STR("stringAttributeValue")) "," CAP_RANGE("2")))},
+     .expect = "")
+
+CASE(distinct_constraint_two_multi_allocatable_devices_with_distinct_constraint, .features = CC,
+     .claims = {CLAIMX("claim-0",
+                       REQX("req-0", "class-a", "1", CAPREQ("2")) "," REQX("req-1", "class-a", "1",
+                                                                           CAPREQ("2")),
+                       CONSTRAINTS(DISTINCT("stringAttribute")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           MULTIDEV("device-1",
+                                    ATTRS(A_STR("stringAttributeValue1")) "," CAP_RANGE("4"))),
+                PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           MULTIDEV("device-2",
+                                    ATTRS(A_STR("stringAttributeValue2")) "," CAP_RANGE("4")))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{capacity-0=2} "
+               "req-1:driver-a/pool-1/device-2+share{capacity-0=2}] @node-1")
+
+/* withFractionalCapacityRequestPolicyRange: default 200m, min 200m, step 100m, max 1 */
+#define CAP_FRAC(v)                                                                                \
+    "'capacity':{'capacity-0':{'value':'" v "','requestPolicy':{'default':'200m','validRange':{"   \
+    "'min':'200m','step':'100m','max':'1'}}}}"
+
+CASE(consumable_capacity_fractional_range_gate_disabled, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("200m")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_FRAC("1")))},
+     .expect = R_SHARE("req-0", "device-1", "1"))
+
+CASE(consumable_capacity_fractional_range_gate_enabled_round_up,
+     .features = "ConsumableCapacity FractionalCapacityRange",
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("250m")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_FRAC("1")))},
+     .expect = R_SHARE("req-0", "device-1", "300m"))
