@@ -2371,3 +2371,155 @@ CASE(consumable_capacity_fractional_range_gate_enabled_round_up,
      .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
                       MULTIDEV("device-1", CAP_FRAC("1")))},
      .expect = R_SHARE("req-0", "device-1", "300m"))
+
+#define PSLICE_AT(name, node, pool, gen, count, driver, devices)                                   \
+    SLICEX(name, "'nodeName':'" node "'", pool, gen, count, driver, ",'devices':[" devices "]")
+
+CASE(allocation_mode_all_with_multi_host_resource_pool,
+     .claims = {CLAIM("claim-0", ALLREQ("req-0", "class-a"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-2", "node-2", "pool-1", "1", "2", "driver-a", DEV("device-2"))},
+     .expect = R0_D1)
+
+CASE(multi_host_resource_pool_with_stale_slice_for_current_node,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-2", "node-2", "pool-1", "2", "2", "driver-a", DEV("device-2"))},
+     .expect = "")
+
+CASE(multi_host_resource_pool_complete_update_from_node_1_to_node_2,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-2")),
+                PSLICE_AT("slice-2", "node-2", "pool-1", "2", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-2", "node-2", "pool-1", "2", "2", "driver-a", DEV("device-2"))},
+     .expect = R0_D1)
+
+CASE(multi_host_resource_pool_complete_update_from_node_2_to_node_1,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-2", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-1", "node-2", "pool-1", "1", "2", "driver-a", DEV("device-2")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "2", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "2", "2", "driver-a", DEV("device-2"))},
+     .expect = R0_D1)
+
+CASE(multi_host_resource_pool_incomplete_update_from_node_1_to_node_2,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-2")),
+                PSLICE_AT("slice-2", "node-2", "pool-1", "2", "2", "driver-a", DEV("device-1"))},
+     .expect = R0_D1)
+
+CASE(multi_host_resource_pool_incomplete_update_from_node_2_to_node_1,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-2", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-1", "node-2", "pool-1", "1", "2", "driver-a", DEV("device-2")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "2", "2", "driver-a", DEV("device-1"))},
+     .expect = "")
+
+#define EMPTY_CSET(name) "{'name':'" name "'}"
+
+CASE(partitionable_devices_same_counter_set_name_in_different_resource_slices,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "4", "driver-a", DEV("device-1")),
+                PSLICE_CS("slice-2", "pool-1", "4", "driver-a", EMPTY_CSET("counter-set-1")),
+                PSLICE_DEV("slice-3", "pool-1", "4", "driver-a", DEV("device-2")),
+                PSLICE_CS("slice-4", "pool-1", "4", "driver-a", EMPTY_CSET("counter-set-1"))},
+     .error = "invalid resource pools were encountered")
+
+CASE(partitionable_devices_device_counter_consumption_references_unknown_counter_set,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", "'consumesCounters':[{'counterSet':'counter-set-2'}]")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a", EMPTY_CSET("counter-set-1"))},
+     .error = "invalid resource pools were encountered")
+
+CASE(partitionable_devices_device_counter_consumption_references_unknown_counter_in_counter_set,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "memory", "8Gi"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "other-memory", "8Gi"))},
+     .error = "invalid resource pools were encountered")
+
+CASE(partitionable_devices_device_counter_consumption_references_counter_set_in_other_pool,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "1", "driver-a",
+                           DEVX("device-1", COUNTERS1("counter-set-1", "memory", "8Gi"))),
+                PSLICE_CS("slice-2", "pool-2", "1", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .error = "invalid resource pools were encountered")
+
+#define CS_AT(name, node, pool, count, driver, sets)                                               \
+    SLICEX(name, "'nodeName':'" node "'", pool, "1", count, driver, ",'sharedCounters':[" sets "]")
+
+CASE(partitionable_devices_devices_on_different_nodes_consume_same_counter_set,
+     .features = "PartitionableDevices PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUBX("subReq-0", "class-a", "1",
+                                                    MEM_GE("6Gi")) "," SUBX("subReq-1", "class-a",
+                                                                            "1", MEM_GE("2Gi"))))},
+     .classes = {CLASS_A},
+     .slices = {CS_AT("slice-1", "node-1", "pool-1", "3", "driver-a",
+                      CSET("counter-set-1", "memory", "8Gi")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "3", "driver-a",
+                          FROM_COUNTERS("device-1", "counter-set-1", "memory",
+                                        "6Gi") "," FROM_COUNTERS("device-2", "counter-set-1",
+                                                                 "memory", "2Gi")),
+                PSLICE_AT("slice-3", "node-2", "pool-1", "1", "3", "driver-a",
+                          DEVX("device-3", COUNTERS1("counter-set-1", "memory", "6Gi")))},
+     .allocated = {"driver-a/pool-1/device-3"},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-2] @node-1")
+
+CASE(partitionable_devices_devices_consume_counter_set_in_different_nodes,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {CS_AT("slice-1", "node-1", "pool-1", "3", "driver-a",
+                      CSET("counter-set-1", "memory", "8Gi")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "3", "driver-a",
+                          FROM_COUNTERS("device-1", "counter-set-1", "memory", "6Gi")),
+                PSLICE_AT("slice-3", "node-2", "pool-1", "1", "3", "driver-a",
+                          FROM_COUNTERS("device-2", "counter-set-1", "memory",
+                                        "6Gi") "," FROM_COUNTERS("device-3", "counter-set-1",
+                                                                 "memory", "2Gi"))},
+     .allocated = {"driver-a/pool-1/device-1"}, .node = NODE("node-2", "region-1"),
+     .expect = "[req-0:driver-a/pool-1/device-3] @node-2")
+
+CASE(partitionable_devices_validation_error_on_non_targeting_slice,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {CS_AT("slice-1", "node-1", "pool-1", "3", "driver-a",
+                      CSET("counter-set-1", "memory", "8Gi")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "3", "driver-a",
+                          FROM_COUNTERS("device-1", "counter-set-1", "memory", "6Gi")),
+                PSLICE_AT("slice-3", "node-2", "pool-1", "1", "3", "driver-a",
+                          DEVX("device-3", COUNTERS1("counter-set-2", "memory", "6Gi")))},
+     .error = "invalid resource pools were encountered")
+
+CASE(different_resourceslices_in_pool_can_target_different_nodes,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-2", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-2"))},
+     .expect = "[req-0:driver-a/pool-1/device-2] @node-1")
+
+#define INVALID_POOL_SLICES                                                                        \
+    PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),               \
+        PSLICE_AT("slice-2", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),           \
+        PSLICE_AT("slice-3", "node-1", "pool-2", "1", "1", "driver-a", DEV("device-2"))
+
+CASE(invalid_pool_is_ok_if_devices_can_be_allocated_from_other,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {INVALID_POOL_SLICES}, .expect = "[req-0:driver-a/pool-2/device-2] @node-1")
+
+CASE(invalid_pool_is_error_if_no_other_device_can_be_allocated,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {INVALID_POOL_SLICES}, .allocated = {"driver-a/pool-2/device-2"},
+     .error = "invalid resource pools were encountered")
+
+CASE(no_allocation_from_incomplete_pools,
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1"))},
+     .expect = "")
