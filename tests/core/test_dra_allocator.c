@@ -2523,3 +2523,81 @@ CASE(no_allocation_from_incomplete_pools,
      .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
      .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1"))},
      .expect = "")
+
+/* The search's step counts (Stats.NumAllocateOneInvocations), pinning down upstream's order of
+ * combinations. */
+#define DEV4 DEV("device-1") "," DEV("device-2") "," DEV("device-3") "," DEV("device-4")
+#define REQ5 CLAIM("claim-0", REQ("req-0", "class-a", "5"))
+
+CASE(check_combinations_within_single_request_single_pool_single_slice, .claims = {REQ5},
+     .classes = {CLASS_A}, .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", DEV4)},
+     .expect = "", .steps = 16)
+
+CASE(check_combinations_within_single_request_single_pool_multiple_slices, .claims = {REQ5},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a",
+                          DEV("device-1") "," DEV("device-2")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "2", "driver-a",
+                          DEV("device-3") "," DEV("device-4"))},
+     .expect = "", .steps = 16)
+
+CASE(check_combinations_within_single_request_multiple_pools_multiple_slices, .claims = {REQ5},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-1")),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "2", "driver-a", DEV("device-2")),
+                SLICE("slice-3", "node-1", "pool-2", "driver-a",
+                      DEV("device-3") "," DEV("device-4"))},
+     .expect = "", .steps = 16)
+
+CASE(check_combinations_within_single_request_many_pools, .claims = {REQ5}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a"),
+                SLICE("slice-2", "node-1", "pool-2", "driver-a", DEV("device-2")),
+                SLICE("slice-3", "node-1", "pool-3", "driver-a", DEV("device-3")),
+                SLICE("slice-4", "node-1", "pool-4", "driver-a", DEV("device-4"))},
+     .expect = "", .steps = 16)
+
+#define TYPE(v) ATTRS("'type':{'string':'" v "'}")
+#define TYPE_IS(v) SEL("device.attributes[`driver-a`].type == `" v "`")
+
+CASE(check_combinations_with_backtracking,
+     .claims = {CLAIM("claim-0", REQ("req-1", "class-a", "2") "," REQX("req-2", "class-a", "1",
+                                                                       TYPE_IS("X")))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", TYPE("X")) "," DEVX("device-2", TYPE("Y")) "," DEVX(
+                          "device-3", TYPE("Y")))},
+     .expect = "[req-1:driver-a/pool-1/device-2 req-1:driver-a/pool-1/device-3 "
+               "req-2:driver-a/pool-1/device-1] @node-1",
+     .steps = 12)
+
+CASE(check_combinations_with_backtracking_across_slices_and_pools,
+     .features = "DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-1", "class-a", "2") "," REQX("req-2", "class-a", "1",
+                                                                       TYPE_IS("X")))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_AT("slice-1", "node-1", "pool-1", "1", "2", "driver-a",
+                          DEVX("device-1", TYPE("X"))),
+                PSLICE_AT("slice-2", "node-1", "pool-1", "1", "2", "driver-a",
+                          DEVX("device-2", TYPE("Y"))),
+                SLICE("slice-3", "node-1", "pool-2", "driver-a",
+                      DEVX("device-3", TYPE("Y") ",'bindingConditions':['IsPrepare'],"
+                                                 "'bindingFailureConditions':[]"))},
+     .expect = "[req-1:driver-a/pool-1/device-2 req-1:driver-a/pool-2/device-3+bc(IsPrepare) "
+               "req-2:driver-a/pool-1/device-1] @node-1",
+     .steps = 12)
+
+CASE(check_combinations_with_prioritized_list, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      PRIO("req-1", SUBX("subReq-0", "class-a", "3", TYPE_IS("Y")) "," SUB(
+                                        "subReq-1", "class-a",
+                                        "2")) "," PRIO("req-2",
+                                                       SUB("subReq-0", "class-a",
+                                                           "2") "," SUBX("subReq-1", "class-a", "1",
+                                                                         TYPE_IS("X"))))},
+     .classes = {CLASS_A},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      DEVX("device-1", TYPE("X")) "," DEVX("device-2", TYPE("Y")) "," DEVX(
+                          "device-3", TYPE("Y")))},
+     .expect = "[req-1/subReq-1:driver-a/pool-1/device-2 req-1/subReq-1:driver-a/pool-1/device-3 "
+               "req-2/subReq-1:driver-a/pool-1/device-1] @node-1",
+     .steps = 26)
