@@ -2601,3 +2601,54 @@ CASE(check_combinations_with_prioritized_list, .features = "PrioritizedList",
      .expect = "[req-1/subReq-1:driver-a/pool-1/device-2 req-1/subReq-1:driver-a/pool-1/device-3 "
                "req-2/subReq-1:driver-a/pool-1/device-1] @node-1",
      .steps = 26)
+
+CASE(prioritized_list_max_allocation_allocation_mode_all, .features = "PrioritizedList",
+     .claims = {CLAIM("claim-0", PRIO("req-0", SUB_ALL("subReq-0", "class-a") "," SUB(
+                                                   "subReq-1", "class-a",
+                                                   "2")) "," REQ("req-1", "class-b", "2"))},
+     .classes = {CLASS_A, CLASS_B},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a", "#DEVS31#"),
+                SLICE("slice-2", "node-1", "pool-2", "driver-b", "#DEVS2#")},
+     .expect = "[req-0/subReq-1:driver-a/pool-1/device-0 req-0/subReq-1:driver-a/pool-1/device-1 "
+               "req-1:driver-b/pool-2/device-0 req-1:driver-b/pool-2/device-1] @node-1",
+     .steps = 42)
+
+CASE(consumable_capacity_multi_allocatable_device_with_subrequest,
+     .features = "ConsumableCapacity PrioritizedList",
+     .claims = {CLAIM("claim-0",
+                      PRIO("req-0", SUBX("subReq-0", "class-a", "1", CAPREQ("4")) "," SUBX(
+                                        "subReq-1", "class-a", "1",
+                                        CAPREQ("2")) "," SUB("subReq-1", "class-a", "1")))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("2")))},
+     .expect = R_SHARE("req-0/subReq-1", "device-1", "2"))
+
+/* With DRADeviceCompatibilityGroups off (not supported by this implementation), slices whose
+ * devices declare compatibility groups are ignored, which leaves their pool incomplete. */
+#define GROUPED(name, set, v)                                                                      \
+    DEVX(name, "'consumesCounters':[{'counterSet':'" set "','counters':{'capacity-0':{'value':'" v \
+               "'}},'compatibilityGroups':['mig']}]")
+
+CASE(compatibility_groups_disabled_skips_grouped_pool, .features = "PartitionableDevices",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           GROUPED("device-1", "counter-set-1", "2")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "capacity-0", "4")),
+                PSLICE_DEV("slice-3", "pool-2", "2", "driver-a",
+                           DEVX("device-2", COUNTERS1("counter-set-2", "capacity-0", "2"))),
+                PSLICE_CS("slice-4", "pool-2", "2", "driver-a",
+                          CSET("counter-set-2", "capacity-0", "4"))},
+     .expect = "[req-0:driver-a/pool-2/device-2] @node-1")
+
+CASE(compatibility_groups_disabled_skips_ungrouped_device_in_grouped_pool,
+     .features = "PartitionableDevices", .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))},
+     .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "3", "driver-a",
+                           GROUPED("device-1", "counter-set-1", "1")),
+                PSLICE_DEV("slice-2", "pool-1", "3", "driver-a",
+                           DEVX("device-2", COUNTERS1("counter-set-1", "capacity-0", "1"))),
+                PSLICE_CS("slice-3", "pool-1", "3", "driver-a",
+                          CSET("counter-set-1", "capacity-0", "4"))},
+     .expect = "")
