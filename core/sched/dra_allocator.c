@@ -303,6 +303,7 @@ struct actx {
     hmap devs;       /* device key -> devstate */
     hmap celdevs;    /* ks_dra_device * -> ks_cel_value * */
     hmap quantities; /* ks_dra_quantity * -> qinfo * */
+    hmap devkeys;    /* ks_dra_device * -> its DeviceID key */
     uint64_t steps;
 };
 
@@ -381,7 +382,18 @@ static void cand_init(actx *a, cand *c, const ks_resource_slice *s, const ks_dra
     c->dev = d;
     c->slice = s;
     c->pool = p;
-    c->key = devkey(a, s->driver, s->pool_name, d->name, &c->klen);
+    /* The key is built once per device and call: the search visits devices many times. */
+    struct dkey {
+        const char *k;
+        size_t n;
+    } *dk = hmap_get(&a->devkeys, d, 0);
+    if (!dk) {
+        dk = amalloc(a, sizeof(*dk));
+        dk->k = devkey(a, s->driver, s->pool_name, d->name, &dk->n);
+        hmap_put(a, &a->devkeys, d, 0, dk);
+    }
+    c->key = dk->k;
+    c->klen = dk->n;
 }
 
 /* ---- node selection (pools_incubating.go NodeMatches) ------------------------------------- */
