@@ -33,7 +33,13 @@ typedef __int128 qv;
 
 ks_dra_features ks_dra_features_default(void)
 {
-    ks_dra_features f = {true, true, true, true, true, true, true};
+    ks_dra_features f = {.admin_access = true,
+                         .prioritized_list = true,
+                         .partitionable_devices = true,
+                         .device_taints = true,
+                         .device_binding_and_status = true,
+                         .consumable_capacity = true,
+                         .fractional_capacity_range = false};
     return f;
 }
 

@@ -34,8 +34,10 @@
 #include "api/objects.h"
 #include "util/mempool.h"
 
-/* structured.Features: what the allocator may do. ks_dra_features_default() gives v1.37.2's
- * defaults (all seven true). */
+/* structured.Features: what the allocator may do. ks_dra_features_default() gives what
+ * kube-scheduler v1.37.2 passes with its default feature gates: all true but
+ * fractional_capacity_range (DRAFractionalCapacityRange is on at 1.37 only with
+ * --min-compatibility-version>=1.37; the default minimum is 1.36). */
 typedef struct ks_dra_features {
     bool admin_access, prioritized_list, partitionable_devices, device_taints,
         device_binding_and_status, consumable_capacity, fractional_capacity_range;

@@ -411,9 +411,11 @@ static const char *const feature_names[] = {"AdminAccess",
 static cJSON *gen_case(ks_dra_features *f)
 {
     cJSON *c = obj(), *feat = obj();
-    bool all = chance(85), v[7];
+    /* v1.37.2's defaults (all but FractionalCapacityRange), everything on, or a random mix */
+    unsigned mode = rnd(100);
+    bool v[7];
     for (int i = 0; i < 7; i++) {
-        v[i] = all || chance(50);
+        v[i] = mode < 40 ? i != 6 : mode < 80 ? true : chance(50);
         add(feat, feature_names[i], cJSON_CreateBool(v[i]));
     }
     f->admin_access = v[0];
