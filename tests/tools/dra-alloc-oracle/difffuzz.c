@@ -775,6 +775,11 @@ int main(int argc, char **argv)
         }
         free(line);
         cJSON_Delete(c);
+        if ((i + 1) % 10000 == 0) {
+            printf("dra_alloc_difffuzz: %ld cases so far: %ld agree, %ld differ\n", i + 1, agree,
+                   differ);
+            fflush(stdout);
+        }
     }
     fclose(to_oracle);
     int st;
