@@ -2652,3 +2652,22 @@ CASE(compatibility_groups_disabled_skips_ungrouped_device_in_grouped_pool,
                 PSLICE_CS("slice-3", "pool-1", "3", "driver-a",
                           CSET("counter-set-1", "capacity-0", "4"))},
      .expect = "")
+
+#define MULTI_MEMC(name, v)                                                                        \
+    DEVX(name, "'capacity':{'memory':{'value':'" v                                                 \
+               "'}}," COUNTERS1("counter-set-1", "memory", v) "," MULTI)
+
+CASE(allow_multiple_allocations_with_partitionable_device,
+     .features = "PrioritizedList PartitionableDevices ConsumableCapacity",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1") "," PRIO(
+                                     "req-1", SUBX("subReq-0", "class-a", "1",
+                                                   MEM_GE("6Gi")) "," SUBX("subReq-1", "class-a",
+                                                                           "1", MEM_GE("4Gi"))))},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           MULTI_MEMC("device-1", "4Gi") "," MULTI_MEMC(
+                               "device-2", "6Gi") "," MULTI_MEMC("device-3", "4Gi")),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+share{memory=4294967296} "
+               "req-1/subReq-1:driver-a/pool-1/device-3+share{memory=4294967296}] @node-1")
