@@ -286,11 +286,19 @@ typedef struct claimdata {
     int nres;
 } claimdata;
 
+/* A device's consumed capacity in the allocated state, summed over the entries that name it
+ * (ConsumedCapacityCollection.Insert adds). */
+struct aggcap {
+    size_t n;
+    const char **names;
+    qv *vals;
+};
+
 /* The devices of the allocated state and of the current attempt, by DeviceID. */
 typedef struct devstate {
     bool allocated, shared;
-    const ks_dra_device_capacity *aggregated;
-    int *claims; /* allocatingDevices: per claim index, how often (0/1) */
+    const struct aggcap *aggregated; /* AggregatedCapacity[device], NULL when absent */
+    int *claims;                     /* allocatingDevices: per claim index, how often (0/1) */
     int nclaims_using;
     bool cap_present; /* allocatingCapacity has an entry */
     qv *cap;          /* its amounts, parallel to the device's capacity */
@@ -994,18 +1002,18 @@ static const ks_dra_quantity *request_amount(const ks_dra_exact_request *r, cons
     return NULL;
 }
 
-static qv aggregated_amount(const ks_dra_device_capacity *agg, const char *name)
+static qv aggregated_amount(const struct aggcap *agg, const char *name)
 {
-    for (size_t i = 0; agg && i < agg->namounts; i++)
-        if (!strcmp(agg->amounts[i].name, name))
-            return agg->amounts[i].milli;
+    for (size_t i = 0; agg && i < agg->n; i++)
+        if (!strcmp(agg->names[i], name))
+            return agg->vals[i];
     return 0;
 }
 
 /* CmpRequestOverCapacity: 1 fits, 0 does not, -1 error (msg). agg: the allocated state's
  * aggregated capacity of the device (may be NULL); alloc: the attempt's amounts (NULL: none). */
 static int cmp_request_over_capacity(actx *a, const ks_dra_exact_request *r, const ks_dra_device *d,
-                                     const ks_dra_device_capacity *agg, const qv *alloc, bool frac,
+                                     const struct aggcap *agg, const qv *alloc, bool frac,
                                      char *msg, size_t msglen)
 {
     for (uint32_t i = 0; i < r->ncapacity_requests; i++)
@@ -1827,7 +1835,32 @@ static void load_allocated_state(actx *a)
         const ks_dra_device_ref *d = &s->capacity[i].id;
         size_t kl;
         const char *k = devkey(a, d->driver, d->pool, d->device, &kl);
-        dev_state(a, k, kl, true)->aggregated = &s->capacity[i];
+        devstate *ds = dev_state(a, k, kl, true);
+        struct aggcap *agg = (struct aggcap *)ds->aggregated;
+        if (!agg) {
+            agg = amalloc(a, sizeof(*agg));
+            ds->aggregated = agg;
+        }
+        for (size_t j = 0; j < s->capacity[i].namounts; j++) {
+            const ks_dra_capacity_amount *am = &s->capacity[i].amounts[j];
+            size_t m;
+            for (m = 0; m < agg->n && strcmp(agg->names[m], am->name); m++)
+                ;
+            if (m == agg->n) {
+                const char **names = amalloc(a, sizeof(*names) * (agg->n + 1));
+                qv *vals = amalloc(a, sizeof(*vals) * (agg->n + 1));
+                if (agg->n) {
+                    memcpy(names, agg->names, sizeof(*names) * agg->n);
+                    memcpy(vals, agg->vals, sizeof(*vals) * agg->n);
+                }
+                names[m] = am->name;
+                vals[m] = 0;
+                agg->names = names;
+                agg->vals = vals;
+                agg->n++;
+            }
+            agg->vals[m] += am->milli;
+        }
     }
 }
 

@@ -64,7 +64,8 @@ typedef struct ks_dra_capacity_amount {
     const char *text;
 } ks_dra_capacity_amount;
 
-/* A device's consumed capacity summed over its shares (AllocatedState.AggregatedCapacity). */
+/* A device's consumed capacity summed over its shares (AllocatedState.AggregatedCapacity);
+ * several entries for one device add up. */
 typedef struct ks_dra_device_capacity {
     ks_dra_device_ref id;
     size_t namounts;

@@ -2671,3 +2671,24 @@ CASE(allow_multiple_allocations_with_partitionable_device,
                           CSET("counter-set-1", "memory", "8Gi"))},
      .expect = "[req-0:driver-a/pool-1/device-1+share{memory=4294967296} "
                "req-1/subReq-1:driver-a/pool-1/device-3+share{memory=4294967296}] @node-1")
+
+/* Several allocated-state entries for one device add up (ConsumedCapacityCollection.Insert):
+ * 1 + 1 already consumed leaves room for 2 of 4, 1 + 1 + 1 does not. (Found by the oracle.) */
+CASE(aggregated_capacity_entries_add_up, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .capacity = {"driver-a/pool-1/device-1 capacity-0 1000",
+                  "driver-a/pool-1/device-1 capacity-0 1000"},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .expect = R_SHARE("req-0", "device-1", "2"))
+
+CASE(aggregated_capacity_entries_add_up_past_the_limit, .features = CC,
+     .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", CAPREQ("2")))},
+     .capacity = {"driver-a/pool-1/device-1 capacity-0 1000",
+                  "driver-a/pool-1/device-1 capacity-0 1000",
+                  "driver-a/pool-1/device-1 capacity-0 1000"},
+     .classes = {CLASS_MULTI("true")},
+     .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
+                      MULTIDEV("device-1", CAP_RANGE("4")))},
+     .expect = "")
