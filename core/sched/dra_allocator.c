@@ -1171,8 +1171,6 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
                         i, e->err);
         }
         char msg[600] = "";
-        char id[400];
-        devid_str(c, id, sizeof id);
         const ks_cel_value *dv = cel_device(a, c, msg, sizeof msg);
         bool match = false;
         if (dv) {
@@ -1191,6 +1189,8 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
             }
         }
         if (!dv) {
+            char id[400];
+            devid_str(c, id, sizeof id);
             if (class)
                 return fail(a, "class %s: selector #%u on device %s: CEL runtime error: %s",
                             symstr(class->h.name), i, id, msg);
