@@ -565,7 +565,8 @@ static int parse_counters(pctx *c, const cJSON *map, const char *path, uint32_t 
             return rc;
         i++;
     }
-    qsort(cs, i, sizeof(*cs), cmp_counter);
+    if (i > 1) /* an empty map has no array (qsort of NULL is undefined) */
+        qsort(cs, i, sizeof(*cs), cmp_counter);
     *n = i;
     *out = cs;
     return 0;
@@ -782,7 +783,8 @@ static int parse_attributes(pctx *c, const cJSON *map, const char *path, ks_dra_
             return rc;
         i++;
     }
-    qsort(as, i, sizeof(*as), cmp_qname); /* qname is the first member */
+    if (i > 1) /* qname is the first member; an empty map has no array */
+        qsort(as, i, sizeof(*as), cmp_qname);
     d->nattributes = i;
     d->attributes = as;
     return 0;
@@ -811,7 +813,8 @@ static int parse_capacities(pctx *c, const cJSON *map, const char *path, ks_dra_
             return rc;
         i++;
     }
-    qsort(cs, i, sizeof(*cs), cmp_qname);
+    if (i > 1) /* an empty map has no array */
+        qsort(cs, i, sizeof(*cs), cmp_qname);
     d->ncapacity = i;
     d->capacity = cs;
     return 0;
@@ -1138,7 +1141,8 @@ static int parse_exact(pctx *c, const cJSON *o, const char *path, ks_dra_exact_r
             if ((rc = qname(c, it->string, &names[i++])))
                 return rc;
         }
-        qsort(names, i, sizeof(*names), cmp_qname);
+        if (i > 1)
+            qsort(names, i, sizeof(*names), cmp_qname);
         for (uint32_t j = 0; j < i; j++) {
             snprintf(p, sizeof(p), "%s.capacity.requests[%s]", path, names[j].name);
             if ((rc = quantity(c, get(reqs, names[j].name), p, &qs[j])))
@@ -1347,7 +1351,8 @@ static int parse_results(pctx *c, const cJSON *arr, const char *path, ks_resourc
                 if ((rc = qname(c, it->string, &names[k++])))
                     return rc;
             }
-            qsort(names, k, sizeof(*names), cmp_qname);
+            if (k > 1)
+                qsort(names, k, sizeof(*names), cmp_qname);
             for (uint32_t j = 0; j < k; j++) {
                 snprintf(sp, sizeof(sp), "%s.consumedCapacity[%s]", p, names[j].name);
                 if ((rc = quantity(c, get(cc, names[j].name), sp, &qs[j])))
