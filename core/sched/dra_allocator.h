@@ -12,12 +12,21 @@
  * errors are upstream's, word for word (klog.KObj(claim) renders "namespace/name", or "name"
  * without a namespace).
  *
- * Quantities (capacities, counters, consumed capacity) are compared and summed as milli-units in
- * int64 (ks_dra_quantity.milli): exact for every quantity with at most three decimals whose
- * magnitude is below 9.2e15; upstream's arbitrary-precision Quantity differs only beyond that.
+ * Quantities (capacities, counters, consumed capacity) are summed and compared exactly as 128-bit
+ * milli-units parsed from their text (upstream's arbitrary-precision Quantity differs only below a
+ * milli-unit, where both round up, or beyond 1.7e35); the integer and milli paths of consumable
+ * capacity's range rounding keep upstream's int64 limits and errors.
  *
  * Not here: the DynamicResources plugin (claims of a pod, in-flight allocations, Reserve); it
- * builds a ks_dra_allocated_state from the claims it knows and calls ks_dra_allocate per node.
+ * builds a ks_dra_allocated_state from the claims it knows (allocated and in flight) and calls
+ * ks_dra_allocate per node. Nor upstream's "stable" implementation, which structured.NewAllocator
+ * picks instead when both DRAConsumableCapacity and DRADeviceBindingConditions are turned off
+ * (its search differs); nor the "experimental" one (alpha gates: list-type attributes,
+ * compatibility groups, derived attributes, optional node operations). Known wording gaps: a
+ * node selector that does not parse (refused by API validation) just does not match here instead
+ * of failing the attempt; an attribute's invalid semver reads "parse semantic version: invalid
+ * version" instead of blang/semver's text; CEL syntax errors word ANTLR's expected-token set
+ * differently (core/cel).
  *
  * Threads: a ks_dra_cel_cache is shared by any number of threads (a mutex around its table);
  * ks_dra_allocate may run on many threads at once with the same inputs (it only reads them).
