@@ -3,7 +3,9 @@
  * k8s.io/dynamic-resource-allocation v0.37.2 (structured/internal/allocatortesting
  * allocator_testing.go, TestAllocator), ported case by case under upstream's names: the same
  * objects, the same feature set per case (no features named: all off, as upstream's Features{}),
- * the same expected allocations and the same error texts. Upstream matches results ignoring their
+ * the same expected allocations and the same error texts: the 230 cases whose features the
+ * incubating implementation supports (the others are skipped upstream for it too). Upstream
+ * matches results ignoring their
  * order; here the rendering is in the allocator's order, which is upstream's (the oracle in
  * tests/tools/dra-alloc-oracle compares that order too).
  *
@@ -2692,3 +2694,56 @@ CASE(aggregated_capacity_entries_add_up_past_the_limit, .features = CC,
      .slices = {SLICE("slice-1", "node-1", "pool-1", "driver-a",
                       MULTIDEV("device-1", CAP_RANGE("4")))},
      .expect = "")
+
+CASE(partitionable_devices_with_binding_conditions_multiple,
+     .features = "PartitionableDevices DeviceBindingAndStatus",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "2"))}, .classes = {CLASS_A},
+     .slices = {PSLICE_DEV("slice-1", "pool-1", "2", "driver-a",
+                           MEM_BC("device-1", "counter-set-1", "4Gi",
+                                  "," BC("IsPrepare",
+                                         "BindingFailed")) "," MEM_BC("device-2", "counter-set-1",
+                                                                      "4Gi",
+                                                                      "," BC("IsPrepare2",
+                                                                             "BindingFailed2"))),
+                PSLICE_CS("slice-2", "pool-1", "2", "driver-a",
+                          CSET("counter-set-1", "memory", "8Gi"))},
+     .expect = "[req-0:driver-a/pool-1/device-1+bc(IsPrepare)+bfc(BindingFailed) "
+               "req-0:driver-a/pool-1/device-2+bc(IsPrepare2)+bfc(BindingFailed2)] @node-1")
+
+/* List-typed attributes while DRAListTypeAttributes is off: selectors still see them, but the
+ * constraints compare scalars only. */
+#define STR_LISTS                                                                                  \
+    SLICE(                                                                                         \
+        "slice-1", "node-1", "pool-1", "driver-a",                                                 \
+        DEVX(                                                                                      \
+            "device-1",                                                                            \
+            ATTRS(                                                                                 \
+                "'stringAttribute':{'strings':['value1','value2','value3']}")) "," DEVX("device-"  \
+                                                                                        "2",       \
+                                                                                        ATTRS(     \
+                                                                                            "'str" \
+                                                                                            "ingA" \
+                                                                                            "ttri" \
+                                                                                            "bute" \
+                                                                                            "':{'" \
+                                                                                            "stri" \
+                                                                                            "ngs'" \
+                                                                                            ":['"  \
+                                                                                            "valu" \
+                                                                                            "e2'," \
+                                                                                            "'val" \
+                                                                                            "ue3'" \
+                                                                                            ",'"   \
+                                                                                            "valu" \
+                                                                                            "e4']" \
+                                                                                            "}")))
+
+CASE(list_attributes_disabled_match_constraint_with_lists,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"),
+                       CONSTRAINTS(MATCH("stringAttribute")))},
+     .classes = {CLASS_A}, .slices = {STR_LISTS}, .expect = "")
+
+CASE(list_attributes_disabled_distinct_constraint_with_lists, .features = CC,
+     .claims = {CLAIMX("claim-0", REQ("req-0", "class-a", "2"),
+                       CONSTRAINTS(DISTINCT("stringAttribute")))},
+     .classes = {CLASS_A}, .slices = {STR_LISTS}, .expect = "")
