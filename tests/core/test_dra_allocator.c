@@ -3,11 +3,10 @@
  * k8s.io/dynamic-resource-allocation v0.37.2 (structured/internal/allocatortesting
  * allocator_testing.go, TestAllocator), ported case by case under upstream's names: the same
  * objects, the same feature set per case (no features named: all off, as upstream's Features{}),
- * the same expected allocations and the same error texts: the 230 cases whose features the
- * incubating implementation supports (the others are skipped upstream for it too). Upstream
- * matches results ignoring their
- * order; here the rendering is in the allocator's order, which is upstream's (the oracle in
- * tests/tools/dra-alloc-oracle compares that order too).
+ * the same expected allocations and the same error texts: all 230 cases whose features the
+ * incubating implementation supports (upstream skips the other 45 for it too). Upstream matches
+ * results ignoring their order; here the rendering is in the allocator's order, which is
+ * upstream's (the oracle in tests/tools/dra-alloc-oracle compares that order too).
  *
  * Claims get the namespace "default" when parsed (as the API server gives them), so the errors
  * that upstream's namespace-less test claims render "claim claim-0" read "claim default/claim-0".
