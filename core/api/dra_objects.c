@@ -1464,6 +1464,7 @@ static int parse_taint_rule(pctx *c, const cJSON *obj, ks_device_taint_rule *o)
         (rc = str_field(c, sel, "pool", "spec.deviceSelector", 1, &o->pool, NULL)) ||
         (rc = str_field(c, sel, "device", "spec.deviceSelector", 1, &o->device, NULL)))
         return rc;
+    o->has_device_selector = is_set(sel);
     const cJSON *t = get(spec, "taint");
     if (is_set(t) && !cJSON_IsObject(t))
         return fail(c, "spec.taint: expected an object");

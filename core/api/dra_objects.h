@@ -290,6 +290,7 @@ typedef struct ks_resource_claim {
 typedef struct ks_device_taint_rule {
     ks__draobj h;
     const char *driver, *pool, *device; /* spec.deviceSelector; NULL: any */
+    int32_t has_device_selector;        /* 0: no spec.deviceSelector, which selects no device */
     ks_dra_taint taint;
 } ks_device_taint_rule;
 

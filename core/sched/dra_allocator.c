@@ -1348,6 +1348,8 @@ static bool taint_prevents(actx *a, const cand *c, const ks_dra_exact_request *r
             return true;
     for (size_t i = 0; i < a->in->ntaint_rules; i++) {
         const ks_device_taint_rule *tr = a->in->taint_rules[i];
+        if (!tr->has_device_selector) /* no selector matches no devices (tracker.applyPatches) */
+            continue;
         if ((tr->driver && strcmp(tr->driver, c->slice->driver)) ||
             (tr->pool && strcmp(tr->pool, c->slice->pool_name)) ||
             (tr->device && strcmp(tr->device, c->dev->name)))

@@ -2088,6 +2088,19 @@ CASE(taint_rule_other_driver_and_none_effect, .features = "default",
                      TAINT_RULE("'driver':'driver-a'", "None")},
      .expect = R0_D1)
 
+CASE(taint_rule_without_selector_selects_nothing, .features = "default",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {"{" RES "'kind':'DeviceTaintRule','metadata':{'name':'rule'},'spec':{"
+                     "'taint':{'key':'rule-key','value':'v','effect':'NoExecute'}}}",
+                     TAINT_RULE("", "None")},
+     .expect = R0_D1)
+
+CASE(taint_rule_empty_selector_selects_everything, .features = "default",
+     .claims = {CLAIM("claim-0", REQ("req-0", "class-a", "1"))}, .classes = {CLASS_A},
+     .slices = {ONE_DEV("slice-1", "node-1", "pool-1", "driver-a")},
+     .taint_rules = {TAINT_RULE("", "NoExecute")}, .expect = "")
+
 CASE(taint_rule_tolerated, .features = "default",
      .claims = {CLAIM("claim-0", REQX("req-0", "class-a", "1", TOL_RULE))}, .classes = {CLASS_A},
      .slices = {TWO_DEV("slice-1", "node-1", "pool-1", "driver-a")},
