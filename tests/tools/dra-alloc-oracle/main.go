@@ -12,7 +12,7 @@
 //
 // Output: one line per case, the outcome rendered as difffuzz.c renders its own:
 //
-//	ERR <error> | NODEERR <error> | NONE | OK <claim>; <claim>...
+//	ERR <error> | NODEERR <error> | NONE | OK <claim>; <claim>... | TIMEOUT (past 2 s)
 //
 // where a claim is "[req:driver/pool/device+admin+share{cap=amount}+tol(key)+bc(c)+bfc(c) ...]
 // @<node selector> {class|claim:<requests>|*:<parameters> ...}" (difffuzz.c: render()).
@@ -28,6 +28,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -190,7 +191,10 @@ func render(results []resourceapi.AllocationResult) string {
 }
 
 func run(tc *testCase) string {
-	ctx := context.Background()
+	// Some random cases make the exhaustive search explode (upstream bounds it with the
+	// plugin's filterTimeout); those are reported as TIMEOUT and not compared.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
 	state := structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
 		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
@@ -213,6 +217,9 @@ func run(tc *testCase) string {
 		return "ERR " + err.Error()
 	}
 	results, err := alloc.Allocate(ctx, tc.Node, tc.Claims)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return "TIMEOUT"
+	}
 	if err != nil {
 		if errors.Is(err, structured.ErrFailedAllocationOnNode) {
 			return "NODEERR " + err.Error()
