@@ -565,7 +565,8 @@ static int parse_counters(pctx *c, const cJSON *map, const char *path, uint32_t 
             return rc;
         i++;
     }
-    qsort(cs, i, sizeof(*cs), cmp_counter);
+    if (i > 1) /* an empty map has no array (qsort of NULL is undefined) */
+        qsort(cs, i, sizeof(*cs), cmp_counter);
     *n = i;
     *out = cs;
     return 0;
@@ -596,6 +597,9 @@ static int parse_counter_sets(pctx *c, const cJSON *arr, const char *path, const
             return rc;
         if (c->checked && !*ss[i].name)
             return fail(c, "%s.%s: Required value", p, name_key);
+        const cJSON *groups = get(s, "compatibilityGroups");
+        if (cJSON_IsArray(groups))
+            ss[i].ncompatibility_groups = (uint32_t)cJSON_GetArraySize(groups);
         if (c->checked && !ss[i].ncounters)
             return fail(c, "%s.counters: Required value", p);
         i++;
@@ -779,7 +783,8 @@ static int parse_attributes(pctx *c, const cJSON *map, const char *path, ks_dra_
             return rc;
         i++;
     }
-    qsort(as, i, sizeof(*as), cmp_qname); /* qname is the first member */
+    if (i > 1) /* qname is the first member; an empty map has no array */
+        qsort(as, i, sizeof(*as), cmp_qname);
     d->nattributes = i;
     d->attributes = as;
     return 0;
@@ -808,7 +813,8 @@ static int parse_capacities(pctx *c, const cJSON *map, const char *path, ks_dra_
             return rc;
         i++;
     }
-    qsort(cs, i, sizeof(*cs), cmp_qname);
+    if (i > 1) /* an empty map has no array */
+        qsort(cs, i, sizeof(*cs), cmp_qname);
     d->ncapacity = i;
     d->capacity = cs;
     return 0;
@@ -1087,8 +1093,9 @@ static int parse_exact(pctx *c, const cJSON *o, const char *path, ks_dra_exact_r
     if ((rc = str_field(c, o, "deviceClassName", path, 0, &r->device_class_name, NULL)) ||
         (rc = str_field(c, o, "allocationMode", path, 0, &mode, NULL)) ||
         (rc = int_field(c, o, "count", path, &r->count, &count_set)) ||
-        (rc = bool_field(c, o, "adminAccess", path, &r->admin_access, NULL)))
+        (rc = bool_field(c, o, "adminAccess", path, &r->admin_access, &r->has_admin_access)))
         return rc;
+    r->allocation_mode_text = mode;
     snprintf(p, sizeof(p), "%s.selectors", path);
     if ((rc = parse_selectors(c, get(o, "selectors"), p, &r->nselectors, &r->selectors)))
         return rc;
@@ -1134,7 +1141,8 @@ static int parse_exact(pctx *c, const cJSON *o, const char *path, ks_dra_exact_r
             if ((rc = qname(c, it->string, &names[i++])))
                 return rc;
         }
-        qsort(names, i, sizeof(*names), cmp_qname);
+        if (i > 1)
+            qsort(names, i, sizeof(*names), cmp_qname);
         for (uint32_t j = 0; j < i; j++) {
             snprintf(p, sizeof(p), "%s.capacity.requests[%s]", path, names[j].name);
             if ((rc = quantity(c, get(reqs, names[j].name), p, &qs[j])))
@@ -1343,7 +1351,8 @@ static int parse_results(pctx *c, const cJSON *arr, const char *path, ks_resourc
                 if ((rc = qname(c, it->string, &names[k++])))
                     return rc;
             }
-            qsort(names, k, sizeof(*names), cmp_qname);
+            if (k > 1)
+                qsort(names, k, sizeof(*names), cmp_qname);
             for (uint32_t j = 0; j < k; j++) {
                 snprintf(sp, sizeof(sp), "%s.consumedCapacity[%s]", p, names[j].name);
                 if ((rc = quantity(c, get(cc, names[j].name), sp, &qs[j])))
@@ -1455,6 +1464,7 @@ static int parse_taint_rule(pctx *c, const cJSON *obj, ks_device_taint_rule *o)
         (rc = str_field(c, sel, "pool", "spec.deviceSelector", 1, &o->pool, NULL)) ||
         (rc = str_field(c, sel, "device", "spec.deviceSelector", 1, &o->device, NULL)))
         return rc;
+    o->has_device_selector = is_set(sel);
     const cJSON *t = get(spec, "taint");
     if (is_set(t) && !cJSON_IsObject(t))
         return fail(c, "spec.taint: expected an object");

@@ -116,6 +116,9 @@ typedef struct ks_dra_counter_set {
     const char *name;
     uint32_t ncounters;
     const ks_dra_counter *counters; /* sorted by name */
+    /* consumesCounters[i].compatibilityGroups: how many (DRADeviceCompatibilityGroups, alpha;
+     * the allocator ignores slices that use them while the feature is off) */
+    uint32_t ncompatibility_groups;
 } ks_dra_counter_set;
 
 typedef enum ks_dra_taint_effect {
@@ -217,8 +220,10 @@ typedef struct ks_dra_exact_request {
     uint32_t nselectors;
     const ks_dra_selector *selectors;
     ks_dra_alloc_mode allocation_mode;
-    int64_t count; /* 1 by default for ExactCount */
-    int32_t admin_access;
+    const char *allocation_mode_text; /* as written ("" when absent): the allocator's error for
+                                       * a mode it does not know names it */
+    int64_t count;                    /* 1 by default for ExactCount */
+    int32_t admin_access, has_admin_access; /* has_: adminAccess set (true or false) */
     uint32_t ntolerations;
     const ks_dra_toleration *tolerations;
     uint32_t ncapacity_requests; /* capacity.requests, sorted by qualified name */
@@ -285,6 +290,7 @@ typedef struct ks_resource_claim {
 typedef struct ks_device_taint_rule {
     ks__draobj h;
     const char *driver, *pool, *device; /* spec.deviceSelector; NULL: any */
+    int32_t has_device_selector;        /* 0: no spec.deviceSelector, which selects no device */
     ks_dra_taint taint;
 } ks_device_taint_rule;
 
