@@ -59,7 +59,7 @@ step() { # label command...: runs it, prints its time; a failure stops with its 
 }
 image_id() { "${B[@]}" inspect --type image --format '{{.FromImageID}}' "$1" 2>/dev/null; }
 # hash_of FILE-OR-DIR...: one sha256 over the content and names of the files (run in the cwd).
-hash_of() { find "$@" -type f ! -path 'tests/*' ! -path 'docs/*' ! -name '*.md' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64; }
+hash_of() { find "$@" -type f ! -path 'tests/*' ! -path './tests/*' ! -path 'docs/*' ! -path './docs/*' ! -name '*.md' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-64; }
 # build_if_changed NAME IMAGE KEY LABEL BUD-ARGS...: builds unless IMAGE exists with that input KEY.
 build_if_changed() {
   local name=$1 img=$2 key=$3 label=$4; shift 4

@@ -31,7 +31,7 @@ bin=$cache/$k8s_version
 t0=$SECONDS
 rc=0
 
-ours() { [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -q -- "$2"; }
+ours() { [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
 stop_proc() { # name binary [seconds]
   local name=$1 b=$2 secs=${3:-15} f="$dir/pids/$1" pid i
   [ -f "$f" ] || return 0
@@ -44,7 +44,7 @@ stop_proc() { # name binary [seconds]
 }
 alive() { [ -f "$dir/pids/$1" ] && ours "$(cat "$dir/pids/$1")" "$2"; }
 
-CTR="ctr --address $dir/containerd.sock --namespace k8s.io"
+CTR="timeout 10 ctr --address $dir/containerd.sock --namespace k8s.io" # a dead containerd: ctr would wait forever
 export KUBECONFIG=$dir/cp/admin.kubeconfig
 
 # 1. pods away through the kubelet, while the API server, the kubelet and containerd still run.

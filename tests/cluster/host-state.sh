@@ -25,6 +25,7 @@
 # Needs root (it writes sysctls, netfilter, mounts and cgroups). Nothing here stops processes the
 # cluster did not start: the caller (down.sh) stops its own first.
 set -uo pipefail
+export LC_ALL=C # sort and comm must agree
 
 watched_paths=(/run/netns /run/containerd /run/runc /var/lib/containerd /var/lib/cni /etc/cni /opt/cni
                /var/log/pods /var/log/containers /var/lib/kubelet /etc/kubernetes /run/xtables.lock
@@ -40,7 +41,7 @@ snap_mounts() { awk '{print $5}' /proc/self/mountinfo | sort -u; }
 cgroup_roots() { awk '$3 == "cgroup" || $3 == "cgroup2" {print $2}' /proc/mounts; }
 snap_cgroups() { local r; for r in $(cgroup_roots); do find "$r" -mindepth 1 -type d 2>/dev/null; done | sort; }
 snap_links() { ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
-snap_paths() { local p; for p in "${watched_paths[@]}"; do [ -e "$p" ] || [ -L "$p" ] && echo "$p"; done; }
+snap_paths() { local p; for p in "${watched_paths[@]}"; do if [ -e "$p" ] || [ -L "$p" ]; then echo "$p"; fi; done | sort; }
 
 save() {
   local d=$1

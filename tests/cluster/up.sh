@@ -87,9 +87,10 @@ on_exit() {
   if [ "$up_ok" = 0 ]; then
     echo "cluster/up: FAILED (rc $rc) after $((SECONDS - t_start)) s; logs in $dir/logs:" >&2
     for f in "$dir"/logs/*.log "$dir"/cp/logs/*.log; do
-      [ -s "$f" ] || continue
-      echo "---- tail $f" >&2; tail -n 15 "$f" >&2
+      [ -s "$f" ] && [ "${f##*/}" != openssl.log ] || continue
+      echo "---- tail $f" >&2; tail -n 8 "$f" | cut -c1-400 >&2
     done
+    echo "cluster/up: FAILED (rc $rc): see the first lines above the logs" >&2
     "$here/down.sh" --keep "$dir" >&2 || true
   fi
 }
@@ -102,6 +103,7 @@ start_proc() { # name command...
   "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
   echo $! >"$dir/pids/$name"
 }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 alive() { kill -0 "$(cat "$dir/pids/$1")" 2>/dev/null; }
 # until NAME WHAT CMD...: polls CMD until it succeeds; fails if NAME's process died or on timeout.
 until_ok() {
@@ -171,16 +173,17 @@ for i in pause workload kubesched one-pod-per-node; do
     || { echo "cluster/up: ctr images import $images/$i.tar failed: $(tail -n 3 "$dir/logs/import-$i.log")" >&2; exit 1; }
 done
 echo "== images imported into containerd (k8s.io): $((SECONDS - t0)) s" >&2
+have=$($CTR images ls -q)
 for i in pause workload kubesched one-pod-per-node; do
   n=$(cat "$images/$i.name")
-  $CTR images ls -q | grep -qx "$n" || { echo "cluster/up: $n is not in containerd after the import ($($CTR images ls -q | tr '\n' ' '))" >&2; exit 1; }
+  grep -qx "$n" <<<"$have" || { echo "cluster/up: $n is not in containerd after the import ($(tr '\n' ' ' <<<"$have"))" >&2; exit 1; }
 done
 
 # ---- control plane: etcd, kube-apiserver, kube-scheduler --------------------------------------
 cp=$dir/cp
 KUBESCHED_E2E_APISERVER_BIND=0.0.0.0 KUBESCHED_E2E_APISERVER_ADVERTISE=$node_ip \
 KUBESCHED_E2E_DISABLED_ADMISSION=TaintNodesByCondition \
-KUBESCHED_E2E_APISERVER_FLAGS="--endpoint-reconciler-type=lease --kubelet-client-certificate=$cp/pki/admin.crt --kubelet-client-key=$cp/pki/admin.key ${KUBESCHED_E2E_APISERVER_FLAGS:-}" \
+KUBESCHED_E2E_APISERVER_FLAGS="--endpoint-reconciler-type=lease --kubelet-preferred-address-types=InternalIP --kubelet-client-certificate=$cp/pki/admin.crt --kubelet-client-key=$cp/pki/admin.key ${KUBESCHED_E2E_APISERVER_FLAGS:-}" \
   "$e2e/start-control-plane.sh" --with-scheduler --dir "$cp" >"$dir/logs/start-control-plane.log" 2>&1 \
   || { echo "cluster/up: start-control-plane.sh failed:" >&2; cat "$dir/logs/start-control-plane.log" >&2; exit 1; }
 # shellcheck disable=SC1091
@@ -248,13 +251,13 @@ clientConnection: {kubeconfig: $kc}
 hostnameOverride: $node
 clusterCIDR: 10.244.0.0/16
 bindAddress: $node_ip
-healthzBindAddress: 127.0.0.1:0
-metricsBindAddress: 127.0.0.1:0
+healthzBindAddress: 127.0.0.1:$(free_port)
+metricsBindAddress: 127.0.0.1:$(free_port)
 iptables: {localhostNodePorts: false}
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
 start_proc kube-proxy "$bin/kube-proxy" --config="$dir/kube-proxy.yaml" -v=1
-svc_rule() { nft list ruleset 2>/dev/null | grep -q 'default/kubernetes:https'; }
+svc_rule() { iptables-save -t nat 2>/dev/null | grep -q "default/kubernetes:https cluster IP"; }
 until_ok kube-proxy "kube-proxy's rules for Service default/kubernetes" svc_rule
 until_ok "" "ConfigMap default/kube-root-ca.crt" kubectl get configmap kube-root-ca.crt -n default
 
