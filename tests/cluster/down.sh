@@ -31,7 +31,7 @@ bin=$cache/$k8s_version
 t0=$SECONDS
 rc=0
 
-ours() { [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"; }
+ours() { [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q -- "$2"; }
 stop_proc() { # name binary [seconds]
   local name=$1 b=$2 secs=${3:-15} f="$dir/pids/$1" pid i
   [ -f "$f" ] || return 0
