@@ -15,8 +15,8 @@
 # it. buildah runs with --storage-driver vfs --isolation chroot, `bud --pull-never`, its storage
 # in the cache. No layer cache (with vfs every cached layer is a full copy of the root file
 # system: a build where nothing changed still took 3.5 minutes); instead an image is rebuilt only
-# when the hash of its inputs changed (the Dockerfile, the base image, and the context less
-# tests/, docs/ and *.md; for the others their own files), and old images are pruned. So:
+# when the hash of its inputs changed (the base image, the Dockerfile and what its COPY lines
+# copy; for the others their own files), and old images are pruned. So:
 #
 #   ${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/cluster/
 #     debian-bookworm-minbase.tar   buildah/{storage,run}   images/<name>.{tar,id,name,key}
@@ -120,7 +120,9 @@ mkctx() {
 }
 step "build context (git ls-files of $repo)" mkctx
 base_id=$(image_id docker.io/library/debian:bookworm)
-build_if_changed kubesched "$KS_IMAGE" "$base_id $(cd "$ctx" && hash_of .)" "image kubesched ($KS_IMAGE, Dockerfile)" \
+# What the Dockerfile copies from the context (its COPY lines without --from), and the Dockerfile.
+mapfile -t ks_inputs < <(awk '$1 == "COPY" && $2 !~ /^--/ {for (i = 2; i < NF; i++) print $i}' "$ctx/Dockerfile")
+build_if_changed kubesched "$KS_IMAGE" "$base_id $(cd "$ctx" && hash_of Dockerfile "${ks_inputs[@]}")" "image kubesched ($KS_IMAGE, Dockerfile)" \
   -f "$ctx/Dockerfile" "$ctx"
 build_if_changed one-pod-per-node kubesched-cluster.local/one-pod-per-node:1.0 \
   "$base_id $(cd "$ctx" && hash_of sdk/kubesched/plugin.h examples/one-pod-per-node/one_pod_per_node.c) $(cd "$here/images/plugin" && hash_of .)" \
