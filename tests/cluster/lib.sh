@@ -25,7 +25,7 @@ cl_finish() {
   if [ "$cl_fail" -gt 0 ]; then
     note "kubesched pods:"; kubectl get pods -n "$NS" -o wide 2>&1 | sed 's/^/#      /'
     for p in $(kubectl get pods -n "$NS" -o name 2>/dev/null); do
-      note "--- tail of $p's log"; kubectl logs -n "$NS" "$p" --tail=25 2>&1 | sed 's/^/#      /'
+      note "--- tail of $p's log"; kubectl logs -n "$NS" -c kubesched "${p#pod/}" --tail=25 2>&1 | sed 's/^/#      /'
     done
   fi
   echo "$cl_pass passed, $cl_fail failed"

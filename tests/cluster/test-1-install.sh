@@ -50,10 +50,10 @@ if wait_for 20 logs_say w1 "workload: pod w1 running on node $KUBESCHED_CLUSTER_
 else bad "w1's log: $(kubectl logs w1 2>&1 | head -3)"; fi
 by=$(scheduled_by w2 | sort -u | tr '\n' ' ')
 [ "$by" = "$REL " ] && ok "w2's Scheduled event comes from $REL" || bad "w2's Scheduled event from '$by'"
-if kubectl logs -n "$NS" "$pod" | grep -q "bound default/w1 to $KUBESCHED_CLUSTER_NODE"; then ok "kubesched's log (kubectl logs) has the binding of w1"
-else bad "kubesched's log has no binding of w1: $(kubectl logs -n "$NS" "$pod" | grep -m2 w1)"; fi
-forb=$(kubectl logs -n "$NS" "$pod" | grep -ci forbidden)
-[ "$forb" = 0 ] && ok "no request of kubesched was forbidden" || bad "$forb forbidden requests in kubesched's log: $(kubectl logs -n "$NS" "$pod" | grep -i -m3 forbidden)"
+if kubectl logs -n "$NS" -c kubesched "$pod" | grep -q "bound default/w1 to $KUBESCHED_CLUSTER_NODE"; then ok "kubesched's log (kubectl logs) has the binding of w1"
+else bad "kubesched's log has no binding of w1: $(kubectl logs -n "$NS" -c kubesched "$pod" | grep -m2 w1)"; fi
+forb=$(kubectl logs -n "$NS" -c kubesched "$pod" | grep -ci forbidden)
+[ "$forb" = 0 ] && ok "no request of kubesched was forbidden" || bad "$forb forbidden requests in kubesched's log: $(kubectl logs -n "$NS" -c kubesched "$pod" | grep -i -m3 forbidden)"
 cleanup_workloads
 
 # Memory under load: 20 more Nodes (objects only, no kubelet) and 400 pods that bind to them.

@@ -63,12 +63,12 @@ without() { # resource: replace the ClusterRole without the rule(s) naming it
   jq --arg r "$1" '.rules |= map(select((.resources | index($r)) | not))' <<<"$orig" | kubectl replace -f - >/dev/null
 }
 restore() { kubectl replace -f - >/dev/null <<<"$orig"; }
-logged_403() { kubectl logs -n "$NS" "$L" 2>/dev/null | grep -F "$1" | grep -qiE "403|forbidden"; }
+logged_403() { kubectl logs -n "$NS" -c kubesched "$L" 2>/dev/null | grep -F "$1" | grep -qiE "403|forbidden"; }
 
 without pods/binding
 sleep 1
 workload rb1 "$REL" | kubectl create -f - >/dev/null
-if wait_for 30 logged_403 "default/rb1"; then ok "without pods/binding: kubesched's binding of rb1 is refused: $(kubectl logs -n "$NS" "$L" | grep -F default/rb1 | grep -iE -m1 '403|forbidden' | cut -c1-200)"
+if wait_for 30 logged_403 "default/rb1"; then ok "without pods/binding: kubesched's binding of rb1 is refused: $(kubectl logs -n "$NS" -c kubesched "$L" | grep -F default/rb1 | grep -iE -m1 '403|forbidden' | cut -c1-200)"
 else bad "no 403 for rb1's binding in $L's log"; fi
 [ -z "$(node_of rb1)" ] && ok "rb1 stays unbound" || bad "rb1 bound to $(node_of rb1) without pods/binding"
 restore
@@ -85,7 +85,7 @@ spec:
   nodeSelector: {cluster-test/nowhere: "1"}
   containers: [{name: w, image: $KUBESCHED_CLUSTER_WORKLOAD_IMAGE, imagePullPolicy: Never}]
 YAML
-if wait_for 30 logged_403 "rs1"; then ok "without pods/status: the Unschedulable condition of rs1 is refused: $(kubectl logs -n "$NS" "$L" | grep -F rs1 | grep -iE -m1 '403|forbidden' | cut -c1-200)"
+if wait_for 30 logged_403 "rs1"; then ok "without pods/status: the Unschedulable condition of rs1 is refused: $(kubectl logs -n "$NS" -c kubesched "$L" | grep -F rs1 | grep -iE -m1 '403|forbidden' | cut -c1-200)"
 else bad "no 403 for rs1's status in $L's log"; fi
 [ -z "$(pod_cond rs1)" ] && ok "rs1 has no PodScheduled condition" || bad "rs1's condition: $(pod_cond rs1)"
 restore
