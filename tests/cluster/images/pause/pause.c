@@ -10,7 +10,11 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_stop(int sig) { (void)sig; stop = 1; }
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
 static void on_child(int sig)
 {
     (void)sig;

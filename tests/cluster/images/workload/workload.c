@@ -11,7 +11,11 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_stop(int sig) { (void)sig; stop = 1; }
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
 
 static const char *env_or(const char *name, const char *dflt)
 {
@@ -28,7 +32,8 @@ int main(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    printf("workload: pod %s running on node %s\n", env_or("POD_NAME", "?"), env_or("NODE_NAME", "?"));
+    printf("workload: pod %s running on node %s\n", env_or("POD_NAME", "?"),
+           env_or("NODE_NAME", "?"));
     while (!stop) {
         sleep(10);
         if (!stop)
