@@ -46,9 +46,20 @@ app_version=$(awk -F'"' '/^appVersion:/ {print $2}' "$repo/charts/kubesched/Char
 KS_IMAGE=docker.io/library/kubesched:$app_version
 mkdir -p "$cache/images" "$cache/buildah/storage" "$cache/buildah/run"
 B=(buildah --root "$cache/buildah/storage" --runroot "$cache/buildah/run" --storage-driver vfs)
+# buildah's network library creates its CNI config folder (default /etc/cni/net.d) even with
+# chroot isolation, which uses the host's network: keep it in the cache, and take away an
+# /etc/cni that this run made (nothing of the machine changes but the cache).
+mkdir -p "$cache/buildah/cni"
+printf '[network]\nnetwork_config_dir = "%s"\n' "$cache/buildah/cni" >"$cache/buildah/containers.conf"
+export CONTAINERS_CONF=$cache/buildah/containers.conf
 BUD=("${B[@]}" bud --isolation chroot --pull-never)
+etc_cni_before=0; [ ! -e /etc/cni ] || etc_cni_before=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kubesched-images.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+  rm -rf "$tmp"
+  if [ "${etc_cni_before:-1}" = 0 ] && [ -d /etc/cni ] && [ -z "$(find /etc/cni -mindepth 1 -not -type d)" ]; then rm -rf /etc/cni; fi
+}
+trap cleanup EXIT
 
 step() { # label command...: runs it, prints its time; a failure stops with its output
   local label=$1 t0=$SECONDS; shift
