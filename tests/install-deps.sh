@@ -7,7 +7,9 @@ packages=(gcc make cmake ninja-build pkg-config python3 libcjson-dev libyaml-dev
           libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libgnutls28-dev libpcre2-dev
           libcriterion-dev clang-format-16
           clang-16 libclang-rt-16-dev  # tests/fuzz: the compiler and its libFuzzer/ASan runtimes
-          jq openssl curl ca-certificates iproute2)  # the last five: tests/e2e
+          jq openssl curl ca-certificates iproute2   # these five: tests/e2e
+          # tests/cluster (a real one-node cluster): container runtime, CNI, image builds, netfilter
+          containerd runc buildah debootstrap containernetworking-plugins iptables nftables)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,7 +5,9 @@
 # both; then the live-mode end-to-end tests (tests/e2e/run-all.sh) against a real etcd +
 # kube-apiserver + kube-scheduler built from their Go modules (cached in ~/.cache/kubesched-e2e;
 # the first build on a machine takes about 15 minutes), with the plain binary, and the basic live
-# test once more with the sanitizer binary. Exits non-zero on any failure.
+# test once more with the sanitizer binary, and the cluster tests (tests/cluster/run.sh: the
+# Dockerfile's image deployed by the Helm chart on a real one-node cluster). Exits non-zero on any
+# failure.
 # After the sanitizer suite, the libFuzzer harnesses run 30 s each (tests/fuzz/run.sh,
 # docs/FUZZING.md; build-fuzz with clang-16).
 # Usage: tests/run.sh [--no-sanitize] [--no-fuzz] [--no-e2e]
@@ -56,6 +58,8 @@ if [ $e2e = 1 ]; then
     echo "== e2e live-basic with the sanitizer binary (build-asan/kubesched)"
     if ! KUBESCHED_BIN="$PWD/build-asan/kubesched" LIVE_TIMEOUT=120 tests/e2e/run-all.sh live-basic; then status=1; fi
   fi
+  echo "== cluster (tests/cluster/run.sh: the image from the Dockerfile, the chart on a real one-node cluster)"
+  if ! tests/cluster/run.sh; then status=1; fi
 fi
 if [ $status -ne 0 ]; then echo "tests/run.sh: FAILED"; else echo "tests/run.sh: all suites passed"; fi
 exit $status

@@ -15,9 +15,10 @@
 # version's etcd serves it. --skew all builds every kube-skew/*/ module, one after the other.
 #
 # kube-controller-manager (its PersistentVolume controller serves the volume tests) is built from
-# the same module, only when named: tests that need it build it on first use.
+# the same module, only when named: tests that need it build it on first use. So are the node
+# binaries kubelet and kube-proxy (tests/cluster: a real one-node cluster).
 #
-# Usage: tests/e2e/build-control-plane.sh [--force] [etcd|kube-apiserver|kube-scheduler|kube-controller-manager ...]
+# Usage: tests/e2e/build-control-plane.sh [--force] [etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kubelet|kube-proxy ...]
 #        tests/e2e/build-control-plane.sh [--force] --skew MINOR|all     (e.g. --skew 1.35)
 #   --force   rebuild even when the cached binary has the pinned version
 #   names     build only these (default: all three)
@@ -34,8 +35,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --force) force=1 ;;
     --skew) skew=${2:?build-control-plane: --skew wants a minor (e.g. 1.35) or all}; shift ;;
-    etcd|kube-apiserver|kube-scheduler|kube-controller-manager) want+=("$1") ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    etcd|kube-apiserver|kube-scheduler|kube-controller-manager|kubelet|kube-proxy) want+=("$1") ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "build-control-plane: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -100,7 +101,7 @@ build_one() {
       pkg=go.etcd.io/etcd/server/v3
       ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd_version}"
       ;;
-    kube-apiserver|kube-scheduler|kube-controller-manager)
+    kube-apiserver|kube-scheduler|kube-controller-manager|kubelet|kube-proxy)
       pkg=k8s.io/kubernetes/cmd/$name
       ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${k8s_version}"
       ldflags+=" -X k8s.io/component-base/version.gitMajor=${kv%%.*}"

@@ -32,6 +32,13 @@
 #      built by build-control-plane.sh --skew 1.35; etcd and kube-scheduler stay the main ones),
 #      KUBESCHED_E2E_APISERVER_FLAGS (extra kube-apiserver flags, space-separated, e.g.
 #      --runtime-config=policy/v1=false),
+#      KUBESCHED_E2E_APISERVER_BIND (--bind-address, default 127.0.0.1) and
+#      KUBESCHED_E2E_APISERVER_ADVERTISE (--advertise-address, default 127.0.0.1; another address
+#      also goes into the serving certificate): tests/cluster binds 0.0.0.0 and advertises the
+#      node's address so that pods reach the API server through the `kubernetes` Service,
+#      KUBESCHED_E2E_DISABLED_ADMISSION (--disable-admission-plugins, default
+#      ServiceAccount,TaintNodesByCondition; tests/cluster runs kube-controller-manager and
+#      pods with ServiceAccount tokens, so it keeps ServiceAccount on),
 #      KUBESCHED_E2E_CACHE, KUBESCHED_E2E_START_TIMEOUT (seconds, default 90),
 #      KUBESCHED_E2E_APISERVER_V (apiserver --v, default 0),
 #      KUBESCHED_E2E_SCHEDULER_QPS / KUBESCHED_E2E_SCHEDULER_BURST (kube-scheduler's client
@@ -60,7 +67,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --dir) dir=$2; shift ;;
     --) shift; cmd=("$@"); break ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "start-control-plane: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -145,8 +152,11 @@ sign() { # name subject [extfile-contents]
   ossl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
     -days 2 -extfile "$pki/$name.ext" -out "$pki/$name.crt"
 }
+api_bind=${KUBESCHED_E2E_APISERVER_BIND:-127.0.0.1}
+api_advertise=${KUBESCHED_E2E_APISERVER_ADVERTISE:-127.0.0.1}
+extra_san=; [ "$api_advertise" = 127.0.0.1 ] || extra_san="IP:$api_advertise,"
 sign apiserver "/CN=kube-apiserver" \
-  "$(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment')"
+  "$(printf 'subjectAltName=%sIP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment' "$extra_san")"
 sign admin "/O=system:masters/CN=kubesched-e2e-admin" \
   "$(printf 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment')"
 sign scheduler "/CN=system:kube-scheduler" \
@@ -232,13 +242,13 @@ if [ -f "$dir/pids/\$name" ] && kill -0 "\$(cat "$dir/pids/\$name")" 2>/dev/null
 fi
 "$api_bin_dir/kube-apiserver" \\
   --etcd-servers="$etcd_url" \\
-  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="\$port" \\
+  --bind-address=$api_bind --advertise-address=$api_advertise --secure-port="\$port" \\
   --endpoint-reconciler-type=none \\
   --cert-dir="$dir/apiserver-certs" \\
   --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \\
   --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \\
   --authorization-mode=RBAC \\
-  --disable-admission-plugins=ServiceAccount,TaintNodesByCondition \\
+  --disable-admission-plugins=${KUBESCHED_E2E_DISABLED_ADMISSION-ServiceAccount,TaintNodesByCondition} \\
   --service-cluster-ip-range=10.0.0.0/24 \\
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \\
   --service-account-key-file="$pki/sa.pub" \\
