@@ -57,6 +57,7 @@
 #include "api/objects.h"
 #include "api/volume_objects.h"
 #include "api/custom_objects.h"
+#include "api/podgroup_objects.h"
 
 #define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -551,6 +552,9 @@ static int event_hold(ks_event_info *dst, const ks_event_info *src)
     if (is_storage_event(dst)) {
         ks__volobj_ref((ks__volobj *)dst->old_obj);
         ks__volobj_ref((ks__volobj *)dst->new_obj);
+    } else if (dst->event.resource == KS_RES_POD_GROUP) {
+        ks__podgroup_ref(dst->old_obj);
+        ks__podgroup_ref(dst->new_obj);
     } else if (dst->event.resource >= KS_RES_CUSTOM_FIRST) {
         ks__object_ref(dst->old_obj);
         ks__object_ref(dst->new_obj);
@@ -571,6 +575,9 @@ static void event_release(ks_event_info *ev)
     if (is_storage_event(ev)) {
         ks__volobj_unref((ks__volobj *)ev->old_obj);
         ks__volobj_unref((ks__volobj *)ev->new_obj);
+    } else if (ev->event.resource == KS_RES_POD_GROUP) {
+        ks__podgroup_unref(ev->old_obj);
+        ks__podgroup_unref(ev->new_obj);
     } else if (ev->event.resource >= KS_RES_CUSTOM_FIRST) {
         ks__object_unref(ev->old_obj);
         ks__object_unref(ev->new_obj);
@@ -1263,6 +1270,7 @@ static const struct {
     {KS_RES_CSI_DRIVER, "storage.k8s.io/CSIDriver"},
     {KS_RES_CSI_STORAGE_CAPACITY, "storage.k8s.io/CSIStorageCapacity"},
     {KS_RES_VOLUME_ATTACHMENT, "storage.k8s.io/VolumeAttachment"},
+    {KS_RES_POD_GROUP, "scheduling.k8s.io/PodGroup"}, /* GenericWorkload */
     {KS_RES_WILDCARD, "*"},
 };
 

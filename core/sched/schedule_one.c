@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "api/podgroup_objects.h"
 #include "util/clock.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -551,8 +552,11 @@ static ks_code assume(sched_cycle *c)
     c->assumed = ks__pod_with_node(c->pod, c->host->name);
     ks__nominator_remove(c->s, c->pod->uid); /* upstream DeleteNominatedPodIfExists */
     int rc = c->assumed ? ks__cache_assume_pod(c->s->cache, c->assumed) : KS_ENOMEM;
-    if (rc == 0)
+    if (rc == 0) {
+        /* upstream's cache assumePodGroupMember: GangScheduling's Permit counts it scheduled */
+        ks__podgroup_member_assume(c->s->podgroups, c->assumed);
         return KS_SUCCESS;
+    }
     /* KS_EEXIST: the watch put it in the cache meanwhile (bound by someone else); upstream's
      * AssumePod error text. The queue has dropped it, so it is not retried. */
     char m[600];
@@ -581,6 +585,7 @@ static ks_code reserve_and_permit(sched_cycle *c)
         return KS_SUCCESS;
     ks__fw_run_unreserve(c->fw, c->state, c->assumed, node);
     ks__cache_forget_pod(c->s->cache, c->assumed->uid);
+    ks__podgroup_member_forget(c->s->podgroups, c->assumed);
     ks__pod_unref(c->assumed);
     c->assumed = NULL;
     if (code == KS_ERROR)

@@ -60,7 +60,9 @@ struct ks_scheduler {
     ks_cache *cache;
     ks_store *store;                /* Namespaces, Services, ReplicaSets, PDBs, ... */
     struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
-    ks_pod_index pod_index;         /* pods by (namespace, label) for ks_pods_each */
+    /* PodGroups and their members (podgroups.c), NULL while GenericWorkload is off */
+    struct ks_podgroup_store *podgroups;
+    ks_pod_index pod_index; /* pods by (namespace, label) for ks_pods_each */
     ks_queue *queue;
     ks_snapshot *snap;
     ks_parallelizer par; /* the Filter/Score worker pool; the frameworks borrow it for Score */

@@ -145,6 +145,9 @@ SA(sizeof(ks_plugin_desc) == 216);
     X(resource_watch) X(resource_event) X(resource_get) X(object_release) X(object_get_string) \
     X(object_get_int) X(object_get_quantity) X(object_get_time) X(object_count) \
     X(object_key_at) X(object_json) X(clock_now_ns) X(object_patch) X(pod_event) \
+    /* ABI 1.9 */ \
+    X(pod_scheduling_group) X(pod_group_get) X(pod_group_release) X(pod_group_view) \
+    X(pod_group_members_each) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -157,13 +160,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 142); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7, +18 in 1.8 */
+SA(HOST_NSLOTS == 147); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +18 in 1.8, +5 in 1.9 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1152);
+SA(sizeof(ks_host_api) == 1192);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);

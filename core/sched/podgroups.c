@@ -1,0 +1,47 @@
+/*
+ * scheduling.k8s.io/v1beta1 PodGroups as cluster events (upstream eventhandlers.go addPodGroup,
+ * updatePodGroup, deletePodGroup with GenericWorkload on): the object is filed in the scheduler's
+ * PodGroup store (podgroup_objects.h) and offered to the queue as a PodGroup Add, Update or
+ * Delete event with both objects, for GangScheduling's hints.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/podgroup_objects.h"
+#include "sched/queue.h"
+#include "sched/scheduler_int.h"
+
+int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted, int checked,
+                                 char *label, char *err, size_t errlen)
+{
+    if (label)
+        label[0] = '\0';
+    if (!s->podgroups) {
+        snprintf(err, errlen,
+                 "a scheduling.k8s.io/v1beta1 PodGroup needs the GenericWorkload feature gate "
+                 "(--feature-gates=GenericWorkload=true)");
+        return KS_EINVAL;
+    }
+    ks_pod_group *old_pg = NULL, *new_pg = NULL;
+    int rc = ks__podgroup_store_apply(s->podgroups, obj, deleted, checked, &old_pg, &new_pg, err,
+                                      errlen);
+    if (rc != 0)
+        return rc;
+    /* upstream updatePodGroup: a resync (same resourceVersion) is no event */
+    int resync = old_pg && new_pg && old_pg->v.resource_version[0] &&
+                 !strcmp(old_pg->v.resource_version, new_pg->v.resource_version);
+    if (!resync && (old_pg || new_pg)) {
+        uint32_t action = deleted ? KS_ACT_DELETE : old_pg ? KS_ACT_UPDATE_ANY : KS_ACT_ADD;
+        ks_event_info ev = {.event = {KS_RES_POD_GROUP, action},
+                            .old_obj = old_pg,
+                            .new_obj = new_pg};
+        ks__queue_move_on_event_info(s->queue, &ev, NULL);
+        if (label) /* upstream ClusterEvent.Label(): "scheduling.k8s.io/PodGroupAdd", ... */
+            snprintf(label, 64, "%s", ks__queue_event_label(&ev.event));
+    }
+    ks__podgroup_unref(old_pg);
+    ks__podgroup_unref(new_pg);
+    return 0;
+}
+
+int ks__scheduler_generic_workload(const ks_scheduler *s) { return s->podgroups != NULL; }
