@@ -201,8 +201,7 @@ int ks__podgroup_from_json(const cJSON *obj, ks_pod_group **out, char *err, size
     return podgroup_parse(obj, 0, out, err, errlen);
 }
 
-int ks__podgroup_from_json_checked(const cJSON *obj, ks_pod_group **out, char *err,
-                                   size_t errlen)
+int ks__podgroup_from_json_checked(const cJSON *obj, ks_pod_group **out, char *err, size_t errlen)
 {
     return podgroup_parse(obj, 1, out, err, errlen);
 }
@@ -292,8 +291,7 @@ static void key_of(ks_sym ns, ks_sym name, char *out, size_t len)
 }
 
 int ks__podgroup_store_apply(ks_podgroup_store *st, const cJSON *obj, int deleted, int checked,
-                             ks_pod_group **old_pg, ks_pod_group **new_pg, char *msg,
-                             size_t msglen)
+                             ks_pod_group **old_pg, ks_pod_group **new_pg, char *msg, size_t msglen)
 {
     ks_pod_group *pg = NULL;
     if (old_pg)

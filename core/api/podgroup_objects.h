@@ -46,8 +46,7 @@ int ks__podgroup_is(const cJSON *obj);
  * ("spec.schedulingPolicy.gang.minCount: Invalid value: -1: must be greater than or equal to
  * 1"), KS_ENOMEM. */
 int ks__podgroup_from_json(const cJSON *obj, ks_pod_group **out, char *err, size_t errlen);
-int ks__podgroup_from_json_checked(const cJSON *obj, ks_pod_group **out, char *err,
-                                   size_t errlen);
+int ks__podgroup_from_json_checked(const cJSON *obj, ks_pod_group **out, char *err, size_t errlen);
 
 /* Reference counting; unref frees at zero; NULL is a no-op for both. Any thread. */
 ks_pod_group *ks__podgroup_ref(const ks_pod_group *pg);

@@ -32,9 +32,8 @@ int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted,
                  !strcmp(old_pg->v.resource_version, new_pg->v.resource_version);
     if (!resync && (old_pg || new_pg)) {
         uint32_t action = deleted ? KS_ACT_DELETE : old_pg ? KS_ACT_UPDATE_ANY : KS_ACT_ADD;
-        ks_event_info ev = {.event = {KS_RES_POD_GROUP, action},
-                            .old_obj = old_pg,
-                            .new_obj = new_pg};
+        ks_event_info ev = {
+            .event = {KS_RES_POD_GROUP, action}, .old_obj = old_pg, .new_obj = new_pg};
         ks__queue_move_on_event_info(s->queue, &ev, NULL);
         if (label) /* upstream ClusterEvent.Label(): "scheduling.k8s.io/PodGroupAdd", ... */
             snprintf(label, 64, "%s", ks__queue_event_label(&ev.event));
