@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/podgroup_objects.h"
+#include "util/log.h"
 #include "sched/queue.h"
 #include "sched/scheduler_int.h"
 
@@ -44,3 +45,21 @@ int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted,
 }
 
 int ks__scheduler_generic_workload(const ks_scheduler *s) { return s->podgroups != NULL; }
+
+void ks__scheduler_podgroups_check_profiles(const ks_scheduler *s)
+{
+    if (!s->podgroups)
+        return;
+    for (size_t p = 0; p < s->nprofiles; p++) {
+        const ks_framework *fw = s->fw[p];
+        int has = 0;
+        for (size_t i = 0; i < fw->ninst; i++)
+            has |= !strcmp(fw->inst[i].desc->name, "GangScheduling");
+        /* upstream NewFramework: logged, not refused (a profile may mean to ignore gangs) */
+        if (!has)
+            ks__log('E', NULL,
+                    "GenericWorkload is enabled, but GangScheduling plugin is not set. Gang "
+                    "scheduling using PodGroups may not work as expected. profile=%s",
+                    fw->profile_name);
+    }
+}

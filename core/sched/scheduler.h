@@ -208,6 +208,9 @@ int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, c
  * KS_EPARSE / KS_ENOMEM with err. Any thread. podgroups.c. */
 int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted, int checked,
                                  char *label, char *err, size_t errlen);
+/* With GenericWorkload on, logs upstream NewFramework's error for each profile without
+ * GangScheduling. Main thread. podgroups.c. */
+void ks__scheduler_podgroups_check_profiles(const ks_scheduler *s);
 /* Whether this scheduler was created with the GenericWorkload gate on. */
 int ks__scheduler_generic_workload(const ks_scheduler *s);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);
