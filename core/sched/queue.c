@@ -961,6 +961,30 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     return &e->qp;
 }
 
+ks_queued_pod *ks__queue_take(ks_queue *q, const char *uid)
+{
+    lock(q);
+    qentry *e = map_get(q, uid, hash_uid(uid));
+    if (!e || e->deleted || e->in_flight || q->closed ||
+        (e->qp.where != KS_Q_ACTIVE && e->qp.where != KS_Q_BACKOFF &&
+         e->qp.where != KS_Q_UNSCHEDULABLE)) {
+        unlock(q);
+        return NULL;
+    }
+    detach(q, e);
+    /* as ks__queue_pop: one more attempt, in flight from now on */
+    e->qp.attempts++;
+    e->qp.move_request_cycle_seen = ++q->cycle;
+    e->in_flight = 1;
+    e->updated_in_flight = 0;
+    e->missed_events = 0;
+    dl_append(&q->flight, &e->mark.link);
+    note_inflight(q, "PodPopped", +1);
+    q->counts.in_flight++;
+    unlock(q);
+    return &e->qp;
+}
+
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
 {
     if (!qp)

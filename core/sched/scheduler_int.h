@@ -227,6 +227,31 @@ void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority);
 void ks__nominator_snapshot(ks_scheduler *s);
 void ks__nominator_release(ks_scheduler *s);
 
+/* schedule_one_podgroup.c: the PodGroup scheduling cycle's pieces (GenericWorkload). */
+typedef struct ks__pg_cycle_group {
+    ks_sym ns, name;
+    int32_t min_count; /* upstream getMinCount: gang.minCount, 1 for a basic policy */
+} ks__pg_cycle_group;
+/* Whether pod goes through the PodGroup cycle: the gate is on, it names a PodGroup that exists,
+ * and its profile has GangScheduling (the one PlacementFeasible plugin); g gets the group. */
+int ks__podgroup_cycle_wanted(ks_scheduler *s, ks_framework *fw, const ks_pod *pod,
+                              ks__pg_cycle_group *g);
+/* The group's other pending members of qp's profile, taken out of the queue (in flight, as
+ * popped): *out (malloc'd, caller frees) and the count; *scheduled gets the members assumed or
+ * bound before this cycle (upstream ScheduledPodsCount). Scheduling thread. */
+size_t ks__podgroup_take_siblings(ks_scheduler *s, const ks__pg_cycle_group *g,
+                                  const ks_queued_pod *qp, ks_queued_pod ***out, int *scheduled);
+/* GangScheduling's PlacementFeasible (upstream's words in msg): KS_UNSCHEDULABLE when
+ * scheduled + remaining < minCount, KS_WAIT while scheduled < minCount, else KS_SUCCESS. */
+ks_code ks__placement_feasible(int32_t min_count, int scheduled, int remaining, char *msg,
+                               size_t len);
+/* upstream updatePodGroupCondition: the PodGroup's PodGroupInitiallyScheduled condition (True
+ * "Scheduled", or False with reason "Unschedulable" / "SchedulerError" and message), patched on
+ * its status subresource through the source (live mode only), unless unchanged or the group was
+ * once scheduled and this says otherwise. Scheduling thread. */
+void ks__podgroup_set_condition(ks_scheduler *s, const ks__pg_cycle_group *g, int scheduled,
+                                const char *reason, const char *message);
+
 /* fit_error.c: upstream FitError.Error(): "0/N nodes are available: ..." with the reasons of
  * the node statuses counted and sorted as text, or PreFilter's message; then post (PostFilter's
  * message) when not empty. Caller frees; NULL on out of memory. */

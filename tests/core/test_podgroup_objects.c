@@ -28,8 +28,8 @@ static ks_pod_group *parse(const char *text, int checked, char *err)
 }
 
 #define PG(spec)                                                                                   \
-    "{'apiVersion':'scheduling.k8s.io/v1beta1','kind':'PodGroup','metadata':{'namespace':'ns1',"  \
-    "'name':'pg1','uid':'u1','resourceVersion':'7','creationTimestamp':'2026-12-01T10:00:00Z'},"    \
+    "{'apiVersion':'scheduling.k8s.io/v1beta1','kind':'PodGroup','metadata':{'namespace':'ns1',"   \
+    "'name':'pg1','uid':'u1','resourceVersion':'7','creationTimestamp':'2026-12-01T10:00:00Z'},"   \
     "'spec':" spec "}"
 
 Test(podgroup_objects, a_gang_pod_group_is_read_once_into_its_view)
@@ -88,8 +88,8 @@ Test(podgroup_objects, checked_reading_refuses_what_the_api_server_refuses)
     char err[512] = "";
     cr_expect_null(parse(PG("{'schedulingPolicy':{'gang':{}}}"), 1, err));
     cr_expect_str_eq(err, "spec.schedulingPolicy.gang.minCount: Required value");
-    cr_expect_null(parse(PG("{'parentCompositePodGroupName':'c','schedulingPolicy':{'basic':{}}}"),
-                         1, err));
+    cr_expect_null(
+        parse(PG("{'parentCompositePodGroupName':'c','schedulingPolicy':{'basic':{}}}"), 1, err));
     cr_expect_str_eq(err, "spec.workloadRef: Required value: must be set when "
                           "parentCompositePodGroupName is set");
 }
@@ -108,8 +108,7 @@ static void count(void *ctx, const ks_pod *pod, ks_pod_group_member_state st)
     t->assigned += st == KS_PG_MEMBER_ASSIGNED;
     if (st == KS_PG_MEMBER_ASSUMED) {
         t->assumed++;
-        snprintf(t->node_of_assumed, sizeof(t->node_of_assumed), "%s",
-                 ks__sym_str(pod->node_name));
+        snprintf(t->node_of_assumed, sizeof(t->node_of_assumed), "%s", ks__sym_str(pod->node_name));
     }
 }
 
@@ -178,8 +177,8 @@ Test(podgroup_objects, store_apply_replaces_and_removes)
     char err[512] = "";
     ks_pod_group *old_pg = NULL, *new_pg = NULL;
     cJSON *o = th_json(PG("{'schedulingPolicy':{'gang':{'minCount':4}}}"));
-    cr_assert_eq(ks__podgroup_store_apply(st, o, 0, 1, &old_pg, &new_pg, err, sizeof(err)), 0,
-                 "%s", err);
+    cr_assert_eq(ks__podgroup_store_apply(st, o, 0, 1, &old_pg, &new_pg, err, sizeof(err)), 0, "%s",
+                 err);
     cr_expect_null(old_pg);
     cr_expect_eq(new_pg->v.min_count, 4);
     ks__podgroup_unref(new_pg);
@@ -233,4 +232,65 @@ Test(podgroup_objects, gang_scheduling_is_a_default_plugin_only_with_the_gate)
     ks__config_free(c);
     ks__cfg_set_generic_workload(0);
     ks__registry_free(reg);
+}
+
+/* ---- TestPlacementFeasible (isCPG=false, cpgFeatureGate=false), with the messages ---------- */
+
+#include "sched/scheduler_int.h"
+
+#define S KS_SUCCESS
+#define W KS_WAIT
+#define U KS_UNSCHEDULABLE
+Test(podgroup_objects, placement_feasible_as_upstream)
+{
+    static const struct {
+        const char *name;
+        int32_t min; /* 0: a basic policy (getMinCount: 1) */
+        int children, initial;
+        int npods;
+        ks_code pods[3], want[3];
+    } cases[] = {
+        {"All pods succeed, minCount met at end", 2, 2, 0, 2, {S, S}, {W, S}},
+        {"First pod fails, minCount not satisfiable", 3, 3, 0, 1, {U}, {U}},
+        {"Second pod fails, minCount not satisfiable", 2, 2, 0, 2, {S, U}, {W, U}},
+        {"Non-gang pod group with 0 scheduled pods fails", 0, 1, 0, 1, {U}, {U}},
+        {"Non-gang pod group with succeeds once 1 pod is scheduled", 0, 1, 0, 1, {S}, {S}},
+        {"Non-gang pod group with 1 initially scheduled pod succeeds", 0, 1, 1, 1, {U}, {S}},
+        {"More than minCount pods, all succeed", 2, 3, 0, 3, {S, S, S}, {W, S, S}},
+        {"More than minCount pods, first fails", 2, 3, 0, 3, {U, S, S}, {W, W, S}},
+        {"More than minCount pods, minCount not satisfiable", 2, 3, 0, 2, {U, U}, {W, U}},
+        {"1 pod scheduled, 2 unscheduled pods succeed, minCount 3 met", 3, 2, 1, 2, {S, S}, {W, S}},
+        {"minCount already met by scheduled pods", 2, 1, 2, 1, {U}, {S}},
+        {"1 pod scheduled, minCount 3, first unscheduled fails, not enough remaining",
+         3,
+         2,
+         1,
+         1,
+         {U},
+         {U}},
+        {"1 pod scheduled, minCount 4, first unscheduled succeeds, not enough remaining",
+         4,
+         2,
+         1,
+         1,
+         {S},
+         {U}},
+    };
+    char msg[256];
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int scheduled = cases[c].initial;
+        int32_t min = cases[c].min ? cases[c].min : 1;
+        for (int i = 0; i < cases[c].npods; i++) {
+            scheduled += cases[c].pods[i] == S;
+            ks_code got = ks__placement_feasible(min, scheduled, cases[c].children - (i + 1), msg,
+                                                 sizeof(msg));
+            cr_expect_eq(got, cases[c].want[i], "%s: step %d: %d (%s)", cases[c].name, i, got, msg);
+        }
+    }
+    cr_expect_eq(ks__placement_feasible(4, 3, 0, msg, sizeof(msg)), U);
+    cr_expect_str_eq(msg, "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining");
+    cr_expect_eq(ks__placement_feasible(4, 1, 3, msg, sizeof(msg)), W);
+    cr_expect_str_eq(msg, "minCount (4) is not yet satisfied: 1 scheduled, 3 remaining");
+    cr_expect_eq(ks__placement_feasible(4, 4, 0, msg, sizeof(msg)), S);
+    cr_expect_str_eq(msg, "");
 }

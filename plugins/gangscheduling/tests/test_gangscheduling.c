@@ -140,7 +140,8 @@ Test(gangscheduling, events_to_register)
     ht_expect_event(1, KS_RES_ASSIGNED_POD, KS_ACT_ADD, 1);
     ht_expect_event(2, KS_RES_POD_GROUP, KS_ACT_ADD, 1);
     ht_expect_event(3, KS_RES_POD_GROUP, KS_ACT_UPDATE_ANY, 1);
-    /* PodSchedulingGroup is immutable: no Pod/Update; a PodGroup delete makes nothing schedulable */
+    /* PodSchedulingGroup is immutable: no Pod/Update; a PodGroup delete makes nothing schedulable
+     */
     cr_expect_not(ht_registered(KS_RES_UNSCHEDULED_POD, KS_ACT_UPDATE_POD_LABEL));
     cr_expect_not(ht_registered(KS_RES_POD_GROUP, KS_ACT_DELETE));
 }
@@ -170,7 +171,7 @@ Test(gangscheduling, is_schedulable_after_pod_added)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         ks_event_resource res = cases[i].added->node_name != KS_SYM_EMPTY ? KS_RES_ASSIGNED_POD
-                                                                           : KS_RES_UNSCHEDULED_POD;
+                                                                          : KS_RES_UNSCHEDULED_POD;
         cr_expect_eq(ht_pod(p, res, KS_ACT_ADD, NULL, cases[i].added), cases[i].want, "%s",
                      cases[i].name);
     }
@@ -189,11 +190,13 @@ Test(gangscheduling, is_schedulable_after_pod_group_added)
     cr_expect_eq(ht_obj(p, KS_RES_POD_GROUP, KS_ACT_ADD, NULL, group_obj("ns1", "pg1", 2, "1")),
                  KS_QUEUE, "add a pod group which matches the pod's pod group name");
     cr_expect_eq(ht_obj(p, KS_RES_POD_GROUP, KS_ACT_ADD, NULL, group_obj("ns1", "pg2", 2, "1")),
-                 KS_QUEUE_SKIP, "add a pod group which doesn't match the pod's scheduling group "
-                                "name");
+                 KS_QUEUE_SKIP,
+                 "add a pod group which doesn't match the pod's scheduling group "
+                 "name");
     cr_expect_eq(ht_obj(p, KS_RES_POD_GROUP, KS_ACT_ADD, NULL, group_obj("ns2", "pg1", 2, "1")),
-                 KS_QUEUE_SKIP, "add a pod group which doesn't match the pod's scheduling group "
-                                "namespace");
+                 KS_QUEUE_SKIP,
+                 "add a pod group which doesn't match the pod's scheduling group "
+                 "namespace");
     cr_expect_eq(ht_obj(pod("ns1", "plain", NULL), KS_RES_POD_GROUP, KS_ACT_ADD, NULL,
                         group_obj("ns1", "pg1", 2, "1")),
                  KS_QUEUE_SKIP, "a pod without a scheduling group");
@@ -239,15 +242,15 @@ Test(gangscheduling, is_schedulable_after_pod_group_updated)
 
 typedef struct flow_case {
     const char *name;
-    const char *pod;                /* p1, basic-pod or non-gang */
-    const char *initial_pods;       /* space-separated names of the members known first */
-    int groups;                     /* 1: pg1, pg2, pg3 filed; 2: pg1, pg2; 0: none */
-    const char *waiting;            /* the members already waiting on Permit */
-    const char *want_pre_enqueue;   /* NULL: success */
+    const char *pod;              /* p1, basic-pod or non-gang */
+    const char *initial_pods;     /* space-separated names of the members known first */
+    int groups;                   /* 1: pg1, pg2, pg3 filed; 2: pg1, pg2; 0: none */
+    const char *waiting;          /* the members already waiting on Permit */
+    const char *want_pre_enqueue; /* NULL: success */
     ks_code want_pre_enqueue_code;
-    const char *want_permit;        /* NULL: success */
-    const char *want_activated;     /* space-separated, or NULL */
-    const char *want_allowed;       /* space-separated, or NULL */
+    const char *want_permit;    /* NULL: success */
+    const char *want_activated; /* space-separated, or NULL */
+    const char *want_allowed;   /* space-separated, or NULL */
 } flow_case;
 
 /* The group of each of upstream's pods. */
@@ -293,9 +296,9 @@ static void wait_on_permit(const char *w, void *ctx)
     ks__podgroup_member_assume(G, a);
     ks_status *st = ks_status_new(c);
     int64_t timeout = 0;
-    cr_assert_eq(ks_plugin_gang_scheduling.permit(NULL, c, a, ks__intern("some-node"), &timeout,
-                                                   st),
-                 KS_WAIT, "Expected Wait status while permitting a pod %s", w);
+    cr_assert_eq(
+        ks_plugin_gang_scheduling.permit(NULL, c, a, ks__intern("some-node"), &timeout, st),
+        KS_WAIT, "Expected Wait status while permitting a pod %s", w);
     snprintf(g_waiting[g_nwaiting++], 32, "%s", w);
 }
 
@@ -370,8 +373,8 @@ static const flow_case k_flow[] = {
      "waiting for pods's pod group \"pg1\" to appear in scheduling queue", UAU, NULL, NULL, NULL},
     {"gang pod fails PreEnqueue when quorum is not met", "p1", "p2 p4 p5", 2, NULL,
      "waiting for minCount pods from a gang to appear in scheduling queue", UAU, NULL, NULL, NULL},
-    {"gang pod passes PreEnqueue, but waits at Permit", "p1", "p2 p3 p4 p5", 2, "p2 p4 p5", NULL,
-     0, "waiting for minCount pods from a gang to be scheduled", "p3", NULL},
+    {"gang pod passes PreEnqueue, but waits at Permit", "p1", "p2 p3 p4 p5", 2, "p2 p4 p5", NULL, 0,
+     "waiting for minCount pods from a gang to be scheduled", "p3", NULL},
     {"final gang pod arrives at Permit and allows all waiting pods from a gang", "p1",
      "p2 p3 p4 p5", 2, "p2 p3 p4 p5", NULL, 0, NULL, NULL, "p2 p3"},
 };
@@ -402,9 +405,9 @@ Test(gangscheduling, bound_members_count_and_a_missing_group_is_an_error)
     ks_pod *q = pod("ns1", "q", "pg9");
     ks__podgroup_member_add(G, q);
     st = ks_status_new(c);
-    cr_expect_eq(ks_plugin_gang_scheduling.permit(NULL, c, assumed(q), ks__intern("n"), &timeout,
-                                                  st),
-                 KS_ERROR);
+    cr_expect_eq(
+        ks_plugin_gang_scheduling.permit(NULL, c, assumed(q), ks__intern("n"), &timeout, st),
+        KS_ERROR);
     char msg[256];
     ks__status_message(st, msg, sizeof(msg));
     cr_expect_str_eq(msg, "failed to get podGroup ns1/pg9: podgroup.scheduling.k8s.io \"pg9\" not "
@@ -426,9 +429,9 @@ Test(gangscheduling, a_forgotten_member_no_longer_counts)
     ks_cycle *c = ks__cycle_new(NULL, p2);
     ks_status *st = ks_status_new(c);
     int64_t timeout = 0;
-    cr_expect_eq(ks_plugin_gang_scheduling.permit(NULL, c, assumed(p2), ks__intern("n"), &timeout,
-                                                  st),
-                 KS_WAIT);
+    cr_expect_eq(
+        ks_plugin_gang_scheduling.permit(NULL, c, assumed(p2), ks__intern("n"), &timeout, st),
+        KS_WAIT);
     ks__cycle_free(c);
     /* a deleted member no longer counts for PreEnqueue either */
     add_group("ns1", "pg2", 2);
