@@ -46,20 +46,29 @@ int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted,
 
 int ks__scheduler_generic_workload(const ks_scheduler *s) { return s->podgroups != NULL; }
 
-void ks__scheduler_podgroups_check_profiles(const ks_scheduler *s)
+int ks__scheduler_podgroups_check_profiles(const ks_scheduler *s, char *err, size_t errlen)
 {
     if (!s->podgroups)
-        return;
+        return 0;
     for (size_t p = 0; p < s->nprofiles; p++) {
         const ks_framework *fw = s->fw[p];
-        int has = 0;
+        const ks_plugin_inst *gs = NULL;
         for (size_t i = 0; i < fw->ninst; i++)
-            has |= !strcmp(fw->inst[i].desc->name, "GangScheduling");
+            if (!strcmp(fw->inst[i].desc->name, "GangScheduling"))
+                gs = &fw->inst[i];
+        if (gs && !gs->desc->placement_feasible) {
+            snprintf(err, errlen,
+                     "profile %s: GenericWorkload is enabled, but GangScheduling plugin does not "
+                     "fulfill PlacementFeasiblePlugin interface",
+                     fw->profile_name);
+            return KS_EINVAL;
+        }
         /* upstream NewFramework: logged, not refused (a profile may mean to ignore gangs) */
-        if (!has)
+        if (!gs)
             ks__log('E', NULL,
                     "GenericWorkload is enabled, but GangScheduling plugin is not set. Gang "
                     "scheduling using PodGroups may not work as expected. profile=%s",
                     fw->profile_name);
     }
+    return 0;
 }

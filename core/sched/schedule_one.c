@@ -875,10 +875,13 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
     char gmsg[256], emsg[KS_STATUS_BUF + 64] = "";
     int remaining = (int)m;
     size_t tried = 0;
+    /* upstream: PlacementFeasible before any member is tried, then after each */
     ks_code gcode =
-        m ? ks__placement_feasible(g->min_count, scheduled, remaining, gmsg, sizeof(gmsg))
+        m ? ks__podgroup_placement_feasible(fw, g, scheduled, remaining, gmsg, sizeof(gmsg))
           : KS_SUCCESS;
-    for (size_t i = 0; i < m && gcode != KS_UNSCHEDULABLE; i++) {
+    if (gcode == KS_ERROR)
+        snprintf(emsg, sizeof(emsg), "failed to evaluate placement feasibility: %s", gmsg);
+    for (size_t i = 0; i < m && (gcode == KS_SUCCESS || gcode == KS_WAIT); i++) {
         tried++;
         ok[i] = member_attempt(&cs[i]);
         if (!ok[i] && cs[i].code == KS_ERROR) {
@@ -889,7 +892,11 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
         }
         remaining--;
         scheduled += ok[i];
-        gcode = ks__placement_feasible(g->min_count, scheduled, remaining, gmsg, sizeof(gmsg));
+        gcode = ks__podgroup_placement_feasible(fw, g, scheduled, remaining, gmsg, sizeof(gmsg));
+        if (gcode == KS_ERROR) {
+            snprintf(emsg, sizeof(emsg), "failed to evaluate placement feasibility: %s", gmsg);
+            break;
+        }
     }
     if (gcode == KS_WAIT) /* not yet satisfied with nothing left: the group is unschedulable */
         gcode = KS_UNSCHEDULABLE;
@@ -944,9 +951,10 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks__nominator_snapshot(s);
     ks__binding_hold(s, 1);
     ks__pg_cycle_group g;
-    if (ks__podgroup_cycle_wanted(s, fw, qp->pod, &g))
+    if (ks__podgroup_cycle_wanted(s, fw, qp->pod, &g)) {
         pod_group_cycle(s, fw, qp, &g);
-    else
+        ks__podgroup_unref(g.pg);
+    } else
         scheduling_cycle(s, fw, qp);
     ks__binding_hold(s, 0);
     ks__sched_metrics_cycle_end(s, fw); /* qp may be gone; fw is not */

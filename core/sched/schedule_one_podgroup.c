@@ -25,6 +25,7 @@
 int ks__podgroup_cycle_wanted(ks_scheduler *s, ks_framework *fw, const ks_pod *pod,
                               ks__pg_cycle_group *g)
 {
+    g->pg = NULL;
     if (!s->podgroups || pod->scheduling_group == KS_SYM_ABSENT ||
         pod->scheduling_group == KS_SYM_EMPTY || ks__plugin_bit(fw, "GangScheduling") == 0)
         return 0;
@@ -33,9 +34,7 @@ int ks__podgroup_cycle_wanted(ks_scheduler *s, ks_framework *fw, const ks_pod *p
         return 0; /* PreEnqueue holds such a pod; one that got here goes alone */
     g->ns = pod->ns;
     g->name = pod->scheduling_group;
-    /* upstream getMinCount: a basic (or unset) policy is a group of minCount 1 */
-    g->min_count = pg->v.policy == KS_PG_POLICY_GANG ? pg->v.min_count : 1;
-    ks__podgroup_unref(pg);
+    g->pg = pg; /* the cycle reads this one throughout (upstream: the snapshot's) */
     return 1;
 }
 
@@ -88,23 +87,23 @@ size_t ks__podgroup_take_siblings(ks_scheduler *s, const ks__pg_cycle_group *g,
     return n;
 }
 
-ks_code ks__placement_feasible(int32_t min_count, int scheduled, int remaining, char *msg,
-                               size_t len)
+ks_code ks__podgroup_placement_feasible(ks_framework *fw, const ks__pg_cycle_group *g,
+                                        int scheduled, int remaining, char *msg, size_t len)
 {
     msg[0] = '\0';
-    if (remaining + scheduled < min_count) {
-        /* minCount can't be satisfied because there are not enough remaining pods. */
-        snprintf(msg, len, "minCount (%d) cannot be satisfied: %d scheduled, %d remaining",
-                 (int)min_count, scheduled, remaining);
-        return KS_UNSCHEDULABLE;
-    }
-    if (scheduled < min_count) {
-        /* minCount might be satisfied once more remaining pods are evaluated. */
-        snprintf(msg, len, "minCount (%d) is not yet satisfied: %d scheduled, %d remaining",
-                 (int)min_count, scheduled, remaining);
-        return KS_WAIT;
-    }
-    return KS_SUCCESS;
+    const ks_plugin_inst *gs = NULL;
+    for (size_t i = 0; i < fw->ninst; i++)
+        if (!strcmp(fw->inst[i].desc->name, "GangScheduling"))
+            gs = &fw->inst[i];
+    if (!gs || !gs->desc->placement_feasible)
+        return KS_SUCCESS; /* no PlacementFeasible plugin: nothing to enforce */
+    ks_status st;
+    ks__status_reset(&st);
+    ks_code code = gs->desc->placement_feasible(gs->self, g->pg, scheduled, remaining, &st);
+    ks__status_message(&st, msg, len);
+    if (code != KS_SUCCESS && code != KS_WAIT && code != KS_UNSCHEDULABLE)
+        code = KS_ERROR; /* upstream: an unexpected status is an error */
+    return code;
 }
 
 /* The list/watch path of PodGroups, for the source's write_object (which reads only path). */
@@ -159,8 +158,7 @@ void ks__podgroup_set_condition(ks_scheduler *s, const ks__pg_cycle_group *g, in
      * apimeta.SetStatusCondition: nothing to write when nothing changed */
     int same = existing && cJSON_IsString(es) && !strcmp(es->valuestring, want) &&
                cJSON_IsString(er) && !strcmp(er->valuestring, reason) &&
-               ((cJSON_IsString(em) && !strcmp(em->valuestring, message)) ||
-                (!em && !*message)) &&
+               ((cJSON_IsString(em) && !strcmp(em->valuestring, message)) || (!em && !*message)) &&
                (cJSON_IsNumber(eg) ? eg->valuedouble : 0) == generation;
     if (!conds || (existing && es_true && !scheduled) || same) {
         cJSON_Delete(conds);

@@ -390,7 +390,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
-    ks__scheduler_podgroups_check_profiles(s);
+    if ((rc = ks__scheduler_podgroups_check_profiles(s, err, errlen)) != 0)
+        goto fail;
     ks__host_set_permit_hook(ks__permit_hook, s);
     ks__host_set_sched(&(ks_host_sched){.ctx = s,
                                         .waiting_each = sched_waiting_each,

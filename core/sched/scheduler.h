@@ -208,9 +208,11 @@ int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, c
  * KS_EPARSE / KS_ENOMEM with err. Any thread. podgroups.c. */
 int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted, int checked,
                                  char *label, char *err, size_t errlen);
-/* With GenericWorkload on, logs upstream NewFramework's error for each profile without
- * GangScheduling. Main thread. podgroups.c. */
-void ks__scheduler_podgroups_check_profiles(const ks_scheduler *s);
+/* With GenericWorkload on, upstream NewFramework's checks: a profile without GangScheduling is
+ * logged (an error line, not refused); one whose GangScheduling has no placement_feasible (a
+ * plugin of that name built against an older SDK) is refused: KS_EINVAL with err. Main thread.
+ * podgroups.c. */
+int ks__scheduler_podgroups_check_profiles(const ks_scheduler *s, char *err, size_t errlen);
 /* Whether this scheduler was created with the GenericWorkload gate on. */
 int ks__scheduler_generic_workload(const ks_scheduler *s);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);

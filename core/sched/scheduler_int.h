@@ -230,10 +230,11 @@ void ks__nominator_release(ks_scheduler *s);
 /* schedule_one_podgroup.c: the PodGroup scheduling cycle's pieces (GenericWorkload). */
 typedef struct ks__pg_cycle_group {
     ks_sym ns, name;
-    int32_t min_count; /* upstream getMinCount: gang.minCount, 1 for a basic policy */
+    struct ks_pod_group *pg; /* one reference, for the cycle (ks__podgroup_unref) */
 } ks__pg_cycle_group;
 /* Whether pod goes through the PodGroup cycle: the gate is on, it names a PodGroup that exists,
- * and its profile has GangScheduling (the one PlacementFeasible plugin); g gets the group. */
+ * and its profile has GangScheduling (the one PlacementFeasible plugin); g gets the group, with a
+ * reference to its PodGroup the caller releases. */
 int ks__podgroup_cycle_wanted(ks_scheduler *s, ks_framework *fw, const ks_pod *pod,
                               ks__pg_cycle_group *g);
 /* The group's other pending members of qp's profile, taken out of the queue (in flight, as
@@ -241,10 +242,11 @@ int ks__podgroup_cycle_wanted(ks_scheduler *s, ks_framework *fw, const ks_pod *p
  * bound before this cycle (upstream ScheduledPodsCount). Scheduling thread. */
 size_t ks__podgroup_take_siblings(ks_scheduler *s, const ks__pg_cycle_group *g,
                                   const ks_queued_pod *qp, ks_queued_pod ***out, int *scheduled);
-/* GangScheduling's PlacementFeasible (upstream's words in msg): KS_UNSCHEDULABLE when
- * scheduled + remaining < minCount, KS_WAIT while scheduled < minCount, else KS_SUCCESS. */
-ks_code ks__placement_feasible(int32_t min_count, int scheduled, int remaining, char *msg,
-                               size_t len);
+/* upstream RunPlacementFeasiblePlugins: the profile's GangScheduling (the only PlacementFeasible
+ * plugin, as upstream) on the group with scheduled and remaining members: KS_SUCCESS, KS_WAIT,
+ * KS_UNSCHEDULABLE or KS_ERROR (any other code), its reasons in msg. KS_SUCCESS without it. */
+ks_code ks__podgroup_placement_feasible(ks_framework *fw, const ks__pg_cycle_group *g,
+                                        int scheduled, int remaining, char *msg, size_t len);
 /* upstream updatePodGroupCondition: the PodGroup's PodGroupInitiallyScheduled condition (True
  * "Scheduled", or False with reason "Unschedulable" / "SchedulerError" and message), patched on
  * its status subresource through the source (live mode only), unless unchanged or the group was

@@ -14,11 +14,16 @@
  *               every assumed sibling waiting on Permit.
  *   Events      an unscheduled or assigned pod added to the same group, the PodGroup added, and
  *               its update that lowers gang.minCount.
+ *   PlacementFeasible, below.
  *
  * What kubesched leaves out: the CompositePodGroup hierarchy (its gate, Alpha, does not exist in
- * kubesched: upstream's "CPG=false" behaviour throughout), and PlacementFeasible, which belongs
- * to the PodGroup scheduling cycle kubesched does not run (members are scheduled one by one, the
- * Permit barrier making the group all-or-nothing).
+ * kubesched: upstream's "CPG=false" behaviour throughout).
+ *
+ *   PlacementFeasible  in the PodGroup scheduling cycle (core/sched/schedule_one.c), before and
+ *               after each member: "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+ *               stops the cycle, "minCount (4) is not yet satisfied: ..." goes on. In that cycle
+ *               every member is assumed before the first Permit, so Permit allows at once; the
+ *               barrier matters for a member scheduled alone.
  *
  * Reads the PodGroups and the members' states through the SDK (ABI 1.9: ks_pod_group_get,
  * ks_pod_group_members_each), which answer "no group" while the gate is off.
@@ -156,6 +161,30 @@ static ks_code gang_permit(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
     return KS_SUCCESS;
 }
 
+/* PlacementFeasible (upstream PlacementFeasible and getMinCount): enforces minCount in the
+ * PodGroup scheduling cycle; a group that is no gang counts as minCount 1. Scheduling thread. */
+static ks_code gang_placement_feasible(void *self, const ks_pod_group *group, int32_t scheduled,
+                                       int32_t remaining, ks_status *st)
+{
+    (void)self;
+    const ks_pod_group_view *v = ks_pod_group_view_of(group);
+    int32_t min_count = v->policy == KS_PG_POLICY_GANG ? v->min_count : 1;
+    if ((int64_t)remaining + scheduled < min_count) {
+        /* minCount can't be satisfied because there are not enough remaining pods. */
+        ks_status_reasonf(st, "minCount (%d) cannot be satisfied: %d scheduled, %d remaining",
+                          (int)min_count, (int)scheduled, (int)remaining);
+        return KS_UNSCHEDULABLE;
+    }
+    if (scheduled < min_count) {
+        /* minCount might be satisfied once more remaining pods are evaluated. */
+        ks_status_reasonf(st, "minCount (%d) is not yet satisfied: %d scheduled, %d remaining",
+                          (int)min_count, (int)scheduled, (int)remaining);
+        return KS_WAIT;
+    }
+    /* minCount is satisfied. */
+    return KS_SUCCESS;
+}
+
 /* ---- EnqueueExtensions (hints: pure, under the queue's lock) -------------------------------- */
 
 /* Whether the pending pod belongs to group ns/name (upstream areSameHierarchy without
@@ -236,4 +265,5 @@ const ks_plugin_desc ks_plugin_gang_scheduling = {
     .pre_enqueue = gang_pre_enqueue,
     .permit = gang_permit,
     .events_with_hints = gang_events,
+    .placement_feasible = gang_placement_feasible,
 };

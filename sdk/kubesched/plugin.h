@@ -117,6 +117,9 @@ typedef struct ks_csi_driver ks_csi_driver;       /* a storage.k8s.io/v1 CSIDriv
 typedef struct ks_csi_storage_capacity ks_csi_storage_capacity; /* storage.k8s.io/v1 */
 /* ABI 1.6: a storage.k8s.io/v1 VolumeAttachment (NodeVolumeLimits), as the kinds above. */
 typedef struct ks_volume_attachment ks_volume_attachment;
+/* ABI 1.9: a scheduling.k8s.io/v1beta1 PodGroup (GenericWorkload), parsed once when it arrived
+ * and immutable after (an update replaces it); reference-counted (ks_host_api.pod_group_get). */
+typedef struct ks_pod_group ks_pod_group;
 
 /* ---------------------------------------------------------------------------------------------
  * Plain data shared with the host (frozen for ABI major 1)
@@ -949,6 +952,18 @@ typedef struct ks_plugin_desc {
      * pod, result, st: borrowed for the call. NULL with pre_bind set: counts as KS_SUCCESS. */
     ks_code (*pre_bind_pre_flight)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                    ks_prebind_preflight *result, ks_status *st);
+
+    /* --- ABI 1.9 --- */
+    /* PlacementFeasible (upstream framework.PlacementFeasiblePlugin, GenericWorkload): in a
+     * PodGroup scheduling cycle, before the first member is tried and after each, whether the
+     * group can still meet this plugin's constraints: KS_SUCCESS (met), KS_WAIT (not yet: members
+     * remain to be tried), KS_UNSCHEDULABLE (cannot be: the cycle stops and the group is turned
+     * away), with a reason in st; KS_ERROR fails the cycle. group: its PodGroup (borrowed for the
+     * call); scheduled: its members assumed or bound, this cycle's included; remaining: the
+     * members this cycle has yet to try. As upstream, the host asks only the profile's
+     * GangScheduling. Scheduling thread; must not block. */
+    ks_code (*placement_feasible)(void *self, const ks_pod_group *group, int32_t scheduled,
+                                  int32_t remaining, ks_status *st);
 } ks_plugin_desc;
 
 /* --- ABI 1.7 --- The storage objects a PreBind plugin may write (ks_host_api.storage_patch). */
@@ -989,9 +1004,6 @@ typedef struct ks_object ks_object;
 #define KS_RES_CUSTOM_FIRST ((ks_event_resource)1000)
 
 /* --- ABI 1.9: upstream's gang scheduling (KEP-4671, GenericWorkload gate) --- */
-/* A scheduling.k8s.io/v1beta1 PodGroup, parsed once when it arrived and immutable after (an update
- * replaces it): opaque, reference-counted (ks_host_api.pod_group_get / pod_group_release). */
-typedef struct ks_pod_group ks_pod_group;
 /* spec.schedulingPolicy: which member of the union is set (KS_PG_POLICY_NONE only for an object
  * the API server would have refused; a plugin treats it as Basic). */
 typedef enum ks_pod_group_policy {

@@ -26,8 +26,8 @@ e2e_begin
 k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$E2E_HERE/kube/go.mod")
 up_bin=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}/kube-scheduler
 
-# what the chart grants kubesched for GenericWorkload (and kube-scheduler needs the same): read
-# PodGroups, write their status
+# what upstream's bootstrap ClusterRole system:kube-scheduler grants when the API server has
+# the gate (read PodGroups, patch their status), granted explicitly as a chart would have to
 kubectl apply -f - >/dev/null <<'YAML' || bad "could not grant system:kube-scheduler the PodGroups"
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole

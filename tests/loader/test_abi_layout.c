@@ -79,6 +79,7 @@ SA(sizeof(ks_module) == 40);
     X(bind) X(post_bind) X(events_to_register) \
     /* ABI 1.3 */ X(args_schema) X(validate_args) \
     /* ABI 1.4 */ X(events_with_hints) X(sign) X(flags) X(pre_bind_pre_flight) \
+    /* ABI 1.9 */ X(placement_feasible) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -92,9 +93,9 @@ AT(ks_plugin_desc, name, 8);
 #define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
 KS_DESC_SLOTS(X)
 #undef X
-SA(DESC_NSLOTS == 25);
+SA(DESC_NSLOTS == 26);
 SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
-SA(sizeof(ks_plugin_desc) == 216);
+SA(sizeof(ks_plugin_desc) == 224);
 
 /* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
 /* The slot list keeps its hand layout (clang-format reflows X-macro lists differently on
@@ -341,7 +342,7 @@ SA(sizeof(ks_csi_storage_capacity_view) == 104);
 Test(abi_layout, frozen_on_this_platform)
 {
 #ifdef KS_LAYOUT_CHECKED
-    cr_assert_eq(sizeof(ks_plugin_desc), 216);
+    cr_assert_eq(sizeof(ks_plugin_desc), 224);
     cr_assert_eq(sizeof(ks_module), 40);
 #else
     cr_skip_test("layout assertions are written for LP64 only");

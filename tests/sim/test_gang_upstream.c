@@ -3,8 +3,8 @@
  * PodGroups read from the cluster file (with the API server's rules), pods naming them in
  * spec.schedulingGroup, and the default profile's GangScheduling (appended only with the gate
  * on): a gang is placed whole or not at all, PreEnqueue holds a gang short of minCount, the gate
- * off reads no PodGroup. kubesched schedules the members pod by pod with GangScheduling's Permit
- * barrier (no PodGroup scheduling cycle: see plugins/gangscheduling/gangscheduling.c).
+ * off reads no PodGroup; the PodGroup scheduling cycle tries a gang's members together and
+ * places all of them or none, with upstream's messages.
  */
 #include <criterion/criterion.h>
 
@@ -97,9 +97,8 @@ Test(gang_upstream, members_beyond_min_count_that_do_not_fit_are_turned_away_alo
     cJSON_Delete(doc);
 }
 
-/* A member that does not fit first: minCount 3 of 3 cannot be met once one failed, the cycle
- * stops there ("1 scheduled, 1 remaining" or "0 scheduled, 2 remaining" depending on the
- * order), and none is placed. */
+/* A gang of 3 on room for 2: the third member's failure leaves "2 scheduled, 0 remaining", the
+ * two that fit are turned away with the group's message, none is placed. */
 Test(gang_upstream, the_cycle_stops_as_soon_as_min_count_cannot_be_met)
 {
     cJSON *doc = run(GATE, NODE("n1") NODE("n2") GROUP("g", "{gang: {minCount: 3}}")
@@ -153,8 +152,9 @@ Test(gang_upstream, pre_enqueue_holds_an_incomplete_gang_and_a_missing_group)
     cJSON_Delete(doc);
 }
 
-/* A basic policy is no gang: its members are placed one by one, as many as fit. */
-Test(gang_upstream, a_basic_group_is_placed_pod_by_pod)
+/* A basic policy is no gang (upstream getMinCount: 1): its members go through one PodGroup
+ * cycle and as many as fit are placed. */
+Test(gang_upstream, a_basic_group_places_as_many_as_fit)
 {
     cJSON *doc = run(GATE, NODE("n1") NODE("n2") GROUP("b", "{basic: {}}") MEMBER("p1", "b")
                                MEMBER("p2", "b") MEMBER("p3", "b"));
@@ -220,4 +220,20 @@ Test(gang_upstream, the_gate_is_named_in_the_unknown_gate_error)
                  2);
     cr_expect(strstr(err, "GenericWorkload)"), "%s", err);
     free(out);
+}
+
+/* A gang turned away leaves nothing behind: its members that fit were unreserved and forgotten,
+ * so a pod that names no group finds their room. */
+Test(gang_upstream, a_refused_gang_gives_its_room_back)
+{
+    cJSON *doc =
+        run(GATE,
+            NODE("n1") NODE("n2") GROUP("g", "{gang: {minCount: 3}}") MEMBER("a1", "g")
+                MEMBER("a2", "g") MEMBER(
+                    "a3", "g") "---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain, namespace: "
+                               "default}\nspec:\n  containers: [{name: c, image: x, resources: "
+                               "{requests: {cpu: 800m}}}]\n");
+    cr_expect_str_eq(sim_field(sim_pod_entry(doc, "default", "plain"), "result"), "Scheduled");
+    cr_expect_eq(scheduled(doc), 1, "only the plain pod");
+    cJSON_Delete(doc);
 }

@@ -16,7 +16,7 @@ extern const ks_plugin_desc ks_plugin_gang_scheduling;
 static ks_podgroup_store *G;
 static ks_pod *g_pods[32];
 static size_t g_npods;
-static ks_pod_group *g_groups[16];
+static ks_pod_group *g_groups[32];
 static size_t g_ngroups;
 /* The fake waiting-pod map: uids waiting on Permit, and those the plugin allowed. */
 static char g_waiting[16][32], g_allowed[16][32];
@@ -443,4 +443,79 @@ Test(gangscheduling, a_forgotten_member_no_longer_counts)
     cr_expect_eq(ks_plugin_gang_scheduling.pre_enqueue(NULL, q1, &pst), KS_SUCCESS);
     ks__podgroup_member_remove(G, q2);
     cr_expect_eq(ks_plugin_gang_scheduling.pre_enqueue(NULL, q1, &pst), UAU);
+}
+
+/* ---- TestPlacementFeasible (isCPG=false, cpgFeatureGate=false) ------------------------------ */
+
+#define S KS_SUCCESS
+#define W KS_WAIT
+#define U KS_UNSCHEDULABLE
+Test(gangscheduling, placement_feasible)
+{
+    static const struct {
+        const char *name;
+        int min; /* 0: a basic policy (getMinCount: 1) */
+        int children, initial;
+        int npods;
+        ks_code pods[3], want[3];
+    } cases[] = {
+        {"All pods succeed, minCount met at end", 2, 2, 0, 2, {S, S}, {W, S}},
+        {"First pod fails, minCount not satisfiable", 3, 3, 0, 1, {U}, {U}},
+        {"Second pod fails, minCount not satisfiable", 2, 2, 0, 2, {S, U}, {W, U}},
+        {"Non-gang pod group with 0 scheduled pods fails", 0, 1, 0, 1, {U}, {U}},
+        {"Non-gang pod group with succeeds once 1 pod is scheduled", 0, 1, 0, 1, {S}, {S}},
+        {"Non-gang pod group with 1 initially scheduled pod succeeds", 0, 1, 1, 1, {U}, {S}},
+        {"More than minCount pods, all succeed", 2, 3, 0, 3, {S, S, S}, {W, S, S}},
+        {"More than minCount pods, first fails", 2, 3, 0, 3, {U, S, S}, {W, W, S}},
+        {"More than minCount pods, minCount not satisfiable", 2, 3, 0, 2, {U, U}, {W, U}},
+        {"1 pod scheduled, 2 unscheduled pods succeed, minCount 3 met", 3, 2, 1, 2, {S, S}, {W, S}},
+        {"minCount already met by scheduled pods", 2, 1, 2, 1, {U}, {S}},
+        {"1 pod scheduled, minCount 3, first unscheduled fails, not enough remaining",
+         3,
+         2,
+         1,
+         1,
+         {U},
+         {U}},
+        {"1 pod scheduled, minCount 4, first unscheduled succeeds, not enough remaining",
+         4,
+         2,
+         1,
+         1,
+         {S},
+         {U}},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        ks_pod_group *pg = group_obj("ns1", "pg", cases[c].min, "1");
+        int scheduled = cases[c].initial;
+        for (int i = 0; i < cases[c].npods; i++) {
+            scheduled += cases[c].pods[i] == S;
+            ks_status st;
+            ks__status_reset(&st);
+            ks_code got = ks_plugin_gang_scheduling.placement_feasible(
+                NULL, pg, scheduled, cases[c].children - (i + 1), &st);
+            cr_expect_eq(got, cases[c].want[i], "%s: step %d: %d", cases[c].name, i, got);
+        }
+    }
+    /* the messages */
+    ks_pod_group *pg = group_obj("ns1", "pg", 4, "1");
+    const struct {
+        int scheduled, remaining;
+        ks_code want;
+        const char *msg;
+    } msgs[] = {
+        {3, 0, U, "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"},
+        {1, 3, W, "minCount (4) is not yet satisfied: 1 scheduled, 3 remaining"},
+        {4, 0, S, ""},
+    };
+    for (size_t i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+        ks_status st;
+        ks__status_reset(&st);
+        char msg[256];
+        cr_expect_eq(ks_plugin_gang_scheduling.placement_feasible(NULL, pg, msgs[i].scheduled,
+                                                                  msgs[i].remaining, &st),
+                     msgs[i].want);
+        ks__status_message(&st, msg, sizeof(msg));
+        cr_expect_str_eq(msg, msgs[i].msg);
+    }
 }
