@@ -827,6 +827,7 @@ static void member_failed(sched_cycle *c, ks_code code, const char *message, uin
         c->rejectors = rejectors;
         c->pending = 0;
     }
+    c->explain_failure = 0; /* its explanation points into scratch the later members reused */
     handle_cycle_failure(c);
 }
 
