@@ -162,13 +162,9 @@ Test(podgroup_objects, members_move_between_unscheduled_assumed_and_assigned)
     ks__podgroup_member_remove(st, p2);
     cr_expect_eq(members(st, "ns1", "pg1").all, 0);
     cr_expect_eq(members(st, "ns2", "pg1").all, 1);
-    ks__pod_unref(a1);
-    ks__pod_unref(b1);
-    ks__pod_unref(p1);
-    ks__pod_unref(p2);
-    ks__pod_unref(other);
-    ks__pod_unref(plain);
     ks__podgroup_store_free(st);
+    ks__pod_unref(a1); /* th_pod's pods are the harness's */
+    ks__pod_unref(b1);
 }
 
 Test(podgroup_objects, store_apply_replaces_and_removes)

@@ -15,6 +15,7 @@ extern const ks_plugin_desc ks_plugin_gang_scheduling;
 
 static ks_podgroup_store *G;
 static ks_pod *g_pods[32];
+static int g_owned[32]; /* the assumed copies this file made; th_pod's are the harness's */
 static size_t g_npods;
 static ks_pod_group *g_groups[32];
 static size_t g_ngroups;
@@ -48,14 +49,15 @@ static void gang_init(void)
 
 static void gang_fini(void)
 {
-    for (size_t i = 0; i < g_npods; i++)
-        ks__pod_unref(g_pods[i]);
-    for (size_t i = 0; i < g_ngroups; i++)
-        ks__podgroup_unref(g_groups[i]);
     ks__host_set_sched(NULL);
     ks__host_set_permit_hook(NULL, NULL);
-    ks__podgroup_store_free(G);
+    ks__podgroup_store_free(G); /* its references to the pods first */
     G = NULL;
+    for (size_t i = 0; i < g_npods; i++)
+        if (g_owned[i])
+            ks__pod_unref(g_pods[i]);
+    for (size_t i = 0; i < g_ngroups; i++)
+        ks__podgroup_unref(g_groups[i]);
     ht_fini();
 }
 
@@ -73,9 +75,10 @@ static ks_pod *pod(const char *ns, const char *name, const char *group)
     else
         snprintf(j, sizeof(j), "{'metadata':{'namespace':'%s','name':'%s','uid':'%s'},'spec':{}}",
                  ns, name, name);
-    ks_pod *p = th_pod(j);
+    ks_pod *p = th_pod(j); /* released by th_fini */
     cr_assert_lt(g_npods, 32);
-    g_pods[g_npods++] = p;
+    g_pods[g_npods] = p;
+    g_owned[g_npods++] = 0;
     return p;
 }
 
@@ -83,7 +86,9 @@ static ks_pod *pod(const char *ns, const char *name, const char *group)
 static ks_pod *assumed(ks_pod *p)
 {
     ks_pod *a = ks__pod_with_node(p, ks__intern("some-node"));
-    g_pods[g_npods++] = a;
+    cr_assert_lt(g_npods, 32);
+    g_pods[g_npods] = a;
+    g_owned[g_npods++] = 1;
     return a;
 }
 
