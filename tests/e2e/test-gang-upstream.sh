@@ -17,7 +17,9 @@
 #   4. a gang whose PodGroup does not exist yet is held back by both (PreEnqueue) and bound by
 #      both once the PodGroup is created (a PodGroup Add event);
 #   5. kubesched lists and watches scheduling.k8s.io/v1beta1 podgroups (its log), and without
-#      the gate does not (a second kubesched).
+#      the gate does not (a second kubesched);
+#   6. with the gate on against an API server that does not serve the group (a second control
+#      plane without the flags): one log line, no informer, synced at once, no warning.
 # Usage: tests/e2e/test-gang-upstream.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -188,4 +190,17 @@ if grep -qi "podgroup" "$(ks_log nogate)"; then bad "kubesched without the gate 
 else ok "kubesched without the gate does not watch PodGroups"; fi
 ks_stop nogate 2>/dev/null || true
 ks_no_errors main
+
+# ---- 6: the gate on, but an API server that does not serve scheduling.k8s.io/v1beta1 ----------
+# (a second, throw-away control plane without the flags): no informer, one line, synced at once
+absent_out=$(KUBESCHED_E2E_APISERVER_FLAGS= "$E2E_HERE/start-control-plane.sh" -- bash -c '
+  printf "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection: {kubeconfig: %s}\nleaderElection: {leaderElect: false}\nprofiles:\n- schedulerName: kubesched\n" "$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" >"$KUBESCHED_E2E_DIR/ks.yaml"
+  "$0" --config "$KUBESCHED_E2E_DIR/ks.yaml" --bind-address 127.0.0.1 --secure-port 0 -v 2 \
+    --feature-gates GenericWorkload=true >"$KUBESCHED_E2E_DIR/ks.log" 2>&1 &
+  pid=$!; sleep 8; kill $pid; wait $pid; cat "$KUBESCHED_E2E_DIR/ks.log"' "$KS_BIN" 2>&1)
+if grep -q "PodGroup informer: the API server does not serve scheduling.k8s.io/v1beta1" <<<"$absent_out" &&
+  grep -q "caches synced" <<<"$absent_out" && [ "$(grep -c "PodGroup informer" <<<"$absent_out")" = 1 ] &&
+  ! grep -qE "^[EW][0-9]" <<<"$absent_out"; then
+  ok "the gate on, the group not served: one line, no PodGroup informer, synced, no warning"
+else bad "the gate on, the group not served:"; grep -iE "podgroup|synced|^[EW][0-9]" <<<"$absent_out" | head -5; fi
 exit 0
