@@ -1381,6 +1381,13 @@ static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err,
                 pod->gates[pod->ngates++] = intern(&e, gn);
         }
     }
+    {
+        /* spec.schedulingGroup: a pod of a PodGroup (v1.37 GenericWorkload). The API server
+         * requires podGroupName there (a DNS subdomain); a group given without one is read as
+         * none, as the scheduler could not look it up. */
+        const char *pg = get_str(get(spec, "schedulingGroup"), "podGroupName");
+        pod->scheduling_group = pg ? intern(&e, pg) : KS_SYM_ABSENT;
+    }
     /* A pod with no containers contributes nothing, including the non-zero defaults. */
     pod->json = cJSON_PrintUnformatted(obj);
     if (!pod->json) {

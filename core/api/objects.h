@@ -70,6 +70,9 @@ struct ks_pod {
     ks_host_port *host_ports;
     size_t ngates;
     ks_sym *gates;
+    /* spec.schedulingGroup.podGroupName (upstream's gang scheduling, GenericWorkload), or
+     * KS_SYM_ABSENT when the pod names no group. */
+    ks_sym scheduling_group;
     uint32_t spec_flags; /* KS_POD_SPEC_* (NodeDeclaredFeatures' inference reads them) */
     uint32_t uses;       /* KS__POD_USES_*: what only a particular plugin can place correctly */
     size_t nimage_volumes;

@@ -25,6 +25,7 @@
 #include "sched/volume_events.h"
 #include "api/store.h"
 #include "api/custom_objects.h"
+#include "api/podgroup_objects.h"
 #include "util/strmap.h"
 
 typedef struct record {
@@ -1242,6 +1243,15 @@ static int load_other(sim *s, const ks_manifest_obj *mo, const char *kind, char 
         int rc = ks__scheduler_apply_custom(s->sched, res, mo->obj, 0, NULL, perr, sizeof(perr));
         if (rc)
             snprintf(err, errlen, "%s (%s): %s: %s", s->o->cluster_path, mo->where, kind, perr);
+        return rc;
+    }
+    if (ks__podgroup_is(mo->obj) && ks__scheduler_generic_workload(s->sched)) {
+        /* upstream's PodGroup (GenericWorkload): read as the API server would accept it, each
+         * an Add event; without the gate the API server serves none, so it counts as unread */
+        give_uid((cJSON *)mo->obj);
+        int rc = ks__scheduler_apply_podgroup(s->sched, mo->obj, 0, 1, NULL, perr, sizeof(perr));
+        if (rc)
+            object_error(s, mo, kind, perr, err, errlen);
         return rc;
     }
     if (!ks__store_wants(kind)) {

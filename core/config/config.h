@@ -156,6 +156,10 @@ int ks__config_load_file_flags(const struct ks_registry *reg, const char *path,
 int ks__config_load_string_flags(const struct ks_registry *reg, const char *yaml, const char *name,
                                  const ks_leader_election_flags *flags, ks_config **out, char *err,
                                  size_t errlen);
+/* Whether the GenericWorkload feature gate is on (upstream applyFeatureGates appends
+ * GangScheduling to the default plugins then). Called by --feature-gates handling (main thread)
+ * before any configuration is loaded; off until then, as upstream's default. */
+void ks__cfg_set_generic_workload(int on);
 /* The configuration kube-scheduler runs with when given none. */
 int ks__config_default(const struct ks_registry *reg, ks_config **out, char *err, size_t errlen);
 void ks__config_free(ks_config *cfg); /* NULL is a no-op */

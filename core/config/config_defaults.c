@@ -52,13 +52,22 @@ static const ks_plugin_ref default_plugins[] = {
     DEF("DefaultBinder", 0),
     /* applyFeatureGates: the NodeDeclaredFeatures gate is GA (locked on) in v1.37. */
     DEF("NodeDeclaredFeatures", 0),
+    /* applyFeatureGates: appended when GenericWorkload is on (Beta, off by default in v1.37);
+     * the count below leaves it out otherwise. Must stay last. */
+    DEF("GangScheduling", 0),
 };
 #undef DEF
+
+/* The GenericWorkload gate as --feature-gates set it (core/sched/features.c tells us: the
+ * config layer cannot read the gates, which live above it). Main thread, before any load. */
+static int generic_workload;
+
+void ks__cfg_set_generic_workload(int on) { generic_workload = on != 0; }
 
 size_t ks__cfg_default_plugins(const ks_plugin_ref **out)
 {
     *out = default_plugins;
-    return sizeof(default_plugins) / sizeof(default_plugins[0]);
+    return sizeof(default_plugins) / sizeof(default_plugins[0]) - (generic_workload ? 0 : 1);
 }
 
 void ks__cfg_set_free(ks_plugin_set *s)

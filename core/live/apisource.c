@@ -145,6 +145,13 @@ static int store_change(ks_informer *in, const cJSON *obj, int deleted, char *er
             event_handled(s, label, t0);
         return rc;
     }
+    if (in->type == INF_PODGROUP) { /* upstream's gang scheduling: filed, and its event */
+        char label[64];
+        int rc = ks__scheduler_apply_podgroup(s->sched, obj, deleted, 0, label, err, errlen);
+        if (rc == 0 && label[0])
+            event_handled(s, label, t0);
+        return rc;
+    }
     ks_store_change chg;
     int rc = ks__store_apply_ex(ks__scheduler_store(s->sched), obj, deleted, 0, &chg, err, errlen);
     if (rc == 0 && (chg.old_obj || chg.new_obj)) {
@@ -685,7 +692,8 @@ static const inf_def k_informers[] = {
      * informer retries forever would hold back the sync). It comes with the plugin and the gate. */
 };
 
-_Static_assert(sizeof(k_informers) / sizeof(k_informers[0]) <= KS_APISRC_FIXED_INFORMERS,
+_Static_assert(sizeof(k_informers) / sizeof(k_informers[0]) + 1 /* PodGroup */ <=
+                   KS_APISRC_FIXED_INFORMERS,
                "s->inf has no room for every fixed informer and the plugins' resources");
 
 int ks__discovery_has(const cJSON *list, const char *group_version)
@@ -973,6 +981,20 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
         in->type = d->type;
         in->without = d->without;
+        if ((rc = launch_informer(s, in, err, errlen)) != 0)
+            return rc;
+    }
+    if (ks__scheduler_generic_workload(s->sched)) {
+        /* upstream's PodGroup informer exists only with GenericWorkload on; an API server that
+         * does not serve scheduling.k8s.io/v1beta1 (its own gate off, or no --runtime-config)
+         * has none: discovery says so once and the list is retried every minute, quietly. */
+        ks_informer *in = &s->inf[s->ninf];
+        in->src = s;
+        in->name = "PodGroup";
+        in->api_version = "scheduling.k8s.io/v1beta1";
+        in->path = "/apis/scheduling.k8s.io/v1beta1/podgroups";
+        in->type = INF_PODGROUP;
+        in->without = "GangScheduling sees no PodGroup (the pods that name one wait at PreEnqueue)";
         if ((rc = launch_informer(s, in, err, errlen)) != 0)
             return rc;
     }

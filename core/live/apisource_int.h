@@ -14,7 +14,8 @@
 #include "util/strmap.h"
 
 /* INF_CUSTOM: a resource a plugin watches (ks_resource_watch). */
-enum { INF_NODE, INF_POD, INF_STORE, INF_CUSTOM };
+/* INF_PODGROUP: scheduling.k8s.io/v1beta1 PodGroups, only with GenericWorkload on. */
+enum { INF_NODE, INF_POD, INF_STORE, INF_CUSTOM, INF_PODGROUP };
 
 typedef struct ks_apisrc ks_apisrc;
 

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "api/intern.h"
+#include "api/podgroup_objects.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "sched/scheduler_int.h"
@@ -443,6 +444,7 @@ static void binding_failed(ks_scheduler *s, ks_binding_job *j, ks_code code, con
     /* the forgotten pod goes to the hints as the deleted object (upstream passes assumedPod) */
     ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = j->assumed};
     int forgotten = ks__cache_forget_pod(s->cache, j->assumed->uid) == 0;
+    ks__podgroup_member_forget(s->podgroups, j->assumed); /* upstream forgetPodGroupMember */
     if (forgotten && !rejected) {
         ks__queue_move_on_event_info(s->queue, &ev, NULL);
     } else if (!forgotten && ks__log_enabled(2)) {
@@ -728,6 +730,7 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
     if (!j) {
         ks__fw_run_unreserve(fw, cycle, assumed, assumed->node_name);
         ks__cache_forget_pod(s->cache, assumed->uid);
+        ks__podgroup_member_forget(s->podgroups, assumed);
         ks__handle_failure(s, fw, qp, KS_ERROR, "out of memory starting the binding cycle", 0, 0,
                            KS_SYM_ABSENT);
         ks__cycle_free(cycle);

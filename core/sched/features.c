@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "kubesched/plugin.h"
+#include "config/config.h"
 
 static struct {
     const char *name;
@@ -16,6 +17,7 @@ static struct {
     [KS_FEATURE_OPPORTUNISTIC_BATCHING] = {"OpportunisticBatching", 1},
     [KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION] = {"NominatedNodeNameForExpectation", 1},
     [KS_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q] = {"SchedulerPopFromBackoffQ", 1},
+    [KS_FEATURE_GENERIC_WORKLOAD] = {"GenericWorkload", 0},
 };
 
 int ks__feature_enabled(ks_feature f) { return f < KS_FEATURE_COUNT && gates[f].enabled; }
@@ -56,7 +58,8 @@ int ks__feature_gates_set(const char *spec, char *err, size_t errlen)
         if (found < 0) {
             snprintf(err, errlen,
                      "--feature-gates: unrecognized feature gate: %.*s (kubesched knows "
-                     "OpportunisticBatching)",
+                     "OpportunisticBatching, NominatedNodeNameForExpectation, "
+                     "SchedulerPopFromBackoffQ, GenericWorkload)",
                      (int)nlen, p);
             return KS_EINVAL;
         }
@@ -69,6 +72,8 @@ int ks__feature_gates_set(const char *spec, char *err, size_t errlen)
             return KS_EINVAL;
         }
         gates[found].enabled = v;
+        if (found == KS_FEATURE_GENERIC_WORKLOAD) /* the default profile depends on it */
+            ks__cfg_set_generic_workload(v);
         p += len;
         if (*p == ',')
             p++;

@@ -16,6 +16,11 @@ typedef enum ks_feature {
     KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION,
     /* Beta, on by default since v1.33: pop takes from backoffQ while activeQ is empty (queue.h) */
     KS_FEATURE_SCHEDULER_POP_FROM_BACKOFF_Q,
+    /* Beta, off by default in v1.37: scheduling.k8s.io/v1beta1 PodGroups are watched, pods name
+     * their group in spec.schedulingGroup, and the default profile appends GangScheduling
+     * (config_defaults.c; the config layer learns the gate through ks__cfg_set_generic_workload).
+     */
+    KS_FEATURE_GENERIC_WORKLOAD,
     KS_FEATURE_COUNT
 } ks_feature;
 

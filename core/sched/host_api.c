@@ -24,6 +24,7 @@
 #include "sched/queue.h"
 #include "api/store.h"
 #include "api/custom_objects.h"
+#include "api/podgroup_objects.h"
 
 /* The one process-wide hook: Permit's waiting pods. ks_permit_allow / ks_permit_reject name a pod
  * by uid and carry no cycle or scheduler handle (a plugin calls them from any thread, typically
@@ -944,6 +945,33 @@ static int64_t h_clock_now_ns(void)
     return sched_services.now ? sched_services.now(sched_services.ctx) : ks__clock_now_ns();
 }
 
+/* ---- ABI 1.9: upstream's gang scheduling (GenericWorkload) ------------------------------- */
+
+/* The gate off, upstream's API server drops spec.schedulingGroup: no pod names a group. */
+static ks_sym h_pod_scheduling_group(const ks_pod *p)
+{
+    if (!p || !sched_services.podgroups || p->scheduling_group == KS_SYM_EMPTY)
+        return KS_SYM_ABSENT;
+    return p->scheduling_group;
+}
+
+static const ks_pod_group *h_pod_group_get(ks_sym ns, ks_sym name)
+{
+    return ks__podgroup_store_get(sched_services.podgroups, ns, name);
+}
+
+static void h_pod_group_release(const ks_pod_group *pg) { ks__podgroup_unref(pg); }
+
+static const ks_pod_group_view *h_pod_group_view(const ks_pod_group *pg)
+{
+    return pg ? &pg->v : NULL;
+}
+
+static size_t h_pod_group_members_each(ks_sym ns, ks_sym name, ks_pod_group_member_fn fn, void *ctx)
+{
+    return ks__podgroup_members_each(sched_services.podgroups, ns, name, fn, ctx);
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -1092,6 +1120,11 @@ static const ks_host_api host_table = {
     .clock_now_ns = h_clock_now_ns,
     .object_patch = h_object_patch,
     .pod_event = h_pod_event,
+    .pod_scheduling_group = h_pod_scheduling_group,
+    .pod_group_get = h_pod_group_get,
+    .pod_group_release = h_pod_group_release,
+    .pod_group_view = h_pod_group_view,
+    .pod_group_members_each = h_pod_group_members_each,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -39,6 +39,8 @@ typedef struct ks_host_sched {
     size_t (*pods_each)(void *ctx, ks_sym ns, ks_sym key, ks_sym value, ks_pod_visit_fn fn,
                         void *fctx);
     struct ks_custom_store *custom;
+    /* ABI 1.9: the PodGroups and their members (NULL while GenericWorkload is off) */
+    struct ks_podgroup_store *podgroups;
     int64_t (*now)(void *ctx); /* the scheduler's clock */
     /* object_patch / pod_event, routed to the cluster source (profile: "" without a cycle) */
     int (*object_patch)(void *ctx, const struct ks_resource *res, ks_sym ns, ks_sym name,

@@ -57,6 +57,7 @@
 #include "api/objects.h"
 #include "api/volume_objects.h"
 #include "api/custom_objects.h"
+#include "api/podgroup_objects.h"
 
 #define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -551,6 +552,9 @@ static int event_hold(ks_event_info *dst, const ks_event_info *src)
     if (is_storage_event(dst)) {
         ks__volobj_ref((ks__volobj *)dst->old_obj);
         ks__volobj_ref((ks__volobj *)dst->new_obj);
+    } else if (dst->event.resource == KS_RES_POD_GROUP) {
+        ks__podgroup_ref(dst->old_obj);
+        ks__podgroup_ref(dst->new_obj);
     } else if (dst->event.resource >= KS_RES_CUSTOM_FIRST) {
         ks__object_ref(dst->old_obj);
         ks__object_ref(dst->new_obj);
@@ -571,6 +575,9 @@ static void event_release(ks_event_info *ev)
     if (is_storage_event(ev)) {
         ks__volobj_unref((ks__volobj *)ev->old_obj);
         ks__volobj_unref((ks__volobj *)ev->new_obj);
+    } else if (ev->event.resource == KS_RES_POD_GROUP) {
+        ks__podgroup_unref(ev->old_obj);
+        ks__podgroup_unref(ev->new_obj);
     } else if (ev->event.resource >= KS_RES_CUSTOM_FIRST) {
         ks__object_unref(ev->old_obj);
         ks__object_unref(ev->new_obj);
@@ -954,6 +961,30 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     return &e->qp;
 }
 
+ks_queued_pod *ks__queue_take(ks_queue *q, const char *uid)
+{
+    lock(q);
+    qentry *e = map_get(q, uid, hash_uid(uid));
+    if (!e || e->deleted || e->in_flight || q->closed ||
+        (e->qp.where != KS_Q_ACTIVE && e->qp.where != KS_Q_BACKOFF &&
+         e->qp.where != KS_Q_UNSCHEDULABLE)) {
+        unlock(q);
+        return NULL;
+    }
+    detach(q, e);
+    /* as ks__queue_pop: one more attempt, in flight from now on */
+    e->qp.attempts++;
+    e->qp.move_request_cycle_seen = ++q->cycle;
+    e->in_flight = 1;
+    e->updated_in_flight = 0;
+    e->missed_events = 0;
+    dl_append(&q->flight, &e->mark.link);
+    note_inflight(q, "PodPopped", +1);
+    q->counts.in_flight++;
+    unlock(q);
+    return &e->qp;
+}
+
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
 {
     if (!qp)
@@ -1263,6 +1294,7 @@ static const struct {
     {KS_RES_CSI_DRIVER, "storage.k8s.io/CSIDriver"},
     {KS_RES_CSI_STORAGE_CAPACITY, "storage.k8s.io/CSIStorageCapacity"},
     {KS_RES_VOLUME_ATTACHMENT, "storage.k8s.io/VolumeAttachment"},
+    {KS_RES_POD_GROUP, "scheduling.k8s.io/PodGroup"}, /* GenericWorkload */
     {KS_RES_WILDCARD, "*"},
 };
 

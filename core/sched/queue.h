@@ -165,6 +165,11 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block);
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err);
 /* Whether the pod of in-flight qp was deleted meanwhile (requeue_failed will drop it). */
 int ks__queue_deleted_in_flight(ks_queue *q, const ks_queued_pod *qp);
+/* Takes the pod uid out of activeQ, backoffQ or unschedulablePods as ks__queue_pop would pop
+ * it (attempts++, in flight), for a PodGroup scheduling cycle that schedules a gang's pending
+ * members together (upstream pops the pod group entity whole). NULL when the pod is not queued
+ * there (unknown, gated by PreEnqueue, in flight, deleted) or the queue is closed. */
+ks_queued_pod *ks__queue_take(ks_queue *q, const char *uid);
 /* The attempt succeeded (or the pod was dropped): forget it. Frees qp. */
 void ks__queue_done(ks_queue *q, ks_queued_pod *qp);
 

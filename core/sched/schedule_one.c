@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "api/intern.h"
+#include "api/podgroup_objects.h"
 #include "util/clock.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -558,8 +559,11 @@ static ks_code assume(sched_cycle *c)
     c->assumed = ks__pod_with_node(c->pod, c->host->name);
     ks__nominator_remove(c->s, c->pod->uid); /* upstream DeleteNominatedPodIfExists */
     int rc = c->assumed ? ks__cache_assume_pod(c->s->cache, c->assumed) : KS_ENOMEM;
-    if (rc == 0)
+    if (rc == 0) {
+        /* upstream's cache assumePodGroupMember: GangScheduling's Permit counts it scheduled */
+        ks__podgroup_member_assume(c->s->podgroups, c->assumed);
         return KS_SUCCESS;
+    }
     /* KS_EEXIST: the watch put it in the cache meanwhile (bound by someone else); upstream's
      * AssumePod error text. The queue has dropped it, so it is not retried. */
     char m[600];
@@ -575,27 +579,48 @@ static ks_code assume(sched_cycle *c)
     return fail(c, KS_ERROR, m, 1);
 }
 
-/* Reserve, then Permit (Wait goes on to the binding cycle); a failure unreserves and forgets the
- * assumed pod. */
-static ks_code reserve_and_permit(sched_cycle *c)
+/* upstream unreserveAndForget: Unreserve, and the assumed pod leaves the cache (and its group's
+ * assumed members). */
+static void unreserve_and_forget(sched_cycle *c)
 {
-    ks_sym node = c->host->name;
-    ks_code code = ks__fw_run_reserve(c->fw, c->state, c->assumed, node, &c->st);
-    if (code == KS_SUCCESS || code == KS_WAIT)
-        code = ks__fw_run_permit(c->fw, c->state, c->assumed, node, &c->timeout_ms, &c->waiting,
-                                 &c->st);
-    if (code == KS_SUCCESS || code == KS_WAIT)
-        return KS_SUCCESS;
-    ks__fw_run_unreserve(c->fw, c->state, c->assumed, node);
+    ks__fw_run_unreserve(c->fw, c->state, c->assumed, c->host->name);
     ks__cache_forget_pod(c->s->cache, c->assumed->uid);
+    ks__podgroup_member_forget(c->s->podgroups, c->assumed);
     ks__pod_unref(c->assumed);
     c->assumed = NULL;
+}
+
+/* A Reserve or Permit rejection (code): unreserved and forgotten, the failure recorded. */
+static ks_code reserve_or_permit_failed(sched_cycle *c, ks_code code)
+{
+    unreserve_and_forget(c);
     if (code == KS_ERROR)
         return fail_status(c, &c->st, 1);
     c->rejectors = rejectors_of(c->fw, &c->st, &c->pending);
     c->message = ks__fit_error_message(1, NULL, &c->st, 1, NULL, 0, NULL);
     c->explain_failure = 1;
     return c->code = code;
+}
+
+static ks_code reserve_only(sched_cycle *c)
+{
+    ks_code code = ks__fw_run_reserve(c->fw, c->state, c->assumed, c->host->name, &c->st);
+    return code == KS_SUCCESS || code == KS_WAIT ? KS_SUCCESS : reserve_or_permit_failed(c, code);
+}
+
+static ks_code permit_only(sched_cycle *c)
+{
+    ks_code code = ks__fw_run_permit(c->fw, c->state, c->assumed, c->host->name, &c->timeout_ms,
+                                     &c->waiting, &c->st);
+    return code == KS_SUCCESS || code == KS_WAIT ? KS_SUCCESS : reserve_or_permit_failed(c, code);
+}
+
+/* Reserve, then Permit (Wait goes on to the binding cycle); a failure unreserves and forgets the
+ * assumed pod. */
+static ks_code reserve_and_permit(sched_cycle *c)
+{
+    ks_code code = reserve_only(c);
+    return code == KS_SUCCESS ? permit_only(c) : code;
 }
 
 /* ---- the cycle ----------------------------------------------------------------------------- */
@@ -685,19 +710,47 @@ static int skip_pod_schedule(const sched_cycle *c)
     return c->pod->terminating || ks__cache_is_assumed(c->s->cache, c->pod->uid);
 }
 
+static void cycle_init(sched_cycle *c, ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp)
+{
+    memset(c, 0, sizeof(*c));
+    c->s = s;
+    c->fw = fw;
+    c->qp = qp;
+    c->pod = qp->pod;
+    c->seq = ++s->seq;
+    c->sc = &s->scratch;
+    c->nominated = KS_SYM_ABSENT;
+    c->hint = KS_SYM_ABSENT;
+    c->ex.fw = fw;
+    c->pfr.nominated = KS_SYM_ABSENT;
+}
+
+static void cycle_release(sched_cycle *c)
+{
+    ks__post_filter_result_clear(&c->pfr);
+    ks__pod_sig_unref(c->sig);
+    free(c->message);
+    free(c->evaluated);
+    ks__cycle_free(c->state);
+}
+
+/* A successful scheduling cycle hands the pod to its binding cycle: the pods it asked to
+ * activate move up, the observer hears of it. ex: NULL when the scratch it points into was
+ * reused since (a PodGroup cycle's members). */
+static void submit_binding(sched_cycle *c, const ks_explain *ex)
+{
+    ks__sched_activate_requested(c->s, c->state);
+    report_cycle(c, NULL, c->host->name, NULL, ex);
+    c->state->evals = NULL; /* the binding cycle counts no evaluations: the rows are reused */
+    ks__binding_submit(c->s, c->fw, c->state, c->qp, c->assumed, c->seq, c->waiting, c->timeout_ms);
+    c->state = NULL;
+}
+
 /* upstream schedulingCycle, then the binding cycle or the failure handler. */
 static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp)
 {
-    sched_cycle c = {.s = s,
-                     .fw = fw,
-                     .qp = qp,
-                     .pod = qp->pod,
-                     .seq = ++s->seq,
-                     .sc = &s->scratch,
-                     .nominated = KS_SYM_ABSENT,
-                     .hint = KS_SYM_ABSENT};
-    c.ex.fw = fw;
-    c.pfr.nominated = KS_SYM_ABSENT;
+    sched_cycle c;
+    cycle_init(&c, s, fw, qp);
     if (skip_pod_schedule(&c)) {
         ks__queue_done(s->queue, qp);
         return;
@@ -717,21 +770,185 @@ static void scheduling_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *q
         code = assume(&c);
     if (code == KS_SUCCESS)
         code = reserve_and_permit(&c);
-    if (code == KS_SUCCESS) {
-        /* upstream: at the end of a successful scheduling cycle, move up the pods to activate */
-        ks__sched_activate_requested(s, c.state);
-        report_cycle(&c, NULL, c.host->name, NULL, &c.ex);
-        c.state->evals = NULL; /* the binding cycle counts no evaluations: the rows are reused */
-        ks__binding_submit(s, fw, c.state, qp, c.assumed, c.seq, c.waiting, c.timeout_ms);
-        c.state = NULL;
-    } else {
+    if (code == KS_SUCCESS)
+        submit_binding(&c, &c.ex); /* upstream: then the pods to activate move up */
+    else
         handle_cycle_failure(&c);
+    cycle_release(&c);
+}
+
+/* ---- the PodGroup scheduling cycle (GenericWorkload) --------------------------------------- */
+
+/* upstream schedulingAlgorithm in a PodGroup cycle: no PostFilter for the single pod (the group's
+ * PodGroupPostFilter would run instead, which kubesched does not have), so the FitError message
+ * has no PostFilter part. */
+static void fit_failure_in_group(sched_cycle *c)
+{
+    ks_status absent;
+    free(c->message);
+    if (c->fit == FIT_PREFILTER) {
+        c->rejectors =
+            c->unsupported ? KS_REJECTOR_UNSUPPORTED : rejectors_of(c->fw, &c->st, &c->pending);
+        c->message = ks__fit_error_message(c->num_all, &c->st, NULL, 0, NULL, 0, "");
+    } else {
+        diagnose_filter(c, &absent);
+        c->message = ks__fit_error_message(c->num_all, NULL, c->sc->statuses, c->nevaluated,
+                                           &absent, c->num_all - c->ncand, "");
     }
-    ks__post_filter_result_clear(&c.pfr);
-    ks__pod_sig_unref(c.sig);
-    free(c.message);
-    free(c.evaluated);
-    ks__cycle_free(c.state);
+}
+
+/* upstream podGroupPodSchedulingAlgorithm: the algorithm on the snapshot (which the members
+ * assumed before this one are part of), then assume and Reserve. Whether the member is assumed. */
+static int member_attempt(sched_cycle *c)
+{
+    if (c->fw->batch)
+        c->sig = ks__fw_sign_pod(c->fw, c->pod);
+    ks_code code = schedule_pod(c);
+    if (c->fit != FIT_NONE)
+        fit_failure_in_group(c);
+    ks__sched_metrics_algorithm_done(c->s, c->qp);
+    if (code == KS_SUCCESS)
+        code = assume(c);
+    if (code == KS_SUCCESS)
+        code = reserve_only(c);
+    c->explain_failure = 0; /* the scratch its explanation points into is reused */
+    return code == KS_SUCCESS;
+}
+
+/* The gang's pods in QueueSort's order (the popped one is the head of activeQ). */
+static void sort_members(ks_scheduler *s, ks_queued_pod **qps, size_t n)
+{
+    ks_plugin_inst *in = s->fw[0]->pt[KS_PT_QUEUE_SORT][0].inst;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && in->desc->less(in->self, qps[j], qps[j - 1]); j--) {
+            ks_queued_pod *t = qps[j];
+            qps[j] = qps[j - 1];
+            qps[j - 1] = t;
+        }
+}
+
+/* A member's failure, with the given code, message and rejectors when code is not 0 (its own
+ * otherwise). */
+static void member_failed(sched_cycle *c, ks_code code, const char *message, uint64_t rejectors)
+{
+    if (code) {
+        fail(c, code, message, 0);
+        c->rejectors = rejectors;
+        c->pending = 0;
+    }
+    c->explain_failure = 0; /* its explanation points into scratch the later members reused */
+    handle_cycle_failure(c);
+}
+
+/* upstream scheduleOnePodGroup for a PodGroup without CompositePodGroups or placements
+ * (podGroupSchedulingDefaultAlgorithm, then submitPodGroupAlgorithmResult): the gang's pending
+ * members are taken from the queue together; each is tried in turn and stays assumed and
+ * reserved while GangScheduling's PlacementFeasible allows; the group is placed when minCount
+ * members are (then each goes through Permit to its binding cycle), else every member is
+ * unreserved and forgotten and rejected, those that fit with "pod group is unschedulable, " and
+ * PlacementFeasible's message, the others with their own. The PodGroup's
+ * PodGroupInitiallyScheduled condition tells which. */
+static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp,
+                            const ks__pg_cycle_group *g)
+{
+    ks_queued_pod **sib = NULL;
+    int scheduled = 0;
+    size_t nsib = ks__podgroup_take_siblings(s, g, qp, &sib, &scheduled);
+    size_t n = 1 + nsib, m = 0;
+    ks_queued_pod **qps = malloc(n * sizeof(*qps));
+    sched_cycle *cs = calloc(n, sizeof(*cs));
+    int *ok = calloc(n, sizeof(*ok));
+    if (!qps || !cs || !ok) {
+        for (size_t i = 0; i < nsib; i++)
+            ks__queue_requeue_failed(s->queue, sib[i], KS_ENOMEM);
+        free(sib);
+        free(qps);
+        free(cs);
+        free(ok);
+        scheduling_cycle(s, fw, qp);
+        return;
+    }
+    qps[0] = qp;
+    for (size_t i = 0; i < nsib; i++) {
+        qps[1 + i] = sib[i];
+        ks__sched_metrics_attempt_begin(s, fw, sib[i]);
+    }
+    free(sib);
+    sort_members(s, qps, n);
+    for (size_t i = 0; i < n; i++) { /* upstream skipPodGroupPodSchedule */
+        cycle_init(&cs[m], s, fw, qps[i]);
+        if (skip_pod_schedule(&cs[m]))
+            ks__queue_done(s->queue, qps[i]);
+        else
+            m++;
+    }
+    char gmsg[256], emsg[KS_STATUS_BUF + 64] = "";
+    int remaining = (int)m;
+    size_t tried = 0;
+    /* upstream: PlacementFeasible before any member is tried, then after each */
+    ks_code gcode =
+        m ? ks__podgroup_placement_feasible(fw, g, scheduled, remaining, gmsg, sizeof(gmsg))
+          : KS_SUCCESS;
+    if (gcode == KS_ERROR)
+        snprintf(emsg, sizeof(emsg), "failed to evaluate placement feasibility: %s", gmsg);
+    for (size_t i = 0; i < m && (gcode == KS_SUCCESS || gcode == KS_WAIT); i++) {
+        tried++;
+        ok[i] = member_attempt(&cs[i]);
+        if (!ok[i] && cs[i].code == KS_ERROR) {
+            snprintf(emsg, sizeof(emsg), "failed to schedule other pod from a pod group: %s",
+                     cs[i].message ? cs[i].message : "");
+            gcode = KS_ERROR;
+            break;
+        }
+        remaining--;
+        scheduled += ok[i];
+        gcode = ks__podgroup_placement_feasible(fw, g, scheduled, remaining, gmsg, sizeof(gmsg));
+        if (gcode == KS_ERROR) {
+            snprintf(emsg, sizeof(emsg), "failed to evaluate placement feasibility: %s", gmsg);
+            break;
+        }
+    }
+    if (gcode == KS_WAIT) /* not yet satisfied with nothing left: the group is unschedulable */
+        gcode = KS_UNSCHEDULABLE;
+    if (gcode == KS_SUCCESS) {
+        for (size_t i = 0; i < m; i++) {
+            if (ok[i] && permit_only(&cs[i]) == KS_SUCCESS)
+                submit_binding(&cs[i], NULL);
+            else
+                member_failed(&cs[i], 0, NULL, 0);
+        }
+        if (m)
+            ks__podgroup_set_condition(s, g, 1, "Scheduled", "");
+    } else {
+        /* the members' rejectors are the group's: an event that may help one of them brings
+         * the gang back (GangScheduling's own events too) */
+        uint64_t rejectors = ks__plugin_bit(fw, "GangScheduling");
+        for (size_t i = 0; i < tried; i++)
+            rejectors |= ok[i] ? 0 : cs[i].rejectors;
+        for (size_t i = tried; i-- > 0;) /* revert, the last assumed first */
+            if (ok[i])
+                unreserve_and_forget(&cs[i]);
+        char pmsg[300];
+        snprintf(pmsg, sizeof(pmsg), "pod group is unschedulable, %s", gmsg);
+        for (size_t i = 0; i < m; i++) {
+            if (gcode == KS_ERROR)
+                member_failed(&cs[i], cs[i].code == KS_ERROR ? 0 : KS_ERROR, emsg, 0);
+            else if (i < tried && !ok[i])
+                member_failed(&cs[i], 0, NULL, 0);
+            else
+                member_failed(&cs[i], KS_UNSCHEDULABLE, pmsg, rejectors);
+        }
+        if (ks__log_enabled(2))
+            ks__log('I', NULL, "Unable to schedule a pod group podGroup=%s/%s err=%s",
+                    ks__sym_str(g->ns), ks__sym_str(g->name), gcode == KS_ERROR ? emsg : gmsg);
+        ks__podgroup_set_condition(s, g, 0, gcode == KS_ERROR ? "SchedulerError" : "Unschedulable",
+                                   gcode == KS_ERROR ? emsg : gmsg);
+    }
+    for (size_t i = 0; i < m; i++)
+        cycle_release(&cs[i]);
+    free(qps);
+    free(cs);
+    free(ok);
 }
 
 int ks__scheduler_schedule_one(ks_scheduler *s, int block)
@@ -743,7 +960,12 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks__sched_metrics_attempt_begin(s, fw, qp);
     ks__nominator_snapshot(s);
     ks__binding_hold(s, 1);
-    scheduling_cycle(s, fw, qp);
+    ks__pg_cycle_group g;
+    if (ks__podgroup_cycle_wanted(s, fw, qp->pod, &g)) {
+        pod_group_cycle(s, fw, qp, &g);
+        ks__podgroup_unref(g.pg);
+    } else
+        scheduling_cycle(s, fw, qp);
     ks__binding_hold(s, 0);
     ks__sched_metrics_cycle_end(s, fw); /* qp may be gone; fw is not */
     ks__nominator_release(s);

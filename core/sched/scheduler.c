@@ -17,6 +17,7 @@
 #include "sched/scheduler_int.h"
 #include "sched/features.h"
 #include "api/custom_objects.h"
+#include "api/podgroup_objects.h"
 #include "api/merge_patch.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
@@ -348,6 +349,9 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->cache = ks__cache_new();
     s->store = ks__store_new();
     s->custom = ks__custom_store_new();
+    if (ks__feature_enabled(KS_FEATURE_GENERIC_WORKLOAD) &&
+        !(s->podgroups = ks__podgroup_store_new()))
+        goto fail;
     s->snap = ks__snapshot_new();
     s->par.pool = ks__pool_new(o->cfg->parallelism);
     s->par.parallelism = o->cfg->parallelism > 0 ? (size_t)o->cfg->parallelism : 16;
@@ -386,11 +390,14 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
         goto fail;
+    if ((rc = ks__scheduler_podgroups_check_profiles(s, err, errlen)) != 0)
+        goto fail;
     ks__host_set_permit_hook(ks__permit_hook, s);
     ks__host_set_sched(&(ks_host_sched){.ctx = s,
                                         .waiting_each = sched_waiting_each,
                                         .pods_each = sched_pods_each,
                                         .custom = s->custom,
+                                        .podgroups = s->podgroups,
                                         .now = hook_now,
                                         .object_patch = sched_object_patch,
                                         .pod_event = sched_pod_event,
@@ -417,6 +424,7 @@ void ks__scheduler_free(ks_scheduler *s)
     ks__queue_free(s->queue);
     ks__store_free(s->store);
     ks__custom_store_free(s->custom);
+    ks__podgroup_store_free(s->podgroups);
     ks__pod_index_destroy(&s->pod_index);
     ks__pool_free(s->par.pool);
     ks__snapshot_free(s->snap);
@@ -453,6 +461,9 @@ static int nominated(const ks_pod *pod)
 int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
 {
     ks__pod_index_add(&s->pod_index, pod);
+    if (pod->node_name != KS_SYM_EMPTY || ks__scheduler_profile_index(s, pod->scheduler_name) >= 0)
+        ks__podgroup_member_add(s->podgroups,
+                                pod); /* upstream AddPodGroupMember (NULL: gate off) */
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_add_pod(s->cache, pod);
         ks_event_info ev = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_ADD}, .new_pod = pod};
@@ -462,12 +473,20 @@ int ks__scheduler_on_pod_add(ks_scheduler *s, ks_pod *pod)
     }
     if (ks__scheduler_profile_index(s, pod->scheduler_name) < 0)
         return KS_ENOTFOUND;
-    return ks__queue_add(s->queue, pod);
+    int rc = ks__queue_add(s->queue, pod);
+    if (rc == 0 && s->podgroups) {
+        /* upstream addPodToSchedulingQueue with GenericWorkload: the new pending pod may complete
+         * a gang that PreEnqueue holds back (GangScheduling's UnscheduledPod/Add hint). */
+        ks_event_info ev = {.event = {KS_RES_UNSCHEDULED_POD, KS_ACT_ADD}, .new_pod = pod};
+        ks__queue_move_on_event_info(s->queue, &ev, NULL);
+    }
+    return rc;
 }
 
 int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
 {
     ks__pod_index_remove(&s->pod_index, pod);
+    ks__podgroup_member_remove(s->podgroups, pod);
     ks__nominator_remove(s, pod->uid);
     if (pod->node_name != KS_SYM_EMPTY) {
         int rc = ks__cache_remove_pod(s->cache, pod->uid);
@@ -496,6 +515,9 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
 {
     ks__pod_index_remove(&s->pod_index, old_pod); /* its labels may have changed */
     ks__pod_index_add(&s->pod_index, new_pod);
+    if (new_pod->node_name != KS_SYM_EMPTY ||
+        ks__scheduler_profile_index(s, new_pod->scheduler_name) >= 0)
+        ks__podgroup_member_update(s->podgroups, old_pod, new_pod);
     int was = old_pod->node_name != KS_SYM_EMPTY, is = new_pod->node_name != KS_SYM_EMPTY;
     if (was && is) {
         int rc = ks__cache_update_pod(s->cache, new_pod);

@@ -200,6 +200,21 @@ void ks__scheduler_wait_bindings_settled(ks_scheduler *s);
 struct ks_resource;
 int ks__scheduler_apply_custom(ks_scheduler *s, const struct ks_resource *res, const cJSON *obj,
                                int deleted, const char **label, char *err, size_t errlen);
+/* A scheduling.k8s.io/v1beta1 PodGroup (GenericWorkload), from an informer or the cluster file
+ * (checked: read as a cluster file's, podgroup_objects.h): filed (deleted != 0: removed) and
+ * offered to the queue as a PodGroup Add, Update or Delete event (an update with the same
+ * resourceVersion is none), whose upstream label ("scheduling.k8s.io/PodGroupAdd") label (64
+ * bytes, may be NULL) gets, "" when there was no event. 0; KS_EINVAL when the gate is off;
+ * KS_EPARSE / KS_ENOMEM with err. Any thread. podgroups.c. */
+int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted, int checked,
+                                 char *label, char *err, size_t errlen);
+/* With GenericWorkload on, upstream NewFramework's checks: a profile without GangScheduling is
+ * logged (an error line, not refused); one whose GangScheduling has no placement_feasible (a
+ * plugin of that name built against an older SDK) is refused: KS_EINVAL with err. Main thread.
+ * podgroups.c. */
+int ks__scheduler_podgroups_check_profiles(const ks_scheduler *s, char *err, size_t errlen);
+/* Whether this scheduler was created with the GenericWorkload gate on. */
+int ks__scheduler_generic_workload(const ks_scheduler *s);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);
 size_t ks__binding_expire_permits(ks_scheduler *s); /* how many */
 

@@ -60,7 +60,9 @@ struct ks_scheduler {
     ks_cache *cache;
     ks_store *store;                /* Namespaces, Services, ReplicaSets, PDBs, ... */
     struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
-    ks_pod_index pod_index;         /* pods by (namespace, label) for ks_pods_each */
+    /* PodGroups and their members (podgroups.c), NULL while GenericWorkload is off */
+    struct ks_podgroup_store *podgroups;
+    ks_pod_index pod_index; /* pods by (namespace, label) for ks_pods_each */
     ks_queue *queue;
     ks_snapshot *snap;
     ks_parallelizer par; /* the Filter/Score worker pool; the frameworks borrow it for Score */
@@ -224,6 +226,33 @@ void ks__nominator_clear_lower(ks_scheduler *s, ks_sym node, int32_t priority);
 /* Fills s->hooks with the nominated pods (references taken) for one cycle; release after. */
 void ks__nominator_snapshot(ks_scheduler *s);
 void ks__nominator_release(ks_scheduler *s);
+
+/* schedule_one_podgroup.c: the PodGroup scheduling cycle's pieces (GenericWorkload). */
+typedef struct ks__pg_cycle_group {
+    ks_sym ns, name;
+    struct ks_pod_group *pg; /* one reference, for the cycle (ks__podgroup_unref) */
+} ks__pg_cycle_group;
+/* Whether pod goes through the PodGroup cycle: the gate is on, it names a PodGroup that exists,
+ * and its profile has GangScheduling (the one PlacementFeasible plugin); g gets the group, with a
+ * reference to its PodGroup the caller releases. */
+int ks__podgroup_cycle_wanted(ks_scheduler *s, ks_framework *fw, const ks_pod *pod,
+                              ks__pg_cycle_group *g);
+/* The group's other pending members of qp's profile, taken out of the queue (in flight, as
+ * popped): *out (malloc'd, caller frees) and the count; *scheduled gets the members assumed or
+ * bound before this cycle (upstream ScheduledPodsCount). Scheduling thread. */
+size_t ks__podgroup_take_siblings(ks_scheduler *s, const ks__pg_cycle_group *g,
+                                  const ks_queued_pod *qp, ks_queued_pod ***out, int *scheduled);
+/* upstream RunPlacementFeasiblePlugins: the profile's GangScheduling (the only PlacementFeasible
+ * plugin, as upstream) on the group with scheduled and remaining members: KS_SUCCESS, KS_WAIT,
+ * KS_UNSCHEDULABLE or KS_ERROR (any other code), its reasons in msg. KS_SUCCESS without it. */
+ks_code ks__podgroup_placement_feasible(ks_framework *fw, const ks__pg_cycle_group *g,
+                                        int scheduled, int remaining, char *msg, size_t len);
+/* upstream updatePodGroupCondition: the PodGroup's PodGroupInitiallyScheduled condition (True
+ * "Scheduled", or False with reason "Unschedulable" / "SchedulerError" and message), patched on
+ * its status subresource through the source (live mode only), unless unchanged or the group was
+ * once scheduled and this says otherwise. Scheduling thread. */
+void ks__podgroup_set_condition(ks_scheduler *s, const ks__pg_cycle_group *g, int scheduled,
+                                const char *reason, const char *message);
 
 /* fit_error.c: upstream FitError.Error(): "0/N nodes are available: ..." with the reasons of
  * the node statuses counted and sorted as text, or PreFilter's message; then post (PostFilter's

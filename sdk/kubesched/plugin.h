@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 8
+#define KS_ABI_MINOR 9
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -117,6 +117,9 @@ typedef struct ks_csi_driver ks_csi_driver;       /* a storage.k8s.io/v1 CSIDriv
 typedef struct ks_csi_storage_capacity ks_csi_storage_capacity; /* storage.k8s.io/v1 */
 /* ABI 1.6: a storage.k8s.io/v1 VolumeAttachment (NodeVolumeLimits), as the kinds above. */
 typedef struct ks_volume_attachment ks_volume_attachment;
+/* ABI 1.9: a scheduling.k8s.io/v1beta1 PodGroup (GenericWorkload), parsed once when it arrived
+ * and immutable after (an update replaces it); reference-counted (ks_host_api.pod_group_get). */
+typedef struct ks_pod_group ks_pod_group;
 
 /* ---------------------------------------------------------------------------------------------
  * Plain data shared with the host (frozen for ABI major 1)
@@ -375,6 +378,10 @@ typedef struct ks_cluster_event {
 /* --- ABI 1.6 (NodeVolumeLimits): upstream fwk.VolumeAttachment; old_obj / new_obj are
  * const ks_volume_attachment *. Only a host of ABI 1.6 or later delivers it. --- */
 #define KS_RES_VOLUME_ATTACHMENT ((ks_event_resource)17)
+/* --- ABI 1.9 (GenericWorkload): upstream fwk.PodGroup ("scheduling.k8s.io/PodGroup"); old_obj /
+ * new_obj are const ks_pod_group *. Only a host of ABI 1.9 or later delivers it, and only while
+ * the GenericWorkload feature gate is on. --- */
+#define KS_RES_POD_GROUP ((ks_event_resource)18)
 
 /* What a hint says about one event for one rejected pod. */
 typedef enum ks_queueing_hint {
@@ -945,6 +952,18 @@ typedef struct ks_plugin_desc {
      * pod, result, st: borrowed for the call. NULL with pre_bind set: counts as KS_SUCCESS. */
     ks_code (*pre_bind_pre_flight)(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                    ks_prebind_preflight *result, ks_status *st);
+
+    /* --- ABI 1.9 --- */
+    /* PlacementFeasible (upstream framework.PlacementFeasiblePlugin, GenericWorkload): in a
+     * PodGroup scheduling cycle, before the first member is tried and after each, whether the
+     * group can still meet this plugin's constraints: KS_SUCCESS (met), KS_WAIT (not yet: members
+     * remain to be tried), KS_UNSCHEDULABLE (cannot be: the cycle stops and the group is turned
+     * away), with a reason in st; KS_ERROR fails the cycle. group: its PodGroup (borrowed for the
+     * call); scheduled: its members assumed or bound, this cycle's included; remaining: the
+     * members this cycle has yet to try. As upstream, the host asks only the profile's
+     * GangScheduling. Scheduling thread; must not block. */
+    ks_code (*placement_feasible)(void *self, const ks_pod_group *group, int32_t scheduled,
+                                  int32_t remaining, ks_status *st);
 } ks_plugin_desc;
 
 /* --- ABI 1.7 --- The storage objects a PreBind plugin may write (ks_host_api.storage_patch). */
@@ -983,6 +1002,43 @@ typedef struct ks_object ks_object;
 /* The resources a host can watch for plugins (each a distinct ks_event_resource, see
  * ks_host_api.resource_event) start here. */
 #define KS_RES_CUSTOM_FIRST ((ks_event_resource)1000)
+
+/* --- ABI 1.9: upstream's gang scheduling (KEP-4671, GenericWorkload gate) --- */
+/* spec.schedulingPolicy: which member of the union is set (KS_PG_POLICY_NONE only for an object
+ * the API server would have refused; a plugin treats it as Basic). */
+typedef enum ks_pod_group_policy {
+    KS_PG_POLICY_NONE = 0,
+    KS_PG_POLICY_BASIC = 1,
+    KS_PG_POLICY_GANG = 2
+} ks_pod_group_policy;
+/* What the scheduler reads of a PodGroup. Borrowed(the ks_pod_group). Grows at its end: read a
+ * field only when size covers it. */
+typedef struct ks_pod_group_view {
+    uint32_t size; /* sizeof(ks_pod_group_view) of the host */
+    ks_sym ns, name;
+    const char *uid;                   /* metadata.uid, "" when absent */
+    const char *resource_version;      /* metadata.resourceVersion, "" when absent */
+    ks_pod_group_policy policy;        /* spec.schedulingPolicy */
+    int32_t min_count;                 /* spec.schedulingPolicy.gang.minCount; 0 unless Gang */
+    ks_sym parent_composite_pod_group; /* spec.parentCompositePodGroupName, or KS_SYM_ABSENT */
+    ks_sym workload_name;              /* spec.workloadRef.workloadName, or KS_SYM_ABSENT */
+    ks_sym template_name;              /* spec.workloadRef.templateName, or KS_SYM_ABSENT */
+    int has_priority;                  /* spec.priority is set */
+    int32_t priority;                  /* spec.priority */
+    int64_t creation_unix_ns;          /* metadata.creationTimestamp (Unix ns), 0 when absent */
+    const char *json;                  /* the whole object as compact JSON */
+} ks_pod_group_view;
+/* Where a member of a pod group is, as upstream's PodGroupState sorts its pods: not yet placed
+ * (pending in this scheduler: queued, gated, in a cycle), assumed on a node by this scheduler
+ * (waiting on Permit or in its binding cycle), or bound to a node (spec.nodeName set). */
+typedef enum ks_pod_group_member_state {
+    KS_PG_MEMBER_UNSCHEDULED = 0,
+    KS_PG_MEMBER_ASSUMED = 1,
+    KS_PG_MEMBER_ASSIGNED = 2
+} ks_pod_group_member_state;
+/* A member visited by ks_host_api.pod_group_members_each, borrowed for the callback. */
+typedef void (*ks_pod_group_member_fn)(void *ctx, const ks_pod *pod,
+                                       ks_pod_group_member_state state);
 
 /* ---------------------------------------------------------------------------------------------
  * The host function table. Plugins call the ks_... wrappers below, not the slots.
@@ -1351,6 +1407,27 @@ typedef struct ks_host_api {
      * cycle may be NULL (a plugin's own thread). Strings copied. Same threads as object_patch. */
     int (*pod_event)(ks_cycle *cycle, const ks_pod *pod, const char *type, const char *reason,
                      const char *note);
+
+    /* --- ABI 1.9: upstream's gang scheduling (GenericWorkload; upstream fwk.PodGroupManager) ---
+     * Every slot answers "none" (KS_SYM_ABSENT, NULL, 0) while the GenericWorkload feature gate is
+     * off, as upstream, whose API server then drops spec.schedulingGroup and serves no PodGroup. */
+    /* spec.schedulingGroup.podGroupName of pod, or KS_SYM_ABSENT when the pod names no group.
+     * borrowed(pod). Any thread. */
+    ks_sym (*pod_scheduling_group)(const ks_pod *pod);
+    /* The PodGroup ns/name as the informer (live) or the cluster file (`simulate`) has it now,
+     * with a reference for the caller (release it with pod_group_release), or NULL when there is
+     * none. Any thread, PreEnqueue and hints included (a read lock and a reference count). */
+    const ks_pod_group *(*pod_group_get)(ks_sym ns, ks_sym name);
+    void (*pod_group_release)(const ks_pod_group *pg); /* NULL: no-op. Any thread. */
+    /* Its fields, borrowed(pg). Any thread. */
+    const ks_pod_group_view *(*pod_group_view)(const ks_pod_group *pg);
+    /* Calls fn once for each pod of group ns/name the scheduler knows (upstream PodGroupState's
+     * allPods: the pending pods of this scheduler's profiles and the pods on nodes, assumed or
+     * bound; not terminated), with where it is; a group whose PodGroup object does not exist
+     * may still have members. No order promised. fn runs with no host lock held (it may call
+     * ks_permit_allow, activate_pod, ...). Returns the count. The same threads as pods_each
+     * plus PreEnqueue (the host keeps the members in a table of their own, not in the queue). */
+    size_t (*pod_group_members_each)(ks_sym ns, ks_sym name, ks_pod_group_member_fn fn, void *ctx);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -2023,6 +2100,27 @@ static inline int ks_pod_event(ks_cycle *cycle, const ks_pod *pod, const char *t
                                const char *reason, const char *note)
 {
     return ks_host->pod_event(cycle, pod, type, reason, note);
+}
+
+/* ABI 1.9 wrappers (gang scheduling): check KS_HOST_HAS(pod_group_get) first on a host that may
+ * be older. */
+static inline ks_sym ks_pod_scheduling_group(const ks_pod *p)
+{
+    return ks_host->pod_scheduling_group(p);
+}
+static inline const ks_pod_group *ks_pod_group_get(ks_sym ns, ks_sym name)
+{
+    return ks_host->pod_group_get(ns, name);
+}
+static inline void ks_pod_group_release(const ks_pod_group *pg) { ks_host->pod_group_release(pg); }
+static inline const ks_pod_group_view *ks_pod_group_view_of(const ks_pod_group *pg)
+{
+    return ks_host->pod_group_view(pg);
+}
+static inline size_t ks_pod_group_members_each(ks_sym ns, ks_sym name, ks_pod_group_member_fn fn,
+                                               void *ctx)
+{
+    return ks_host->pod_group_members_each(ns, name, fn, ctx);
 }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */

@@ -79,6 +79,7 @@ SA(sizeof(ks_module) == 40);
     X(bind) X(post_bind) X(events_to_register) \
     /* ABI 1.3 */ X(args_schema) X(validate_args) \
     /* ABI 1.4 */ X(events_with_hints) X(sign) X(flags) X(pre_bind_pre_flight) \
+    /* ABI 1.9 */ X(placement_feasible) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -92,9 +93,9 @@ AT(ks_plugin_desc, name, 8);
 #define X(f) AT(ks_plugin_desc, f, 16 + 8 * DESC_SLOT_##f);
 KS_DESC_SLOTS(X)
 #undef X
-SA(DESC_NSLOTS == 25);
+SA(DESC_NSLOTS == 26);
 SA(sizeof(ks_plugin_desc) == 16 + 8 * DESC_NSLOTS);
-SA(sizeof(ks_plugin_desc) == 216);
+SA(sizeof(ks_plugin_desc) == 224);
 
 /* ---- ks_host_api: a 16-byte header, then one function pointer per slot in this order ------- */
 /* The slot list keeps its hand layout (clang-format reflows X-macro lists differently on
@@ -145,6 +146,9 @@ SA(sizeof(ks_plugin_desc) == 216);
     X(resource_watch) X(resource_event) X(resource_get) X(object_release) X(object_get_string) \
     X(object_get_int) X(object_get_quantity) X(object_get_time) X(object_count) \
     X(object_key_at) X(object_json) X(clock_now_ns) X(object_patch) X(pod_event) \
+    /* ABI 1.9 */ \
+    X(pod_scheduling_group) X(pod_group_get) X(pod_group_release) X(pod_group_view) \
+    X(pod_group_members_each) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -157,13 +161,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 142); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7, +18 in 1.8 */
+SA(HOST_NSLOTS == 147); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +18 in 1.8, +5 in 1.9 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1152);
+SA(sizeof(ks_host_api) == 1192);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
@@ -338,7 +342,7 @@ SA(sizeof(ks_csi_storage_capacity_view) == 104);
 Test(abi_layout, frozen_on_this_platform)
 {
 #ifdef KS_LAYOUT_CHECKED
-    cr_assert_eq(sizeof(ks_plugin_desc), 216);
+    cr_assert_eq(sizeof(ks_plugin_desc), 224);
     cr_assert_eq(sizeof(ks_module), 40);
 #else
     cr_skip_test("layout assertions are written for LP64 only");

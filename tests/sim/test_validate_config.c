@@ -66,7 +66,8 @@ Test(validate_config, unknown_plugin_hints_at_kubesched_plugin_path)
     remove(path);
     cr_assert_neq(rc, 0);
     cr_assert(strstr(err, "profiles[0].plugins.permit: Permit \"Coscheduling\" does not exist "
-                          "(registered Permit plugins: none); if it is an out-of-tree plugin, "
+                          "(registered Permit plugins: GangScheduling); if it is an out-of-tree "
+                          "plugin, "
                           "name its shared object in "
                           "profiles[0].pluginConfig[0].args.kubeschedPluginPath"),
               "%s", err);

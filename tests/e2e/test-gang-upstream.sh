@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Live mode, end to end: upstream's gang scheduling (KEP-4671, GenericWorkload, Beta, off by
+# default in v1.37) in kubesched and in the real kube-scheduler v1.37.2, side by side on one API
+# server started with --feature-gates=GenericWorkload=true and
+# --runtime-config=scheduling.k8s.io/v1beta1=true; both schedulers with the gate on, each on its
+# own three nodes (label side=ks / side=up, 1 CPU each; a member asks 800m: one per node):
+#   1. a gang of 4 (scheduling.k8s.io/v1beta1 PodGroup, gang.minCount 4) on room for 3 is never
+#      partly bound by either scheduler (polled every 0.3 s for 15 s);
+#   2. the PodScheduled conditions, FailedScheduling messages and PodGroupInitiallyScheduled
+#      conditions of both are the same ("pod group is unschedulable, minCount (4) cannot be
+#      satisfied: 3 scheduled, 0 remaining" for the three that fit, the fit error of the fourth),
+#      but for the part kube-scheduler's PodGroupPostFilter (workload-aware preemption, which
+#      kubesched does not have) appends: ", pod group preemption: No preemption victims found
+#      for incoming preemptor";
+#   3. a 4th node on each side: both gangs are bound whole, one member per node, and both
+#      PodGroups say PodGroupInitiallyScheduled=True;
+#   4. a gang whose PodGroup does not exist yet is held back by both (PreEnqueue) and bound by
+#      both once the PodGroup is created (a PodGroup Add event);
+#   5. kubesched lists and watches scheduling.k8s.io/v1beta1 podgroups (its log), and without
+#      the gate does not (a second kubesched);
+#   6. with the gate on against an API server that does not serve the group (a second control
+#      plane without the flags): one log line, no informer, synced at once, no warning.
+# Usage: tests/e2e/test-gang-upstream.sh (env: see lib.sh)
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+export KUBESCHED_E2E_APISERVER_FLAGS="--feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true"
+e2e_begin
+k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$E2E_HERE/kube/go.mod")
+up_bin=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}/kube-scheduler
+
+# what upstream's bootstrap ClusterRole system:kube-scheduler grants when the API server has
+# the gate (read PodGroups, patch their status), granted explicitly as a chart would have to
+kubectl apply -f - >/dev/null <<'YAML' || bad "could not grant system:kube-scheduler the PodGroups"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-podgroups}
+rules:
+- {apiGroups: [scheduling.k8s.io], resources: [podgroups, workloads], verbs: [get, list, watch]}
+- {apiGroups: [scheduling.k8s.io], resources: [podgroups/status], verbs: [patch, update]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-podgroups}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-podgroups}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}
+YAML
+if kubectl api-resources --api-group=scheduling.k8s.io 2>/dev/null | grep -q '^podgroups '; then
+  ok "the API server serves scheduling.k8s.io/v1beta1 podgroups"
+else bad "the API server does not serve podgroups (GenericWorkload, runtime-config)"; exit 1; fi
+
+# kube-scheduler v1.37.2 with the gate, as start-control-plane.sh starts it (its pid file makes
+# stop-control-plane.sh stop it)
+up_port=$(free_port)
+"$up_bin" --kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+  --authentication-kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+  --authorization-kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$up_port" \
+  --cert-dir="$E2E_DIR/scheduler-certs" --feature-gates=GenericWorkload=true -v=2 \
+  </dev/null >"$E2E_DIR/logs/kube-scheduler.log" 2>&1 &
+echo $! >"$E2E_DIR/pids/kube-scheduler"
+if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(curl -sk https://127.0.0.1:$up_port/healthz)\" = ok ]"; then
+  ok "kube-scheduler $k8s_version runs with --feature-gates=GenericWorkload=true"
+else bad "kube-scheduler did not start"; tail -20 "$E2E_DIR/logs/kube-scheduler.log"; exit 1; fi
+
+cfg=$(ks_config kubesched)
+ks_start main "$cfg" --feature-gates GenericWorkload=true
+ks_wait_synced main || exit 1
+grep -q "PodGroup informer" "$(ks_log main)" &&
+  ! grep -q "does not serve scheduling.k8s.io/v1beta1" "$(ks_log main)" &&
+  ok "kubesched watches podgroups" || note "kubesched's log says nothing of its PodGroup informer at -v 2"
+
+# gang_pod NAME SCHEDULER GROUP SIDE: a member asking 800m on the side's nodes
+gang_pod() {
+  cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default, labels: {e2e: "1", gang: $3}}
+spec:
+  schedulerName: $2
+  schedulingGroup: {podGroupName: $3}
+  nodeSelector: {side: $4}
+  containers:
+  - {name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 800m, memory: 100Mi}}}
+YAML
+}
+pod_group() { # NAME MIN
+  printf -- '---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: %s, namespace: default}\nspec: {schedulingPolicy: {gang: {minCount: %s}}}\n' "$1" "$2"
+}
+bound_count() { kubectl get pods -l "gang=$1" -o json | jq '[.items[] | select((.spec.nodeName // "") != "")] | length'; }
+conds() { # GROUP: "pod|status|reason|message" per member
+  kubectl get pods -l "gang=$1" -o json | jq -r '.items[] | "\(.metadata.name)|" + ([.status.conditions[]? | select(.type=="PodScheduled") | "\(.status)|\(.reason)|\(.message)"] | first // "-")'
+}
+failed_events() { # PREFIX: the distinct FailedScheduling messages of pods named PREFIX*
+  kubectl get events --field-selector reason=FailedScheduling -o json |
+    jq -r --arg p "$1" '.items[] | select(.involvedObject.name | startswith($p)) | .message' | sort -u
+}
+
+for s in ks up; do for i in 1 2 3; do mk_node "$s-n$i" 1 4Gi 110 "side=$s"; done; done | kubectl create -f - >/dev/null
+
+# ---- 1-2: four members, three slots, both schedulers --------------------------------------------
+{ pod_group g-ks 4; pod_group g-up 4
+  for i in 1 2 3 4; do gang_pod "ks-$i" kubesched g-ks ks; gang_pod "up-$i" default-scheduler g-up up; done
+} | kubectl create -f - >/dev/null
+partial_ks=0 partial_up=0 t0=$SECONDS
+while [ $((SECONDS - t0)) -lt 15 ]; do
+  b=$(bound_count g-ks); if [ "$b" -gt 0 ]; then partial_ks=$b; fi
+  b=$(bound_count g-up); if [ "$b" -gt 0 ]; then partial_up=$b; fi
+  sleep 0.3
+done
+[ "$partial_ks" = 0 ] && ok "kubesched: the gang of 4 on 3 slots was never partly bound (15 s)" ||
+  bad "kubesched bound $partial_ks of its gang of 4"
+[ "$partial_up" = 0 ] && ok "kube-scheduler: the gang of 4 on 3 slots was never partly bound (15 s)" ||
+  bad "kube-scheduler bound $partial_up of its gang of 4"
+note "kube-scheduler's PodScheduled conditions:"; conds g-up | sed 's/^/#        /'
+note "kube-scheduler's FailedScheduling messages:"; failed_events up- | sed 's/^/#        /'
+note "kubesched's PodScheduled conditions:"; conds g-ks | sed 's/^/#        /'
+note "kubesched's FailedScheduling messages:"; failed_events ks- | sed 's/^/#        /'
+note "kube-scheduler's PodGroup status: $(kubectl get podgroup g-up -o json | jq -c '.status.conditions // []')"
+note "kubesched's PodGroup status: $(kubectl get podgroup g-ks -o json | jq -c '.status.conditions // []')"
+# kube-scheduler: the PodGroup cycle turns the whole group away; the members that fit carry
+# PlacementFeasible's message, then its PodGroupPostFilter's (DefaultPreemption's workload
+# preemption, which kubesched does not have: the one expected difference, stripped to compare)
+failed_events up- | grep -q "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining" &&
+  ok "kube-scheduler: 'pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining'" ||
+  bad "kube-scheduler said no 'minCount (4) cannot be satisfied'"
+failed_events ks- | grep -qx "pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining" &&
+  ok "kubesched: 'pod group is unschedulable, minCount (4) cannot be satisfied: 3 scheduled, 0 remaining'" ||
+  bad "kubesched said no 'minCount (4) cannot be satisfied'"
+failed_events ks- | grep -qx "0/6 nodes are available: 3 Insufficient cpu, 3 node(s) didn.t match Pod.s node affinity/selector." &&
+  ok "kubesched: the member that does not fit says why, without a per-pod preemption message" ||
+  bad "kubesched: no 'Insufficient cpu' message for the member that does not fit"
+strip='s/, pod group preemption: .*$//'
+up_msgs=$(conds g-up | cut -d'|' -f2- | sed "$strip" | sort | uniq -c)
+ks_msgs=$(conds g-ks | cut -d'|' -f2- | sort | uniq -c)
+if [ "$up_msgs" = "$ks_msgs" ]; then
+  ok "the same PodScheduled conditions on both sides (kube-scheduler's PodGroupPostFilter part aside)"
+else bad "the PodScheduled conditions differ"; diff <(echo "$up_msgs") <(echo "$ks_msgs") | sed 's/^/#        /'; fi
+cond_of() { kubectl get podgroup "$1" -o json | jq -r '.status.conditions[]? | select(.type=="PodGroupInitiallyScheduled") | "\(.status)|\(.reason)|\(.message)"'; }
+if wait_for 10 bash -c "kubectl get podgroup g-ks -o json | jq -e '.status.conditions[]? | select(.type==\"PodGroupInitiallyScheduled\" and .status==\"False\" and .reason==\"Unschedulable\")' >/dev/null"; then
+  ok "kubesched: PodGroup g-ks is PodGroupInitiallyScheduled=False (Unschedulable): $(cond_of g-ks | cut -d'|' -f3)"
+else bad "kubesched wrote no PodGroupInitiallyScheduled=False condition ($(cond_of g-ks))"; fi
+[ "$(cond_of g-up | sed "$strip")" = "$(cond_of g-ks)" ] &&
+  ok "the same PodGroup condition on both sides (PodGroupPostFilter part aside)" ||
+  bad "the PodGroup conditions differ: '$(cond_of g-up)' vs '$(cond_of g-ks)'"
+
+# ---- 3: a 4th slot on each side ------------------------------------------------------------------
+t_add=$SECONDS
+{ mk_node ks-n4 1 4Gi 110 side=ks; mk_node up-n4 1 4Gi 110 side=up; } | kubectl create -f - >/dev/null
+for s in ks up; do
+  who=kubesched; [ $s = up ] && who=kube-scheduler
+  if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l gang=g-$s -o json | jq '[.items[] | select((.spec.nodeName // \"\") != \"\")] | length')\" = 4 ]"; then
+    ok "$who: all 4 members bound $((SECONDS - t_add)) s after a 4th node appeared"
+    [ "$(kubectl get pods -l gang=g-$s -o json | jq -r '[.items[].spec.nodeName] | unique | length')" = 4 ] &&
+      ok "$who: one member per node" || bad "$who: members share a node"
+  else bad "$who: the gang was not bound after a 4th node appeared ($(bound_count g-$s)/4)"; fi
+done
+for s in ks up; do
+  who=kubesched; [ $s = up ] && who=kube-scheduler
+  if wait_for 10 bash -c "kubectl get podgroup g-$s -o json | jq -e '.status.conditions[]? | select(.type==\"PodGroupInitiallyScheduled\" and .status==\"True\" and .reason==\"Scheduled\")' >/dev/null"; then
+    ok "$who: PodGroup g-$s is PodGroupInitiallyScheduled=True (Scheduled)"
+  else bad "$who: PodGroup g-$s is not PodGroupInitiallyScheduled=True ($(cond_of g-$s))"; fi
+done
+
+# ---- 4: a gang whose PodGroup comes later --------------------------------------------------------
+for s in ks up; do for i in 1 2; do mk_node "$s-m$i" 1 4Gi 110 "side=$s-late"; done; done | kubectl create -f - >/dev/null
+{ for i in 1 2; do gang_pod "ksl-$i" kubesched late-ks ks-late; gang_pod "upl-$i" default-scheduler late-up up-late; done; } |
+  kubectl create -f - >/dev/null
+sleep 5
+[ "$(bound_count late-ks)" = 0 ] && ok "kubesched holds back a gang whose PodGroup does not exist" ||
+  bad "kubesched bound members of a gang without PodGroup"
+[ "$(bound_count late-up)" = 0 ] && ok "kube-scheduler holds back a gang whose PodGroup does not exist" ||
+  bad "kube-scheduler bound members of a gang without PodGroup"
+note "kube-scheduler, no PodGroup yet: $(conds late-up | head -1)"
+note "kubesched, no PodGroup yet: $(conds late-ks | head -1)"
+{ pod_group late-ks 2; pod_group late-up 2; } | kubectl create -f - >/dev/null
+for s in ks up; do
+  who=kubesched; [ $s = up ] && who=kube-scheduler
+  if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l gang=late-$s -o json | jq '[.items[] | select((.spec.nodeName // \"\") != \"\")] | length')\" = 2 ]"; then
+    ok "$who: the gang is bound once its PodGroup is created"
+  else bad "$who: the gang was not bound after its PodGroup was created ($(bound_count late-$s)/2)"; fi
+done
+
+# ---- 5: the gate off: no PodGroup informer -------------------------------------------------------
+cfg2=$(ks_config other)
+ks_start nogate "$cfg2"
+ks_wait_synced nogate || true
+if grep -qi "podgroup" "$(ks_log nogate)"; then bad "kubesched without the gate mentions PodGroups: $(grep -i podgroup "$(ks_log nogate)" | head -2)"
+else ok "kubesched without the gate does not watch PodGroups"; fi
+ks_stop nogate 2>/dev/null || true
+ks_no_errors main
+
+# ---- 6: the gate on, but an API server that does not serve scheduling.k8s.io/v1beta1 ----------
+# (a second, throw-away control plane without the flags): no informer, one line, synced at once
+absent_out=$(KUBESCHED_E2E_APISERVER_FLAGS= "$E2E_HERE/start-control-plane.sh" -- bash -c '
+  printf "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nclientConnection: {kubeconfig: %s}\nleaderElection: {leaderElect: false}\nprofiles:\n- schedulerName: kubesched\n" "$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" >"$KUBESCHED_E2E_DIR/ks.yaml"
+  "$0" --config "$KUBESCHED_E2E_DIR/ks.yaml" --bind-address 127.0.0.1 --secure-port 0 -v 2 \
+    --feature-gates GenericWorkload=true >"$KUBESCHED_E2E_DIR/ks.log" 2>&1 &
+  pid=$!; sleep 8; kill $pid; wait $pid; cat "$KUBESCHED_E2E_DIR/ks.log"' "$KS_BIN" 2>&1)
+if grep -q "PodGroup informer: the API server does not serve scheduling.k8s.io/v1beta1" <<<"$absent_out" &&
+  grep -q "caches synced" <<<"$absent_out" && [ "$(grep -c "PodGroup informer" <<<"$absent_out")" = 1 ] &&
+  ! grep -qE "^[EW][0-9]" <<<"$absent_out"; then
+  ok "the gate on, the group not served: one line, no PodGroup informer, synced, no warning"
+else bad "the gate on, the group not served:"; grep -iE "podgroup|synced|^[EW][0-9]" <<<"$absent_out" | head -5; fi
+exit 0
