@@ -32,6 +32,14 @@ static int hook_less(void *ctx, const ks_queued_pod *a, const ks_queued_pod *b)
 static ks_code hook_pre_enqueue(void *ctx, ks_queued_pod *qp)
 {
     ks_scheduler *s = ctx;
+    if (qp->profile < 0 || (size_t)qp->profile >= s->nprofiles) {
+        /* Its profile went away in a reload (reload.c): it waits, gated, for one to come back. */
+        qp->gating_plugin = 0;
+        snprintf(qp->gated_message, sizeof(qp->gated_message),
+                 "no profile with schedulerName \"%s\" (removed by a configuration reload)",
+                 ks__sym_str(qp->pod->scheduler_name));
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
     ks_framework *fw = s->fw[qp->profile];
     ks_status st;
     int idx;
@@ -78,6 +86,8 @@ int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev)
 static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev)
 {
     ks_scheduler *s = ctx;
+    if (qp->profile < 0 || (size_t)qp->profile >= s->nprofiles)
+        return KS_QHINT_SKIP; /* no profile (reload.c): only a reload moves it */
     ks_framework *fw = s->fw[qp->profile];
     uint64_t plugins = qp->gating_plugin ? qp->gating_plugin : qp->rejector_plugins;
     uint64_t pending = qp->gating_plugin ? 0 : qp->pending_plugins;
@@ -328,23 +338,14 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->observer = o->observer;
     s->now_ns = o->now_ns;
     s->clock_ctx = o->clock_ctx;
-    s->nprofiles = o->cfg->nprofiles;
-    s->fw = calloc(s->nprofiles, sizeof(*s->fw));
-    if (!s->fw)
-        goto fail;
     ks__host_set_metrics(o->metrics ? o->metrics->registry : NULL);
-    for (size_t i = 0; i < s->nprofiles; i++)
-        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0 ||
-            (rc = ks__fw_setup_batching(
-                 s->fw[i], !o->disable_opportunistic_batching &&
-                               ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING))) != 0)
-            goto fail;
-    rc = KS_ENOMEM;
-    if (s->nprofiles == 0 || s->fw[0]->n[KS_PT_QUEUE_SORT] != 1) {
-        snprintf(err, errlen, "the first profile has no QueueSort plugin");
-        rc = KS_EINVAL;
+    s->batching = !o->disable_opportunistic_batching &&
+                  ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING);
+    s->sample_percent = o->plugin_metrics_sample_percent;
+    /* The first profile set (reload.c builds the later ones the same way). */
+    if ((rc = ks__profiles_init(s, o->cfg, o->plans, err, errlen)) != 0)
         goto fail;
-    }
+    rc = KS_ENOMEM;
     s->cache = ks__cache_new();
     s->store = ks__store_new();
     s->custom = ks__custom_store_new();
@@ -371,8 +372,6 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;
-    for (size_t i = 0; i < s->nprofiles; i++)
-        s->fw[i]->parallelizer = &s->par;
     ks__nominator_init(s);
     s->hooks.rand = ks__sched_rand;
     s->hooks.rand_ctx = s;
@@ -421,9 +420,7 @@ void ks__scheduler_free(ks_scheduler *s)
     ks__pool_free(s->par.pool);
     ks__snapshot_free(s->snap);
     ks__cache_free(s->cache);
-    for (size_t i = 0; s->fw && i < s->nprofiles; i++)
-        ks__framework_free(s->fw[i]);
-    free(s->fw);
+    ks__profiles_destroy(s); /* every profile set: current, pending, retired */
     ks__scratch_free(&s->scratch);
     ks__sched_metrics_free(s);
     ks__nominator_destroy(s);
@@ -437,10 +434,14 @@ ks_framework *ks__scheduler_framework(ks_scheduler *s, int i) { return s->fw[i];
 
 int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)
 {
-    for (size_t i = 0; i < s->nprofiles; i++)
+    int found = -1;
+    /* set_mu: informer threads ask while a reload may swap the profiles (reload.c) */
+    pthread_mutex_lock(&s->set_mu);
+    for (size_t i = 0; i < s->nprofiles && found < 0; i++)
         if (s->fw[i]->scheduler_name == name)
-            return (int)i;
-    return -1;
+            found = (int)i;
+    pthread_mutex_unlock(&s->set_mu);
+    return found;
 }
 
 /* ---- events -------------------------------------------------------------------------------- */
