@@ -102,14 +102,14 @@ int ks__profile_set_new(ks_scheduler *s, const ks_config *cfg, ks_profile_plan *
 
 /* ---- the scheduler's side (scheduler_int.h) ------------------------------------------------- */
 
-int ks__profiles_init(ks_scheduler *s, const ks_config *cfg, ks_profile_plan *plans, char *err,
-                      size_t errlen)
+int ks__profiles_init(ks_scheduler *s, const ks_config *cfg, ks_profile_plan *plans,
+                      void (*release)(void *owner), void *owner, char *err, size_t errlen)
 {
     pthread_mutex_init(&s->set_mu, NULL);
     pthread_cond_init(&s->set_cv, NULL);
     s->set_mu_ready = 1;
     ks_profile_set *set;
-    int rc = ks__profile_set_new(s, cfg, plans, NULL, NULL, &set, err, errlen);
+    int rc = ks__profile_set_new(s, cfg, plans, release, owner, &set, err, errlen);
     if (rc != 0)
         return rc;
     set->refs = 1;
@@ -238,8 +238,7 @@ static void remap(void *ctx, ks_queued_pod *qp)
     const ks_profile_set *from = s->swap_from;
     if (qp->unschedulable_counted && from && qp->profile >= 0 &&
         (size_t)qp->profile < from->nprofiles && from->fw[qp->profile]->metrics)
-        ks__fw_metrics_unschedulable(from->fw[qp->profile]->metrics, qp->unschedulable_counted,
-                                     -1);
+        ks__fw_metrics_unschedulable(from->fw[qp->profile]->metrics, qp->unschedulable_counted, -1);
     pthread_mutex_unlock(&s->set_mu);
     qp->unschedulable_counted = 0;
     int had = qp->profile >= 0;
@@ -274,7 +273,8 @@ int ks__scheduler_apply_pending(ks_scheduler *s)
     int64_t dt = ks__clock_now_ns() - t0;
     pthread_mutex_lock(&s->set_mu);
     s->swap_from = NULL;
-    s->last_swap = (ks_swap_result){s->set->generation, dt, moved, s->orphans_seen - orphans_before};
+    s->last_swap =
+        (ks_swap_result){s->set->generation, dt, moved, s->orphans_seen - orphans_before};
     pthread_cond_broadcast(&s->set_cv);
     pthread_mutex_unlock(&s->set_mu);
     return 1;
@@ -326,8 +326,9 @@ size_t ks__scheduler_reap_profiles(ks_scheduler *s)
         ks_profile_set *r = done;
         done = r->next;
         if (ks__log_enabled(2))
-            ks__log('I', "reload", "profiles of generation %llu released (drained %.3f s after "
-                                   "the swap)",
+            ks__log('I', "reload",
+                    "profiles of generation %llu released (drained %.3f s after "
+                    "the swap)",
                     (unsigned long long)r->generation,
                     (double)(ks__clock_now_ns() - r->retired_ns) / 1e9);
         set_free(r);

@@ -343,7 +343,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                   ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING);
     s->sample_percent = o->plugin_metrics_sample_percent;
     /* The first profile set (reload.c builds the later ones the same way). */
-    if ((rc = ks__profiles_init(s, o->cfg, o->plans, err, errlen)) != 0)
+    if ((rc = ks__profiles_init(s, o->cfg, o->plans, o->first_release, o->first_owner, err,
+                                errlen)) != 0)
         goto fail;
     rc = KS_ENOMEM;
     s->cache = ks__cache_new();

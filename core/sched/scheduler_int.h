@@ -143,8 +143,8 @@ struct ks_scheduler {
 /* reload.c: the first profile set (from the scheduler's configuration), and freeing every set at
  * the end. hold: the current set gains a reference (a binding cycle begins; scheduling thread);
  * release: one is dropped (the binding cycle ended; any thread). */
-int ks__profiles_init(ks_scheduler *s, const ks_config *cfg, ks_profile_plan *plans, char *err,
-                      size_t errlen);
+int ks__profiles_init(ks_scheduler *s, const ks_config *cfg, ks_profile_plan *plans,
+                      void (*release)(void *owner), void *owner, char *err, size_t errlen);
 void ks__profiles_destroy(ks_scheduler *s);
 struct ks_profile_set *ks__profiles_hold(ks_scheduler *s);
 void ks__profiles_release(ks_scheduler *s, struct ks_profile_set *set);

@@ -111,8 +111,8 @@ static void source_failed(void *ctx, const ks_pod *pod, const char *reason, cons
     (void)ctx, (void)nominated;
     pthread_mutex_lock(&W.mu);
     if (W.nfailed < 8)
-        snprintf(W.failed[W.nfailed++], sizeof(W.failed[0]), "%s|%s|%s|%s",
-                 ks__sym_str(pod->name), reason, message, profile);
+        snprintf(W.failed[W.nfailed++], sizeof(W.failed[0]), "%s|%s|%s|%s", ks__sym_str(pod->name),
+                 reason, message, profile);
     pthread_mutex_unlock(&W.mu);
 }
 
@@ -371,7 +371,8 @@ Test(reload, a_pod_whose_profile_disappears_stays_queued_gated_and_is_reported_o
     ks_scheduler *s = world();
     ks_pod *x = mk("x", "extra");
     /* no node fits: PreferNode scores, so make it unschedulable by removing both nodes */
-    ks_node *n1 = th_node("{'metadata':{'name':'n1'}}"), *n2 = th_node("{'metadata':{'name':'n2'}}");
+    ks_node *n1 = th_node("{'metadata':{'name':'n1'}}"),
+            *n2 = th_node("{'metadata':{'name':'n2'}}");
     ks__scheduler_on_node_delete(s, n1);
     ks__scheduler_on_node_delete(s, n2);
     cr_assert_eq(ks__scheduler_on_pod_add(s, x), 0);
