@@ -52,10 +52,7 @@ static uint64_t fnv1a(const char *p, size_t n)
 
 /* ---- what a reload cannot change ----------------------------------------------------------- */
 
-static int str_differs(const char *a, const char *b)
-{
-    return strcmp(a ? a : "", b ? b : "") != 0;
-}
+static int str_differs(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") != 0; }
 
 static void add_name(char *out, size_t len, const char *name)
 {
@@ -121,8 +118,9 @@ static void note_applied(ks_reloader *r)
     uint64_t g = ks__scheduler_profiles_generation(r->o.sched);
     if (g < r->waiting_generation)
         return;
-    ks__log('I', "reload", "the configuration validated %.1f s ago is now scheduling "
-                           "(profiles generation %llu)",
+    ks__log('I', "reload",
+            "the configuration validated %.1f s ago is now scheduling "
+            "(profiles generation %llu)",
             (double)(ks__clock_now_ns() - r->waiting_since_ns) / 1e9, (unsigned long long)g);
     ks__metrics_set(r->generation, (double)g);
     r->waiting_generation = 0;
@@ -268,7 +266,6 @@ static ks_metric *family(ks_metrics *m, ks_metric_type type, const char *name, c
 {
     if (!m)
         return NULL;
-    ks_metric_family *f = NULL;
     const char *labels[1] = {label};
     ks_metric_opts o = {.type = type,
                         .name = name,
@@ -276,9 +273,8 @@ static ks_metric *family(ks_metrics *m, ks_metric_type type, const char *name, c
                         .stability = KS_STABILITY_ALPHA,
                         .labels = label ? labels : NULL,
                         .nlabels = label ? 1 : 0};
-    if (ks__metrics_register(m, &o, &f) == KS_EEXIST)
-        f = ks__metrics_find(m, name);
-    if (!f)
+    ks_metric_family *f = ks__metrics_find(m, name); /* the second label value's call */
+    if (!f && ks__metrics_register(m, &o, &f) != 0)
         return NULL;
     return label ? KS_METRICS_WITH(f, value) : KS_METRICS_SOLO(f);
 }
@@ -324,9 +320,9 @@ int ks__reloader_start(const ks_reloader_opts *o, ks_reloader **out, char *err, 
                         "1 when the last configuration reload succeeded (or none was tried), 0 "
                         "when it failed and an older configuration is running.",
                         NULL, NULL);
-    r->last_ok_time = family(m, KS_METRIC_GAUGE,
-                             "kubesched_config_last_reload_success_timestamp_seconds",
-                             "Unix time of the last successful configuration reload.", NULL, NULL);
+    r->last_ok_time =
+        family(m, KS_METRIC_GAUGE, "kubesched_config_last_reload_success_timestamp_seconds",
+               "Unix time of the last successful configuration reload.", NULL, NULL);
     r->generation = family(m, KS_METRIC_GAUGE, "kubesched_config_generation",
                            "The generation of the running profiles: 1 at start-up, +1 per reload "
                            "swapped in.",

@@ -53,12 +53,12 @@ typedef struct ks_config_loader {
 } ks_config_loader;
 
 typedef struct ks_reloader_opts {
-    const char *path;          /* the --config file */
-    ks_config_loader loader;   /* NULL load: no reloading */
-    ks_scheduler *sched;       /* borrowed */
-    const ks_config *running;  /* the start-up configuration (the values a reload cannot change) */
-    ks_metrics *metrics;       /* NULL: no metrics */
-    int64_t swap_timeout_ms;   /* how long to wait for the swap (0: 2000) */
+    const char *path;         /* the --config file */
+    ks_config_loader loader;  /* NULL load: no reloading */
+    ks_scheduler *sched;      /* borrowed */
+    const ks_config *running; /* the start-up configuration (the values a reload cannot change) */
+    ks_metrics *metrics;      /* NULL: no metrics */
+    int64_t swap_timeout_ms;  /* how long to wait for the swap (0: 2000) */
 } ks_reloader_opts;
 
 typedef struct ks_reloader ks_reloader;

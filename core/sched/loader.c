@@ -319,6 +319,12 @@ static int pick_variant(const char *path, const char *real, const struct stat *s
     int renamed = 0;
     *variant = 0;
     for (const struct live_file *f = live_files; f; f = f->next) {
+        if (same_identity(f, st) && strcmp(f->real, real) == 0) {
+            /* Open already: glibc shares the object, which keeps the name of its first load;
+             * that name is taken until the last of its users closes it. */
+            *variant = f->variant;
+            return 0;
+        }
         if (f->dev == st->st_dev && f->ino == st->st_ino && !same_identity(f, st))
             return fail(err, errlen, KS_EIO,
                         "%s: was changed in place while kubesched has it loaded (same inode, new "

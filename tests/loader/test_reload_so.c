@@ -94,6 +94,28 @@ Test(loader_reload, a_file_renamed_over_the_loaded_one_is_loaded_again)
     ks__loader_close(v4);
 }
 
+/* The sequence of reloads in live mode: v2 opened while v1 is open (a new name), v1 closed (its
+ * set drained), v2 opened again unchanged (the shared object keeps the name of its first load),
+ * then v1 installed again: it must not be served the v2 object under that name. */
+Test(loader_reload, a_version_loaded_under_a_new_name_keeps_it_while_shared)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/plugin.so", dir);
+    install_file(FIX_RELOAD_V1, path);
+    ks_loaded_module *g1 = open_ok(path);
+    install_file(FIX_RELOAD_V2, path);
+    ks_loaded_module *g2 = open_ok(path);
+    ks__loader_close(g1);
+    ks_loaded_module *g3 = open_ok(path); /* unchanged: shares g2's object */
+    cr_expect_eq(version_of(g3), 2);
+    ks__loader_close(g2);
+    install_file(FIX_RELOAD_V1, path);
+    ks_loaded_module *g4 = open_ok(path);
+    cr_expect_eq(version_of(g4), 1, "v1 installed again was served the v2 object");
+    ks__loader_close(g3);
+    ks__loader_close(g4);
+}
+
 Test(loader_reload, a_symlink_switched_to_a_new_target_is_loaded_again)
 {
     char a[512], b[512], data[512], tmp[512], link[512];
