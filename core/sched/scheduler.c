@@ -540,7 +540,13 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
             ks__queue_update_in_flight(s->queue, new_pod);
         return 0;
     }
-    int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
+    int rc = 0;
+    ks_pod *held = spec_changed ? NULL : ks__queue_get_pod(s->queue, new_pod->uid);
+    if (spec_changed)
+        rc = ks__queue_update(s->queue, new_pod);
+    else if (!held) /* ignored when it came (no profile of its name), until a reload added one */
+        rc = ks__queue_add(s->queue, new_pod);
+    ks__pod_unref(held);
     if (nominated(old_pod) && old_pod->nominated_node_name != new_pod->nominated_node_name) {
         /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again, for
          * the pods of lower or equal priority (getLEPriorityPreCheck). */

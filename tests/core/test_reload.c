@@ -448,3 +448,35 @@ Test(reload, a_scheduling_thread_waiting_for_pods_swaps_at_once)
     ks__pod_unref(c);
     world_free(s);
 }
+
+/* A pod of a schedulerName no profile had (ignored when it came) is picked up at its next update
+ * once a reload added the profile. */
+Test(reload, a_pending_pod_of_a_profile_a_reload_added_is_picked_up_at_its_next_update)
+{
+    ks_scheduler *s = world();
+    ks_pod *y = mk("y", "late"), *y2 = mk("y", "late");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, y), KS_ENOTFOUND);
+    cr_assert_eq(ks__scheduler_on_pod_update(s, y, y2, 0), KS_ENOTFOUND);
+    owned *o = load("apiVersion: kubescheduler.config.k8s.io/v1\n"
+                    "kind: KubeSchedulerConfiguration\n"
+                    "profiles:\n- schedulerName: default-scheduler\n- schedulerName: late\n");
+    swap_now(s, prepare(s, o));
+    ks_pod *y3 = mk("y", "late");
+    cr_assert_eq(ks__scheduler_on_pod_update(s, y2, y3, 0), 0);
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1, "y was not queued by its update");
+    settle(s);
+    cr_expect_eq(times_bound("y"), 1);
+    /* another update of a pod the queue holds (or that is bound) does not add it twice */
+    ks_pod *z = mk("z", "late"), *z2 = mk("z", "late");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, z), 0);
+    cr_expect_eq(ks__scheduler_on_pod_update(s, z, z2, 0), 0);
+    ks_queue_counts qc;
+    ks__queue_counts(ks__scheduler_queue(s), &qc);
+    cr_expect_eq(qc.active, 1);
+    ks__pod_unref(y);
+    ks__pod_unref(y2);
+    ks__pod_unref(y3);
+    ks__pod_unref(z);
+    ks__pod_unref(z2);
+    world_free(s);
+}
