@@ -1155,7 +1155,7 @@ size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev,
 static size_t move_on_event(ks_queue *q, const ks_event_info *ev, const char *except_uid,
                             const int32_t *max_priority)
 {
-    /* The registrations never change after construction: asked without the lock. */
+    /* Asked without the lock (the hook guards itself: a reload may change the registrations). */
     if (q->hooks.interested && ev->event.resource != KS_RES_WILDCARD &&
         !q->hooks.interested(q->hooks.ctx, &ev->event))
         return 0;

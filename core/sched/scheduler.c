@@ -132,24 +132,26 @@ static int can_reject(const ks_plugin_desc *d)
 
 /* upstream isEventOfInterest: some plugin of some profile that can reject a pod registered an
  * event ev matches (one with no registration at all counts for every event, as upstream's
- * defaultEnqueueExtension). Any thread; reads only what construction wrote. */
+ * defaultEnqueueExtension). Any thread, with or without the queue's lock. */
 static int hook_interested(void *ctx, const ks_cluster_event *ev)
 {
     ks_scheduler *s = ctx;
-    for (size_t p = 0; p < s->nprofiles; p++) {
+    int found = 0;
+    /* set_mu: the queue asks without its lock, and a reload may swap the profiles (reload.c) */
+    pthread_mutex_lock(&s->set_mu);
+    for (size_t p = 0; p < s->nprofiles && !found; p++) {
         const ks_framework *fw = s->fw[p];
-        for (size_t i = 0; i < fw->ninst; i++) {
+        for (size_t i = 0; i < fw->ninst && !found; i++) {
             const ks_plugin_inst *in = &fw->inst[i];
             if (!can_reject(in->desc))
                 continue;
-            if (in->all_events)
-                return 1;
-            for (size_t e = 0; e < in->nevents; e++)
-                if (ks__event_matches(&in->events[e].event, ev))
-                    return 1;
+            found = in->all_events;
+            for (size_t e = 0; e < in->nevents && !found; e++)
+                found = ks__event_matches(&in->events[e].event, ev);
         }
     }
-    return 0;
+    pthread_mutex_unlock(&s->set_mu);
+    return found;
 }
 
 static int hook_profile_of(void *ctx, const ks_pod *pod)

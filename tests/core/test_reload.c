@@ -92,6 +92,40 @@ static ks_code holder_permit(void *self, ks_cycle *cycle, const ks_pod *pod, ks_
 static const ks_plugin_desc holder_desc = {
     .size = sizeof(ks_plugin_desc), .name = "Holder", .permit = holder_permit};
 
+/* Trigger: while it filters pod "trigger" (in the middle of a scheduling cycle), another thread
+ * asks for a swap and waits 300 ms for it; what it got is recorded. */
+static struct {
+    ks_scheduler *s;
+    ks_profile_set *set;
+    int asked;
+    int applied_mid_cycle;
+    uint64_t generation_mid_cycle;
+} T;
+
+static void *ask_swap(void *arg)
+{
+    (void)arg;
+    T.applied_mid_cycle = ks__scheduler_request_swap(T.s, T.set, 300, NULL);
+    return NULL;
+}
+
+static ks_code trigger_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
+                              const ks_node_info *ni, ks_status *st)
+{
+    (void)self, (void)cycle, (void)ni, (void)st;
+    if (strcmp(ks_sym_str(ks_pod_name(pod)), "trigger") != 0 ||
+        __atomic_exchange_n(&T.asked, 1, __ATOMIC_SEQ_CST))
+        return KS_SUCCESS;
+    pthread_t t;
+    pthread_create(&t, NULL, ask_swap, NULL);
+    pthread_join(t, NULL);
+    T.generation_mid_cycle = ks__scheduler_profiles_generation(T.s);
+    return KS_SUCCESS;
+}
+
+static const ks_plugin_desc trigger_desc = {
+    .size = sizeof(ks_plugin_desc), .name = "Trigger", .filter = trigger_filter};
+
 /* ---- the source ---------------------------------------------------------------------------- */
 
 static ks_code source_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
@@ -166,6 +200,7 @@ static owned *config(const char *node, int with_extra)
              "  plugins:\n"
              "    score: {enabled: [{name: PreferNode, weight: 50}]}\n"
              "    permit: {enabled: [{name: Holder}]}\n"
+             "    filter: {enabled: [{name: Trigger}]}\n"
              "  pluginConfig:\n"
              "  - name: PreferNode\n"
              "    args: {node: %s}\n"
@@ -192,6 +227,7 @@ static ks_scheduler *world(void)
     REG = th_registry_new();
     cr_assert_eq(ks__registry_add(REG, &prefer_desc, "test", err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__registry_add(REG, &holder_desc, "test", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__registry_add(REG, &trigger_desc, "test", err, sizeof(err)), 0, "%s", err);
     FIRST = config("n1", 1);
     ks_scheduler *s;
     ks_scheduler_opts o = {.cfg = FIRST->cfg,
@@ -478,5 +514,27 @@ Test(reload, a_pending_pod_of_a_profile_a_reload_added_is_picked_up_at_its_next_
     ks__pod_unref(y3);
     ks__pod_unref(z);
     ks__pod_unref(z2);
+    world_free(s);
+}
+
+/* A swap asked for in the middle of a scheduling cycle waits for the cycle's end: the cycle runs
+ * to its end with the profiles it began with, and the swap happens before the next one. */
+Test(reload, a_swap_asked_for_during_a_cycle_waits_for_its_end)
+{
+    ks_scheduler *s = world();
+    memset(&T, 0, sizeof(T));
+    T.s = s;
+    T.set = prepare(s, config("n2", 1));
+    ks_pod *p = mk("trigger", "default-scheduler");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, p), 0);
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1);
+    cr_assert_eq(T.asked, 1, "the Trigger filter did not run");
+    cr_expect_eq(T.applied_mid_cycle, 0, "the swap happened in the middle of a cycle");
+    cr_expect_eq(T.generation_mid_cycle, 1);
+    settle(s);
+    cr_expect(bound_on("trigger", "n1"), "the cycle did not finish with its own profiles");
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1, "the pending swap was not applied next");
+    cr_expect_eq(ks__scheduler_profiles_generation(s), 2);
+    ks__pod_unref(p);
     world_free(s);
 }
