@@ -19,8 +19,10 @@
 #   4. an invalid configuration (a negative weight): nothing changes (generation, placements),
 #      the error names file, line and field, kubesched_config_reloads_total{result="failure"}
 #      counts it and kubesched_config_last_reload_successful is 0;
-#   5. the valid configuration again, then v1 installed again and SIGHUP: the next pods go to
-#      reload-a (a SIGHUP reload of the .so alone).
+#   5. the valid configuration again, without the second profile `hot2`: its pending pod stays,
+#      with PodScheduled=False and a FailedScheduling event naming the missing schedulerName;
+#      then v1 installed again and SIGHUP: the next pods go to reload-a (a SIGHUP reload of the
+#      .so alone).
 # Usage: tests/e2e/test-hot-reload.sh (env: see lib.sh; KUBESCHED_BUILD_DIR: the build tree
 # holding tests/loader/fixtures/libreload_prefer_v{1,2}.so, default the directory of
 # KUBESCHED_BIN)
@@ -39,8 +41,9 @@ so=$plugdir/reload_prefer.so
 install_so() { cp "$1" "$so.tmp" && mv -f "$so.tmp" "$so"; } # a new inode, as install(1)
 install_so "$v1"
 vol=$E2E_DIR/config-volume; mkdir -p "$vol"
-gen=0
+gen=0 HOT2=1
 # write_config WEIGHT [BAD]: a new timestamped directory, then ..data switched to it atomically.
+# With HOT2=1 a second profile `hot2` (default plugins) is there too.
 write_config() {
   local weight=$1 bad_weight=${2:-}
   gen=$((gen + 1))
@@ -62,6 +65,7 @@ $extra
   pluginConfig:
   - name: ReloadPrefer
     args: {kubeschedPluginPath: $so}
+$([ "$HOT2" = 1 ] && echo "- schedulerName: hot2")
 YAML
   ln -sfn "$(basename "$d")" "$vol/..data_tmp" && mv -Tf "$vol/..data_tmp" "$vol/..data"
 }
@@ -80,6 +84,12 @@ has_holder() { [ -n "$(holder)" ]; }
 wait_for "$E2E_TIMEOUT" has_holder || { bad "kubesched does not hold the Lease"; exit 1; }
 holder0=$(holder) trans0=$(lease | jq -r '.spec.leaseTransitions // 0') pid0=${KS_PID[main]}
 ok "kubesched leads: Lease kube-system/kubesched-hot held by $holder0 (transitions $trans0)"
+
+# a pod of profile hot2 that fits nowhere: parked as Unschedulable (it is orphaned in step 5)
+mk_pod orphan-1 hot2 1000 1Gi | kubectl create -f - >/dev/null
+orphan_unsched() { [[ "$(pod_cond orphan-1)" == "False|Unschedulable|0/2 nodes are available"* ]]; }
+wait_for "$E2E_TIMEOUT" orphan_unsched && ok "orphan-1 (profile hot2) is Unschedulable: $(pod_cond orphan-1)" \
+  || bad "orphan-1: '$(pod_cond orphan-1)'"
 
 # ---- the stream ------------------------------------------------------------------------
 # batch B: pods s-B-0..9, created by create-pods.py; "B EPOCH" appended to $E2E_DIR/batches
@@ -178,10 +188,20 @@ pods_jsonl 90 10 | sed 's/"stream":"1"/"stream":"2"/' | python3 "$here_py" >/dev
 wait_for "$E2E_TIMEOUT" pods_bound stream=2 10 && [ "$(kubectl get pods -l stream=2 -o json | jq -r '[.items[].spec.nodeName] | unique | join(",")')" = reload-b ] \
   && ok "after the invalid configuration, pods still go to reload-b" || bad "after the invalid configuration: $(kubectl get pods -l stream=2 -o wide --no-headers | awk '{print $7}' | sort | uniq -c | tr '\n' ' ')"
 
-# ---- SIGHUP reloads a replaced .so with the configuration unchanged --------------------------
+# ---- a valid configuration without hot2: its pending pod stays, with a clear condition ---------
 reloads_before=$(grep -c "configuration reloaded" "$(ks_log main)")
-write_config 30
+HOT2=0 write_config 30
 wait_for 10 reloaded || bad "the valid configuration again was not reloaded"
+want_msg='no profile with schedulerName "hot2" since the configuration was reloaded; the pod stays pending until a profile of that name is configured again'
+orphan_cond() { [ "$(pod_cond orphan-1)" = "False|Unschedulable|$want_msg" ]; }
+wait_for "$E2E_TIMEOUT" orphan_cond && ok "orphan-1, whose profile went away: PodScheduled=False, Unschedulable, \"$want_msg\"" \
+  || bad "orphan-1 after its profile went away: '$(pod_cond orphan-1)'"
+kubectl get events.v1.events.k8s.io -n default -o json | jq -r --arg m "$want_msg" \
+  '[.items[] | select(.regarding.name=="orphan-1" and .reason=="FailedScheduling" and .note==$m)] | length' >"$E2E_DIR/orphan-events"
+[ "$(cat "$E2E_DIR/orphan-events")" = 1 ] && ok "one FailedScheduling event names the missing schedulerName" \
+  || bad "FailedScheduling events for the missing profile: $(cat "$E2E_DIR/orphan-events")"
+
+# ---- SIGHUP reloads a replaced .so with the configuration unchanged --------------------------
 reloads_before=$(grep -c "configuration reloaded" "$(ks_log main)")
 install_so "$v1"
 kill -HUP "${KS_PID[main]}"
