@@ -101,10 +101,7 @@ static int within(int ms, int (*cond)(void *), void *arg)
 
 static ks_scheduler *S;
 static int gen_is(void *want) { return ks__scheduler_profiles_generation(S) == *(uint64_t *)want; }
-static int named(void *name)
-{
-    return ks__scheduler_profile_index(S, ks__intern(name)) >= 0;
-}
+static int named(void *name) { return ks__scheduler_profile_index(S, ks__intern(name)) >= 0; }
 
 static ks_metric *metric(ks_metrics *m, const char *name, const char *label_value)
 {
@@ -170,8 +167,9 @@ Test(reloader, file_changes_reload_an_invalid_file_changes_nothing_and_sighup_re
     /* the ConfigMap way: config.yaml -> ..data/config.yaml, ..data switched to a new directory */
     char d1[600], link[600], cmd[1400];
     snprintf(d1, sizeof(d1), "%s/..2026_v1", dir);
-    snprintf(cmd, sizeof(cmd), "rm -f '%s' && ln -s ..data/config.yaml '%s' && "
-                               "ln -sfn ..2026_v1 '%s/..data'",
+    snprintf(cmd, sizeof(cmd),
+             "rm -f '%s' && ln -s ..data/config.yaml '%s' && "
+             "ln -sfn ..2026_v1 '%s/..data'",
              path, path, dir);
     cr_assert_eq(mkdir(d1, 0755), 0);
     snprintf(link, sizeof(link), "%s/config.yaml", d1);
@@ -185,8 +183,9 @@ Test(reloader, file_changes_reload_an_invalid_file_changes_nothing_and_sighup_re
     cr_assert_eq(mkdir(d2, 0755), 0);
     snprintf(link, sizeof(link), "%s/config.yaml", d2);
     write_cfg(link, 16, "fourth");
-    snprintf(cmd, sizeof(cmd), "ln -sfn ..2026_v2 '%s/..data_tmp' && mv -Tf '%s/..data_tmp' '%s/..data'",
-             dir, dir, dir);
+    snprintf(cmd, sizeof(cmd),
+             "ln -sfn ..2026_v2 '%s/..data_tmp' && mv -Tf '%s/..data_tmp' '%s/..data'", dir, dir,
+             dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     uint64_t g4 = 4;
     cr_expect(within(3000, gen_is, &g4), "no reload after the second ..data swap");
@@ -224,16 +223,16 @@ Test(reloader, the_settings_a_reload_cannot_change_are_named)
                                         "kind: KubeSchedulerConfiguration\n",
                                         "a.yaml", &a, err, sizeof(err)),
                  0, "%s", err);
-    cr_assert_eq(ks__config_load_string(
-                     REG,
-                     "apiVersion: kubescheduler.config.k8s.io/v1\n"
-                     "kind: KubeSchedulerConfiguration\n"
-                     "parallelism: 8\npodMaxBackoffSeconds: 20\n"
-                     "leaderElection: {leaseDuration: 30s, resourceName: other}\n"
-                     "clientConnection: {qps: 99}\n"
-                     "percentageOfNodesToScore: 30\n",
-                     "b.yaml", &b, err, sizeof(err)),
-                 0, "%s", err);
+    cr_assert_eq(
+        ks__config_load_string(REG,
+                               "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                               "kind: KubeSchedulerConfiguration\n"
+                               "parallelism: 8\npodMaxBackoffSeconds: 20\n"
+                               "leaderElection: {leaseDuration: 30s, resourceName: other}\n"
+                               "clientConnection: {qps: 99}\n"
+                               "percentageOfNodesToScore: 30\n",
+                               "b.yaml", &b, err, sizeof(err)),
+        0, "%s", err);
     ks__reload_fixed_changes(a, b, out, sizeof(out));
     cr_expect_str_eq(out, "leaderElection.leaseDuration, leaderElection.resourceName, "
                           "clientConnection.qps, parallelism, podMaxBackoffSeconds");
