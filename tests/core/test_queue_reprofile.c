@@ -13,11 +13,11 @@
 #include "sched/queue.h"
 
 static struct {
-    int reverse;       /* QueueSort: by name, reversed after the "reload" */
-    int profiles;      /* 2: schedulerNames a and b; 1: only a (b's pods have none) */
-    int published;     /* publish ran, under the lock, before any remap */
-    int remapped;      /* remap calls */
-    int remap_before;  /* a remap ran before publish */
+    int reverse;      /* QueueSort: by name, reversed after the "reload" */
+    int profiles;     /* 2: schedulerNames a and b; 1: only a (b's pods have none) */
+    int published;    /* publish ran, under the lock, before any remap */
+    int remapped;     /* remap calls */
+    int remap_before; /* a remap ran before publish */
     int64_t now;
 } Q;
 
@@ -74,10 +74,10 @@ static ks_queue *mkq(void)
     memset(&Q, 0, sizeof(Q));
     Q.profiles = 2;
     Q.now = 1000;
-    ks_queue_opts o = {.initial_backoff_ns = 0, .max_backoff_ns = 0,
-                       .max_unschedulable_ns = 300LL * 1000000000};
-    ks_queue_hooks h = {.less = by_name, .pre_enqueue = pre_enqueue, .profile_of = profile_of,
-                        .now_ns = now};
+    ks_queue_opts o = {
+        .initial_backoff_ns = 0, .max_backoff_ns = 0, .max_unschedulable_ns = 300LL * 1000000000};
+    ks_queue_hooks h = {
+        .less = by_name, .pre_enqueue = pre_enqueue, .profile_of = profile_of, .now_ns = now};
     return ks__queue_new(&o, &h);
 }
 
@@ -149,11 +149,6 @@ Test(queue_reprofile, every_pod_is_requeued_under_the_new_profiles_and_queue_sor
     cr_expect_eq(c.unschedulable, 0, "the pod in flight was parked under the old rejectors");
     cr_expect_eq(c.active + c.backoff, 1);
     ks__queue_free(q);
-    ks__pod_unref(p1);
-    ks__pod_unref(p2);
-    ks__pod_unref(p3);
-    ks__pod_unref(x);
-    ks__pod_unref(f);
 }
 
 Test(queue_reprofile, a_kicked_pop_returns_null_once_without_closing)
@@ -167,5 +162,4 @@ Test(queue_reprofile, a_kicked_pop_returns_null_once_without_closing)
     cr_assert_not_null(qp, "the queue stayed kicked or closed");
     ks__queue_done(q, qp);
     ks__queue_free(q);
-    ks__pod_unref(p);
 }

@@ -341,8 +341,6 @@ Test(reload, the_next_decision_uses_the_new_profiles_and_the_queue_is_kept)
     cr_expect_eq(W.released, 1, "the replaced set's owner was not released");
     cr_expect_eq(W.destroyed_at_release, 4,
                  "the owner was released before the old instances were destroyed");
-    ks__pod_unref(a);
-    ks__pod_unref(b);
     world_free(s);
 }
 
@@ -377,7 +375,6 @@ Test(reload, a_binding_cycle_begun_before_the_swap_keeps_the_old_instances_until
     cr_expect_eq(ks__scheduler_reap_profiles(s), 0, "the old set still drains");
     cr_expect_eq(W.destroyed, 2, "the drained set's instances were not destroyed");
     cr_expect_eq(times_bound("hold-1"), 1);
-    ks__pod_unref(h);
     world_free(s);
 }
 
@@ -398,7 +395,6 @@ Test(reload, a_pod_rejected_after_the_swap_comes_back_under_the_new_profiles)
     cr_expect_eq(qc.active + qc.backoff, 1, "hold-2 was not requeued to activeQ/backoffQ");
     cr_expect_eq(ks__scheduler_reap_profiles(s), 0);
     cr_expect_eq(W.destroyed, 2);
-    ks__pod_unref(h);
     world_free(s);
 }
 
@@ -437,9 +433,6 @@ Test(reload, a_pod_whose_profile_disappears_stays_queued_gated_and_is_reported_o
     ks__queue_counts(ks__scheduler_queue(s), &qc);
     cr_expect_eq(qc.gated, 0, "the pod stayed gated after its profile came back");
     cr_expect_eq(qc.active + qc.backoff, 1);
-    ks__node_unref(n1);
-    ks__node_unref(n2);
-    ks__pod_unref(x);
     world_free(s);
 }
 
@@ -481,7 +474,6 @@ Test(reload, a_scheduling_thread_waiting_for_pods_swaps_at_once)
     cr_expect(wait_bound("c", "n2"), "c was not bound by the new profiles");
     ks__queue_close(ks__scheduler_queue(s));
     pthread_join(t, NULL);
-    ks__pod_unref(c);
     world_free(s);
 }
 
@@ -509,11 +501,6 @@ Test(reload, a_pending_pod_of_a_profile_a_reload_added_is_picked_up_at_its_next_
     ks_queue_counts qc;
     ks__queue_counts(ks__scheduler_queue(s), &qc);
     cr_expect_eq(qc.active, 1);
-    ks__pod_unref(y);
-    ks__pod_unref(y2);
-    ks__pod_unref(y3);
-    ks__pod_unref(z);
-    ks__pod_unref(z2);
     world_free(s);
 }
 
@@ -535,6 +522,5 @@ Test(reload, a_swap_asked_for_during_a_cycle_waits_for_its_end)
     cr_expect(bound_on("trigger", "n1"), "the cycle did not finish with its own profiles");
     cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1, "the pending swap was not applied next");
     cr_expect_eq(ks__scheduler_profiles_generation(s), 2);
-    ks__pod_unref(p);
     world_free(s);
 }
