@@ -145,40 +145,99 @@ static void loaded_free(loaded *l)
     memset(l, 0, sizeof(*l));
 }
 
-/* le_flags: the --leader-elect* flags of live mode, or NULL. */
-static int load_config(const char *path, const ks_leader_election_flags *le_flags, loaded *l)
+/* le_flags: the --leader-elect* flags of live mode, or NULL. The error, if any, in err. */
+static int load_config_err(const char *path, const ks_leader_election_flags *le_flags, loaded *l,
+                           char *err, size_t errlen)
 {
-    char err[2048] = "";
     int rc;
     memset(l, 0, sizeof(*l));
     /* The in-tree module first: its plugins' args schemas and rules apply while the file loads. */
     rc = 0;
     if (!(l->reg = ks__registry_new())) {
-        snprintf(err, sizeof(err), "out of memory");
+        snprintf(err, errlen, "out of memory");
         rc = KS_ENOMEM;
     }
     if (rc == 0)
         rc = ks__loader_register_linked(l->reg, &ks_in_tree_module, KS_IN_TREE_ORIGIN,
-                                        ks__host_api(), err, sizeof(err));
+                                        ks__host_api(), err, errlen);
     if (rc == 0)
-        rc = path ? ks__config_load_file_flags(l->reg, path, le_flags, &l->cfg, err, sizeof(err))
-                  : ks__config_default(l->reg, &l->cfg, err, sizeof(err));
+        rc = path ? ks__config_load_file_flags(l->reg, path, le_flags, &l->cfg, err, errlen)
+                  : ks__config_default(l->reg, &l->cfg, err, errlen);
     if (rc == 0)
-        rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err,
-                                            sizeof(err));
+        rc = ks__loader_load_config_plugins(l->cfg, l->reg, ks__host_api(), &l->mods, err, errlen);
     /* The shared objects' own args schemas are known only now that they are loaded. */
     if (rc == 0)
-        rc = ks__config_check_plugin_args(l->cfg, l->reg, err, sizeof(err));
+        rc = ks__config_check_plugin_args(l->cfg, l->reg, err, errlen);
     if (rc == 0)
-        rc = ks__config_plan(l->cfg, l->reg, &l->plans, err, sizeof(err));
+        rc = ks__config_plan(l->cfg, l->reg, &l->plans, err, errlen);
     if (rc != 0) {
         /* A leaderElection value may have come from a flag rather than from the file. */
-        int from_flags = le_flags && le_flags->set && strstr(err, "leaderElection.");
-        fprintf(stderr, "kubesched: %s%s\n", err[0] ? err : "invalid configuration",
-                from_flags ? " (after the --leader-elect* flags were applied)" : "");
+        if (le_flags && le_flags->set && strstr(err, "leaderElection."))
+            strncat(err, " (after the --leader-elect* flags were applied)",
+                    errlen - strlen(err) - 1);
+        if (!err[0])
+            snprintf(err, errlen, "invalid configuration");
         loaded_free(l);
     }
     return rc;
+}
+
+static int load_config(const char *path, const ks_leader_election_flags *le_flags, loaded *l)
+{
+    char err[2048] = "";
+    int rc = load_config_err(path, le_flags, l, err, sizeof(err));
+    if (rc != 0)
+        fprintf(stderr, "kubesched: %s\n", err);
+    return rc;
+}
+
+/* ---- configuration reload in live mode (core/live/reloader.h) ------------------------------ */
+
+/* A configuration a reload loaded: what its profile set borrows, released with it. */
+typedef struct reload_bundle {
+    ks_config_bundle b;
+    loaded l;
+} reload_bundle;
+
+static void reload_release(void *p)
+{
+    reload_bundle *rb = p;
+    loaded_free(&rb->l);
+    free(rb);
+}
+
+/* Loads path exactly as start-up did (the same --leader-elect* flags applied). */
+static int reload_load(void *ctx, const char *path, ks_config_bundle **out, char *err,
+                       size_t errlen)
+{
+    reload_bundle *rb = calloc(1, sizeof(*rb));
+    if (!rb) {
+        snprintf(err, errlen, "out of memory");
+        return KS_ENOMEM;
+    }
+    int rc = load_config_err(path, ctx, &rb->l, err, errlen);
+    if (rc != 0) {
+        free(rb);
+        return rc;
+    }
+    rb->b.cfg = rb->l.cfg;
+    rb->b.plans = rb->l.plans;
+    *out = &rb->b; /* first member: reload_release gets rb */
+    return 0;
+}
+
+/* The start-up configuration's plugins (registry, shared objects, plans), released by the
+ * scheduler once a reload replaced them and they drained; the configuration itself stays (live
+ * mode reads the values a reload cannot change from it). */
+static void release_startup_plugins(void *p)
+{
+    loaded *l = p;
+    ks__config_plans_free(l->plans, l->cfg->nprofiles);
+    l->plans = NULL;
+    ks__registry_free(l->reg);
+    l->reg = NULL;
+    ks__loader_close_all(l->mods);
+    l->mods = NULL;
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -637,7 +696,11 @@ static int cmd_run(int argc, char **argv)
                            af.deny_ttl,
                            NULL,
                            0,
-                           0};
+                           0,
+                           config,
+                           {&le_flags, reload_load, reload_release},
+                           release_startup_plugins,
+                           &l};
     if (af.paths_given) {
         o.always_allow_paths = af.paths;
         o.nalways_allow_paths = af.npaths;

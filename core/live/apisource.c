@@ -630,9 +630,19 @@ static void *signal_main(void *arg)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGUSR1); /* internal: the run ended without a signal */
+    sigaddset(&set, SIGHUP);  /* a configuration reload (reloader.h) */
     while (sigwait(&set, &sig) == 0) {
         if (sig == SIGUSR1)
             break;
+        if (sig == SIGHUP) {
+            if (s->reloader)
+                ks__reloader_trigger(s->reloader);
+            else
+                ks__log('W', "apisource",
+                        "received SIGHUP: no configuration reload without a "
+                        "--config file; ignored");
+            continue;
+        }
         ks__log('I', "apisource",
                 "received %s: no new scheduling attempts; waiting for bindings in flight",
                 sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -747,6 +757,7 @@ static void block_signals(sigset_t *oldset)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, oldset);
 }
 
@@ -799,8 +810,27 @@ static int create_scheduler(ks_apisrc *s, char *err, size_t errlen)
         .observer = {s, NULL, NULL, obs_preempted},
         .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
         .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
+        .first_release = o->first_release,
+        .first_owner = o->first_owner,
     };
     return ks__scheduler_new(&so, &s->sched, err, errlen);
+}
+
+/* Configuration reload (reloader.h), when the program gave a loader; a failure to start it is
+ * logged and the run goes on without reloads. */
+static void start_reloader(ks_apisrc *s)
+{
+    const ks_apisource_opts *o = s->o;
+    if (!o->reload.load || !o->config_path)
+        return;
+    char err[256] = "";
+    ks_reloader_opts ro = {.path = o->config_path,
+                           .loader = o->reload,
+                           .sched = s->sched,
+                           .running = o->cfg,
+                           .metrics = s->metrics};
+    if (ks__reloader_start(&ro, &s->reloader, err, sizeof(err)) != 0)
+        ks__log('W', "apisource", "no configuration reload: %s", err);
 }
 
 /* The client configuration of delegated authentication or authorization (`what`), as upstream's
@@ -1052,6 +1082,8 @@ static void stop_threads(ks_apisrc *s, run_threads *t)
     if (s->http)
         ks__httpserver_shutting_down(s->http); /* /readyz fails while we drain */
     request_stop(s);
+    ks__reloader_stop(s->reloader); /* a reload in progress ends first; it uses the scheduler */
+    s->reloader = NULL;
     if (s->sched)
         ks__scheduler_wait_bindings(s->sched);
     ks__apisrc_effects_stop(s); /* after the bindings: a binding failure queues effects too */
@@ -1115,6 +1147,7 @@ int ks__apisource_run(const ks_apisource_opts *o, char *err, size_t errlen)
     if ((rc = connect_client(s, err, errlen)) != 0 ||
         (rc = create_scheduler(s, err, errlen)) != 0 || (rc = serve_endpoints(s, err, errlen)) != 0)
         goto out;
+    start_reloader(s);
     if (pthread_create(&t.sig, NULL, signal_main, s) == 0)
         t.sig_started = 1;
     if ((rc = start_informers(s, err, errlen)) == 0) {

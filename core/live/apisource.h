@@ -45,10 +45,11 @@
  * a Terminating victim.
  * Failed requests are logged with the request and the server's answer, never fatal.
  *
- * Threads: ks__apisource_run blocks SIGINT/SIGTERM in every thread it starts and takes them on a
- * signal thread; the scheduling loop runs on the calling thread, a ticker thread flushes backoffQ
- * every second and unschedulablePods every 30 s. A signal closes the queue (no new pods), waits
- * for in-flight bindings, stops the informers and returns 0.
+ * Threads: ks__apisource_run blocks SIGINT/SIGTERM/SIGHUP in every thread it starts and takes
+ * them on a signal thread (SIGHUP: a configuration reload, reloader.h); the scheduling loop runs on
+ * the calling thread, a ticker thread flushes backoffQ every second and unschedulablePods every 30
+ * s. A signal closes the queue (no new pods), waits for in-flight bindings, stops the informers and
+ * returns 0.
  *
  * Leader election (leaderElection.leaderElect, apisource_leader.c and leaderelect.h): the
  * informers sync as always, then the scheduling loop, the ticker and the effects thread wait
@@ -62,6 +63,7 @@
 
 #include "config/config.h"
 #include "live/httpserver.h"
+#include "live/reloader.h"
 
 typedef struct ks_apisource_opts {
     const ks_config *cfg;
@@ -92,6 +94,15 @@ typedef struct ks_apisource_opts {
     const char *const *always_allow_paths;
     size_t nalways_allow_paths;
     int no_always_allow_paths;
+    /* Configuration reload on SIGHUP and on a change of the --config file (reloader.h): the file
+     * and how the program loads one (reload.load NULL: no reload). first_release(first_owner)
+     * frees cfg's plugins (registry, shared objects, plans; not cfg itself, which keeps the
+     * values a reload cannot change) once a reload replaced them and they drained, or at the end
+     * (NULL: the caller frees them after the run). */
+    const char *config_path;
+    ks_config_loader reload;
+    void (*first_release)(void *owner);
+    void *first_owner;
 } ks_apisource_opts;
 
 /* Runs until SIGINT/SIGTERM: 0, or a negative code with a message in err (no kubeconfig, bad

@@ -89,6 +89,7 @@ struct ks_apisrc {
     /* A plugin call ran past its deadline (plugin_guard.h): /readyz's plugin-watchdog check
      * fails from then on, while the Lease is released and the process ends. */
     atomic_int plugin_hung;
+    struct ks_reloader *reloader; /* configuration reload (reloader.h), NULL when off */
 };
 
 /* The guard's fatal hook in live mode (plugin_guard.h; ctx is the ks_apisrc): a watchdog report

@@ -33,6 +33,7 @@
 struct ks_binding_job {
     ks_binding_job *next;
     ks_framework *fw;
+    struct ks_profile_set *set; /* fw's, held until the job is freed (reload.h: drain) */
     ks_cycle *cycle;
     ks_queued_pod *qp;
     ks_pod *assumed;
@@ -573,7 +574,7 @@ static void run_job(ks_scheduler *s, ks_binding_job *j)
         s->source.scheduled(s->source.ctx, j->assumed, node, j->fw->profile_name);
     report_bind(s, j, "Scheduled", node, NULL);
     /* upstream bindingCycle: PodScheduled, attempts, SLI, before PostBind */
-    ks__sched_metrics_attempt(s, j->qp->profile, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
+    ks__sched_metrics_attempt(s, j->fw, KS_RESULT_SCHEDULED, j->qp->attempt_start_ns);
     ks__sched_metrics_bound(s, j->qp);
     ks__fw_run_post_bind(j->fw, j->cycle, j->assumed, node);
     ks__sched_activate_requested(s, j->cycle); /* upstream: at the end of a binding cycle */
@@ -591,6 +592,7 @@ static void free_job(ks_scheduler *s, ks_binding_job *j)
     pthread_mutex_unlock(&s->bind_mu);
     ks__cycle_free(j->cycle);
     ks__pod_unref(j->assumed);
+    ks__profiles_release(s, j->set); /* after the cycle: its state may belong to fw's plugins */
     free(j);
 }
 
@@ -738,6 +740,7 @@ void ks__binding_submit(ks_scheduler *s, ks_framework *fw, ks_cycle *cycle, ks_q
         return;
     }
     j->fw = fw;
+    j->set = ks__profiles_hold(s); /* the scheduling thread: fw is the current set's */
     j->cycle = cycle;
     j->qp = qp;
     j->assumed = assumed;

@@ -66,9 +66,11 @@ static ks_counter *h_counter_new(const char *name, const char *help, const char 
                         .stability = KS_STABILITY_ALPHA,
                         .labels = &label,
                         .nlabels = 1};
-    ks_metric_family *f = NULL;
-    int rc = ks__metrics_register(plugin_metrics, &o, &f);
-    if (rc == KS_EEXIST) { /* another profile's instance registered it */
+    /* Another profile's instance, or the instance a configuration reload replaced, may have
+     * registered it: the same family (registering again would log an error). */
+    ks_metric_family *f = ks__metrics_find(plugin_metrics, name);
+    int rc = f ? KS_EEXIST : ks__metrics_register(plugin_metrics, &o, &f);
+    if (rc == KS_EEXIST) {
         f = ks__metrics_find(plugin_metrics, name);
         if (f &&
             (ks__metrics_family_type(f) != KS_METRIC_COUNTER || ks__metrics_family_nlabels(f) != 1))

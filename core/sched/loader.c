@@ -35,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,9 @@
 struct ks_loaded_module {
     char *path;   /* as given (messages, registry origin) */
     void *handle; /* dlopen */
+    /* The file's identity when it was opened (shared objects only; live_files), and how many
+     * "./" the name given to dlopen had (0: the path as given). */
+    struct live_file *live;
     const ks_module *info;
     size_t nplugins;
     ks_plugin_desc *descs;            /* normalised full-size copies */
@@ -221,13 +225,13 @@ static int check_path(const char *path, char *err, size_t errlen)
 
 /* dlopen(), with "./" before a name without a slash: such a name would make dlopen search
  * LD_LIBRARY_PATH and the system directories instead of opening the file stat() just found. */
-static int open_shared_object(ks_loaded_module *mod, char *err, size_t errlen)
+static int open_shared_object(ks_loaded_module *mod, const char *name, char *err, size_t errlen)
 {
-    size_t len = strlen(mod->path) + 3;
+    size_t len = strlen(name) + 3;
     char *open_path = malloc(len);
     if (!open_path)
         return fail(err, errlen, KS_ENOMEM, "%s: out of memory", mod->path);
-    snprintf(open_path, len, "%s%s", strchr(mod->path, '/') ? "" : "./", mod->path);
+    snprintf(open_path, len, "%s%s", strchr(name, '/') ? "" : "./", name);
     dlerror();
     mod->handle = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
     if (!mod->handle)
@@ -266,6 +270,173 @@ static int check_symbol_object(const ks_loaded_module *mod, void *sym, size_t *s
     return 0;
 }
 
+/* ---- Loading a replaced file again (hot reload) ----------------------------------------------
+ *
+ * glibc's dlopen() hands back the object it already has when the name matches one loaded (l_name,
+ * compared as text) or when the file is one loaded (same device and inode). A configuration
+ * reload loads its plugins while the previous configuration's modules are still open (they keep
+ * scheduling until the switch, and their binding cycles drain after it), so opening a replaced
+ * file under its old name would return the old code. The loader therefore remembers the identity
+ * of every shared object it holds open, and when the file at a path is no longer the one open
+ * under that path, opens it under a name glibc has not seen: the same path with "./" added before
+ * the file name once per version open at the same time ("/plugins/./x.so", "/plugins/././x.so"),
+ * which still names the file in dladdr() reports. The new inode makes it a new object. The name
+ * given is always the resolved path (realpath): a file reached through a symbolic link that was
+ * switched to a new target (a kubelet volume's "..data" swap) has a new resolved name, so it is
+ * loaded afresh too.
+ *
+ * A file changed in place (same inode, another size or modification time) cannot be loaded again
+ * at all, and writing into a mapped shared object may already have broken the running copy: such
+ * a load is refused with a message saying to replace the file by renaming (install, mv, or a
+ * kubelet volume's atomic swap). An unchanged file is opened as before and shares the loaded
+ * object, as dlopen() always did.
+ *
+ * Guarded by live_mu: the reload thread loads while the main thread may close. */
+struct live_file {
+    struct live_file *next;
+    char *real; /* realpath of the file opened */
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    unsigned variant; /* "./" inserted before the file name */
+};
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct live_file *live_files;
+
+static int same_identity(const struct live_file *f, const struct stat *st)
+{
+    return f->dev == st->st_dev && f->ino == st->st_ino && f->size == st->st_size &&
+           f->mtime.tv_sec == st->st_mtim.tv_sec && f->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* The name to give dlopen() for path (real: its realpath, st: what stat said of it): *variant
+ * "./" before the file name, 0 when the path as given is safe. KS_EIO when the file was changed
+ * in place while a module of it is open. Under live_mu. */
+static int pick_variant(const char *path, const char *real, const struct stat *st,
+                        unsigned *variant, char *err, size_t errlen)
+{
+    int renamed = 0;
+    *variant = 0;
+    for (const struct live_file *f = live_files; f; f = f->next) {
+        if (same_identity(f, st) && strcmp(f->real, real) == 0) {
+            /* Open already: glibc shares the object, which keeps the name of its first load;
+             * that name is taken until the last of its users closes it. */
+            *variant = f->variant;
+            return 0;
+        }
+        if (f->dev == st->st_dev && f->ino == st->st_ino && !same_identity(f, st))
+            return fail(err, errlen, KS_EIO,
+                        "%s: was changed in place while kubesched has it loaded (same inode, new "
+                        "size or modification time); a loaded shared object cannot be loaded "
+                        "again that way, and writing into it may break the running copy: install "
+                        "a new version by renaming a new file over it (install(1), mv, or the "
+                        "volume's atomic update)",
+                        path);
+        if (strcmp(f->real, real) == 0 && !(f->dev == st->st_dev && f->ino == st->st_ino))
+            renamed = 1;
+    }
+    if (!renamed)
+        return 0;
+    /* The lowest count no open version of this file uses. */
+    for (unsigned v = 1; v < 64; v++) {
+        int taken = 0;
+        for (const struct live_file *f = live_files; f && !taken; f = f->next)
+            taken = strcmp(f->real, real) == 0 && f->variant == v;
+        if (!taken) {
+            *variant = v;
+            return 0;
+        }
+    }
+    return fail(err, errlen, KS_EIO,
+                "%s: 63 versions of this file are still loaded (binding cycles of old "
+                "configurations have not drained); retry the reload later",
+                path);
+}
+
+/* path with variant "./" before its last component ("x.so" -> "./././x.so"). Caller frees. */
+static char *variant_name(const char *path, unsigned variant)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    size_t len = strlen(path) + 2 * variant + 3;
+    char *out = malloc(len);
+    if (!out)
+        return NULL;
+    memcpy(out, path, dir);
+    size_t o = dir;
+    if (!slash) { /* a bare name would make dlopen search the library path */
+        memcpy(out, "./", 2);
+        o = 2;
+    }
+    for (unsigned k = 0; k < variant; k++, o += 2)
+        memcpy(out + o, "./", 2);
+    strcpy(out + o, path + dir);
+    return out;
+}
+
+/* Records mod's file as open (after a successful dlopen). */
+static int live_add(ks_loaded_module *mod, const char *real, const struct stat *st,
+                    unsigned variant)
+{
+    struct live_file *f = calloc(1, sizeof(*f));
+    if (!f || !(f->real = strdup(real))) {
+        free(f);
+        return KS_ENOMEM;
+    }
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    f->size = st->st_size;
+    f->mtime = st->st_mtim;
+    f->variant = variant;
+    f->next = live_files;
+    live_files = f;
+    mod->live = f;
+    return 0;
+}
+
+static void live_remove(struct live_file *gone)
+{
+    if (!gone)
+        return;
+    pthread_mutex_lock(&live_mu);
+    for (struct live_file **p = &live_files; *p; p = &(*p)->next)
+        if (*p == gone) {
+            *p = gone->next;
+            break;
+        }
+    pthread_mutex_unlock(&live_mu);
+    free(gone->real);
+    free(gone);
+}
+
+/* check_path's stat, and dlopen() under a name that gets this version of the file (see above).
+ * Under live_mu from the stat to the record, so two loads of one path agree on the variant. */
+static int open_current_version(ks_loaded_module *mod, char *err, size_t errlen)
+{
+    struct stat st;
+    char *real = realpath(mod->path, NULL);
+    unsigned variant = 0;
+    int rc;
+    pthread_mutex_lock(&live_mu);
+    if (!real || stat(real, &st) != 0)
+        rc = fail(err, errlen, KS_EIO, "%s: cannot open plugin shared object: %s", mod->path,
+                  strerror(errno));
+    else
+        rc = pick_variant(mod->path, real, &st, &variant, err, errlen);
+    char *name = rc == 0 && variant ? variant_name(real, variant) : NULL;
+    if (rc == 0 && variant && !name)
+        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", mod->path);
+    if (rc == 0)
+        rc = open_shared_object(mod, name ? name : real, err, errlen);
+    if (rc == 0 && live_add(mod, real, &st, variant) != 0)
+        rc = fail(err, errlen, KS_ENOMEM, "%s: out of memory", mod->path);
+    pthread_mutex_unlock(&live_mu);
+    free(name);
+    free(real);
+    return rc;
+}
+
 /* A zeroed module record named `name` (the path, or the origin of a linked module). */
 static ks_loaded_module *new_module(const char *name, char *err, size_t errlen)
 {
@@ -297,7 +468,7 @@ int ks__loader_open(const char *path, const ks_host_api *host, ks_loaded_module 
                     path);
     if (!(mod = new_module(path, err, errlen)))
         return KS_ENOMEM;
-    if ((rc = open_shared_object(mod, err, errlen)) != 0)
+    if ((rc = open_current_version(mod, err, errlen)) != 0)
         goto out;
     dlerror();
     sym = dlsym(mod->handle, KS_MODULE_SYMBOL);
@@ -386,6 +557,7 @@ void ks__loader_close(ks_loaded_module *mod)
         return;
     if (mod->handle)
         dlclose(mod->handle);
+    live_remove(mod->live); /* after dlclose: the name may be used again */
     free(mod->descs);
     free(mod->desc_ptrs);
     free(mod->path);

@@ -9,8 +9,14 @@
  * the wasm extension names its guests with `guestURL`). A relative path is resolved against the
  * directory of the configuration file.
  *
- * Threads: main thread only, before scheduling starts. Modules stay loaded until
- * ks__loader_close_all (after every plugin instance is destroyed).
+ * Threads: the main thread before scheduling starts, and in live mode the reloader's thread on
+ * a configuration reload while modules loaded earlier are still in use (loads and closes are
+ * serialised on a lock of their own). Modules stay loaded until ks__loader_close_all (after
+ * every plugin instance is destroyed).
+ *
+ * A file replaced while its module is open is loaded again, not served from glibc's loaded copy:
+ * see "Loading a replaced file again" in loader.c. A file changed in place while loaded is
+ * refused (KS_EIO, with a message saying to install by renaming).
  */
 #ifndef KS_CORE_LOADER_H
 #define KS_CORE_LOADER_H

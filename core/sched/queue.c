@@ -117,6 +117,7 @@ typedef struct qentry {
     unsigned updated_in_flight : 1; /* ks__queue_update while in flight (newer_pod is set) */
     unsigned missed_events : 1;     /* an event for it could not be recorded (out of memory) */
     unsigned error_backoff : 1;     /* in the error backoff heap (its last attempt was an error) */
+    unsigned reprofile : 1;         /* in flight at a reload: ks__queue_reprofile when it is back */
 } qentry;
 
 struct ks_queue {
@@ -142,6 +143,10 @@ struct ks_queue {
     qentry **slots; /* uid -> entry, open addressing with linear probing */
     size_t nslots, nentries;
     ks_queue_counts counts;
+    int kicked; /* ks__queue_kick: the next pop returns NULL */
+    /* The last ks__queue_reprofile's remap, for the pods that were in flight then. */
+    void (*remap)(void *ctx, ks_queued_pod *qp);
+    void *remap_ctx;
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -931,9 +936,10 @@ static int poppable(const ks_queue *q)
 ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
 {
     lock(q);
-    while (block && !q->closed && !poppable(q))
+    while (block && !q->closed && !q->kicked && !poppable(q))
         wait_cond(q);
-    if (q->closed || !poppable(q)) {
+    if (q->closed || q->kicked || !poppable(q)) {
+        q->kicked = 0;
         unlock(q);
         return NULL;
     }
@@ -985,6 +991,19 @@ ks_queued_pod *ks__queue_take(ks_queue *q, const char *uid)
     return &e->qp;
 }
 
+/* A pod under the profiles a reload replaced: the remap hook, its profile again, no rejectors
+ * (their bits numbered the old profile's plugins). Q_AFTER_BACKOFF: it moves as on a wildcard
+ * event. */
+static strategy reprofile_entry(ks_queue *q, qentry *e)
+{
+    e->reprofile = 0;
+    if (q->remap)
+        q->remap(q->remap_ctx, &e->qp);
+    e->qp.profile = q->hooks.profile_of ? q->hooks.profile_of(q->hooks.ctx, e->qp.pod) : 0;
+    e->qp.rejector_plugins = e->qp.pending_plugins = e->qp.gating_plugin = 0;
+    return Q_AFTER_BACKOFF;
+}
+
 void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
 {
     if (!qp)
@@ -1017,6 +1036,8 @@ void ks__queue_requeue_failed(ks_queue *q, ks_queued_pod *qp, int err)
     qp->flush_ns = 0;
     strategy s = in_flight_strategy(q, e);
     end_flight(q, e);
+    if (e->reprofile) /* popped under the profiles a reload replaced: as ks__queue_reprofile */
+        s = reprofile_entry(q, e);
     entry_cause c;
     if (requeue(q, e, s, now, cause_hinted(&c, "ScheduleAttemptFailure", s, 0)) == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
@@ -1165,7 +1186,7 @@ size_t ks__queue_move_on_event_except(ks_queue *q, const ks_cluster_event *ev,
 static size_t move_on_event(ks_queue *q, const ks_event_info *ev, const char *except_uid,
                             const int32_t *max_priority)
 {
-    /* The registrations never change after construction: asked without the lock. */
+    /* Asked without the lock (the hook guards itself: a reload may change the registrations). */
     if (q->hooks.interested && ev->event.resource != KS_RES_WILDCARD &&
         !q->hooks.interested(q->hooks.ctx, &ev->event))
         return 0;
@@ -1257,6 +1278,46 @@ void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_po
     lock(q);
     for (dlink *l = q->parked.next; l != &q->parked; l = l->next)
         fn(ctx, &CONTAINER_OF(l, qentry, park)->qp);
+    unlock(q);
+}
+
+size_t ks__queue_reprofile(ks_queue *q, void (*publish)(void *ctx),
+                           void (*remap)(void *ctx, ks_queued_pod *qp), void *ctx)
+{
+    static const char k_reload[] = "ConfigurationReload";
+    size_t moved = 0;
+    lock(q);
+    if (publish)
+        publish(ctx);
+    q->remap = remap;
+    q->remap_ctx = ctx;
+    int64_t now = now_ns(q);
+    /* Every entry once, by the uid map (detach and requeue do not change it). */
+    for (size_t i = 0; i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (!e)
+            continue;
+        if (e->in_flight) {
+            e->reprofile = 1;
+            continue;
+        }
+        strategy st = reprofile_entry(q, e);
+        detach(q, e); /* out of the heaps: activeQ is rebuilt with the new QueueSort */
+        entry_cause c;
+        ks_queue_where w = requeue(q, e, st, now, cause_new(&c, k_reload));
+        if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
+            moved++;
+    }
+    pthread_cond_broadcast(&q->cond);
+    unlock(q);
+    return moved;
+}
+
+void ks__queue_kick(ks_queue *q)
+{
+    lock(q);
+    q->kicked = 1;
+    pthread_cond_broadcast(&q->cond);
     unlock(q);
 }
 

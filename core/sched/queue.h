@@ -246,6 +246,22 @@ ks_pod *ks__queue_get_pod(ks_queue *q, const char *uid);
  * in *out (malloc'd; the caller unrefs each and frees it). Returns the count. Any thread. */
 size_t ks__queue_pods(ks_queue *q, ks_pod ***out);
 
+/* Configuration reload (core/sched/reload.c): under the queue's lock, publish(ctx) first (the
+ * hooks answer for the new profiles from then on), then every pod the queue holds goes through
+ * remap(ctx, qp) (may be NULL; the scheduler's bookkeeping of the old profile), gets its profile
+ * again from profile_of (-1 when its schedulerName has no profile any more: PreEnqueue must then
+ * keep it gated), forgets its rejector, pending and gating plugins (bits of the old profile's
+ * plugins) and moves as on a wildcard event "ConfigurationReload": PreEnqueue of its profile,
+ * then backoffQ while backing off, else activeQ, which is rebuilt with the new QueueSort. A pod
+ * in flight (in its binding cycle) is marked and treated the same way when requeue_failed brings
+ * it back (with the remap of the latest reprofile). Returns the pods that reached activeQ or
+ * backoffQ. Any thread; the scheduler calls it between two scheduling cycles. */
+size_t ks__queue_reprofile(ks_queue *q, void (*publish)(void *ctx),
+                           void (*remap)(void *ctx, ks_queued_pod *qp), void *ctx);
+/* The pop blocked now, or the next one, returns NULL once without closing the queue: the
+ * scheduling thread wakes up between cycles for a pending reload. Any thread. */
+void ks__queue_kick(ks_queue *q);
+
 /* Wakes every pop() and makes them return NULL. */
 void ks__queue_close(ks_queue *q);
 

@@ -91,7 +91,7 @@ void ks__sched_metrics_failure(ks_scheduler *s, ks_framework *fw, ks_queued_pod 
 {
     if (!s->metrics)
         return;
-    ks__sched_metrics_attempt(s, qp->profile, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
+    ks__sched_metrics_attempt(s, fw, rejected ? KS_RESULT_UNSCHEDULABLE : KS_RESULT_ERROR,
                               qp->attempt_start_ns);
     /* (upstream does not requeue, nor count, a pod deleted meanwhile) */
     uint64_t add = rejected && !ks__queue_deleted_in_flight(s->queue, qp)
@@ -116,10 +116,11 @@ void ks__sched_metrics_permit_wait(ks_scheduler *s, int allowed, int64_t start_n
             ks__seconds_since(start_ns));
 }
 
-void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns)
+void ks__sched_metrics_attempt(ks_scheduler *s, ks_framework *fw, int result, int64_t start_ns)
 {
-    if (s->metrics && profile >= 0 && (size_t)profile < s->nprofiles)
-        ks__fw_metrics_attempt(s->fw[profile]->metrics, result, start_ns);
+    /* fw, not s->fw[profile]: a binding cycle keeps the profiles it began under (reload.h) */
+    if (s->metrics && fw)
+        ks__fw_metrics_attempt(fw->metrics, result, start_ns);
 }
 
 /* upstream getAttemptsLabel: the count, capped at "15+" to bound the cardinality. */

@@ -954,8 +954,8 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
 int ks__scheduler_schedule_one(ks_scheduler *s, int block)
 {
     ks_queued_pod *qp = ks__queue_pop(s->queue, block);
-    if (!qp)
-        return 0;
+    if (!qp) /* empty, closed, or woken for a reload: swapped in here, between two cycles */
+        return ks__scheduler_apply_pending(s);
     ks_framework *fw = s->fw[qp->profile];
     ks__sched_metrics_attempt_begin(s, fw, qp);
     ks__nominator_snapshot(s);

@@ -33,6 +33,14 @@ static int hook_less(void *ctx, const ks_queued_pod *a, const ks_queued_pod *b)
 static ks_code hook_pre_enqueue(void *ctx, ks_queued_pod *qp)
 {
     ks_scheduler *s = ctx;
+    if (qp->profile < 0 || (size_t)qp->profile >= s->nprofiles) {
+        /* Its profile went away in a reload (reload.c): it waits, gated, for one to come back. */
+        qp->gating_plugin = 0;
+        snprintf(qp->gated_message, sizeof(qp->gated_message),
+                 "no profile with schedulerName \"%s\" (removed by a configuration reload)",
+                 ks__sym_str(qp->pod->scheduler_name));
+        return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
+    }
     ks_framework *fw = s->fw[qp->profile];
     ks_status st;
     int idx;
@@ -79,6 +87,8 @@ int ks__event_matches(const ks_cluster_event *reg, const ks_cluster_event *ev)
 static int hook_worth_requeue(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev)
 {
     ks_scheduler *s = ctx;
+    if (qp->profile < 0 || (size_t)qp->profile >= s->nprofiles)
+        return KS_QHINT_SKIP; /* no profile (reload.c): only a reload moves it */
     ks_framework *fw = s->fw[qp->profile];
     uint64_t plugins = qp->gating_plugin ? qp->gating_plugin : qp->rejector_plugins;
     uint64_t pending = qp->gating_plugin ? 0 : qp->pending_plugins;
@@ -123,24 +133,26 @@ static int can_reject(const ks_plugin_desc *d)
 
 /* upstream isEventOfInterest: some plugin of some profile that can reject a pod registered an
  * event ev matches (one with no registration at all counts for every event, as upstream's
- * defaultEnqueueExtension). Any thread; reads only what construction wrote. */
+ * defaultEnqueueExtension). Any thread, with or without the queue's lock. */
 static int hook_interested(void *ctx, const ks_cluster_event *ev)
 {
     ks_scheduler *s = ctx;
-    for (size_t p = 0; p < s->nprofiles; p++) {
+    int found = 0;
+    /* set_mu: the queue asks without its lock, and a reload may swap the profiles (reload.c) */
+    pthread_mutex_lock(&s->set_mu);
+    for (size_t p = 0; p < s->nprofiles && !found; p++) {
         const ks_framework *fw = s->fw[p];
-        for (size_t i = 0; i < fw->ninst; i++) {
+        for (size_t i = 0; i < fw->ninst && !found; i++) {
             const ks_plugin_inst *in = &fw->inst[i];
             if (!can_reject(in->desc))
                 continue;
-            if (in->all_events)
-                return 1;
-            for (size_t e = 0; e < in->nevents; e++)
-                if (ks__event_matches(&in->events[e].event, ev))
-                    return 1;
+            found = in->all_events;
+            for (size_t e = 0; e < in->nevents && !found; e++)
+                found = ks__event_matches(&in->events[e].event, ev);
         }
     }
-    return 0;
+    pthread_mutex_unlock(&s->set_mu);
+    return found;
 }
 
 static int hook_profile_of(void *ctx, const ks_pod *pod)
@@ -329,23 +341,15 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->observer = o->observer;
     s->now_ns = o->now_ns;
     s->clock_ctx = o->clock_ctx;
-    s->nprofiles = o->cfg->nprofiles;
-    s->fw = calloc(s->nprofiles, sizeof(*s->fw));
-    if (!s->fw)
-        goto fail;
     ks__host_set_metrics(o->metrics ? o->metrics->registry : NULL);
-    for (size_t i = 0; i < s->nprofiles; i++)
-        if ((rc = ks__framework_new(&o->plans[i], &s->fw[i], err, errlen)) != 0 ||
-            (rc = ks__fw_setup_batching(
-                 s->fw[i], !o->disable_opportunistic_batching &&
-                               ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING))) != 0)
-            goto fail;
-    rc = KS_ENOMEM;
-    if (s->nprofiles == 0 || s->fw[0]->n[KS_PT_QUEUE_SORT] != 1) {
-        snprintf(err, errlen, "the first profile has no QueueSort plugin");
-        rc = KS_EINVAL;
+    s->batching = !o->disable_opportunistic_batching &&
+                  ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING);
+    s->sample_percent = o->plugin_metrics_sample_percent;
+    /* The first profile set (reload.c builds the later ones the same way). */
+    if ((rc = ks__profiles_init(s, o->cfg, o->plans, o->first_release, o->first_owner, err,
+                                errlen)) != 0)
         goto fail;
-    }
+    rc = KS_ENOMEM;
     s->cache = ks__cache_new();
     s->store = ks__store_new();
     s->custom = ks__custom_store_new();
@@ -375,8 +379,6 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;
-    for (size_t i = 0; i < s->nprofiles; i++)
-        s->fw[i]->parallelizer = &s->par;
     ks__nominator_init(s);
     s->hooks.rand = ks__sched_rand;
     s->hooks.rand_ctx = s;
@@ -429,9 +431,7 @@ void ks__scheduler_free(ks_scheduler *s)
     ks__pool_free(s->par.pool);
     ks__snapshot_free(s->snap);
     ks__cache_free(s->cache);
-    for (size_t i = 0; s->fw && i < s->nprofiles; i++)
-        ks__framework_free(s->fw[i]);
-    free(s->fw);
+    ks__profiles_destroy(s); /* every profile set: current, pending, retired */
     ks__scratch_free(&s->scratch);
     ks__sched_metrics_free(s);
     ks__nominator_destroy(s);
@@ -445,10 +445,14 @@ ks_framework *ks__scheduler_framework(ks_scheduler *s, int i) { return s->fw[i];
 
 int ks__scheduler_profile_index(ks_scheduler *s, ks_sym name)
 {
-    for (size_t i = 0; i < s->nprofiles; i++)
+    int found = -1;
+    /* set_mu: informer threads ask while a reload may swap the profiles (reload.c) */
+    pthread_mutex_lock(&s->set_mu);
+    for (size_t i = 0; i < s->nprofiles && found < 0; i++)
         if (s->fw[i]->scheduler_name == name)
-            return (int)i;
-    return -1;
+            found = (int)i;
+    pthread_mutex_unlock(&s->set_mu);
+    return found;
 }
 
 /* ---- events -------------------------------------------------------------------------------- */
@@ -560,7 +564,13 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
             ks__queue_update_in_flight(s->queue, new_pod);
         return 0;
     }
-    int rc = spec_changed ? ks__queue_update(s->queue, new_pod) : 0;
+    int rc = 0;
+    ks_pod *held = spec_changed ? NULL : ks__queue_get_pod(s->queue, new_pod->uid);
+    if (spec_changed)
+        rc = ks__queue_update(s->queue, new_pod);
+    else if (!held) /* ignored when it came (no profile of its name), until a reload added one */
+        rc = ks__queue_add(s->queue, new_pod);
+    ks__pod_unref(held);
     if (nominated(old_pod) && old_pod->nominated_node_name != new_pod->nominated_node_name) {
         /* upstream hasNominatedNodeNameChanged: room reserved on the old node is free again, for
          * the pods of lower or equal priority (getLEPriorityPreCheck). */

@@ -131,6 +131,11 @@ typedef struct ks_scheduler_opts {
     /* --feature-gates=OpportunisticBatching=false (upstream's gate, Beta and on by default since
      * v1.35): no pod signatures, no node hints (core/sched/batch.h). */
     int disable_opportunistic_batching;
+    /* The owner of cfg's plugins (registry, shared objects, plans; reload.h): released when a
+     * configuration reload replaced the first profile set and its binding cycles drained, or when
+     * the scheduler is freed. NULL: the caller frees them after ks__scheduler_free. */
+    void (*first_release)(void *owner);
+    void *first_owner;
 } ks_scheduler_opts;
 
 typedef struct ks_scheduler ks_scheduler;

@@ -19,6 +19,7 @@
 #include "sched/batch.h"
 #include "sched/framework_metrics.h"
 #include "sched/parallelize.h"
+#include "sched/reload.h"
 #include "sched/scheduler.h"
 #include "api/store.h"
 #include "util/strmap.h"
@@ -53,10 +54,30 @@ typedef struct ks_pod_index {
     ks_strmap groups; /* "<ns>\x1f<key>\x1f<value>" (symbol ids) -> uid list */
 } ks_pod_index;
 
+struct ks_profile_set;
+
 struct ks_scheduler {
+    /* The current profile set's configuration, profile count and frameworks (reload.c): written
+     * by the scheduling thread's swap under the queue's lock and set_mu; read freely by the
+     * scheduling thread, by the queue hooks (under the queue's lock), else under set_mu. */
     const ks_config *cfg;
     size_t nprofiles;
     ks_framework **fw;
+    struct ks_profile_set *set;
+    /* reload.c: a leaf lock over set (see above), pending, retired, orphans and every set's
+     * reference count; set_cv: a pending set was swapped in. */
+    pthread_mutex_t set_mu;
+    pthread_cond_t set_cv;
+    int set_mu_ready;
+    struct ks_profile_set *pending;   /* handed over by ks__scheduler_request_swap */
+    struct ks_profile_set *retired;   /* replaced, freed once no binding cycle uses them */
+    struct ks_profile_set *swap_from; /* the set being replaced, during the swap */
+    uint64_t next_generation;
+    ks_swap_result last_swap;
+    ks_pod **orphans; /* pods whose profile went away, to report once */
+    size_t norphans, orphans_cap, orphans_seen;
+    int batching;       /* OpportunisticBatching for every set's frameworks */
+    int sample_percent; /* ks_scheduler_opts.plugin_metrics_sample_percent */
     ks_cache *cache;
     ks_store *store;                /* Namespaces, Services, ReplicaSets, PDBs, ... */
     struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
@@ -121,6 +142,15 @@ struct ks_scheduler {
     struct ks_sched_metrics_state *mstate;
 };
 
+/* reload.c: the first profile set (from the scheduler's configuration), and freeing every set at
+ * the end. hold: the current set gains a reference (a binding cycle begins; scheduling thread);
+ * release: one is dropped (the binding cycle ended; any thread). */
+int ks__profiles_init(ks_scheduler *s, const ks_config *cfg, ks_profile_plan *plans,
+                      void (*release)(void *owner), void *owner, char *err, size_t errlen);
+void ks__profiles_destroy(ks_scheduler *s);
+struct ks_profile_set *ks__profiles_hold(ks_scheduler *s);
+void ks__profiles_release(ks_scheduler *s, struct ks_profile_set *set);
+
 /* sched_metrics.c: the scheduler's own metrics (each a no-op without them). */
 enum { KS_RESULT_SCHEDULED, KS_RESULT_UNSCHEDULABLE, KS_RESULT_ERROR };
 int ks__sched_metrics_init(ks_scheduler *s, const struct ks_sched_metrics *m, int sample_percent);
@@ -131,8 +161,8 @@ void ks__sched_metrics_attempt_begin(ks_scheduler *s, ks_framework *fw, ks_queue
 /* scheduling_algorithm_duration_seconds: the attempt's start to the end of SchedulePod (and of
  * PostFilter on a failure). */
 void ks__sched_metrics_algorithm_done(ks_scheduler *s, const ks_queued_pod *qp);
-/* schedule_attempts_total + scheduling_attempt_duration_seconds for one attempt of qp. */
-void ks__sched_metrics_attempt(ks_scheduler *s, int profile, int result, int64_t start_ns);
+/* schedule_attempts_total + scheduling_attempt_duration_seconds for one attempt under fw. */
+void ks__sched_metrics_attempt(ks_scheduler *s, ks_framework *fw, int result, int64_t start_ns);
 /* A pod is bound: attempts histogram and SLI duration (queue clock). */
 void ks__sched_metrics_bound(ks_scheduler *s, const ks_queued_pod *qp);
 /* A failed attempt (upstream handleSchedulingFailure then AddUnschedulableIfNotPresent): the

@@ -837,10 +837,13 @@ typedef struct ks_plugin_desc {
     const char *name; /* upstream-style CamelCase name, unique in the scheduler */
 
     /* Builds the plugin for one profile. args: borrowed, valid until destroy. On failure return
-     * NULL and explain with ks_error_set(err, ...). Main thread, before scheduling starts. */
+     * NULL and explain with ks_error_set(err, ...). Main thread, before scheduling starts; in
+     * live mode also the reloader's thread on a configuration reload, while the instances of the
+     * running configuration keep scheduling (README "Reloading the configuration"). */
     void *(*create)(const ks_args *args, ks_error *err);
-    /* Frees what create() returned; destroy(NULL) is a no-op. Main thread, after scheduling stops.
-     */
+    /* Frees what create() returned; destroy(NULL) is a no-op. Main thread, after scheduling stops;
+     * or, for the instances a reload replaced, the reloader's thread once their last binding
+     * cycle ended, while the new instances schedule. */
     void (*destroy)(void *self);
 
     /* PreEnqueue: before a pod enters the active queue. Non-success parks it as gated.
