@@ -83,6 +83,11 @@
  * PodGroup attempt at 5000 nodes. Per gang, ours is its three pods' cycles; the 1000-pod groups
  * cost what Coscheduling's design costs, every member listing and activating its 999 siblings.)
  *
+ * (--isodemo, idle machine, `--shape basic --init-pods 0 --pods 2000 --nodes N --isodemo M`, ms
+ * per pod in-process / isolated: 5000 nodes 0.14 / 2.57, 1000 nodes 0.11 / 1.86, 100 nodes
+ * 0.13 / 0.92. At 5000 nodes the isolated IsoDemo filters 1000 nodes and scores 500 per pod:
+ * 1.6 us per node evaluated, about 0.5 ms of the extra fixed per pod (the fork).)
+ *
  * (The volume shapes' memory is the 20000 claims and volumes besides the pods. The three PV
  * shapes were measured again after NodeVolumeLimits resolved the pod's volumes once per cycle,
  * the store's lookups lost their snprintf and VolumeBinding's Filter its per-node callocs (load
