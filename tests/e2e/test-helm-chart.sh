@@ -62,6 +62,18 @@ YAML
 if grep -q "name: plugin-min-resources" "$E2E_DIR/rendered-plugins.yaml" && grep -q "schedulerName: kubesched-min" "$E2E_DIR/rendered-plugins.yaml"; then
   ok "the plugin's init container and the second profile are in the rendering"
 else bad "init container or profile missing from the rendering"; fi
+# reloadInPlace (default): a change of the profiles keeps the pod template (kubesched reloads the
+# mounted ConfigMap), a change of the leader-election settings rolls it; false rolls on any change.
+annot() { "$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" "$@" | grep -E '^ +checksum/' | tr -d ' '; }
+a_default=$(annot) a_profiles=$(annot -f "$E2E_DIR/values-plugins.yaml" --set pluginImages=null)
+a_lease=$(annot --set scheduler.leaseDuration=30s)
+if [ -n "$a_default" ] && [ "$a_default" = "$a_profiles" ] && [ "$a_default" != "$a_lease" ]; then
+  ok "reloadInPlace: new profiles keep the pod template ($a_default), a new leaseDuration rolls it"
+else bad "reloadInPlace annotations: default '$a_default', profiles '$a_profiles', lease '$a_lease'"; fi
+r_default=$(annot --set scheduler.reloadInPlace=false)
+r_profiles=$(annot --set scheduler.reloadInPlace=false -f "$E2E_DIR/values-plugins.yaml" --set pluginImages=null)
+if [ -n "$r_default" ] && [ "$r_default" != "$r_profiles" ]; then ok "reloadInPlace=false: new profiles roll the pods"
+else bad "reloadInPlace=false annotations: '$r_default' '$r_profiles'"; fi
 
 # The dry run goes to a namespace of its own (no namespace controller here to delete one).
 kubectl create namespace dry-run >/dev/null
