@@ -51,7 +51,8 @@ static void usage_simulate(FILE *f)
         "                        that reaches it after a failed attempt is not retried and stays\n"
         "                        pending, with a warning naming it.\n"
         "  --feature-gates G=B,...  OpportunisticBatching, NominatedNodeNameForExpectation,\n"
-        "                        SchedulerPopFromBackoffQ (on by default, as in v1.37).\n"
+        "                        SchedulerPopFromBackoffQ (on by default, as in v1.37),\n"
+        "                        GenericWorkload (off by default, as in v1.37: PodGroups).\n"
         "  --plugin-call-deadline D  A plugin call running longer is reported with the plugin,\n"
         "                        extension point, pod and node, and ends the run after the\n"
         "                        decisions so far were printed (default 10s; 0: no watchdog).\n"
@@ -77,8 +78,8 @@ static void usage(FILE *f)
         "      `kubectl get nodes,pods -A -o yaml`) and print the decisions. Unknown fields and "
         "kinds\n"
         "      in the file are warnings, errors with --strict. Gates: OpportunisticBatching,\n"
-        "      NominatedNodeNameForExpectation, SchedulerPopFromBackoffQ (all on by default, as\n"
-        "      in v1.37). A plugin call that runs past --plugin-call-deadline (default 10s; 0: no\n"
+        "      NominatedNodeNameForExpectation, SchedulerPopFromBackoffQ (on by default, as in\n"
+        "      v1.37), GenericWorkload (off by default, as in v1.37). A plugin call that runs past --plugin-call-deadline (default 10s; 0: no\n"
         "      watchdog) is reported and ends the run, as a crash does, after the decisions so "
         "far\n"
         "      were printed (exit status 3; a crash keeps 128+signal). "
@@ -280,7 +281,7 @@ static int cmd_validate(int argc, char **argv)
 }
 
 /* --feature-gates Name=bool,... (upstream's flag; kubesched knows OpportunisticBatching,
- * NominatedNodeNameForExpectation and SchedulerPopFromBackoffQ, features.c). */
+ * NominatedNodeNameForExpectation, SchedulerPopFromBackoffQ and GenericWorkload, features.c). */
 static int set_feature_gates(const char *spec)
 {
     char err[512];
