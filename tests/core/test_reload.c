@@ -16,6 +16,7 @@
 #include "config/registry.h"
 #include "harness.h"
 #include "sched/host_api.h"
+#include "sched/loader.h"
 #include "sched/reload.h"
 #include "sched/scheduler.h"
 #include "sched/scheduler_int.h"
@@ -156,6 +157,8 @@ static void source_failed(void *ctx, const ks_pod *pod, const char *reason, cons
 typedef struct owned {
     ks_config *cfg;
     ks_profile_plan *plans;
+    ks_registry *reg;        /* its own registry when it loaded shared objects (load_so) */
+    ks_loaded_module **mods; /* those shared objects */
 } owned;
 
 static ks_registry *REG;
@@ -170,10 +173,31 @@ static owned *load(const char *yaml)
     return o;
 }
 
+/* yaml with out-of-tree plugins, loaded as a reload does: a registry of its own (in-tree
+ * plugins and the test's), the shared objects its pluginConfig names, their args checked. */
+static owned *load_so(const char *yaml)
+{
+    char err[1024] = "";
+    owned *o = calloc(1, sizeof(*o));
+    o->reg = th_registry_new();
+    cr_assert_eq(ks__registry_add(o->reg, &prefer_desc, "test", err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_load_string(o->reg, yaml, "reload.yaml", &o->cfg, err, sizeof(err)), 0,
+                 "%s", err);
+    cr_assert_eq(
+        ks__loader_load_config_plugins(o->cfg, o->reg, ks__host_api(), &o->mods, err, sizeof(err)),
+        0, "%s", err);
+    cr_assert_eq(ks__config_check_plugin_args(o->cfg, o->reg, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(ks__config_plan(o->cfg, o->reg, &o->plans, err, sizeof(err)), 0, "%s", err);
+    return o;
+}
+
 static void owned_free(owned *o)
 {
     ks__config_plans_free(o->plans, o->cfg->nprofiles);
     ks__config_free(o->cfg);
+    if (o->reg)
+        ks__registry_free(o->reg);
+    ks__loader_close_all(o->mods);
     free(o);
 }
 
@@ -522,5 +546,59 @@ Test(reload, a_swap_asked_for_during_a_cycle_waits_for_its_end)
     cr_expect(bound_on("trigger", "n1"), "the cycle did not finish with its own profiles");
     cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1, "the pending swap was not applied next");
     cr_expect_eq(ks__scheduler_profiles_generation(s), 2);
+    world_free(s);
+}
+
+/* A profile with IsoDemo (tests/loader/fixtures/isodemo.c) isolated in a child process
+ * (kubeschedIsolation: process) whose Filter rejects a node when a hash of it % pickyEvery is 0. */
+static owned *isodemo_config(int picky_every, const char *isolation)
+{
+    char yaml[2048];
+    snprintf(yaml, sizeof(yaml),
+             "apiVersion: kubescheduler.config.k8s.io/v1\n"
+             "kind: KubeSchedulerConfiguration\n"
+             "profiles:\n"
+             "- schedulerName: default-scheduler\n"
+             "  plugins:\n"
+             "    multiPoint: {enabled: [{name: IsoDemo}]}\n"
+             "  pluginConfig:\n"
+             "  - name: IsoDemo\n"
+             "    args: {kubeschedPluginPath: %s, pickyEvery: %d, kubeschedIsolation: %s}\n",
+             FIX_ISODEMO, picky_every, isolation);
+    return load_so(yaml);
+}
+
+Test(reload, an_isolated_plugin_is_replaced_by_its_new_configuration)
+{
+    ks_scheduler *s = world();
+    /* pickyEvery 1: the isolated Filter rejects every node */
+    swap_now(s, prepare(s, isodemo_config(1, "process")));
+    ks_pod *a = mk("a", "default-scheduler");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, a), 0);
+    int failed_before = W.nfailed;
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1);
+    settle(s);
+    cr_assert_eq(W.nfailed, failed_before + 1, "a was not reported unschedulable");
+    cr_expect(strstr(W.failed[failed_before], "node(s) rejected by IsoDemo"), "report: %s",
+              W.failed[failed_before]);
+    cr_expect_eq(times_bound("a"), 0);
+    /* a new child process runs the new instance: pickyEvery 1000000 rejects no node here */
+    swap_now(s, prepare(s, isodemo_config(1000000, "process")));
+    cr_expect_eq(s->last_swap.requeued, 1, "a was not requeued under the new profiles");
+    /* no plugin of the new set rejected it: it waits out its backoff (1 s) as after an error */
+    nanosleep(&(struct timespec){.tv_sec = 1, .tv_nsec = 100000000}, NULL);
+    cr_expect_eq(ks__queue_flush_backoff(ks__scheduler_queue(s)), 1);
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1, "a is not in the queue after the swap");
+    settle(s);
+    cr_expect_eq(times_bound("a"), 1, "a was not bound under the new isolated instance");
+    /* and back in-process: the isolated instances of both replaced sets are released (their
+     * shared blocks unmapped, their children reaped: the sanitizer build checks for leaks) */
+    swap_now(s, prepare(s, isodemo_config(1, "none")));
+    cr_expect_eq(ks__scheduler_reap_profiles(s), 0);
+    ks_pod *b = mk("b", "default-scheduler");
+    cr_assert_eq(ks__scheduler_on_pod_add(s, b), 0);
+    cr_assert_eq(ks__scheduler_schedule_one(s, 0), 1);
+    settle(s);
+    cr_expect_eq(times_bound("b"), 0, "the in-process IsoDemo with pickyEvery 1 let b through");
     world_free(s);
 }
