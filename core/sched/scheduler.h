@@ -71,6 +71,14 @@ typedef struct ks_source_ops {
                         int status, const char *merge_patch);
     int (*plugin_event)(void *ctx, const ks_pod *pod, const char *type, const char *reason,
                         const char *note, const char *profile);
+    /* Scheduling thread: workload-aware preemption chose victim for the pod group of uid pg_uid
+     * (member: one of its pending pods, for the scheduler name). in_memory: the victim was
+     * waiting on Permit or in PreBind and was rejected, nothing to delete; else delete it
+     * (DisruptionTarget "<scheduler>: preempting to accommodate a higher priority podgroup",
+     * then DELETE). Either way the Preempted event "Preempted by podgroup <uid> on node cluster"
+     * (upstream's executor for a podgroup preemptor). May be NULL: evict serves then. */
+    void (*preempted_group)(void *ctx, const ks_pod *victim, const ks_pod *member,
+                            const char *pg_uid, int in_memory);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */
