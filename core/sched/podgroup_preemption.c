@@ -32,8 +32,7 @@ int32_t ks__podgroup_priority(const ks_pod_group *pg)
 static int32_t effective_priority(ks_scheduler *s, const ks_pod *p, ks_pod_group **pg)
 {
     *pg = NULL;
-    if (s->podgroups && p->scheduling_group != KS_SYM_ABSENT &&
-        p->scheduling_group != KS_SYM_EMPTY)
+    if (s->podgroups && p->scheduling_group != KS_SYM_ABSENT && p->scheduling_group != KS_SYM_EMPTY)
         *pg = ks__podgroup_store_get(s->podgroups, p->ns, p->scheduling_group);
     return *pg ? ks__podgroup_priority(*pg) : p->priority;
 }
@@ -63,8 +62,8 @@ static int terminating_by_preemption(const ks_pod *p)
     return yes;
 }
 
-const char *ks__pg_preemptor_ineligible(ks_scheduler *s, const ks_snapshot *snap,
-                                        int32_t priority, ks_pod *const *members, size_t n)
+const char *ks__pg_preemptor_ineligible(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
+                                        ks_pod *const *members, size_t n)
 {
     /* upstream resolvePreemptionPolicy without PodGroupPreemptionPolicy: Never when any member
      * says so */
@@ -140,8 +139,8 @@ int ks__pg_victims_collect(ks_scheduler *s, const ks_snapshot *snap, int32_t pri
                 }
                 f = g;
             }
-            f[nf] = (found){ni->pods[k], pg ? ni->pods[k]->scheduling_group : KS_SYM_ABSENT,
-                            prio, nf};
+            f[nf] =
+                (found){ni->pods[k], pg ? ni->pods[k]->scheduling_group : KS_SYM_ABSENT, prio, nf};
             nf++;
         }
     }

@@ -43,9 +43,15 @@ static cJSON *run(const char *cluster)
     "status: {allocatable: {cpu: \"" cpu "\", memory: 64Gi, pods: \"110\"}}\n"
 /* a pod bound to node; extra: more of spec, e.g. "schedulingGroup: {podGroupName: g}" */
 #define BOUND(name, node, prio, labels, extra)                                                     \
-    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default, labels: {"     \
-    labels "}}\nspec:\n  nodeName: " node "\n  priority: " prio "\n  " extra "\n"                  \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name                                       \
+    ", namespace: default, labels: {" labels "}}\nspec:\n  nodeName: " node "\n  priority: " prio  \
+    "\n  " extra "\n"                                                                              \
     "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"
+/* the same with cpu requests of its own and no labels */
+#define BOUNDC(name, node, prio, cpu)                                                              \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default}\nspec:\n"      \
+    "  nodeName: " node "\n  priority: " prio "\n"                                                 \
+    "  containers: [{name: c, image: x, resources: {requests: {cpu: \"" cpu "\"}}}]\n"
 #define IN(group) "schedulingGroup: {podGroupName: " group "}"
 #define GROUP(name, prio, min)                                                                     \
     "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " name           \
@@ -56,8 +62,12 @@ static cJSON *run(const char *cluster)
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default}\n"             \
     "spec:\n  priority: " prio "\n  schedulingGroup: {podGroupName: pre}\n  " extra "\n"           \
     "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"
+#define MEMBERC(name, prio, cpu)                                                                   \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default}\n"             \
+    "spec:\n  priority: " prio "\n  schedulingGroup: {podGroupName: pre}\n"                        \
+    "  containers: [{name: c, image: x, resources: {requests: {cpu: \"" cpu "\"}}}]\n"
 #define PDB_FOO_0                                                                                  \
-    "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: foo, namespace: "    \
+    "---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: foo, namespace: "     \
     "default}\nspec: {selector: {matchLabels: {app: foo}}}\nstatus: {disruptionsAllowed: 0}\n"
 
 /* The victims the group's preemption chose (reported on its first nominated member's first
@@ -158,8 +168,8 @@ Test(gang_preemption, pod_group_with_disruption_mode_group_not_reprieved)
 Test(gang_preemption, pdb_prefer_non_violating_victim)
 {
     expect_victims(NODE("node1", "2") BOUND("victim-pdb", "node1", LOW, "app: foo", "")
-                       BOUND("victim-no-pdb", "node1", LOW, "", "") PDB_FOO_0 GROUP("pre", HIGH, "1")
-                           MEMBER("m", HIGH, ""),
+                       BOUND("victim-no-pdb", "node1", LOW, "", "")
+                           PDB_FOO_0 GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "victim-no-pdb", 1);
 }
 
@@ -167,16 +177,16 @@ Test(gang_preemption, pdb_mixed_groups)
 {
     /* pg1 has no PodGroup object: its pods are victims one by one */
     expect_victims(NODE("node1", "2") BOUND("victim-pdb", "node1", LOW, "app: foo", IN("pg1"))
-                       BOUND("victim-no-pdb", "node1", LOW, "", IN("pg1")) PDB_FOO_0
-                           GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
+                       BOUND("victim-no-pdb", "node1", LOW, "", IN("pg1"))
+                           PDB_FOO_0 GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "victim-no-pdb", 1);
 }
 
 Test(gang_preemption, pdb_prefer_removing_non_violating_victim_over_lower_priority_violating)
 {
     expect_victims(NODE("node1", "2") BOUND("victim-pdb", "node1", LOW, "app: foo", "")
-                       BOUND("victim-no-pdb", "node1", MID, "", "") PDB_FOO_0
-                           GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
+                       BOUND("victim-no-pdb", "node1", MID, "", "")
+                           PDB_FOO_0 GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "victim-no-pdb", 1);
 }
 
@@ -241,6 +251,19 @@ Test(gang_preemption, gang_do_not_reprieve_victim_pod_group_of_lower_priority)
                                    GROUP("pre", HIGH, "3") MEMBER("m-a", HIGH, "")
                                        MEMBER("m-b", HIGH, "") MEMBER("m-c", HIGH, ""),
                    "v1,v2,v3", 3);
+}
+
+/* Upstream's "ReprieveFilter: OnVictimReprieved is not called when a victim allowed by
+ * ShouldAttemptReprieval fails Filter" without its reprieve filter: v4 fits with m1 (6+3 <= 10)
+ * but not once m2 is placed too (6+3+3 > 10), so the members are checked in turn, each added to
+ * its node after it passed; the smaller victims are all spared. */
+Test(gang_preemption, a_victim_is_spared_only_if_every_member_still_fits_in_turn)
+{
+    expect_victims(NODE("node1", "10") BOUNDC("v1", "node1", "10", "1")
+                       BOUNDC("v2", "node1", "20", "1") BOUNDC("v3", "node1", "30", "1")
+                           BOUNDC("v4", "node1", "40", "6") GROUP("pre", HIGH, "2")
+                               MEMBERC("m1", HIGH, "3") MEMBERC("m2", HIGH, "3"),
+                   "v4", 2);
 }
 
 /* The failures, with upstream's messages: what the members that fit say, after PlacementFeasible's
@@ -315,12 +338,13 @@ Test(gang_preemption, a_member_with_preemption_policy_never_makes_the_group_inel
 /* Even without the victims the group does not fit: the simulated cycle's message. */
 Test(gang_preemption, the_group_does_not_fit_even_without_the_victims)
 {
-    expect_message(NODE("node1", "1") BOUND("p1", "node1", LOW, "", "") GROUP("pre", HIGH, "2")
-                       MEMBER("m1", HIGH, "") MEMBER("m2", HIGH, ""),
-                   "m2",
-                   "pod group is unschedulable, minCount (2) cannot be satisfied: 0 scheduled, 1 "
-                   "remaining, pod group preemption: minCount (2) cannot be satisfied: 1 scheduled, "
-                   "0 remaining");
+    expect_message(
+        NODE("node1", "1") BOUND("p1", "node1", LOW, "", "") GROUP("pre", HIGH, "2")
+            MEMBER("m1", HIGH, "") MEMBER("m2", HIGH, ""),
+        "m2",
+        "pod group is unschedulable, minCount (2) cannot be satisfied: 0 scheduled, 1 "
+        "remaining, pod group preemption: minCount (2) cannot be satisfied: 1 scheduled, "
+        "0 remaining");
 }
 
 /* A terminating lower-priority pod, evicted by an earlier preemption, still on a member's
@@ -328,17 +352,21 @@ Test(gang_preemption, the_group_does_not_fit_even_without_the_victims)
 Test(gang_preemption, a_terminating_victim_on_a_nominated_node_makes_the_group_ineligible)
 {
     expect_message(
-        NODE("node1", "1") NODE("node2", "1")
-        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: leaving, namespace: default, "
-        "deletionTimestamp: \"2026-01-01T00:00:00Z\"}\nspec:\n  nodeName: node1\n  priority: " LOW
-        "\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\nstatus:\n"
-        "  conditions: [{type: DisruptionTarget, status: \"True\", reason: "
-        "PreemptionByScheduler}]\n" BOUND("p2", "node2", LOW, "", "") GROUP("pre", HIGH, "2")
-            MEMBER("m1", HIGH, "") "---\napiVersion: v1\nkind: Pod\nmetadata: {name: m2, "
-                                   "namespace: default}\nspec:\n  priority: " HIGH
-                                   "\n  schedulingGroup: {podGroupName: pre}\n  containers: "
-                                   "[{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"
-                                   "status: {nominatedNodeName: node1}\n",
+        NODE("node1", "1") NODE(
+            "node2",
+            "1") "---\napiVersion: v1\nkind: Pod\nmetadata: {name: leaving, namespace: default, "
+                 "deletionTimestamp: \"2026-01-01T00:00:00Z\"}\nspec:\n  nodeName: node1\n  "
+                 "priority: " LOW "\n  containers: [{name: c, image: x, resources: {requests: "
+                 "{cpu: \"1\"}}}]\nstatus:\n"
+                 "  conditions: [{type: DisruptionTarget, status: \"True\", reason: "
+                 "PreemptionByScheduler}]\n" BOUND("p2", "node2", LOW, "", "")
+                     GROUP("pre", HIGH, "2")
+                         MEMBER("m1", HIGH,
+                                "") "---\napiVersion: v1\nkind: Pod\nmetadata: {name: m2, "
+                                    "namespace: default}\nspec:\n  priority: " HIGH
+                                    "\n  schedulingGroup: {podGroupName: pre}\n  containers: "
+                                    "[{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"
+                                    "status: {nominatedNodeName: node1}\n",
         "m2",
         "pod group is unschedulable, minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, "
         "pod group preemption: not eligible due to a terminating pod on the nominated node.");
