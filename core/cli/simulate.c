@@ -1420,6 +1420,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     ks__scheduler_wait_bindings(s.sched);
     ks__guard_set_fatal_hook(NULL, NULL);
     stats->seconds = (double)(ks__clock_now_ns() - t0) / 1e9;
+    stats->podgroup_attempts = (size_t)ks__scheduler_podgroup_cycles(s.sched);
     ks__queue_each_parked(q, report_gated, &s);
 
     if (s.nrecs) /* no pods: recs is NULL, and qsort(NULL, 0, ...) is undefined */

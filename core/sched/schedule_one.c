@@ -1336,6 +1336,8 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
     free(hosts);
 }
 
+uint64_t ks__scheduler_podgroup_cycles(const ks_scheduler *s) { return s->podgroup_cycles; }
+
 int ks__scheduler_schedule_one(ks_scheduler *s, int block)
 {
     ks_queued_pod *qp = ks__queue_pop(s->queue, block);
@@ -1347,6 +1349,7 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks__binding_hold(s, 1);
     ks__pg_cycle_group g;
     if (ks__podgroup_cycle_wanted(s, fw, qp->pod, &g)) {
+        s->podgroup_cycles++;
         pod_group_cycle(s, fw, qp, &g);
         ks__podgroup_unref(g.pg);
     } else

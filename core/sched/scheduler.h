@@ -226,6 +226,9 @@ int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted,
  * plugin of that name built against an older SDK) is refused: KS_EINVAL with err. Main thread.
  * podgroups.c. */
 int ks__scheduler_podgroups_check_profiles(const ks_scheduler *s, char *err, size_t errlen);
+/* The PodGroup scheduling cycles run so far (GenericWorkload; bench_scheduling's ms per PodGroup
+ * attempt). Read after the scheduling thread is done, or as an estimate. schedule_one.c. */
+uint64_t ks__scheduler_podgroup_cycles(const ks_scheduler *s);
 /* Whether this scheduler was created with the GenericWorkload gate on. */
 int ks__scheduler_generic_workload(const ks_scheduler *s);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);

@@ -101,6 +101,7 @@ struct ks_scheduler {
      * bring the snapshot up to date and an assume or its revert also changes the snapshot
      * (schedule_one.c; scheduling thread). */
     int snap_frozen;
+    uint64_t podgroup_cycles;          /* PodGroup scheduling cycles so far (scheduling thread) */
     int victims_leave_on_delete_event; /* ks_scheduler_opts */
 
     /* Nominator (upstream PodNominator): uid -> pod copy with status.nominatedNodeName, one
