@@ -904,15 +904,18 @@ static void group_algorithm(ks_framework *fw, const ks__pg_cycle_group *g, sched
         r->gmsg[0] = '\0';
     if (r->code == KS_ERROR)
         snprintf(r->emsg, sizeof(r->emsg), "failed to evaluate placement feasibility: %s", r->gmsg);
+    int stale = 0;
     for (size_t i = 0; i < m && (r->code == KS_SUCCESS || r->code == KS_WAIT); i++) {
         r->tried++;
         /* upstream's nominator is live: a member assumed before this one no longer counts
-         * where it was nominated (assume drops its nomination) */
-        if (i > 0) {
+         * where it was nominated (assume dropped its nomination) */
+        if (stale) {
             ks__nominator_release(cs[i].s);
             ks__nominator_snapshot(cs[i].s);
         }
         ok[i] = member_attempt(&cs[i]);
+        stale = ok[i] && cs[i].pod->nominated_node_name != KS_SYM_ABSENT &&
+                cs[i].pod->nominated_node_name != KS_SYM_EMPTY;
         if (!ok[i] && cs[i].code == KS_ERROR) {
             snprintf(r->emsg, sizeof(r->emsg), "failed to schedule other pod from a pod group: %s",
                      cs[i].message ? cs[i].message : "");
@@ -1068,6 +1071,9 @@ static void select_victims(ks_scheduler *s, ks_framework *fw, const ks__pg_cycle
     }
     for (size_t i = 0; i < m; i++)
         cycle_init(&pcs[i], s, fw, cs[i].qp);
+    /* the nominations the cycle's assumes dropped no longer count */
+    ks__nominator_release(s);
+    ks__nominator_snapshot(s);
     group_algorithm(fw, g, pcs, pok, m, scheduled, &r);
     for (size_t i = 0; i < r.tried; i++)
         if (pok[i])
