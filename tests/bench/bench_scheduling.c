@@ -89,15 +89,13 @@
  * the spread), three runs each of `build-rel/tests/bench_scheduling --shape gang-upstream
  * --gangs G [--pods-per-gang P]` (upstream's workloads set no threshold):
  *
- *   G x P         upstream workload                          pods/s               ms per PodGroup
- * attempt  peak RSS 1000 x 3      GangScheduling/5000Nodes_1000Gangs_3000Pods  13545, 9151, 3907
- * 0.22, 0.33, 0.77        36 MiB 2000 x 3      .../5000Nodes_2000Gangs_6000Pods             4691,
- * 3455, 5175     0.64, 0.87, 0.58        51 MiB 3000 x 3      .../5000Nodes_3000Gangs_9000Pods
- * 10291, 12923, 14226  0.29, 0.23, 0.21        67 MiB 3 x 1000
- * .../5000Nodes_3Gangs_3000Pods_1000PerGroup   5033, 2216, 8875     199, 451, 113           38 MiB
- *   6 x 1000      .../5000Nodes_6Gangs_6000Pods_1000PerGroup   5407, 6809, 4427     185, 147, 226
- * 52 MiB 9 x 1000      .../5000Nodes_9Gangs_9000Pods_1000PerGroup   6873, 6945, 6523     145, 144,
- * 153           64 MiB
+ *   G x P     upstream workload (GangScheduling/)   pods/s               ms/PodGroup attempt  RSS
+ *   1000 x 3  5000Nodes_1000Gangs_3000Pods          13545, 9151, 3907    0.22, 0.33, 0.77  36 MiB
+ *   2000 x 3  5000Nodes_2000Gangs_6000Pods          4691, 3455, 5175     0.64, 0.87, 0.58  51 MiB
+ *   3000 x 3  5000Nodes_3000Gangs_9000Pods          10291, 12923, 14226  0.29, 0.23, 0.21  67 MiB
+ *   3 x 1000  5000Nodes_3Gangs_3000Pods_1000PerGroup  5033, 2216, 8875   199, 451, 113     38 MiB
+ *   6 x 1000  5000Nodes_6Gangs_6000Pods_1000PerGroup  5407, 6809, 4427   185, 147, 226     52 MiB
+ *   9 x 1000  5000Nodes_9Gangs_9000Pods_1000PerGroup  6873, 6945, 6523   145, 144, 153     64 MiB
  *
  * (Beside them, the Coscheduling `gang --gangs 1000` ran at 5846 and 5443 pods/s, 0.51 and 0.55
  * ms per gang, at load 3.5. One PodGroup attempt is one PodGroup cycle: every member's
