@@ -62,14 +62,19 @@ static int terminating_by_preemption(const ks_pod *p)
     return yes;
 }
 
-const char *ks__pg_preemptor_ineligible(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
-                                        ks_pod *const *members, size_t n)
+const char *ks__pg_preemptor_ineligible(ks_pod *const *members, size_t n)
 {
     /* upstream resolvePreemptionPolicy without PodGroupPreemptionPolicy: Never when any member
      * says so */
     for (size_t i = 0; i < n; i++)
         if (members[i]->preemption_never)
             return "not eligible due to preemptionPolicy=Never.";
+    return NULL;
+}
+
+int ks__pg_ongoing_preemption(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
+                              ks_pod *const *members, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         ks_sym nom = members[i]->nominated_node_name;
         if (nom == KS_SYM_ABSENT || nom == KS_SYM_EMPTY)
@@ -80,10 +85,10 @@ const char *ks__pg_preemptor_ineligible(ks_scheduler *s, const ks_snapshot *snap
             int32_t prio = effective_priority(s, ni->pods[k], &pg);
             ks__podgroup_unref(pg);
             if (prio < priority && terminating_by_preemption(ni->pods[k]))
-                return "not eligible due to a terminating pod on the nominated node.";
+                return 1;
         }
     }
-    return NULL;
+    return 0;
 }
 
 /* One lower-priority pod found on a node, before grouping. */

@@ -904,6 +904,12 @@ static void group_algorithm(ks_framework *fw, const ks__pg_cycle_group *g, sched
         r->gmsg[0] = '\0';
     if (r->code == KS_ERROR)
         snprintf(r->emsg, sizeof(r->emsg), "failed to evaluate placement feasibility: %s", r->gmsg);
+    if (r->code == KS_UNSCHEDULABLE) {
+        /* upstream: refused before any member, NewStatus(..).WithError(errPodGroupUnschedulable) */
+        char t[KS_STATUS_BUF];
+        snprintf(t, sizeof(t), "pod group is unschedulable, %s", r->gmsg);
+        snprintf(r->gmsg, sizeof(r->gmsg), "%s", t);
+    }
     int stale = 0;
     for (size_t i = 0; i < m && (r->code == KS_SUCCESS || r->code == KS_WAIT); i++) {
         r->tried++;
@@ -965,10 +971,21 @@ typedef struct pg_preemption {
     size_t nvictims;
 } pg_preemption;
 
-static int profile_has_post_filter(const ks_framework *fw, const char *name)
+/* upstream's PodGroupPostFilter set: DefaultPreemption (the one in-tree plugin that implements
+ * it) when multiPoint has it (getExtensionPoints expands multiPoint into podGroupPostFilter too),
+ * unless plugins.podGroupPostFilter disables it (by name or "*"). */
+static int pod_group_post_filter_enabled(const ks_framework *fw)
 {
-    for (size_t k = 0; k < fw->n[KS_PT_POST_FILTER]; k++)
-        if (!strcmp(fw->pt[KS_PT_POST_FILTER][k].inst->name, name))
+    const ks_profile_config *p = fw->plan ? fw->plan->profile : NULL;
+    if (!p)
+        return 0;
+    const ks_plugin_set *pg = &p->plugins[KS_PT_POD_GROUP_POST_FILTER];
+    for (size_t j = 0; j < pg->ndisabled; j++)
+        if (!strcmp(pg->disabled[j], "DefaultPreemption") || !strcmp(pg->disabled[j], "*"))
+            return 0;
+    const ks_plugin_set *mp = &p->plugins[KS_PT_MULTI];
+    for (size_t j = 0; j < mp->nenabled; j++)
+        if (!strcmp(mp->enabled[j].name, "DefaultPreemption"))
             return 1;
     return 0;
 }
@@ -1170,10 +1187,9 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
 {
     out->code = KS_SUCCESS;
     out->msg[0] = '\0';
-    if (!profile_has_post_filter(fw, "DefaultPreemption")) {
-        pg_fail(out, KS_UNSCHEDULABLE, "%s",
-                "default preemption plugin is not registered, workload aware preemption is "
-                "disabled");
+    if (!pod_group_post_filter_enabled(fw)) {
+        /* upstream RunPodGroupPostFilterPlugins without a plugin: Unschedulable, no reason */
+        pg_fail(out, KS_UNSCHEDULABLE, "%s", "");
         return;
     }
     ks_pod **members = malloc((m ? m : 1) * sizeof(*members));
@@ -1190,9 +1206,17 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
     int rc = ks__cache_update_snapshot(s->cache, s->snap);
     if (rc != 0)
         pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
-    else if ((why = ks__pg_preemptor_ineligible(s, s->snap, priority, members, m)))
+    else if ((why = ks__pg_preemptor_ineligible(members, m)))
         pg_fail(out, KS_UNSCHEDULABLE, "pod group preemption: %s", why);
-    else if ((rc = ks__pg_victims_collect(s, s->snap, priority, &v, &nv)) != 0)
+    else if (ks__pg_ongoing_preemption(s, s->snap, priority, members, m)) {
+        /* upstream isOngoingPreemption: the members keep their nominations and wait */
+        for (size_t i = 0; i < m; i++)
+            out->nominated[i] = members[i]->nominated_node_name;
+        pg_fail(out, KS_SUCCESS, "pod group preemption: %s",
+                "ongoing preemption on nominated nodes");
+        free(members);
+        return;
+    } else if ((rc = ks__pg_victims_collect(s, s->snap, priority, &v, &nv)) != 0)
         pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
     else if (nv == 0)
         pg_fail(out, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "pod group preemption: %s",
@@ -1210,6 +1234,9 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
                     ks__sym_str(g->name), out->nvictims);
         for (size_t i = 0; i < out->nvictims; i++)
             evict_for_group(s, out->victims[i], members[0], g);
+        snprintf(out->msg, sizeof(out->msg),
+                 "pod group preemption: found a placement for podgroup, preempting %zu victims",
+                 out->nvictims);
     }
     free(members);
 }
@@ -1235,16 +1262,14 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
     ks_queued_pod **qps = malloc(n * sizeof(*qps));
     sched_cycle *cs = calloc(n, sizeof(*cs));
     int *ok = calloc(n, sizeof(*ok));
-    ks_sym *hosts = calloc(n, sizeof(*hosts));
     pg_preemption pre = {.code = KS_UNSCHEDULABLE, .nominated = calloc(n, sizeof(ks_sym))};
-    if (!qps || !cs || !ok || !hosts || !pre.nominated) {
+    if (!qps || !cs || !ok || !pre.nominated) {
         for (size_t i = 0; i < nsib; i++)
             ks__queue_requeue_failed(s->queue, sib[i], KS_ENOMEM);
         free(sib);
         free(qps);
         free(cs);
         free(ok);
-        free(hosts);
         free(pre.nominated);
         scheduling_cycle(s, fw, qp);
         return;
@@ -1282,33 +1307,38 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
         uint64_t rejectors = ks__plugin_bit(fw, "GangScheduling");
         for (size_t i = 0; i < r.tried; i++) {
             rejectors |= ok[i] ? 0 : cs[i].rejectors;
-            hosts[i] = ok[i] ? cs[i].host->name : KS_SYM_ABSENT;
         }
         group_revert(cs, ok, r.tried);
         for (size_t i = 0; i < m; i++)
             pre.nominated[i] = KS_SYM_ABSENT;
-        /* upstream podGroupCycle: workload-aware preemption when the group is unschedulable */
+        /* the members never tried carry the group's status as it was before PodGroupPostFilter
+         * (upstream completePodGroupAlgorithmResult clones it first) */
+        char untried[KS_STATUS_BUF];
+        snprintf(untried, sizeof(untried), "%s", r.gmsg);
+        /* upstream podGroupCycle: workload-aware preemption when the group is unschedulable,
+         * then applyPodGroupPostFilterResult */
         if (r.code == KS_UNSCHEDULABLE) {
             pod_group_preempt(s, fw, g, cs, m, scheduled0, &pre);
             if (pre.code == KS_SUCCESS)
                 waiting = 1;
-            else if (pre.code == KS_ERROR) {
+            if (pre.code == KS_ERROR) {
                 r.code = KS_ERROR;
                 snprintf(r.emsg, sizeof(r.emsg), "%s", pre.msg);
-            } else { /* upstream result.status.AppendReason(status.String()) */
+            } else { /* result.status.AppendReason(status.String()), on success too */
                 size_t len = strlen(r.gmsg);
                 snprintf(r.gmsg + len, sizeof(r.gmsg) - len, "%s%s", len ? ", " : "", pre.msg);
             }
         }
+        /* upstream submitPodGroupAlgorithmResult: a member that fit goes back with the group's
+         * status (waiting on preemption), or "pod group is unschedulable, " and its message */
         char pmsg[KS_STATUS_BUF + 32];
-        snprintf(pmsg, sizeof(pmsg), "pod group is unschedulable, %s", r.gmsg);
+        snprintf(pmsg, sizeof(pmsg), "%s%s", waiting ? "" : "pod group is unschedulable, ", r.gmsg);
         int reported = 0;
         for (size_t i = 0; i < m; i++) {
-            if (waiting) {
-                /* upstream: a member that fit goes back nominated to where it fit, the others
-                 * to where the preemption found room for them (if it did) */
-                cs[i].group_nominated = i < r.tried && ok[i] ? hosts[i] : pre.nominated[i];
-                if (cs[i].group_nominated != KS_SYM_ABSENT && !reported++) {
+            /* waiting: every member the preemption placed is nominated there */
+            if (waiting && pre.nominated[i] != KS_SYM_ABSENT && pre.nominated[i] != KS_SYM_EMPTY) {
+                cs[i].group_nominated = pre.nominated[i];
+                if (!reported++) {
                     cs[i].group_victims = pre.victims;
                     cs[i].ngroup_victims = pre.nvictims;
                 }
@@ -1318,7 +1348,7 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
             else if (i < r.tried && !ok[i])
                 member_failed(&cs[i], 0, NULL, 0);
             else
-                member_failed(&cs[i], KS_UNSCHEDULABLE, pmsg, rejectors);
+                member_failed(&cs[i], KS_UNSCHEDULABLE, i < r.tried ? pmsg : untried, rejectors);
         }
         if (ks__log_enabled(2))
             ks__log('I', NULL, "%s podGroup=%s/%s err=%s",
@@ -1339,7 +1369,6 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
     free(qps);
     free(cs);
     free(ok);
-    free(hosts);
 }
 
 uint64_t ks__scheduler_podgroup_cycles(const ks_scheduler *s) { return s->podgroup_cycles; }

@@ -302,10 +302,13 @@ typedef struct ks__pg_victim {
     int64_t earliest_start; /* status.startTime (Unix ns) of its oldest pod; INT64_MAX: none */
     size_t order;           /* where its first pod is in the snapshot: the tie-break */
 } ks__pg_victim;
-/* upstream preemptorEligibleToPreemptOthers for a group of the given priority whose pending
- * members are members[0..n): NULL when eligible, else the reason. */
-const char *ks__pg_preemptor_ineligible(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
-                                        ks_pod *const *members, size_t n);
+/* upstream preemptorEligibleToPreemptOthers for a group whose pending members are
+ * members[0..n): NULL when eligible, else the reason. */
+const char *ks__pg_preemptor_ineligible(ks_pod *const *members, size_t n);
+/* upstream isOngoingPreemption: a member's nominated node still holds a lower-priority pod that
+ * an earlier preemption is terminating (DisruptionTarget, PreemptionByScheduler). */
+int ks__pg_ongoing_preemption(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
+                              ks_pod *const *members, size_t n);
 /* upstream GetAllPossibleVictims filtered by isPreemptionAllowed: the units of the snapshot of
  * lower priority than priority, in snapshot order. *out: free with ks__pg_victims_free. 0 or
  * KS_ENOMEM. */
