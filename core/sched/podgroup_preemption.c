@@ -1,9 +1,9 @@
 /*
  * Workload-aware preemption's model (upstream framework/preemption/podgrouppreemption.go and
- * its victim and preemptor types, v1.37, GenericWorkload): the preemptor is a pod group, the
- * domain the whole cluster, and a victim is a preemption unit: a pod that belongs to no PodGroup,
- * or all the pods on nodes of one PodGroup, which leave together. This file holds the pieces that
- * need no framework: the group's priority, who may preempt (preemptorEligibleToPreemptOthers),
+ * its victim and preemptor types, v1.37.2, GenericWorkload): the preemptor is a pod group, the
+ * domain the whole cluster, and a victim is a preemption unit: one pod, or all the pods on nodes of
+ * one PodGroup whose spec.disruptionMode is `all`, which leave together. This file holds the pieces
+ * that need no framework: the group's priority, who may preempt (preemptorEligibleToPreemptOthers),
  * the lower-priority units of the snapshot (GetAllPossibleVictims and isPreemptionAllowed), their
  * order (moreImportantVictim) and the split by PodDisruptionBudget
  * (filterVictimsWithPDBViolation). The simulation that removes them, runs the group's algorithm
@@ -91,12 +91,21 @@ int ks__pg_ongoing_preemption(ks_scheduler *s, const ks_snapshot *snap, int32_t 
     return 0;
 }
 
+/* Whether the PodGroup's spec.disruptionMode is `all` (its pods leave together; nil or `single`:
+ * one by one). A union of exactly one member, in the compact JSON cJSON printed. */
+static int disruption_all(const ks_pod_group *pg)
+{
+    return pg && pg->v.json && strstr(pg->v.json, "\"disruptionMode\":{\"all\":") != NULL;
+}
+
 /* One lower-priority pod found on a node, before grouping. */
 typedef struct found {
     ks_pod *pod;
-    ks_sym group; /* KS_SYM_ABSENT: a unit alone */
+    ks_sym
+        group; /* the PodGroup whose pods leave together (disruptionMode all), or KS_SYM_ABSENT */
     int32_t priority;
-    size_t order; /* where it was found: keeps the units' order deterministic */
+    int group_type; /* upstream's victim type: PodGroup for a pod naming a group, else Pod */
+    size_t order;   /* where it was found: keeps the units' order deterministic */
 } found;
 
 static int cmp_found(const void *a, const void *b)
@@ -131,7 +140,9 @@ int ks__pg_victims_collect(ks_scheduler *s, const ks_snapshot *snap, int32_t pri
         const ks_node_info *ni = snap->nodes[i];
         for (size_t k = 0; k < ni->npods; k++) {
             ks_pod_group *pg;
-            int32_t prio = effective_priority(s, ni->pods[k], &pg);
+            const ks_pod *p = ni->pods[k];
+            int32_t prio = effective_priority(s, p, &pg);
+            int all = disruption_all(pg);
             ks__podgroup_unref(pg);
             if (prio >= priority) /* upstream isPreemptionAllowed */
                 continue;
@@ -144,8 +155,12 @@ int ks__pg_victims_collect(ks_scheduler *s, const ks_snapshot *snap, int32_t pri
                 }
                 f = g;
             }
-            f[nf] =
-                (found){ni->pods[k], pg ? ni->pods[k]->scheduling_group : KS_SYM_ABSENT, prio, nf};
+            /* upstream NewPodVictim: a pod that names a group is of the PodGroup type even alone
+             * (its PodGroup missing, or disruptionMode single) */
+            int group_type = s->podgroups && p->scheduling_group != KS_SYM_ABSENT &&
+                             p->scheduling_group != KS_SYM_EMPTY;
+            f[nf] = (found){ni->pods[k], all ? p->scheduling_group : KS_SYM_ABSENT, prio,
+                            group_type, nf};
             nf++;
         }
     }
@@ -171,7 +186,7 @@ int ks__pg_victims_collect(ks_scheduler *s, const ks_snapshot *snap, int32_t pri
         u->pods = &pods[i];
         u->npods = j - i;
         u->priority = f[i].priority;
-        u->is_group = f[i].group != KS_SYM_ABSENT;
+        u->is_group = f[i].group_type;
         u->earliest_start = INT64_MAX;
         u->order = f[i].order;
         for (size_t k = i; k < j; k++) {
@@ -211,10 +226,8 @@ int ks__pg_more_important_victim(const ks__pg_victim *a, const ks__pg_victim *b)
 {
     if (a->priority != b->priority)
         return a->priority > b->priority;
-    if (a->is_group != b->is_group)
+    if (a->is_group != b->is_group) /* upstream victimRank: PodGroup 2, Pod 1 */
         return a->is_group;
-    if (!a->is_group)
-        return a->earliest_start < b->earliest_start;
     if (a->npods != b->npods)
         return a->npods > b->npods;
     return a->earliest_start < b->earliest_start;

@@ -292,13 +292,14 @@ void ks__podgroup_set_condition(ks_scheduler *s, const ks__pg_cycle_group *g, in
 /* podgroup_preemption.c: workload-aware preemption's model (GenericWorkload). */
 /* upstream util.PodGroupPriority: spec.priority, 0 when unset (or pg NULL). */
 int32_t ks__podgroup_priority(const struct ks_pod_group *pg);
-/* A preemption unit: a pod of no PodGroup, or the pods on nodes of one PodGroup (upstream
- * victim). pods: references, in one array shared by the units of one collection. */
+/* A preemption unit (upstream victim): one pod, or the pods on nodes of one PodGroup whose
+ * spec.disruptionMode is `all`. pods: references, in one array shared by the units of one
+ * collection. */
 typedef struct ks__pg_victim {
     ks_pod **pods;
     size_t npods;
     int32_t priority; /* the pod's, or its PodGroup's */
-    int is_group;
+    int is_group;     /* upstream's PodGroup type: its pods name a group (alone or together) */
     int64_t earliest_start; /* status.startTime (Unix ns) of its oldest pod; INT64_MAX: none */
     size_t order;           /* where its first pod is in the snapshot: the tie-break */
 } ks__pg_victim;
@@ -315,8 +316,8 @@ int ks__pg_ongoing_preemption(ks_scheduler *s, const ks_snapshot *snap, int32_t 
 int ks__pg_victims_collect(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
                            ks__pg_victim **out, size_t *nout);
 void ks__pg_victims_free(ks__pg_victim *v, size_t n); /* NULL: no-op */
-/* upstream moreImportantVictim: priority, then a group before a pod, then for pods the older,
- * for groups the larger and then the older. */
+/* upstream MoreImportantVictim (v1.37.2): priority, then the PodGroup type before the Pod type,
+ * then the larger, then the older (earliest start). */
 int ks__pg_more_important_victim(const ks__pg_victim *a, const ks__pg_victim *b);
 /* Sorts most important first (ties keep snapshot order). */
 void ks__pg_victims_sort(ks__pg_victim *v, size_t n);

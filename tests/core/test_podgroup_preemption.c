@@ -1,7 +1,7 @@
 /*
- * Workload-aware preemption's model (core/sched/podgroup_preemption.c): upstream's
- * moreImportantVictim order (priority, a PodGroup before a pod, the older pod, the larger and then
- * the older group), the sort that keeps snapshot order on ties, and the PodDisruptionBudget split
+ * Workload-aware preemption's model (core/sched/podgroup_preemption.c): upstream v1.37.2's
+ * MoreImportantVictim order (priority, the PodGroup type before the Pod type, the larger, then the
+ * older), the sort that keeps snapshot order on ties, and the PodDisruptionBudget split
  * of units (a unit violates when any of its pods takes a matching budget below zero). The
  * end-to-end cases are in tests/sim/test_gang_preemption.c.
  */

@@ -52,11 +52,22 @@ static cJSON *run(const char *cluster)
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default}\nspec:\n"      \
     "  nodeName: " node "\n  priority: " prio "\n"                                                 \
     "  containers: [{name: c, image: x, resources: {requests: {cpu: \"" cpu "\"}}}]\n"
+/* a low-priority pod of group on node, started at start */
+#define BOUNDT(name, node, group, start)                                                           \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default}\nspec:\n"      \
+    "  nodeName: " node "\n  priority: " LOW "\n  schedulingGroup: {podGroupName: " group "}\n"    \
+    "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"                   \
+    "status: {startTime: \"" start "\"}\n"
 #define IN(group) "schedulingGroup: {podGroupName: " group "}"
 #define GROUP(name, prio, min)                                                                     \
     "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " name           \
     ", namespace: default, uid: uid-" name "}\nspec: {priority: " prio                             \
     ", schedulingPolicy: {gang: {minCount: " min "}}}\n"
+/* the same with disruptionMode all: its pods are one victim (upstream DisruptionModeAll) */
+#define GROUPALL(name, prio, min)                                                                  \
+    "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " name           \
+    ", namespace: default, uid: uid-" name "}\nspec: {priority: " prio                             \
+    ", disruptionMode: {all: {}}, schedulingPolicy: {gang: {minCount: " min "}}}\n"
 /* a pending member of the preemptor group "pre" */
 #define MEMBER(name, prio, extra)                                                                  \
     "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default}\n"             \
@@ -157,10 +168,20 @@ Test(gang_preemption, priority_mix_of_no_groups_and_pod_groups)
                    "p1", 1);
 }
 
+Test(gang_preemption, priority_start_time_of_pods_from_same_group_with_disruption_mode_single)
+{
+    /* p1 is less important than p2 because of later StartTime (upstream: Unix 1 and 0; here a
+     * later day: status.startTime 0 reads as unset) */
+    expect_victims(NODE("node1", "2") BOUNDT("p1", "node1", "pg1", "2026-01-01T00:00:01Z")
+                       BOUNDT("p2", "node1", "pg1", "2026-01-01T00:00:00Z") GROUP("pg1", LOW, "1")
+                           GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
+                   "p1", 1);
+}
+
 Test(gang_preemption, pod_group_with_disruption_mode_group_not_reprieved)
 {
     expect_victims(NODE("node1", "1") NODE("node2", "1") BOUND("p1", "node1", LOW, "", IN("pg1"))
-                       BOUND("p2", "node2", LOW, "", IN("pg1")) GROUP("pg1", LOW, "2")
+                       BOUND("p2", "node2", LOW, "", IN("pg1")) GROUPALL("pg1", LOW, "2")
                            GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "p1,p2", 1);
 }
@@ -201,7 +222,7 @@ Test(gang_preemption, pdb_prefer_lower_priority_pod_when_no_preemption_without_v
 Test(gang_preemption, pod_group_preempt_group_as_a_whole)
 {
     expect_victims(NODE("node1", "1") NODE("node2", "1") BOUND("p1", "node1", LOW, "", IN("pg1"))
-                       BOUND("p2", "node2", LOW, "", IN("pg1")) GROUP("pg1", LOW, "1")
+                       BOUND("p2", "node2", LOW, "", IN("pg1")) GROUPALL("pg1", LOW, "1")
                            GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "p1,p2", 1);
 }
@@ -211,7 +232,7 @@ Test(gang_preemption, pod_group_prefer_single_pod_over_pod_group)
     /* node 1 can fit preemptor + pg1 or preemptor + p1 */
     expect_victims(NODE("node1", "3") BOUND("p1", "node1", LOW, "", "")
                        BOUND("g1-1", "node1", LOW, "", IN("pg1"))
-                           BOUND("g1-2", "node1", LOW, "", IN("pg1")) GROUP("pg1", LOW, "1")
+                           BOUND("g1-2", "node1", LOW, "", IN("pg1")) GROUPALL("pg1", LOW, "1")
                                GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "p1", 1);
 }
@@ -220,7 +241,7 @@ Test(gang_preemption, pod_group_preempt_group_as_a_whole_on_single_node)
 {
     expect_victims(NODE("node1", "3") BOUND("g1-1", "node1", LOW, "", IN("pg1"))
                        BOUND("g1-2", "node1", LOW, "", IN("pg1")) BOUND("p1", "node1", MID, "", "")
-                           GROUP("pg1", LOW, "1") GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
+                           GROUPALL("pg1", LOW, "1") GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "g1-1,g1-2", 1);
 }
 
@@ -228,7 +249,7 @@ Test(gang_preemption, pdb_unit_violation_if_any_member_violates)
 {
     expect_victims(NODE("node1", "3") BOUND("g1-1", "node1", LOW, "app: foo", IN("pg1"))
                        BOUND("g1-2", "node1", LOW, "", IN("pg1")) BOUND("p1", "node1", LOW, "", "")
-                           GROUP("pg1", LOW, "1") PDB_FOO_0 GROUP("pre", HIGH, "1")
+                           GROUPALL("pg1", LOW, "1") PDB_FOO_0 GROUP("pre", HIGH, "1")
                                MEMBER("m", HIGH, ""),
                    "p1", 1);
 }
@@ -237,7 +258,7 @@ Test(gang_preemption, priority_divergence_victim_group_lower_than_its_pods)
 {
     /* the group's priority counts, not its pods' */
     expect_victims(NODE("node1", "1") NODE("node2", "1") BOUND("p1", "node1", HIGH, "", IN("pg1"))
-                       BOUND("p2", "node2", HIGH, "", IN("pg1")) GROUP("pg1", MID, "1")
+                       BOUND("p2", "node2", HIGH, "", IN("pg1")) GROUPALL("pg1", MID, "1")
                            GROUP("pre", HIGH, "1") MEMBER("m", HIGH, ""),
                    "p1,p2", 1);
 }
@@ -247,7 +268,7 @@ Test(gang_preemption, gang_do_not_reprieve_victim_pod_group_of_lower_priority)
     expect_victims(NODE("node1", "1") NODE("node2", "1") NODE("node3", "1")
                        BOUND("v1", "node1", MID, "", IN("victim-pg"))
                            BOUND("v2", "node2", MID, "", IN("victim-pg"))
-                               BOUND("v3", "node3", LOW, "", "") GROUP("victim-pg", MID, "1")
+                               BOUND("v3", "node3", LOW, "", "") GROUPALL("victim-pg", MID, "1")
                                    GROUP("pre", HIGH, "3") MEMBER("m-a", HIGH, "")
                                        MEMBER("m-b", HIGH, "") MEMBER("m-c", HIGH, ""),
                    "v1,v2,v3", 3);
@@ -315,7 +336,7 @@ Test(gang_preemption, priority_divergence_victim_group_higher_than_its_pods)
 {
     expect_message(NODE("node1", "1") NODE("node2", "1") NODE("node3", "1")
                        BOUND("p1", "node1", LOW, "", IN("pg1"))
-                           BOUND("p2", "node2", LOW, "", IN("pg1")) GROUP("pg1", MID, "1")
+                           BOUND("p2", "node2", LOW, "", IN("pg1")) GROUPALL("pg1", MID, "1")
                                GROUP("pre", MID, "2") MEMBER("m1", MID, "") MEMBER("m2", MID, ""),
                    "m1",
                    "pod group is unschedulable, minCount (2) cannot be satisfied: 1 scheduled, 0 "
