@@ -279,9 +279,13 @@ int ks__pg_victims_pdb(const ks__pg_victim *v, size_t n, const ks_pdb *pdbs, siz
                     !ks_label_selector_matches(&pdb->selector, p->labels, p->nlabels) ||
                     in_disrupted(pdb, p->name))
                     continue;
-                /* a unit violates when evicting any of its pods takes a budget below zero */
-                if (--allowed[k] < 0)
+                /* a unit violates when evicting any of its pods takes a budget below zero;
+                 * upstream's podIsViolating stops at that budget (the later ones are not
+                 * decremented for this pod) */
+                if (--allowed[k] < 0) {
                     violating[i] = 1;
+                    break;
+                }
             }
         }
     }
