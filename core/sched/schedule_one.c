@@ -94,6 +94,7 @@ typedef struct sched_cycle {
      * victims to report (the group's, on its first nominated member), and the object it
      * replaced in its queue entry (released once the group's cycles are). */
     ks_sym group_nominated;
+    int group_reporter; /* reports the group's preemption (observer.preempted) */
     ks_pod *const *group_victims;
     size_t ngroup_victims;
     ks_pod *replaced;
@@ -719,9 +720,12 @@ static void nominate_member(sched_cycle *c)
         ks__nominator_add(s, np);
     }
     c->nominated = c->group_nominated;
-    if (s->observer.preempted)
+    /* one preemption, one report (upstream observes its victims once, in prepareCandidate) */
+    if (c->group_reporter && s->observer.preempted)
         s->observer.preempted(s->observer.ctx, c->seq, qp->pod, c->group_nominated,
                               c->group_victims, c->ngroup_victims);
+    else if (!c->group_reporter && s->observer.nominated)
+        s->observer.nominated(s->observer.ctx, c->seq, qp->pod, c->group_nominated);
 }
 
 /* The one failure exit (upstream: schedulingCycle returns the status, ScheduleOne calls
@@ -969,6 +973,7 @@ typedef struct pg_preemption {
     ks_sym *nominated; /* per member: KS_SYM_ABSENT, or its node */
     ks_pod **victims;  /* the pods evicted, most important unit first (references) */
     size_t nvictims;
+    int ongoing; /* upstream isOngoingPreemption: nothing evicted now */
 } pg_preemption;
 
 /* upstream's PodGroupPostFilter set: DefaultPreemption (the one in-tree plugin that implements
@@ -1212,6 +1217,7 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
         /* upstream isOngoingPreemption: the members keep their nominations and wait */
         for (size_t i = 0; i < m; i++)
             out->nominated[i] = members[i]->nominated_node_name;
+        out->ongoing = 1;
         pg_fail(out, KS_SUCCESS, "pod group preemption: %s",
                 "ongoing preemption on nominated nodes");
         free(members);
@@ -1338,7 +1344,8 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
             /* waiting: every member the preemption placed is nominated there */
             if (waiting && pre.nominated[i] != KS_SYM_ABSENT && pre.nominated[i] != KS_SYM_EMPTY) {
                 cs[i].group_nominated = pre.nominated[i];
-                if (!reported++) {
+                if (!pre.ongoing && !reported++) {
+                    cs[i].group_reporter = 1;
                     cs[i].group_victims = pre.victims;
                     cs[i].ngroup_victims = pre.nvictims;
                 }

@@ -113,6 +113,10 @@ typedef struct ks_observer {
      * victims are evicted. May be NULL. */
     void (*preempted)(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
                       ks_pod *const *victims, size_t nvictims);
+    /* Scheduling thread: a PodGroup member goes back nominated to node by its group's
+     * workload-aware preemption without being the one preempted reports the group's victims
+     * with (the other members; all of them for an ongoing preemption). May be NULL. */
+    void (*nominated)(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node);
 } ks_observer;
 
 typedef struct ks_scheduler_opts {

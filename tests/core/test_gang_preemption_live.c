@@ -29,7 +29,8 @@ static struct {
     ks_registry *reg;
     ks_profile_plan *plans;
     ks_scheduler *s;
-    int binds, group_evictions, in_memory, pod_evictions, failed;
+    int binds, group_evictions, in_memory, pod_evictions, failed, reports, reported_victims,
+        nominations;
     char victims[256], uid[64], member[64];
     char messages[4][512], nominated[4][64], failed_pod[4][64];
     pthread_mutex_t mu;
@@ -75,6 +76,22 @@ static void source_preempted_group(void *ctx, const ks_pod *victim, const ks_pod
     snprintf(W.member, sizeof(W.member), "%s", member->key);
 }
 
+/* The observer: one report of the preemption (the victims histogram), the other members'
+ * nominations apart. */
+static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
+                          ks_pod *const *victims, size_t nvictims)
+{
+    (void)ctx, (void)seq, (void)pod, (void)node, (void)victims;
+    W.reports++;
+    W.reported_victims += (int)nvictims;
+}
+
+static void obs_nominated(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node)
+{
+    (void)ctx, (void)seq, (void)pod, (void)node;
+    W.nominations++;
+}
+
 static void setup(void)
 {
     char err[1024] = "";
@@ -93,6 +110,7 @@ static void setup(void)
                                       .failed = source_failed,
                                       .evict = source_evict,
                                       .preempted_group = source_preempted_group},
+                           .observer = {.preempted = obs_preempted, .nominated = obs_nominated},
                            .victims_leave_on_delete_event = 1};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
 }
@@ -202,6 +220,9 @@ Test(gang_preemption_live, the_gang_evicts_as_a_podgroup_and_is_bound_once_the_v
     cr_expect_str_neq(nominated_of("default/m2"), "", "m2 is nominated");
     cr_expect_str_neq(nominated_of("default/m1"), nominated_of("default/m2"));
     cr_expect_eq(W.binds, 0);
+    cr_expect_eq(W.reports, 1, "one preemption, observed once");
+    cr_expect_eq(W.reported_victims, 2);
+    cr_expect_eq(W.nominations, 1, "the other member's nomination");
 
     /* the deletions arrive: the gang moves and is bound whole, with no second preemption */
     cr_assert_eq(ks__scheduler_on_pod_delete(W.s, low1), 0);

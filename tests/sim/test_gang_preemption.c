@@ -439,6 +439,13 @@ Test(gang_preemption, the_members_are_nominated_and_placed_after_the_victims_lea
     char got[128];
     victims_of(doc, got, sizeof(got));
     cr_expect_str_eq(got, "low2,low3");
+    int reports = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "pods"))
+    {
+        reports += cJSON_GetArraySize(cJSON_GetObjectItem(it, "victims")) > 0;
+    }
+    cr_expect_eq(reports, 1, "one preemption, its victims on one member's attempt");
     cr_expect_eq(scheduled(doc, "m"), 3);
     cJSON_Delete(doc);
 }
