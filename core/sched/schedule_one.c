@@ -1164,6 +1164,15 @@ static void evict_for_group(ks_scheduler *s, ks_pod *v, const ks_pod *member,
                             const ks__pg_cycle_group *g)
 {
     const char *uid = g->pg && g->pg->v.uid ? g->pg->v.uid : "";
+    /* upstream prepareCandidate: graceful deletion already started, no second API call */
+    if (v->terminating && s->victims_leave_on_delete_event) {
+        if (ks__log_enabled(2))
+            ks__log('I', NULL,
+                    "Victim Pod is already being deleted, skipping the API call for it "
+                    "preemptor=%s/%s victim=%s",
+                    ks__sym_str(g->ns), ks__sym_str(g->name), v->key);
+        return;
+    }
     if (ks__log_enabled(2))
         ks__log('I', NULL, "Preempting pod %s for pod group %s/%s", v->key, ks__sym_str(g->ns),
                 ks__sym_str(g->name));

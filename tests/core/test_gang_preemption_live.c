@@ -243,3 +243,35 @@ Test(gang_preemption_live, the_gang_evicts_as_a_podgroup_and_is_bound_once_the_v
     ks__pod_unref(m1);
     ks__pod_unref(m2);
 }
+
+/* upstream prepareCandidate: a victim whose graceful deletion already started gets no second API
+ * call (and no event); the others are evicted. */
+Test(gang_preemption_live, a_victim_already_terminating_is_not_evicted_again)
+{
+    add_node("n1");
+    add_node("n2");
+    ks_pod *low1 = mkpod("low1", "n1", 0, ""), *low2 = mkpod("low2", "n2", 0, "");
+    ks_pod *leaving = ks__pod_with_node(low1, ks__intern("n1"));
+    cr_assert_not_null(leaving);
+    leaving->terminating = 1;
+    cr_assert_eq(ks__scheduler_on_pod_update(W.s, low1, leaving, 1), 0);
+    char err[512], label[256];
+    cJSON *pg = cJSON_Parse("{\"apiVersion\":\"scheduling.k8s.io/v1beta1\",\"kind\":\"PodGroup\","
+                            "\"metadata\":{\"name\":\"g\",\"namespace\":\"default\",\"uid\":"
+                            "\"pg-uid\"},\"spec\":{\"priority\":100,\"schedulingPolicy\":{\"gang\":"
+                            "{\"minCount\":2}}}}");
+    cr_assert_eq(ks__scheduler_apply_podgroup(W.s, pg, 0, 0, label, err, sizeof(err)), 0, "%s",
+                 err);
+    cJSON_Delete(pg);
+    ks_pod *m1 = mkpod("m1", "", 100, "g"), *m2 = mkpod("m2", "", 100, "g");
+    cr_assert_eq(ks__scheduler_schedule_one(W.s, 0), 1);
+    ks__scheduler_wait_bindings(W.s);
+    cr_expect_eq(W.reported_victims, 2, "both are the preemption's victims");
+    cr_expect_eq(W.group_evictions, 1, "only the one not yet terminating is evicted");
+    cr_expect_str_eq(W.victims, "default/low2");
+    ks__pod_unref(low1);
+    ks__pod_unref(leaving);
+    ks__pod_unref(low2);
+    ks__pod_unref(m1);
+    ks__pod_unref(m2);
+}
