@@ -39,7 +39,8 @@ static cJSON *run(const char *cluster)
 }
 
 #define NODE(name, cpu)                                                                            \
-    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name "}\n"                                \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name                                      \
+    ", labels: {kubernetes.io/hostname: " name "}}\n"                                              \
     "status: {allocatable: {cpu: \"" cpu "\", memory: 64Gi, pods: \"110\"}}\n"
 /* a pod bound to node; extra: more of spec, e.g. "schedulingGroup: {podGroupName: g}" */
 #define BOUND(name, node, prio, labels, extra)                                                     \
@@ -285,6 +286,29 @@ Test(gang_preemption, a_victim_is_spared_only_if_every_member_still_fits_in_turn
                            BOUNDC("v4", "node1", "40", "6") GROUP("pre", HIGH, "2")
                                MEMBERC("m1", HIGH, "3") MEMBERC("m2", HIGH, "3"),
                    "v4", 2);
+}
+
+/* A victim that would block a member by its required anti-affinity, not by its size (100m next
+ * to a member's 1 CPU on a 2-CPU node), is spared, as upstream spares it: the simulated cycles
+ * ran with every victim removed, so InterPodAffinity had nothing to check (PreFilter Skip) and
+ * neither its PreFilter extension nor its Filter runs in the reprieve. Only the 1500m filler is
+ * evicted, and both members then fit on its node. */
+#define ANTI                                                                                       \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: anti, namespace: default}\nspec:\n"          \
+    "  nodeName: node1\n  priority: " LOW "\n"                                                     \
+    "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [\n"           \
+    "    {labelSelector: {matchLabels: {app: gang}}, topologyKey: kubernetes.io/hostname}]}}\n"    \
+    "  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n"
+#define GANG_MEMBER(name)                                                                          \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " name ", namespace: default, labels: "      \
+    "{app: gang}}\nspec:\n  priority: " HIGH "\n  schedulingGroup: {podGroupName: pre}\n"          \
+    "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"
+Test(gang_preemption, a_victim_with_anti_affinity_is_spared_as_upstream_spares_it)
+{
+    expect_victims(NODE("node1", "2") NODE("node2", "2")
+                       ANTI BOUNDC("filler", "node2", LOW, "1500m") GROUP("pre", HIGH, "2")
+                           GANG_MEMBER("m1") GANG_MEMBER("m2"),
+                   "filler", 2);
 }
 
 /* The failures, with upstream's messages: what the members that fit say, after PlacementFeasible's
