@@ -723,6 +723,18 @@ static void on_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node
     pthread_mutex_unlock(&s->mu);
 }
 
+/* A PodGroup member nominated by its group's preemption that another member reported. */
+static void on_nominated(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node)
+{
+    sim *s = ctx;
+    (void)pod;
+    pthread_mutex_lock(&s->mu);
+    record *r = rec_for(s, seq);
+    if (r)
+        r->nominated = node;
+    pthread_mutex_unlock(&s->mu);
+}
+
 static int cmp_rec(const void *a, const void *b)
 {
     const record *x = a, *y = b;
@@ -1379,7 +1391,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
                    .bind = sim_bind,
                    .patch_storage = sim_patch_storage,
                    .flags = KS_SOURCE_SIMULATED},
-        .observer = {&s, on_cycle_done, on_bind_done, on_preempted},
+        .observer = {&s, on_cycle_done, on_bind_done, on_preempted, on_nominated},
     };
     if ((rc = ks__scheduler_new(&so, &s.sched, err, errlen)) != 0)
         goto out;
@@ -1420,6 +1432,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     ks__scheduler_wait_bindings(s.sched);
     ks__guard_set_fatal_hook(NULL, NULL);
     stats->seconds = (double)(ks__clock_now_ns() - t0) / 1e9;
+    stats->podgroup_attempts = (size_t)ks__scheduler_podgroup_cycles(s.sched);
     ks__queue_each_parked(q, report_gated, &s);
 
     if (s.nrecs) /* no pods: recs is NULL, and qsort(NULL, 0, ...) is undefined */

@@ -47,9 +47,10 @@ typedef struct ks_simulate_stats {
     size_t unknown_kinds;   /* left out: no kind, or a kind its apiVersion does not have */
     size_t warnings;        /* about the cluster file (unknown fields and kinds) */
     size_t attempts, scheduled, unschedulable, errors, unhandled, preemptions;
-    size_t capped;          /* pods left pending at --max-attempts */
-    size_t permit_timeouts; /* Permit waits that ended at their timeout (virtual clock) */
-    double seconds;         /* wall time of the scheduling loop (loading excluded) */
+    size_t capped;            /* pods left pending at --max-attempts */
+    size_t permit_timeouts;   /* Permit waits that ended at their timeout (virtual clock) */
+    double seconds;           /* wall time of the scheduling loop (loading excluded) */
+    size_t podgroup_attempts; /* PodGroup scheduling cycles (GenericWorkload) */
 } ks_simulate_stats;
 
 /* 0 on success (whatever the decisions), or a negative code with a message in err (bad file,

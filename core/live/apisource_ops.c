@@ -281,11 +281,12 @@ static const cJSON *pod_condition(const cJSON *pod, const char *type)
  * observedGeneration the victim's metadata.generation (PodObservedGenerationTracking, on in 1.34).
  * Patched only when it changes (apipod.UpdatePodCondition; lastTransitionTime kept while the status
  * stays True). 0 when patched or nothing to patch. */
-static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor)
+static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor,
+                                   const char *group_uid)
 {
     char msg[600], now[64];
-    snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority pod",
-             ks__sym_str(preemptor->scheduler_name));
+    snprintf(msg, sizeof(msg), "%s: preempting to accommodate a higher priority %s",
+             ks__sym_str(preemptor->scheduler_name), group_uid ? "podgroup" : "pod");
     cJSON *cur = victim->json ? cJSON_Parse(victim->json) : NULL;
     const cJSON *old = pod_condition(cur, "DisruptionTarget");
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
@@ -332,11 +333,16 @@ static int patch_disruption_target(ks_apisrc *s, const ks_pod *victim, const ks_
  * object: v1.37.2's executor hands the recorder a wrapper of the preemptor that no reference can
  * be made of, so the real binary records none (tests/e2e/test-preemption.sh). */
 static void post_preempted(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node,
-                           int in_memory)
+                           int in_memory, const char *group_uid)
 {
     char note[1024];
-    snprintf(note, sizeof(note), "Preempted by pod %s on node %s%s",
-             preemptor->uid ? preemptor->uid : "", ks__sym_str(node),
+    /* a pod group preemptor (workload-aware preemption): its uid, and the candidate's name,
+     * "cluster", for the node */
+    snprintf(note, sizeof(note), "Preempted by %s %s on node %s%s", group_uid ? "podgroup" : "pod",
+             group_uid        ? group_uid
+             : preemptor->uid ? preemptor->uid
+                              : "",
+             group_uid ? "cluster" : ks__sym_str(node),
              in_memory ? " (in kube-scheduler memory)." : "");
     post_event(s, victim, "Normal", "Preempted", "Preempting", note,
                ks__sym_str(preemptor->scheduler_name));
@@ -346,10 +352,11 @@ static void post_preempted(ks_apisrc *s, const ks_pod *victim, const ks_pod *pre
  * bound pod turns Terminating until its kubelet confirms), then the Preempted event. A failed
  * patch stops there (upstream returns the error; the preemptor retries); a victim already gone
  * (404) gets no event. */
-static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
+static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor, ks_sym node,
+                     const char *group_uid)
 {
     char path[600], what[600];
-    int rc = patch_disruption_target(s, victim, preemptor);
+    int rc = patch_disruption_target(s, victim, preemptor, group_uid);
     if (rc == KS_ENOTFOUND) {
         ks__log('I', "apisource", "Victim Pod is already deleted: %s (preemptor %s, node %s)",
                 victim->key, preemptor->key, ks__sym_str(node));
@@ -383,7 +390,7 @@ static void do_evict(ks_apisrc *s, const ks_pod *victim, const ks_pod *preemptor
     ks__log('I', "apisource",
             "Preemptor Pod preempted victim Pod: preemptor %s, victim %s, node %s", preemptor->key,
             victim->key, ks__sym_str(node));
-    post_preempted(s, victim, preemptor, node, 0);
+    post_preempted(s, victim, preemptor, node, 0, group_uid);
 }
 
 /* upstream clearNominatedNodeName: the two-way merge patch of a status that loses
@@ -424,7 +431,8 @@ struct ks_effect {
     char *reason, *message, *profile;
     /* EFFECT_PATCH_OBJECT: the request's path and the patch (in message) */
     char *path;
-    /* EFFECT_PLUGIN_EVENT: the event's type (in reason: its reason, in message: its note) */
+    /* EFFECT_PLUGIN_EVENT: the event's type (in reason: its reason, in message: its note);
+     * EFFECT_EVICT and EFFECT_PREEMPTED: the uid of a pod group preemptor, NULL for a pod */
     char *type;
 };
 
@@ -487,7 +495,7 @@ static void *effects_main(void *arg)
         if (e->kind == EFFECT_FAILED)
             do_failed(s, e->pod, e->reason, e->message, e->node, e->profile);
         else if (e->kind == EFFECT_EVICT)
-            do_evict(s, e->pod, e->other, e->node);
+            do_evict(s, e->pod, e->other, e->node, e->type);
         else if (e->kind == EFFECT_CLEAR_NOMINATION)
             do_clear_nomination(s, e->pod);
         else if (e->kind == EFFECT_PATCH_OBJECT)
@@ -495,7 +503,7 @@ static void *effects_main(void *arg)
         else if (e->kind == EFFECT_PLUGIN_EVENT)
             post_event(s, e->pod, e->type, e->reason, "Scheduling", e->message, e->profile);
         else
-            post_preempted(s, e->pod, e->other, e->node, 1);
+            post_preempted(s, e->pod, e->other, e->node, 1, e->type);
         effect_free(e);
         pthread_mutex_lock(&s->emu);
     }
@@ -557,9 +565,13 @@ static void api_failed(void *ctx, const ks_pod *pod, const char *reason, const c
 /* Scheduling thread: queued. The victim stays in the scheduler's cache until the watch reports
  * it deleted (victims_leave_on_delete_event). */
 static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim,
-                         const ks_pod *preemptor, ks_sym node)
+                         const ks_pod *preemptor, ks_sym node, const char *group_uid)
 {
     struct ks_effect *e = calloc(1, sizeof(*e));
+    if (e && group_uid && !(e->type = strdup(group_uid))) {
+        free(e);
+        e = NULL;
+    }
     if (!e) {
         ks__log('E', "apisource", "out of memory evicting pod %s", victim->key);
         return;
@@ -571,9 +583,9 @@ static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim,
     ks__symrefs_hold(&e->node_ref, node);
     if (!s->estarted) {
         if (kind == EFFECT_EVICT)
-            do_evict(s, e->pod, e->other, e->node);
+            do_evict(s, e->pod, e->other, e->node, e->type);
         else
-            post_preempted(s, e->pod, e->other, e->node, 1);
+            post_preempted(s, e->pod, e->other, e->node, 1, e->type);
         effect_free(e);
         return;
     }
@@ -582,13 +594,22 @@ static void queue_victim(ks_apisrc *s, effect_kind kind, const ks_pod *victim,
 
 static void api_evict(void *ctx, const ks_pod *victim, const ks_pod *preemptor, ks_sym node)
 {
-    queue_victim(ctx, EFFECT_EVICT, victim, preemptor, node);
+    queue_victim(ctx, EFFECT_EVICT, victim, preemptor, node, NULL);
 }
 
 static void api_preempted_waiting(void *ctx, const ks_pod *victim, const ks_pod *preemptor,
                                   ks_sym node)
 {
-    queue_victim(ctx, EFFECT_PREEMPTED, victim, preemptor, node);
+    queue_victim(ctx, EFFECT_PREEMPTED, victim, preemptor, node, NULL);
+}
+
+/* Workload-aware preemption's victim: evicted (or, rejected in memory, only reported) for the
+ * pod group pg_uid. */
+static void api_preempted_group(void *ctx, const ks_pod *victim, const ks_pod *member,
+                                const char *pg_uid, int in_memory)
+{
+    queue_victim(ctx, in_memory ? EFFECT_PREEMPTED : EFFECT_EVICT, victim, member,
+                 victim->node_name, pg_uid ? pg_uid : "");
 }
 
 static void api_clear_nominated(void *ctx, const ks_pod *pod)
@@ -744,6 +765,7 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          api_patch_storage,
                          0,
                          api_write_object,
-                         api_plugin_event};
+                         api_plugin_event,
+                         api_preempted_group};
     return ops;
 }

@@ -1013,6 +1013,41 @@ static int list_affinity_nodes(ks_snapshot *s)
     return 0;
 }
 
+/* Workload-aware preemption's simulation on the snapshot itself (upstream's mutable snapshot
+ * lister, RemovePod / AddPod between BackupSnapshot and its restore): the pod leaves or joins the
+ * snapshot's copy of its node only. The snapshot then no longer matches the cache, so the next
+ * update rebuilds it whole (the restore); change trackers start over. */
+static int affinity_bits(const ks_node_info *ni)
+{
+    return (ni->naffinity != 0) | (ni->nanti != 0) << 1;
+}
+
+/* The node lists of affinity pods are rebuilt only when ni joins or leaves one (O(nodes)). */
+static int snapshot_mutated(ks_snapshot *s, const ks_node_info *ni, int had, int rc)
+{
+    s->list_dirty = 1;
+    s->version++;
+    return rc == 0 && had != affinity_bits(ni) ? list_affinity_nodes(s) : rc;
+}
+
+int ks__snapshot_add_pod(ks_snapshot *s, ks_pod *pod)
+{
+    ks_node_info *ni = (ks_node_info *)ks__snapshot_find(s, pod->node_name);
+    if (!ni)
+        return KS_ENOTFOUND;
+    int had = affinity_bits(ni);
+    return snapshot_mutated(s, ni, had, ks__node_info_add_pod(ni, pod));
+}
+
+int ks__snapshot_remove_pod(ks_snapshot *s, const ks_pod *pod)
+{
+    ks_node_info *ni = (ks_node_info *)ks__snapshot_find(s, pod->node_name);
+    if (!ni)
+        return KS_ENOTFOUND;
+    int had = affinity_bits(ni);
+    return snapshot_mutated(s, ni, had, ks__node_info_remove_pod(ni, pod->uid));
+}
+
 int ks__cache_update_snapshot(ks_cache *c, ks_snapshot *s)
 {
     int rc = 0, affinity_dirty = 0;

@@ -126,6 +126,13 @@ size_t ks__snapshot_image_nodes(const ks_snapshot *s, ks_sym image);
  * order) while no other Node did. -1 when no listed node has it. */
 int64_t ks__snapshot_image_size(const ks_snapshot *s, ks_sym image);
 
+/* Workload-aware preemption: pod (spec.nodeName set) joins / leaves the snapshot's copy of its
+ * node, not the cache; the next ks__cache_update_snapshot rebuilds the snapshot from the cache
+ * (upstream BackupSnapshot's restore). Scheduling thread, between cycles' Filter passes.
+ * 0, KS_ENOTFOUND (no such node, or the pod is not on it), KS_ENOMEM. */
+int ks__snapshot_add_pod(ks_snapshot *s, ks_pod *pod);
+int ks__snapshot_remove_pod(ks_snapshot *s, const ks_pod *pod);
+
 /* A deep copy of a NodeInfo (own arrays, pod references); for preemption dry runs and nominated
  * pods. Free with ks__node_info_free. */
 ks_node_info *ks__node_info_clone(const ks_node_info *ni);

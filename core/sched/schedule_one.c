@@ -90,6 +90,14 @@ typedef struct sched_cycle {
     int preempt;           /* PostFilter nominated a node: evict pfr.victims */
     const char *preemptor; /* the PostFilter plugin that did */
     int unsupported;       /* refused by unsupported_use, before PreFilter */
+    /* A PodGroup member nominated by the group's outcome (workload-aware preemption), with the
+     * victims to report (the group's, on its first nominated member), and the object it
+     * replaced in its queue entry (released once the group's cycles are). */
+    ks_sym group_nominated;
+    int group_reporter; /* reports the group's preemption (observer.preempted) */
+    ks_pod *const *group_victims;
+    size_t ngroup_victims;
+    ks_pod *replaced;
 } sched_cycle;
 
 /* ---- recording a failure ------------------------------------------------------------------- */
@@ -389,7 +397,7 @@ static ks_code find_nodes_that_fit(sched_cycle *c)
     }
     /* upstream: the hint is asked for even for a nominated pod (whose nomination wins), after
      * PreFilter, since the batch may run Filter and PreScore on this cycle's state. */
-    if (c->fw->batch)
+    if (c->fw->batch && !c->s->snap_frozen)
         c->hint = ks__batch_get_node_hint(c->fw->batch, c->state, c->pod, c->sig, c->s->snap,
                                           c->seq, sched_now(c->s));
     ks_sym first =
@@ -454,7 +462,8 @@ static const ks_node_info *select_host(sched_cycle *c, size_t *nrest)
 static ks_code schedule_pod(sched_cycle *c)
 {
     ks_scheduler *s = c->s;
-    if (ks__cache_update_snapshot(s->cache, s->snap) != 0 ||
+    /* a frozen snapshot is workload-aware preemption's simulation: it stays as it is */
+    if ((!s->snap_frozen && ks__cache_update_snapshot(s->cache, s->snap) != 0) ||
         ks__scratch_reserve(c->sc, s->snap->nnodes, c->fw->n[KS_PT_SCORE]) != 0)
         return fail(c, KS_ERROR, "out of memory updating the snapshot", 0);
     c->num_all = s->snap->nnodes;
@@ -479,7 +488,7 @@ static ks_code schedule_pod(sched_cycle *c)
     }
     /* upstream StoreScheduleResults: one feasible node stores no list (nil), else the nodes
      * left in the heap after the winner. */
-    if (c->fw->batch)
+    if (c->fw->batch && !s->snap_frozen)
         ks__batch_store(c->fw->batch, c->sig, c->hint, c->host->name, c->sc->heap, nrest,
                         (const ks_node_info *const *)c->sc->feasible, c->sc->raw, c->nfeasible,
                         c->seq, sched_now(s));
@@ -559,6 +568,10 @@ static ks_code assume(sched_cycle *c)
     c->assumed = ks__pod_with_node(c->pod, c->host->name);
     ks__nominator_remove(c->s, c->pod->uid); /* upstream DeleteNominatedPodIfExists */
     int rc = c->assumed ? ks__cache_assume_pod(c->s->cache, c->assumed) : KS_ENOMEM;
+    /* in workload-aware preemption's simulation the snapshot sees the pod too (upstream
+     * assumes on the snapshot) */
+    if (rc == 0 && c->s->snap_frozen && (rc = ks__snapshot_add_pod(c->s->snap, c->assumed)) != 0)
+        ks__cache_forget_pod(c->s->cache, c->assumed->uid);
     if (rc == 0) {
         /* upstream's cache assumePodGroupMember: GangScheduling's Permit counts it scheduled */
         ks__podgroup_member_assume(c->s->podgroups, c->assumed);
@@ -584,6 +597,8 @@ static ks_code assume(sched_cycle *c)
 static void unreserve_and_forget(sched_cycle *c)
 {
     ks__fw_run_unreserve(c->fw, c->state, c->assumed, c->host->name);
+    if (c->s->snap_frozen)
+        ks__snapshot_remove_pod(c->s->snap, c->assumed);
     ks__cache_forget_pod(c->s->cache, c->assumed->uid);
     ks__podgroup_member_forget(c->s->podgroups, c->assumed);
     ks__pod_unref(c->assumed);
@@ -692,6 +707,27 @@ static void apply_preemption(sched_cycle *c)
                               r->nvictims);
 }
 
+/* A PodGroup member sent back with a nomination (upstream FailureHandler's nominatingInfo for
+ * a group waiting on its preemption): the pod is retried with that node first. */
+static void nominate_member(sched_cycle *c)
+{
+    ks_scheduler *s = c->s;
+    ks_queued_pod *qp = c->qp;
+    ks_pod *np = ks__pod_with_nominated(qp->pod, c->group_nominated);
+    if (np) {
+        c->replaced = qp->pod; /* the cycle may still read it: released with the group's */
+        qp->pod = np;
+        ks__nominator_add(s, np);
+    }
+    c->nominated = c->group_nominated;
+    /* one preemption, one report (upstream observes its victims once, in prepareCandidate) */
+    if (c->group_reporter && s->observer.preempted)
+        s->observer.preempted(s->observer.ctx, c->seq, qp->pod, c->group_nominated,
+                              c->group_victims, c->ngroup_victims);
+    else if (!c->group_reporter && s->observer.nominated)
+        s->observer.nominated(s->observer.ctx, c->seq, qp->pod, c->group_nominated);
+}
+
 /* The one failure exit (upstream: schedulingCycle returns the status, ScheduleOne calls
  * FailureHandler): report, evict the victims of a preemption, requeue. */
 static void handle_cycle_failure(sched_cycle *c)
@@ -701,6 +737,8 @@ static void handle_cycle_failure(sched_cycle *c)
                  c->explain_failure ? &c->ex : NULL);
     if (c->preempt)
         apply_preemption(c);
+    else if (c->group_nominated != KS_SYM_ABSENT)
+        nominate_member(c);
     ks__handle_failure(c->s, c->fw, c->qp, c->code, msg, c->rejectors, c->pending, c->nominated);
 }
 
@@ -723,6 +761,7 @@ static void cycle_init(sched_cycle *c, ks_scheduler *s, ks_framework *fw, ks_que
     c->hint = KS_SYM_ABSENT;
     c->ex.fw = fw;
     c->pfr.nominated = KS_SYM_ABSENT;
+    c->group_nominated = KS_SYM_ABSENT;
 }
 
 static void cycle_release(sched_cycle *c)
@@ -801,12 +840,14 @@ static void fit_failure_in_group(sched_cycle *c)
  * assumed before this one are part of), then assume and Reserve. Whether the member is assumed. */
 static int member_attempt(sched_cycle *c)
 {
-    if (c->fw->batch)
+    int sim = c->s->snap_frozen; /* preemption's simulation: no batching, no metrics */
+    if (c->fw->batch && !sim)
         c->sig = ks__fw_sign_pod(c->fw, c->pod);
     ks_code code = schedule_pod(c);
     if (c->fit != FIT_NONE)
         fit_failure_in_group(c);
-    ks__sched_metrics_algorithm_done(c->s, c->qp);
+    if (!sim)
+        ks__sched_metrics_algorithm_done(c->s, c->qp);
     if (code == KS_SUCCESS)
         code = assume(c);
     if (code == KS_SUCCESS)
@@ -840,14 +881,392 @@ static void member_failed(sched_cycle *c, ks_code code, const char *message, uin
     handle_cycle_failure(c);
 }
 
+/* The group algorithm's outcome (upstream podGroupAlgorithmResult): KS_SUCCESS, KS_UNSCHEDULABLE
+ * (gmsg: PlacementFeasible's message) or KS_ERROR (emsg); the members tried, in order. */
+typedef struct group_result {
+    ks_code code;
+    size_t tried;
+    char gmsg[KS_STATUS_BUF];
+    char emsg[KS_STATUS_BUF + 64];
+} group_result;
+
+/* upstream podGroupSchedulingDefaultAlgorithm: each member in turn on the snapshot the previous
+ * ones changed, assumed and reserved (ok[i]) while GangScheduling's PlacementFeasible allows. The
+ * members stay assumed until group_revert or their binding cycles. scheduled: the members
+ * assumed or bound before this cycle. */
+static void group_algorithm(ks_framework *fw, const ks__pg_cycle_group *g, sched_cycle *cs, int *ok,
+                            size_t m, int scheduled, group_result *r)
+{
+    int remaining = (int)m;
+    r->tried = 0;
+    r->emsg[0] = '\0';
+    /* upstream: PlacementFeasible before any member is tried, then after each */
+    r->code =
+        m ? ks__podgroup_placement_feasible(fw, g, scheduled, remaining, r->gmsg, sizeof(r->gmsg))
+          : KS_SUCCESS;
+    if (!m)
+        r->gmsg[0] = '\0';
+    if (r->code == KS_ERROR)
+        snprintf(r->emsg, sizeof(r->emsg), "failed to evaluate placement feasibility: %s", r->gmsg);
+    if (r->code == KS_UNSCHEDULABLE) {
+        /* upstream: refused before any member, NewStatus(..).WithError(errPodGroupUnschedulable) */
+        char t[KS_STATUS_BUF];
+        snprintf(t, sizeof(t), "pod group is unschedulable, %s", r->gmsg);
+        snprintf(r->gmsg, sizeof(r->gmsg), "%s", t);
+    }
+    int stale = 0;
+    for (size_t i = 0; i < m && (r->code == KS_SUCCESS || r->code == KS_WAIT); i++) {
+        r->tried++;
+        /* upstream's nominator is live: a member assumed before this one no longer counts
+         * where it was nominated (assume dropped its nomination) */
+        if (stale) {
+            ks__nominator_release(cs[i].s);
+            ks__nominator_snapshot(cs[i].s);
+        }
+        ok[i] = member_attempt(&cs[i]);
+        stale = ok[i] && cs[i].pod->nominated_node_name != KS_SYM_ABSENT &&
+                cs[i].pod->nominated_node_name != KS_SYM_EMPTY;
+        if (!ok[i] && cs[i].code == KS_ERROR) {
+            snprintf(r->emsg, sizeof(r->emsg), "failed to schedule other pod from a pod group: %s",
+                     cs[i].message ? cs[i].message : "");
+            r->code = KS_ERROR;
+            break;
+        }
+        remaining--;
+        scheduled += ok[i];
+        r->code =
+            ks__podgroup_placement_feasible(fw, g, scheduled, remaining, r->gmsg, sizeof(r->gmsg));
+        if (r->code == KS_ERROR) {
+            snprintf(r->emsg, sizeof(r->emsg), "failed to evaluate placement feasibility: %s",
+                     r->gmsg);
+            break;
+        }
+    }
+    if (r->code == KS_WAIT) /* not yet satisfied with nothing left: the group is unschedulable */
+        r->code = KS_UNSCHEDULABLE;
+}
+
+/* upstream: the algorithm's deferred revertFns, the last assumed first. */
+static void group_revert(sched_cycle *cs, const int *ok, size_t tried)
+{
+    for (size_t i = tried; i-- > 0;)
+        if (ok[i])
+            unreserve_and_forget(&cs[i]);
+}
+
+/* ---- workload-aware preemption (GenericWorkload) ------------------------------------------- */
+
+/* A member's place in preemption's simulation (upstream ProposedAssignment): its cycle state
+ * from the simulated group algorithm (PreFilter ran with the members before it assumed). */
+typedef struct pg_assignment {
+    ks_pod *pod;     /* the pending member */
+    ks_pod *assumed; /* a copy on node (one reference) */
+    ks_sym node;
+    ks_cycle *state;
+    size_t member; /* index among the cycle's members */
+} pg_assignment;
+
+/* What the preemption decided (upstream PodGroupPostFilter's status and result). */
+typedef struct pg_preemption {
+    ks_code code; /* KS_SUCCESS: victims evicted (maybe none), members nominated */
+    char msg[KS_STATUS_BUF + 64];
+    ks_sym *nominated; /* per member: KS_SYM_ABSENT, or its node */
+    ks_pod **victims;  /* the pods evicted, most important unit first (references) */
+    size_t nvictims;
+    int ongoing; /* upstream isOngoingPreemption: nothing evicted now */
+} pg_preemption;
+
+/* upstream's PodGroupPostFilter set: DefaultPreemption (the one in-tree plugin that implements
+ * it) when multiPoint has it (getExtensionPoints expands multiPoint into podGroupPostFilter too),
+ * unless plugins.podGroupPostFilter disables it (by name or "*"). */
+static int pod_group_post_filter_enabled(const ks_framework *fw)
+{
+    const ks_profile_config *p = fw->plan ? fw->plan->profile : NULL;
+    if (!p)
+        return 0;
+    const ks_plugin_set *pg = &p->plugins[KS_PT_POD_GROUP_POST_FILTER];
+    for (size_t j = 0; j < pg->ndisabled; j++)
+        if (!strcmp(pg->disabled[j], "DefaultPreemption") || !strcmp(pg->disabled[j], "*"))
+            return 0;
+    const ks_plugin_set *mp = &p->plugins[KS_PT_MULTI];
+    for (size_t j = 0; j < mp->nenabled; j++)
+        if (!strcmp(mp->enabled[j].name, "DefaultPreemption"))
+            return 1;
+    return 0;
+}
+
+static void pg_fail(pg_preemption *out, ks_code code, const char *fmt, const char *arg)
+{
+    out->code = code;
+    snprintf(out->msg, sizeof(out->msg), fmt, arg);
+}
+
+/* Victim v's pods back on the snapshot or off it, each announced to every assignment's PreFilter
+ * state (upstream addVictimPodsWithPreFilter / removeVictimPodsWithPreFilter). */
+static ks_code victim_move(ks_scheduler *s, ks_framework *fw, const ks__pg_victim *v, int add,
+                           pg_assignment *a, size_t na, char *err, size_t errlen)
+{
+    ks_status st;
+    for (size_t j = 0; j < v->npods; j++) {
+        ks_pod *p = v->pods[j];
+        int rc = add ? ks__snapshot_add_pod(s->snap, p) : ks__snapshot_remove_pod(s->snap, p);
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot %s pod %s on node %s: %s", add ? "add" : "remove", p->key,
+                     ks__sym_str(p->node_name), ks__strerror(rc));
+            return KS_ERROR;
+        }
+        const ks_node_info *ni = ks__snapshot_find(s->snap, p->node_name);
+        for (size_t i = 0; i < na; i++) {
+            ks__status_reset(&st);
+            ks_code code =
+                add ? ks__fw_run_prefilter_add_pod(fw, a[i].state, a[i].pod, p, ni, &st)
+                    : ks__fw_run_prefilter_remove_pod(fw, a[i].state, a[i].pod, p, ni, &st);
+            if (code != KS_SUCCESS) {
+                ks__status_message(&st, err, errlen);
+                return KS_ERROR;
+            }
+        }
+    }
+    return KS_SUCCESS;
+}
+
+/* upstream reprieveVictim: v's pods back; the victim is spared when every member still passes
+ * Filter on its node, each member added to the snapshot after it passed (and taken off again
+ * after); else its pods leave again. */
+static ks_code reprieve(ks_scheduler *s, ks_framework *fw, const ks__pg_victim *v, pg_assignment *a,
+                        size_t na, int *fits, char *err, size_t errlen)
+{
+    if (victim_move(s, fw, v, 1, a, na, err, errlen) != KS_SUCCESS)
+        return KS_ERROR;
+    ks_status st;
+    size_t added = 0;
+    ks_code code = KS_SUCCESS;
+    *fits = 1;
+    for (size_t i = 0; i < na; i++) {
+        const ks_node_info *ni = ks__snapshot_find(s->snap, a[i].node);
+        ks__status_reset(&st);
+        if (!ni || ks__fw_run_filter_with_nominated(fw, a[i].state, a[i].pod, ni, &st, NULL) !=
+                       KS_SUCCESS) {
+            *fits = 0;
+            break;
+        }
+        int rc = ks__snapshot_add_pod(s->snap, a[i].assumed);
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot add pod %s on node %s: %s", a[i].pod->key,
+                     ks__sym_str(a[i].node), ks__strerror(rc));
+            code = KS_ERROR;
+            break;
+        }
+        added++;
+    }
+    for (size_t i = added; i-- > 0;)
+        ks__snapshot_remove_pod(s->snap, a[i].assumed);
+    if (code == KS_SUCCESS && !*fits)
+        code = victim_move(s, fw, v, 0, a, na, err, errlen);
+    return code;
+}
+
+/* upstream PodGroupEvaluator.selectVictimsOnDomain on a snapshot with every victim removed:
+ * the group algorithm again (without PostFilter; upstream podGroupSchedulingFunc); when the group
+ * then fits, the victims are reprieved one unit at a time, PDB-violating ones first, the most
+ * important first, and the rest are the ones to evict. */
+static void select_victims(ks_scheduler *s, ks_framework *fw, const ks__pg_cycle_group *g,
+                           const sched_cycle *cs, size_t m, int scheduled, ks__pg_victim *v,
+                           size_t nv, pg_preemption *out)
+{
+    char err[KS_STATUS_BUF];
+    for (size_t i = 0; i < nv; i++)
+        if (victim_move(s, fw, &v[i], 0, NULL, 0, err, sizeof(err)) != KS_SUCCESS) {
+            pg_fail(out, KS_ERROR, "pod group preemption: %s", err);
+            return;
+        }
+    sched_cycle *pcs = calloc(m, sizeof(*pcs));
+    int *pok = calloc(m, sizeof(*pok));
+    pg_assignment *a = calloc(m, sizeof(*a));
+    uint8_t *violating = calloc(nv, 1);
+    ks__pg_victim *keep = calloc(nv, sizeof(*keep));
+    group_result r;
+    size_t na = 0, nkeep = 0;
+    if (!pcs || !pok || !a || !violating || !keep) {
+        pg_fail(out, KS_ERROR, "pod group preemption: %s", "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < m; i++)
+        cycle_init(&pcs[i], s, fw, cs[i].qp);
+    /* the nominations the cycle's assumes dropped no longer count */
+    ks__nominator_release(s);
+    ks__nominator_snapshot(s);
+    group_algorithm(fw, g, pcs, pok, m, scheduled, &r);
+    for (size_t i = 0; i < r.tried; i++)
+        if (pok[i])
+            a[na++] = (pg_assignment){pcs[i].pod, ks__pod_ref(pcs[i].assumed), pcs[i].host->name,
+                                      pcs[i].state, i};
+    group_revert(pcs, pok, r.tried);
+    if (r.code != KS_SUCCESS) {
+        /* upstream: the scheduling failed after removing all potential victims */
+        pg_fail(out, r.code, "pod group preemption: %s", r.code == KS_ERROR ? r.emsg : r.gmsg);
+        goto done;
+    }
+    ks__pg_victims_sort(v, nv);
+    ks_pdb *pdbs = NULL;
+    size_t npdbs = s->store ? ks__store_pdbs(s->store, &pdbs) : 0;
+    int rc = ks__pg_victims_pdb(v, nv, pdbs, npdbs, violating);
+    free(pdbs);
+    if (rc != 0) {
+        pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
+        goto done;
+    }
+    for (int pass = 1; pass >= 0; pass--)
+        for (size_t i = 0; i < nv; i++) {
+            if (violating[i] != pass)
+                continue;
+            int fits;
+            if (reprieve(s, fw, &v[i], a, na, &fits, err, sizeof(err)) != KS_SUCCESS) {
+                pg_fail(out, KS_ERROR, "pod group preemption: %s", err);
+                goto done;
+            }
+            if (!fits)
+                keep[nkeep++] = v[i];
+        }
+    ks__pg_victims_sort(keep, nkeep);
+    size_t total = 0;
+    for (size_t i = 0; i < nkeep; i++)
+        total += keep[i].npods;
+    out->victims = total ? malloc(total * sizeof(*out->victims)) : NULL;
+    if (total && !out->victims) {
+        pg_fail(out, KS_ERROR, "pod group preemption: %s", "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < nkeep; i++)
+        for (size_t j = 0; j < keep[i].npods; j++)
+            out->victims[out->nvictims++] = ks__pod_ref(keep[i].pods[j]);
+    for (size_t i = 0; i < na; i++)
+        out->nominated[a[i].member] = a[i].node;
+    out->code = KS_SUCCESS;
+    out->msg[0] = '\0';
+done:
+    for (size_t i = 0; i < na; i++)
+        ks__pod_unref(a[i].assumed);
+    if (pcs)
+        for (size_t i = 0; i < m; i++)
+            cycle_release(&pcs[i]);
+    free(pcs);
+    free(pok);
+    free(a);
+    free(violating);
+    free(keep);
+}
+
+/* upstream Executor.PreemptPod for a pod group preemptor: a victim waiting on Permit is
+ * rejected, one in PreBind cancelled, any other evicted (live: DisruptionTarget, DELETE and the
+ * Preempted event; simulate: gone at once). */
+static void evict_for_group(ks_scheduler *s, ks_pod *v, const ks_pod *member,
+                            const ks__pg_cycle_group *g)
+{
+    const char *uid = g->pg && g->pg->v.uid ? g->pg->v.uid : "";
+    /* upstream prepareCandidate: graceful deletion already started, no second API call */
+    if (v->terminating && s->victims_leave_on_delete_event) {
+        if (ks__log_enabled(2))
+            ks__log('I', NULL,
+                    "Victim Pod is already being deleted, skipping the API call for it "
+                    "preemptor=%s/%s victim=%s",
+                    ks__sym_str(g->ns), ks__sym_str(g->name), v->key);
+        return;
+    }
+    if (ks__log_enabled(2))
+        ks__log('I', NULL, "Preempting pod %s for pod group %s/%s", v->key, ks__sym_str(g->ns),
+                ks__sym_str(g->name));
+    if (s->victims_leave_on_delete_event &&
+        (ks__binding_reject_waiting(s, v->uid, "DefaultPreemption", "preempted") ||
+         ks__binding_cancel_prebind(s, v->uid, "preempted by DefaultPreemption"))) {
+        if (s->source.preempted_group)
+            s->source.preempted_group(s->source.ctx, v, member, uid, 1);
+        return;
+    }
+    if (!s->victims_leave_on_delete_event)
+        ks__scheduler_on_pod_delete(s, v);
+    if (s->source.preempted_group)
+        s->source.preempted_group(s->source.ctx, v, member, uid, 0);
+    else if (s->source.evict)
+        s->source.evict(s->source.ctx, v, member, v->node_name);
+}
+
+/* upstream runWorkloadAwarePreemption and DefaultPreemption's PodGroupPostFilter
+ * (PodGroupEvaluator.Preempt): the whole cluster is the domain and the pod group the preemptor.
+ * The snapshot is brought up to date with the cache (the reverted algorithm left its last
+ * update's assumes there), frozen for the simulation and rebuilt from the cache after it
+ * (upstream BackupSnapshot and its restore). members: the cycle's members, in order. */
+static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cycle_group *g,
+                              const sched_cycle *cs, size_t m, int scheduled, pg_preemption *out)
+{
+    out->code = KS_SUCCESS;
+    out->msg[0] = '\0';
+    if (!pod_group_post_filter_enabled(fw)) {
+        /* upstream RunPodGroupPostFilterPlugins without a plugin: Unschedulable, no reason */
+        pg_fail(out, KS_UNSCHEDULABLE, "%s", "");
+        return;
+    }
+    ks_pod **members = malloc((m ? m : 1) * sizeof(*members));
+    if (!members) {
+        pg_fail(out, KS_ERROR, "pod group preemption: %s", "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < m; i++)
+        members[i] = cs[i].pod;
+    int32_t priority = ks__podgroup_priority(g->pg);
+    ks__pg_victim *v = NULL;
+    size_t nv = 0;
+    const char *why;
+    int rc = ks__cache_update_snapshot(s->cache, s->snap);
+    if (rc != 0)
+        pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
+    else if ((why = ks__pg_preemptor_ineligible(members, m)))
+        pg_fail(out, KS_UNSCHEDULABLE, "pod group preemption: %s", why);
+    else if (ks__pg_ongoing_preemption(s, s->snap, priority, members, m)) {
+        /* upstream isOngoingPreemption: the members keep their nominations and wait */
+        for (size_t i = 0; i < m; i++)
+            out->nominated[i] = members[i]->nominated_node_name;
+        out->ongoing = 1;
+        pg_fail(out, KS_SUCCESS, "pod group preemption: %s",
+                "ongoing preemption on nominated nodes");
+        free(members);
+        return;
+    } else if ((rc = ks__pg_victims_collect(s, s->snap, priority, &v, &nv)) != 0)
+        pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
+    else if (nv == 0)
+        pg_fail(out, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "pod group preemption: %s",
+                "No preemption victims found for incoming preemptor");
+    else {
+        s->snap_frozen = 1;
+        select_victims(s, fw, g, cs, m, scheduled, v, nv, out);
+        s->snap_frozen = 0;
+        s->snap->list_dirty = 1; /* the restore: rebuilt from the cache at the next update */
+    }
+    ks__pg_victims_free(v, nv);
+    if (out->code == KS_SUCCESS) {
+        if (ks__log_enabled(2))
+            ks__log('I', NULL, "Pod group %s/%s preempts %zu pods", ks__sym_str(g->ns),
+                    ks__sym_str(g->name), out->nvictims);
+        for (size_t i = 0; i < out->nvictims; i++)
+            evict_for_group(s, out->victims[i], members[0], g);
+        snprintf(out->msg, sizeof(out->msg),
+                 "pod group preemption: found a placement for podgroup, preempting %zu victims",
+                 out->nvictims);
+    }
+    free(members);
+}
+
 /* upstream scheduleOnePodGroup for a PodGroup without CompositePodGroups or placements
- * (podGroupSchedulingDefaultAlgorithm, then submitPodGroupAlgorithmResult): the gang's pending
- * members are taken from the queue together; each is tried in turn and stays assumed and
- * reserved while GangScheduling's PlacementFeasible allows; the group is placed when minCount
- * members are (then each goes through Permit to its binding cycle), else every member is
- * unreserved and forgotten and rejected, those that fit with "pod group is unschedulable, " and
- * PlacementFeasible's message, the others with their own. The PodGroup's
- * PodGroupInitiallyScheduled condition tells which. */
+ * (podGroupCycle: podGroupSchedulingDefaultAlgorithm, workload-aware preemption when the group is
+ * unschedulable, then submitPodGroupAlgorithmResult): the gang's pending members are taken from
+ * the queue together; each is tried in turn and stays assumed and reserved while GangScheduling's
+ * PlacementFeasible allows; the group is placed when minCount members are (then each goes through
+ * Permit to its binding cycle), else every member is unreserved and forgotten and the group's
+ * preemption runs (DefaultPreemption's PodGroupPostFilter). Found victims are evicted and the
+ * members go back nominated, waiting on the preemption; else they are rejected, those that fit
+ * with "pod group is unschedulable, " and PlacementFeasible's message (and the preemption's,
+ * after ", "), the others with their own. The PodGroup's PodGroupInitiallyScheduled condition
+ * tells which. */
 static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp,
                             const ks__pg_cycle_group *g)
 {
@@ -858,13 +1277,15 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
     ks_queued_pod **qps = malloc(n * sizeof(*qps));
     sched_cycle *cs = calloc(n, sizeof(*cs));
     int *ok = calloc(n, sizeof(*ok));
-    if (!qps || !cs || !ok) {
+    pg_preemption pre = {.code = KS_UNSCHEDULABLE, .nominated = calloc(n, sizeof(ks_sym))};
+    if (!qps || !cs || !ok || !pre.nominated) {
         for (size_t i = 0; i < nsib; i++)
             ks__queue_requeue_failed(s->queue, sib[i], KS_ENOMEM);
         free(sib);
         free(qps);
         free(cs);
         free(ok);
+        free(pre.nominated);
         scheduling_cycle(s, fw, qp);
         return;
     }
@@ -882,35 +1303,11 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
         else
             m++;
     }
-    char gmsg[256], emsg[KS_STATUS_BUF + 64] = "";
-    int remaining = (int)m;
-    size_t tried = 0;
-    /* upstream: PlacementFeasible before any member is tried, then after each */
-    ks_code gcode =
-        m ? ks__podgroup_placement_feasible(fw, g, scheduled, remaining, gmsg, sizeof(gmsg))
-          : KS_SUCCESS;
-    if (gcode == KS_ERROR)
-        snprintf(emsg, sizeof(emsg), "failed to evaluate placement feasibility: %s", gmsg);
-    for (size_t i = 0; i < m && (gcode == KS_SUCCESS || gcode == KS_WAIT); i++) {
-        tried++;
-        ok[i] = member_attempt(&cs[i]);
-        if (!ok[i] && cs[i].code == KS_ERROR) {
-            snprintf(emsg, sizeof(emsg), "failed to schedule other pod from a pod group: %s",
-                     cs[i].message ? cs[i].message : "");
-            gcode = KS_ERROR;
-            break;
-        }
-        remaining--;
-        scheduled += ok[i];
-        gcode = ks__podgroup_placement_feasible(fw, g, scheduled, remaining, gmsg, sizeof(gmsg));
-        if (gcode == KS_ERROR) {
-            snprintf(emsg, sizeof(emsg), "failed to evaluate placement feasibility: %s", gmsg);
-            break;
-        }
-    }
-    if (gcode == KS_WAIT) /* not yet satisfied with nothing left: the group is unschedulable */
-        gcode = KS_UNSCHEDULABLE;
-    if (gcode == KS_SUCCESS) {
+    int scheduled0 = scheduled;
+    group_result r;
+    group_algorithm(fw, g, cs, ok, m, scheduled, &r);
+    int waiting = 0; /* upstream waitingOnPreemption */
+    if (r.code == KS_SUCCESS) {
         for (size_t i = 0; i < m; i++) {
             if (ok[i] && permit_only(&cs[i]) == KS_SUCCESS)
                 submit_binding(&cs[i], NULL);
@@ -923,33 +1320,74 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
         /* the members' rejectors are the group's: an event that may help one of them brings
          * the gang back (GangScheduling's own events too) */
         uint64_t rejectors = ks__plugin_bit(fw, "GangScheduling");
-        for (size_t i = 0; i < tried; i++)
+        for (size_t i = 0; i < r.tried; i++) {
             rejectors |= ok[i] ? 0 : cs[i].rejectors;
-        for (size_t i = tried; i-- > 0;) /* revert, the last assumed first */
-            if (ok[i])
-                unreserve_and_forget(&cs[i]);
-        char pmsg[300];
-        snprintf(pmsg, sizeof(pmsg), "pod group is unschedulable, %s", gmsg);
+        }
+        group_revert(cs, ok, r.tried);
+        for (size_t i = 0; i < m; i++)
+            pre.nominated[i] = KS_SYM_ABSENT;
+        /* the members never tried carry the group's status as it was before PodGroupPostFilter
+         * (upstream completePodGroupAlgorithmResult clones it first) */
+        char untried[KS_STATUS_BUF];
+        snprintf(untried, sizeof(untried), "%s", r.gmsg);
+        /* upstream podGroupCycle: workload-aware preemption when the group is unschedulable,
+         * then applyPodGroupPostFilterResult */
+        if (r.code == KS_UNSCHEDULABLE) {
+            pod_group_preempt(s, fw, g, cs, m, scheduled0, &pre);
+            if (pre.code == KS_SUCCESS)
+                waiting = 1;
+            if (pre.code == KS_ERROR) {
+                r.code = KS_ERROR;
+                snprintf(r.emsg, sizeof(r.emsg), "%s", pre.msg);
+            } else { /* result.status.AppendReason(status.String()), on success too */
+                size_t len = strlen(r.gmsg);
+                snprintf(r.gmsg + len, sizeof(r.gmsg) - len, "%s%s", len ? ", " : "", pre.msg);
+            }
+        }
+        /* upstream submitPodGroupAlgorithmResult: a member that fit goes back with the group's
+         * status (waiting on preemption), or "pod group is unschedulable, " and its message */
+        char pmsg[KS_STATUS_BUF + 32];
+        snprintf(pmsg, sizeof(pmsg), "%s%s", waiting ? "" : "pod group is unschedulable, ", r.gmsg);
+        int reported = 0;
         for (size_t i = 0; i < m; i++) {
-            if (gcode == KS_ERROR)
-                member_failed(&cs[i], cs[i].code == KS_ERROR ? 0 : KS_ERROR, emsg, 0);
-            else if (i < tried && !ok[i])
+            /* waiting: every member the preemption placed is nominated there */
+            if (waiting && pre.nominated[i] != KS_SYM_ABSENT && pre.nominated[i] != KS_SYM_EMPTY) {
+                cs[i].group_nominated = pre.nominated[i];
+                if (!pre.ongoing && !reported++) {
+                    cs[i].group_reporter = 1;
+                    cs[i].group_victims = pre.victims;
+                    cs[i].ngroup_victims = pre.nvictims;
+                }
+            }
+            if (r.code == KS_ERROR)
+                member_failed(&cs[i], cs[i].code == KS_ERROR ? 0 : KS_ERROR, r.emsg, 0);
+            else if (i < r.tried && !ok[i])
                 member_failed(&cs[i], 0, NULL, 0);
             else
-                member_failed(&cs[i], KS_UNSCHEDULABLE, pmsg, rejectors);
+                member_failed(&cs[i], KS_UNSCHEDULABLE, i < r.tried ? pmsg : untried, rejectors);
         }
         if (ks__log_enabled(2))
-            ks__log('I', NULL, "Unable to schedule a pod group podGroup=%s/%s err=%s",
-                    ks__sym_str(g->ns), ks__sym_str(g->name), gcode == KS_ERROR ? emsg : gmsg);
-        ks__podgroup_set_condition(s, g, 0, gcode == KS_ERROR ? "SchedulerError" : "Unschedulable",
-                                   gcode == KS_ERROR ? emsg : gmsg);
+            ks__log('I', NULL, "%s podGroup=%s/%s err=%s",
+                    waiting ? "Pod group is waiting for preemption"
+                            : "Unable to schedule a pod group",
+                    ks__sym_str(g->ns), ks__sym_str(g->name), r.code == KS_ERROR ? r.emsg : r.gmsg);
+        ks__podgroup_set_condition(s, g, 0, r.code == KS_ERROR ? "SchedulerError" : "Unschedulable",
+                                   r.code == KS_ERROR ? r.emsg : r.gmsg);
     }
-    for (size_t i = 0; i < m; i++)
+    for (size_t i = 0; i < m; i++) {
         cycle_release(&cs[i]);
+        ks__pod_unref(cs[i].replaced);
+    }
+    for (size_t i = 0; i < pre.nvictims; i++)
+        ks__pod_unref(pre.victims[i]);
+    free(pre.victims);
+    free(pre.nominated);
     free(qps);
     free(cs);
     free(ok);
 }
+
+uint64_t ks__scheduler_podgroup_cycles(const ks_scheduler *s) { return s->podgroup_cycles; }
 
 int ks__scheduler_schedule_one(ks_scheduler *s, int block)
 {
@@ -962,6 +1400,7 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
     ks__binding_hold(s, 1);
     ks__pg_cycle_group g;
     if (ks__podgroup_cycle_wanted(s, fw, qp->pod, &g)) {
+        s->podgroup_cycles++;
         pod_group_cycle(s, fw, qp, &g);
         ks__podgroup_unref(g.pg);
     } else

@@ -71,6 +71,14 @@ typedef struct ks_source_ops {
                         int status, const char *merge_patch);
     int (*plugin_event)(void *ctx, const ks_pod *pod, const char *type, const char *reason,
                         const char *note, const char *profile);
+    /* Scheduling thread: workload-aware preemption chose victim for the pod group of uid pg_uid
+     * (member: one of its pending pods, for the scheduler name). in_memory: the victim was
+     * waiting on Permit or in PreBind and was rejected, nothing to delete; else delete it
+     * (DisruptionTarget "<scheduler>: preempting to accommodate a higher priority podgroup",
+     * then DELETE). Either way the Preempted event "Preempted by podgroup <uid> on node cluster"
+     * (upstream's executor for a podgroup preemptor). May be NULL: evict serves then. */
+    void (*preempted_group)(void *ctx, const ks_pod *victim, const ks_pod *member,
+                            const char *pg_uid, int in_memory);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */
@@ -105,6 +113,10 @@ typedef struct ks_observer {
      * victims are evicted. May be NULL. */
     void (*preempted)(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
                       ks_pod *const *victims, size_t nvictims);
+    /* Scheduling thread: a PodGroup member goes back nominated to node by its group's
+     * workload-aware preemption without being the one preempted reports the group's victims
+     * with (the other members; all of them for an ongoing preemption). May be NULL. */
+    void (*nominated)(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node);
 } ks_observer;
 
 typedef struct ks_scheduler_opts {
@@ -218,6 +230,9 @@ int ks__scheduler_apply_podgroup(ks_scheduler *s, const cJSON *obj, int deleted,
  * plugin of that name built against an older SDK) is refused: KS_EINVAL with err. Main thread.
  * podgroups.c. */
 int ks__scheduler_podgroups_check_profiles(const ks_scheduler *s, char *err, size_t errlen);
+/* The PodGroup scheduling cycles run so far (GenericWorkload; bench_scheduling's ms per PodGroup
+ * attempt). Read after the scheduling thread is done, or as an estimate. schedule_one.c. */
+uint64_t ks__scheduler_podgroup_cycles(const ks_scheduler *s);
 /* Whether this scheduler was created with the GenericWorkload gate on. */
 int ks__scheduler_generic_workload(const ks_scheduler *s);
 int64_t ks__binding_next_permit_deadline(ks_scheduler *s);

@@ -96,7 +96,12 @@ struct ks_scheduler {
     int64_t (*now_ns)(void *ctx);
     void *clock_ctx;
     ks_cycle_scratch scratch;
-    ks_pod *deferred_unref;            /* released after the current cycle (scheduling thread) */
+    ks_pod *deferred_unref; /* released after the current cycle (scheduling thread) */
+    /* Workload-aware preemption simulates on the snapshot itself: while set, a cycle does not
+     * bring the snapshot up to date and an assume or its revert also changes the snapshot
+     * (schedule_one.c; scheduling thread). */
+    int snap_frozen;
+    uint64_t podgroup_cycles;          /* PodGroup scheduling cycles so far (scheduling thread) */
     int victims_leave_on_delete_event; /* ks_scheduler_opts */
 
     /* Nominator (upstream PodNominator): uid -> pod copy with status.nominatedNodeName, one
@@ -283,6 +288,43 @@ ks_code ks__podgroup_placement_feasible(ks_framework *fw, const ks__pg_cycle_gro
  * once scheduled and this says otherwise. Scheduling thread. */
 void ks__podgroup_set_condition(ks_scheduler *s, const ks__pg_cycle_group *g, int scheduled,
                                 const char *reason, const char *message);
+
+/* podgroup_preemption.c: workload-aware preemption's model (GenericWorkload). */
+/* upstream util.PodGroupPriority: spec.priority, 0 when unset (or pg NULL). */
+int32_t ks__podgroup_priority(const struct ks_pod_group *pg);
+/* A preemption unit (upstream victim): one pod, or the pods on nodes of one PodGroup whose
+ * spec.disruptionMode is `all`. pods: references, in one array shared by the units of one
+ * collection. */
+typedef struct ks__pg_victim {
+    ks_pod **pods;
+    size_t npods;
+    int32_t priority; /* the pod's, or its PodGroup's */
+    int is_group;     /* upstream's PodGroup type: its pods name a group (alone or together) */
+    int64_t earliest_start; /* status.startTime (Unix ns) of its oldest pod; INT64_MAX: none */
+    size_t order;           /* where its first pod is in the snapshot: the tie-break */
+} ks__pg_victim;
+/* upstream preemptorEligibleToPreemptOthers for a group whose pending members are
+ * members[0..n): NULL when eligible, else the reason. */
+const char *ks__pg_preemptor_ineligible(ks_pod *const *members, size_t n);
+/* upstream isOngoingPreemption: a member's nominated node still holds a lower-priority pod that
+ * an earlier preemption is terminating (DisruptionTarget, PreemptionByScheduler). */
+int ks__pg_ongoing_preemption(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
+                              ks_pod *const *members, size_t n);
+/* upstream GetAllPossibleVictims filtered by isPreemptionAllowed: the units of the snapshot of
+ * lower priority than priority, in snapshot order. *out: free with ks__pg_victims_free. 0 or
+ * KS_ENOMEM. */
+int ks__pg_victims_collect(ks_scheduler *s, const ks_snapshot *snap, int32_t priority,
+                           ks__pg_victim **out, size_t *nout);
+void ks__pg_victims_free(ks__pg_victim *v, size_t n); /* NULL: no-op */
+/* upstream MoreImportantVictim (v1.37.2): priority, then the PodGroup type before the Pod type,
+ * then the larger, then the older (earliest start). */
+int ks__pg_more_important_victim(const ks__pg_victim *a, const ks__pg_victim *b);
+/* Sorts most important first (ties keep snapshot order). */
+void ks__pg_victims_sort(ks__pg_victim *v, size_t n);
+/* upstream filterVictimsWithPDBViolation over units in their order: violating[i] = 1 when
+ * evicting unit i after the ones before it takes a matching budget below zero. 0 or KS_ENOMEM. */
+int ks__pg_victims_pdb(const ks__pg_victim *v, size_t n, const ks_pdb *pdbs, size_t npdbs,
+                       uint8_t *violating);
 
 /* fit_error.c: upstream FitError.Error(): "0/N nodes are available: ..." with the reasons of
  * the node statuses counted and sorted as text, or PreFilter's message; then post (PostFilter's

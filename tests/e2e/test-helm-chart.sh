@@ -62,6 +62,21 @@ YAML
 if grep -q "name: plugin-min-resources" "$E2E_DIR/rendered-plugins.yaml" && grep -q "schedulerName: kubesched-min" "$E2E_DIR/rendered-plugins.yaml"; then
   ok "the plugin's init container and the second profile are in the rendering"
 else bad "init container or profile missing from the rendering"; fi
+# scheduler.featureGates: the flag, sorted; GenericWorkload adds the PodGroup rules and nothing
+# else; a quoted bool is refused.
+"$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" --set scheduler.featureGates.OpportunisticBatching=false \
+  --set scheduler.featureGates.GenericWorkload=true >"$E2E_DIR/rendered-gates.yaml" 2>"$E2E_DIR/helm.err" \
+  && ok "helm template renders with featureGates" || bad "helm template with featureGates: $(cat "$E2E_DIR/helm.err")"
+grep -q -- '- --feature-gates=GenericWorkload=true,OpportunisticBatching=false$' "$E2E_DIR/rendered-gates.yaml" &&
+  ok "featureGates rendered as --feature-gates=GenericWorkload=true,OpportunisticBatching=false" || bad "no --feature-gates flag"
+pg_rules=$(grep -A2 'apiGroups: \[scheduling.k8s.io\]' "$E2E_DIR/rendered-gates.yaml" | tr -d ' \n')
+[ "$pg_rules" = "-apiGroups:[scheduling.k8s.io]resources:[podgroups]verbs:[list,watch]-apiGroups:[scheduling.k8s.io]resources:[podgroups/status]verbs:[patch]" ] &&
+  ok "GenericWorkload: podgroups list, watch and podgroups/status patch" || bad "PodGroup rules: $pg_rules"
+grep -q 'scheduling.k8s.io' "$E2E_DIR/rendered.yaml" && bad "the default rendering grants scheduling.k8s.io" ||
+  ok "without the gate, no scheduling.k8s.io rule"
+if out=$("$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" --set-string scheduler.featureGates.GenericWorkload=true 2>&1); then
+  bad "a quoted GenericWorkload was rendered"
+else grep -q 'is a string, not a bool' <<<"$out" && ok "a quoted gate value refused: $(head -1 <<<"$out")" || bad "unexpected helm error: $out"; fi
 # reloadInPlace (default): a change of the profiles keeps the pod template (kubesched reloads the
 # mounted ConfigMap), a change of the leader-election settings rolls it; false rolls on any change.
 annot() { "$helm" template kubesched "$chart" -n "$ns" "${kv[@]}" "$@" | grep -E '^ +checksum/' | tr -d ' '; }
@@ -77,7 +92,7 @@ else bad "reloadInPlace=false annotations: '$r_default' '$r_profiles'"; fi
 
 # The dry run goes to a namespace of its own (no namespace controller here to delete one).
 kubectl create namespace dry-run >/dev/null
-for f in rendered rendered-plugins; do
+for f in rendered rendered-plugins rendered-gates; do
   if out=$(kubectl apply --dry-run=server -n dry-run -f <(sed "s/namespace: $ns\$/namespace: dry-run/" "$E2E_DIR/$f.yaml") 2>&1); then ok "kube-apiserver accepts every object of $f.yaml (dry run): $(grep -c . <<<"$out") objects"
   else bad "server-side dry run of $f.yaml: $out"; fi
 done

@@ -57,9 +57,10 @@ static int scheduled(const cJSON *doc)
 }
 
 /* A gang of 4 on room for 3: one PodGroup cycle, never partly placed. The three that fit are
- * unreserved and forgotten with PlacementFeasible's message (kube-scheduler v1.37.2 adds its
- * PodGroupPostFilter's ", pod group preemption: ..." which kubesched does not run); the fourth
- * says why it did not fit, without a per-pod PostFilter message. Nothing waits on Permit. */
+ * unreserved and forgotten with PlacementFeasible's message and, after ", ", what the group's
+ * preemption (DefaultPreemption's PodGroupPostFilter) found: nothing of lower priority, as
+ * kube-scheduler v1.37.2 says it; the fourth says why it did not fit, without a per-pod
+ * PostFilter message. Nothing waits on Permit. */
 Test(gang_upstream, a_gang_of_four_on_room_for_three_is_never_partly_placed)
 {
     cJSON *doc =
@@ -72,7 +73,8 @@ Test(gang_upstream, a_gang_of_four_on_room_for_three_is_never_partly_placed)
     for (int i = 0; i < 3; i++)
         cr_expect_str_eq(sim_field(sim_pod_entry(doc, "default", names[i]), "message"),
                          "pod group is unschedulable, minCount (4) cannot be satisfied: 3 "
-                         "scheduled, 0 remaining",
+                         "scheduled, 0 remaining, pod group preemption: No preemption victims "
+                         "found for incoming preemptor",
                          "%s", names[i]);
     cr_expect_str_eq(sim_field(sim_pod_entry(doc, "default", "p4"), "message"),
                      "0/3 nodes are available: 3 Insufficient cpu.");

@@ -20,3 +20,24 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "kubesched.image" -}}
 {{- printf "%s:%s" .Values.scheduler.image.repository (default .Chart.AppVersion .Values.scheduler.image.tag) -}}
 {{- end -}}
+
+{{/* scheduler.featureGates (a map of gate name to bool) as --feature-gates' value: Name=bool
+pairs sorted by name, joined by commas. A value that is not a bool is refused here, with its
+name; kubesched refuses a gate it does not know when it starts. */}}
+{{- define "kubesched.featureGates" -}}
+{{- $gates := . -}}
+{{- $pairs := list -}}
+{{- range $name := keys $gates | sortAlpha -}}
+{{- $v := index $gates $name -}}
+{{- if not (kindIs "bool" $v) -}}
+{{- fail (printf "scheduler.featureGates.%s: %s is a %s, not a bool (write true or false, unquoted)" $name (toString $v | quote) (kindOf $v)) -}}
+{{- end -}}
+{{- $pairs = append $pairs (printf "%s=%t" $name $v) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
+{{/* Whether scheduler.featureGates turns GenericWorkload on (upstream's gang scheduling). */}}
+{{- define "kubesched.genericWorkload" -}}
+{{- if eq (index (.Values.scheduler.featureGates | default dict) "GenericWorkload" | toString) "true" -}}true{{- end -}}
+{{- end -}}
