@@ -18,7 +18,10 @@
 #   5. kubesched lists and watches scheduling.k8s.io/v1beta1 podgroups (its log), and without
 #      the gate does not (a second kubesched);
 #   6. with the gate on against an API server that does not serve the group (a second control
-#      plane without the flags): one log line, no informer, synced at once, no warning.
+#      plane without the flags): one log line, no informer, synced at once, no warning;
+#   7. workload-aware preemption (run before 5): a high-priority gang of 2 evicts two
+#      low-priority pods on each side; the same victims, DisruptionTarget conditions, Preempted
+#      events, nominations and member conditions; bound whole once the victims are gone.
 # Usage: tests/e2e/test-gang-upstream.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -177,6 +180,76 @@ for s in ks up; do
   if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l gang=late-$s -o json | jq '[.items[] | select((.spec.nodeName // \"\") != \"\")] | length')\" = 2 ]"; then
     ok "$who: the gang is bound once its PodGroup is created"
   else bad "$who: the gang was not bound after its PodGroup was created ($(bound_count late-$s)/2)"; fi
+done
+
+# ---- 7: workload-aware preemption: a high-priority gang evicts low-priority pods ---------------
+# Two 1-CPU nodes per side, each running a low-priority pod (800m); a gang of 2 (800m each) at
+# high priority fits only without them. Both schedulers preempt both, with the same victims,
+# DisruptionTarget condition, events and nominations; acting as the kubelet (there is none), the
+# test then removes the terminating victims and both gangs are bound whole.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-gang-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-gang-high}
+value: 1000
+YAML
+prio_pod() { # NAME SCHEDULER SIDE CLASS [GROUP]
+  printf -- '---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default, labels: {e2e: "1", pre: "%s"}}\nspec:\n  schedulerName: %s\n  priorityClassName: %s\n%s  nodeSelector: {side: %s}\n  containers:\n  - {name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 800m, memory: 100Mi}}}\n' \
+    "$1" "$3" "$2" "$4" "${5:+  schedulingGroup: {podGroupName: $5\}
+}" "$3"
+}
+for s in ks up; do for i in 1 2; do mk_node "$s-p$i" 1 4Gi 110 "side=$s-pre"; done; done | kubectl create -f - >/dev/null
+{ for i in 1 2; do prio_pod "low-ks-$i" kubesched ks-pre e2e-gang-low; prio_pod "low-up-$i" default-scheduler up-pre e2e-gang-low; done; } |
+  kubectl create -f - >/dev/null
+for s in ks up; do
+  wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l pre=$s-pre -o json | jq '[.items[] | select((.spec.nodeName // \"\") != \"\")] | length')\" = 2 ]" ||
+    bad "the low-priority pods of side $s were not bound"
+done
+{ for s in ks up; do
+    printf -- '---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: hi-%s, namespace: default}\nspec: {priorityClassName: e2e-gang-high, priority: 1000, schedulingPolicy: {gang: {minCount: 2}}}\n' "$s"
+  done
+  for i in 1 2; do prio_pod "hi-ks-$i" kubesched ks-pre e2e-gang-high hi-ks; prio_pod "hi-up-$i" default-scheduler up-pre e2e-gang-high hi-up; done
+} | kubectl create -f - >/dev/null 2>"$E2E_DIR/hi.err" || bad "could not create the high-priority gangs: $(cat "$E2E_DIR/hi.err")"
+terminating() { kubectl get pods -l "pre=$1" -o json | jq -r '[.items[] | select(.metadata.name | startswith("low-")) | select(.metadata.deletionTimestamp != null) | .metadata.name] | sort | join(",")'; }
+for s in ks up; do
+  who=kubesched; [ $s = up ] && who=kube-scheduler
+  if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l pre=$s-pre -o json | jq -r '[.items[] | select(.metadata.name | startswith(\"low-\")) | select(.metadata.deletionTimestamp != null)] | length')\" = 2 ]"; then
+    ok "$who: both low-priority pods are preempted ($(terminating $s-pre))"
+  else bad "$who: the low-priority pods were not both preempted: '$(terminating $s-pre)'"; fi
+done
+victim_view() { # SIDE: per victim "condition|event", the side's names taken out
+  for i in 1 2; do
+    c=$(kubectl get pod "low-$1-$i" -o json 2>/dev/null | jq -r '.status.conditions[]? | select(.type=="DisruptionTarget") | "\(.status)|\(.reason)|\(.message)"')
+    e=$(kubectl get events --field-selector "involvedObject.name=low-$1-$i,reason=Preempted" -o json | jq -r '.items[0].message // "-"' | sed 's/[0-9a-f]\{8\}-[0-9a-f-]\{27\}/UID/; s/node [a-z]*-p[0-9]/node N/')
+    echo "$c|$e" | sed "s/kubesched:/SCHED:/; s/default-scheduler:/SCHED:/"
+  done | sort
+}
+note "kube-scheduler's victims: $(victim_view up | tr '\n' ' ')"
+note "kubesched's victims: $(victim_view ks | tr '\n' ' ')"
+[ "$(victim_view up)" = "$(victim_view ks)" ] && ok "the same DisruptionTarget conditions and Preempted events on both sides" ||
+  bad "the victims' conditions or events differ"
+nominated() { kubectl get pods -l "pre=$1" -o json | jq -r '[.items[] | select(.metadata.name | startswith("hi-")) | (.status.nominatedNodeName // "-")] | map(sub("^[a-z]+-"; "")) | sort | join(",")'; }
+wait_for 10 bash -c "[ \"\$(kubectl get pods -l pre=ks-pre -o json | jq '[.items[] | select(.metadata.name | startswith(\"hi-\")) | select(.status.nominatedNodeName)] | length')\" = 2 ]" || true
+note "nominated nodes: kube-scheduler $(nominated up-pre), kubesched $(nominated ks-pre)"
+[ "$(nominated up-pre)" = "$(nominated ks-pre)" ] && [ "$(nominated ks-pre)" = "p1,p2" ] &&
+  ok "both nominate the gang's members to the victims' two nodes" || bad "nominations differ or are missing"
+hi_conds() { kubectl get pods -l "pre=$1" -o json | jq -r '.items[] | select(.metadata.name | startswith("hi-")) | [.status.conditions[]? | select(.type=="PodScheduled") | "\(.status)|\(.reason)|\(.message)"] | first // "-"' | sort; }
+note "kube-scheduler's members: $(hi_conds up-pre | head -1)"
+note "kubesched's members: $(hi_conds ks-pre | head -1)"
+[ "$(hi_conds up-pre)" = "$(hi_conds ks-pre)" ] && ok "the members' PodScheduled conditions are the same on both sides" ||
+  bad "the members' conditions differ"
+# the kubelet's part: the terminating victims go
+kubectl delete pod low-ks-1 low-ks-2 low-up-1 low-up-2 --grace-period=0 --force >/dev/null 2>&1
+for s in ks up; do
+  who=kubesched; [ $s = up ] && who=kube-scheduler
+  if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l pre=$s-pre -o json | jq '[.items[] | select(.metadata.name | startswith(\"hi-\")) | select((.spec.nodeName // \"\") != \"\")] | length')\" = 2 ]"; then
+    ok "$who: the high-priority gang is bound whole once its victims are gone"
+  else bad "$who: the high-priority gang was not bound after its victims went"; fi
 done
 
 # ---- 5: the gate off: no PodGroup informer -------------------------------------------------------
