@@ -177,6 +177,8 @@ typedef struct ks_cycle_hooks {
                              const char *patch, char *rv, ks_status *st);
     int (*binding_sleep)(void *ctx, const char *pod_uid, int64_t ns);
     uint32_t source_flags;
+    /* ABI 1.10: DRA's in-flight allocations and allocator (dra_manager.h); NULL: none. */
+    struct ks_dra_manager *dra;
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream

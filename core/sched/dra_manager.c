@@ -1,0 +1,555 @@
+/* The SharedDRAManager side of DRA: in-flight allocations, allocator set-up, claim writes; see
+ * dra_manager.h. */
+#include "sched/dra_manager.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "api/intern.h"
+#include "api/objects.h"
+#include "sched/framework.h"
+
+/* One in-flight allocation: the devices claim uid was given in Reserve (own copies). */
+typedef struct inflight {
+    char *uid;
+    size_t ndev;
+    ks_dra_device_ref *devs;
+    uint8_t *shared; /* per device: has a share ID (allowMultipleAllocations) */
+} inflight;
+
+struct ks_dra_manager {
+    pthread_mutex_t mu;
+    inflight *v;
+    size_t n, cap;
+    ks_dra_cel_cache *cel; /* upstream's cel.Cache, shared by every allocator */
+};
+
+ks_dra_manager *ks__dra_manager_new(void)
+{
+    ks_dra_manager *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->mu, NULL);
+    if (!(m->cel = ks_dra_cel_cache_new())) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void inflight_free(inflight *f)
+{
+    for (size_t i = 0; i < f->ndev; i++) {
+        free((char *)f->devs[i].driver);
+        free((char *)f->devs[i].pool);
+        free((char *)f->devs[i].device);
+    }
+    free(f->devs);
+    free(f->shared);
+    free(f->uid);
+}
+
+void ks__dra_manager_free(ks_dra_manager *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        inflight_free(&m->v[i]);
+    free(m->v);
+    ks_dra_cel_cache_free(m->cel);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+static size_t find_locked(ks_dra_manager *m, const char *uid)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].uid, uid) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+int ks__dra_claim_pending(ks_dra_manager *m, const char *uid)
+{
+    if (!m || !uid)
+        return 0;
+    pthread_mutex_lock(&m->mu);
+    int found = find_locked(m, uid) != (size_t)-1;
+    pthread_mutex_unlock(&m->mu);
+    return found;
+}
+
+int ks__dra_signal_pending(ks_dra_manager *m, const ks_resource_claim *claim,
+                           const struct ks_dra_allocation *a, size_t i)
+{
+    if (!m || !claim || !a || i >= a->nclaims)
+        return KS_EINVAL;
+    const ks_dra_alloc_result *r = &a->out.results[i];
+    inflight f = {0};
+    f.uid = strdup(claim->view.uid);
+    f.ndev = r->ndevices;
+    f.devs = calloc(f.ndev ? f.ndev : 1, sizeof(*f.devs));
+    f.shared = calloc(f.ndev ? f.ndev : 1, 1);
+    int oom = !f.uid || !f.devs || !f.shared;
+    for (size_t k = 0; !oom && k < f.ndev; k++) {
+        f.devs[k].driver = strdup(r->devices[k].driver);
+        f.devs[k].pool = strdup(r->devices[k].pool);
+        f.devs[k].device = strdup(r->devices[k].device);
+        f.shared[k] = r->devices[k].share_id != NULL;
+        oom = !f.devs[k].driver || !f.devs[k].pool || !f.devs[k].device;
+    }
+    pthread_mutex_lock(&m->mu);
+    if (!oom && m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        inflight *v = realloc(m->v, cap * sizeof(*v));
+        if (v) {
+            m->v = v;
+            m->cap = cap;
+        } else {
+            oom = 1;
+        }
+    }
+    if (!oom) {
+        size_t at = find_locked(m, f.uid);
+        if (at != (size_t)-1) {
+            inflight_free(&m->v[at]); /* sync.Map.Store replaces */
+            m->v[at] = f;
+        } else {
+            m->v[m->n++] = f;
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    if (oom) {
+        inflight_free(&f);
+        return KS_ENOMEM;
+    }
+    return 0;
+}
+
+int ks__dra_remove_pending(ks_dra_manager *m, const char *uid)
+{
+    if (!m || !uid)
+        return 0;
+    pthread_mutex_lock(&m->mu);
+    size_t at = find_locked(m, uid);
+    if (at != (size_t)-1) {
+        inflight_free(&m->v[at]);
+        m->v[at] = m->v[--m->n];
+    }
+    pthread_mutex_unlock(&m->mu);
+    return at != (size_t)-1;
+}
+
+/* ---- the allocator ---------------------------------------------------------------------------- */
+
+static const char *pstr(ks_mempool *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = ks__mempool_alloc(p, n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+typedef struct refs {
+    ks_dra_device_ref *v;
+    size_t n, cap;
+} refs;
+
+static int refs_add(refs *r, ks_mempool *p, const char *driver, const char *pool,
+                    const char *device)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        ks_dra_device_ref *v = realloc(r->v, cap * sizeof(*v));
+        if (!v)
+            return KS_ENOMEM;
+        r->v = v;
+        r->cap = cap;
+    }
+    ks_dra_device_ref *d = &r->v[r->n];
+    d->driver = pstr(p, driver);
+    d->pool = pstr(p, pool);
+    d->device = pstr(p, device);
+    if (!d->driver || !d->pool || !d->device)
+        return KS_ENOMEM;
+    r->n++;
+    return 0;
+}
+
+/* upstream GatherAllocatedState: the devices every allocated claim holds (exclusively or by a
+ * share), and their consumed capacity, plus the in-flight allocations. */
+static int gather_state(ks_dra_manager *m, ks_store *st, struct ks_dra_allocator *a)
+{
+    ks__draobj **claims = NULL;
+    size_t n = ks__store_draobjs(st, KS_DK_RESOURCE_CLAIM, NULL, NULL, &claims);
+    refs excl = {0}, shared = {0};
+    ks_dra_device_capacity *cap = NULL;
+    size_t ncap = 0, capcap = 0;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const ks_resource_claim *c = ks__dra_claim(claims[i]);
+        if (!c || !c->allocated)
+            continue;
+        for (uint32_t k = 0; !rc && k < c->nresults; k++) {
+            const ks_dra_result *r = &c->results[k];
+            rc = refs_add(r->share_id ? &shared : &excl, &a->pool, r->driver, r->pool, r->device);
+            if (rc || !r->share_id || !r->nconsumed_capacity)
+                continue;
+            if (ncap == capcap) {
+                size_t nc = capcap ? capcap * 2 : 16;
+                ks_dra_device_capacity *v = realloc(cap, nc * sizeof(*v));
+                if (!v) {
+                    rc = KS_ENOMEM;
+                    break;
+                }
+                cap = v;
+                capcap = nc;
+            }
+            ks_dra_capacity_amount *am =
+                ks__mempool_alloc(&a->pool, r->nconsumed_capacity * sizeof(*am));
+            if (!am) {
+                rc = KS_ENOMEM;
+                break;
+            }
+            for (uint32_t q = 0; q < r->nconsumed_capacity; q++) {
+                am[q].name = r->consumed_capacity_names[q].name;
+                am[q].milli = r->consumed_capacity[q].milli;
+                am[q].text = r->consumed_capacity[q].text;
+            }
+            cap[ncap++] = (ks_dra_device_capacity){shared.v[shared.n - 1], r->nconsumed_capacity,
+                                                   am};
+        }
+    }
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; !rc && i < m->n; i++)
+        for (size_t k = 0; !rc && k < m->v[i].ndev; k++)
+            rc = refs_add(m->v[i].shared[k] ? &shared : &excl, &a->pool, m->v[i].devs[k].driver,
+                          m->v[i].devs[k].pool, m->v[i].devs[k].device);
+    pthread_mutex_unlock(&m->mu);
+    /* The capacity entries point at shared.v's entries by value (copied above), so a realloc of
+     * shared.v does not matter to them. Claims stay referenced by the allocator: the amounts'
+     * names point into them. */
+    a->devices = excl.v;
+    a->shared = shared.v;
+    a->capacity = cap;
+    a->state = (ks_dra_allocated_state){excl.n, excl.v, shared.n, shared.v, ncap, cap};
+    a->claims = claims;
+    a->nclaims = n;
+    return rc;
+}
+
+struct ks_dra_allocator *ks__dra_allocator_new(ks_dra_manager *m, ks_store *st, char *err,
+                                               size_t errlen)
+{
+    if (!m || !st) {
+        snprintf(err, errlen, "dynamic resource allocation is not available in this scheduler");
+        return NULL;
+    }
+    struct ks_dra_allocator *a = calloc(1, sizeof(*a));
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    atomic_init(&a->refs, 1);
+    a->nslices = ks__store_draobjs(st, KS_DK_RESOURCE_SLICE, NULL, NULL, &a->slices);
+    a->nclasses = ks__store_draobjs(st, KS_DK_DEVICE_CLASS, NULL, NULL, &a->classes);
+    a->nrules = ks__store_draobjs(st, KS_DK_DEVICE_TAINT_RULE, NULL, NULL, &a->rules);
+    if (gather_state(m, st, a) != 0) {
+        ks__dra_allocator_free(a);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    a->in.features = ks_dra_features_default();
+    a->in.slices = (const ks_resource_slice *const *)a->slices;
+    a->in.nslices = a->nslices;
+    a->in.classes = (const ks_device_class *const *)a->classes;
+    a->in.nclasses = a->nclasses;
+    a->in.taint_rules = (const ks_device_taint_rule *const *)a->rules;
+    a->in.ntaint_rules = a->nrules;
+    a->in.allocated = &a->state;
+    a->in.cel = m->cel;
+    return a;
+}
+
+static void unref_all(ks__draobj **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ks__draobj_unref(v[i]);
+    free(v);
+}
+
+void ks__dra_allocator_free(struct ks_dra_allocator *a)
+{
+    if (!a || atomic_fetch_sub(&a->refs, 1) != 1)
+        return;
+    unref_all(a->slices, a->nslices);
+    unref_all(a->classes, a->nclasses);
+    unref_all(a->rules, a->nrules);
+    unref_all(a->claims, a->nclaims);
+    free(a->devices);
+    free(a->shared);
+    free(a->capacity);
+    ks__mempool_free(&a->pool);
+    free(a);
+}
+
+int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
+                     const ks_resource_claim *const *claims, size_t n, int64_t deadline_ns,
+                     struct ks_dra_allocation **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (err && errlen)
+        err[0] = 0;
+    struct ks_dra_allocation *r = calloc(1, sizeof(*r));
+    if (!r)
+        return KS_ENOMEM;
+    ks_dra_alloc_input in = a->in;
+    in.node = node;
+    in.deadline_ns = deadline_ns;
+    if (ks_dra_allocate(&in, claims, n, &r->out) != 0) {
+        free(r);
+        return KS_ENOMEM;
+    }
+    int outcome;
+    switch (r->out.status) {
+    case KS_DRA_ALLOCATED:
+        outcome = KS_DRA_OUT_ALLOCATED;
+        break;
+    case KS_DRA_UNSUITABLE:
+        outcome = KS_DRA_OUT_UNSUITABLE;
+        break;
+    case KS_DRA_NODE_ERROR:
+        outcome = KS_DRA_OUT_NODE_ERROR;
+        break;
+    default:
+        outcome = strstr(r->out.err, "context deadline exceeded") ? KS_DRA_OUT_TIMEOUT
+                                                                    : KS_DRA_OUT_ERROR;
+        break;
+    }
+    if (outcome != KS_DRA_OUT_ALLOCATED) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", r->out.err);
+        ks_dra_alloc_output_free(&r->out);
+        free(r);
+        return outcome;
+    }
+    r->nclaims = r->out.nresults;
+    r->ndev = ks__mempool_alloc(&r->out.pool, (r->nclaims + 1) * sizeof(size_t));
+    r->devs = ks__mempool_alloc(&r->out.pool, (r->nclaims + 1) * sizeof(*r->devs));
+    if (!r->ndev || !r->devs) {
+        ks_dra_alloc_output_free(&r->out);
+        free(r);
+        return KS_ENOMEM;
+    }
+    for (size_t i = 0; i < r->nclaims; i++) {
+        const ks_dra_alloc_result *res = &r->out.results[i];
+        r->ndev[i] = res->ndevices;
+        r->devs[i] = ks__mempool_alloc(&r->out.pool, (res->ndevices + 1) * sizeof(**r->devs));
+        if (!r->devs[i]) {
+            ks_dra_alloc_output_free(&r->out);
+            free(r);
+            return KS_ENOMEM;
+        }
+        for (uint32_t k = 0; k < res->ndevices; k++)
+            r->devs[i][k] = (ks_dra_device_result){res->devices[k].request,
+                                                   res->devices[k].driver, res->devices[k].pool,
+                                                   res->devices[k].device};
+    }
+    atomic_fetch_add(&a->refs, 1);
+    r->owner = a;
+    *out = r;
+    return KS_DRA_OUT_ALLOCATED;
+}
+
+void ks__dra_allocation_free(struct ks_dra_allocation *a)
+{
+    if (!a)
+        return;
+    ks_dra_alloc_output_free(&a->out);
+    ks__dra_allocator_free(a->owner);
+    free(a);
+}
+
+/* ---- claim writes (the in-memory cluster) ------------------------------------------------------ */
+
+static const char *op_name(ks_selector_op op)
+{
+    static const char *const names[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    return (unsigned)op < 6 ? names[op] : "In";
+}
+
+static cJSON *reqs_json(const ks_selector_req *r, uint32_t n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t i = 0; arr && i < n; i++) {
+        cJSON *e = cJSON_CreateObject(), *vals;
+        cJSON_AddStringToObject(e, "key", ks__sym_str(r[i].key));
+        cJSON_AddStringToObject(e, "operator", op_name(r[i].op));
+        if (r[i].nvalues) {
+            vals = cJSON_AddArrayToObject(e, "values");
+            for (uint32_t k = 0; k < r[i].nvalues; k++)
+                cJSON_AddItemToArray(vals, cJSON_CreateString(ks__sym_str(r[i].values[k])));
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+    return arr;
+}
+
+/* AllocationResult as the API writes it. */
+static cJSON *allocation_json(const ks_dra_alloc_result *r)
+{
+    cJSON *alloc = cJSON_CreateObject();
+    cJSON *devs = cJSON_AddObjectToObject(alloc, "devices");
+    cJSON *results = cJSON_AddArrayToObject(devs, "results");
+    for (uint32_t i = 0; i < r->ndevices; i++) {
+        const ks_dra_alloc_device *d = &r->devices[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "request", d->request);
+        cJSON_AddStringToObject(e, "driver", d->driver);
+        cJSON_AddStringToObject(e, "pool", d->pool);
+        cJSON_AddStringToObject(e, "device", d->device);
+        if (d->admin_access)
+            cJSON_AddBoolToObject(e, "adminAccess", 1);
+        if (d->share_id)
+            cJSON_AddStringToObject(e, "shareID", d->share_id);
+        if (d->nconsumed) {
+            cJSON *cc = cJSON_AddObjectToObject(e, "consumedCapacity");
+            for (uint32_t k = 0; k < d->nconsumed; k++)
+                cJSON_AddStringToObject(cc, d->consumed[k].name, d->consumed[k].text);
+        }
+        if (d->nbinding_conditions) {
+            cJSON *bc = cJSON_AddArrayToObject(e, "bindingConditions");
+            for (uint32_t k = 0; k < d->nbinding_conditions; k++)
+                cJSON_AddItemToArray(bc, cJSON_CreateString(d->binding_conditions[k]));
+            bc = cJSON_AddArrayToObject(e, "bindingFailureConditions");
+            for (uint32_t k = 0; k < d->nbinding_failure_conditions; k++)
+                cJSON_AddItemToArray(bc, cJSON_CreateString(d->binding_failure_conditions[k]));
+        }
+        cJSON_AddItemToArray(results, e);
+    }
+    if (r->nconfig) {
+        cJSON *cfg = cJSON_AddArrayToObject(devs, "config");
+        for (uint32_t i = 0; i < r->nconfig; i++) {
+            const ks_dra_alloc_config *c = &r->config[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "source", c->from_class ? "FromClass" : "FromClaim");
+            if (c->nrequests) {
+                cJSON *rq = cJSON_AddArrayToObject(e, "requests");
+                for (uint32_t k = 0; k < c->nrequests; k++)
+                    cJSON_AddItemToArray(rq, cJSON_CreateString(c->requests[k]));
+            }
+            cJSON *op = cJSON_AddObjectToObject(e, "opaque");
+            cJSON_AddStringToObject(op, "driver", c->driver ? c->driver : "");
+            cJSON *params = c->parameters && *c->parameters ? cJSON_Parse(c->parameters) : NULL;
+            cJSON_AddItemToObject(op, "parameters", params ? params : cJSON_CreateObject());
+            cJSON_AddItemToArray(cfg, e);
+        }
+    }
+    if (r->node_selector) {
+        cJSON *ns = cJSON_AddObjectToObject(alloc, "nodeSelector");
+        cJSON *terms = cJSON_AddArrayToObject(ns, "nodeSelectorTerms");
+        cJSON *t = cJSON_CreateObject();
+        if (r->node_selector->nexprs)
+            cJSON_AddItemToObject(t, "matchExpressions",
+                                  reqs_json(r->node_selector->exprs, r->node_selector->nexprs));
+        if (r->node_selector->nfields)
+            cJSON_AddItemToObject(t, "matchFields",
+                                  reqs_json(r->node_selector->fields, r->node_selector->nfields));
+        cJSON_AddItemToArray(terms, t);
+    }
+    return alloc;
+}
+
+static ks_code replace_claim(ks_store *st, cJSON *obj, ks_status *stt)
+{
+    char err[512];
+    int rc = ks__store_apply_dra(st, obj, 0, 0, NULL, err, sizeof(err));
+    cJSON_Delete(obj);
+    if (rc != 0) {
+        ks__status_add(stt, rc == KS_ENOMEM ? "out of memory" : err);
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+static cJSON *object_of(const ks_resource_claim *claim, cJSON **status)
+{
+    cJSON *obj = cJSON_Parse(claim->h.json);
+    if (!obj)
+        return NULL;
+    *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+    if (!cJSON_IsObject(*status)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+        *status = cJSON_AddObjectToObject(obj, "status");
+    }
+    return obj;
+}
+
+ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                           const struct ks_dra_allocation *a, size_t i, ks_status *stt)
+{
+    cJSON *status, *obj = object_of(claim, &status);
+    if (!obj || !status) {
+        cJSON_Delete(obj);
+        ks__status_add(stt, "out of memory");
+        return KS_ERROR;
+    }
+    /* upstream bindClaim: the allocation (from Reserve), the finalizer with it, then the pod in
+     * reservedFor. */
+    if (a && i < a->nclaims) {
+        if (claim->allocated) {
+            char msg[512];
+            snprintf(msg, sizeof(msg), "claim %s got allocated elsewhere in the meantime",
+                     claim->h.key);
+            cJSON_Delete(obj);
+            ks__status_add(stt, msg);
+            return KS_ERROR;
+        }
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+        cJSON *fin = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
+        if (!cJSON_IsArray(fin))
+            fin = cJSON_AddArrayToObject(meta, "finalizers");
+        int has = 0;
+        const cJSON *f;
+        cJSON_ArrayForEach(f, fin) has |= cJSON_IsString(f) &&
+                                          !strcmp(f->valuestring,
+                                                  "resource.kubernetes.io/delete-protection");
+        if (!has)
+            cJSON_AddItemToArray(fin,
+                                 cJSON_CreateString("resource.kubernetes.io/delete-protection"));
+        cJSON_DeleteItemFromObjectCaseSensitive(status, "allocation");
+        cJSON_AddItemToObject(status, "allocation", allocation_json(&a->out.results[i]));
+    } else if (!claim->allocated) {
+        cJSON_Delete(obj);
+        ks__status_add(stt, "claim is not allocated");
+        return KS_ERROR;
+    }
+    cJSON *rf = cJSON_GetObjectItemCaseSensitive(status, "reservedFor");
+    if (!cJSON_IsArray(rf))
+        rf = cJSON_AddArrayToObject(status, "reservedFor");
+    cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "resource", "pods");
+    cJSON_AddStringToObject(ref, "name", ks__sym_str(pod->name));
+    cJSON_AddStringToObject(ref, "uid", pod->uid);
+    cJSON_AddItemToArray(rf, ref);
+    return replace_claim(st, obj, stt);
+}
+
+ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_status *stt)
+{
+    cJSON *status, *obj = object_of(claim, &status);
+    if (!obj || !status) {
+        cJSON_Delete(obj);
+        ks__status_add(stt, "out of memory");
+        return KS_ERROR;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(status, "reservedFor");
+    cJSON_DeleteItemFromObjectCaseSensitive(status, "allocation");
+    cJSON_DeleteItemFromObjectCaseSensitive(status, "devices");
+    return replace_claim(st, obj, stt);
+}
