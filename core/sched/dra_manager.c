@@ -144,7 +144,8 @@ int ks__dra_remove_pending(ks_dra_manager *m, const char *uid)
     return at != (size_t)-1;
 }
 
-/* ---- the allocator ---------------------------------------------------------------------------- */
+/* ---- the allocator ----------------------------------------------------------------------------
+ */
 
 static const char *pstr(ks_mempool *p, const char *s)
 {
@@ -221,8 +222,8 @@ static int gather_state(ks_dra_manager *m, ks_store *st, struct ks_dra_allocator
                 am[q].milli = r->consumed_capacity[q].milli;
                 am[q].text = r->consumed_capacity[q].text;
             }
-            cap[ncap++] = (ks_dra_device_capacity){shared.v[shared.n - 1], r->nconsumed_capacity,
-                                                   am};
+            cap[ncap++] =
+                (ks_dra_device_capacity){shared.v[shared.n - 1], r->nconsumed_capacity, am};
         }
     }
     pthread_mutex_lock(&m->mu);
@@ -327,8 +328,8 @@ int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
         outcome = KS_DRA_OUT_NODE_ERROR;
         break;
     default:
-        outcome = strstr(r->out.err, "context deadline exceeded") ? KS_DRA_OUT_TIMEOUT
-                                                                    : KS_DRA_OUT_ERROR;
+        outcome =
+            strstr(r->out.err, "context deadline exceeded") ? KS_DRA_OUT_TIMEOUT : KS_DRA_OUT_ERROR;
         break;
     }
     if (outcome != KS_DRA_OUT_ALLOCATED) {
@@ -356,9 +357,8 @@ int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
             return KS_ENOMEM;
         }
         for (uint32_t k = 0; k < res->ndevices; k++)
-            r->devs[i][k] = (ks_dra_device_result){res->devices[k].request,
-                                                   res->devices[k].driver, res->devices[k].pool,
-                                                   res->devices[k].device};
+            r->devs[i][k] = (ks_dra_device_result){res->devices[k].request, res->devices[k].driver,
+                                                   res->devices[k].pool, res->devices[k].device};
     }
     atomic_fetch_add(&a->refs, 1);
     r->owner = a;
@@ -375,7 +375,8 @@ void ks__dra_allocation_free(struct ks_dra_allocation *a)
     free(a);
 }
 
-/* ---- claim writes (the in-memory cluster) ------------------------------------------------------ */
+/* ---- claim writes (the in-memory cluster) ------------------------------------------------------
+ */
 
 static const char *op_name(ks_selector_op op)
 {
@@ -516,9 +517,9 @@ ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_cl
             fin = cJSON_AddArrayToObject(meta, "finalizers");
         int has = 0;
         const cJSON *f;
-        cJSON_ArrayForEach(f, fin) has |= cJSON_IsString(f) &&
-                                          !strcmp(f->valuestring,
-                                                  "resource.kubernetes.io/delete-protection");
+        cJSON_ArrayForEach(f, fin) has |=
+            cJSON_IsString(f) &&
+            !strcmp(f->valuestring, "resource.kubernetes.io/delete-protection");
         if (!has)
             cJSON_AddItemToArray(fin,
                                  cJSON_CreateString("resource.kubernetes.io/delete-protection"));

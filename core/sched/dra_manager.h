@@ -32,8 +32,8 @@ void ks__dra_manager_free(ks_dra_manager *m); /* NULL: no-op */
 struct ks_dra_allocation {
     ks_dra_alloc_output out;
     size_t nclaims;
-    size_t *ndev;                /* per claim */
-    ks_dra_device_result **devs; /* per claim, in the pool of out */
+    size_t *ndev;                   /* per claim */
+    ks_dra_device_result **devs;    /* per claim, in the pool of out */
     struct ks_dra_allocator *owner; /* referenced: its slices and classes back the strings */
 };
 
@@ -48,7 +48,7 @@ struct ks_dra_allocator {
     ks_dra_device_ref *devices, *shared;
     ks_dra_device_capacity *capacity;
     ks_mempool pool; /* the state's strings */
-    atomic_int refs;  /* the cycle's and each allocation's */
+    atomic_int refs; /* the cycle's and each allocation's */
 };
 
 int ks__dra_claim_pending(ks_dra_manager *m, const char *uid);

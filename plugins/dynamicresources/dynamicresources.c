@@ -98,7 +98,7 @@ static int64_t parse_duration(const char *s)
     static const struct {
         const char *unit;
         double ns;
-    } units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6},
+    } units[] = {{"ns", 1},  {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6},
                  {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
     double total = 0;
     int neg = 0;
@@ -226,7 +226,8 @@ static int reserved_for_pod(const ks_resource_claim_view *v, const ks_pod *pod)
     return 0;
 }
 
-/* ---- PreEnqueue -------------------------------------------------------------------------------- */
+/* ---- PreEnqueue --------------------------------------------------------------------------------
+ */
 
 static ks_code dra_pre_enqueue(void *self, const ks_pod *pod, ks_status *st)
 {
@@ -239,7 +240,8 @@ static ks_code dra_pre_enqueue(void *self, const ks_pod *pod, ks_status *st)
     return KS_SUCCESS;
 }
 
-/* ---- PreFilter --------------------------------------------------------------------------------- */
+/* ---- PreFilter ---------------------------------------------------------------------------------
+ */
 
 typedef struct collect {
     dra_state *s;
@@ -334,8 +336,8 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                         return code;
                 }
             } else {
-                ks_status_reasonf(st, "resource claim %s/%s, request %s: unknown request type",
-                                  cns, cname, rq->name);
+                ks_status_reasonf(st, "resource claim %s/%s, request %s: unknown request type", cns,
+                                  cname, rq->name);
                 return UU;
             }
         }
@@ -378,7 +380,8 @@ static ks_dra_allocation *node_allocation(dra_state *s, ks_sym node)
     return r;
 }
 
-/* ---- Filter ------------------------------------------------------------------------------------ */
+/* ---- Filter ------------------------------------------------------------------------------------
+ */
 
 static int64_t monotonic_ns(void)
 {
@@ -416,8 +419,8 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
     if (s->allocator) {
         char err[1024];
         int64_t deadline = pl->filter_timeout_ns ? monotonic_ns() + pl->filter_timeout_ns : 0;
-        int out = ks_dra_allocate_claims(s->allocator, node, s->to_allocate, s->nallocate,
-                                         deadline, &alloc, err, sizeof(err));
+        int out = ks_dra_allocate_claims(s->allocator, node, s->to_allocate, s->nallocate, deadline,
+                                         &alloc, err, sizeof(err));
         switch (out) {
         case KS_DRA_OUT_ALLOCATED:
             break;
@@ -463,7 +466,8 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
     return KS_SUCCESS;
 }
 
-/* ---- PostFilter -------------------------------------------------------------------------------- */
+/* ---- PostFilter --------------------------------------------------------------------------------
+ */
 
 static ks_code dra_post_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                                const ks_filter_outcome *outcome, ks_post_filter_result *result,
@@ -501,7 +505,8 @@ static ks_code dra_post_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     return KS_UNSCHEDULABLE;
 }
 
-/* ---- Score ------------------------------------------------------------------------------------- */
+/* ---- Score -------------------------------------------------------------------------------------
+ */
 
 /* computeScore: for each claim (in claims' order, paired with the node's allocation results by
  * position, as upstream), FirstAvailableDeviceRequestMaxSize - i for the i-th subrequest that got
@@ -570,7 +575,8 @@ static ks_code dra_normalize(void *self, ks_cycle *cycle, const ks_pod *pod, ks_
     return KS_SUCCESS;
 }
 
-/* ---- Reserve / Unreserve ----------------------------------------------------------------------- */
+/* ---- Reserve / Unreserve -----------------------------------------------------------------------
+ */
 
 static ks_code dra_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                            ks_status *st)
@@ -614,10 +620,11 @@ static void dra_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
     s->reserved = NULL;
 }
 
-/* ---- PreBind ----------------------------------------------------------------------------------- */
+/* ---- PreBind -----------------------------------------------------------------------------------
+ */
 
-static ks_code dra_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod *pod,
-                                       ks_sym node, ks_prebind_preflight *result, ks_status *st)
+static ks_code dra_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
+                                       ks_prebind_preflight *result, ks_status *st)
 {
     (void)self;
     (void)pod;
@@ -652,8 +659,7 @@ static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_s
         if (reserved_for_pod(v, pod))
             continue;
         /* bindClaim: the allocation from Reserve (none for an allocated claim), reservedFor. */
-        ks_code code =
-            ks_dra_claim_bind(cycle, pod, c, to_allocate ? s->reserved : NULL, idx, st);
+        ks_code code = ks_dra_claim_bind(cycle, pod, c, to_allocate ? s->reserved : NULL, idx, st);
         /* The allocation is written (or failed): it is no longer in flight either way. */
         if (to_allocate)
             ks_dra_remove_pending(cycle, v->uid);
@@ -663,7 +669,8 @@ static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_s
     return KS_SUCCESS;
 }
 
-/* ---- events, signatures ------------------------------------------------------------------------ */
+/* ---- events, signatures ------------------------------------------------------------------------
+ */
 
 typedef struct uses_ctx {
     const char *uid;
