@@ -7,8 +7,9 @@
  * raised or added -> UpdatePodScaleUp, the last scheduling gate removed ->
  * UpdatePodSchedulingGatesEliminated, the number of tolerations changed -> UpdatePodToleration
  * (the API only lets tolerations be added); none of them -> the generic Update. Upstream's
- * UpdatePodGeneratedResourceClaim (status.resourceClaimStatuses) is not extracted: kubesched has
- * no DynamicResources plugin to care about it.
+ * UpdatePodGeneratedResourceClaim (status.resourceClaimStatuses) is not extracted yet: such an
+ * update is the generic Update, which DynamicResources' registration (that action only) does not
+ * match; its pod waits for the flush.
  *
  * Nodes: what the parsed ks_node holds is compared directly; conditions, spec.podPreemptionPolicy
  * and status.declaredFeatures, which it does not parse, are compared in the two JSON texts (only

@@ -61,15 +61,14 @@ static void claim(th_cluster *c, const char *name, const char *uid, const char *
              "'exactly':{'deviceClassName':'" CLASS "'}}]}}%s}",
              name, uid,
              extra && strstr(extra, "'deletionTimestamp'") ? ",'deletionTimestamp':'2026-01-01T"
-                                                               "00:00:00Z'"
-                                                             : "",
+                                                             "00:00:00Z'"
+                                                           : "",
              extra && !strstr(extra, "'deletionTimestamp'") ? extra : "");
     th_cluster_add_object(c, json);
 }
 
 /* The claim allocated on `node` (device instance-1 of its pool), reserved for `reserved`. */
-static void allocated_claim(th_cluster *c, const char *name, const char *node,
-                            const char *reserved)
+static void allocated_claim(th_cluster *c, const char *name, const char *node, const char *reserved)
 {
     char extra[1024];
     snprintf(extra, sizeof(extra),
@@ -250,11 +249,12 @@ Test(dynamic_resources, claim_in_flight_makes_the_pod_wait)
     ks_code pre;
     cr_assert_eq(th_reserve(p, c, pod_with_claim_name(), "worker", 0, r, sizeof(r)), KS_SUCCESS,
                  "%s", r);
-    ks_pod *other = pod_with("other", "5678",
-                             "[{'name':'my-claim','resourceClaimName':'my-pod-claim'}]", NULL);
+    ks_pod *other =
+        pod_with("other", "5678", "[{'name':'my-claim','resourceClaimName':'my-pod-claim'}]", NULL);
     th_filter_steps(p, c, other, "worker", NULL, &pre, pr, sizeof(pr), r, sizeof(r));
     cr_assert_eq(pre, UU);
-    cr_assert_str_eq(pr, "resource claim default/my-pod-claim is in the process of being allocated");
+    cr_assert_str_eq(pr,
+                     "resource claim default/my-pod-claim is in the process of being allocated");
 }
 
 /* ---- Filter --------------------------------------------------------------------------------- */
@@ -268,8 +268,8 @@ Test(dynamic_resources, no_resources)
     th_plugin *p = plugin();
     char r[512], pr[512];
     ks_code pre;
-    cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr,
-                                 sizeof(pr), r, sizeof(r)),
+    cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr),
+                                 r, sizeof(r)),
                  UU);
     cr_assert_eq(pre, KS_SUCCESS, "%s", pr);
     cr_assert_str_eq(r, "cannot allocate all claims");
@@ -340,8 +340,8 @@ Test(dynamic_resources, wrong_topology_then_deallocation)
     th_plugin *p = plugin();
     char r[512], pr[512];
     ks_code pre;
-    cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr,
-                                 sizeof(pr), r, sizeof(r)),
+    cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr),
+                                 r, sizeof(r)),
                  UU);
     cr_assert_str_eq(r, "resourceclaim not available on the node");
     cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker-2", NULL, &pre, pr,
