@@ -466,10 +466,10 @@ static cJSON *allocation_json(const ks_dra_alloc_result *r)
     return alloc;
 }
 
-static ks_code replace_claim(ks_store *st, cJSON *obj, ks_status *stt)
+static ks_code replace_claim(ks_store *st, cJSON *obj, ks_dra_change *chg, ks_status *stt)
 {
     char err[512];
-    int rc = ks__store_apply_dra(st, obj, 0, 0, NULL, err, sizeof(err));
+    int rc = ks__store_apply_dra(st, obj, 0, 0, chg, err, sizeof(err));
     cJSON_Delete(obj);
     if (rc != 0) {
         ks__status_add(stt, rc == KS_ENOMEM ? "out of memory" : err);
@@ -492,7 +492,8 @@ static cJSON *object_of(const ks_resource_claim *claim, cJSON **status)
 }
 
 ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
-                           const struct ks_dra_allocation *a, size_t i, ks_status *stt)
+                           const struct ks_dra_allocation *a, size_t i, ks_dra_change *chg,
+                           ks_status *stt)
 {
     cJSON *status, *obj = object_of(claim, &status);
     if (!obj || !status) {
@@ -538,10 +539,11 @@ ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_cl
     cJSON_AddStringToObject(ref, "name", ks__sym_str(pod->name));
     cJSON_AddStringToObject(ref, "uid", pod->uid);
     cJSON_AddItemToArray(rf, ref);
-    return replace_claim(st, obj, stt);
+    return replace_claim(st, obj, chg, stt);
 }
 
-ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_status *stt)
+ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                                 ks_status *stt)
 {
     cJSON *status, *obj = object_of(claim, &status);
     if (!obj || !status) {
@@ -552,5 +554,5 @@ ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, k
     cJSON_DeleteItemFromObjectCaseSensitive(status, "reservedFor");
     cJSON_DeleteItemFromObjectCaseSensitive(status, "allocation");
     cJSON_DeleteItemFromObjectCaseSensitive(status, "devices");
-    return replace_claim(st, obj, stt);
+    return replace_claim(st, obj, chg, stt);
 }

@@ -68,9 +68,12 @@ void ks__dra_allocation_free(struct ks_dra_allocation *a);
 
 /* The claim of the store updated in place of claim: allocation (claim i of a; a NULL: keep the
  * claim's), pod added to reservedFor, the delete-protection finalizer (bind); or allocation and
- * reservedFor cleared (deallocate). The new object replaces the old one in the store. */
+ * reservedFor cleared (deallocate). The new object replaces the old one in the store; *chg gets
+ * the change (references for the caller) on success. */
 ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
-                           const struct ks_dra_allocation *a, size_t i, ks_status *stt);
-ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_status *stt);
+                           const struct ks_dra_allocation *a, size_t i, ks_dra_change *chg,
+                           ks_status *stt);
+ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                                 ks_status *stt);
 
 #endif

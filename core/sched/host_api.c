@@ -1090,19 +1090,38 @@ static int dra_writable(ks_cycle *c, ks_status *st)
     return 0;
 }
 
+/* The written claim's change as a cluster event (the scheduler's queue), or released. */
+static void dra_changed(ks_cycle *c, ks_dra_change *chg)
+{
+    if (c && c->hooks && c->hooks->dra_changed) {
+        c->hooks->dra_changed(c->hooks->dra_ctx, chg);
+        return;
+    }
+    ks__draobj_unref(chg->old_obj);
+    ks__draobj_unref(chg->new_obj);
+}
+
 static ks_code h_dra_claim_bind(ks_cycle *c, const ks_pod *pod, const ks_resource_claim *rc,
                                 const ks_dra_allocation *a, size_t i, ks_status *st)
 {
+    ks_dra_change chg = {NULL, NULL};
     if (!dra_writable(c, st))
         return KS_ERROR;
-    return ks__dra_claim_bind(dra_store(c), pod, rc, a, i, st);
+    ks_code code = ks__dra_claim_bind(dra_store(c), pod, rc, a, i, &chg, st);
+    if (code == KS_SUCCESS)
+        dra_changed(c, &chg);
+    return code;
 }
 
 static ks_code h_dra_claim_deallocate(ks_cycle *c, const ks_resource_claim *rc, ks_status *st)
 {
+    ks_dra_change chg = {NULL, NULL};
     if (!dra_writable(c, st))
         return KS_ERROR;
-    return ks__dra_claim_deallocate(dra_store(c), rc, st);
+    ks_code code = ks__dra_claim_deallocate(dra_store(c), rc, &chg, st);
+    if (code == KS_SUCCESS)
+        dra_changed(c, &chg);
+    return code;
 }
 
 static const ks_host_api host_table = {

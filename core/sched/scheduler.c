@@ -20,6 +20,7 @@
 #include "api/podgroup_objects.h"
 #include "api/merge_patch.h"
 #include "sched/dra_manager.h"
+#include "sched/volume_events.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
 
@@ -179,6 +180,13 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
 }
 
 void ks__scheduler_stopping(ks_scheduler *s) { ks__binding_stopping(s); }
+
+/* DynamicResources wrote a claim (simulate's in-memory cluster): the update is a cluster event,
+ * as the claim informer's would be. */
+static void dra_changed(void *ctx, struct ks_dra_change *chg)
+{
+    ks__scheduler_on_dra_change(ctx, chg);
+}
 
 static ks_code patch_through_source(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
                                     const char *patch, char *rv, ks_status *st)
@@ -394,6 +402,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
         goto fail;
     }
     s->hooks.dra = s->dra;
+    s->hooks.dra_changed = dra_changed;
+    s->hooks.dra_ctx = s;
     s->bind_inline = o->bind_inline;
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)

@@ -389,9 +389,9 @@ typedef struct ks_cluster_event {
  * the GenericWorkload feature gate is on. --- */
 #define KS_RES_POD_GROUP ((ks_event_resource)18)
 /* --- ABI 1.10 (DynamicResources): upstream fwk.ResourceClaim, fwk.ResourceSlice, fwk.DeviceClass;
- * old_obj / new_obj are const ks_resource_claim * for claims, NULL for the other two. A host of
- * ABI 1.10 accepts the registrations; no cluster source delivers these events yet (a pod rejected
- * for them waits for another event it registered, or the flush). --- */
+ * old_obj / new_obj are const ks_resource_claim * for claims, NULL for the other two. kubesched's
+ * `simulate` delivers the claim updates DynamicResources' PreBind and PostFilter make; live mode
+ * delivers none of them yet. --- */
 #define KS_RES_RESOURCE_CLAIM ((ks_event_resource)19)
 #define KS_RES_RESOURCE_SLICE ((ks_event_resource)20)
 #define KS_RES_DEVICE_CLASS ((ks_event_resource)21)

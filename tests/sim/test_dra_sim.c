@@ -3,8 +3,9 @@
  * selects an 80Gi GPU by CEL puts its pod on the one node that has such a device, whatever the
  * seed; a claim nothing satisfies is unschedulable with upstream's message; two pods that want
  * the one T4 device: the first gets it, the second waits; a claim that does not exist stops the
- * pod in PreEnqueue. `--output json` reports each bound pod's claims with their allocation (an
- * addition to the output contract, README "Dynamic resource allocation").
+ * pod in PreEnqueue; PostFilter's deallocation requeues a pod (dra_dealloc.yaml). `--output json`
+ * reports each bound pod's claims with their allocation (an addition to the output contract, README
+ * "Dynamic resource allocation").
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -79,4 +80,30 @@ Test(dra_sim, table_shows_the_devices)
     cr_assert(strstr(out, "[claims: gpu -> gpu.example.com/gpu-big/h100-0]"), "%s", out);
     cr_assert(strstr(out, "[claims: gpu -> gpu.example.com/gpu-small/t4-0]"), "%s", out);
     free(out);
+}
+
+/* PostFilter deallocates a claim allocated where the pod cannot go; the claim's update is a
+ * cluster event whose hint (isSchedulableAfterClaimChange: deallocated) requeues the pod, and its
+ * second attempt allocates a device where it can go. */
+Test(dra_sim, postfilter_deallocation_requeues_the_pod)
+{
+    cJSON *doc = sim_json("--cluster " FIX "dra_dealloc.yaml");
+    const cJSON *pods = cJSON_GetObjectItem(doc, "pods");
+    cr_assert_eq(cJSON_GetArraySize(pods), 2);
+    const cJSON *first = cJSON_GetArrayItem(pods, 0);
+    cr_assert_str_eq(sim_field(first, "result"), "Unschedulable");
+    cr_assert_str_eq(sim_field(first, "message"),
+                     "0/2 nodes are available: 1 node(s) didn't match Pod's node "
+                     "affinity/selector, 1 resourceclaim not available on the node. deallocation "
+                     "of ResourceClaim completed, preemption: 0/2 nodes are available: 2 "
+                     "Preemption is not helpful for scheduling.");
+    expect(doc, "mover", "Scheduled", "node-b", "");
+    const cJSON *c = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(sim_pod_entry(doc, "default", "mover"), "claims"), 0);
+    const cJSON *res = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "allocation"), "devices"),
+                            "results"),
+        0);
+    cr_assert_str_eq(sim_field(res, "pool"), "node-b");
+    cJSON_Delete(doc);
 }
