@@ -11,6 +11,7 @@
 
 #include "api/intern.h"
 #include "api/objects.h"
+#include "util/strmap.h"
 #include "sched/framework.h"
 
 /* One in-flight allocation: the devices claim uid was given in Reserve (own copies). */
@@ -244,6 +245,165 @@ static int gather_state(ks_dra_manager *m, ks_store *st, struct ks_dra_allocator
     return rc;
 }
 
+/* One pool of the allocator's slices, and the allocated devices that belong to it. */
+typedef struct idxv {
+    size_t *v, n, cap;
+} idxv;
+
+struct dra_pool {
+    ks_sym node; /* the nodeName all its slices name; KS_SYM_ABSENT: not node-local */
+    idxv slices; /* indexes into a->slices, ascending */
+    idxv excl, shared, capacity; /* indexes into the state's arrays */
+};
+
+static int idxv_add(idxv *x, size_t i)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 4;
+        size_t *v = realloc(x->v, cap * sizeof(*v));
+        if (!v)
+            return KS_ENOMEM;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = i;
+    return 0;
+}
+
+static void pool_key(char *k, size_t n, const char *driver, const char *pool)
+{
+    snprintf(k, n, "%s\x1f%s", driver, pool);
+}
+
+static void pools_free(struct ks_dra_allocator *a)
+{
+    for (size_t i = 0; i < a->npools; i++) {
+        free(a->pools[i].slices.v);
+        free(a->pools[i].excl.v);
+        free(a->pools[i].shared.v);
+        free(a->pools[i].capacity.v);
+    }
+    free(a->pools);
+}
+
+/* Groups the slices by pool and files the allocated state's devices under their pools (a device
+ * of no pool the allocator sees cannot matter to it). */
+static int index_pools(struct ks_dra_allocator *a)
+{
+    ks_strmap by_key;
+    char key[1024];
+    int rc = 0;
+    ks__strmap_init(&by_key);
+    a->pools = calloc(a->nslices + 1, sizeof(*a->pools));
+    if (!a->pools)
+        rc = KS_ENOMEM;
+    for (size_t i = 0; !rc && i < a->nslices; i++) {
+        const ks_resource_slice *sl = ks__dra_slice(a->slices[i]);
+        pool_key(key, sizeof(key), sl->driver, sl->pool_name);
+        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        ks_sym node = sl->node.has_node_name && sl->node.node_name != KS_SYM_EMPTY
+                          ? sl->node.node_name
+                          : KS_SYM_ABSENT;
+        if (!p) {
+            p = &a->pools[a->npools++];
+            p->node = node;
+            void *old;
+            rc = ks__strmap_put(&by_key, key, p, &old);
+        } else if (p->node != node) {
+            p->node = KS_SYM_ABSENT;
+        }
+        if (!rc)
+            rc = idxv_add(&p->slices, i);
+    }
+    for (size_t i = 0; !rc && i < a->state.ndevices; i++) {
+        pool_key(key, sizeof(key), a->state.devices[i].driver, a->state.devices[i].pool);
+        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        rc = p ? idxv_add(&p->excl, i) : 0;
+    }
+    for (size_t i = 0; !rc && i < a->state.nshared; i++) {
+        pool_key(key, sizeof(key), a->state.shared[i].driver, a->state.shared[i].pool);
+        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        rc = p ? idxv_add(&p->shared, i) : 0;
+    }
+    for (size_t i = 0; !rc && i < a->state.ncapacity; i++) {
+        pool_key(key, sizeof(key), a->state.capacity[i].id.driver, a->state.capacity[i].id.pool);
+        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        rc = p ? idxv_add(&p->capacity, i) : 0;
+    }
+    ks__strmap_destroy(&by_key);
+    return rc;
+}
+
+static int cmp_size(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The input of one node's Allocate: its pools' slices (in the input's order) and allocated
+ * devices. Arrays malloc'd into *bufs (free each). */
+typedef struct node_input {
+    const ks_resource_slice **slices;
+    ks_dra_device_ref *excl, *shared;
+    ks_dra_device_capacity *capacity;
+    size_t *order;
+    ks_dra_allocated_state state;
+    size_t nslices;
+} node_input;
+
+static void node_input_free(node_input *ni)
+{
+    free(ni->slices);
+    free(ni->excl);
+    free(ni->shared);
+    free(ni->capacity);
+    free(ni->order);
+}
+
+static int node_input_build(const struct ks_dra_allocator *a, ks_sym node, node_input *ni)
+{
+    size_t ns = 0, ne = 0, nsh = 0, nc = 0;
+    memset(ni, 0, sizeof(*ni));
+    for (size_t i = 0; i < a->npools; i++) {
+        const struct dra_pool *p = &a->pools[i];
+        if (p->node != KS_SYM_ABSENT && p->node != node)
+            continue;
+        ns += p->slices.n;
+        ne += p->excl.n;
+        nsh += p->shared.n;
+        nc += p->capacity.n;
+    }
+    ni->order = malloc((ns + 1) * sizeof(size_t));
+    ni->slices = malloc((ns + 1) * sizeof(*ni->slices));
+    ni->excl = malloc((ne + 1) * sizeof(*ni->excl));
+    ni->shared = malloc((nsh + 1) * sizeof(*ni->shared));
+    ni->capacity = malloc((nc + 1) * sizeof(*ni->capacity));
+    if (!ni->order || !ni->slices || !ni->excl || !ni->shared || !ni->capacity) {
+        node_input_free(ni);
+        return KS_ENOMEM;
+    }
+    ns = ne = nsh = nc = 0;
+    for (size_t i = 0; i < a->npools; i++) {
+        const struct dra_pool *p = &a->pools[i];
+        if (p->node != KS_SYM_ABSENT && p->node != node)
+            continue;
+        for (size_t k = 0; k < p->slices.n; k++)
+            ni->order[ns++] = p->slices.v[k];
+        for (size_t k = 0; k < p->excl.n; k++)
+            ni->excl[ne++] = a->state.devices[p->excl.v[k]];
+        for (size_t k = 0; k < p->shared.n; k++)
+            ni->shared[nsh++] = a->state.shared[p->shared.v[k]];
+        for (size_t k = 0; k < p->capacity.n; k++)
+            ni->capacity[nc++] = a->state.capacity[p->capacity.v[k]];
+    }
+    qsort(ni->order, ns, sizeof(size_t), cmp_size); /* the input's order, as upstream's */
+    for (size_t i = 0; i < ns; i++)
+        ni->slices[i] = ks__dra_slice(a->slices[ni->order[i]]);
+    ni->nslices = ns;
+    ni->state = (ks_dra_allocated_state){ne, ni->excl, nsh, ni->shared, nc, ni->capacity};
+    return 0;
+}
+
 struct ks_dra_allocator *ks__dra_allocator_new(ks_dra_manager *m, ks_store *st, char *err,
                                                size_t errlen)
 {
@@ -260,7 +420,7 @@ struct ks_dra_allocator *ks__dra_allocator_new(ks_dra_manager *m, ks_store *st, 
     a->nslices = ks__store_draobjs(st, KS_DK_RESOURCE_SLICE, NULL, NULL, &a->slices);
     a->nclasses = ks__store_draobjs(st, KS_DK_DEVICE_CLASS, NULL, NULL, &a->classes);
     a->nrules = ks__store_draobjs(st, KS_DK_DEVICE_TAINT_RULE, NULL, NULL, &a->rules);
-    if (gather_state(m, st, a) != 0) {
+    if (gather_state(m, st, a) != 0 || index_pools(a) != 0) {
         ks__dra_allocator_free(a);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -295,6 +455,7 @@ void ks__dra_allocator_free(struct ks_dra_allocator *a)
     free(a->devices);
     free(a->shared);
     free(a->capacity);
+    pools_free(a);
     ks__mempool_free(&a->pool);
     free(a);
 }
@@ -310,9 +471,19 @@ int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
     if (!r)
         return KS_ENOMEM;
     ks_dra_alloc_input in = a->in;
+    node_input ni;
+    if (node_input_build(a, node ? node->name : KS_SYM_ABSENT, &ni) != 0) {
+        free(r);
+        return KS_ENOMEM;
+    }
     in.node = node;
     in.deadline_ns = deadline_ns;
-    if (ks_dra_allocate(&in, claims, n, &r->out) != 0) {
+    in.slices = ni.slices;
+    in.nslices = ni.nslices;
+    in.allocated = &ni.state;
+    int arc = ks_dra_allocate(&in, claims, n, &r->out);
+    node_input_free(&ni);
+    if (arc != 0) {
         free(r);
         return KS_ENOMEM;
     }

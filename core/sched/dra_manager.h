@@ -49,6 +49,15 @@ struct ks_dra_allocator {
     ks_dra_device_capacity *capacity;
     ks_mempool pool; /* the state's strings */
     atomic_int refs; /* the cycle's and each allocation's */
+    /* The slices by pool (driver and pool name), for a per-node input: a node's Allocate reads the
+     * slices of the pools whose slices all name that node, plus every other pool, and the
+     * allocated devices of those pools only. The allocator looks no further (it gathers the
+     * node's pools from the slices it is given, checks a pool's completeness among the same
+     * pool's slices, and asks the allocated state only about the devices of those pools), so
+     * the answer is the one the whole input gives, without a hash of every allocated device of
+     * the cluster per node. */
+    struct dra_pool *pools;
+    size_t npools;
 };
 
 int ks__dra_claim_pending(ks_dra_manager *m, const char *uid);
