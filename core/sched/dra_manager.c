@@ -662,9 +662,30 @@ static cJSON *object_of(const ks_resource_claim *claim, cJSON **status)
     return obj;
 }
 
-ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
-                           const struct ks_dra_allocation *a, size_t i, ks_dra_change *chg,
-                           ks_status *stt)
+/* Claim writes are read-modify-write on the store's current object: one at a time (binding
+ * threads of pods that share a claim), as the API server's resourceVersion check serializes
+ * upstream's Updates. */
+static pthread_mutex_t write_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The store's claim now (a reference), or NULL with the reason in stt. */
+static const ks_resource_claim *current_claim(ks_store *st, const ks_resource_claim *claim,
+                                              ks_status *stt)
+{
+    const ks_resource_claim *cur =
+        ks__dra_claim(ks__store_draobj(st, KS_DK_RESOURCE_CLAIM, claim->h.key));
+    char msg[700];
+    if (!cur || cur->deletion_requested) {
+        snprintf(msg, sizeof(msg), "claim %s got deleted in the meantime", claim->h.key);
+        ks__status_add(stt, msg);
+        ks__draobj_unref(cur ? (ks__draobj *)&cur->h : NULL);
+        return NULL;
+    }
+    return cur;
+}
+
+static ks_code claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                          const struct ks_dra_allocation *a, size_t i, ks_dra_change *chg,
+                          ks_status *stt)
 {
     cJSON *status, *obj = object_of(claim, &status);
     if (!obj || !status) {
@@ -705,6 +726,10 @@ ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_cl
     cJSON *rf = cJSON_GetObjectItemCaseSensitive(status, "reservedFor");
     if (!cJSON_IsArray(rf))
         rf = cJSON_AddArrayToObject(status, "reservedFor");
+    if (ks__dra_claim_reserved_for(claim, pod->uid)) {
+        cJSON_Delete(obj); /* reserved already (a shared claim another attempt wrote) */
+        return KS_SUCCESS;
+    }
     cJSON *ref = cJSON_CreateObject();
     cJSON_AddStringToObject(ref, "resource", "pods");
     cJSON_AddStringToObject(ref, "name", ks__sym_str(pod->name));
@@ -713,8 +738,20 @@ ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_cl
     return replace_claim(st, obj, chg, stt);
 }
 
-ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
-                                 ks_status *stt)
+ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                           const struct ks_dra_allocation *a, size_t i, ks_dra_change *chg,
+                           ks_status *stt)
+{
+    pthread_mutex_lock(&write_mu);
+    const ks_resource_claim *cur = current_claim(st, claim, stt);
+    ks_code code = cur ? claim_bind(st, pod, cur, a, i, chg, stt) : KS_ERROR;
+    ks__draobj_unref(cur ? (ks__draobj *)&cur->h : NULL);
+    pthread_mutex_unlock(&write_mu);
+    return code;
+}
+
+static ks_code claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                                ks_status *stt)
 {
     cJSON *status, *obj = object_of(claim, &status);
     if (!obj || !status) {
@@ -726,4 +763,15 @@ ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, k
     cJSON_DeleteItemFromObjectCaseSensitive(status, "allocation");
     cJSON_DeleteItemFromObjectCaseSensitive(status, "devices");
     return replace_claim(st, obj, chg, stt);
+}
+
+ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                                 ks_status *stt)
+{
+    pthread_mutex_lock(&write_mu);
+    const ks_resource_claim *cur = current_claim(st, claim, stt);
+    ks_code code = cur ? claim_deallocate(st, cur, chg, stt) : KS_ERROR;
+    ks__draobj_unref(cur ? (ks__draobj *)&cur->h : NULL);
+    pthread_mutex_unlock(&write_mu);
+    return code;
 }
