@@ -312,6 +312,33 @@ Test(dynamic_resources, with_resources_prebind_writes_the_allocation)
     ks__draobj_unref((ks__draobj *)&cl->h);
 }
 
+/* A claim two pods share: the first allocates it, the second finds it allocated (its node
+ * selector points at the first's node) and is added to reservedFor. */
+Test(dynamic_resources, shared_claim_is_reserved_for_both_pods)
+{
+    th_cluster *c = cluster();
+    th_cluster_add_node(c, WORKER2);
+    device_class(c);
+    slice(c, "worker-slice", "worker", "[{'name':'instance-1'}]");
+    claim(c, "shared", "uid-shared", NULL);
+    th_plugin *p = plugin();
+    ks_pod *a = pod_with("a", "uid-pod-a", "[{'name':'gpu','resourceClaimName':'shared'}]", NULL);
+    ks_pod *b = pod_with("b", "uid-pod-b", "[{'name':'gpu','resourceClaimName':'shared'}]", NULL);
+    char r[512], pr[512];
+    ks_code pre, preflight;
+    cr_assert_eq(th_pre_bind(p, c, a, "worker", &preflight, r, sizeof(r)), KS_SUCCESS, "%s", r);
+    cr_assert_eq(th_filter_steps(p, c, b, "worker-2", NULL, &pre, pr, sizeof(pr), r, sizeof(r)),
+                 UU);
+    cr_assert_str_eq(r, "resourceclaim not available on the node");
+    cr_assert_eq(th_pre_bind(p, c, b, "worker", &preflight, r, sizeof(r)), KS_SUCCESS, "%s", r);
+    const ks_resource_claim *cl = stored_claim(c, "shared");
+    cr_assert_eq(cl->nreserved_for, 2);
+    cr_assert_str_eq(cl->reserved_for[0].uid, "uid-pod-a");
+    cr_assert_str_eq(cl->reserved_for[1].uid, "uid-pod-b");
+    cr_assert_eq(cl->nresults, 1);
+    ks__draobj_unref((ks__draobj *)&cl->h);
+}
+
 /* An allocated claim already reserved for the pod: nothing to allocate, PreBind writes nothing. */
 Test(dynamic_resources, allocated_and_reserved_claim)
 {
