@@ -775,3 +775,30 @@ ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, k
     pthread_mutex_unlock(&write_mu);
     return code;
 }
+
+ks_code ks__dra_claim_unreserve(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                                ks_dra_change *chg, ks_status *stt)
+{
+    pthread_mutex_lock(&write_mu);
+    const ks_resource_claim *cur = current_claim(st, claim, stt);
+    ks_code code = cur ? KS_SKIP : KS_ERROR;
+    if (cur && ks__dra_claim_reserved_for(cur, pod->uid)) {
+        cJSON *status, *obj = object_of(cur, &status);
+        cJSON *rf = cJSON_GetObjectItemCaseSensitive(status, "reservedFor");
+        for (int i = cJSON_GetArraySize(rf) - 1; i >= 0; i--) {
+            const char *uid =
+                cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(rf, i), "uid"));
+            if (uid && strcmp(uid, pod->uid) == 0)
+                cJSON_DeleteItemFromArray(rf, i);
+        }
+        if (obj)
+            code = replace_claim(st, obj, chg, stt);
+        else {
+            ks__status_add(stt, "out of memory");
+            code = KS_ERROR;
+        }
+    }
+    ks__draobj_unref(cur ? (ks__draobj *)&cur->h : NULL);
+    pthread_mutex_unlock(&write_mu);
+    return code;
+}

@@ -84,5 +84,9 @@ ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_cl
                            ks_status *stt);
 ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
                                  ks_status *stt);
+/* The pod out of the current claim's reservedFor: KS_SUCCESS with *chg set when it was there,
+ * KS_SKIP when it was not (no write), KS_ERROR with the reason. */
+ks_code ks__dra_claim_unreserve(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                                ks_dra_change *chg, ks_status *stt);
 
 #endif

@@ -1124,6 +1124,24 @@ static ks_code h_dra_claim_deallocate(ks_cycle *c, const ks_resource_claim *rc, 
     return code;
 }
 
+static void h_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod, const ks_resource_claim *rc)
+{
+    ks_dra_change chg = {NULL, NULL};
+    ks_status st;
+    uint32_t flags = c && c->hooks ? c->hooks->source_flags : sched_services.source_flags;
+    if (!pod || !rc || !(flags & KS_SOURCE_SIMULATED))
+        return; /* live mode wrote nothing to take back */
+    ks__status_reset(&st);
+    ks_code code = ks__dra_claim_unreserve(dra_store(c), pod, rc, &chg, &st);
+    if (code == KS_SUCCESS) {
+        dra_changed(c, &chg);
+    } else if (code == KS_ERROR) {
+        char msg[512];
+        ks__status_message(&st, msg, sizeof(msg));
+        ks__log('W', "DynamicResources", "unreserve %s: %s", rc->h.key, msg);
+    }
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -1291,6 +1309,7 @@ static const ks_host_api host_table = {
     .dra_allocation_devices = h_dra_allocation_devices,
     .dra_claim_bind = h_dra_claim_bind,
     .dra_claim_deallocate = h_dra_claim_deallocate,
+    .dra_claim_unreserve = h_dra_claim_unreserve,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -609,14 +609,16 @@ static ks_code dra_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
 static void dra_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node)
 {
     (void)self;
-    (void)pod;
     (void)node;
     dra_state *s = state_of(cycle);
     if (!s)
         return;
-    /* In-flight allocations are dropped; the devices are free again for the next allocator. */
-    for (size_t i = 0; i < s->nclaims; i++)
+    /* In-flight allocations are dropped (the devices are free again for the next allocator), and
+     * the pod leaves the reservedFor of the claims PreBind reserved before it failed. */
+    for (size_t i = 0; i < s->nclaims; i++) {
         ks_dra_remove_pending(cycle, ks_resource_claim_view_of(s->claims[i])->uid);
+        ks_dra_claim_unreserve(cycle, pod, s->claims[i]);
+    }
     s->reserved = NULL;
 }
 

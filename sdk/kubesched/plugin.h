@@ -1542,6 +1542,10 @@ typedef struct ks_host_api {
     /* PostFilter's write: status.reservedFor and status.allocation cleared (UpdateStatus), as
      * dra_claim_bind for the sources. Scheduling thread. */
     ks_code (*dra_claim_deallocate)(ks_cycle *cycle, const ks_resource_claim *claim, ks_status *st);
+    /* Unreserve's write: the pod taken out of the claim's status.reservedFor when the claim as
+     * the store has it now lists it (upstream's strategic-merge-patch delete); a failure is only
+     * logged. Scheduling or binding thread. */
+    void (*dra_claim_unreserve)(ks_cycle *cycle, const ks_pod *pod, const ks_resource_claim *claim);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -2299,6 +2303,11 @@ static inline ks_code ks_dra_claim_deallocate(ks_cycle *c, const ks_resource_cla
                                               ks_status *st)
 {
     return ks_host->dra_claim_deallocate(c, rc, st);
+}
+static inline void ks_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod,
+                                          const ks_resource_claim *rc)
+{
+    ks_host->dra_claim_unreserve(c, pod, rc);
 }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */

@@ -312,6 +312,29 @@ Test(dynamic_resources, with_resources_prebind_writes_the_allocation)
     ks__draobj_unref((ks__draobj *)&cl->h);
 }
 
+/* Unreserve after PreBind reserved the claim (a later binding step failed): the pod leaves
+ * reservedFor again; the allocation stays (upstream's Unreserve patches reservedFor only). */
+Test(dynamic_resources, unreserve_takes_the_pod_out_of_reserved_for)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    allocated_claim(c, "my-pod-claim", "worker", NULL);
+    th_plugin *p = plugin();
+    char r[512];
+    ks_code preflight;
+    cr_assert_eq(th_pre_bind(p, c, pod_with_claim_name(), "worker", &preflight, r, sizeof(r)),
+                 KS_SUCCESS, "%s", r);
+    const ks_resource_claim *cl = stored_claim(c, "my-pod-claim");
+    cr_assert_eq(cl->nreserved_for, 1);
+    ks__draobj_unref((ks__draobj *)&cl->h);
+    cr_assert_eq(th_reserve(p, c, pod_with_claim_name(), "worker", 1, r, sizeof(r)), KS_SUCCESS,
+                 "%s", r);
+    cl = stored_claim(c, "my-pod-claim");
+    cr_assert_eq(cl->nreserved_for, 0);
+    cr_assert(cl->allocated);
+    ks__draobj_unref((ks__draobj *)&cl->h);
+}
+
 /* A claim two pods share: the first allocates it, the second finds it allocated (its node
  * selector points at the first's node) and is added to reservedFor. */
 Test(dynamic_resources, shared_claim_is_reserved_for_both_pods)
