@@ -278,6 +278,15 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     (void)result;
     const ks_pod_resource_claim *pcs;
     size_t npc = ks_pod_resource_claims(pod, &pcs);
+    /* Most pods have no claims: one shared, empty, never-written state (nothing to clean up). */
+    static dra_state no_claims;
+    if (npc == 0) {
+        if (ks_cycle_write(cycle, &state_key, &no_claims, NULL) != 0) {
+            ks_status_reason(st, "out of memory");
+            return KS_ERROR;
+        }
+        return KS_SKIP;
+    }
     dra_state *s = ks_alloc(sizeof(*s));
     if (!s)
         return KS_ERROR;
@@ -611,8 +620,8 @@ static void dra_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
     (void)self;
     (void)node;
     dra_state *s = state_of(cycle);
-    if (!s)
-        return;
+    if (!s || s->nclaims == 0)
+        return; /* (the shared state of pods without claims is never written) */
     /* In-flight allocations are dropped (the devices are free again for the next allocator), and
      * the pod leaves the reservedFor of the claims PreBind reserved before it failed. */
     for (size_t i = 0; i < s->nclaims; i++) {
