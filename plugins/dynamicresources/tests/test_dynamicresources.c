@@ -237,6 +237,34 @@ Test(dynamic_resources, missing_class)
     cr_assert_str_eq(pr, "request req-1: device class " CLASS " does not exist");
 }
 
+/* A request with neither `exactly` nor `firstAvailable` (a newer API's request type) and an
+ * `exactly` without a class: upstream's PreFilter messages and codes. */
+Test(dynamic_resources, unknown_and_unsupported_request_types)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    th_cluster_add_object(
+        c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'name':"
+           "'my-pod-claim','namespace':'default','uid':'claim-uid'},'spec':{'devices':{'requests':"
+           "[{'name':'req-1'}]}}}");
+    char r[512], pr[512];
+    ks_code pre;
+    th_plugin *p = plugin();
+    th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr), r,
+                    sizeof(r));
+    cr_assert_eq(pre, UU);
+    cr_assert_str_eq(pr,
+                     "resource claim default/my-pod-claim, request req-1: unknown request type");
+    th_cluster_add_object(
+        c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'name':"
+           "'my-pod-claim','namespace':'default','uid':'claim-uid'},'spec':{'devices':{'requests':"
+           "[{'name':'req-1','exactly':{}}]}}}");
+    th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr), r,
+                    sizeof(r));
+    cr_assert_eq(pre, KS_ERROR);
+    cr_assert_str_eq(pr, "request req-1: unsupported request type");
+}
+
 /* "claim-with-pending-allocation": another pod's Reserve put the claim in flight. */
 Test(dynamic_resources, claim_in_flight_makes_the_pod_wait)
 {
