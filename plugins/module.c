@@ -29,6 +29,7 @@
     X(ks_plugin_volume_zone)                                                                       \
     X(ks_plugin_node_volume_limits)                                                                \
     X(ks_plugin_volume_binding)                                                                    \
+    X(ks_plugin_dynamic_resources)                                                                 \
     X(ks_plugin_gang_scheduling)
 
 #define KS_DECLARE_DESC_(desc) extern const ks_plugin_desc desc;

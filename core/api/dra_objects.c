@@ -1368,6 +1368,63 @@ static int parse_results(pctx *c, const cJSON *arr, const char *path, ks_resourc
     return 0;
 }
 
+/* The SDK's view of a parsed claim (ks_resource_claim_view): the controller owner, the request
+ * classes PreFilter checks, the reserved uids. The header (uid, key, json) is set by the caller
+ * before, as ks__draobj_from_json fills it first. */
+static int claim_view(pctx *c, const cJSON *meta, ks_resource_claim *o)
+{
+    ks_resource_claim_view *v = &o->view;
+    const cJSON *ref;
+    v->size = sizeof(*v);
+    v->deleting = o->deletion_requested;
+    v->allocated = o->allocated;
+    cJSON_ArrayForEach(ref, get(meta, "ownerReferences"))
+    {
+        const cJSON *uid = get(ref, "uid");
+        if (cJSON_IsTrue(get(ref, "controller")) && cJSON_IsString(uid)) {
+            char *u = pool_array(c, strlen(uid->valuestring) + 1, 1);
+            if (!u)
+                return KS_ENOMEM;
+            memcpy(u, uid->valuestring, strlen(uid->valuestring) + 1);
+            v->controller_uid = u;
+            break;
+        }
+    }
+    const char **uids = pool_array(c, o->nreserved_for ? o->nreserved_for : 1, sizeof(char *));
+    ks_dra_request_view *rv = pool_array(c, o->nrequests ? o->nrequests : 1, sizeof(*rv));
+    if (!uids || !rv)
+        return KS_ENOMEM;
+    for (uint32_t i = 0; i < o->nreserved_for; i++)
+        uids[i] = o->reserved_for[i].uid;
+    v->nreserved_for = o->nreserved_for;
+    v->reserved_for_uids = uids;
+    for (uint32_t i = 0; i < o->nrequests; i++) {
+        const ks_dra_request *r = &o->requests[i];
+        rv[i].name = r->name;
+        if (r->has_exactly) {
+            rv[i].device_class_name = r->exactly.device_class_name;
+            continue;
+        }
+        uint32_t n = r->nfirst_available;
+        const char **names = pool_array(c, n ? n : 1, sizeof(char *));
+        const char **classes = pool_array(c, n ? n : 1, sizeof(char *));
+        if (!names || !classes)
+            return KS_ENOMEM;
+        for (uint32_t k = 0; k < n; k++) {
+            names[k] = r->first_available[k].name;
+            classes[k] = r->first_available[k].device_class_name;
+        }
+        rv[i].nsubrequests = n;
+        rv[i].subrequest_names = names;
+        rv[i].subrequest_classes = classes;
+    }
+    v->nrequests = o->nrequests;
+    v->requests = rv;
+    v->nalloc_terms = o->nalloc_terms;
+    v->alloc_terms = o->alloc_terms;
+    return 0;
+}
+
 static int parse_claim(pctx *c, const cJSON *obj, ks_resource_claim *o)
 {
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec");
@@ -1449,7 +1506,7 @@ static int parse_claim(pctx *c, const cJSON *obj, ks_resource_claim *o)
         o->nreserved_for++;
     }
     o->reserved_for = cs;
-    return 0;
+    return claim_view(c, meta, o);
 }
 
 /* ---- DeviceTaintRule ----------------------------------------------------------------------- */
@@ -1544,6 +1601,13 @@ static int from_json(const cJSON *obj, int checked, ks__draobj **out, char *err,
     if (!(o->json = cJSON_PrintUnformatted(obj))) {
         rc = KS_ENOMEM;
         goto out;
+    }
+    if (o->kind == KS_DK_RESOURCE_CLAIM) {
+        ks_resource_claim_view *v = &((ks_resource_claim *)o)->view;
+        v->ns = o->ns;
+        v->name = o->name;
+        v->uid = *o->uid ? o->uid : o->key;
+        v->json = o->json;
     }
     *out = o;
     return 0;

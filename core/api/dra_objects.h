@@ -285,6 +285,9 @@ typedef struct ks_resource_claim {
     const char *allocation_timestamp; /* "" when absent */
     uint32_t nreserved_for;
     const ks_dra_consumer *reserved_for;
+    /* What the SDK shows of it (ks_resource_claim_view_of): built with the rest (pool); uid is
+     * metadata.uid, or "namespace/name" when the object has none (a hand-written cluster file). */
+    ks_resource_claim_view view;
 } ks_resource_claim;
 
 typedef struct ks_device_taint_rule {

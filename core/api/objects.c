@@ -1281,6 +1281,7 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 }
 
 static void ks__pod_free_(ks_pod *pod);
+static int parse_resource_claims(const cJSON *spec, const cJSON *status, ks_pod *pod);
 
 /* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
 static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, parse_ctx *e)
@@ -1365,7 +1366,8 @@ static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err,
         (rc = parse_containers_extra(spec, pod, &e)) || (rc = parse_spec_facts(spec, pod, &e)) ||
         (rc = ks__pod_volumes_parse(get(spec, "volumes"), name, checked, &pod->volume_pool,
                                     &pod->syms, &pod->volumes, &pod->nvolumes, err, errlen)) ||
-        (rc = pod_all_requests(spec, status, pod, &e)))
+        (rc = pod_all_requests(spec, status, pod, &e)) ||
+        (rc = parse_resource_claims(spec, status, pod)))
         goto fail;
     {
         const cJSON *g;
@@ -1411,6 +1413,52 @@ int ks__pod_from_json(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
 int ks__pod_from_json_checked(const cJSON *obj, ks_pod **out, char *err, size_t errlen)
 {
     return pod_from_json(obj, 1, out, err, errlen);
+}
+
+/* A string of the pod's volume pool (NULL stays NULL). */
+static const char *pool_str(ks_pod *pod, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = ks__mempool_alloc(&pod->volume_pool, n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* spec.resourceClaims and what status.resourceClaimStatuses says of each (upstream
+ * resourceclaim.Name reads both). */
+static int parse_resource_claims(const cJSON *spec, const cJSON *status, ks_pod *pod)
+{
+    int n = cJSON_GetArraySize(get(spec, "resourceClaims"));
+    if (n <= 0)
+        return 0;
+    pod->resource_claims =
+        ks__mempool_alloc(&pod->volume_pool, (size_t)n * sizeof(ks_pod_resource_claim));
+    if (!pod->resource_claims)
+        return KS_ENOMEM;
+    const cJSON *c, *st;
+    cJSON_ArrayForEach(c, get(spec, "resourceClaims"))
+    {
+        ks_pod_resource_claim *r = &pod->resource_claims[pod->nresource_claims++];
+        const char *name = get_str(c, "name");
+        r->name = pool_str(pod, name ? name : "");
+        r->resource_claim_name = pool_str(pod, get_str(c, "resourceClaimName"));
+        r->resource_claim_template_name = pool_str(pod, get_str(c, "resourceClaimTemplateName"));
+        if (!r->name)
+            return KS_ENOMEM;
+        cJSON_ArrayForEach(st, get(status, "resourceClaimStatuses"))
+        {
+            const char *sn = get_str(st, "name");
+            if (sn && strcmp(sn, r->name) == 0) {
+                r->has_status = 1;
+                r->status_claim_name = pool_str(pod, get_str(st, "resourceClaimName"));
+                break;
+            }
+        }
+    }
+    return 0;
 }
 
 static void ks__pod_free_(ks_pod *pod)

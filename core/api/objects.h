@@ -80,6 +80,9 @@ struct ks_pod {
     size_t nvolumes;
     ks_pod_volume *volumes; /* spec.volumes, pre-parsed (volume_objects.h); in volume_pool */
     ks_mempool volume_pool; /* the volumes' arrays and strings */
+    /* spec.resourceClaims with status.resourceClaimStatuses (DynamicResources); in volume_pool */
+    size_t nresource_claims;
+    ks_pod_resource_claim *resource_claims;
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */

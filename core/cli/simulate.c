@@ -26,6 +26,7 @@
 #include "api/store.h"
 #include "api/custom_objects.h"
 #include "api/podgroup_objects.h"
+#include "api/dra_objects.h"
 #include "util/strmap.h"
 
 typedef struct record {
@@ -41,6 +42,7 @@ typedef struct record {
     ks_sym nominated; /* PostFilter's nomination, KS_SYM_ABSENT when none */
     cJSON *victims;   /* [{"namespace","name","node"}] evicted for this attempt */
     cJSON *volumes;   /* [{"claim","persistentVolume"|"selectedNode"}] PreBind's writes */
+    cJSON *claims;    /* [{"name","resourceClaim","allocation"}] the pod's ResourceClaims */
 } record;
 
 /* Compact JSON text being built (an explanation): grown by doubling, reused across cycles so
@@ -672,6 +674,36 @@ static void on_cycle_done(void *ctx, uint64_t seq, const ks_pod *pod, const char
     pthread_mutex_unlock(&s->mu);
 }
 
+/* The bound pod's ResourceClaims as the in-memory cluster has them now (DynamicResources' PreBind
+ * wrote their allocation): [{"name": the pod's entry, "resourceClaim": the claim,
+ * "allocation": its status.allocation}]; NULL for a pod without claims. */
+static cJSON *claims_of(sim *s, const ks_pod *pod)
+{
+    if (!pod->nresource_claims)
+        return NULL;
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; list && i < pod->nresource_claims; i++) {
+        const ks_pod_resource_claim *pc = &pod->resource_claims[i];
+        const char *name =
+            pc->resource_claim_name ? pc->resource_claim_name : pc->status_claim_name;
+        if (!name)
+            continue;
+        char key[600];
+        snprintf(key, sizeof(key), "%s/%s", ks__sym_str(pod->ns), name);
+        ks__draobj *o = ks__store_draobj(ks__scheduler_store(s->sched), KS_DK_RESOURCE_CLAIM, key);
+        cJSON *e = cJSON_CreateObject(), *obj = o ? cJSON_Parse(o->json) : NULL;
+        cJSON_AddStringToObject(e, "name", pc->name);
+        cJSON_AddStringToObject(e, "resourceClaim", name);
+        cJSON *alloc = cJSON_DetachItemFromObjectCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "status"), "allocation");
+        cJSON_AddItemToObject(e, "allocation", alloc ? alloc : cJSON_CreateNull());
+        cJSON_AddItemToArray(list, e);
+        cJSON_Delete(obj);
+        ks__draobj_unref(o);
+    }
+    return list;
+}
+
 static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
                          const char *result, ks_sym node, const char *message)
 {
@@ -695,6 +727,8 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
     if (r && strcmp(result, "Scheduled") == 0) {
         cJSON_Delete(r->volumes);
         r->volumes = writes;
+        cJSON_Delete(r->claims);
+        r->claims = claims_of(s, pod);
     } else {
         cJSON_Delete(writes);
     }
@@ -767,6 +801,10 @@ static cJSON *rec_json(record *r)
     if (r->volumes) {
         cJSON_AddItemToObject(o, "volumes", r->volumes);
         r->volumes = NULL;
+    }
+    if (r->claims) {
+        cJSON_AddItemToObject(o, "claims", r->claims);
+        r->claims = NULL;
     }
     return o;
 }
@@ -922,6 +960,33 @@ static void print_table(sim *s, FILE *out)
                                             pv    ? pv
                                             : sel ? sel
                                                   : "");
+                sep = ", ";
+            }
+            if (off < sizeof(extra))
+                snprintf(extra + off, sizeof(extra) - off, "]");
+        }
+        if (r->claims) { /* " [claims: gpu -> gpu.example.com/pool/device, ...]" */
+            size_t off = strlen(extra);
+            const char *sep = " [claims: ";
+            const cJSON *c, *d;
+            cJSON_ArrayForEach(c, r->claims)
+            {
+                const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(c, "name"));
+                const cJSON *res = cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(c, "allocation"), "devices"),
+                    "results");
+                if (off < sizeof(extra))
+                    off += (size_t)snprintf(extra + off, sizeof(extra) - off, "%s%s ->", sep,
+                                            name ? name : "");
+                cJSON_ArrayForEach(d, res)
+                {
+                    const char *dr = cJSON_GetStringValue(cJSON_GetObjectItem(d, "driver"));
+                    const char *pl = cJSON_GetStringValue(cJSON_GetObjectItem(d, "pool"));
+                    const char *dv = cJSON_GetStringValue(cJSON_GetObjectItem(d, "device"));
+                    if (off < sizeof(extra))
+                        off += (size_t)snprintf(extra + off, sizeof(extra) - off, " %s/%s/%s",
+                                                dr ? dr : "", pl ? pl : "", dv ? dv : "");
+                }
                 sep = ", ";
             }
             if (off < sizeof(extra))
@@ -1461,6 +1526,7 @@ out:
         free(s.recs[i].message);
         cJSON_Delete(s.recs[i].victims);
         cJSON_Delete(s.recs[i].volumes);
+        cJSON_Delete(s.recs[i].claims);
     }
     cJSON_Delete(s.volume_writes);
     ks__strmap_destroy(&s.attempts);

@@ -158,11 +158,11 @@ oom:
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Args kinds of upstream plugins kubesched does not ship yet
+ * Args kinds kept in core
  *
- * DynamicResources has no folder under plugins/ yet: its kind stays here, so that a configuration
- * written for kube-scheduler loads with the same defaults and messages. It moves to
- * plugins/<name>/ (args_schema, validate_args) when that plugin lands, as VolumeBinding's did.
+ * DynamicResourcesArgs stays here although plugins/dynamicresources ships (its descriptor
+ * declares no args_schema, so this table applies): the bindingTimeout message prints Go's
+ * Duration text, which the core's duration formatter gives. The plugin reads filterTimeout.
  * ------------------------------------------------------------------------------------------- */
 
 #define FIELD(name, type, object)                                                                  \

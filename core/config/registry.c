@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Upstream v1.37 defaults that kubesched does not ship yet (issue: the full default plugin set). */
+/* Upstream v1.37 defaults that kubesched does not ship yet: none now (DynamicResources was the
+ * last); the machinery stays for the next one. */
 static const char *const unavailable_defaults[] = {
-    "DynamicResources",
+    NULL, /* none since DynamicResources shipped (a zero-length array is not C): the end */
 };
+#define NUNAVAILABLE ((size_t)0)
 
 /* Removed upstream in v1.31/v1.32; v1 validation refuses them. */
 static const char *const removed[] = {
@@ -121,8 +123,8 @@ const ks_plugin_desc *ks__registry_at(const ks_registry *reg, size_t i)
 
 int ks__registry_is_unavailable_default(const char *name)
 {
-    for (size_t i = 0; i < sizeof(unavailable_defaults) / sizeof(unavailable_defaults[0]); i++)
-        if (strcmp(unavailable_defaults[i], name) == 0)
+    for (const char *const *p = unavailable_defaults; *p; p++)
+        if (strcmp(*p, name) == 0)
             return 1;
     return 0;
 }
@@ -130,7 +132,7 @@ int ks__registry_is_unavailable_default(const char *name)
 size_t ks__registry_unavailable_defaults(const char *const **out)
 {
     *out = unavailable_defaults;
-    return sizeof(unavailable_defaults) / sizeof(unavailable_defaults[0]);
+    return NUNAVAILABLE;
 }
 
 int ks__registry_is_removed(const char *name)

@@ -17,16 +17,16 @@
  * milli-unit, where both round up, or beyond 1.7e35); the integer and milli paths of consumable
  * capacity's range rounding keep upstream's int64 limits and errors.
  *
- * Not here: the DynamicResources plugin (claims of a pod, in-flight allocations, Reserve); it
- * builds a ks_dra_allocated_state from the claims it knows (allocated and in flight) and calls
- * ks_dra_allocate per node. Nor upstream's "stable" implementation, which structured.NewAllocator
- * picks instead when both DRAConsumableCapacity and DRADeviceBindingConditions are turned off
- * (its search differs); nor the "experimental" one (alpha gates: list-type attributes,
- * compatibility groups, derived attributes, optional node operations). Known wording gaps: a
- * node selector that does not parse (refused by API validation) just does not match here instead
- * of failing the attempt; an attribute's invalid semver reads "parse semantic version: invalid
- * version" instead of blang/semver's text; CEL syntax errors word ANTLR's expected-token set
- * differently (core/cel).
+ * Not here: the DynamicResources plugin (plugins/dynamicresources: claims of a pod, Reserve) and
+ * the in-flight allocations with the ks_dra_allocated_state built from the allocated and in-flight
+ * claims (sched/dra_manager.c), which calls ks_dra_allocate per node. Nor upstream's "stable"
+ * implementation, which structured.NewAllocator picks instead when both DRAConsumableCapacity and
+ * DRADeviceBindingConditions are turned off (its search differs); nor the "experimental" one (alpha
+ * gates: list-type attributes, compatibility groups, derived attributes, optional node operations).
+ * Known wording gaps: a node selector that does not parse (refused by API validation) just does not
+ * match here instead of failing the attempt; an attribute's invalid semver reads "parse semantic
+ * version: invalid version" instead of blang/semver's text; CEL syntax errors word ANTLR's
+ * expected-token set differently (core/cel).
  *
  * Threads: a ks_dra_cel_cache is shared by any number of threads (a mutex around its table);
  * ks_dra_allocate may run on many threads at once with the same inputs (it only reads them).

@@ -159,6 +159,7 @@ typedef struct ks_nominated_set {
  * store, no randomness and cannot bind. */
 typedef ks_code (*ks_bind_hook)(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                 ks_status *st);
+struct ks_dra_change;
 typedef struct ks_cycle_hooks {
     size_t nnominated;
     ks_nominated_set *nominated;
@@ -177,6 +178,12 @@ typedef struct ks_cycle_hooks {
                              const char *patch, char *rv, ks_status *st);
     int (*binding_sleep)(void *ctx, const char *pod_uid, int64_t ns);
     uint32_t source_flags;
+    /* ABI 1.10: DRA's in-flight allocations and allocator (dra_manager.h); NULL: none. And where
+     * a claim write of DynamicResources (PreBind, PostFilter) goes as a cluster event (the chg's
+     * references pass to it; NULL: they are released). */
+    struct ks_dra_manager *dra;
+    void (*dra_changed)(void *ctx, struct ks_dra_change *chg);
+    void *dra_ctx;
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream

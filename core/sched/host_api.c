@@ -25,6 +25,8 @@
 #include "api/store.h"
 #include "api/custom_objects.h"
 #include "api/podgroup_objects.h"
+#include "api/dra_objects.h"
+#include "sched/dra_manager.h"
 
 /* The one process-wide hook: Permit's waiting pods. ks_permit_allow / ks_permit_reject name a pod
  * by uid and carry no cycle or scheduler handle (a plugin calls them from any thread, typically
@@ -974,6 +976,172 @@ static size_t h_pod_group_members_each(ks_sym ns, ks_sym name, ks_pod_group_memb
     return ks__podgroup_members_each(sched_services.podgroups, ns, name, fn, ctx);
 }
 
+/* ---- ABI 1.10: dynamic resource allocation ------------------------------------------------- */
+
+static struct ks_store *dra_store(const ks_cycle *c)
+{
+    struct ks_store *st = store_of(c);
+    return st ? st : sched_services.store;
+}
+
+static struct ks_dra_manager *dra_mgr(const ks_cycle *c)
+{
+    return c && c->hooks && c->hooks->dra ? c->hooks->dra : sched_services.dra;
+}
+
+static size_t h_pod_resource_claims(const ks_pod *p, const ks_pod_resource_claim **o)
+{
+    *o = p->resource_claims;
+    return p->nresource_claims;
+}
+
+static const ks_resource_claim *h_resource_claim_get(ks_cycle *c, ks_sym ns, const char *name)
+{
+    struct ks_store *st = dra_store(c);
+    if (!st || !name)
+        return NULL;
+    const char *nss = ks__sym_str(ns);
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", nss && *nss ? nss : "default", name);
+    ks__draobj *o = ks__store_draobj(st, KS_DK_RESOURCE_CLAIM, key);
+    return o ? ks__dra_claim(o) : NULL;
+}
+
+static void h_resource_claim_release(const ks_resource_claim *rc)
+{
+    ks__draobj_unref(rc ? (ks__draobj *)&rc->h : NULL);
+}
+
+static const ks_resource_claim_view *h_resource_claim_view(const ks_resource_claim *rc)
+{
+    return rc ? &rc->view : NULL;
+}
+
+static int h_device_class_exists(ks_cycle *c, const char *name)
+{
+    struct ks_store *st = dra_store(c);
+    ks__draobj *o = st && name ? ks__store_draobj(st, KS_DK_DEVICE_CLASS, name) : NULL;
+    ks__draobj_unref(o);
+    return o != NULL;
+}
+
+static int h_dra_claim_pending(ks_cycle *c, const char *uid)
+{
+    return ks__dra_claim_pending(dra_mgr(c), uid);
+}
+
+static int h_dra_signal_pending(ks_cycle *c, const ks_resource_claim *rc,
+                                const ks_dra_allocation *a, size_t i)
+{
+    return ks__dra_signal_pending(dra_mgr(c), rc, a, i);
+}
+
+static int h_dra_remove_pending(ks_cycle *c, const char *uid)
+{
+    return ks__dra_remove_pending(dra_mgr(c), uid);
+}
+
+static void allocator_cleanup(void *a) { ks__dra_allocator_free(a); }
+static const ks_state_ops allocator_ops = {NULL, allocator_cleanup};
+static char allocator_key; /* the host's own cycle-state entry, one per allocator made */
+
+static ks_dra_allocator *h_dra_allocator_new(ks_cycle *c, char *err, size_t errlen)
+{
+    ks_dra_allocator *a = ks__dra_allocator_new(dra_mgr(c), dra_store(c), err, errlen);
+    if (!a || !c)
+        return a;
+    /* Held by the cycle: a second allocator in one cycle (PreFilter run again by a dry run)
+     * replaces the first, whose allocations keep it alive by their own references. */
+    if (ks__cycle_write_impl(c, &allocator_key, a, &allocator_ops) != 0) {
+        ks__dra_allocator_free(a);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    return a;
+}
+
+static int h_dra_allocate(ks_dra_allocator *a, const ks_node *node,
+                          const ks_resource_claim *const *claims, size_t n, int64_t deadline_ns,
+                          ks_dra_allocation **out, char *err, size_t errlen)
+{
+    return ks__dra_allocate(a, node, claims, n, deadline_ns, out, err, errlen);
+}
+
+static void h_dra_allocation_free(ks_dra_allocation *a) { ks__dra_allocation_free(a); }
+
+static size_t h_dra_allocation_devices(const ks_dra_allocation *a, size_t i,
+                                       const ks_dra_device_result **o)
+{
+    if (!a || i >= a->nclaims) {
+        *o = NULL;
+        return 0;
+    }
+    *o = a->devs[i];
+    return a->ndev[i];
+}
+
+static int dra_writable(ks_cycle *c, ks_status *st)
+{
+    uint32_t flags = c && c->hooks ? c->hooks->source_flags : sched_services.source_flags;
+    if (flags & KS_SOURCE_SIMULATED)
+        return 1;
+    ks__status_add(st, "kubesched does not write ResourceClaims to an API server yet (only "
+                       "`kubesched simulate` allocates dynamic resources)");
+    return 0;
+}
+
+/* The written claim's change as a cluster event (the scheduler's queue), or released. */
+static void dra_changed(ks_cycle *c, ks_dra_change *chg)
+{
+    if (c && c->hooks && c->hooks->dra_changed) {
+        c->hooks->dra_changed(c->hooks->dra_ctx, chg);
+        return;
+    }
+    ks__draobj_unref(chg->old_obj);
+    ks__draobj_unref(chg->new_obj);
+}
+
+static ks_code h_dra_claim_bind(ks_cycle *c, const ks_pod *pod, const ks_resource_claim *rc,
+                                const ks_dra_allocation *a, size_t i, ks_status *st)
+{
+    ks_dra_change chg = {NULL, NULL};
+    if (!dra_writable(c, st))
+        return KS_ERROR;
+    ks_code code = ks__dra_claim_bind(dra_store(c), pod, rc, a, i, &chg, st);
+    if (code == KS_SUCCESS)
+        dra_changed(c, &chg);
+    return code;
+}
+
+static ks_code h_dra_claim_deallocate(ks_cycle *c, const ks_resource_claim *rc, ks_status *st)
+{
+    ks_dra_change chg = {NULL, NULL};
+    if (!dra_writable(c, st))
+        return KS_ERROR;
+    ks_code code = ks__dra_claim_deallocate(dra_store(c), rc, &chg, st);
+    if (code == KS_SUCCESS)
+        dra_changed(c, &chg);
+    return code;
+}
+
+static void h_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod, const ks_resource_claim *rc)
+{
+    ks_dra_change chg = {NULL, NULL};
+    ks_status st;
+    uint32_t flags = c && c->hooks ? c->hooks->source_flags : sched_services.source_flags;
+    if (!pod || !rc || !(flags & KS_SOURCE_SIMULATED))
+        return; /* live mode wrote nothing to take back */
+    ks__status_reset(&st);
+    ks_code code = ks__dra_claim_unreserve(dra_store(c), pod, rc, &chg, &st);
+    if (code == KS_SUCCESS) {
+        dra_changed(c, &chg);
+    } else if (code == KS_ERROR) {
+        char msg[512];
+        ks__status_message(&st, msg, sizeof(msg));
+        ks__log('W', "DynamicResources", "unreserve %s: %s", rc->h.key, msg);
+    }
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -1127,6 +1295,21 @@ static const ks_host_api host_table = {
     .pod_group_release = h_pod_group_release,
     .pod_group_view = h_pod_group_view,
     .pod_group_members_each = h_pod_group_members_each,
+    .pod_resource_claims = h_pod_resource_claims,
+    .resource_claim_get = h_resource_claim_get,
+    .resource_claim_release = h_resource_claim_release,
+    .resource_claim_view = h_resource_claim_view,
+    .device_class_exists = h_device_class_exists,
+    .dra_claim_pending = h_dra_claim_pending,
+    .dra_signal_pending = h_dra_signal_pending,
+    .dra_remove_pending = h_dra_remove_pending,
+    .dra_allocator_new = h_dra_allocator_new,
+    .dra_allocate = h_dra_allocate,
+    .dra_allocation_free = h_dra_allocation_free,
+    .dra_allocation_devices = h_dra_allocation_devices,
+    .dra_claim_bind = h_dra_claim_bind,
+    .dra_claim_deallocate = h_dra_claim_deallocate,
+    .dra_claim_unreserve = h_dra_claim_unreserve,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -48,6 +48,10 @@ typedef struct ks_host_sched {
     int (*pod_event)(void *ctx, const ks_pod *pod, const char *type, const char *reason,
                      const char *note, const char *profile);
     int64_t unix_offset_ns; /* Unix ns = that clock's ns + this */
+    /* ABI 1.10: what the DRA slots read without a cycle (PreEnqueue, hints) */
+    struct ks_store *store;
+    struct ks_dra_manager *dra;
+    uint32_t source_flags;
 } ks_host_sched;
 void ks__host_set_sched(const ks_host_sched *hs);
 

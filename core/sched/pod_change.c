@@ -6,9 +6,9 @@
  * Pods: labels -> UpdatePodLabel, a request lowered or removed -> UpdatePodScaleDown, a request
  * raised or added -> UpdatePodScaleUp, the last scheduling gate removed ->
  * UpdatePodSchedulingGatesEliminated, the number of tolerations changed -> UpdatePodToleration
- * (the API only lets tolerations be added); none of them -> the generic Update. Upstream's
- * UpdatePodGeneratedResourceClaim (status.resourceClaimStatuses) is not extracted: kubesched has
- * no DynamicResources plugin to care about it.
+ * (the API only lets tolerations be added), status.resourceClaimStatuses changed ->
+ * UpdatePodGeneratedResourceClaim (DynamicResources: the claim made from a template now has a
+ * name); none of them -> the generic Update.
  *
  * Nodes: what the parsed ks_node holds is compared directly; conditions, spec.podPreemptionPolicy
  * and status.declaredFeatures, which it does not parse, are compared in the two JSON texts (only
@@ -57,6 +57,26 @@ static int lowered(const ks_resources *n, const ks_resources *o)
     return 0;
 }
 
+static int str_differ(const char *a, const char *b)
+{
+    return (a == NULL) != (b == NULL) || (a && strcmp(a, b) != 0);
+}
+
+/* upstream extractPodGeneratedResourceClaimChange: status.resourceClaimStatuses changed (as the
+ * parsed pod keeps them: per spec.resourceClaims entry, whether it has a status and its name). */
+static int claim_statuses_differ(const ks_pod *n, const ks_pod *o)
+{
+    if (n->nresource_claims != o->nresource_claims)
+        return 1;
+    for (size_t i = 0; i < n->nresource_claims; i++) {
+        const ks_pod_resource_claim *x = &n->resource_claims[i], *y = &o->resource_claims[i];
+        if (x->has_status != y->has_status ||
+            str_differ(x->status_claim_name, y->status_claim_name))
+            return 1;
+    }
+    return 0;
+}
+
 uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod)
 {
     uint32_t a = 0;
@@ -70,6 +90,8 @@ uint32_t ks__pod_change_actions(const ks_pod *new_pod, const ks_pod *old_pod)
         a |= KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED;
     if (new_pod->ntolerations != old_pod->ntolerations)
         a |= KS_ACT_UPDATE_POD_TOLERATIONS;
+    if (claim_statuses_differ(new_pod, old_pod))
+        a |= KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM;
     return a;
 }
 
@@ -78,8 +100,9 @@ size_t ks__pod_change_events(const ks_pod *new_pod, const ks_pod *old_pod, ks_ev
 {
     /* upstream's extractor order */
     static const uint32_t order[] = {
-        KS_ACT_UPDATE_POD_LABEL, KS_ACT_UPDATE_POD_SCALE_DOWN, KS_ACT_UPDATE_POD_SCALE_UP,
-        KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED, KS_ACT_UPDATE_POD_TOLERATIONS};
+        KS_ACT_UPDATE_POD_LABEL,       KS_ACT_UPDATE_POD_SCALE_DOWN,
+        KS_ACT_UPDATE_POD_SCALE_UP,    KS_ACT_UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
+        KS_ACT_UPDATE_POD_TOLERATIONS, KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM};
     uint32_t acts = ks__pod_change_actions(new_pod, old_pod);
     size_t n = 0;
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)

@@ -58,6 +58,7 @@
 #include "api/volume_objects.h"
 #include "api/custom_objects.h"
 #include "api/podgroup_objects.h"
+#include "api/dra_objects.h"
 
 #define CONTAINER_OF(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
@@ -536,6 +537,12 @@ static int is_storage_event(const ks_event_info *ev)
            ev->event.resource == KS_RES_VOLUME_ATTACHMENT;
 }
 
+/* A DRA event (ABI 1.10) carries counted ks__draobj's (the claims; NULL for the others). */
+static int is_dra_event(const ks_event_info *ev)
+{
+    return ev->event.resource >= KS_RES_RESOURCE_CLAIM && ev->event.resource <= KS_RES_DEVICE_CLASS;
+}
+
 static int event_hold(ks_event_info *dst, const ks_event_info *src)
 {
     *dst = *src;
@@ -557,6 +564,9 @@ static int event_hold(ks_event_info *dst, const ks_event_info *src)
     if (is_storage_event(dst)) {
         ks__volobj_ref((ks__volobj *)dst->old_obj);
         ks__volobj_ref((ks__volobj *)dst->new_obj);
+    } else if (is_dra_event(dst)) {
+        ks__draobj_ref((ks__draobj *)dst->old_obj);
+        ks__draobj_ref((ks__draobj *)dst->new_obj);
     } else if (dst->event.resource == KS_RES_POD_GROUP) {
         ks__podgroup_ref(dst->old_obj);
         ks__podgroup_ref(dst->new_obj);
@@ -580,6 +590,9 @@ static void event_release(ks_event_info *ev)
     if (is_storage_event(ev)) {
         ks__volobj_unref((ks__volobj *)ev->old_obj);
         ks__volobj_unref((ks__volobj *)ev->new_obj);
+    } else if (is_dra_event(ev)) {
+        ks__draobj_unref((ks__draobj *)ev->old_obj);
+        ks__draobj_unref((ks__draobj *)ev->new_obj);
     } else if (ev->event.resource == KS_RES_POD_GROUP) {
         ks__podgroup_unref(ev->old_obj);
         ks__podgroup_unref(ev->new_obj);
@@ -1356,6 +1369,9 @@ static const struct {
     {KS_RES_CSI_STORAGE_CAPACITY, "storage.k8s.io/CSIStorageCapacity"},
     {KS_RES_VOLUME_ATTACHMENT, "storage.k8s.io/VolumeAttachment"},
     {KS_RES_POD_GROUP, "scheduling.k8s.io/PodGroup"}, /* GenericWorkload */
+    {KS_RES_RESOURCE_CLAIM, "resource.k8s.io/ResourceClaim"},
+    {KS_RES_RESOURCE_SLICE, "resource.k8s.io/ResourceSlice"},
+    {KS_RES_DEVICE_CLASS, "resource.k8s.io/DeviceClass"},
     {KS_RES_WILDCARD, "*"},
 };
 

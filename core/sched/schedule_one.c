@@ -351,7 +351,8 @@ static int unsupported_use(sched_cycle *c)
         const char *plugin, *what, *fix;
     } needs[] = {
         {KS__POD_USES_RESOURCE_CLAIMS, "DynamicResources",
-         "spec.resourceClaims (dynamic resource allocation)", "kubesched has none in-tree yet"},
+         "spec.resourceClaims (dynamic resource allocation)",
+         "enable DynamicResources in the profile"},
         {KS__POD_USES_VOLUME_CLAIMS, "VolumeBinding",
          "PersistentVolumeClaims (persistentVolumeClaim or ephemeral volumes)",
          "enable VolumeBinding in the profile"},

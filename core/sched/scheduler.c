@@ -19,6 +19,8 @@
 #include "api/custom_objects.h"
 #include "api/podgroup_objects.h"
 #include "api/merge_patch.h"
+#include "sched/dra_manager.h"
+#include "sched/volume_events.h"
 
 /* ---- queue hooks --------------------------------------------------------------------------- */
 
@@ -178,6 +180,13 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
 }
 
 void ks__scheduler_stopping(ks_scheduler *s) { ks__binding_stopping(s); }
+
+/* DynamicResources wrote a claim (simulate's in-memory cluster): the update is a cluster event,
+ * as the claim informer's would be. */
+static void dra_changed(void *ctx, struct ks_dra_change *chg)
+{
+    ks__scheduler_on_dra_change(ctx, chg);
+}
 
 static ks_code patch_through_source(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
                                     const char *patch, char *rv, ks_status *st)
@@ -388,6 +397,13 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->hooks.patch_storage = patch_through_source;
     s->hooks.binding_sleep = ks__binding_sleep;
     s->hooks.source_flags = s->source.flags;
+    if (!(s->dra = ks__dra_manager_new())) {
+        rc = KS_ENOMEM;
+        goto fail;
+    }
+    s->hooks.dra = s->dra;
+    s->hooks.dra_changed = dra_changed;
+    s->hooks.dra_ctx = s;
     s->bind_inline = o->bind_inline;
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)
@@ -403,7 +419,10 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                                         .now = hook_now,
                                         .object_patch = sched_object_patch,
                                         .pod_event = sched_pod_event,
-                                        .unix_offset_ns = unix_offset(s)});
+                                        .unix_offset_ns = unix_offset(s),
+                                        .store = s->store,
+                                        .dra = s->dra,
+                                        .source_flags = s->source.flags});
     *out = s;
     return 0;
 fail:
@@ -425,6 +444,7 @@ void ks__scheduler_free(ks_scheduler *s)
     ks__host_set_sched(NULL);
     ks__queue_free(s->queue);
     ks__store_free(s->store);
+    ks__dra_manager_free(s->dra);
     ks__custom_store_free(s->custom);
     ks__podgroup_store_free(s->podgroups);
     ks__pod_index_destroy(&s->pod_index);

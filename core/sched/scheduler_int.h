@@ -80,6 +80,7 @@ struct ks_scheduler {
     int sample_percent; /* ks_scheduler_opts.plugin_metrics_sample_percent */
     ks_cache *cache;
     ks_store *store;                /* Namespaces, Services, ReplicaSets, PDBs, ... */
+    struct ks_dra_manager *dra;     /* DRA's in-flight allocations (dra_manager.h) */
     struct ks_custom_store *custom; /* objects of the resources plugins watch (ABI 1.8) */
     /* PodGroups and their members (podgroups.c), NULL while GenericWorkload is off */
     struct ks_podgroup_store *podgroups;

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define KS_ABI_MAJOR 1
-#define KS_ABI_MINOR 9
+#define KS_ABI_MINOR 10
 
 #if defined(__GNUC__)
 #define KS_EXPORT __attribute__((visibility("default")))
@@ -117,6 +117,12 @@ typedef struct ks_csi_driver ks_csi_driver;       /* a storage.k8s.io/v1 CSIDriv
 typedef struct ks_csi_storage_capacity ks_csi_storage_capacity; /* storage.k8s.io/v1 */
 /* ABI 1.6: a storage.k8s.io/v1 VolumeAttachment (NodeVolumeLimits), as the kinds above. */
 typedef struct ks_volume_attachment ks_volume_attachment;
+/* ABI 1.10: a resource.k8s.io/v1 ResourceClaim (DynamicResources), parsed once when it arrived and
+ * immutable after (read it through ks_resource_claim_view_of); and the allocator's answer for a
+ * set of claims on one node. */
+typedef struct ks_resource_claim ks_resource_claim;
+typedef struct ks_dra_allocation ks_dra_allocation;
+typedef struct ks_dra_allocator ks_dra_allocator;
 /* ABI 1.9: a scheduling.k8s.io/v1beta1 PodGroup (GenericWorkload), parsed once when it arrived
  * and immutable after (an update replaces it); reference-counted (ks_host_api.pod_group_get). */
 typedef struct ks_pod_group ks_pod_group;
@@ -382,6 +388,13 @@ typedef struct ks_cluster_event {
  * new_obj are const ks_pod_group *. Only a host of ABI 1.9 or later delivers it, and only while
  * the GenericWorkload feature gate is on. --- */
 #define KS_RES_POD_GROUP ((ks_event_resource)18)
+/* --- ABI 1.10 (DynamicResources): upstream fwk.ResourceClaim, fwk.ResourceSlice, fwk.DeviceClass;
+ * old_obj / new_obj are const ks_resource_claim * for claims, NULL for the other two. kubesched's
+ * `simulate` delivers the claim updates DynamicResources' PreBind and PostFilter make; live mode
+ * delivers none of them yet. --- */
+#define KS_RES_RESOURCE_CLAIM ((ks_event_resource)19)
+#define KS_RES_RESOURCE_SLICE ((ks_event_resource)20)
+#define KS_RES_DEVICE_CLASS ((ks_event_resource)21)
 
 /* What a hint says about one event for one rejected pod. */
 typedef enum ks_queueing_hint {
@@ -1043,6 +1056,58 @@ typedef enum ks_pod_group_member_state {
 typedef void (*ks_pod_group_member_fn)(void *ctx, const ks_pod *pod,
                                        ks_pod_group_member_state state);
 
+/* --- ABI 1.10: dynamic resource allocation (upstream fwk.SharedDRAManager, structured.Allocator)
+ * --- */
+/* One entry of the pod's spec.resourceClaims, with what status.resourceClaimStatuses says of it.
+ * Plain data; borrowed(pod). */
+typedef struct ks_pod_resource_claim {
+    const char *name;                         /* spec.resourceClaims[].name */
+    const char *resource_claim_name;          /* NULL when unset */
+    const char *resource_claim_template_name; /* NULL when unset */
+    int has_status;                           /* status.resourceClaimStatuses has this name */
+    const char *status_claim_name; /* that entry's resourceClaimName; NULL when unset (the claim
+                                    * was intentionally not created) */
+} ks_pod_resource_claim;
+/* One device request of a claim (spec.devices.requests[i]), as PreFilter checks its classes and
+ * Score counts its subrequests. */
+typedef struct ks_dra_request_view {
+    const char *name;
+    const char *device_class_name; /* `exactly`'s; NULL for a firstAvailable request */
+    uint32_t nsubrequests;         /* firstAvailable */
+    const char *const *subrequest_names;
+    const char *const *subrequest_classes;
+} ks_dra_request_view;
+/* What the scheduler reads of a ResourceClaim. Borrowed(claim); grows at its end. */
+typedef struct ks_resource_claim_view {
+    uint32_t size; /* sizeof(ks_resource_claim_view) of the host */
+    ks_sym ns, name;
+    const char *uid;            /* metadata.uid ("namespace/name" in a cluster file without) */
+    int deleting;               /* metadata.deletionTimestamp set */
+    const char *controller_uid; /* the controller ownerReference's uid, NULL when none */
+    int allocated;              /* status.allocation set */
+    uint32_t nreserved_for;     /* status.reservedFor */
+    const char *const *reserved_for_uids;
+    uint32_t nrequests;
+    const ks_dra_request_view *requests;
+    /* status.allocation.nodeSelector's terms (ORed); 0: any node */
+    uint32_t nalloc_terms;
+    const ks_node_selector_term *alloc_terms;
+    const char *json; /* the whole object as compact JSON */
+} ks_resource_claim_view;
+/* One allocated device (DeviceRequestAllocationResult), borrowed from its ks_dra_allocation. */
+typedef struct ks_dra_device_result {
+    const char *request; /* "req" or "req/subreq" */
+    const char *driver, *pool, *device;
+} ks_dra_device_result;
+/* What ks_host_api.dra_allocate found (structured.Allocator.Allocate's outcome). */
+typedef enum ks_dra_outcome {
+    KS_DRA_OUT_ALLOCATED = 0,  /* every claim got devices */
+    KS_DRA_OUT_UNSUITABLE = 1, /* no solution on this node */
+    KS_DRA_OUT_NODE_ERROR = 2, /* ErrFailedAllocationOnNode: err says why, for this node only */
+    KS_DRA_OUT_ERROR = 3,      /* fatal for the attempt (bad claim or class, CEL runtime error) */
+    KS_DRA_OUT_TIMEOUT = 4     /* the deadline passed (context.DeadlineExceeded) */
+} ks_dra_outcome;
+
 /* ---------------------------------------------------------------------------------------------
  * The host function table. Plugins call the ks_... wrappers below, not the slots.
  * ------------------------------------------------------------------------------------------- */
@@ -1431,6 +1496,56 @@ typedef struct ks_host_api {
      * ks_permit_allow, activate_pod, ...). Returns the count. The same threads as pods_each
      * plus PreEnqueue (the host keeps the members in a table of their own, not in the queue). */
     size_t (*pod_group_members_each)(ks_sym ns, ks_sym name, ks_pod_group_member_fn fn, void *ctx);
+
+    /* --- ABI 1.10: dynamic resource allocation (DynamicResources; upstream fwk.SharedDRAManager
+     * and structured.Allocator). cycle may be NULL outside a cycle (PreEnqueue, hints): the
+     * running scheduler's objects are read then. --- */
+    /* The pod's spec.resourceClaims in spec order. borrowed(pod); any thread. */
+    size_t (*pod_resource_claims)(const ks_pod *pod, const ks_pod_resource_claim **out);
+    /* The claim ns/name as the store has it now (upstream's claim assume cache), with a reference
+     * for the caller (release it with resource_claim_release), or NULL. Any thread. */
+    const ks_resource_claim *(*resource_claim_get)(ks_cycle *cycle, ks_sym ns, const char *name);
+    void (*resource_claim_release)(const ks_resource_claim *claim); /* NULL: no-op */
+    const ks_resource_claim_view *(*resource_claim_view)(const ks_resource_claim *claim);
+    /* Whether the DeviceClass exists. Any thread. */
+    int (*device_class_exists)(ks_cycle *cycle, const char *name);
+    /* In-flight allocations (upstream ClaimHasPendingAllocation / SignalClaimPendingAllocation /
+     * RemoveClaimPendingAllocation): claim uid -> allocation, devices counted as taken by every
+     * allocator made after the signal. signal copies what it keeps of claim i of alloc; remove
+     * answers 1 when the uid was there. Scheduling and binding threads. */
+    int (*dra_claim_pending)(ks_cycle *cycle, const char *claim_uid);
+    int (*dra_signal_pending)(ks_cycle *cycle, const ks_resource_claim *claim,
+                              const ks_dra_allocation *alloc, size_t i);
+    int (*dra_remove_pending)(ks_cycle *cycle, const char *claim_uid);
+    /* structured.NewAllocator: the slices, classes and DeviceTaintRules of now, and the devices
+     * that allocated and in-flight claims hold. Freed with the cycle (borrowed(cycle)). NULL with
+     * err set on failure. Scheduling thread (PreFilter). */
+    ks_dra_allocator *(*dra_allocator_new)(ks_cycle *cycle, char *err, size_t errlen);
+    /* Allocate: claims (none allocated) on node; deadline_ns on the ks_clock_now_ns clock's
+     * monotonic origin (CLOCK_MONOTONIC), 0 for none. KS_DRA_OUT_ALLOCATED fills *out (free with
+     * dra_allocation_free); the other outcomes leave *out NULL and NODE_ERROR / ERROR write the
+     * reason to err. Negative: KS_ENOMEM. Any thread (Filter workers). */
+    int (*dra_allocate)(ks_dra_allocator *a, const ks_node *node,
+                        const ks_resource_claim *const *claims, size_t nclaims, int64_t deadline_ns,
+                        ks_dra_allocation **out, char *err, size_t errlen);
+    void (*dra_allocation_free)(ks_dra_allocation *alloc); /* NULL: no-op */
+    /* The devices claim i of alloc got, in the result's order. borrowed(alloc). */
+    size_t (*dra_allocation_devices)(const ks_dra_allocation *alloc, size_t i,
+                                     const ks_dra_device_result **out);
+    /* PreBind's write (upstream bindClaim): claim gets status.allocation (claim i of alloc; alloc
+     * NULL: already allocated), the pod in status.reservedFor and the finalizer
+     * resource.kubernetes.io/delete-protection. `simulate` changes the in-memory claim; live
+     * mode answers KS_ERROR (kubesched does not write ResourceClaims to an API server yet).
+     * Binding thread. */
+    ks_code (*dra_claim_bind)(ks_cycle *cycle, const ks_pod *pod, const ks_resource_claim *claim,
+                              const ks_dra_allocation *alloc, size_t i, ks_status *st);
+    /* PostFilter's write: status.reservedFor and status.allocation cleared (UpdateStatus), as
+     * dra_claim_bind for the sources. Scheduling thread. */
+    ks_code (*dra_claim_deallocate)(ks_cycle *cycle, const ks_resource_claim *claim, ks_status *st);
+    /* Unreserve's write: the pod taken out of the claim's status.reservedFor when the claim as
+     * the store has it now lists it (upstream's strategic-merge-patch delete); a failure is only
+     * logged. Scheduling or binding thread. */
+    void (*dra_claim_unreserve)(ks_cycle *cycle, const ks_pod *pod, const ks_resource_claim *claim);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -2124,6 +2239,75 @@ static inline size_t ks_pod_group_members_each(ks_sym ns, ks_sym name, ks_pod_gr
                                                void *ctx)
 {
     return ks_host->pod_group_members_each(ns, name, fn, ctx);
+}
+
+/* ABI 1.10 wrappers (dynamic resource allocation): check KS_HOST_HAS(dra_allocate) first on a
+ * host that may be older. */
+static inline size_t ks_pod_resource_claims(const ks_pod *p, const ks_pod_resource_claim **o)
+{
+    return ks_host->pod_resource_claims(p, o);
+}
+static inline const ks_resource_claim *ks_resource_claim_get(ks_cycle *c, ks_sym ns,
+                                                             const char *name)
+{
+    return ks_host->resource_claim_get(c, ns, name);
+}
+static inline void ks_resource_claim_release(const ks_resource_claim *rc)
+{
+    ks_host->resource_claim_release(rc);
+}
+static inline const ks_resource_claim_view *ks_resource_claim_view_of(const ks_resource_claim *rc)
+{
+    return ks_host->resource_claim_view(rc);
+}
+static inline int ks_device_class_exists(ks_cycle *c, const char *name)
+{
+    return ks_host->device_class_exists(c, name);
+}
+static inline int ks_dra_claim_pending(ks_cycle *c, const char *uid)
+{
+    return ks_host->dra_claim_pending(c, uid);
+}
+static inline int ks_dra_signal_pending(ks_cycle *c, const ks_resource_claim *rc,
+                                        const ks_dra_allocation *a, size_t i)
+{
+    return ks_host->dra_signal_pending(c, rc, a, i);
+}
+static inline int ks_dra_remove_pending(ks_cycle *c, const char *uid)
+{
+    return ks_host->dra_remove_pending(c, uid);
+}
+static inline ks_dra_allocator *ks_dra_allocator_new(ks_cycle *c, char *err, size_t errlen)
+{
+    return ks_host->dra_allocator_new(c, err, errlen);
+}
+static inline int ks_dra_allocate_claims(ks_dra_allocator *a, const ks_node *node,
+                                         const ks_resource_claim *const *claims, size_t n,
+                                         int64_t deadline_ns, ks_dra_allocation **out, char *err,
+                                         size_t errlen)
+{
+    return ks_host->dra_allocate(a, node, claims, n, deadline_ns, out, err, errlen);
+}
+static inline void ks_dra_allocation_free(ks_dra_allocation *a) { ks_host->dra_allocation_free(a); }
+static inline size_t ks_dra_allocation_devices(const ks_dra_allocation *a, size_t i,
+                                               const ks_dra_device_result **o)
+{
+    return ks_host->dra_allocation_devices(a, i, o);
+}
+static inline ks_code ks_dra_claim_bind(ks_cycle *c, const ks_pod *pod, const ks_resource_claim *rc,
+                                        const ks_dra_allocation *a, size_t i, ks_status *st)
+{
+    return ks_host->dra_claim_bind(c, pod, rc, a, i, st);
+}
+static inline ks_code ks_dra_claim_deallocate(ks_cycle *c, const ks_resource_claim *rc,
+                                              ks_status *st)
+{
+    return ks_host->dra_claim_deallocate(c, rc, st);
+}
+static inline void ks_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod,
+                                          const ks_resource_claim *rc)
+{
+    ks_host->dra_claim_unreserve(c, pod, rc);
 }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */

@@ -389,6 +389,16 @@ Test(hints, pod_updates_classified_as_pod_scheduling_properties_change)
     cr_assert_eq(ks__pod_change_events(a, a, KS_RES_ASSIGNED_POD, ev), 1);
     cr_expect_eq(ev[0].actions, KS_ACT_UPDATE_ANY, "nothing specific: the generic Update");
     cr_expect_str_eq(ks__queue_event_label(&ev[0]), "AssignedPodUpdate");
+    /* the generated claim's name appears in status.resourceClaimStatuses (DynamicResources) */
+    ks_pod *t0 = th_pod("{'metadata':{'name':'p','uid':'p'},'spec':{'containers':[{'name':'c'}],"
+                        "'resourceClaims':[{'name':'gpu','resourceClaimTemplateName':'t'}]}}");
+    ks_pod *t1 = th_pod("{'metadata':{'name':'p','uid':'p'},'spec':{'containers':[{'name':'c'}],"
+                        "'resourceClaims':[{'name':'gpu','resourceClaimTemplateName':'t'}]},"
+                        "'status':{'resourceClaimStatuses':[{'name':'gpu','resourceClaimName':"
+                        "'p-gpu-x1'}]}}");
+    cr_assert_eq(ks__pod_change_events(t1, t0, KS_RES_TARGET_POD, ev), 1);
+    cr_expect_eq(ev[0].actions, KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM);
+    cr_expect_str_eq(ks__queue_event_label(&ev[0]), "TargetPodUpdatePodGeneratedResourceClaim");
     ks_cluster_event df = {KS_RES_NODE, KS_ACT_UPDATE_NODE_DECLARED_FEATURE};
     cr_expect_str_eq(ks__queue_event_label(&df), "NodeUpdateNodeDeclaredFeature");
 }

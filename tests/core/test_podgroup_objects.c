@@ -199,7 +199,8 @@ Test(podgroup_objects, store_apply_replaces_and_removes)
 }
 
 /* upstream applyFeatureGates: GangScheduling appended to the default plugins only with
- * GenericWorkload on; then it is planned at PreEnqueue (after SchedulingGates) and Permit. */
+ * GenericWorkload on; then it is planned at PreEnqueue (after SchedulingGates and DynamicResources)
+ * and Permit. */
 Test(podgroup_objects, gang_scheduling_is_a_default_plugin_only_with_the_gate)
 {
     char err[1024];
@@ -219,9 +220,10 @@ Test(podgroup_objects, gang_scheduling_is_a_default_plugin_only_with_the_gate)
     cr_expect_eq(mp->enabled[mp->nenabled - 1].weight, 0);
     ks_profile_plan *plans = NULL;
     cr_assert_eq(ks__config_plan(c, reg, &plans, err, sizeof(err)), 0, "%s", err);
-    cr_expect_eq(plans[0].npoint[KS_PT_PRE_ENQUEUE], 2);
+    cr_expect_eq(plans[0].npoint[KS_PT_PRE_ENQUEUE], 3);
     cr_expect_str_eq(plans[0].point[KS_PT_PRE_ENQUEUE][0].name, "SchedulingGates");
-    cr_expect_str_eq(plans[0].point[KS_PT_PRE_ENQUEUE][1].name, "GangScheduling");
+    cr_expect_str_eq(plans[0].point[KS_PT_PRE_ENQUEUE][1].name, "DynamicResources");
+    cr_expect_str_eq(plans[0].point[KS_PT_PRE_ENQUEUE][2].name, "GangScheduling");
     cr_expect_eq(plans[0].npoint[KS_PT_PERMIT], 1);
     cr_expect_str_eq(plans[0].point[KS_PT_PERMIT][0].name, "GangScheduling");
     ks__config_plans_free(plans, c->nprofiles);

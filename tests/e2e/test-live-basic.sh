@@ -97,13 +97,14 @@ case "$ks_c" in
   *) bad "ks-big: PodScheduled condition '$ks_c'" ;;
 esac
 # kube-scheduler 1.34 ran DynamicResources (DRA is GA) whose PostFilter added "no new claims to
-# deallocate, "; kubesched has no DynamicResources plugin yet, so that fragment is set aside
+# deallocate, "; kubesched's DynamicResources adds nothing for a pod without claims (as v1.37.2
+# does, see below), so that fragment is set aside
 # unless LIVE_STRICT_MESSAGE=1. (v1.37.2 no longer adds it for a pod without claims: the
 # message there is the same as kubesched's as it is.)
 def_cmp=$def_c
 if [ "${LIVE_STRICT_MESSAGE:-0}" != 1 ]; then
   def_cmp=${def_c/no new claims to deallocate, /}
-  [ "$def_cmp" != "$def_c" ] && echo "note: compared without default-scheduler's DynamicResources fragment 'no new claims to deallocate, ' (kubesched has no DynamicResources plugin)"
+  [ "$def_cmp" != "$def_c" ] && echo "note: compared without default-scheduler's DynamicResources fragment 'no new claims to deallocate, ' (kubesched's DynamicResources adds none for a pod without claims)"
 fi
 if [ "$with_up" = 0 ]; then note "no default-scheduler to compare ks-big's message with"
 elif [ -n "$def_c" ] && [ "$ks_c" = "$def_cmp" ]; then ok "ks-big: condition and message as default-scheduler's"

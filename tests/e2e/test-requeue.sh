@@ -105,7 +105,7 @@ case "$ks_c" in
   "False|Unschedulable|"?*) ok "node add: ks-big has PodScheduled=False, reason Unschedulable" ;;
   *) bad "node add: ks-big's PodScheduled condition is '$ks_c'" ;;
 esac
-def_cmp=${def_c/no new claims to deallocate, /} # kubesched has no DynamicResources plugin
+def_cmp=${def_c/no new claims to deallocate, /} # kubesched's DynamicResources adds none without claims
 if [ -n "$def_c" ] && [ "$ks_c" = "$def_cmp" ]; then ok "node add: ks-big's condition and message as default-scheduler's"
 else bad "node add: ks-big's condition differs from default-scheduler's"; fi
 fs=$(events ks-big FailedScheduling '[.[] | "\(.reportingController)|\(.type)|\(.note)"] | first // ""')

@@ -114,13 +114,12 @@ for s in ks def; do wait_for "$T" has_cond "nopv-$s" || true; done
 ks_c=$(pod_cond nopv-ks) def_c=$(pod_cond nopv-def)
 echo "# kubesched:         $ks_c"
 echo "# default-scheduler: $def_c"
-# The FitError's PreFilter part must be the same. Its PostFilter part is not yet: v1.37's default
-# profile has DynamicResources before DefaultPreemption, and when an earlier PreFilter (here
-# VolumeBinding's) rejects the pod, DynamicResources' PostFilter finds no state of its own and
-# ends PostFilter with the Error "not found" (so no preemption is tried); kubesched has no
-# DynamicResources plugin yet, so DefaultPreemption speaks ("preemption: ... not helpful").
-want_pre="False|Unschedulable|0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."
-if [ "${ks_c%% preemption: *}" = "$want_pre" ] && [ "${def_c%% not found}" = "$want_pre" ]; then
+# The whole message must be the same: v1.37's default profile has DynamicResources before
+# DefaultPreemption, and when an earlier PreFilter (here VolumeBinding's) rejects the pod,
+# DynamicResources' PostFilter finds no state of its own and ends PostFilter with the Error
+# "not found" (so no preemption is tried), in kube-scheduler and in kubesched alike.
+if [ "${ks_c%% not found}" = "$want_pre" ] && [ "${def_c%% not found}" = "$want_pre" ] &&
+  [ "$ks_c" = "$def_c" ]; then
   ok "nopv: the same reason and PreFilter message as default-scheduler ($want_pre)"
 else bad "nopv: kubesched '$ks_c', default-scheduler '$def_c'"; fi
 if kubectl get events.v1.events.k8s.io -o json | jq -e '[.items[] | select(.reason=="FailedScheduling" and .regarding.name=="nopv-ks" and .reportingController=="kubesched")] | length > 0' >/dev/null

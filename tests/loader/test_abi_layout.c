@@ -149,6 +149,11 @@ SA(sizeof(ks_plugin_desc) == 224);
     /* ABI 1.9 */ \
     X(pod_scheduling_group) X(pod_group_get) X(pod_group_release) X(pod_group_view) \
     X(pod_group_members_each) \
+    /* ABI 1.10 */ \
+    X(pod_resource_claims) X(resource_claim_get) X(resource_claim_release) \
+    X(resource_claim_view) X(device_class_exists) X(dra_claim_pending) X(dra_signal_pending) \
+    X(dra_remove_pending) X(dra_allocator_new) X(dra_allocate) X(dra_allocation_free) \
+    X(dra_allocation_devices) X(dra_claim_bind) X(dra_claim_deallocate) X(dra_claim_unreserve) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -161,13 +166,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 147); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7, +18 in 1.8, +5 in 1.9 */
+SA(HOST_NSLOTS == 162); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +15 in 1.10 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1192);
+SA(sizeof(ks_host_api) == 1312);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);

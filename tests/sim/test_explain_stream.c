@@ -207,9 +207,11 @@ Test(explain_stream, table_explains_each_attempt_per_node)
     cr_assert_str_eq(kept, plain);
     cr_assert(strstr(text, "default/web       default-scheduler  Scheduled      b     \n"
                            "    a                 score 469 (TaintToleration 100, NodeResourcesFit "
-                           "95, NodeResourcesBalancedAllocation 74, ImageLocality 0)\n"
+                           "95, DynamicResources 0, NodeResourcesBalancedAllocation 74, "
+                           "ImageLocality 0)\n"
                            "    b                 score 471 (TaintToleration 100, NodeResourcesFit "
-                           "97, NodeResourcesBalancedAllocation 74, ImageLocality 0)  <- chosen\n"
+                           "97, DynamicResources 0, NodeResourcesBalancedAllocation 74, "
+                           "ImageLocality 0)  <- chosen\n"
                            "    t                 rejected by TaintToleration: node(s) had "
                            "untolerated taint(s)\n"),
               "%s", text);

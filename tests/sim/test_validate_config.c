@@ -1,7 +1,7 @@
 /*
  * `kubesched validate-config` end to end: it names the kube-scheduler release whose semantics it
  * implements, then prints the v1.37 default profile (NodeName before NodeUnschedulable,
- * NodeDeclaredFeatures last, DynamicResources and the volume plugins skipped as not shipped yet).
+ * NodeDeclaredFeatures last, DynamicResources before it; nothing skipped as not shipped any more).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -26,23 +26,23 @@ Test(validate_config, states_the_kubernetes_version_and_prints_the_default_profi
     cr_assert(strncmp(out, "Semantics: kube-scheduler v1.37.2 ", 34) == 0, "%s", out);
     cr_assert(strstr(out, "  Filter       NodeName, NodeUnschedulable, TaintToleration, "), "%s",
               out);
-    cr_assert(strstr(out, "InterPodAffinity, NodeDeclaredFeatures\n"), "%s", out);
-    cr_assert(strstr(out, "Not available in kubesched yet (skipped from the default set): "
-                          "DynamicResources\n"),
+    cr_assert(strstr(out, "InterPodAffinity, DynamicResources, NodeDeclaredFeatures\n"), "%s", out);
+    cr_assert(strstr(out, "Not available in kubesched yet (skipped from the default set): none\n"),
               "%s", out);
+    cr_assert(strstr(out, "  PostFilter   DynamicResources, DefaultPreemption\n"), "%s", out);
     /* VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone run where upstream's v1.37
      * default profile has them: after NodeResourcesFit, before PodTopologySpread. */
     cr_assert(strstr(out, "  Filter       NodeName, NodeUnschedulable, TaintToleration, "
                           "NodeAffinity, NodePorts, NodeResourcesFit, VolumeRestrictions, "
                           "NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread, "
-                          "InterPodAffinity, NodeDeclaredFeatures\n"),
+                          "InterPodAffinity, DynamicResources, NodeDeclaredFeatures\n"),
               "%s", out);
     cr_assert(strstr(out,
                      "    VolumeRestrictions: {}\n    NodeVolumeLimits: {}\n    VolumeBinding: "
                      "{\"bindTimeoutSeconds\":600,\"shape\":[{\"utilization\":0,\"score\":10},"
                      "{\"utilization\":100,\"score\":0}]}\n    VolumeZone: {}\n"),
               "%s", out);
-    cr_assert(strstr(out, "  Reserve      VolumeBinding\n"), "%s", out);
+    cr_assert(strstr(out, "  Reserve      VolumeBinding, DynamicResources\n"), "%s", out);
     free(out);
 }
 

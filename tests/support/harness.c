@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sched/cache.h"
+#include "sched/dra_manager.h"
 #include "sched/framework.h"
 #include "sched/host_api.h"
 #include "sched/loader.h"
@@ -53,9 +54,15 @@ static ks_code harness_bind(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sy
     return KS_SUCCESS;
 }
 
+/* th_filter_before_reserve: Filter on the chosen node between PreFilter and Reserve. */
+static int filter_before_reserve;
+
+void th_filter_before_reserve(int on) { filter_before_reserve = on; }
+
 void th_init(void)
 {
     char err[512];
+    filter_before_reserve = 0;
     ks__host_init();
     cr_assert_eq(ks__loader_open_linked(&ks_in_tree_module, KS_IN_TREE_ORIGIN, ks__host_api(),
                                         &in_tree, err, sizeof(err)),
@@ -148,11 +155,15 @@ struct th_cluster {
     int lag;          /* ks_storage_patch answers versions the store has not reached yet */
     th_tick_fn tick;
     void *tick_arg;
+    int services; /* th_cluster_services set the host's scheduler services to this cluster */
 };
 
 static void cluster_free(void *p)
 {
     th_cluster *c = p;
+    if (c->services)
+        ks__host_set_sched(NULL);
+    ks__dra_manager_free(c->hooks.dra);
     ks__store_free(c->store);
     ks__snapshot_free(c->snap);
     ks__cache_free(c->cache);
@@ -255,12 +266,21 @@ th_cluster *th_cluster_new(void)
                                 .bind_ctx = c,
                                 .store = c->store,
                                 .patch_storage = harness_patch_storage,
-                                .binding_sleep = harness_binding_sleep};
+                                .binding_sleep = harness_binding_sleep,
+                                .dra = ks__dra_manager_new()};
+    cr_assert_not_null(c->hooks.dra);
     defer(cluster_free, c);
     return c;
 }
 
 ks_cycle_hooks *th_cluster_hooks(th_cluster *c) { return &c->hooks; }
+
+void th_cluster_services(th_cluster *c)
+{
+    c->services = 1;
+    ks__host_set_sched(&(ks_host_sched){
+        .store = c->store, .dra = c->hooks.dra, .source_flags = c->hooks.source_flags});
+}
 
 static void refresh(th_cluster *c)
 {
@@ -306,6 +326,8 @@ struct th_plugin {
     struct ks_args args;
     cJSON *json;
 };
+
+void *th_plugin_self(th_plugin *p) { return p->self; }
 
 static void plugin_free(void *p)
 {
@@ -446,6 +468,37 @@ ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *no
     return code;
 }
 
+ks_code th_post_filter(th_plugin *p, th_cluster *c, ks_pod *pod, char *reasons, size_t len)
+{
+    ks_status st;
+    refresh(c);
+    ks_cycle *cycle = ks__cycle_new(c->snap, pod);
+    cycle->hooks = &c->hooks;
+    defer(cycle_free_v, cycle);
+    if (reasons && len)
+        reasons[0] = '\0';
+    ks_code pre = KS_SUCCESS;
+    if (p->desc->pre_filter) {
+        ks_prefilter_result r = {0};
+        ks__status_reset(&st);
+        pre = p->desc->pre_filter(p->self, cycle, pod, &r, &st);
+        free(r.nodes);
+    }
+    for (size_t i = 0; pre == KS_SUCCESS && p->desc->filter && i < c->n; i++) {
+        ks__status_reset(&st);
+        (void)p->desc->filter(p->self, cycle, pod, ks__snapshot_find(c->snap, c->order[i]), &st);
+    }
+    cr_assert_not_null(p->desc->post_filter, "harness: %s has no PostFilter", p->desc->name);
+    struct ks_post_filter_result r;
+    memset(&r, 0, sizeof(r));
+    r.nominated = KS_SYM_ABSENT;
+    ks__status_reset(&st);
+    ks_code code = p->desc->post_filter(p->self, cycle, pod, NULL, &r, &st);
+    ks__post_filter_result_clear(&r);
+    copy_reasons(&st, reasons, len);
+    return code;
+}
+
 /* PreFilter (a Skip counts as success), then Reserve on node, in one cycle; st gets the reasons
  * of the first failure. */
 static ks_code prefilter_then_reserve(th_plugin *p, ks_cycle *cycle, ks_pod *pod, ks_sym node,
@@ -459,6 +512,12 @@ static ks_code prefilter_then_reserve(th_plugin *p, ks_cycle *cycle, ks_pod *pod
         free(r.nodes);
         if (code == KS_SKIP)
             code = KS_SUCCESS;
+    }
+    if (code == KS_SUCCESS && filter_before_reserve && p->desc->filter) {
+        const ks_node_info *ni = ks__snapshot_find(cycle->snap, node);
+        cr_assert_not_null(ni, "harness: no node %s", ks__sym_str(node));
+        ks__status_reset(st);
+        code = p->desc->filter(p->self, cycle, pod, ni, st);
     }
     if (code == KS_SUCCESS && p->desc->reserve) {
         ks__status_reset(st);
@@ -545,6 +604,10 @@ ks_code th_score_steps(th_plugin *p, th_cluster *c, ks_pod *pod, int with_pre_fi
             code = KS_SUCCESS;
         if (code != KS_SUCCESS)
             return code;
+    }
+    for (size_t i = 0; with_pre_filter == 2 && p->desc->filter && i < c->n; i++) {
+        ks__status_reset(&st);
+        (void)p->desc->filter(p->self, cycle, pod, nodes[i], &st);
     }
     if (p->desc->pre_score) {
         ks__status_reset(&st);

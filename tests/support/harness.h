@@ -47,8 +47,14 @@ const ks_node_info *th_cluster_node(th_cluster *c, const char *node_name);
 void th_cluster_add_object(th_cluster *c, const char *json);
 /* What a cycle made by hand needs to reach this cluster's store (and the harness's bind). */
 struct ks_cycle_hooks *th_cluster_hooks(th_cluster *c);
+/* Points the host's scheduler services (what a plugin reads without a cycle: PreEnqueue, hints)
+ * at this cluster's store and DRA in-flight allocations, with its current source flags; undone
+ * when the cluster is freed. Cycles reach the cluster's own through th_cluster_hooks. */
+void th_cluster_services(th_cluster *c);
 
 typedef struct th_plugin th_plugin;
+/* The plugin instance create() returned (to call a descriptor slot the harness does not wrap). */
+void *th_plugin_self(th_plugin *p);
 /* Creates the plugin with args (JSON text or NULL for none). Aborts the test when create fails. */
 th_plugin *th_plugin_new(const ks_plugin_desc *desc, const char *args_json);
 /* As th_plugin_new but returns NULL on failure and copies the create error into err. */
@@ -74,6 +80,14 @@ ks_code th_filter_steps(th_plugin *p, th_cluster *c, ks_pod *pod, const char *no
                         const th_steps *o, ks_code *pre, char *pre_reasons, size_t plen,
                         char *reasons, size_t len);
 
+/* One cycle up to PostFilter: PreFilter, Filter on every node of the cluster (when PreFilter
+ * succeeded), then PostFilter, whose code is returned (its reasons in reasons). */
+ks_code th_post_filter(th_plugin *p, th_cluster *c, ks_pod *pod, char *reasons, size_t len);
+
+/* From now until the next th_init: th_reserve and th_pre_bind run Filter on the chosen node between
+ * PreFilter and Reserve, as the framework does (for a Reserve that reads what Filter kept). */
+void th_filter_before_reserve(int on);
+
 /* PreFilter (a Skip counts as success) then Reserve on the named node with one cycle, as the
  * framework runs them for the chosen node; then Unreserve when `unreserve` is set. Returns the
  * first failing code (KS_SUCCESS when both pass); reasons gets its reasons. */
@@ -86,7 +100,8 @@ ks_code th_reserve(th_plugin *p, th_cluster *c, ks_pod *pod, const char *node_na
 ks_code th_score(th_plugin *p, th_cluster *c, ks_pod *pod, int64_t *raw, int64_t *normalized);
 /* th_score with the plugin's PreFilter first in the same cycle when with_pre_filter is set (for a
  * Score that reads PreFilter's state, as upstream's tests run them); a PreFilter Skip counts as
- * success, another failure is returned. */
+ * success, another failure is returned. with_pre_filter 2: Filter on every node too (for a Score
+ * that reads what Filter kept, as DynamicResources'). */
 ks_code th_score_steps(th_plugin *p, th_cluster *c, ks_pod *pod, int with_pre_filter, int64_t *raw,
                        int64_t *normalized);
 

@@ -1,0 +1,92 @@
+/*
+ * The scheduler's side of Dynamic Resource Allocation, what upstream calls the SharedDRAManager
+ * (pkg/scheduler/framework/plugins/dynamicresources/dra_manager.go) plus the set-up of the
+ * structured allocator: the claims' in-flight allocations (made in Reserve, gone once PreBind
+ * wrote them or Unreserve dropped them), the allocated state an allocator starts from (every
+ * allocated claim of the store and every in-flight one), and the claim writes of PreBind and
+ * PostFilter on the in-memory cluster of `kubesched simulate`. The DynamicResources plugin
+ * reaches all of it through the host table (ABI 1.10, host_api.c).
+ *
+ * Threads: every function may run on any thread; the in-flight table has its own mutex, the
+ * store its lock.
+ */
+#ifndef KS_CORE_DRA_MANAGER_H
+#define KS_CORE_DRA_MANAGER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kubesched/plugin.h"
+#include "api/dra_objects.h"
+#include "api/store.h"
+#include "sched/dra_allocator.h"
+
+typedef struct ks_dra_manager ks_dra_manager;
+
+ks_dra_manager *ks__dra_manager_new(void);
+void ks__dra_manager_free(ks_dra_manager *m); /* NULL: no-op */
+
+/* The allocator's answer for a set of claims on one node (the SDK's opaque ks_dra_allocation):
+ * holds the slices its strings point into. */
+struct ks_dra_allocation {
+    ks_dra_alloc_output out;
+    size_t nclaims;
+    size_t *ndev;                   /* per claim */
+    ks_dra_device_result **devs;    /* per claim, in the pool of out */
+    struct ks_dra_allocator *owner; /* referenced: its slices and classes back the strings */
+};
+
+/* The SDK's opaque ks_dra_allocator: what structured.NewAllocator captured. */
+struct ks_dra_allocator {
+    ks_dra_alloc_input in;
+    ks__draobj **slices, **classes, **rules;
+    size_t nslices, nclasses, nrules;
+    ks__draobj **claims; /* the allocated claims the state was gathered from */
+    size_t nclaims;
+    ks_dra_allocated_state state;
+    ks_dra_device_ref *devices, *shared;
+    ks_dra_device_capacity *capacity;
+    ks_mempool pool; /* the state's strings */
+    atomic_int refs; /* the cycle's and each allocation's */
+    /* The slices by pool (driver and pool name), for a per-node input: a node's Allocate reads the
+     * slices of the pools whose slices all name that node, plus every other pool, and the
+     * allocated devices of those pools only. The allocator looks no further (it gathers the
+     * node's pools from the slices it is given, checks a pool's completeness among the same
+     * pool's slices, and asks the allocated state only about the devices of those pools), so
+     * the answer is the one the whole input gives, without a hash of every allocated device of
+     * the cluster per node. */
+    struct dra_pool *pools;
+    size_t npools;
+};
+
+int ks__dra_claim_pending(ks_dra_manager *m, const char *uid);
+int ks__dra_signal_pending(ks_dra_manager *m, const ks_resource_claim *claim,
+                           const struct ks_dra_allocation *a, size_t i);
+int ks__dra_remove_pending(ks_dra_manager *m, const char *uid);
+
+/* A new allocator over the store's objects now; NULL with err set. Free with
+ * ks__dra_allocator_free. */
+struct ks_dra_allocator *ks__dra_allocator_new(ks_dra_manager *m, ks_store *st, char *err,
+                                               size_t errlen);
+void ks__dra_allocator_free(struct ks_dra_allocator *a);
+int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
+                     const ks_resource_claim *const *claims, size_t n, int64_t deadline_ns,
+                     struct ks_dra_allocation **out, char *err, size_t errlen);
+void ks__dra_allocation_free(struct ks_dra_allocation *a);
+
+/* The claim of the store updated in place of claim: allocation (claim i of a; a NULL: keep the
+ * claim's), pod added to reservedFor, the delete-protection finalizer (bind); or allocation and
+ * reservedFor cleared (deallocate). The new object replaces the old one in the store; *chg gets
+ * the change (references for the caller) on success. */
+ks_code ks__dra_claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                           const struct ks_dra_allocation *a, size_t i, ks_dra_change *chg,
+                           ks_status *stt);
+ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                                 ks_status *stt);
+/* The pod out of the current claim's reservedFor: KS_SUCCESS with *chg set when it was there,
+ * KS_SKIP when it was not (no write), KS_ERROR with the reason. */
+ks_code ks__dra_claim_unreserve(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
+                                ks_dra_change *chg, ks_status *stt);
+
+#endif
