@@ -478,6 +478,29 @@ void ks__podgroup_member_forget(ks_podgroup_store *st, const ks_pod *pod)
     pthread_mutex_unlock(&st->mmu);
 }
 
+void ks__podgroup_member_counts(ks_podgroup_store *st, ks_sym ns, ks_sym name, size_t *all,
+                                size_t *scheduled)
+{
+    size_t n = 0, placed = 0;
+    if (st) {
+        char key[512];
+        key_of(ns, name, key, sizeof(key));
+        pthread_mutex_lock(&st->mmu);
+        const member_list *l = ks__strmap_get(&st->members, key);
+        if (l) {
+            n = l->n;
+            for (size_t i = 0; i < l->n; i++)
+                placed +=
+                    l->m[i].state == KS_PG_MEMBER_ASSUMED || l->m[i].state == KS_PG_MEMBER_ASSIGNED;
+        }
+        pthread_mutex_unlock(&st->mmu);
+    }
+    if (all)
+        *all = n;
+    if (scheduled)
+        *scheduled = placed;
+}
+
 size_t ks__podgroup_members_each(ks_podgroup_store *st, ks_sym ns, ks_sym name,
                                  ks_pod_group_member_fn fn, void *ctx)
 {

@@ -87,5 +87,9 @@ void ks__podgroup_member_forget(ks_podgroup_store *st, const ks_pod *pod);
  * first, each pod with a reference held for the call). Returns the count. */
 size_t ks__podgroup_members_each(ks_podgroup_store *st, ks_sym ns, ks_sym name,
                                  ks_pod_group_member_fn fn, void *ctx);
+/* The members' count and how many of them are assumed or assigned, under the member lock only
+ * (no reference taken): ks_host_api.pod_group_member_counts. all, scheduled: NULL allowed. */
+void ks__podgroup_member_counts(ks_podgroup_store *st, ks_sym ns, ks_sym name, size_t *all,
+                                size_t *scheduled);
 
 #endif

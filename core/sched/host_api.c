@@ -1142,6 +1142,11 @@ static void h_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod, const ks_resou
     }
 }
 
+static void h_pod_group_member_counts(ks_sym ns, ks_sym name, size_t *all, size_t *scheduled)
+{
+    ks__podgroup_member_counts(sched_services.podgroups, ns, name, all, scheduled);
+}
+
 static const ks_host_api host_table = {
     .abi_major = KS_ABI_MAJOR,
     .abi_minor = KS_ABI_MINOR,
@@ -1310,6 +1315,7 @@ static const ks_host_api host_table = {
     .dra_claim_bind = h_dra_claim_bind,
     .dra_claim_deallocate = h_dra_claim_deallocate,
     .dra_claim_unreserve = h_dra_claim_unreserve,
+    .pod_group_member_counts = h_pod_group_member_counts,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

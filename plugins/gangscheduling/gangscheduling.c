@@ -37,19 +37,6 @@
 /* upstream permitTimeoutDuration */
 #define PERMIT_TIMEOUT_MS (5 * 60 * 1000)
 
-/* The member counts upstream's PodGroupState gives (AllPodsCount, ScheduledPodsCount). */
-typedef struct counts {
-    int all, scheduled;
-} counts;
-
-static void count_member(void *ctx, const ks_pod *pod, ks_pod_group_member_state st)
-{
-    (void)pod;
-    counts *c = ctx;
-    c->all++;
-    c->scheduled += st == KS_PG_MEMBER_ASSUMED || st == KS_PG_MEMBER_ASSIGNED;
-}
-
 /* PreEnqueue (upstream preEnqueueHierarchiesDisabled): the event thread that adds the pod or
  * moves it; reads the PodGroup store and the member table, no blocking. */
 static ks_code gang_pre_enqueue(void *self, const ks_pod *pod, ks_status *st)
@@ -73,9 +60,9 @@ static ks_code gang_pre_enqueue(void *self, const ks_pod *pod, ks_status *st)
     /* This plugin only cares about pods with a Gang scheduling policy. */
     if (!gang)
         return KS_SUCCESS;
-    counts c = {0, 0};
-    ks_pod_group_members_each(ns, group, count_member, &c);
-    if (c.all < min_count) {
+    size_t all;
+    ks_pod_group_member_counts(ns, group, &all, NULL); /* upstream AllPodsCount */
+    if (all < (size_t)(min_count > 0 ? min_count : 0)) {
         ks_status_reason(st, "waiting for minCount pods from a gang to appear in scheduling queue");
         return KS_UNSCHEDULABLE_AND_UNRESOLVABLE;
     }
@@ -136,10 +123,10 @@ static ks_code gang_permit(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
     ks_pod_group_release(pg);
     if (!gang)
         return KS_SUCCESS;
-    counts c = {0, 0};
-    ks_pod_group_members_each(ns, group, count_member, &c);
+    size_t scheduled;
+    ks_pod_group_member_counts(ns, group, NULL, &scheduled); /* upstream ScheduledPodsCount */
     permit_walk w = {cycle, 0};
-    if (c.scheduled < min_count) {
+    if (scheduled < (size_t)(min_count > 0 ? min_count : 0)) {
         ks_pod_group_members_each(ns, group, activate_unscheduled, &w);
         if (ks_log_enabled(4))
             ks_log(4,

@@ -1546,6 +1546,14 @@ typedef struct ks_host_api {
      * the store has it now lists it (upstream's strategic-merge-patch delete); a failure is only
      * logged. Scheduling or binding thread. */
     void (*dra_claim_unreserve)(ks_cycle *cycle, const ks_pod *pod, const ks_resource_claim *claim);
+
+    /* --- ABI 1.10, gang scheduling ---
+     * The counts of pod_group_members_each's members without visiting them (upstream
+     * PodGroupState's AllPodsCount
+     * and ScheduledPodsCount: assumed or assigned), for PreEnqueue and Permit, which upstream
+     * answers in O(1): a walk there made adding a gang of n pods O(n^2) pod references. *all and
+     * *scheduled may be NULL. Any thread; no pod is referenced, no callback runs. */
+    void (*pod_group_member_counts)(ks_sym ns, ks_sym name, size_t *all, size_t *scheduled);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -2239,6 +2247,12 @@ static inline size_t ks_pod_group_members_each(ks_sym ns, ks_sym name, ks_pod_gr
                                                void *ctx)
 {
     return ks_host->pod_group_members_each(ns, name, fn, ctx);
+}
+/* ABI 1.10: check KS_HOST_HAS(pod_group_member_counts) first on a host that may be older. */
+static inline void ks_pod_group_member_counts(ks_sym ns, ks_sym name, size_t *all,
+                                              size_t *scheduled)
+{
+    ks_host->pod_group_member_counts(ns, name, all, scheduled);
 }
 
 /* ABI 1.10 wrappers (dynamic resource allocation): check KS_HOST_HAS(dra_allocate) first on a

@@ -116,6 +116,14 @@ static tally members(ks_podgroup_store *st, const char *ns, const char *name)
 {
     tally t = {0};
     ks__podgroup_members_each(st, ks__intern(ns), ks__intern(name), count, &t);
+    /* the counts without the walk (pod_group_member_counts) agree with it at every step */
+    size_t all = 99, scheduled = 99;
+    ks__podgroup_member_counts(st, ks__intern(ns), ks__intern(name), &all, &scheduled);
+    cr_expect_eq(all, (size_t)t.all, "%s/%s: %zu members counted, %d visited", ns, name, all,
+                 t.all);
+    cr_expect_eq(scheduled, (size_t)(t.assumed + t.assigned),
+                 "%s/%s: %zu scheduled counted, %d assumed + %d assigned visited", ns, name,
+                 scheduled, t.assumed, t.assigned);
     return t;
 }
 

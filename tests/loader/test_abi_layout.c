@@ -154,6 +154,7 @@ SA(sizeof(ks_plugin_desc) == 224);
     X(resource_claim_view) X(device_class_exists) X(dra_claim_pending) X(dra_signal_pending) \
     X(dra_remove_pending) X(dra_allocator_new) X(dra_allocate) X(dra_allocation_free) \
     X(dra_allocation_devices) X(dra_claim_bind) X(dra_claim_deallocate) X(dra_claim_unreserve) \
+    X(pod_group_member_counts) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -166,13 +167,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 162); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +15 in 1.10 */
+SA(HOST_NSLOTS == 163); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +16 in 1.10 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1312);
+SA(sizeof(ks_host_api) == 1320);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
