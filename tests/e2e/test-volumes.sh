@@ -118,6 +118,7 @@ echo "# default-scheduler: $def_c"
 # DefaultPreemption, and when an earlier PreFilter (here VolumeBinding's) rejects the pod,
 # DynamicResources' PostFilter finds no state of its own and ends PostFilter with the Error
 # "not found" (so no preemption is tried), in kube-scheduler and in kubesched alike.
+want_pre="False|Unschedulable|0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims."
 if [ "${ks_c%% not found}" = "$want_pre" ] && [ "${def_c%% not found}" = "$want_pre" ] &&
   [ "$ks_c" = "$def_c" ]; then
   ok "nopv: the same reason and PreFilter message as default-scheduler ($want_pre)"
