@@ -38,6 +38,7 @@
 #include "kubesched/plugin.h"
 #include "../common/args.h"
 #include "../common/match.h"
+#include "../common/normalize.h"
 
 #define FIRST_AVAILABLE_MAX 8 /* resourceapi.FirstAvailableDeviceRequestMaxSize */
 #define UU KS_UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -573,14 +574,7 @@ static ks_code dra_normalize(void *self, ks_cycle *cycle, const ks_pod *pod, ks_
     (void)cycle;
     (void)pod;
     (void)st;
-    int64_t max = 0;
-    for (size_t i = 0; i < n; i++)
-        if (scores[i].score > max)
-            max = scores[i].score;
-    if (max == 0)
-        return KS_SUCCESS;
-    for (size_t i = 0; i < n; i++)
-        scores[i].score = KS_MAX_NODE_SCORE * scores[i].score / max;
+    ks_default_normalize_score(KS_MAX_NODE_SCORE, 0, scores, n);
     return KS_SUCCESS;
 }
 

@@ -33,6 +33,7 @@
 #include "kubesched/plugin.h"
 
 #include "../common/match.h"
+#include "../common/normalize.h"
 #include "../common/sign.h"
 
 #define ERR_REASON_POD "node(s) didn't match Pod's node affinity/selector"
@@ -930,14 +931,7 @@ static ks_code node_affinity_normalize(void *self, ks_cycle *cycle, const ks_pod
     (void)cycle;
     (void)pod;
     (void)st;
-    int64_t max = 0;
-    for (size_t i = 0; i < n; i++)
-        if (scores[i].score > max)
-            max = scores[i].score;
-    if (max == 0)
-        return KS_SUCCESS;
-    for (size_t i = 0; i < n; i++)
-        scores[i].score = KS_MAX_NODE_SCORE * scores[i].score / max;
+    ks_default_normalize_score(KS_MAX_NODE_SCORE, 0, scores, n);
     return KS_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
  *   NormalizeScore  DefaultNormalizeScore(100, reverse): max 0 -> all 100, else 100 - 100*raw/max.
  */
 #include "kubesched/plugin.h"
+#include "../common/normalize.h"
 #include "../common/sign.h"
 
 #define ERR_REASON_UNTOLERATED "node(s) had untolerated taint(s)"
@@ -147,13 +148,7 @@ static ks_code taint_toleration_normalize(void *self, ks_cycle *cycle, const ks_
     (void)cycle;
     (void)pod;
     (void)st;
-    int64_t max = 0;
-    for (size_t i = 0; i < n; i++)
-        if (scores[i].score > max)
-            max = scores[i].score;
-    for (size_t i = 0; i < n; i++)
-        scores[i].score = max == 0 ? KS_MAX_NODE_SCORE
-                                   : KS_MAX_NODE_SCORE - KS_MAX_NODE_SCORE * scores[i].score / max;
+    ks_default_normalize_score(KS_MAX_NODE_SCORE, 1, scores, n);
     return KS_SUCCESS;
 }
 
