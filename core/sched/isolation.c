@@ -34,6 +34,7 @@
 #include "api/intern.h"
 #include "api/store.h"
 #include "sched/framework.h"
+#include "sched/host_api.h"
 #include "sched/plugin_guard.h"
 #include "util/clock.h"
 #include "util/duration.h"
@@ -736,19 +737,6 @@ static int is_snapshot_node(const ks_cycle *c, const ks_node_info *ni)
     return c->snap && ni->snap_index < c->snap->nnodes && c->snap->nodes[ni->snap_index] == ni;
 }
 
-static void prefilter_add(ks_prefilter_result *r, ks_sym node)
-{
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        ks_sym *n = realloc(r->nodes, cap * sizeof(*n));
-        if (!n)
-            return;
-        r->nodes = n;
-        r->cap = cap;
-    }
-    r->nodes[r->n++] = node;
-}
-
 /* PreFilter starts the session: the child runs it as soon as it exists. */
 static ks_code proxy_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                                 ks_prefilter_result *result, ks_status *st)
@@ -772,10 +760,10 @@ static ks_code proxy_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                                "kubesched carries back (256 KiB of names)");
             code = KS_ERROR;
         } else if (s->shm->pf_used) {
-            result->used = 1;
+            result->used = 1; /* even with no node: "none of the nodes" */
             const char *nm = s->names;
             for (int32_t i = 0; i < s->shm->pf_n; i++, nm += strlen(nm) + 1)
-                prefilter_add(result, ks__intern(nm));
+                ks__host_api()->prefilter_result_add_node(result, ks__intern(nm));
         }
     }
     pthread_mutex_unlock(&s->mu);
