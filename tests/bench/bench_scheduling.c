@@ -143,7 +143,15 @@
  *   dra match 500 / 0 / 1000  (burst; five devices per pod)  none  154          63 MiB
  *
  * (About 4 ms per pod at 500 nodes, 8 us per node: each node's Filter builds the allocator over
- * that node's pool and the allocated devices, then runs the class's CEL on each free device.)
+ * that node's pool and the allocated devices, then runs the class's CEL on each free device.
+ * perf, 200 / 1000 / 1000: strcmp 12%, strlen 6%, qsort 5%, malloc/free about 12%, the
+ * allocator's hash maps and its per-call device conversion (quantity parsing of each device's
+ * capacities, 3%); CEL itself is small. After quantity()/semver() of literals were parsed once
+ * at compile time, 11:08-11:09 UTC, load 1.5-1.6, old and new binaries side by side: selector
+ * 280, 276 before, 277, 277 after, no measurable change here: a pod's allocation on a node
+ * stops at the first free device, so each node evaluates the selector about once; in
+ * `simulate` of tests/tools/gen-dra-cluster.py 500 8 2000 (a 40Gi selector that half the
+ * devices fail), 5.91, 5.93 s before and 5.28, 5.33 s after.)
  *
  * (--isodemo, idle machine, `--shape basic --init-pods 0 --pods 2000 --nodes N --isodemo M`, ms
  * per pod in-process / isolated: 5000 nodes 0.14 / 2.57, 1000 nodes 0.11 / 1.86, 100 nodes
