@@ -166,8 +166,9 @@
  *
  * Prints pods/s of the scheduling loop, upstream's threshold when the sizes are its workload's,
  * and peak RSS; exits 1 when a measured pod was left unscheduled (a figure that counted refusals
- * would be wrong). Not a test (tests/CMakeLists.txt only runs every shape at upstream's 5-node
- * integration-test sizes as bench_smoke_*): run on demand, e.g.
+ * would be wrong). Not a test (tests/CMakeLists.txt only runs every shape at upstream's
+ * integration-test sizes as bench_smoke_*: 5 or 10 nodes, dra's fast workloads one node with the
+ * driver and one without): run on demand, e.g.
  *   build/tests/bench_scheduling --shape anti-affinity
  */
 #include <stdio.h>
