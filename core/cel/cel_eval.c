@@ -263,6 +263,22 @@ static void fold(resolver *r, cel_node *n)
         n->kind = N_CONST;
         return;
     }
+    /* quantity("40Gi"), semver("1.2.3"[, true]) on literals: parsed once here instead of for
+     * every device. Not a constant (cel-go does not fold them: the call keeps its cost and
+     * stays a call), only its result is kept; an argument that does not parse keeps the
+     * runtime path, so its error and cost are the same as before. */
+    if ((n->fn == FN_QUANTITY || n->fn == FN_SEMVER) && !n->has_target && n->nargs >= 1 &&
+        n->nargs <= 2 && all_const && n->args[0]->val.kind == KS_CEL_STRING) {
+        ks_cel_value argv[2];
+        for (size_t i = 0; i < n->nargs; i++)
+            argv[i] = n->args[i]->val;
+        ks_cel_value v = ks__cel_call(&c, n->fn, false, argv, n->nargs);
+        if (v.kind == KS_CEL_QUANTITY || v.kind == KS_CEL_SEMVER) {
+            n->val = v;
+            n->memo = true;
+        }
+        return;
+    }
     if (n->fn == FN_IN && n->nargs == 2 && n->args[1]->kind == N_CONST &&
         n->args[1]->val.kind == KS_CEL_LIST) {
         const ks_cel_list *l = n->args[1]->val.list;
@@ -1002,6 +1018,10 @@ static ks_cel_value eval(cel_ctx *c, const cel_node *n, const escope *sc)
                     ks__cel_charge(c, ks__cel_call_cost(n->fn, argv, na, &e, n->untyped_call));
                 return c->cancelled ? cancelled(c) : e;
             }
+        if (n->memo) { /* what ks__cel_call returns and charges, without parsing again */
+            ks__cel_charge(c, ks__cel_call_cost(n->fn, argv, na, &n->val, n->untyped_call));
+            return c->cancelled ? cancelled(c) : n->val;
+        }
         c->re = n->re;
         c->untyped = n->untyped_call;
         ks_cel_value r = ks__cel_call(c, n->fn, n->has_target, argv, na);

@@ -37,6 +37,9 @@ struct cel_node {
                           * then not charged as a call */
     bool untyped_call;   /* N_CALL: cel-go would dispatch at runtime (dyn operands), not by a
                           * statically resolved overload: overload-specific costs do not apply */
+    bool memo;           /* N_CALL of quantity() or semver() on constants that parsed: val is
+                          * the result, computed once at compile time (in the program's pool);
+                          * the call is still evaluated and charged as before, not re-parsed */
     cel_node **args;     /* call: [target,] args; list: items; map: k0 v0 k1 v1 ...; and/or: 2 */
     size_t nargs;
     bool *opt_flags; /* list/map: which entries are optional (?x) */

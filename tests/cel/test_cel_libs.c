@@ -404,3 +404,55 @@ static const cel_case strings_cases[] = {
 };
 
 Test(cel_libs, strings) { RUN("strings", strings_cases); }
+
+/* quantity() and semver() on literals are parsed once, when the expression is compiled, not at
+ * every evaluation (a DRA selector runs for every device): two evaluations in two arenas return
+ * the same parsed value. Results, errors and costs are those of the runtime path (the costs here
+ * were recorded with the evaluator that parsed at every call). */
+static const struct {
+    const char *expr;
+    int rc;
+    uint64_t cost;
+    const char *err; /* substring, or NULL */
+} literal_calls[] = {
+    {"quantity(\"40Gi\")", 0, 1, NULL},
+    {"quantity(\"40Gi\").isGreaterThan(quantity(\"1Mi\"))", 0, 3, NULL},
+    {"quantity(\"123456789012345678901234567890Gi\").compareTo(quantity(\"1\"))", 0, 6, NULL},
+    {"semver(\"1.2.3\").major()", 0, 2, NULL},
+    {"semver(\"v1.2\", true).minor()", 0, 2, NULL},
+    {"semver(\"1.2.3\") == semver(\"1.2.3\")", 0, 3, NULL},
+    {"[1,2,3].all(x, quantity(\"1k\").isLessThan(quantity(\"2k\")))", 0, 19, NULL},
+    {"quantity(dyn(\"5\")).asInteger()", 0, 2, NULL},
+    {"isQuantity(\"1Gi\")", 0, 1, NULL},
+    {"quantity(\"10Mo\")", -1, 1, "quantities must match the regular expression"},
+    {"semver(\"x\")", -1, 1, "No Major.Minor.Patch elements found"},
+};
+
+Test(cel_libs, literal_quantity_semver_parsed_once)
+{
+    for (size_t i = 0; i < sizeof literal_calls / sizeof literal_calls[0]; i++) {
+        ks_cel_env env = {.cost_limit = KS_CEL_DRA_COST_LIMIT};
+        ks_cel_error e;
+        ks_cel_program *p = ks_cel_compile(literal_calls[i].expr, &env, &e);
+        cr_assert(p, "%s: %s", literal_calls[i].expr, e.msg);
+        ks_mempool a1 = {0}, a2 = {0};
+        ks_cel_value v1, v2;
+        uint64_t c1 = 0, c2 = 0;
+        int rc1 = ks_cel_eval(p, NULL, 0, &a1, &v1, &c1, &e);
+        if (literal_calls[i].err)
+            cr_expect(strstr(e.msg, literal_calls[i].err), "%s: %s", literal_calls[i].expr, e.msg);
+        int rc2 = ks_cel_eval(p, NULL, 0, &a2, &v2, &c2, &e);
+        cr_expect_eq(rc1, literal_calls[i].rc, "%s", literal_calls[i].expr);
+        cr_expect_eq(rc2, rc1, "%s", literal_calls[i].expr);
+        cr_expect_eq(c1, literal_calls[i].cost, "%s: cost %llu", literal_calls[i].expr,
+                     (unsigned long long)c1);
+        cr_expect_eq(c2, c1, "%s", literal_calls[i].expr);
+        if (rc1 == 0 && v1.kind == KS_CEL_QUANTITY)
+            cr_expect_eq(v1.q, v2.q, "%s: parsed at each evaluation", literal_calls[i].expr);
+        if (rc1 == 0 && v1.kind == KS_CEL_SEMVER)
+            cr_expect_eq(v1.sv, v2.sv, "%s: parsed at each evaluation", literal_calls[i].expr);
+        ks__mempool_free(&a1);
+        ks__mempool_free(&a2);
+        ks_cel_program_free(p);
+    }
+}
