@@ -90,6 +90,16 @@ static const ks_state_ops state_ops = {NULL, state_free};
 
 static dra_state *state_of(ks_cycle *c) { return ks_cycle_read(c, &state_key); }
 
+/* upstream getStateData: the cycle state PreFilter wrote, or NULL with the Error status "not
+ * found" (as fwk.ErrNotFound reads) when PreFilter did not run for this pod. */
+static dra_state *state_or_error(ks_cycle *c, ks_status *st)
+{
+    dra_state *s = state_of(c);
+    if (!s)
+        ks_status_reason(st, "not found");
+    return s;
+}
+
 /* ---- args ------------------------------------------------------------------------------------ */
 
 /* A Go duration ("10s", "1m30s", "1.5h", "100ms"); -1 when it does not parse. The args were
@@ -405,11 +415,9 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
 {
     dra_plugin *pl = self;
     (void)pod;
-    dra_state *s = state_of(cycle);
-    if (!s) {
-        ks_status_reason(st, "not found");
+    dra_state *s = state_or_error(cycle, st);
+    if (!s)
         return KS_ERROR;
-    }
     if (s->nclaims == 0)
         return KS_SUCCESS;
     const ks_node *node = ks_node_info_node(ni);
@@ -486,11 +494,9 @@ static ks_code dra_post_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     (void)self;
     (void)outcome;
     (void)result;
-    dra_state *s = state_of(cycle);
-    if (!s) {
-        ks_status_reason(st, "not found");
+    dra_state *s = state_or_error(cycle, st);
+    if (!s)
         return KS_ERROR;
-    }
     /* upstream's plugin says "no new claims to deallocate" here, but v1.37.2's FailedScheduling
      * message of a pod without claims carries no such fragment (tests/e2e/test-live-basic.sh
      * compares with kube-scheduler's): Unschedulable without a reason, which adds nothing to the
@@ -527,11 +533,9 @@ static ks_code dra_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
     (void)self;
     (void)pod;
     *score = 0;
-    dra_state *s = state_of(cycle);
-    if (!s) {
-        ks_status_reason(st, "not found");
+    dra_state *s = state_or_error(cycle, st);
+    if (!s)
         return KS_ERROR;
-    }
     if (s->nclaims == 0 || !s->allocator)
         return KS_SUCCESS;
     ks_dra_allocation *a = node_allocation(s, ks_node_name(ks_node_info_node(ni)));
@@ -586,11 +590,9 @@ static ks_code dra_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
 {
     (void)self;
     (void)pod;
-    dra_state *s = state_of(cycle);
-    if (!s) {
-        ks_status_reason(st, "not found");
+    dra_state *s = state_or_error(cycle, st);
+    if (!s)
         return KS_ERROR;
-    }
     if (s->nclaims == 0 || s->nallocate == 0)
         return KS_SUCCESS;
     ks_dra_allocation *a = node_allocation(s, node);
@@ -635,11 +637,9 @@ static ks_code dra_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod
     (void)pod;
     (void)node;
     (void)result;
-    dra_state *s = state_of(cycle);
-    if (!s) {
-        ks_status_reason(st, "not found");
+    dra_state *s = state_or_error(cycle, st);
+    if (!s)
         return KS_ERROR;
-    }
     return s->nclaims == 0 ? KS_SKIP : KS_SUCCESS;
 }
 
@@ -648,11 +648,9 @@ static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_s
 {
     (void)self;
     (void)node;
-    dra_state *s = state_of(cycle);
-    if (!s) {
-        ks_status_reason(st, "not found");
+    dra_state *s = state_or_error(cycle, st);
+    if (!s)
         return KS_ERROR;
-    }
     size_t ai = 0;
     for (size_t i = 0; i < s->nclaims; i++) {
         const ks_resource_claim *c = s->claims[i];

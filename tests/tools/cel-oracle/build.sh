@@ -1,25 +1,6 @@
 #!/usr/bin/env bash
 # Builds tests/tools/cel-oracle (upstream's DRA CEL: k8s.io/dynamic-resource-allocation/cel v0.37.2,
-# cel-go v0.29.2) with the machine's Go through the module proxy, into
-#   ${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/cel-oracle-<hash of go.mod, go.sum, main.go>/cel-oracle
-# A cached binary is not rebuilt. Prints the binary's path on the last line; exit 77 when no Go.
-# Env: KUBESCHED_E2E_CACHE, KUBESCHED_E2E_GO_P (go build -p, default: nproc, max 2)
-set -euo pipefail
+# cel-go v0.29.2) with tests/tools/build-go-tool.sh (cached in ~/.cache/kubesched-e2e). Prints
+# the binary's path on the last line; exit 77 when no Go.
 here=$(cd "$(dirname "$0")" && pwd)
-command -v go >/dev/null || { echo "cel-oracle: go is not installed" >&2; exit 77; }
-hash=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)
-dir=${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/cel-oracle-$hash
-bin="$dir/cel-oracle"
-if [ -x "$bin" ]; then echo "== cel-oracle: cached"; echo "$bin"; exit 0; fi
-cpus=$(nproc 2>/dev/null || echo 2); [ "$cpus" -le 2 ] || cpus=2
-export GOMAXPROCS=${GOMAXPROCS:-$cpus} GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-export GOFLAGS="${GOFLAGS:-} -mod=mod -buildvcs=false"
-mkdir -p "$dir"
-tmp="$dir/.cel-oracle.tmp.$$"
-trap 'rm -f "$tmp"' EXIT
-t0=$SECONDS
-echo "== building cel-oracle ..."
-(cd "$here" && CGO_ENABLED=0 go build -p "${KUBESCHED_E2E_GO_P:-$cpus}" -trimpath -ldflags "-s -w" -o "$tmp" .)
-mv -f "$tmp" "$bin"
-echo "== built cel-oracle in $((SECONDS - t0)) s"
-echo "$bin"
+exec "$here/../build-go-tool.sh" cel-oracle "$here" 77
