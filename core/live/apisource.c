@@ -132,6 +132,26 @@ static int name_reused(ks_informer *in, const inf_entry *gone)
     return 0;
 }
 
+/* A DRA kind's add, update or delete, and its cluster event. ResourceClaims are filed as
+ * upstream's assume cache files them: an update no newer than what the store holds (the answer
+ * to DynamicResources' own write, filed already) is skipped. */
+static int dra_store_change(ks_apisrc *s, const cJSON *obj, int deleted, char *err, size_t errlen,
+                            int64_t t0)
+{
+    ks_store *st = ks__scheduler_store(s->sched);
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+    ks_dra_change chg;
+    int rc = !deleted && ks__draobj_kind(kind) == KS_DK_RESOURCE_CLAIM
+                 ? ks__store_assume_dra(st, obj, &chg, err, errlen)
+                 : ks__store_apply_dra(st, obj, deleted, 0, &chg, err, errlen);
+    if (rc == 0 && (chg.old_obj || chg.new_obj)) {
+        char label[64];
+        ks__scheduler_on_dra_change(s->sched, &chg, label);
+        event_handled(s, label[0] ? label : NULL, t0);
+    }
+    return rc;
+}
+
 /* A store kind's add, update or delete. The storage kinds (PersistentVolumes, claims, ...) are
  * also cluster events for the parked pods' hints, timed under upstream's label. */
 static int store_change(ks_informer *in, const cJSON *obj, int deleted, char *err, size_t errlen,
@@ -152,6 +172,8 @@ static int store_change(ks_informer *in, const cJSON *obj, int deleted, char *er
             event_handled(s, label, t0);
         return rc;
     }
+    if (ks__draobj_kind(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"))) >= 0)
+        return dra_store_change(s, obj, deleted, err, errlen, t0);
     ks_store_change chg;
     int rc = ks__store_apply_ex(ks__scheduler_store(s->sched), obj, deleted, 0, &chg, err, errlen);
     if (rc == 0 && (chg.old_obj || chg.new_obj)) {
