@@ -815,6 +815,8 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          api_write_object,
                          api_plugin_event,
                          api_preempted_group,
-                         api_claim_request};
+                         api_claim_request,
+                         NULL /* patch_pod_status: live mode refuses DRA-backed extended
+                               * resources in PreFilter for now */};
     return ops;
 }

@@ -93,6 +93,30 @@ ks_code ks__dra_claim_unreserve(ks_store *st, const ks_pod *pod, const ks_resour
  * for cJSON_Delete; NULL when out of memory. */
 cJSON *ks__dra_allocation_json(const ks_dra_alloc_result *r);
 
+/* ---- extended resources backed by DRA (dra_extended.c) -------------------------------------
+ * upstream DeviceClassResolver.GetDeviceClass: the class resource maps to (its pinned name), or
+ * KS_SYM_ABSENT. */
+ks_sym ks__dra_extended_resource_class(ks_store *st, ks_sym resource);
+/* findExtendedResourceClaim: a reference, or NULL. */
+const ks_resource_claim *ks__dra_extended_claim_find(ks_store *st, const ks_pod *pod);
+/* The in-memory "<extended-resources>" claim with reqs as its requests (a reference, not in the
+ * store), or NULL when out of memory. */
+const ks_resource_claim *ks__dra_extended_claim_new(const ks_pod *pod,
+                                                    const ks_dra_extended_request *reqs, size_t n);
+/* claim filed under a generated name (generateName plus a deterministic suffix); *created and
+ * *chg get references for the caller. */
+ks_code ks__dra_extended_claim_create(ks_store *st, const ks_pod *pod,
+                                      const ks_resource_claim *claim,
+                                      const ks_resource_claim **created, ks_dra_change *chg,
+                                      ks_status *stt);
+/* deleteClaim on the store: the claim removed (*chg gets the change). */
+ks_code ks__dra_claim_delete(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                             ks_status *stt);
+/* The pod status merge patch {"status":{"extendedResourceClaimStatus":{...}}}, malloc'd (free),
+ * NULL when out of memory. */
+char *ks__pod_extended_claim_status_patch(const char *claim_name,
+                                          const ks_extended_request_mapping *m, size_t n);
+
 /* ---- live mode (dra_claim_writes.c) ----------------------------------------------------------
  * The same writes against the API server, through the cluster source's claim_request
  * (scheduler.h, whose contract request follows). */

@@ -92,6 +92,11 @@ typedef struct ks_source_ops {
     ks_code (*claim_request)(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
                              const char *content_type, const char *body, char **out,
                              int *http_status, ks_status *st);
+    /* Binding thread, synchronous: a JSON merge patch to the pod's status (DynamicResources'
+     * status.extendedResourceClaimStatus, upstream's schedutil.PatchPodStatus). KS_SUCCESS, or
+     * KS_ERROR with the reason in st. May be NULL (the source writes no pod status). */
+    ks_code (*patch_pod_status)(void *ctx, const ks_pod *pod, const char *merge_patch,
+                                ks_status *st);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */

@@ -68,6 +68,8 @@ typedef struct scalar_check {
     ks_sym name;
     int64_t request;
     const char *reason; /* "Insufficient <name>", in the cycle arena */
+    int dra;            /* a DeviceClass maps it: left to DynamicResources on a node whose
+                         * allocatable lacks it (shouldDelegateResourceToDRA) */
 } scalar_check;
 
 /* PreFilter state, in the cycle arena; never changed after PreFilter (Filter workers share it, and
@@ -391,6 +393,18 @@ static int not_checked(const fit *f, ks_sym sym)
     return 0;
 }
 
+/* Whether a DeviceClass maps the resource (upstream shouldDelegateResourceToDRA without the node:
+ * DRAExtendedResource is GA and locked on in v1.37). cycle may be NULL (hints, signatures). */
+static int dra_mapped(ks_cycle *cycle, ks_sym name)
+{
+    const char *n = ks_sym_str(name);
+    if (!n || !KS_HOST_HAS(dra_extended_resource_class))
+        return 0;
+    if (!ks_h_is_extended_resource(n) && strncmp(n, "deviceclass.resource.kubernetes.io/", 35) != 0)
+        return 0; /* GetDeviceClass knows no other names */
+    return ks_dra_extended_resource_class(cycle, name) != KS_SYM_ABSENT;
+}
+
 /* pre_filter: scheduling thread, once per cycle. Strings are looked at here, never in Filter. */
 static ks_code fit_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                               ks_prefilter_result *result, ks_status *st)
@@ -416,7 +430,8 @@ static ks_code fit_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         if (!reason)
             goto nomem;
         snprintf(reason, len, "Insufficient %s", name ? name : "");
-        s->scalar[s->nscalar++] = (scalar_check){sc->name, sc->value, reason};
+        s->scalar[s->nscalar++] =
+            (scalar_check){sc->name, sc->value, reason, dra_mapped(cycle, sc->name)};
     }
     if (ks_cycle_write(cycle, &prefilter_key, s, NULL) != 0)
         goto nomem;
@@ -466,6 +481,8 @@ static ks_code fit_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
     for (size_t i = 0; i < s->nscalar; i++) {
         const scalar_check *c = &s->scalar[i];
         int64_t a = ks_resources_scalar(alloc, c->name);
+        if (c->dra && a <= 0)
+            continue; /* no device plugin offers it here: DynamicResources' to allocate */
         if (c->request > a - ks_resources_scalar(used, c->name)) {
             ks_status_reason(st, c->reason);
             code = KS_UNSCHEDULABLE;
@@ -608,7 +625,8 @@ static int64_t scalar_value(const ks_resources *r, ks_sym name)
 
 /* upstream isFit: whether the pod fits an empty node (a fresh NodeInfo with only the Node): room
  * for one pod, and each request (> 0) within the allocatable. Nothing is ignored here (upstream
- * passes no ignored resources), and no resource is handed to DRA (kubesched has none). */
+ * passes no ignored resources); a resource a DeviceClass maps and the node does not offer is
+ * DRA's (shouldDelegateResourceToDRA). */
 static int fits_empty_node(const ks_pod *pod, const ks_node *node)
 {
     const ks_resources *req = ks_pod_requests(pod), *alloc = ks_node_allocatable(node);
@@ -618,15 +636,17 @@ static int fits_empty_node(const ks_pod *pod, const ks_node *node)
         (req->memory > 0 && req->memory > alloc->memory) ||
         (req->ephemeral_storage > 0 && req->ephemeral_storage > alloc->ephemeral_storage))
         return 0;
-    for (uint32_t i = 0; i < req->nscalar; i++)
-        if (req->scalar[i].value > 0 &&
-            req->scalar[i].value > scalar_value(alloc, req->scalar[i].name))
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        int64_t a = scalar_value(alloc, req->scalar[i].name);
+        if (req->scalar[i].value > 0 && req->scalar[i].value > a &&
+            !(a <= 0 && dra_mapped(NULL, req->scalar[i].name)))
             return 0;
+    }
     return 1;
 }
 
 /* upstream haveAnyRequestedResourcesIncreased: more pods allowed, or more allocatable of a
- * resource the pod requests (> 0). */
+ * resource the pod requests (> 0), or such a resource the node leaves to DRA. */
 static int requested_resources_increased(const ks_pod *pod, const ks_node *old_node,
                                          const ks_node *new_node)
 {
@@ -638,10 +658,16 @@ static int requested_resources_increased(const ks_pod *pod, const ks_node *old_n
         (req->memory > 0 && n->memory > o->memory) ||
         (req->ephemeral_storage > 0 && n->ephemeral_storage > o->ephemeral_storage))
         return 1;
-    for (uint32_t i = 0; i < req->nscalar; i++)
-        if (req->scalar[i].value != 0 &&
-            scalar_value(n, req->scalar[i].name) > scalar_value(o, req->scalar[i].name))
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        if (req->scalar[i].value == 0)
+            continue;
+        int64_t now = scalar_value(n, req->scalar[i].name);
+        if (now > scalar_value(o, req->scalar[i].name))
             return 1;
+        /* a resource the modified node leaves to DRA (shouldDelegateResourceToDRA) */
+        if (now <= 0 && dra_mapped(NULL, req->scalar[i].name))
+            return 1;
+    }
     return 0;
 }
 
@@ -711,10 +737,11 @@ static ks_queueing_hint fit_after_assigned_pod_scale_down(void *self, const ks_p
 }
 
 /* upstream EventsToRegister (v1.37 defaults: InPlacePodVerticalScaling GA on, its
- * SchedulerPreemption alpha off): an assigned pod deleted or scaled down, the pending pod itself
- * scaled down (always Queue: isSchedulableAfterTargetPodScaleDown), a node added or given more
- * allocatable. Upstream's DeviceClass Add|Update (DRAExtendedResource) is not registered:
- * kubesched has no DeviceClass events, and Fit hands no resource to DRA. */
+ * SchedulerPreemption alpha off, DRAExtendedResource GA): an assigned pod deleted or scaled down,
+ * the pending pod itself scaled down (always Queue: isSchedulableAfterTargetPodScaleDown), a node
+ * added or given more allocatable, a DeviceClass added or updated (upstream's hint compares the
+ * classes' extendedResourceName; kubesched's DeviceClass events carry no objects, so any such
+ * event queues the pod). */
 static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
@@ -723,15 +750,23 @@ static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE}, fit_after_node_change},
         {{KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, fit_after_assigned_pod_scale_down},
         {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, NULL},
+        {{KS_RES_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, NULL},
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
-/* upstream Fit.SignPod: the pod's requests (kubesched has no DRA-backed extended resources, the
- * one case upstream refuses). */
+/* upstream Fit.SignPod: the pod's requests; a pod requesting a resource a DeviceClass maps is
+ * not signable. Any thread. */
 static ks_code fit_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
 {
     (void)self;
+    const ks_resources *req = ks_pod_requests(pod);
+    for (uint32_t i = 0; i < req->nscalar; i++)
+        if (req->scalar[i].value != 0 && dra_mapped(NULL, req->scalar[i].name)) {
+            ks_status_reason(st, "signature disabled when dra extended resources are used in the "
+                                 "cluster");
+            return KS_UNSCHEDULABLE;
+        }
     return ks_sign_resources(pod, sig, st);
 }
 
