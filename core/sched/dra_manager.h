@@ -74,6 +74,12 @@ int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
                      const ks_resource_claim *const *claims, size_t n, int64_t deadline_ns,
                      struct ks_dra_allocation **out, char *err, size_t errlen);
 void ks__dra_allocation_free(struct ks_dra_allocation *a);
+/* upstream calculateDRAResourceTotals over the allocator's slices and allocated state: how many
+ * devices of the node's slices match class_name (capacity) and how many of those are allocated
+ * or in flight. 0; KS_EINVAL (both 0) when a selector fails, as upstream counts nothing then;
+ * KS_ENOMEM. Any thread. */
+int ks__dra_class_device_counts(const struct ks_dra_allocator *a, const ks_node *node,
+                                const char *class_name, int64_t *capacity, int64_t *allocated);
 
 /* The claim of the store updated in place of claim: allocation (claim i of a; a NULL: keep the
  * claim's), pod added to reservedFor, the delete-protection finalizer (bind); or allocation and

@@ -1043,16 +1043,16 @@ static int h_dra_remove_pending(ks_cycle *c, const char *uid)
 
 static void allocator_cleanup(void *a) { ks__dra_allocator_free(a); }
 static const ks_state_ops allocator_ops = {NULL, allocator_cleanup};
-static char allocator_key; /* the host's own cycle-state entry, one per allocator made */
 
 static ks_dra_allocator *h_dra_allocator_new(ks_cycle *c, char *err, size_t errlen)
 {
     ks_dra_allocator *a = ks__dra_allocator_new(dra_mgr(c), dra_store(c), err, errlen);
     if (!a || !c)
         return a;
-    /* Held by the cycle: a second allocator in one cycle (PreFilter run again by a dry run)
-     * replaces the first, whose allocations keep it alive by their own references. */
-    if (ks__cycle_write_impl(c, &allocator_key, a, &allocator_ops) != 0) {
+    /* Held by the cycle under its own address as the key: every allocator made in the cycle
+     * (DynamicResources' PreFilter, run again by a dry run; NodeResourcesFit's PreScore) lives
+     * until the cycle ends, and its allocations keep it alive longer by their own references. */
+    if (ks__cycle_write_impl(c, a, a, &allocator_ops) != 0) {
         ks__dra_allocator_free(a);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -1260,6 +1260,17 @@ static ks_code h_pod_extended_claim_status(ks_cycle *c, const ks_pod *pod, const
     return code;
 }
 
+static int h_dra_class_device_counts(ks_dra_allocator *a, const ks_node *node, ks_sym cls,
+                                     int64_t *capacity, int64_t *allocated)
+{
+    const char *name = ks__sym_str(cls);
+    if (!a || !name) {
+        *capacity = *allocated = 0;
+        return KS_EINVAL;
+    }
+    return ks__dra_class_device_counts(a, node, name, capacity, allocated);
+}
+
 static void h_pod_group_member_counts(ks_sym ns, ks_sym name, size_t *all, size_t *scheduled)
 {
     ks__podgroup_member_counts(sched_services.podgroups, ns, name, all, scheduled);
@@ -1442,6 +1453,7 @@ static const ks_host_api host_table = {
     .dra_extended_claim_create = h_dra_extended_claim_create,
     .dra_claim_delete = h_dra_claim_delete,
     .pod_extended_claim_status = h_pod_extended_claim_status,
+    .dra_class_device_counts = h_dra_class_device_counts,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

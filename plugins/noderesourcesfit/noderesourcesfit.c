@@ -80,9 +80,13 @@ typedef struct prefilter_state {
     scalar_check scalar[];
 } prefilter_state;
 
-/* PreScore state: requests[i] is the pod's request for fit.res[i]. Arena, read-only after. */
+/* PreScore state: requests[i] is the pod's request for fit.res[i]; cls[i] the DeviceClass that
+ * maps it (KS_SYM_ABSENT: none), with dra the devices and allocations of now when any does
+ * (getDRAPreScoredParams). Arena, read-only after. */
 typedef struct prescore_state {
     size_t n;
+    ks_dra_allocator *dra; /* borrowed(cycle); NULL: no scoring resource is backed by DRA */
+    ks_sym *cls;
     int64_t requests[];
 } prescore_state;
 
@@ -532,8 +536,28 @@ static ks_code fit_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod,
         return KS_ERROR;
     }
     s->n = f->nres;
-    for (size_t i = 0; i < f->nres; i++)
+    s->dra = NULL;
+    s->cls = ks_cycle_alloc(cycle, (f->nres ? f->nres : 1) * sizeof(*s->cls));
+    if (!s->cls) {
+        ks_status_reason(st, "NodeResourcesFit: out of memory in PreScore");
+        return KS_ERROR;
+    }
+    int any_dra = 0;
+    for (size_t i = 0; i < f->nres; i++) {
         s->requests[i] = pod_request(&f->res[i], pod);
+        s->cls[i] = KS_SYM_ABSENT;
+        if (f->res[i].kind == KS_H_RES_SCALAR && dra_mapped(cycle, f->res[i].name)) {
+            s->cls[i] = ks_dra_extended_resource_class(cycle, f->res[i].name);
+            any_dra = 1;
+        }
+    }
+    if (any_dra && KS_HOST_HAS(dra_class_device_counts)) {
+        char err[512];
+        if (!(s->dra = ks_dra_allocator_new(cycle, err, sizeof(err)))) {
+            ks_status_reason(st, err);
+            return KS_ERROR;
+        }
+    }
     if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
         ks_status_reason(st, "NodeResourcesFit: cannot write the PreScore state");
         return KS_ERROR;
@@ -592,9 +616,21 @@ static ks_code fit_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
     for (size_t i = 0; i < f->nres; i++) {
         const scored_resource *r = &f->res[i];
         int64_t req = s && i < s->n ? s->requests[i] : pod_request(r, pod);
-        int64_t capacity, requested;
-        if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz, used, &capacity,
-                                        &requested))
+        int64_t capacity = 0, requested = 0;
+        /* calculateDRAExtendedResourceAllocatableRequest: a resource the node's allocatable
+         * lacks counts the node's devices of its class, and the allocated ones. */
+        if (req != 0 && s && s->dra && s->cls[i] != KS_SYM_ABSENT &&
+            ks_resources_scalar(alloc, r->name) == 0) {
+            int64_t cap, taken;
+            if (ks_dra_class_device_counts(s->dra, ks_node_info_node(ni), s->cls[i], &cap,
+                                           &taken) == 0 &&
+                cap > 0) {
+                capacity = cap;
+                requested = taken + req;
+            }
+        }
+        if (capacity == 0 && !ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz,
+                                                          used, &capacity, &requested))
             continue;
         if (capacity == 0)
             continue;

@@ -1623,6 +1623,12 @@ typedef struct ks_host_api {
     ks_code (*pod_extended_claim_status)(ks_cycle *cycle, const ks_pod *pod, const char *claim_name,
                                          const ks_extended_request_mapping *mappings, size_t n,
                                          ks_status *st);
+    /* NodeResourcesFit's scoring of a resource a DeviceClass maps (calculateDRAResourceTotals):
+     * how many devices of the node's ResourceSlices match the class (capacity) and how many of
+     * those the allocator's claims hold, allocated or in flight (allocated). 0; KS_EINVAL (both
+     * 0) when a selector of the class fails; KS_ENOMEM. Any thread (Score workers). */
+    int (*dra_class_device_counts)(ks_dra_allocator *a, const ks_node *node, ks_sym class_name,
+                                   int64_t *capacity, int64_t *allocated);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -2429,6 +2435,13 @@ static inline ks_code ks_pod_extended_claim_status(ks_cycle *c, const ks_pod *po
                                                    ks_status *st)
 {
     return ks_host->pod_extended_claim_status(c, pod, claim_name, m, n, st);
+}
+
+static inline int ks_dra_class_device_counts(ks_dra_allocator *a, const ks_node *node,
+                                             ks_sym class_name, int64_t *capacity,
+                                             int64_t *allocated)
+{
+    return ks_host->dra_class_device_counts(a, node, class_name, capacity, allocated);
 }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */

@@ -158,7 +158,7 @@ SA(sizeof(ks_plugin_desc) == 224);
     /* ABI 1.11 */ \
     X(pod_containers) X(dra_extended_resource_class) X(dra_extended_claim_find) \
     X(dra_extended_claim_new) X(dra_extended_claim_create) X(dra_claim_delete) \
-    X(pod_extended_claim_status) \
+    X(pod_extended_claim_status) X(dra_class_device_counts) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -171,13 +171,13 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 170); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +16 in 1.10, +7 in 1.11 */
+SA(HOST_NSLOTS == 171); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +16 in 1.10, +8 in 1.11 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1376);
+SA(sizeof(ks_host_api) == 1384);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);

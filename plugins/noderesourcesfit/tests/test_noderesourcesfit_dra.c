@@ -146,3 +146,39 @@ Test(node_resources_fit_dra, node_change_hints)
     ks_pod *r = pod_requesting("'example.com/bbb':'1'");
     cr_assert_eq(node_hint(r, "'example.com/bbb':'1'", "'example.com/bbb':'1'"), KS_QUEUE_SKIP);
 }
+
+/* TestFitScore "LeastAllocated with Extended resources": the resource is scored over the node's
+ * devices of its class (3 and 2, one requested): (3-1)*100/3 and (2-1)*100/2. */
+Test(node_resources_fit_dra, least_allocated_over_dra_devices)
+{
+    th_cluster *c = cluster();
+    char buf[512];
+    th_cluster_add_node(c, node_json("node1", "", buf, sizeof(buf)));
+    th_cluster_add_node(c, node_json("node2", "", buf, sizeof(buf)));
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':"
+                             "{'name':'node1-slice'},'spec':{'driver':'test-driver','nodeName':"
+                             "'node1','pool':{'name':'node1','generation':1,'resourceSliceCount':"
+                             "1},'devices':[{'name':'device-1'},{'name':'device-2'},{'name':"
+                             "'device-3'}]}}");
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':"
+                             "{'name':'node2-slice'},'spec':{'driver':'test-driver','nodeName':"
+                             "'node2','pool':{'name':'node2','generation':1,'resourceSliceCount':"
+                             "1},'devices':[{'name':'device-1'},{'name':'device-2'}]}}");
+    th_plugin *p = th_plugin_new(&ks_plugin_node_resources_fit,
+                                 "{'scoringStrategy':{'type':'LeastAllocated','resources':[{'name':"
+                                 "'" DRA_RES "','weight':1}]}}");
+    int64_t raw[2];
+    cr_assert_eq(th_score(p, c, pod_requesting("'" DRA_RES "':'1'"), raw, NULL), KS_SUCCESS);
+    cr_assert_eq(raw[0], 66);
+    cr_assert_eq(raw[1], 50);
+    /* an allocated device counts as used: node2 (1 of 2 taken) scores 0 */
+    th_cluster_add_object(
+        c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceClaim','metadata':{'name':'held',"
+           "'namespace':'default','uid':'held'},'spec':{'devices':{'requests':[{'name':'r',"
+           "'exactly':{'deviceClassName':'" CLASS "'}}]}},'status':{'allocation':{'devices':{"
+           "'results':[{'request':'r','driver':'test-driver','pool':'node2','device':"
+           "'device-1'}]}}}}");
+    cr_assert_eq(th_score(p, c, pod_requesting("'" DRA_RES "':'1'"), raw, NULL), KS_SUCCESS);
+    cr_assert_eq(raw[0], 66);
+    cr_assert_eq(raw[1], 0);
+}
