@@ -2374,18 +2374,31 @@ int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *
             break;
         }
         if (!built) {
+            /* The device's attributes and capacities are converted only when some selector of
+             * the class can read them: its text names the field, or builds a string at run time
+             * (a '+'). A class selecting by driver alone (the usual mapping of an extended
+             * resource) costs no quantity parsing per device and node. */
+            int need_attrs = 0, need_caps = 0;
+            for (uint32_t k = 0; k < cls->nselectors; k++) {
+                const char *x = cls->selectors[k].cel_expression;
+                int dyn = strchr(x, '+') != NULL;
+                need_attrs |= dyn || strstr(x, "attributes") != NULL;
+                need_caps |= dyn || strstr(x, "capacity") != NULL;
+            }
+            uint32_t nattrs = need_attrs ? d->nattributes : 0;
+            uint32_t ncaps = need_caps ? d->ncapacity : 0;
             ks_cel_dra_entry *attrs = ks__mempool_alloc(&m, sizeof(*attrs) * (d->nattributes + 1));
             ks_cel_dra_entry *caps = ks__mempool_alloc(&m, sizeof(*caps) * (d->ncapacity + 1));
             if (!attrs || !caps) {
                 out = -1;
                 break;
             }
-            for (uint32_t k = 0; k < d->nattributes && out == 1; k++) {
+            for (uint32_t k = 0; k < nattrs && out == 1; k++) {
                 attrs[k].name = d->attributes[k].qname.name;
                 if (!attr_value_in(&m, &d->attributes[k], &attrs[k].value))
                     out = -1;
             }
-            for (uint32_t k = 0; k < d->ncapacity && out == 1; k++) {
+            for (uint32_t k = 0; k < ncaps && out == 1; k++) {
                 const char *t = d->capacity[k].value.text ? d->capacity[k].value.text : "0";
                 caps[k].name = d->capacity[k].qname.name;
                 if (!ks_cel_quantity_parse(&m, t, strlen(t), &caps[k].value))
@@ -2393,7 +2406,7 @@ int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *
             }
             if (out != 1)
                 break;
-            dev = ks_cel_dra_device(&m, slice->driver, attrs, d->nattributes, caps, d->ncapacity,
+            dev = ks_cel_dra_device(&m, slice->driver, attrs, nattrs, caps, ncaps,
                                     d->allow_multiple_allocations != 0);
             built = true;
         }

@@ -182,3 +182,35 @@ Test(node_resources_fit_dra, least_allocated_over_dra_devices)
     cr_assert_eq(raw[0], 66);
     cr_assert_eq(raw[1], 0);
 }
+
+/* The class's CEL selectors decide which of the node's devices count (deviceMatchesClass). */
+Test(node_resources_fit_dra, class_selectors_pick_the_devices_counted)
+{
+    th_cluster *c = th_cluster_new();
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'DeviceClass','metadata':"
+                             "{'name':'" CLASS "'},'spec':{'extendedResourceName':'" DRA_RES
+                             "','selectors':[{'cel':{'expression':'device.attributes[\\\"test-"
+                             "driver\\\"].size == \\\"big\\\"'}}]}}");
+    th_cluster_services(c);
+    char buf[512];
+    th_cluster_add_node(c, node_json("node1", "", buf, sizeof(buf)));
+    th_cluster_add_node(c, node_json("node2", "", buf, sizeof(buf)));
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':"
+                             "{'name':'node1-slice'},'spec':{'driver':'test-driver','nodeName':"
+                             "'node1','pool':{'name':'node1','generation':1,'resourceSliceCount':"
+                             "1},'devices':[{'name':'d1','attributes':{'size':{'string':'big'}}},"
+                             "{'name':'d2','attributes':{'size':{'string':'big'}}},{'name':'d3',"
+                             "'attributes':{'size':{'string':'small'}}}]}}");
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':"
+                             "{'name':'node2-slice'},'spec':{'driver':'test-driver','nodeName':"
+                             "'node2','pool':{'name':'node2','generation':1,'resourceSliceCount':"
+                             "1},'devices':[{'name':'d1','attributes':{'size':{'string':'big'}}},"
+                             "{'name':'d2','attributes':{'size':{'string':'small'}}}]}}");
+    th_plugin *p = th_plugin_new(&ks_plugin_node_resources_fit,
+                                 "{'scoringStrategy':{'type':'MostAllocated','resources':[{'name':"
+                                 "'" DRA_RES "','weight':1}]}}");
+    int64_t raw[2];
+    cr_assert_eq(th_score(p, c, pod_requesting("'" DRA_RES "':'1'"), raw, NULL), KS_SUCCESS);
+    cr_assert_eq(raw[0], 50, "node1: 1 of its 2 big devices"); /* MostAllocated: 1*100/2 */
+    cr_assert_eq(raw[1], 100, "node2: 1 of its 1 big device");
+}
