@@ -630,7 +630,7 @@ static ks_code fit_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
             }
         }
         if (capacity == 0 && !ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz,
-                                                          used, &capacity, &requested))
+                                                         used, &capacity, &requested))
             continue;
         if (capacity == 0)
             continue;

@@ -52,22 +52,23 @@
  * each. --nodes-without-dra N adds N nodes without the driver (upstream's nodesWithoutDRA),
  * --dra-variant selector|match its "selector" and "match" workloads' claim template (a CEL
  * selector every device passes; five requests with matchAttribute
- * resource.kubernetes.io/pciRoot). Upstream creates the measured pods' claims with
- * kube-controller-manager's resourceclaim controller from ResourceClaimTemplate
- * test-claim-template; the bench writes each pod's claim as that controller would (one per pod,
- * named <pod>-resource-<5 characters>, owned by the pod, the template's spec) and sets the pod's
- * status.resourceClaimStatuses, so the measured loop has no controller in it. Upstream's other
- * DRA workloads with a threshold are steady-state ones (SteadyStateClusterResourceClaimTemplate:
- * empty, half, full, selector_empty, match_empty at 500 nodes, 60-64 pods/s, pods deleted and
- * created as others are scheduled), which simulate cannot run, and the DRAExtendedResource ones
- * (120-130 pods/s), which the plugin does not support; the selector and match variants run here
- * in burst at any size, without a threshold.
- * The two batching shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream
- * runs them at 20000 / 20000) use upstream's scheduler-config-no-topology.yaml (the default
- * profile with PodTopologySpread defaultingType List and no default constraints, so that pods
- * can be signed) and label every --batch-size consecutive pods (default 10) with
- * signature=signature-label-<i / batch-size>, as upstream's signatureBatchSize. Opportunistic
- * batching is on; --feature-gates OpportunisticBatching=false turns it off (upstream's
+ * resource.kubernetes.io/pciRoot); --dra-variant extended|extended-implicit|extended-scoring
+ * [--classes C] dra/extendedresource's workloads (see write_dra_extended). Upstream creates the
+ * measured pods' claims with kube-controller-manager's resourceclaim controller from
+ * ResourceClaimTemplate test-claim-template; the bench writes each pod's claim as that controller
+ * would (one per pod, named <pod>-resource-<5 characters>, owned by the pod, the template's spec)
+ * and sets the pod's status.resourceClaimStatuses, so the measured loop has no controller in it.
+ * Upstream's other DRA workloads with a threshold are steady-state ones
+ * (SteadyStateClusterResourceClaimTemplate: empty, half, full, selector_empty, match_empty at 500
+ * nodes, 60-64 pods/s, pods deleted and created as others are scheduled), which simulate cannot
+ * run, and the DRAExtendedResource ones (120-130 pods/s), which the plugin does not support; the
+ * selector and match variants run here in burst at any size, without a threshold. The two batching
+ * shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream runs them at 20000 /
+ * 20000) use upstream's scheduler-config-no-topology.yaml (the default profile with
+ * PodTopologySpread defaultingType List and no default constraints, so that pods can be signed) and
+ * label every --batch-size consecutive pods (default 10) with signature=signature-label-<i /
+ * batch-size>, as upstream's signatureBatchSize. Opportunistic batching is on; --feature-gates
+ * OpportunisticBatching=false turns it off (upstream's
  * *_OpportunisticBatchingDisabled workloads).
  *
  * The volume shapes build what upstream's createPods op builds with persistentVolumeTemplatePath
@@ -141,6 +142,28 @@
  *   dra selector         (burst; upstream's selector workloads are steady-state)
  *                                                   none  226                   92 MiB
  *   dra match 500 / 0 / 1000  (burst; five devices per pod)  none  154          63 MiB
+ *
+ * dra/extendedresource (ExtendedResource, ExtendedResourceScoring), Release, 2026-12-02
+ * 12:54-12:57 UTC, 2 cores shared with two other builds (load average 2.9 to 3.8), each
+ * `build-rel/tests/bench_scheduling --shape dra --dra-variant V [--classes C] [--nodes N
+ * --init-pods I --pods P]`, two runs for the 500-node workloads:
+ *
+ *   variant / classes / N / I / P              upstream workload   threshold  pods/s    peak RSS
+ *   extended 25 500 2500 2500       Explicit_25classes_5000pods_500nodes  120  165, 156  100 MiB
+ *   extended 50 500 2500 2500       Explicit_50classes_5000pods_500nodes  130  236, 148  100 MiB
+ *   extended-implicit 25 500 2500 2500  Implicit_25classes_5000pods_500nodes
+ *                                                                          130  264, 228  101 MiB
+ *   extended-scoring 20 500 0 5000  ExtendedResourceScoring/5000pods_500nodes
+ *                                                                           70  174, 190   82 MiB
+ *   extended 25 200 1000 1000       Explicit_25classes_2000pods_200nodes  none  709        42 MiB
+ *   extended-implicit 25 200 1000 1000                                    none  720        42 MiB
+ *   extended-scoring 10 200 0 2000  ExtendedResourceScoring/2000pods_200nodes  none  545  35 MiB
+ *
+ * (The spread between runs is the shared machine's. Per pod, as the dra shape: an allocator over
+ * the cluster's slices and allocated claims, and per node the allocation of a one-request claim;
+ * the scoring variant also counts each node's devices of the class in Score. Before
+ * deviceMatchesClass converted a device's attributes only for selectors that read them, the
+ * 200-node scoring workload ran at 330 pods/s, most of it parsing every device's capacities.)
  *
  * (About 4 ms per pod at 500 nodes, 8 us per node: each node's Filter builds the allocator over
  * that node's pool and the allocated devices, then runs the class's CEL on each free device.
@@ -502,11 +525,9 @@ static const struct {
     int classes, nodes, init, pods, threshold;
 } extended_workloads[] = {
     {"extended", "ExtendedResource/Explicit_25classes_2000pods_200nodes", 25, 200, 1000, 1000, 0},
-    {"extended", "ExtendedResource/Explicit_25classes_5000pods_500nodes", 25, 500, 2500, 2500,
-     120},
+    {"extended", "ExtendedResource/Explicit_25classes_5000pods_500nodes", 25, 500, 2500, 2500, 120},
     {"extended", "ExtendedResource/Explicit_50classes_2000pods_200nodes", 50, 200, 1000, 1000, 0},
-    {"extended", "ExtendedResource/Explicit_50classes_5000pods_500nodes", 50, 500, 2500, 2500,
-     130},
+    {"extended", "ExtendedResource/Explicit_50classes_5000pods_500nodes", 50, 500, 2500, 2500, 130},
     {"extended-implicit", "ExtendedResource/Implicit_25classes_2000pods_200nodes", 25, 200, 1000,
      1000, 0},
     {"extended-implicit", "ExtendedResource/Implicit_25classes_5000pods_500nodes", 25, 500, 2500,
@@ -632,7 +653,8 @@ static long write_dra_extended(FILE *f, int nodes, int init_pods, int pods, uint
                 "\"container-0-request-0\",\"exactly\":{\"deviceClassName\":\"%stest-class-%d\","
                 "\"allocationMode\":\"ExactCount\",\"count\":1}}]}},\"status\":{\"allocation\":{"
                 "\"devices\":{\"results\":[{\"request\":\"container-0-request-0\",\"driver\":"
-                "\"" DRA_DRIVER "\",\"pool\":\"resourceslice-%d\",\"device\":\"basic-device-%d\"}]},"
+                "\"" DRA_DRIVER
+                "\",\"pool\":\"resourceslice-%d\",\"device\":\"basic-device-%d\"}]},"
                 "\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":"
                 "\"metadata.name\",\"operator\":\"In\",\"values\":[\"scheduler-perf-dra-%d\"]}]}"
                 "]}},\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"test-dra-%d\",\"uid\":"

@@ -73,8 +73,8 @@ Test(dra_extended_sim, json_reports_the_generated_claim_and_its_mappings)
         "\"values\":[\"dra-node\"]}]}]}}}");
     free(ext);
     /* the init container shares the container's device (container 1 is app: init first) */
-    ext = print(cJSON_GetObjectItem(
-        cJSON_GetObjectItem(attempt(doc, 2), "extendedResourceClaim"), "requestMappings"));
+    ext = print(cJSON_GetObjectItem(cJSON_GetObjectItem(attempt(doc, 2), "extendedResourceClaim"),
+                                    "requestMappings"));
     cr_assert_str_eq(ext, "[{\"containerName\":\"app\",\"resourceName\":\"deviceclass.resource."
                           "kubernetes.io/fpga.example.com\",\"requestName\":\"container-1-request-"
                           "0\"},{\"containerName\":\"setup\",\"resourceName\":\"deviceclass."

@@ -27,7 +27,8 @@ TestSuite(dra_extended, .init = th_init, .fini = th_fini);
 #define CLASS "my-resource-class"
 #define GPU "example.com/gpu"
 
-/* ---- createRequestsAndMappings ---------------------------------------------------------------- */
+/* ---- createRequestsAndMappings ----------------------------------------------------------------
+ */
 
 /* A pod from its containers (init containers' list, containers' list: JSON arrays). */
 static ks_pod *pod_of(const char *init, const char *containers)
@@ -65,9 +66,9 @@ static built build(const ks_pod *pod, const ext_in *in, size_t n)
                                *in[i].cls ? ks__intern(in[i].cls) : KS_SYM_ABSENT, 1};
     built b = {NULL, 0, calloc(1, sizeof(dra_ext_variant))};
     cr_assert_not_null(b.v);
-    cr_assert_eq(dra_create_requests(pod, ext, n, n ? ((uint64_t)1 << n) - 1 : 0, b.v, &b.reqs,
-                                     &b.nreqs),
-                 KS_SUCCESS);
+    cr_assert_eq(
+        dra_create_requests(pod, ext, n, n ? ((uint64_t)1 << n) - 1 : 0, b.v, &b.reqs, &b.nreqs),
+        KS_SUCCESS);
     return b;
 }
 
@@ -108,20 +109,23 @@ static void done(built *b)
 
 #define POD1 pod_of(NULL, "[" CON("con0", "'" GPU "':'1','" GPU "1':'2'") "]")
 #define POD2 pod_of(NULL, "[" CON("con0", "'" GPU "':'1'") "," CON("con1", "'" GPU "1':'2'") "]")
-#define POD_INIT pod_of("[" CON("init-con0", "'" GPU "init':'2'") "]", "[" CON("con0", "'" GPU "':'1'") "]")
+#define POD_INIT                                                                                   \
+    pod_of("[" CON("init-con0", "'" GPU "init':'2'") "]", "[" CON("con0", "'" GPU "':'1'") "]")
 #define POD_INIT2                                                                                  \
-    pod_of("[" CON("init-con0", "'" GPU "init':'1'") "," CON("init-con1", "'" GPU "init':'2'") "]",  \
-           "[" CON("con0", "'" GPU "':'1'") "]")
+    pod_of(                                                                                        \
+        "[" CON("init-con0", "'" GPU "init':'1'") "," CON("init-con1", "'" GPU "init':'2'") "]",   \
+        "[" CON("con0", "'" GPU "':'1'") "]")
 #define POD_INIT3                                                                                  \
-    pod_of("[" CON("init-con0", "'" GPU "init':'1'") "," SIDECAR("sidecar-con1",                     \
-                                                                 "'" GPU "init':'1'") "," CON("init-con2", "'" GPU "init':'2'") "]", \
+    pod_of("[" CON("init-con0", "'" GPU "init':'1'") "," SIDECAR(                                  \
+               "sidecar-con1", "'" GPU "init':'1'") "," CON("init-con2", "'" GPU "init':'2'") "]", \
            "[" CON("con0", "'" GPU "':'1'") "]")
 #define IMPLICIT "deviceclass.resource.kubernetes.io/classInit"
 #define POD1_INIT_IMPLICIT                                                                         \
     pod_of("[" CON("init-con0", "'" GPU "init':'1','" IMPLICIT "':'2'") "]", NULL)
 #define POD_INIT_IMPLICIT                                                                          \
-    pod_of("[" CON("init-con0", "'" GPU "init':'1'") "," CON("init-con1", "'" IMPLICIT "':'2'") "]", \
-           "[" CON("con0", "'" GPU "':'1'") "]")
+    pod_of(                                                                                        \
+        "[" CON("init-con0", "'" GPU "init':'1'") "," CON("init-con1", "'" IMPLICIT "':'2'") "]",  \
+        "[" CON("con0", "'" GPU "':'1'") "]")
 
 Test(dra_extended, requests_one_resource_match)
 {
@@ -458,8 +462,8 @@ Test(dra_extended, no_devices_cannot_allocate)
     classes(c, 0);
     char r[512], pr[512];
     ks_code pre;
-    cr_assert_eq(th_filter_steps(plugin(), c, POD_WITH_GPU, "worker", NULL, &pre, pr, sizeof(pr),
-                                 r, sizeof(r)),
+    cr_assert_eq(th_filter_steps(plugin(), c, POD_WITH_GPU, "worker", NULL, &pre, pr, sizeof(pr), r,
+                                 sizeof(r)),
                  UU);
     cr_assert_str_eq(r, "cannot allocate all claims");
     cr_assert_eq(th_post_filter(plugin(), c, POD_WITH_GPU, r, sizeof(r)), KS_UNSCHEDULABLE);
@@ -479,8 +483,8 @@ Test(dra_extended, with_resources_prebind_creates_binds_and_patches)
         th_cluster *c1 = cluster_with(WORKER, KS_SOURCE_SIMULATED);
         classes(c1, 0);
         worker_slice(c1, 1);
-        cr_assert_eq(th_reserve(plugin(), c1, POD_WITH_GPU, "worker", 0, r, sizeof(r)),
-                     KS_SUCCESS, "%s", r);
+        cr_assert_eq(th_reserve(plugin(), c1, POD_WITH_GPU, "worker", 0, r, sizeof(r)), KS_SUCCESS,
+                     "%s", r);
         cr_assert(ks__dra_claim_pending(th_cluster_hooks(c1)->dra, "1234/<extended-resources>"));
     }
     ks_code preflight;
@@ -496,14 +500,13 @@ Test(dra_extended, with_resources_prebind_creates_binds_and_patches)
     const cJSON *owner = cJSON_GetArrayItem(cJSON_GetObjectItem(meta, "ownerReferences"), 0);
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(owner, "uid")), "1234");
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(owner, "controller")));
-    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetArrayItem(
-                         cJSON_GetObjectItem(meta, "finalizers"), 0)),
-                     "resource.kubernetes.io/delete-protection");
+    cr_assert_str_eq(
+        cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(meta, "finalizers"), 0)),
+        "resource.kubernetes.io/delete-protection");
     const cJSON *status = cJSON_GetObjectItem(cl, "status");
     const cJSON *res = cJSON_GetArrayItem(
-        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(status, "allocation"),
-                                                "devices"),
-                            "results"),
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(status, "allocation"), "devices"), "results"),
         0);
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(res, "request")),
                      "container-0-request-0");
@@ -545,12 +548,12 @@ Test(dra_extended, implicit_and_explicit_names_one_container)
                            "\"exactly\":{\"deviceClassName\":\"" CLASS "\",\"allocationMode\":"
                            "\"ExactCount\",\"count\":2}}]}}");
     free(spec);
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(
-                     cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cl, "status"),
-                                                             "allocation"),
-                                         "devices"),
-                     "results")),
-                 3);
+    cr_assert_eq(
+        cJSON_GetArraySize(cJSON_GetObjectItem(
+            cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(cl, "status"), "allocation"), "devices"),
+            "results")),
+        3);
     cJSON_Delete(cl);
 }
 
@@ -619,8 +622,8 @@ Test(dra_extended, unreserve_before_prebind)
     classes(c, 0);
     worker_slice(c, 1);
     char r[512];
-    cr_assert_eq(th_reserve(plugin(), c, POD_WITH_GPU, "worker", 1, r, sizeof(r)), KS_SUCCESS,
-                 "%s", r);
+    cr_assert_eq(th_reserve(plugin(), c, POD_WITH_GPU, "worker", 1, r, sizeof(r)), KS_SUCCESS, "%s",
+                 r);
     cr_assert_not(ks__dra_claim_pending(th_cluster_hooks(c)->dra, "1234/<extended-resources>"));
     cr_assert_eq(extended_claims(c, NULL, 0), 0);
 }
@@ -633,14 +636,14 @@ Test(dra_extended, in_flight_device_is_taken_for_the_next_pod)
     worker_slice(c, 1);
     char r[512], pr[512];
     ks_code pre;
-    cr_assert_eq(th_reserve(plugin(), c, POD_WITH_GPU, "worker", 0, r, sizeof(r)), KS_SUCCESS,
-                 "%s", r);
+    cr_assert_eq(th_reserve(plugin(), c, POD_WITH_GPU, "worker", 0, r, sizeof(r)), KS_SUCCESS, "%s",
+                 r);
     ks_pod *other = th_pod("{'metadata':{'name':'other','namespace':'default','uid':'5678'},"
                            "'spec':{'containers':[{'name':'c','image':'i','resources':{"
                            "'requests':{'" GPU "':'1'}}}]}}");
-    cr_assert_eq(th_filter_steps(plugin(), c, other, "worker", NULL, &pre, pr, sizeof(pr), r,
-                                 sizeof(r)),
-                 UU);
+    cr_assert_eq(
+        th_filter_steps(plugin(), c, other, "worker", NULL, &pre, pr, sizeof(pr), r, sizeof(r)),
+        UU);
     cr_assert_str_eq(r, "cannot allocate all claims");
 }
 

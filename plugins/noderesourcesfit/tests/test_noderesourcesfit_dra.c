@@ -44,8 +44,8 @@ static th_cluster *cluster(void)
 {
     th_cluster *c = th_cluster_new();
     th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'DeviceClass',"
-                             "'metadata':{'name':'" CLASS "'},'spec':{'extendedResourceName':'" DRA_RES
-                             "'}}");
+                             "'metadata':{'name':'" CLASS
+                             "'},'spec':{'extendedResourceName':'" DRA_RES "'}}");
     th_cluster_services(c);
     return c;
 }
@@ -57,9 +57,9 @@ Test(node_resources_fit_dra, backed_by_dra_is_left_to_dynamic_resources)
     th_cluster *c = cluster();
     char buf[512], r[256];
     th_cluster_add_node(c, node_json("n", "'cpu':'1','memory':'1Gi'", buf, sizeof(buf)));
-    cr_assert_eq(th_filter(plugin(), c, pod_requesting("'cpu':'1m','" DRA_RES "':'1'"), "n", r,
-                           sizeof(r)),
-                 KS_SUCCESS, "%s", r);
+    cr_assert_eq(
+        th_filter(plugin(), c, pod_requesting("'cpu':'1m','" DRA_RES "':'1'"), "n", r, sizeof(r)),
+        KS_SUCCESS, "%s", r);
 }
 
 Test(node_resources_fit_dra, not_backed_by_dra_is_insufficient)
