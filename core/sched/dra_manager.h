@@ -146,6 +146,17 @@ ks_code ks__dra_claim_bind_live(const ks_dra_claim_io *io, ks_store *st, const k
 ks_code ks__dra_claim_unreserve_live(const ks_dra_claim_io *io, ks_store *st, const ks_pod *pod,
                                      const ks_resource_claim *claim, ks_dra_change *chg,
                                      ks_status *stt);
+/* createExtendedResourceClaimInAPI: claim (the in-memory one) POSTed with generateName; the
+ * answer filed as the assume cache would (*chg), *created the filed claim (a reference).
+ * Upstream's messages. Synchronous: a binding thread. */
+ks_code ks__dra_extended_claim_create_live(const ks_dra_claim_io *io, ks_store *st,
+                                           const ks_resource_claim *claim,
+                                           const ks_resource_claim **created, ks_dra_change *chg,
+                                           ks_status *stt);
+/* deleteClaim: the finalizer removed with an Update (retried on conflicts from a fresh GET),
+ * then DELETE; a claim already gone is no error. Synchronous (the watch brings the deletion). */
+ks_code ks__dra_claim_delete_live(const ks_dra_claim_io *io, const ks_resource_claim *claim,
+                                  ks_status *stt);
 /* PostFilter's deallocation of the cycle's copy of claim (its resourceVersion as the
  * precondition), queued without waiting: KS_SUCCESS once queued. */
 ks_code ks__dra_claim_deallocate_live(const ks_dra_claim_io *io, const ks_resource_claim *claim,

@@ -1218,9 +1218,14 @@ static ks_code h_dra_extended_claim_create(ks_cycle *c, const ks_pod *pod,
             dra_changed(c, &chg);
         return code;
     }
+    case DRA_WRITES_API: {
+        ks_code code = ks__dra_extended_claim_create_live(&io, dra_store(c), rc, created, &chg, st);
+        if (code == KS_SUCCESS)
+            dra_changed(c, &chg);
+        return code;
+    }
     default:
-        /* Live mode: PreFilter refuses such pods (the plugin checks the source's flags). */
-        ks__status_add(st, "kubesched does not create extended-resource claims in live mode yet");
+        ks__status_add(st, "this cluster source does not write ResourceClaims");
         return KS_ERROR;
     }
 }
@@ -1236,8 +1241,10 @@ static ks_code h_dra_claim_delete(ks_cycle *c, const ks_resource_claim *rc, ks_s
             dra_changed(c, &chg);
         return code;
     }
+    case DRA_WRITES_API: /* the watch brings the deletion */
+        return ks__dra_claim_delete_live(&io, rc, st);
     default:
-        ks__status_add(st, "kubesched does not delete extended-resource claims in live mode yet");
+        ks__status_add(st, "this cluster source does not write ResourceClaims");
         return KS_ERROR;
     }
 }

@@ -80,8 +80,10 @@ typedef struct ks_source_ops {
     void (*preempted_group)(void *ctx, const ks_pod *victim, const ks_pod *member,
                             const char *pg_uid, int in_memory);
     /* DynamicResources' ResourceClaim requests in live mode (upstream's clientset calls in
-     * PreBind, Unreserve and PostFilter): method ("GET", "PUT" or "PATCH", body of content_type)
-     * on the resource.k8s.io/v1 claim ns/name, or on its status subresource (status 1).
+     * PreBind, Unreserve and PostFilter): method ("GET", "PUT", "PATCH" or "DELETE", body of
+     * content_type) on the resource.k8s.io/v1 claim ns/name, or on its status subresource
+     * (status 1); name KS_SYM_ABSENT: "POST" to the namespace's collection (the claim for a
+     * pod's extended resources, created with generateName).
      * out non-NULL: synchronous on the calling thread (a binding thread); KS_SUCCESS with the
      * object the server answered in *out (malloc'd JSON text the caller frees), or KS_ERROR with
      * the API server's message (client-go's error text) in st and the HTTP status (0: no

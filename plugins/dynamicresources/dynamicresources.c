@@ -28,7 +28,7 @@
  * allocatable lacks, createRequestsAndMappings) and allocates it with the user's claims; Reserve
  * puts it in flight; PreBind creates it (generateName), binds it and writes the pod's
  * status.extendedResourceClaimStatus; Unreserve and PostFilter delete a claim that exists.
- * Live mode refuses such pods in PreFilter for now (the claim would have to be POSTed).
+ * In live mode the claim is POSTed (generateName) and deleted through the API server.
  *
  * Messages and codes are upstream's word for word (statusUnschedulable is
  * UnschedulableAndUnresolvable there). Not ported: device binding conditions (PreBind's wait,
@@ -321,17 +321,6 @@ static ks_code pre_filter_ext(ks_cycle *cycle, const ks_pod *pod, dra_state *s, 
         return KS_SUCCESS;
     }
     qsort(s->ext, s->next, sizeof(*s->ext), cmp_ext);
-    if (!(ks_source_flags(cycle) & KS_SOURCE_SIMULATED)) {
-        for (size_t i = 0; i < s->next; i++)
-            if (s->ext[i].cls != KS_SYM_ABSENT) {
-                ks_status_reasonf(st,
-                                  "extended resource %s is backed by DeviceClass %s: kubesched "
-                                  "does not create extended-resource claims in live mode yet",
-                                  symstr(s->ext[i].name), symstr(s->ext[i].cls));
-                break;
-            }
-        return UU;
-    }
     s->ext_claim = ks_dra_extended_claim_find(cycle, pod);
     s->ext_real = s->ext_claim != NULL;
     if (!s->ext_claim)

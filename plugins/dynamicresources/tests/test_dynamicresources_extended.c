@@ -662,19 +662,67 @@ Test(dra_extended, unmapped_and_unlisted_resource_cannot_fit)
     cr_assert_str_eq(r, "cannot fit resource");
 }
 
-/* Live mode (no simulated source): kubesched refuses such pods in PreFilter instead of placing
- * them as if the resource were not there. */
-Test(dra_extended, live_mode_refuses_dra_backed_extended_resources)
+/* Live mode: PreBind POSTs the claim (generateName), adds the finalizer (Update), the allocation
+ * and the reservation (UpdateStatus), and patches the pod's status, as upstream's bindClaim. */
+typedef struct api_script {
+    int at;
+    const char *answers[4];
+    char asked[4][200];
+} api_script;
+
+static ks_code fake_api(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
+                        const char *ctype, const char *body, char **out, int *http, ks_status *st)
+{
+    api_script *a = ctx;
+    (void)ctype;
+    (void)body;
+    (void)st;
+    cr_assert_lt(a->at, 3, "unexpected %s", method);
+    snprintf(a->asked[a->at], sizeof(a->asked[a->at]), "%s %s/%s%s", method, ks__sym_str(ns),
+             name == KS_SYM_ABSENT ? "" : ks__sym_str(name), status ? "/status" : "");
+    if (http)
+        *http = 200;
+    *out = strdup(a->answers[a->at++]);
+    return KS_SUCCESS;
+}
+
+#define LIVE_CLAIM(rv, fin, status)                                                                \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"    \
+    "\"my-pod-extended-resources-abcde\",\"namespace\":\"default\",\"uid\":\"uid-new\","           \
+    "\"resourceVersion\":\"" rv "\"" fin ",\"annotations\":{\"resource.kubernetes.io/extended-"    \
+    "resource-claim\":\"true\"},\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\","     \
+    "\"name\":\"my-pod\",\"uid\":\"1234\",\"controller\":true}]},\"spec\":{\"devices\":{"          \
+    "\"requests\":[{\"name\":\"container-0-request-0\",\"exactly\":{\"deviceClassName\":"          \
+    "\"" CLASS "\",\"allocationMode\":\"ExactCount\",\"count\":1}}]}}" status "}"
+
+Test(dra_extended, live_mode_creates_the_claim_through_the_api)
 {
     th_cluster *c = cluster_with(WORKER, 0);
     classes(c, 0);
     worker_slice(c, 1);
-    char r[512], pr[512];
-    ks_code pre;
-    th_filter_steps(plugin(), c, POD_WITH_GPU, "worker", NULL, &pre, pr, sizeof(pr), r, sizeof(r));
-    cr_assert_eq(pre, UU);
-    cr_assert_str_eq(pr, "extended resource example.com/gpu is backed by DeviceClass " CLASS
-                         ": kubesched does not create extended-resource claims in live mode yet");
+    api_script a = {
+        0,
+        {LIVE_CLAIM("1", "", ""),
+         LIVE_CLAIM("2", ",\"finalizers\":[\"resource.kubernetes.io/delete-protection\"]", ""),
+         LIVE_CLAIM("3", ",\"finalizers\":[\"resource.kubernetes.io/delete-protection\"]",
+                    ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":"
+                    "\"container-0-request-0\",\"driver\":\"" DRIVER "\",\"pool\":"
+                    "\"worker\",\"device\":\"instance-1\"}]}},\"reservedFor\":[{"
+                    "\"resource\":\"pods\",\"name\":\"my-pod\",\"uid\":\"1234\"}]}")},
+        {""}};
+    th_cluster_hooks(c)->claim_request = fake_api;
+    th_cluster_hooks(c)->dra_ctx = &a;
+    char r[512];
+    ks_code preflight;
+    cr_assert_eq(th_pre_bind(plugin(), c, POD_WITH_GPU, "worker", &preflight, r, sizeof(r)),
+                 KS_SUCCESS, "%s", r);
+    cr_assert_eq(a.at, 3);
+    cr_assert_str_eq(a.asked[0], "POST default/");
+    cr_assert_str_eq(a.asked[1], "PUT default/my-pod-extended-resources-abcde");
+    cr_assert_str_eq(a.asked[2], "PUT default/my-pod-extended-resources-abcde/status");
+    cr_assert(strstr(patched, "\"resourceClaimName\":\"my-pod-extended-resources-abcde\""), "%s",
+              patched);
+    cr_assert_not(ks__dra_claim_pending(th_cluster_hooks(c)->dra, "1234/<extended-resources>"));
 }
 
 /* The extended resource cache's tie rule: the newest class wins, then the smallest name. */
