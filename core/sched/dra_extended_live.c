@@ -37,8 +37,8 @@ static ks_code request(const ks_dra_claim_io *io, const char *method, ks_sym ns,
         return KS_ERROR;
     }
     *http = 0;
-    ks_code code = io->request(io->ctx, method, ns, name, 0, body ? "application/json" : NULL,
-                               text, &out, http, st);
+    ks_code code = io->request(io->ctx, method, ns, name, 0, body ? "application/json" : NULL, text,
+                               &out, http, st);
     free(text);
     if (code == KS_SUCCESS && answer && !(*answer = cJSON_Parse(out ? out : ""))) {
         ks__status_add(st, "the API server's answer is not a JSON object");
@@ -89,9 +89,8 @@ ks_code ks__dra_extended_claim_create_live(const ks_dra_claim_io *io, ks_store *
                        "", &api);
     /* What the assume cache has once the informer brought it: the answer, filed now. */
     char err[512];
-    const char *name =
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(answer, "metadata"), "name"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(answer, "metadata"), "name"));
     if (!name) {
         cJSON_Delete(answer);
         ks__status_add(stt, "the API server's answer names no claim");
@@ -159,8 +158,7 @@ ks_code ks__dra_claim_delete_live(const ks_dra_claim_io *io, const ks_resource_c
         }
         /* Remove the finalizer to unblock removal first. */
         drop_finalizer(obj);
-        if (request(io, "PUT", claim->h.ns, claim->h.name, obj, NULL, &http, &api) ==
-            KS_SUCCESS) {
+        if (request(io, "PUT", claim->h.ns, claim->h.name, obj, NULL, &http, &api) == KS_SUCCESS) {
             code = KS_SUCCESS;
             break;
         }

@@ -397,17 +397,7 @@ static int not_checked(const fit *f, ks_sym sym)
     return 0;
 }
 
-/* Whether a DeviceClass maps the resource (upstream shouldDelegateResourceToDRA without the node:
- * DRAExtendedResource is GA and locked on in v1.37). cycle may be NULL (hints, signatures). */
-static int dra_mapped(ks_cycle *cycle, ks_sym name)
-{
-    const char *n = ks_sym_str(name);
-    if (!n || !KS_HOST_HAS(dra_extended_resource_class))
-        return 0;
-    if (!ks_h_is_extended_resource(n) && strncmp(n, "deviceclass.resource.kubernetes.io/", 35) != 0)
-        return 0; /* GetDeviceClass knows no other names */
-    return ks_dra_extended_resource_class(cycle, name) != KS_SYM_ABSENT;
-}
+static int dra_mapped(ks_cycle *cycle, ks_sym name) { return ks_h_dra_mapped(cycle, name); }
 
 /* pre_filter: scheduling thread, once per cycle. Strings are looked at here, never in Filter. */
 static ks_code fit_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
@@ -619,16 +609,10 @@ static ks_code fit_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
         int64_t capacity = 0, requested = 0;
         /* calculateDRAExtendedResourceAllocatableRequest: a resource the node's allocatable
          * lacks counts the node's devices of its class, and the allocated ones. */
-        if (req != 0 && s && s->dra && s->cls[i] != KS_SYM_ABSENT &&
-            ks_resources_scalar(alloc, r->name) == 0) {
-            int64_t cap, taken;
-            if (ks_dra_class_device_counts(s->dra, ks_node_info_node(ni), s->cls[i], &cap,
-                                           &taken) == 0 &&
-                cap > 0) {
-                capacity = cap;
-                requested = taken + req;
-            }
-        }
+        if (s && s->dra)
+            (void)ks_h_dra_allocatable_requested(s->dra, s->cls[i], r->name, req,
+                                                 ks_node_info_node(ni), alloc, &capacity,
+                                                 &requested);
         if (capacity == 0 && !ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz,
                                                          used, &capacity, &requested))
             continue;
@@ -796,13 +780,8 @@ static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
 static ks_code fit_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
 {
     (void)self;
-    const ks_resources *req = ks_pod_requests(pod);
-    for (uint32_t i = 0; i < req->nscalar; i++)
-        if (req->scalar[i].value != 0 && dra_mapped(NULL, req->scalar[i].name)) {
-            ks_status_reason(st, "signature disabled when dra extended resources are used in the "
-                                 "cluster");
-            return KS_UNSCHEDULABLE;
-        }
+    if (ks_h_sign_refuses_dra(pod, st))
+        return KS_UNSCHEDULABLE;
     return ks_sign_resources(pod, sig, st);
 }
 

@@ -74,7 +74,7 @@ TestSuite(dra_extended_live, .init = setup, .fini = teardown);
 #define CREATED(rv, fin)                                                                           \
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"    \
     "\"p-extended-resources-x7k2q\",\"generateName\":\"p-extended-resources-\",\"namespace\":"     \
-    "\"ns\",\"uid\":\"uid-new\",\"resourceVersion\":\"" rv "\"" fin ",\"annotations\":{"            \
+    "\"ns\",\"uid\":\"uid-new\",\"resourceVersion\":\"" rv "\"" fin ",\"annotations\":{"           \
     "\"resource.kubernetes.io/extended-resource-claim\":\"true\"},\"ownerReferences\":[{"          \
     "\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\",\"uid\":\"uid-p\",\"controller\":"      \
     "true}]},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"container-0-request-0\","            \
@@ -134,8 +134,7 @@ Test(dra_extended_live, create_failure_is_upstreams_message)
     const ks_resource_claim *created = NULL;
     ks_status stt;
     ks__status_reset(&stt);
-    cr_assert_eq(ks__dra_extended_claim_create_live(&io, st, mem, &created, &chg, &stt),
-                 KS_ERROR);
+    cr_assert_eq(ks__dra_extended_claim_create_live(&io, st, mem, &created, &chg, &stt), KS_ERROR);
     char msg[512];
     ks__status_message(&stt, msg, sizeof(msg));
     cr_assert_str_eq(msg, "create claim for extended resources ns/: resourceclaims.resource.k8s.io "
@@ -151,7 +150,8 @@ static const ks_resource_claim *filed(const char *json)
     cJSON *o = cJSON_Parse(json);
     cr_assert_eq(ks__store_apply_dra(st, o, 0, 0, NULL, err, sizeof(err)), 0, "%s", err);
     cJSON_Delete(o);
-    return ks__dra_claim(ks__store_draobj(st, KS_DK_RESOURCE_CLAIM, "ns/p-extended-resources-x7k2q"));
+    return ks__dra_claim(
+        ks__store_draobj(st, KS_DK_RESOURCE_CLAIM, "ns/p-extended-resources-x7k2q"));
 }
 
 Test(dra_extended_live, delete_drops_the_finalizer_then_deletes)

@@ -214,3 +214,42 @@ Test(node_resources_fit_dra, class_selectors_pick_the_devices_counted)
     cr_assert_eq(raw[0], 50, "node1: 1 of its 2 big devices"); /* MostAllocated: 1*100/2 */
     cr_assert_eq(raw[1], 100, "node2: 1 of its 1 big device");
 }
+
+extern const ks_plugin_desc ks_plugin_node_resources_balanced_allocation;
+
+/* balanced_allocation_test.go "include DRA resource on a node for balanced resource allocation":
+ * node1 offers 8 devices of the class (DRA 0 -> 1/8), node2 none (left out): 76 and 75. */
+Test(node_resources_fit_dra, balanced_allocation_counts_dra_devices)
+{
+    th_cluster *c = cluster();
+    char buf[512];
+    th_cluster_add_node(c, node_json("node1", "'cpu':'3500m','memory':'40000'", buf, sizeof(buf)));
+    th_cluster_add_node(c, node_json("node2", "'cpu':'3500m','memory':'40000'", buf, sizeof(buf)));
+    th_cluster_add_pod(c, "{'metadata':{'name':'e1','namespace':'default','uid':'e1'},'spec':{"
+                          "'nodeName':'node1','containers':[{'name':'a','resources':{'requests':{"
+                          "'cpu':'1000m'}}},{'name':'b','resources':{'requests':{'cpu':'2000m'}}}"
+                          "]}}");
+    th_cluster_add_pod(c, "{'metadata':{'name':'e2','namespace':'default','uid':'e2'},'spec':{"
+                          "'nodeName':'node2','containers':[{'name':'a','resources':{'requests':{"
+                          "'cpu':'1000m','memory':'2000'}}},{'name':'b','resources':{'requests':{"
+                          "'cpu':'2000m','memory':'3000'}}}]}}");
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata':"
+                             "{'name':'node1-slice'},'spec':{'driver':'test-driver','nodeName':"
+                             "'node1','pool':{'name':'node1','generation':1,'resourceSliceCount':"
+                             "1},'devices':[{'name':'device-1'},{'name':'device-2'},{'name':"
+                             "'device-3'},{'name':'device-4'},{'name':'device-5'},{'name':"
+                             "'device-6'},{'name':'device-7'},{'name':'device-8'}]}}");
+    th_plugin *p = th_plugin_new(&ks_plugin_node_resources_balanced_allocation,
+                                 "{'resources':[{'name':'cpu','weight':1},{'name':'memory',"
+                                 "'weight':1},{'name':'" DRA_RES "','weight':1}]}");
+    int64_t raw[2];
+    cr_assert_eq(th_score(p, c, pod_requesting("'" DRA_RES "':'1'"), raw, NULL), KS_SUCCESS);
+    cr_assert_eq(raw[0], 76);
+    cr_assert_eq(raw[1], 75);
+    /* and such a pod is not signable here either */
+    ks_status st;
+    ks__status_reset(&st);
+    cr_assert_eq(ks_plugin_node_resources_balanced_allocation.sign(
+                     th_plugin_self(p), pod_requesting("'" DRA_RES "':'1'"), NULL, &st),
+                 KS_UNSCHEDULABLE);
+}
