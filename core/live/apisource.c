@@ -28,8 +28,7 @@
 #include "sched/volume_events.h"
 
 typedef struct inf_entry {
-    void *obj;    /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
-    char *podcmp; /* pods: the object without status and bookkeeping (isPodUpdated) */
+    void *obj; /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
     unsigned gen;
 } inf_entry;
 
@@ -64,22 +63,6 @@ static void normalize(ks_informer *in, cJSON *o)
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
 }
 
-static char *pod_cmp_text(const cJSON *o)
-{
-    cJSON *c = cJSON_Duplicate(o, 1);
-    if (!c)
-        return NULL;
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(c, "metadata");
-    static const char *const drop[] = {"resourceVersion", "generation", "managedFields",
-                                       "finalizers"};
-    for (size_t i = 0; meta && i < sizeof(drop) / sizeof(drop[0]); i++)
-        cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "status");
-    char *t = cJSON_PrintUnformatted(c);
-    cJSON_Delete(c);
-    return t;
-}
-
 static void entry_free(ks_informer *in, inf_entry *e)
 {
     if (!e)
@@ -90,7 +73,6 @@ static void entry_free(ks_informer *in, inf_entry *e)
         ks__node_unref(e->obj);
     else
         cJSON_Delete(e->obj);
-    free(e->podcmp);
     free(e);
 }
 
@@ -217,12 +199,15 @@ static void forget(ks_informer *in, const char *uid)
     entry_free(in, e);
 }
 
-/* upstream isPodUpdated, for a pod still pending: did more than status / resourceVersion /
- * generation / managedFields / finalizers change? Pending pods keep that text in their entry.
- * (An assigned pod's update is judged by what changed: ks__pod_change_actions.) */
-static int pod_spec_changed(const inf_entry *old, const inf_entry *e)
+/* upstream v1.37 updatePodInSchedulingQueue: only an update that carries the same object (the
+ * same resourceVersion: a relist) is skipped; any other goes to the queue, status-only ones
+ * included (the ResourceClaim controller names a template's claim in
+ * status.resourceClaimStatuses: UpdatePodGeneratedResourceClaim). v1.34's isPodUpdated, which
+ * ignored status changes, is gone. */
+static int pod_changed(const ks_pod *prev, const ks_pod *pod)
 {
-    return !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
+    return !prev->resource_version || !pod->resource_version || !*pod->resource_version ||
+           strcmp(prev->resource_version, pod->resource_version) != 0;
 }
 
 /* ADDED / MODIFIED / listed. Takes obj. */
@@ -278,9 +263,7 @@ static void upsert(ks_informer *in, cJSON *obj)
         }
         e->obj = pod;
         ks_pod *prev = old ? old->obj : NULL;
-        if (pod->node_name == KS_SYM_EMPTY)
-            e->podcmp = pod_cmp_text(obj);
-        int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_spec_changed(old, e))
+        int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_changed(prev, pod))
                       : ks__scheduler_on_pod_add(s->sched, pod);
         if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
             ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add",
