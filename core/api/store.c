@@ -672,8 +672,18 @@ static void slice_index_remove(ks_store *st, const ks__draobj *o)
 void ks__store_fork_prepare(ks_store *st) { pthread_rwlock_rdlock(&st->lock); }
 void ks__store_fork_after(ks_store *st) { pthread_rwlock_unlock(&st->lock); }
 
-int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked,
-                        ks_dra_change *chg, char *err, size_t errlen)
+/* Whether o is no newer than the object filed under its key (upstream's assume cache compares
+ * resourceVersions as integers; one that is not an integer never holds an object back). Under
+ * the store's lock. */
+static int dra_not_newer(ks_store *st, const ks__draobj *o)
+{
+    const ks__draobj *cur = ks__strmap_get(&st->dra[o->kind], o->key);
+    uint64_t mine = rv_number(o->resource_version);
+    return cur && mine && mine <= rv_number(cur->resource_version);
+}
+
+static int apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked, int newer_only,
+                     ks_dra_change *chg, char *err, size_t errlen)
 {
     ks__draobj *o = NULL;
     if (chg)
@@ -685,6 +695,11 @@ int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked
     ks_dra_kind k = o->kind;
     void *old = NULL;
     pthread_rwlock_wrlock(&st->lock);
+    if (newer_only && !deleted && dra_not_newer(st, o)) {
+        pthread_rwlock_unlock(&st->lock);
+        ks__draobj_unref(o);
+        return 0;
+    }
     if (deleted)
         old = ks__strmap_remove(&st->dra[k], o->key);
     else
@@ -720,6 +735,18 @@ int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked
     if (deleted)
         ks__draobj_unref(o); /* only parsed for its key */
     return 0;
+}
+
+int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked,
+                        ks_dra_change *chg, char *err, size_t errlen)
+{
+    return apply_dra(st, obj, deleted, checked, 0, chg, err, errlen);
+}
+
+int ks__store_assume_dra(ks_store *st, const cJSON *obj, ks_dra_change *chg, char *err,
+                         size_t errlen)
+{
+    return apply_dra(st, obj, 0, 0, 1, chg, err, errlen);
 }
 
 ks__draobj *ks__store_draobj(ks_store *st, ks_dra_kind k, const char *key)

@@ -105,6 +105,14 @@ typedef struct ks_dra_change {
 int ks__store_apply_dra(ks_store *st, const cJSON *obj, int deleted, int checked,
                         ks_dra_change *chg, char *err, size_t errlen);
 
+/* As ks__store_apply_dra (filed, unchecked), the way upstream's assume cache files a
+ * ResourceClaim in live mode: only when obj's resourceVersion is newer (as an integer) than the
+ * filed object's. So the informer's copy of what the scheduler's own write replaced, arriving
+ * after the write's answer was filed, does not take back the allocation that answer holds. An
+ * older or equal version is skipped: 0 with chg empty. Any thread. */
+int ks__store_assume_dra(ks_store *st, const cJSON *obj, ks_dra_change *chg, char *err,
+                         size_t errlen);
+
 /* The DRA object of kind k filed under key ("name", or "namespace/name" for claims), with a
  * reference for the caller (ks__draobj_unref), or NULL. Any thread. */
 ks__draobj *ks__store_draobj(ks_store *st, ks_dra_kind k, const char *key);

@@ -132,6 +132,26 @@ static int name_reused(ks_informer *in, const inf_entry *gone)
     return 0;
 }
 
+/* A DRA kind's add, update or delete, and its cluster event. ResourceClaims are filed as
+ * upstream's assume cache files them: an update no newer than what the store holds (the answer
+ * to DynamicResources' own write, filed already) is skipped. */
+static int dra_store_change(ks_apisrc *s, const cJSON *obj, int deleted, char *err, size_t errlen,
+                            int64_t t0)
+{
+    ks_store *st = ks__scheduler_store(s->sched);
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"));
+    ks_dra_change chg;
+    int rc = !deleted && ks__draobj_kind(kind) == KS_DK_RESOURCE_CLAIM
+                 ? ks__store_assume_dra(st, obj, &chg, err, errlen)
+                 : ks__store_apply_dra(st, obj, deleted, 0, &chg, err, errlen);
+    if (rc == 0 && (chg.old_obj || chg.new_obj)) {
+        char label[64];
+        ks__scheduler_on_dra_change(s->sched, &chg, label);
+        event_handled(s, label[0] ? label : NULL, t0);
+    }
+    return rc;
+}
+
 /* A store kind's add, update or delete. The storage kinds (PersistentVolumes, claims, ...) are
  * also cluster events for the parked pods' hints, timed under upstream's label. */
 static int store_change(ks_informer *in, const cJSON *obj, int deleted, char *err, size_t errlen,
@@ -152,6 +172,8 @@ static int store_change(ks_informer *in, const cJSON *obj, int deleted, char *er
             event_handled(s, label, t0);
         return rc;
     }
+    if (ks__draobj_kind(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "kind"))) >= 0)
+        return dra_store_change(s, obj, deleted, err, errlen, t0);
     ks_store_change chg;
     int rc = ks__store_apply_ex(ks__scheduler_store(s->sched), obj, deleted, 0, &chg, err, errlen);
     if (rc == 0 && (chg.old_obj || chg.new_obj)) {
@@ -453,6 +475,14 @@ void *ks__informer_main(void *arg)
                 not_served(in, ks__api_error(in->api));
                 continue;
             }
+            if (in->without && in->absent_if_forbidden && ks__api_last_status(in->api) == 403) {
+                free(lrv);
+                if (!in->absent)
+                    ks__log('W', "apisource", "%s informer: %s; without it %s", in->name,
+                            ks__api_error(in->api), in->without);
+                not_served(in, "forbidden");
+                continue;
+            }
             if (rc != 0) {
                 free(lrv);
                 in->failures++;
@@ -657,49 +687,52 @@ static void *signal_main(void *arg)
 typedef struct inf_def {
     const char *kind, *api_version, *path, *field_selector;
     int type;
-    const char *without; /* ks_informer.without: NULL when the server must serve it */
+    const char *without;     /* ks_informer.without: NULL when the server must serve it */
+    int absent_if_forbidden; /* ks_informer.absent_if_forbidden */
 } inf_def;
 
 /* Core v1 is always served. The groups can be turned off on an API server (--runtime-config
  * apps/v1=false, policy/v1=false): then kubesched schedules without them, as it would in a
  * cluster that has none of those objects. */
 static const inf_def k_informers[] = {
-    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE, NULL},
-    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD, NULL},
-    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE, NULL},
-    {"Service", "v1", "/api/v1/services", NULL, INF_STORE, NULL},
-    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE, NULL},
+    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE, NULL, 0},
+    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD, NULL, 0},
+    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE, NULL, 0},
+    {"Service", "v1", "/api/v1/services", NULL, INF_STORE, NULL, 0},
+    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE, NULL, 0},
     {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL, INF_STORE,
-     "PodTopologySpread's system default constraints do not see ReplicaSet selectors"},
+     "PodTopologySpread's system default constraints do not see ReplicaSet selectors", 0},
     {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL, INF_STORE,
-     "PodTopologySpread's system default constraints do not see StatefulSet selectors"},
+     "PodTopologySpread's system default constraints do not see StatefulSet selectors", 0},
     {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE,
-     "preemption does not respect PodDisruptionBudgets"},
+     "preemption does not respect PodDisruptionBudgets", 0},
     /* The volume plugins' kinds (upstream's informers for VolumeBinding, VolumeZone,
      * VolumeRestrictions and NodeVolumeLimits; VolumeAttachments for NodeVolumeLimits). */
-    {"PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL, INF_STORE, NULL},
-    {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL, INF_STORE, NULL},
+    {"PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL, INF_STORE, NULL, 0},
+    {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL, INF_STORE, NULL, 0},
     {"StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", NULL, INF_STORE,
-     "VolumeZone does not see StorageClasses (claims waiting for their first consumer)"},
+     "VolumeZone does not see StorageClasses (claims waiting for their first consumer)", 0},
     {"CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", NULL, INF_STORE,
-     "no CSINode is known (the attach limits of CSI drivers)"},
+     "no CSINode is known (the attach limits of CSI drivers)", 0},
     {"CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", NULL, INF_STORE,
-     "no CSIDriver is known"},
+     "no CSIDriver is known", 0},
     {"CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities",
-     NULL, INF_STORE, "no CSIStorageCapacity is known"},
+     NULL, INF_STORE, "no CSIStorageCapacity is known", 0},
     {"VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments", NULL,
-     INF_STORE, "NodeVolumeLimits does not count the volumes attached to a node"},
+     INF_STORE, "NodeVolumeLimits does not count the volumes attached to a node", 0},
     /* Dynamic Resource Allocation (upstream's informers for DynamicResources): optional, a
      * cluster whose API server does not serve resource.k8s.io/v1 has no devices to allocate. */
     {"ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices", NULL,
-     INF_STORE, "no ResourceSlice is known (no devices for Dynamic Resource Allocation)"},
+     INF_STORE, "no ResourceSlice is known (no devices for Dynamic Resource Allocation)", 0},
     {"DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL, INF_STORE,
-     "no DeviceClass is known"},
+     "no DeviceClass is known", 0},
     {"ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims", NULL,
-     INF_STORE, "no ResourceClaim is known"},
-    /* No DeviceTaintRule informer yet: upstream starts one only with DRADeviceTaintRules, and the
-     * system:kube-scheduler role of a v1.35 or v1.36 API server may not list them (a 403 that an
-     * informer retries forever would hold back the sync). It comes with the plugin and the gate. */
+     INF_STORE, "no ResourceClaim is known", 0},
+    /* upstream v1.37 watches them (DRADeviceTaintRules, GA and on). A v1.35 or v1.36 API server
+     * does not serve them at v1 (404), and its system:kube-scheduler role, without the gate, does
+     * not grant them (403, which would otherwise be retried forever and hold back the sync). */
+    {"DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules", NULL,
+     INF_STORE, "DeviceTaintRules do not taint devices", 1},
 };
 
 _Static_assert(sizeof(k_informers) / sizeof(k_informers[0]) + 1 /* PodGroup */ <=
@@ -1011,6 +1044,7 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
         in->type = d->type;
         in->without = d->without;
+        in->absent_if_forbidden = d->absent_if_forbidden;
         if ((rc = launch_informer(s, in, err, errlen)) != 0)
             return rc;
     }

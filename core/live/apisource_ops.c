@@ -459,7 +459,7 @@ static void do_patch_object(ks_apisrc *s, const char *path, const char *patch)
     if (ks__api_request(api, "PATCH", path, patch, "application/merge-patch+json", &resp) != 0) {
         char msg[1200];
         api_failure_message(api, &resp, msg, sizeof(msg));
-        ks__log('E', "apisource", "a plugin's PATCH %s: %s", path, msg);
+        ks__log('E', "apisource", "PATCH %s: %s", path, msg);
     } else if (ks__log_enabled(4)) {
         ks__log('I', "apisource", "a plugin patched %s", path);
     }
@@ -705,6 +705,54 @@ static ks_code api_patch_storage(void *ctx, const ks_pod *pod, ks_vol_kind kind,
     return KS_SUCCESS;
 }
 
+/* ks_source_ops.claim_request: DynamicResources' ResourceClaim requests (upstream's clientset
+ * calls), synchronous on the calling thread, or queued for the effects thread (out NULL). */
+static ks_code api_claim_request(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
+                                 const char *content_type, const char *body, char **out,
+                                 int *http_status, ks_status *st)
+{
+    ks_apisrc *s = ctx;
+    char path[700], msg[1200];
+    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s",
+             ks__sym_str(ns), ks__sym_str(name), status ? "/status" : "");
+    if (!out) { /* only PATCH is queued: the effects thread's plugin patches */
+        struct ks_effect *e = calloc(1, sizeof(*e));
+        if (!e || !(e->path = strdup(path)) || !(e->message = strdup(body ? body : "{}"))) {
+            if (e)
+                effect_free(e);
+            ks__status_add(st, "out of memory");
+            return KS_ERROR;
+        }
+        e->kind = EFFECT_PATCH_OBJECT;
+        enqueue(s, e);
+        return KS_SUCCESS;
+    }
+    *out = NULL;
+    ks_api *api = ks__apisrc_thread_api(s);
+    if (!api) {
+        ks__status_add(st, "out of memory");
+        return KS_ERROR;
+    }
+    ks_api_response resp = {0};
+    int rc = ks__api_request(api, method, path, body, content_type, &resp);
+    if (http_status)
+        *http_status = (int)resp.status;
+    if (rc != 0) {
+        api_failure_message(api, &resp, msg, sizeof(msg));
+        if (ks__log_enabled(2))
+            ks__log('I', "apisource", "%s %s: %s", method, path, msg);
+        ks__status_add(st, msg);
+        ks__api_response_free(&resp);
+        return KS_ERROR;
+    }
+    *out = resp.body; /* handed over */
+    resp.body = NULL;
+    ks__api_response_free(&resp);
+    if (ks__log_enabled(3) && strcmp(method, "GET") != 0)
+        ks__log('I', "apisource", "%s %s", method, path);
+    return KS_SUCCESS;
+}
+
 /* ks_object_patch: the PATCH is queued for the effects thread. */
 static int api_write_object(void *ctx, const struct ks_resource *res, ks_sym ns, ks_sym name,
                             int status, const char *patch)
@@ -766,6 +814,7 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          0,
                          api_write_object,
                          api_plugin_event,
-                         api_preempted_group};
+                         api_preempted_group,
+                         api_claim_request};
     return ops;
 }

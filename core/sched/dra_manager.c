@@ -573,7 +573,7 @@ static cJSON *reqs_json(const ks_selector_req *r, uint32_t n)
 }
 
 /* AllocationResult as the API writes it. */
-static cJSON *allocation_json(const ks_dra_alloc_result *r)
+cJSON *ks__dra_allocation_json(const ks_dra_alloc_result *r)
 {
     cJSON *alloc = cJSON_CreateObject();
     cJSON *devs = cJSON_AddObjectToObject(alloc, "devices");
@@ -717,7 +717,7 @@ static ks_code claim_bind(ks_store *st, const ks_pod *pod, const ks_resource_cla
             cJSON_AddItemToArray(fin,
                                  cJSON_CreateString("resource.kubernetes.io/delete-protection"));
         cJSON_DeleteItemFromObjectCaseSensitive(status, "allocation");
-        cJSON_AddItemToObject(status, "allocation", allocation_json(&a->out.results[i]));
+        cJSON_AddItemToObject(status, "allocation", ks__dra_allocation_json(&a->out.results[i]));
     } else if (!claim->allocated) {
         cJSON_Delete(obj);
         ks__status_add(stt, "claim is not allocated");

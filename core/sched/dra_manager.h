@@ -89,4 +89,36 @@ ks_code ks__dra_claim_deallocate(ks_store *st, const ks_resource_claim *claim, k
 ks_code ks__dra_claim_unreserve(ks_store *st, const ks_pod *pod, const ks_resource_claim *claim,
                                 ks_dra_change *chg, ks_status *stt);
 
+/* The AllocationResult of one claim's allocation as the API writes it (status.allocation),
+ * for cJSON_Delete; NULL when out of memory. */
+cJSON *ks__dra_allocation_json(const ks_dra_alloc_result *r);
+
+/* ---- live mode (dra_claim_writes.c) ----------------------------------------------------------
+ * The same writes against the API server, through the cluster source's claim_request
+ * (scheduler.h, whose contract request follows). */
+typedef struct ks_dra_claim_io {
+    ks_code (*request)(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
+                       const char *content_type, const char *body, char **out, int *http_status,
+                       ks_status *st);
+    void *ctx;
+} ks_dra_claim_io;
+
+/* upstream bindClaim: the finalizer (an Update), then the allocation (claim i of a; a NULL: the
+ * claim is allocated already) and the pod in reservedFor (an UpdateStatus), retried on a
+ * conflict from a fresh GET as retry.RetryOnConflict(retry.DefaultRetry); the answer is filed in
+ * the store as the assume cache would (*chg gets its change). Upstream's messages. Synchronous:
+ * a binding thread. */
+ks_code ks__dra_claim_bind_live(const ks_dra_claim_io *io, ks_store *st, const ks_pod *pod,
+                                const ks_resource_claim *claim, const struct ks_dra_allocation *a,
+                                size_t i, ks_dra_change *chg, ks_status *stt);
+/* upstream Unreserve's strategic merge patch deleting the pod's reservedFor entry, when the
+ * store's claim is allocated and reserved for the pod (else KS_SKIP, no request). Synchronous. */
+ks_code ks__dra_claim_unreserve_live(const ks_dra_claim_io *io, ks_store *st, const ks_pod *pod,
+                                     const ks_resource_claim *claim, ks_dra_change *chg,
+                                     ks_status *stt);
+/* PostFilter's deallocation of the cycle's copy of claim (its resourceVersion as the
+ * precondition), queued without waiting: KS_SUCCESS once queued. */
+ks_code ks__dra_claim_deallocate_live(const ks_dra_claim_io *io, const ks_resource_claim *claim,
+                                      ks_status *stt);
+
 #endif

@@ -184,6 +184,11 @@ typedef struct ks_cycle_hooks {
     struct ks_dra_manager *dra;
     void (*dra_changed)(void *ctx, struct ks_dra_change *chg);
     void *dra_ctx;
+    /* The cluster source's claim_request (scheduler.h; ctx: dra_ctx), NULL when it writes no
+     * claims: live mode's ResourceClaim writes. */
+    ks_code (*claim_request)(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
+                             const char *content_type, const char *body, char **out,
+                             int *http_status, ks_status *st);
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream

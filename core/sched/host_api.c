@@ -1080,14 +1080,22 @@ static size_t h_dra_allocation_devices(const ks_dra_allocation *a, size_t i,
     return a->ndev[i];
 }
 
-static int dra_writable(ks_cycle *c, ks_status *st)
+/* Where DynamicResources' claim writes go: the store itself (simulate's in-memory cluster),
+ * the API server through the cluster source (live mode, io filled), or nowhere (a cycle
+ * without a source that writes claims: st says so). */
+typedef enum { DRA_WRITES_STORE, DRA_WRITES_API, DRA_WRITES_NONE } dra_writes;
+
+static dra_writes dra_write_target(ks_cycle *c, ks_dra_claim_io *io)
 {
     uint32_t flags = c && c->hooks ? c->hooks->source_flags : sched_services.source_flags;
     if (flags & KS_SOURCE_SIMULATED)
-        return 1;
-    ks__status_add(st, "kubesched does not write ResourceClaims to an API server yet (only "
-                       "`kubesched simulate` allocates dynamic resources)");
-    return 0;
+        return DRA_WRITES_STORE;
+    if (c && c->hooks && c->hooks->claim_request) {
+        io->request = c->hooks->claim_request;
+        io->ctx = c->hooks->dra_ctx;
+        return DRA_WRITES_API;
+    }
+    return DRA_WRITES_NONE;
 }
 
 /* The written claim's change as a cluster event (the scheduler's queue), or released. */
@@ -1105,9 +1113,19 @@ static ks_code h_dra_claim_bind(ks_cycle *c, const ks_pod *pod, const ks_resourc
                                 const ks_dra_allocation *a, size_t i, ks_status *st)
 {
     ks_dra_change chg = {NULL, NULL};
-    if (!dra_writable(c, st))
+    ks_dra_claim_io io;
+    ks_code code;
+    switch (dra_write_target(c, &io)) {
+    case DRA_WRITES_STORE:
+        code = ks__dra_claim_bind(dra_store(c), pod, rc, a, i, &chg, st);
+        break;
+    case DRA_WRITES_API:
+        code = ks__dra_claim_bind_live(&io, dra_store(c), pod, rc, a, i, &chg, st);
+        break;
+    default:
+        ks__status_add(st, "this cluster source does not write ResourceClaims");
         return KS_ERROR;
-    ks_code code = ks__dra_claim_bind(dra_store(c), pod, rc, a, i, &chg, st);
+    }
     if (code == KS_SUCCESS)
         dra_changed(c, &chg);
     return code;
@@ -1116,29 +1134,47 @@ static ks_code h_dra_claim_bind(ks_cycle *c, const ks_pod *pod, const ks_resourc
 static ks_code h_dra_claim_deallocate(ks_cycle *c, const ks_resource_claim *rc, ks_status *st)
 {
     ks_dra_change chg = {NULL, NULL};
-    if (!dra_writable(c, st))
+    ks_dra_claim_io io;
+    switch (dra_write_target(c, &io)) {
+    case DRA_WRITES_STORE: {
+        ks_code code = ks__dra_claim_deallocate(dra_store(c), rc, &chg, st);
+        if (code == KS_SUCCESS)
+            dra_changed(c, &chg);
+        return code;
+    }
+    case DRA_WRITES_API: /* the watch brings the change */
+        return ks__dra_claim_deallocate_live(&io, rc, st);
+    default:
+        ks__status_add(st, "this cluster source does not write ResourceClaims");
         return KS_ERROR;
-    ks_code code = ks__dra_claim_deallocate(dra_store(c), rc, &chg, st);
-    if (code == KS_SUCCESS)
-        dra_changed(c, &chg);
-    return code;
+    }
 }
 
 static void h_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod, const ks_resource_claim *rc)
 {
     ks_dra_change chg = {NULL, NULL};
+    ks_dra_claim_io io;
     ks_status st;
-    uint32_t flags = c && c->hooks ? c->hooks->source_flags : sched_services.source_flags;
-    if (!pod || !rc || !(flags & KS_SOURCE_SIMULATED))
-        return; /* live mode wrote nothing to take back */
+    ks_code code;
+    if (!pod || !rc)
+        return;
     ks__status_reset(&st);
-    ks_code code = ks__dra_claim_unreserve(dra_store(c), pod, rc, &chg, &st);
+    switch (dra_write_target(c, &io)) {
+    case DRA_WRITES_STORE:
+        code = ks__dra_claim_unreserve(dra_store(c), pod, rc, &chg, &st);
+        break;
+    case DRA_WRITES_API:
+        code = ks__dra_claim_unreserve_live(&io, dra_store(c), pod, rc, &chg, &st);
+        break;
+    default:
+        return; /* nothing was written to take back */
+    }
     if (code == KS_SUCCESS) {
         dra_changed(c, &chg);
-    } else if (code == KS_ERROR) {
-        char msg[512];
+    } else if (code == KS_ERROR) { /* upstream logs it too: the next attempt gets here again */
+        char msg[1024];
         ks__status_message(&st, msg, sizeof(msg));
-        ks__log('W', "DynamicResources", "unreserve %s: %s", rc->h.key, msg);
+        ks__log('E', "DynamicResources", "unreserve: resourceclaim %s: %s", rc->h.key, msg);
     }
 }
 

@@ -181,11 +181,21 @@ static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod
 
 void ks__scheduler_stopping(ks_scheduler *s) { ks__binding_stopping(s); }
 
-/* DynamicResources wrote a claim (simulate's in-memory cluster): the update is a cluster event,
- * as the claim informer's would be. */
+/* DynamicResources wrote a claim (simulate's in-memory cluster, or live mode's answer filed as
+ * the assume cache does): the update is a cluster event, as upstream's assume cache handler
+ * sends it. */
 static void dra_changed(void *ctx, struct ks_dra_change *chg)
 {
-    ks__scheduler_on_dra_change(ctx, chg);
+    ks__scheduler_on_dra_change(ctx, chg, NULL);
+}
+
+static ks_code claim_request_through_source(void *ctx, const char *method, ks_sym ns, ks_sym name,
+                                            int status, const char *content_type, const char *body,
+                                            char **out, int *http_status, ks_status *st)
+{
+    ks_scheduler *s = ctx;
+    return s->source.claim_request(s->source.ctx, method, ns, name, status, content_type, body, out,
+                                   http_status, st);
 }
 
 static ks_code patch_through_source(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
@@ -404,6 +414,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->hooks.dra = s->dra;
     s->hooks.dra_changed = dra_changed;
     s->hooks.dra_ctx = s;
+    if (s->source.claim_request)
+        s->hooks.claim_request = claim_request_through_source;
     s->bind_inline = o->bind_inline;
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)

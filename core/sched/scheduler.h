@@ -79,6 +79,19 @@ typedef struct ks_source_ops {
      * (upstream's executor for a podgroup preemptor). May be NULL: evict serves then. */
     void (*preempted_group)(void *ctx, const ks_pod *victim, const ks_pod *member,
                             const char *pg_uid, int in_memory);
+    /* DynamicResources' ResourceClaim requests in live mode (upstream's clientset calls in
+     * PreBind, Unreserve and PostFilter): method ("GET", "PUT" or "PATCH", body of content_type)
+     * on the resource.k8s.io/v1 claim ns/name, or on its status subresource (status 1).
+     * out non-NULL: synchronous on the calling thread (a binding thread); KS_SUCCESS with the
+     * object the server answered in *out (malloc'd JSON text the caller frees), or KS_ERROR with
+     * the API server's message (client-go's error text) in st and the HTTP status (0: no
+     * answer) in *http_status. out NULL: queued for the effects thread without waiting (the
+     * scheduling thread's PostFilter), a failure is logged; KS_SUCCESS, or KS_ERROR when it
+     * could not be queued. NULL for a source that writes no claims (simulate writes its
+     * in-memory store itself). */
+    ks_code (*claim_request)(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
+                             const char *content_type, const char *body, char **out,
+                             int *http_status, ks_status *st);
 } ks_source_ops;
 
 /* What --explain shows of one scheduling cycle; borrowed, valid during the observer call. */

@@ -16,14 +16,15 @@
  *               normalized as helper.DefaultNormalizeScore;
  *   Reserve     the chosen node's allocations become in flight (later pods see the devices
  *               taken); Unreserve drops them;
- *   PreBind     writes status.allocation, reservedFor and the finalizer (`kubesched simulate`'s
- *               in-memory cluster; live mode refuses pods with claims in PreFilter, see below).
+ *   PreBind     writes the finalizer, status.allocation and reservedFor: to the API server in
+ *               live mode (an Update and an UpdateStatus, retried on conflicts, the answer filed
+ *               at once as upstream's assume cache does), to the in-memory cluster in
+ *               `kubesched simulate` (core/sched/dra_claim_writes.c, dra_manager.c).
  *
  * Messages and codes are upstream's word for word (statusUnschedulable is
- * UnschedulableAndUnresolvable there). kubesched's own: in live mode PreFilter refuses a pod with
- * claims (the API writes of PreBind and PostFilter are not implemented yet), with a message that
- * says so. Not ported: extended resources backed by DRA (DRAExtendedResource), device binding
- * conditions (PreBind's wait, Filter's readiness check), PodGroup-owned claims.
+ * UnschedulableAndUnresolvable there). Not ported: extended resources backed by DRA
+ * (DRAExtendedResource), device binding conditions (PreBind's wait, Filter's readiness check),
+ * PodGroup-owned claims.
  *
  * Threads: PreEnqueue on the event thread; Filter and Score on the workers (the state's mutex
  * guards its per-node results and unavailable claims); the rest on the scheduling thread, PreBind
@@ -321,13 +322,6 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     }
     if (s->nclaims == 0)
         return KS_SKIP;
-    /* kubesched's own: PreBind's and PostFilter's API writes exist only for `simulate` so far. */
-    if (!(ks_source_flags(cycle) & KS_SOURCE_SIMULATED)) {
-        ks_status_reason(st, "pod uses spec.resourceClaims, which kubesched allocates only in "
-                             "`kubesched simulate` so far (live mode does not write "
-                             "ResourceClaim status yet)");
-        return UU;
-    }
     for (size_t i = 0; i < s->nclaims; i++) {
         const ks_resource_claim_view *v = ks_resource_claim_view_of(s->claims[i]);
         const char *cns = symstr(v->ns), *cname = symstr(v->name);
@@ -517,8 +511,7 @@ static ks_code dra_post_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
             return KS_UNSCHEDULABLE;
         }
     }
-    ks_status_reason(st, "still not schedulable");
-    return KS_UNSCHEDULABLE;
+    return KS_UNSCHEDULABLE; /* without a reason, as upstream's */
 }
 
 /* ---- Score -------------------------------------------------------------------------------------

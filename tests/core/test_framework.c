@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -914,9 +915,88 @@ Test(framework, pod_with_volume_claims_is_refused_without_volume_binding)
     world_free();
 }
 
+/* A fake API server's ResourceClaims for the live source's claim_request: PUT checks the
+ * resourceVersion (409 when stale) and answers the object with the next one; GET answers the
+ * current object. */
+#define FAKE_CLAIMS 2
+static struct {
+    pthread_mutex_t mu;
+    char name[FAKE_CLAIMS][32];
+    cJSON *obj[FAKE_CLAIMS];
+    int rv;
+    char log[8][96]; /* "PUT default/gpu-0/status" */
+    int nlog;
+} API = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static ks_code fake_claim_request(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
+                                  const char *ctype, const char *body, char **out, int *http,
+                                  ks_status *st)
+{
+    (void)ctx, (void)ctype;
+    pthread_mutex_lock(&API.mu);
+    int i = 0;
+    while (i < FAKE_CLAIMS && strcmp(API.name[i], ks__sym_str(name)) != 0)
+        i++;
+    cr_assert_lt(i, FAKE_CLAIMS, "no claim %s", ks__sym_str(name));
+    if (API.nlog < 8)
+        snprintf(API.log[API.nlog++], 96, "%s %s/%s%s", method, ks__sym_str(ns), ks__sym_str(name),
+                 status ? "/status" : "");
+    ks_code code = KS_SUCCESS;
+    if (strcmp(method, "PUT") == 0) {
+        cJSON *b = cJSON_Parse(body);
+        cJSON *meta = cJSON_GetObjectItem(b, "metadata");
+        const char *rv = cJSON_GetStringValue(cJSON_GetObjectItem(meta, "resourceVersion"));
+        const char *cur = cJSON_GetStringValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(API.obj[i], "metadata"), "resourceVersion"));
+        if (!rv || strcmp(rv, cur) != 0) {
+            *http = 409;
+            ks__status_add(st, "Operation cannot be fulfilled: the object has been modified");
+            cJSON_Delete(b);
+            code = KS_ERROR;
+        } else {
+            char next[16];
+            snprintf(next, sizeof(next), "%d", ++API.rv);
+            cJSON_ReplaceItemInObject(meta, "resourceVersion", cJSON_CreateString(next));
+            cJSON_Delete(API.obj[i]);
+            API.obj[i] = b;
+        }
+    }
+    if (code == KS_SUCCESS)
+        *out = cJSON_PrintUnformatted(API.obj[i]);
+    pthread_mutex_unlock(&API.mu);
+    return code;
+}
+
+static void add_dra_object(const char *json)
+{
+    char err[512];
+    cJSON *o = cJSON_Parse(json);
+    cr_assert_not_null(o, "%s", json);
+    cr_assert_eq(ks__store_apply_dra(ks__scheduler_store(W.s), o, 0, 0, NULL, err, sizeof(err)), 0,
+                 "%s", err);
+    for (int i = 0; i < FAKE_CLAIMS; i++)
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "kind")), "ResourceClaim") == 0 &&
+            !API.name[i][0]) {
+            snprintf(API.name[i], sizeof(API.name[i]), "%s",
+                     cJSON_GetStringValue(
+                         cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "name")));
+            API.obj[i] = o;
+            return;
+        }
+    cJSON_Delete(o);
+}
+
+#define GPU_CLAIM(name)                                                                            \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"    \
+    "\"" name "\",\"namespace\":\"default\",\"uid\":\"uid-" name "\",\"resourceVersion\":\"1\"},"  \
+    "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"     \
+    "\"gpu\"}}]}}}"
+
 /* A profile that has a plugin of that name (the in-tree DynamicResources since it shipped)
- * takes the pod over: the guard steps aside, and the plugin decides (in live mode, which this
- * source is, it refuses a pod with claims, saying why). */
+ * takes the pod over: the guard steps aside, and the plugin decides. In live mode (this source
+ * is not simulated) PreBind writes the claim through the source's claim_request as upstream's
+ * bindClaim does (the finalizer by a PUT, then allocation and reservedFor by a PUT of the
+ * status), and the answer is filed at once: the next pod's allocator sees the device taken. */
 Test(framework, pod_with_claims_goes_to_a_profile_with_the_plugin)
 {
     char err[1024] = "";
@@ -934,28 +1014,55 @@ Test(framework, pod_with_claims_goes_to_a_profile_with_the_plugin)
     memset(call_log, 0, sizeof(call_log));
     pthread_mutex_init(&W.mu, NULL);
     W.cfg = cfg, W.reg = reg, W.plans = plans;
-    ks_scheduler_opts o = {.cfg = cfg,
-                           .plans = plans,
-                           .seed = 1,
-                           .binding_workers = 2,
-                           .source = {.ctx = &W, .bind = source_bind},
-                           .observer = {&W, obs_cycle, obs_bind}};
+    ks_scheduler_opts o = {
+        .cfg = cfg,
+        .plans = plans,
+        .seed = 1,
+        .binding_workers = 2,
+        .source = {.ctx = &W, .bind = source_bind, .claim_request = fake_claim_request},
+        .observer = {&W, obs_cycle, obs_bind}};
     cr_assert_eq(ks__scheduler_new(&o, &W.s, err, sizeof(err)), 0, "%s", err);
-    cJSON *claim = cJSON_Parse("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
-                               "\"metadata\":{\"name\":\"gpu-0\",\"namespace\":\"default\"},"
-                               "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
-                               "\"exactly\":{\"deviceClassName\":\"gpu\"}}]}}}");
-    cr_assert_eq(ks__store_apply_dra(ks__scheduler_store(W.s), claim, 0, 0, NULL, err, sizeof(err)),
-                 0, "%s", err);
-    cJSON_Delete(claim);
+    API.rv = 1;
+    add_dra_object("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
+                   "\"metadata\":{\"name\":\"gpu\"},\"spec\":{}}");
+    add_dra_object("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\","
+                   "\"metadata\":{\"name\":\"n1-gpu\"},\"spec\":{\"driver\":\"gpu.example.com\","
+                   "\"nodeName\":\"n1\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
+                   "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"gpu-a\"}]}}");
+    add_dra_object(GPU_CLAIM("gpu-0"));
+    add_dra_object(GPU_CLAIM("gpu-1"));
     add_node("n1", "4");
     add_pod_spec("p", "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"gpu-0\"}]");
     schedule();
+    cr_assert_str_eq(W.result, "Scheduled", "%s", W.message);
+    cr_assert_eq(API.nlog, 2);
+    cr_assert_str_eq(API.log[0], "PUT default/gpu-0");
+    cr_assert_str_eq(API.log[1], "PUT default/gpu-0/status");
+    char *text = cJSON_PrintUnformatted(API.obj[0]);
+    cr_assert(strstr(text, "\"finalizers\":[\"resource.kubernetes.io/delete-protection\"]"), "%s",
+              text);
+    cr_assert(strstr(text, "\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\","
+                           "\"pool\":\"n1\",\"device\":\"gpu-a\"}]"),
+              "%s", text);
+    cr_assert(strstr(text, "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\","
+                           "\"uid\":\"uid-p\"}]"),
+              "%s", text);
+    cr_assert(strstr(text, "\"allocationTimestamp\":\""), "%s", text);
+    free(text);
+    /* the answer is in the store already (no watch here): the only device is taken */
+    const ks_resource_claim *c = ks__dra_claim(
+        ks__store_draobj(ks__scheduler_store(W.s), KS_DK_RESOURCE_CLAIM, "default/gpu-0"));
+    cr_assert(c && c->allocated && ks__dra_claim_reserved_for(c, "uid-p"));
+    cr_assert_str_eq(c->h.resource_version, "3");
+    ks__draobj_unref((ks__draobj *)&c->h);
+    add_pod_spec("q", "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"gpu-1\"}]");
+    schedule();
     cr_assert_str_eq(W.result, "Unschedulable", "%s", W.message);
     cr_assert_str_eq(W.message,
-                     "0/1 nodes are available: pod uses spec.resourceClaims, which kubesched "
-                     "allocates only in `kubesched simulate` so far (live mode does not write "
-                     "ResourceClaim status yet). still not schedulable, preemption: 0/1 nodes "
-                     "are available: 1 Preemption is not helpful for scheduling.");
+                     "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 "
+                     "nodes are available: 1 Preemption is not helpful for scheduling.");
+    cr_assert_eq(API.nlog, 2, "q wrote nothing");
     world_free();
+    for (int i = 0; i < FAKE_CLAIMS; i++)
+        cJSON_Delete(API.obj[i]);
 }

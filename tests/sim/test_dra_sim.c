@@ -16,7 +16,7 @@
 
 #define FIX KS_SOURCE_DIR "/tests/fixtures/sim/"
 #define NOT_ALLOCATABLE                                                                            \
-    "0/3 nodes are available: 3 cannot allocate all claims. still not schedulable, preemption: "   \
+    "0/3 nodes are available: 3 cannot allocate all claims. preemption: "                          \
     "0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 
 static void expect(const cJSON *doc, const char *pod, const char *result, const char *node,
