@@ -176,6 +176,8 @@ poke $(for s in $scheds; do echo "$s-one"; done)
 declare -A view=()
 for s in $scheds; do
   if wait_for "$T" is_bound "$s-one" && bound_to "$s-one" "$s-big"; then ok "$s-one: bound to $s-big by $(sched_of $s)"
+  elif [ -z "$(pod_cond "$s-one")" ] && claim_named "$s-one"; then
+    bad "$s-one: never tried by $(sched_of $s) in $T s (no PodScheduled condition, no event), though the controller named its claim in pod.status.resourceClaimStatuses"
   else bad "$s-one: node '$(node_of "$s-one")', condition '$(pod_cond "$s-one")'"; fi
   c=$(claim_of "$s-one")
   if [ -z "$c" ]; then bad "$s-one: no claim in pod.status.resourceClaimStatuses"; view[$s]=none; continue; fi
