@@ -1536,6 +1536,8 @@ static const size_t kind_size[KS_DK_COUNT] = {sizeof(ks_resource_slice), sizeof(
 
 static void draobj_free(ks__draobj *o)
 {
+    if (o->kind == KS_DK_RESOURCE_SLICE)
+        free(atomic_load(&((ks_resource_slice *)o)->selector_memo));
     ks__symrefs_release(&o->syms);
     ks__mempool_free(&o->pool);
     free(o->json);

@@ -581,15 +581,6 @@ static int ready_synced(void *ctx)
     return atomic_load(&s->synced) != 0;
 }
 
-static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
-                          ks_pod *const *victims, size_t nvictims)
-{
-    ks_apisrc *s = ctx;
-    (void)seq, (void)pod, (void)node, (void)victims;
-    /* the attempts are counted where DefaultPreemption runs (framework.c, run_post_filter) */
-    ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
-}
-
 /* One queue's pods in scheduler_pending_pods {queue}, and in scheduler_queued_entities
  * {queue, type="pod"} once that queue has held a pod (upstream's recorder makes the entity series
  * at its first Add; every pod is its own entity while kubesched has no pod groups). */
@@ -840,7 +831,7 @@ static int create_scheduler(ks_apisrc *s, char *err, size_t errlen)
         .plans = o->plans,
         .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
         .source = ks__apisrc_ops(s),
-        .observer = {s, NULL, NULL, obs_preempted},
+        .observer = {s, NULL, NULL, NULL},
         .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
         .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
         .first_release = o->first_release,
