@@ -31,6 +31,10 @@
 #      pods bound, each on its claim's node, the other ten pending with an Unschedulable
 #      condition and an unallocated claim, the same condition from both. (In turns and not at
 #      once: see the comment at 5.)
+#   6. binding conditions: a device whose slice lists bindingConditions is allocated and the
+#      claim reserved in PreBind, which posts BindingConditionsPending (the same note from both)
+#      and does not bind the pod until the test, in the driver's place, reports the device
+#      attached in the claim's status.devices; then it is bound within the 5 s poll.
 # Then no unexpected error in kubesched's log.
 # Usage: tests/e2e/test-dra-live.sh
 # Env: those of lib.sh, but LIVE_TIMEOUT (each wait) defaults to 20 s here;
@@ -360,6 +364,71 @@ if [ -z "$report" ]; then ok "shared: no device in two claims; each bound pod on
 else bad "shared: $report"; fi
 [ "$scheds" != "ks def" ] || same "the condition of the last shared pod" "$(pod_cond sh-ks-8)" "$(pod_cond sh-def-8)"
 note "shared: kubesched bound $(kubectl get pods -o json | jq '[.items[] | select((.metadata.name | startswith("sh-ks-")) and (.spec.nodeName // "") != "")] | length'), default-scheduler $(kubectl get pods -o json | jq '[.items[] | select((.metadata.name | startswith("sh-def-")) and (.spec.nodeName // "") != "")] | length')"
+
+# ---- 6. binding conditions: PreBind waits until the driver says the device is attached --------
+# A device whose slice lists bindingConditions (a fabric-attached device, DRADeviceBindingConditions,
+# on in v1.37): the scheduler allocates and reserves the claim in PreBind, posts
+# BindingConditionsPending and keeps the pod unbound until status.devices says attached=True,
+# which the test writes in the driver's place.
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fab-e2e}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "fab.e2e.example.com"'}
+YAML
+for s in $scheds; do
+  mk_node "$s-fab" 4 32Gi 110 "owner=$s-bc"
+  cat <<YAML
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: $s-fab-slice}
+spec:
+  driver: fab.e2e.example.com
+  nodeName: $s-fab
+  pool: {name: $s-fab, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: fab-0, bindsToNode: true, bindingConditions: [attached], bindingFailureConditions: [failed]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: $s-bc, namespace: default}
+spec:
+  devices:
+    requests:
+    - {name: fab, exactly: {deviceClassName: fab-e2e}}
+YAML
+  dra_pod "$s-bc" "$(sched_of $s)" "$s-bc" claim "$s-bc"
+done | kubectl create -f - >/dev/null || bad "could not create the binding-conditions objects"
+reserved() { [ "$(kubectl get resourceclaim "$1" -o json | jq '[.status.reservedFor[]?] | length')" = 1 ]; }
+declare -A bcnote=()
+for s in $scheds; do
+  if wait_for "$T" reserved "$s-bc" && [ "$(device_of "$s-bc")" = "$s-fab/fab-0" ]; then
+    ok "$s-bc: claim allocated $s-fab/fab-0 and reserved in PreBind"
+  else bad "$s-bc: claim on '$(device_of "$s-bc")', reservedFor $(kubectl get resourceclaim "$s-bc" -o json | jq -c '.status.reservedFor')"; fi
+  bcnote[$s]=$(event_note BindingConditionsPending "$s-bc")
+  [ -n "${bcnote[$s]}" ] && ok "$s-bc: BindingConditionsPending event: ${bcnote[$s]}" || bad "$s-bc: no BindingConditionsPending event"
+  bcnote[$s]=${bcnote[$s]//$s-fab/S-fab}
+done
+same "the BindingConditionsPending note" "${bcnote[ks]:-}" "${bcnote[def]:-}"
+sleep 2
+for s in $scheds; do
+  is_bound "$s-bc" && bad "$s-bc: bound before its device was attached" || ok "$s-bc: not bound while the device is not attached"
+done
+for s in $scheds; do
+  kubectl patch resourceclaim "$s-bc" --subresource=status --type=merge -p "$(jq -n -c --arg n "$s-fab" \
+    '{status: {devices: [{driver: "fab.e2e.example.com", pool: $n, device: "fab-0",
+      conditions: [{type: "attached", status: "True", reason: "Attached", message: "attached by the test", lastTransitionTime: "2026-01-01T00:00:00Z"}]}]}}')" >/dev/null ||
+    bad "$s-bc: could not write the device's condition"
+done
+t_att=$SECONDS
+for s in $scheds; do
+  if wait_for "$T" is_bound "$s-bc" && bound_to "$s-bc" "$s-fab"; then
+    ok "$s-bc: bound to $s-fab by $(sched_of $s) once attached ($((SECONDS - t_att)) s; the wait polls every 5 s)"
+  else bad "$s-bc: not bound after its device was attached: node '$(node_of "$s-bc")', condition '$(pod_cond "$s-bc")'"; fi
+done
 
 note "scenarios took $((SECONDS - t_begin)) s"
 ks_stop main
