@@ -162,6 +162,9 @@ typedef struct refs {
     size_t n, cap;
 } refs;
 
+/* p NULL: the strings stay valid as long as the allocator (a claim's, which it references),
+ * and are not copied; else they are copied into p (an in-flight allocation's, which its owner
+ * may drop as soon as the manager's lock is released). */
 static int refs_add(refs *r, ks_mempool *p, const char *driver, const char *pool,
                     const char *device)
 {
@@ -174,6 +177,11 @@ static int refs_add(refs *r, ks_mempool *p, const char *driver, const char *pool
         r->cap = cap;
     }
     ks_dra_device_ref *d = &r->v[r->n];
+    if (!p) {
+        *d = (ks_dra_device_ref){driver, pool, device};
+        r->n++;
+        return 0;
+    }
     d->driver = pstr(p, driver);
     d->pool = pstr(p, pool);
     d->device = pstr(p, device);
@@ -200,7 +208,7 @@ static int gather_state(ks_dra_manager *m, ks_store *st, struct ks_dra_allocator
             continue;
         for (uint32_t k = 0; !rc && k < c->nresults; k++) {
             const ks_dra_result *r = &c->results[k];
-            rc = refs_add(r->share_id ? &shared : &excl, &a->pool, r->driver, r->pool, r->device);
+            rc = refs_add(r->share_id ? &shared : &excl, NULL, r->driver, r->pool, r->device);
             if (rc || !r->share_id || !r->nconsumed_capacity)
                 continue;
             if (ncap == capcap) {
