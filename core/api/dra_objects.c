@@ -1441,6 +1441,77 @@ static int claim_view(pctx *c, const cJSON *meta, ks_resource_claim *o)
     return 0;
 }
 
+/* status.devices' entry for an allocated device (upstream getAllocatedDeviceStatus: the same
+ * driver, pool and device), NULL when none. */
+static const cJSON *device_status(const cJSON *status, const ks_dra_result *r)
+{
+    const cJSON *d;
+    cJSON_ArrayForEach(d, get(status, "devices"))
+    {
+        const char *drv = cJSON_GetStringValue(get(d, "driver"));
+        const char *pl = cJSON_GetStringValue(get(d, "pool"));
+        const char *dev = cJSON_GetStringValue(get(d, "device"));
+        if (drv && pl && dev && !strcmp(drv, r->driver) && !strcmp(pl, r->pool) &&
+            !strcmp(dev, r->device))
+            return d;
+    }
+    return NULL;
+}
+
+/* The allocated devices with binding conditions, and the conditions status.devices reports for
+ * them (the view's ABI 1.11 part); allocationTimestamp in Unix seconds. */
+static int binding_devices(pctx *c, const cJSON *status, ks_resource_claim *o)
+{
+    ks_resource_claim_view *v = &o->view;
+    int64_t ns = *o->allocation_timestamp ? ks__parse_time_ns(o->allocation_timestamp) : 0;
+    v->allocation_unix = ns > 0 ? ns / 1000000000 : 0;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < o->nresults; i++)
+        n += o->results[i].nbinding_conditions > 0;
+    if (!n)
+        return 0;
+    ks_dra_binding_device *bd = pool_array(c, n, sizeof(*bd));
+    if (!bd)
+        return KS_ENOMEM;
+    memset(bd, 0, n * sizeof(*bd));
+    for (uint32_t i = 0, k = 0; i < o->nresults; i++) {
+        const ks_dra_result *r = &o->results[i];
+        if (!r->nbinding_conditions)
+            continue;
+        ks_dra_binding_device *b = &bd[k++];
+        b->driver = r->driver, b->pool = r->pool, b->device = r->device;
+        b->nconditions = r->nbinding_conditions;
+        b->conditions = r->binding_conditions;
+        b->nfailure_conditions = r->nbinding_failure_conditions;
+        b->failure_conditions = r->binding_failure_conditions;
+        const cJSON *ds = device_status(status, r), *cond;
+        b->has_status = ds != NULL;
+        int nc = cJSON_GetArraySize(get(ds, "conditions"));
+        ks_dra_device_condition *dc = nc > 0 ? pool_array(c, (size_t)nc, sizeof(*dc)) : NULL;
+        if (nc > 0 && !dc)
+            return KS_ENOMEM;
+        cJSON_ArrayForEach(cond, get(ds, "conditions"))
+        {
+            ks_dra_device_condition *x = &dc[b->nstatus_conditions];
+            int rc;
+            if ((rc = str_field(c, cond, "type", "status.devices[].conditions[]", 0, &x->type,
+                                NULL)) ||
+                (rc = str_field(c, cond, "status", "status.devices[].conditions[]", 0, &x->status,
+                                NULL)) ||
+                (rc = str_field(c, cond, "reason", "status.devices[].conditions[]", 0, &x->reason,
+                                NULL)) ||
+                (rc = str_field(c, cond, "message", "status.devices[].conditions[]", 0, &x->message,
+                                NULL)))
+                return rc;
+            b->nstatus_conditions++;
+        }
+        b->status_conditions = dc;
+    }
+    v->nbinding_devices = n;
+    v->binding_devices = bd;
+    return 0;
+}
+
 static int parse_claim(pctx *c, const cJSON *obj, ks_resource_claim *o)
 {
     const cJSON *meta = get(obj, "metadata"), *spec = get(obj, "spec");
@@ -1522,6 +1593,8 @@ static int parse_claim(pctx *c, const cJSON *obj, ks_resource_claim *o)
         o->nreserved_for++;
     }
     o->reserved_for = cs;
+    if ((rc = binding_devices(c, status, o)))
+        return rc;
     return claim_view(c, meta, o);
 }
 
@@ -1552,6 +1625,8 @@ static const size_t kind_size[KS_DK_COUNT] = {sizeof(ks_resource_slice), sizeof(
 
 static void draobj_free(ks__draobj *o)
 {
+    if (o->kind == KS_DK_RESOURCE_SLICE)
+        free(atomic_load(&((ks_resource_slice *)o)->selector_memo));
     ks__symrefs_release(&o->syms);
     ks__mempool_free(&o->pool);
     free(o->json);

@@ -183,7 +183,14 @@ typedef struct ks_resource_slice {
     const ks_dra_device *devices; /* in the slice's order (the allocator's order) */
     uint32_t nshared_counters;
     const ks_dra_counter_set *shared_counters;
+    /* The structured allocator's memo of CEL selector results for this slice's devices
+     * (dra_allocator.c): KS_DRA_SELECTOR_MEMO words per device, made on first use and freed
+     * with the slice; read and written with atomics from any thread. A slice's devices never
+     * change (an update is a new object), so a result holds as long as the slice. */
+    _Atomic(uint64_t *) selector_memo;
 } ks_resource_slice;
+
+#define KS_DRA_SELECTOR_MEMO 4 /* distinct selectors remembered per device */
 
 /* A DeviceSelector: only CEL exists in v1. */
 typedef struct ks_dra_selector {

@@ -782,8 +782,8 @@ static int cmp_draobj_key(const void *a, const void *b)
     return strcmp((*(ks__draobj *const *)a)->key, (*(ks__draobj *const *)b)->key);
 }
 
-size_t ks__store_draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__draobj *, void *),
-                         void *ctx, ks__draobj ***out)
+static size_t draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__draobj *, void *),
+                      void *ctx, int sorted, ks__draobj ***out)
 {
     const char *key;
     void *v;
@@ -802,9 +802,21 @@ size_t ks__store_draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__dr
         free(arr);
         return 0;
     }
-    qsort(arr, n, sizeof(*arr), cmp_draobj_key);
+    if (sorted)
+        qsort(arr, n, sizeof(*arr), cmp_draobj_key);
     *out = arr;
     return n;
+}
+
+size_t ks__store_draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__draobj *, void *),
+                         void *ctx, ks__draobj ***out)
+{
+    return draobjs(st, k, filter, ctx, 1, out);
+}
+
+size_t ks__store_draobjs_unordered(ks_store *st, ks_dra_kind k, ks__draobj ***out)
+{
+    return draobjs(st, k, NULL, NULL, 0, out);
 }
 
 size_t ks__store_draobj_count(ks_store *st, ks_dra_kind k)

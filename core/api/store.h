@@ -124,6 +124,9 @@ ks__draobj *ks__store_draobj_sym(ks_store *st, ks_dra_kind k, ks_sym ns, ks_sym 
 size_t ks__store_draobjs(ks_store *st, ks_dra_kind k, int (*filter)(const ks__draobj *, void *),
                          void *ctx, ks__draobj ***out);
 size_t ks__store_draobj_count(ks_store *st, ks_dra_kind k);
+/* As ks__store_draobjs without a filter, in no particular order: for callers that build a set
+ * (the allocated devices of every claim), which need not pay for sorting every claim per cycle. */
+size_t ks__store_draobjs_unordered(ks_store *st, ks_dra_kind k, ks__draobj ***out);
 
 /* The ResourceSlices whose spec.nodeName is node (upstream's slice tracker indexes by node
  * name); node KS_SYM_EMPTY: those without a nodeName (nodeSelector, allNodes,

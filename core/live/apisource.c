@@ -28,8 +28,7 @@
 #include "sched/volume_events.h"
 
 typedef struct inf_entry {
-    void *obj;    /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
-    char *podcmp; /* pods: the object without status and bookkeeping (isPodUpdated) */
+    void *obj; /* ks_pod * / ks_node * (a reference), or cJSON * for store kinds */
     unsigned gen;
 } inf_entry;
 
@@ -64,22 +63,6 @@ static void normalize(ks_informer *in, cJSON *o)
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
 }
 
-static char *pod_cmp_text(const cJSON *o)
-{
-    cJSON *c = cJSON_Duplicate(o, 1);
-    if (!c)
-        return NULL;
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(c, "metadata");
-    static const char *const drop[] = {"resourceVersion", "generation", "managedFields",
-                                       "finalizers"};
-    for (size_t i = 0; meta && i < sizeof(drop) / sizeof(drop[0]); i++)
-        cJSON_DeleteItemFromObjectCaseSensitive(meta, drop[i]);
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "status");
-    char *t = cJSON_PrintUnformatted(c);
-    cJSON_Delete(c);
-    return t;
-}
-
 static void entry_free(ks_informer *in, inf_entry *e)
 {
     if (!e)
@@ -90,7 +73,6 @@ static void entry_free(ks_informer *in, inf_entry *e)
         ks__node_unref(e->obj);
     else
         cJSON_Delete(e->obj);
-    free(e->podcmp);
     free(e);
 }
 
@@ -217,12 +199,15 @@ static void forget(ks_informer *in, const char *uid)
     entry_free(in, e);
 }
 
-/* upstream isPodUpdated, for a pod still pending: did more than status / resourceVersion /
- * generation / managedFields / finalizers change? Pending pods keep that text in their entry.
- * (An assigned pod's update is judged by what changed: ks__pod_change_actions.) */
-static int pod_spec_changed(const inf_entry *old, const inf_entry *e)
+/* upstream v1.37 updatePodInSchedulingQueue: only an update that carries the same object (the
+ * same resourceVersion: a relist) is skipped; any other goes to the queue, status-only ones
+ * included (the ResourceClaim controller names a template's claim in
+ * status.resourceClaimStatuses: UpdatePodGeneratedResourceClaim). v1.34's isPodUpdated, which
+ * ignored status changes, is gone. */
+static int pod_changed(const ks_pod *prev, const ks_pod *pod)
 {
-    return !e->podcmp || !old->podcmp || strcmp(e->podcmp, old->podcmp) != 0;
+    return !prev->resource_version || !pod->resource_version || !*pod->resource_version ||
+           strcmp(prev->resource_version, pod->resource_version) != 0;
 }
 
 /* ADDED / MODIFIED / listed. Takes obj. */
@@ -278,9 +263,7 @@ static void upsert(ks_informer *in, cJSON *obj)
         }
         e->obj = pod;
         ks_pod *prev = old ? old->obj : NULL;
-        if (pod->node_name == KS_SYM_EMPTY)
-            e->podcmp = pod_cmp_text(obj);
-        int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_spec_changed(old, e))
+        int rc = prev ? ks__scheduler_on_pod_update(s->sched, prev, pod, pod_changed(prev, pod))
                       : ks__scheduler_on_pod_add(s->sched, pod);
         if (rc != 0 && rc != KS_ENOTFOUND && ks__log_enabled(4))
             ks__log('I', "apisource", "pod %s: %s: %s", pod->key, prev ? "update" : "add",
@@ -475,6 +458,14 @@ void *ks__informer_main(void *arg)
                 not_served(in, ks__api_error(in->api));
                 continue;
             }
+            if (in->without && in->absent_if_forbidden && ks__api_last_status(in->api) == 403) {
+                free(lrv);
+                if (!in->absent)
+                    ks__log('W', "apisource", "%s informer: %s; without it %s", in->name,
+                            ks__api_error(in->api), in->without);
+                not_served(in, "forbidden");
+                continue;
+            }
             if (rc != 0) {
                 free(lrv);
                 in->failures++;
@@ -571,15 +562,6 @@ static int ready_synced(void *ctx)
 {
     ks_apisrc *s = ctx;
     return atomic_load(&s->synced) != 0;
-}
-
-static void obs_preempted(void *ctx, uint64_t seq, const ks_pod *pod, ks_sym node,
-                          ks_pod *const *victims, size_t nvictims)
-{
-    ks_apisrc *s = ctx;
-    (void)seq, (void)pod, (void)node, (void)victims;
-    /* the attempts are counted where DefaultPreemption runs (framework.c, run_post_filter) */
-    ks__metrics_observe(KS_METRICS_SOLO(s->m.preemption_victims), (double)nvictims);
 }
 
 /* One queue's pods in scheduler_pending_pods {queue}, and in scheduler_queued_entities
@@ -679,49 +661,52 @@ static void *signal_main(void *arg)
 typedef struct inf_def {
     const char *kind, *api_version, *path, *field_selector;
     int type;
-    const char *without; /* ks_informer.without: NULL when the server must serve it */
+    const char *without;     /* ks_informer.without: NULL when the server must serve it */
+    int absent_if_forbidden; /* ks_informer.absent_if_forbidden */
 } inf_def;
 
 /* Core v1 is always served. The groups can be turned off on an API server (--runtime-config
  * apps/v1=false, policy/v1=false): then kubesched schedules without them, as it would in a
  * cluster that has none of those objects. */
 static const inf_def k_informers[] = {
-    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE, NULL},
-    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD, NULL},
-    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE, NULL},
-    {"Service", "v1", "/api/v1/services", NULL, INF_STORE, NULL},
-    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE, NULL},
+    {"Node", "v1", "/api/v1/nodes", NULL, INF_NODE, NULL, 0},
+    {"Pod", "v1", "/api/v1/pods", NULL /* k_pod_selector, set below */, INF_POD, NULL, 0},
+    {"Namespace", "v1", "/api/v1/namespaces", NULL, INF_STORE, NULL, 0},
+    {"Service", "v1", "/api/v1/services", NULL, INF_STORE, NULL, 0},
+    {"ReplicationController", "v1", "/api/v1/replicationcontrollers", NULL, INF_STORE, NULL, 0},
     {"ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets", NULL, INF_STORE,
-     "PodTopologySpread's system default constraints do not see ReplicaSet selectors"},
+     "PodTopologySpread's system default constraints do not see ReplicaSet selectors", 0},
     {"StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets", NULL, INF_STORE,
-     "PodTopologySpread's system default constraints do not see StatefulSet selectors"},
+     "PodTopologySpread's system default constraints do not see StatefulSet selectors", 0},
     {"PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets", NULL, INF_STORE,
-     "preemption does not respect PodDisruptionBudgets"},
+     "preemption does not respect PodDisruptionBudgets", 0},
     /* The volume plugins' kinds (upstream's informers for VolumeBinding, VolumeZone,
      * VolumeRestrictions and NodeVolumeLimits; VolumeAttachments for NodeVolumeLimits). */
-    {"PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL, INF_STORE, NULL},
-    {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL, INF_STORE, NULL},
+    {"PersistentVolume", "v1", "/api/v1/persistentvolumes", NULL, INF_STORE, NULL, 0},
+    {"PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims", NULL, INF_STORE, NULL, 0},
     {"StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses", NULL, INF_STORE,
-     "VolumeZone does not see StorageClasses (claims waiting for their first consumer)"},
+     "VolumeZone does not see StorageClasses (claims waiting for their first consumer)", 0},
     {"CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes", NULL, INF_STORE,
-     "no CSINode is known (the attach limits of CSI drivers)"},
+     "no CSINode is known (the attach limits of CSI drivers)", 0},
     {"CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers", NULL, INF_STORE,
-     "no CSIDriver is known"},
+     "no CSIDriver is known", 0},
     {"CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities",
-     NULL, INF_STORE, "no CSIStorageCapacity is known"},
+     NULL, INF_STORE, "no CSIStorageCapacity is known", 0},
     {"VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments", NULL,
-     INF_STORE, "NodeVolumeLimits does not count the volumes attached to a node"},
+     INF_STORE, "NodeVolumeLimits does not count the volumes attached to a node", 0},
     /* Dynamic Resource Allocation (upstream's informers for DynamicResources): optional, a
      * cluster whose API server does not serve resource.k8s.io/v1 has no devices to allocate. */
     {"ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices", NULL,
-     INF_STORE, "no ResourceSlice is known (no devices for Dynamic Resource Allocation)"},
+     INF_STORE, "no ResourceSlice is known (no devices for Dynamic Resource Allocation)", 0},
     {"DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses", NULL, INF_STORE,
-     "no DeviceClass is known"},
+     "no DeviceClass is known", 0},
     {"ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims", NULL,
-     INF_STORE, "no ResourceClaim is known"},
-    /* No DeviceTaintRule informer yet: upstream starts one only with DRADeviceTaintRules, and the
-     * system:kube-scheduler role of a v1.35 or v1.36 API server may not list them (a 403 that an
-     * informer retries forever would hold back the sync). It comes with the plugin and the gate. */
+     INF_STORE, "no ResourceClaim is known", 0},
+    /* upstream v1.37 watches them (DRADeviceTaintRules, GA and on). A v1.35 or v1.36 API server
+     * does not serve them at v1 (404), and its system:kube-scheduler role, without the gate, does
+     * not grant them (403, which would otherwise be retried forever and hold back the sync). */
+    {"DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules", NULL,
+     INF_STORE, "DeviceTaintRules do not taint devices", 1},
 };
 
 _Static_assert(sizeof(k_informers) / sizeof(k_informers[0]) + 1 /* PodGroup */ <=
@@ -829,7 +814,7 @@ static int create_scheduler(ks_apisrc *s, char *err, size_t errlen)
         .plans = o->plans,
         .seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32),
         .source = ks__apisrc_ops(s),
-        .observer = {s, NULL, NULL, obs_preempted},
+        .observer = {s, NULL, NULL, NULL},
         .metrics = &s->m, /* the scheduler fills attempts, durations, queue and framework metrics */
         .victims_leave_on_delete_event = 1, /* the watch reports each victim's deletion */
         .first_release = o->first_release,
@@ -1033,6 +1018,7 @@ static int start_informers(ks_apisrc *s, char *err, size_t errlen)
         in->field_selector = d->type == INF_POD ? k_pod_selector : d->field_selector;
         in->type = d->type;
         in->without = d->without;
+        in->absent_if_forbidden = d->absent_if_forbidden;
         if ((rc = launch_informer(s, in, err, errlen)) != 0)
             return rc;
     }

@@ -33,6 +33,9 @@ typedef struct ks_informer {
      * or the resource (404 on the list) is not an error: the informer counts as synced with
      * no objects, says so once at -v=2, and lists again every KS_ABSENT_RECHECK_MS. */
     const char *without;
+    /* With without: a 403 on the list also counts as not served (said once as a warning), for
+     * a resource the system:kube-scheduler role of an older API server does not grant. */
+    int absent_if_forbidden;
     const char *absent_why; /* set by ks__informer_discover when discovery lacks the group */
     int absent;             /* this informer's thread only: not served now */
     ks_api *api;

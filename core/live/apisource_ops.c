@@ -258,7 +258,22 @@ static void do_failed(ks_apisrc *s, const ks_pod *pod, const char *reason, const
              ks__sym_str(pod->name));
     snprintf(what, sizeof(what), "status patch of pod %s (PodScheduled=False, %s)", pod->key,
              reason);
-    request(s, "PATCH", path, body, "application/strategic-merge-patch+json", what);
+    ks_api *api = ks__apisrc_thread_api(s);
+    ks_api_response resp = {0};
+    int rc = api ? ks__api_request(api, "PATCH", path, body,
+                                   "application/strategic-merge-patch+json", &resp)
+                 : KS_ENOMEM;
+    /* The check above races the next attempt: placed and bound between the check and this
+     * PATCH, the pod is refused a nominatedNodeName (422). Upstream's API dispatcher drops a
+     * queued status patch once the pod's binding is queued; here it was late, nothing lost. */
+    if (rc == KS_EINVAL && ks__cache_has_pod(ks__scheduler_cache(s->sched), pod->uid)) {
+        if (ks__log_enabled(4))
+            ks__log('I', "apisource", "%s refused: the pod was placed since", what);
+    } else if (rc != 0 && rc != KS_API_STOPPED) {
+        ks__log('E', "apisource", "%s failed: PATCH %s: %s", what, path,
+                api ? ks__api_error(api) : "out of memory");
+    }
+    ks__api_response_free(&resp);
     free(body);
 }
 

@@ -47,6 +47,7 @@ ks_dra_features ks_dra_features_default(void)
 
 typedef struct cel_entry {
     char *expr;
+    uint64_t id;          /* unique in the process: the key of the slices' selector memos */
     ks_cel_program *prog; /* NULL: err holds the compile error */
     char err[1024];
     struct cel_entry *next;
@@ -142,6 +143,8 @@ static const cel_entry *cel_get(ks_dra_cel_cache *c, const char *expr)
         pthread_mutex_unlock(&c->mu);
         return NULL;
     }
+    static atomic_uint_fast64_t next_id = 1;
+    e->id = atomic_fetch_add(&next_id, 1);
     ks_cel_error err = {0};
     e->prog = ks_cel_compile(expr, &ks_cel_dra_env, &err);
     if (!e->prog)
@@ -316,6 +319,8 @@ struct actx {
     size_t npools;
     hmap devs;       /* device key -> devstate */
     hmap celdevs;    /* ks_dra_device * -> ks_cel_value * */
+    hmap celents;    /* a selector's expression (its pointer) -> cel_entry *: the shared
+                        cache's lock taken once per selector and call, not per device */
     hmap quantities; /* ks_dra_quantity * -> qinfo * */
     hmap devkeys;    /* ks_dra_device * -> its DeviceID key */
     uint64_t steps;
@@ -1155,14 +1160,63 @@ static void devid_str(const cand *c, char *buf, size_t n)
     snprintf(buf, n, "%s/%s/%s", c->slice->driver, c->slice->pool_name, c->dev->name);
 }
 
+/* The slice's memo of a selector's result on one of its devices (ks_resource_slice.
+ * selector_memo): each word is (entry id << 2) | 2 * match | 1, 0 when free. A selector's value
+ * depends on the device alone (its driver, attributes, capacities), so one evaluation serves
+ * every later cycle that meets the device; only successes are kept (an error is evaluated again,
+ * to be reported in upstream's words). -1: not remembered. */
+static int memo_get(const cand *c, uint64_t id)
+{
+    uint64_t *m =
+        atomic_load_explicit(&((ks_resource_slice *)c->slice)->selector_memo, memory_order_acquire);
+    if (!m)
+        return -1;
+    _Atomic uint64_t *w =
+        (_Atomic uint64_t *)&m[(size_t)(c->dev - c->slice->devices) * KS_DRA_SELECTOR_MEMO];
+    for (int i = 0; i < KS_DRA_SELECTOR_MEMO; i++) {
+        uint64_t v = atomic_load_explicit(&w[i], memory_order_relaxed);
+        if (v == 0)
+            return -1;
+        if (v >> 2 == id)
+            return (int)((v >> 1) & 1);
+    }
+    return -1;
+}
+
+static void memo_put(const cand *c, uint64_t id, bool match)
+{
+    ks_resource_slice *sl = (ks_resource_slice *)c->slice;
+    uint64_t *m = atomic_load_explicit(&sl->selector_memo, memory_order_acquire);
+    if (!m) {
+        uint64_t *fresh = calloc((size_t)sl->ndevices * KS_DRA_SELECTOR_MEMO, sizeof(*fresh));
+        if (!fresh)
+            return; /* only a memo */
+        if (atomic_compare_exchange_strong(&sl->selector_memo, &m, fresh))
+            m = fresh;
+        else
+            free(fresh); /* another thread's won; m holds it */
+    }
+    _Atomic uint64_t *w =
+        (_Atomic uint64_t *)&m[(size_t)(c->dev - c->slice->devices) * KS_DRA_SELECTOR_MEMO];
+    uint64_t word = id << 2 | (uint64_t)match << 1 | 1;
+    for (int i = 0; i < KS_DRA_SELECTOR_MEMO; i++) {
+        uint64_t v = 0;
+        if (atomic_compare_exchange_strong(&w[i], &v, word) || v >> 2 == id)
+            return;
+    }
+}
+
 /* selectorsMatch: 1 match, 0 not, -1 error. class NULL: the claim's request selectors. */
 static int selectors_match(actx *a, int claim, const cand *c, const ks_device_class *class,
                            const ks_dra_selector *sels, uint32_t nsels)
 {
     for (uint32_t i = 0; i < nsels; i++) {
-        const cel_entry *e = cel_get(a->in->cel, sels[i].cel_expression);
-        if (!e)
-            longjmp(a->oom, 1);
+        const cel_entry *e = hmap_get(&a->celents, sels[i].cel_expression, 0);
+        if (!e) {
+            if (!(e = cel_get(a->in->cel, sels[i].cel_expression)))
+                longjmp(a->oom, 1);
+            hmap_put(a, &a->celents, sels[i].cel_expression, 0, (void *)e);
+        }
         if (!e->prog) {
             if (class)
                 return fail(a, "class %s: selector #%u: CEL compile error: %s",
@@ -1170,6 +1224,11 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
             return fail(a, "claim %s: selector #%u: CEL compile error: %s", a->claims[claim].kobj,
                         i, e->err);
         }
+        int memo = memo_get(c, e->id);
+        if (memo == 0)
+            return 0;
+        if (memo == 1)
+            continue;
         char msg[600] = "";
         const ks_cel_value *dv = cel_device(a, c, msg, sizeof msg);
         bool match = false;
@@ -1186,6 +1245,8 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
                              ". consider using CEL optional chaining (.? followed by orValue()) "
                              "or guarding the check with has() for optional fields");
                 dv = NULL;
+            } else {
+                memo_put(c, e->id, match);
             }
         }
         if (!dv) {

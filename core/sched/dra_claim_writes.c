@@ -22,8 +22,8 @@
 #include "util/log.h"
 
 #define FINALIZER "resource.kubernetes.io/delete-protection" /* resourceapi.Finalizer */
-#define RETRY_STEPS 5                                       /* retry.DefaultRetry.Steps */
-#define RETRY_SLEEP_NS 10000000L                            /* its Duration, 10 ms */
+#define RETRY_STEPS 5                                        /* retry.DefaultRetry.Steps */
+#define RETRY_SLEEP_NS 10000000L                             /* its Duration, 10 ms */
 #define HTTP_CONFLICT 409
 
 /* The claim as klog.KObj prints it. */
@@ -54,8 +54,8 @@ static int add_finalizer(cJSON *obj)
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     cJSON *fin = cJSON_GetObjectItemCaseSensitive(meta, "finalizers");
     const cJSON *f;
-    cJSON_ArrayForEach(f, fin) if (cJSON_IsString(f) && strcmp(f->valuestring, FINALIZER) == 0)
-        return 0;
+    cJSON_ArrayForEach(f, fin) if (cJSON_IsString(f) &&
+                                   strcmp(f->valuestring, FINALIZER) == 0) return 0;
     if (!cJSON_IsArray(fin)) {
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "finalizers");
         fin = cJSON_AddArrayToObject(meta, "finalizers");

@@ -819,10 +819,17 @@ static ks_code run_post_filter(ks_framework *fw, ks_cycle *cycle, ks_pod *pod,
         r.nominated = KS_SYM_ABSENT;
         ks__status_reset(&s);
         ks_code code;
+        int64_t t0 = fw->metrics ? ks__clock_now_ns() : 0;
         PCALL(fw, cycle, in, KS_EP_POST_FILTER, pod, KS_SYM_ABSENT, code,
               in->desc->post_filter(in->self, cycle, pod, o, &r, &s));
-        if (fw->metrics && in->index == fw->metrics->preemption_inst) /* upstream: in the plugin */
+        if (fw->metrics &&
+            in->index == fw->metrics->preemption_inst) { /* upstream: in the plugin */
             ks__metrics_inc(fw->metrics->m->preemption_attempts_solo);
+            /* its Evaluator times evaluate(); here the whole call (GenericWorkload's family) */
+            ks__metrics_observe(KS_METRICS_WITH(fw->metrics->m->preemption_evaluation_duration,
+                                                "pod", ks__code_label(code)),
+                                ks__seconds_since(t0));
+        }
         current_plugin = NULL;
         if (code != KS_SUCCESS)
             code = check_code(in, KS_EP_POST_FILTER, code, &s);

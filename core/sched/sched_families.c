@@ -5,6 +5,8 @@
  */
 #include "sched/sched_families.h"
 
+#include "sched/features.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -27,6 +29,8 @@ static const char *const profile_result[] = {"profile", "result"};
 static const char *const profile_reason[] = {"profile", "reason"};
 static const char *const profile[] = {"profile"};
 static const char *const hinted_profile[] = {"hinted", "profile"};
+static const char *const preemptor[] = {"preemptor"};
+static const char *const preemptor_result[] = {"preemptor", "result"};
 
 /* A family of ks_sched_metrics: where its pointer goes, and what it is. Histograms have
  * prometheus.ExponentialBuckets(start, factor, count). */
@@ -167,15 +171,49 @@ static const family_def k_families[] = {
      KS_STABILITY_ALPHA, LBL(profile), BKT(0.00001, 2, 12)},
 };
 
+/* GenericWorkload's, registered only with the gate on (upstream metrics.Register). */
+static const family_def k_workload_families[] = {
+    {offsetof(ks_sched_metrics, podgroup_schedule_attempts), KS_METRIC_COUNTER,
+     "scheduler_podgroup_schedule_attempts_total",
+     "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group "
+     "could not be scheduled, while 'error' means an internal scheduler problem.",
+     KS_STABILITY_ALPHA, LBL(result_profile), 0, 0, 0},
+    {offsetof(ks_sched_metrics, podgroup_scheduling_attempt_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_podgroup_scheduling_attempt_duration_seconds",
+     "Pod group scheduling attempt latency in seconds", KS_STABILITY_ALPHA, LBL(result_profile),
+     BKT(0.001, 2, 15)},
+    {offsetof(ks_sched_metrics, podgroup_scheduling_algorithm_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+     "Pod group scheduling algorithm latency in seconds", KS_STABILITY_ALPHA, NULL, 0,
+     BKT(0.001, 2, 15)},
+    {offsetof(ks_sched_metrics, workload_preemption_attempts), KS_METRIC_COUNTER,
+     "scheduler_workload_preemption_attempts_total",
+     "Total preemption attempts initiated by workload (including pod groups) in the cluster till "
+     "now.",
+     KS_STABILITY_ALPHA, LBL(result), 0, 0, 0},
+    {offsetof(ks_sched_metrics, workload_preemption_victims), KS_METRIC_HISTOGRAM,
+     "scheduler_workload_preemption_victims",
+     "Number of pod preemption victims caused by workload preemption.", KS_STABILITY_ALPHA, NULL, 0,
+     BKT(1, 2, 11)},
+    {offsetof(ks_sched_metrics, preemption_workload_disruptions), KS_METRIC_HISTOGRAM,
+     "scheduler_preemption_workload_disruptions",
+     "Number of workload preemption units being preempted. A single preemption unit can be all "
+     "pods in a pod group (in case of DisruptionMode=all), or a single pod (in case of "
+     "DisruptionMode=single).",
+     KS_STABILITY_ALPHA, LBL(preemptor), BKT(1, 2, 11)},
+    {offsetof(ks_sched_metrics, preemption_evaluation_duration), KS_METRIC_HISTOGRAM,
+     "scheduler_preemption_evaluation_duration_seconds",
+     "Duration in seconds for identifying the target preemption victims.", KS_STABILITY_ALPHA,
+     LBL(preemptor_result), BKT(0.001, 2, 16)},
+};
+
 #undef LBL
 #undef BKT
 
-int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out)
+static int register_families(ks_metrics *r, ks_sched_metrics *out, const family_def *defs, size_t n)
 {
-    memset(out, 0, sizeof *out);
-    out->registry = r;
-    for (size_t i = 0; i < sizeof k_families / sizeof k_families[0]; i++) {
-        const family_def *d = &k_families[i];
+    for (size_t i = 0; i < n; i++) {
+        const family_def *d = &defs[i];
         double buckets[KS_METRICS_MAX_BUCKETS];
         if (d->nbuckets)
             ks__metrics_exponential_buckets(d->bucket_start, d->bucket_factor, d->nbuckets,
@@ -192,6 +230,19 @@ int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out)
         if (rc)
             return rc;
     }
+    return 0;
+}
+
+int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    out->registry = r;
+    int rc = register_families(r, out, k_families, sizeof k_families / sizeof k_families[0]);
+    if (rc == 0 && ks__feature_enabled(KS_FEATURE_GENERIC_WORKLOAD))
+        rc = register_families(r, out, k_workload_families,
+                               sizeof k_workload_families / sizeof k_workload_families[0]);
+    if (rc)
+        return rc;
     out->scheduling_algorithm_duration_solo = KS_METRICS_SOLO(out->scheduling_algorithm_duration);
     out->preemption_victims_solo = KS_METRICS_SOLO(out->preemption_victims);
     out->preemption_attempts_solo = KS_METRICS_SOLO(out->preemption_attempts);

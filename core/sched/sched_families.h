@@ -73,11 +73,25 @@ typedef struct ks_sched_metrics {
     ks_metric_family *queue_incoming_entities;   /* counter {queue, event, type} */
     ks_metric_family *pod_scheduled_after_flush; /* counter */
     ks_metric *pod_scheduled_after_flush_solo;
+    /* GenericWorkload's (off by default; upstream registers them only with the gate on, and so
+     * does kubesched: NULL otherwise, and every update of a NULL family does nothing). Not
+     * declared yet: preemption_execution_duration_seconds and preemption_pdb_violations_total
+     * (kubesched's evictions run on the live source's writer thread, which times no preemption
+     * as a whole, and DefaultPreemption reports no PDB violations to the host). */
+    ks_metric_family *podgroup_schedule_attempts;             /* counter {result, profile} */
+    ks_metric_family *podgroup_scheduling_attempt_duration;   /* hist {result, profile}
+                                                                 Exp(0.001,2,15) */
+    ks_metric_family *podgroup_scheduling_algorithm_duration; /* hist Exp(0.001,2,15) */
+    ks_metric_family *workload_preemption_attempts;           /* counter {result} */
+    ks_metric_family *workload_preemption_victims;            /* hist Exp(1,2,11) */
+    ks_metric_family *preemption_workload_disruptions;        /* hist {preemptor} Exp(1,2,11) */
+    ks_metric_family *preemption_evaluation_duration; /* hist {preemptor, result} Exp(0.001,2,16) */
     ks_metrics *registry; /* where they are, and where plugins' counters go (counter_new) */
 } ks_sched_metrics;
 
-/* Register all of the above in r. OUT: *out (pointers owned by r). 0 or the first error of
- * ks__metrics_register (KS_EEXIST if called twice on one registry). */
+/* Register all of the above in r (GenericWorkload's families when the gate is on). OUT: *out
+ * (pointers owned by r). 0 or the first error of ks__metrics_register (KS_EEXIST if called twice on
+ * one registry). */
 int ks__metrics_register_scheduler(ks_metrics *r, ks_sched_metrics *out);
 
 #endif

@@ -703,6 +703,8 @@ static void apply_preemption(sched_cycle *c)
         qp->pod = np;
         ks__nominator_add(s, np);
     }
+    if (s->metrics) /* upstream observeVictims for a pod preemptor */
+        ks__metrics_observe(s->metrics->preemption_victims_solo, (double)r->nvictims);
     if (s->observer.preempted)
         s->observer.preempted(s->observer.ctx, c->seq, qp->pod, r->nominated, r->victims,
                               r->nvictims);
@@ -1192,6 +1194,27 @@ static void evict_for_group(ks_scheduler *s, ks_pod *v, const ks_pod *member,
         s->source.evict(s->source.ctx, v, member, v->node_name);
 }
 
+/* upstream observeVictims for a pod group preemptor: its victims, and how many of the units
+ * they came in were pod groups (candidate.NumPodGroupDisruptions), when there were any. */
+static void observe_group_victims(const ks_sched_metrics *m, const pg_preemption *out,
+                                  const ks__pg_victim *v, size_t nv)
+{
+    ks__metrics_observe(KS_METRICS_SOLO(m->workload_preemption_victims), (double)out->nvictims);
+    size_t groups = 0;
+    for (size_t i = 0; i < nv; i++) {
+        if (!v[i].is_group || v[i].npods == 0)
+            continue;
+        for (size_t k = 0; k < out->nvictims; k++)
+            if (out->victims[k] == v[i].pods[0]) {
+                groups++;
+                break;
+            }
+    }
+    if (groups)
+        ks__metrics_observe(KS_METRICS_WITH(m->preemption_workload_disruptions, "podgroup"),
+                            (double)groups);
+}
+
 /* upstream runWorkloadAwarePreemption and DefaultPreemption's PodGroupPostFilter
  * (PodGroupEvaluator.Preempt): the whole cluster is the domain and the pod group the preemptor.
  * The snapshot is brought up to date with the cache (the reverted algorithm left its last
@@ -1218,6 +1241,8 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
     ks__pg_victim *v = NULL;
     size_t nv = 0;
     const char *why;
+    int64_t start = ks__clock_now_ns();
+    int evaluated = 0; /* upstream PodGroupEvaluator.evaluate ran (it times itself) */
     int rc = ks__cache_update_snapshot(s->cache, s->snap);
     if (rc != 0)
         pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
@@ -1232,7 +1257,7 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
                 "ongoing preemption on nominated nodes");
         free(members);
         return;
-    } else if ((rc = ks__pg_victims_collect(s, s->snap, priority, &v, &nv)) != 0)
+    } else if ((evaluated = 1, rc = ks__pg_victims_collect(s, s->snap, priority, &v, &nv)) != 0)
         pg_fail(out, KS_ERROR, "pod group preemption: %s", ks__strerror(rc));
     else if (nv == 0)
         pg_fail(out, KS_UNSCHEDULABLE_AND_UNRESOLVABLE, "pod group preemption: %s",
@@ -1243,6 +1268,12 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
         s->snap_frozen = 0;
         s->snap->list_dirty = 1; /* the restore: rebuilt from the cache at the next update */
     }
+    if (evaluated && s->metrics)
+        ks__metrics_observe(KS_METRICS_WITH(s->metrics->preemption_evaluation_duration, "podgroup",
+                                            ks__code_label(out->code)),
+                            ks__seconds_since(start));
+    if (out->code == KS_SUCCESS && s->metrics) /* upstream observeVictims */
+        observe_group_victims(s->metrics, out, v, nv);
     ks__pg_victims_free(v, nv);
     if (out->code == KS_SUCCESS) {
         if (ks__log_enabled(2))
@@ -1268,9 +1299,28 @@ static void pod_group_preempt(ks_scheduler *s, ks_framework *fw, const ks__pg_cy
  * with "pod group is unschedulable, " and PlacementFeasible's message (and the preemption's,
  * after ", "), the others with their own. The PodGroup's PodGroupInitiallyScheduled condition
  * tells which. */
+/* upstream podGroupCycle's metrics: the attempt by its result (scheduled, unschedulable,
+ * waiting_on_preemption, error) and its duration since the cycle began. */
+static void pod_group_attempt_metrics(ks_scheduler *s, ks_framework *fw, ks_code code, int waiting,
+                                      int64_t start)
+{
+    if (!s->metrics)
+        return;
+    const char *result = code == KS_SUCCESS ? KS_METRICS_RESULT_SCHEDULED
+                         : code == KS_ERROR ? KS_METRICS_RESULT_ERROR
+                         : waiting          ? "waiting_on_preemption"
+                                            : KS_METRICS_RESULT_UNSCHEDULABLE;
+    ks__metrics_inc(
+        KS_METRICS_WITH(s->metrics->podgroup_schedule_attempts, result, fw->profile_name));
+    ks__metrics_observe(
+        KS_METRICS_WITH(s->metrics->podgroup_scheduling_attempt_duration, result, fw->profile_name),
+        ks__seconds_since(start));
+}
+
 static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp,
                             const ks__pg_cycle_group *g)
 {
+    int64_t start = ks__clock_now_ns();
     ks_queued_pod **sib = NULL;
     int scheduled = 0;
     size_t nsib = ks__podgroup_take_siblings(s, g, qp, &sib, &scheduled);
@@ -1307,6 +1357,9 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
     int scheduled0 = scheduled;
     group_result r;
     group_algorithm(fw, g, cs, ok, m, scheduled, &r);
+    if (s->metrics)
+        ks__metrics_observe(KS_METRICS_SOLO(s->metrics->podgroup_scheduling_algorithm_duration),
+                            ks__seconds_since(start));
     int waiting = 0; /* upstream waitingOnPreemption */
     if (r.code == KS_SUCCESS) {
         for (size_t i = 0; i < m; i++) {
@@ -1335,6 +1388,9 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
          * then applyPodGroupPostFilterResult */
         if (r.code == KS_UNSCHEDULABLE) {
             pod_group_preempt(s, fw, g, cs, m, scheduled0, &pre);
+            if (s->metrics && pod_group_post_filter_enabled(fw)) /* DefaultPreemption counts */
+                ks__metrics_inc(KS_METRICS_WITH(s->metrics->workload_preemption_attempts,
+                                                ks__code_label(pre.code)));
             if (pre.code == KS_SUCCESS)
                 waiting = 1;
             if (pre.code == KS_ERROR) {
@@ -1375,6 +1431,7 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
         ks__podgroup_set_condition(s, g, 0, r.code == KS_ERROR ? "SchedulerError" : "Unschedulable",
                                    r.code == KS_ERROR ? r.emsg : r.gmsg);
     }
+    pod_group_attempt_metrics(s, fw, r.code, waiting, start);
     for (size_t i = 0; i < m; i++) {
         cycle_release(&cs[i]);
         ks__pod_unref(cs[i].replaced);

@@ -556,7 +556,7 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod)
     return rc;
 }
 
-int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int spec_changed)
+int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int changed)
 {
     ks__pod_index_remove(&s->pod_index, old_pod); /* its labels may have changed */
     ks__pod_index_add(&s->pod_index, new_pod);
@@ -601,13 +601,13 @@ int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_po
         /* Its binding cycle owns it (upstream skips the queue), but a binding failure requeues
          * the latest object (upstream handleSchedulingFailure takes the informer's copy), not the
          * one assumed: keep the change for that. */
-        if (spec_changed)
+        if (changed)
             ks__queue_update_in_flight(s->queue, new_pod);
         return 0;
     }
     int rc = 0;
-    ks_pod *held = spec_changed ? NULL : ks__queue_get_pod(s->queue, new_pod->uid);
-    if (spec_changed)
+    ks_pod *held = changed ? NULL : ks__queue_get_pod(s->queue, new_pod->uid);
+    if (changed)
         rc = ks__queue_update(s->queue, new_pod);
     else if (!held) /* ignored when it came (no profile of its name), until a reload added one */
         rc = ks__queue_add(s->queue, new_pod);

@@ -190,11 +190,11 @@ int ks__scheduler_on_pod_delete(ks_scheduler *s, ks_pod *pod);
  * and confirmed, or by someone else): the pod leaves the queue and the nominator, and enters the
  * cache (confirming an assumed pod), an AssignedPod add event. Unassigned -> unassigned: ignored
  * when not ours or assumed (the binding cycle owns it; its change is recorded for a failed
- * binding's requeue); else ks__queue_update when spec_changed (the TargetPod events of the change
- * go to the pod's own rejectors' hints); a nominatedNodeName that was set and changed moves pods
+ * binding's requeue); else ks__queue_update when changed (a new resourceVersion, status-only
+ * changes included, as upstream v1.37: the TargetPod events of the change go to the pod's own
+ * rejectors' hints); a nominatedNodeName that was set and changed moves pods
  * as an AssignedPod delete of the old object. Takes references. */
-int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod,
-                                int spec_changed);
+int ks__scheduler_on_pod_update(ks_scheduler *s, ks_pod *old_pod, ks_pod *new_pod, int changed);
 /* upstream PodSchedulingPropertiesChange (v1.37): the KS_ACT_UPDATE_POD_* bits a pod update
  * carries (0: none of those; upstream then sends the generic Update). The event list, in
  * upstream's order: ks__pod_change_events (queue.h). */

@@ -48,14 +48,18 @@ size_t ks__scheduler_on_dra_change(ks_scheduler *s, ks_dra_change *chg, char *la
     size_t moved = 0;
     if (label)
         label[0] = '\0';
-    if (any && any->kind != KS_DK_DEVICE_TAINT_RULE) {
+    if (any) {
         ks_event_info ev = {0};
-        ev.event.resource = any->kind == KS_DK_RESOURCE_CLAIM   ? KS_RES_RESOURCE_CLAIM
-                            : any->kind == KS_DK_RESOURCE_SLICE ? KS_RES_RESOURCE_SLICE
-                                                                : KS_RES_DEVICE_CLASS;
+        ev.event.resource = any->kind == KS_DK_RESOURCE_CLAIM ? KS_RES_RESOURCE_CLAIM
+                            : any->kind == KS_DK_DEVICE_CLASS ? KS_RES_DEVICE_CLASS
+                                                              : KS_RES_RESOURCE_SLICE;
         ev.event.actions = !chg->old_obj   ? KS_ACT_ADD
                            : !chg->new_obj ? KS_ACT_DELETE
                                            : KS_ACT_UPDATE_ANY;
+        /* A DeviceTaintRule is no event of its own: upstream's slice tracker applies it to the
+         * slices and reports those as updated (the taints they show changed). */
+        if (any->kind == KS_DK_DEVICE_TAINT_RULE)
+            ev.event.actions = KS_ACT_UPDATE_ANY;
         if (any->kind == KS_DK_RESOURCE_CLAIM) {
             ev.old_obj = chg->old_obj;
             ev.new_obj = chg->new_obj;

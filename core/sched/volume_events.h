@@ -20,7 +20,8 @@ size_t ks__scheduler_on_volume_change(ks_scheduler *s, ks_store_change *chg, cha
 
 /* The same for a DRA kind's change (ks__store_apply_dra): {ResourceClaim / ResourceSlice /
  * DeviceClass, Add / Update / Delete}; a claim's hint gets the claims in old_obj / new_obj (the
- * other kinds: NULL). A DeviceTaintRule's change is no event (upstream registers none). Releases
+ * other kinds: NULL). A DeviceTaintRule's change is a ResourceSlice Update (upstream's slice
+ * tracker reports the slices it taints as updated). Releases
  * chg's references. Writes the event's label ("resource.k8s.io/ResourceClaimUpdate"; "" for no
  * event) to label (64 bytes) when label is not NULL. Returns the pods moved. */
 size_t ks__scheduler_on_dra_change(ks_scheduler *s, ks_dra_change *chg, char *label);

@@ -21,6 +21,12 @@
  *               at once as upstream's assume cache does), to the in-memory cluster in
  *               `kubesched simulate` (core/sched/dra_claim_writes.c, dra_manager.c).
  *
+ *               With binding conditions (DRADeviceBindingConditions, on in v1.37) PreBind then
+ *               waits, polling every 5 s up to bindingTimeout (600s), until the driver reports
+ *               the devices' conditions true in status.devices; Filter treats an allocated
+ *               claim whose binding failed or timed out as unavailable (PostFilter may then
+ *               deallocate it).
+ *
  * Extended resources backed by DRA (DRAExtendedResource, extendeddynamicresources.go): a pod
  * that requests an extended resource a DeviceClass maps gets a special claim, found from an
  * earlier cycle or made in memory ("<extended-resources>") in PreFilter; Filter gives each node
@@ -31,8 +37,9 @@
  * In live mode the claim is POSTed (generateName) and deleted through the API server.
  *
  * Messages and codes are upstream's word for word (statusUnschedulable is
- * UnschedulableAndUnresolvable there). Not ported: device binding conditions (PreBind's wait,
- * Filter's readiness check), PodGroup-owned claims.
+ * UnschedulableAndUnresolvable there). Not ported: the binding-conditions metric families,
+ * PodGroup-owned claims, binding conditions of the devices of the claim for extended resources
+ * (PreBind waits for the user's claims' only).
  *
  * Threads: PreEnqueue on the event thread; Filter and Score on the workers (the state's mutex
  * guards its per-node results and unavailable claims); the rest on the scheduling thread, PreBind
@@ -55,7 +62,8 @@
 #define UU KS_UNSCHEDULABLE_AND_UNRESOLVABLE
 
 typedef struct dra_plugin {
-    int64_t filter_timeout_ns; /* 0: none */
+    int64_t filter_timeout_ns;  /* 0: none */
+    int64_t binding_timeout_ns; /* bindingTimeout (binding conditions) */
     ks_sym metadata_name;
 } dra_plugin;
 
@@ -179,6 +187,10 @@ static void *dra_create(const ks_args *args, ks_error *err)
     const char *ft = ks_h_args_str(args, "filterTimeout");
     int64_t ns = parse_duration(ft ? ft : "10s");
     pl->filter_timeout_ns = ns > 0 ? ns : 0;
+    /* DynamicResourcesBindingTimeoutDefault: 600s (the config's defaulting writes "10m0s"). */
+    const char *bt = ks_h_args_str(args, "bindingTimeout");
+    ns = parse_duration(bt ? bt : "10m0s");
+    pl->binding_timeout_ns = ns > 0 ? ns : 600 * 1000000000LL;
     pl->metadata_name = ks_intern("metadata.name");
     return pl;
 }
@@ -577,6 +589,101 @@ static int64_t monotonic_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* ---- binding conditions (DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, on in
+ * v1.37): a device whose slice lists bindingConditions is bound only once its driver reports
+ * them true in the claim's status.devices ---------------------------------------------------- */
+
+typedef enum { BC_READY, BC_PENDING, BC_FAILED } bc_state;
+
+static uint32_t binding_devices(const ks_resource_claim_view *v, const ks_dra_binding_device **out)
+{
+    if (v->size <= offsetof(ks_resource_claim_view, nbinding_devices)) { /* a host before 1.11 */
+        *out = NULL;
+        return 0;
+    }
+    *out = v->binding_devices;
+    return v->nbinding_devices;
+}
+
+/* apimeta.FindStatusCondition */
+static const ks_dra_device_condition *find_condition(const ks_dra_binding_device *b,
+                                                     const char *type)
+{
+    for (uint32_t i = 0; i < b->nstatus_conditions; i++)
+        if (strcmp(b->status_conditions[i].type, type) == 0)
+            return &b->status_conditions[i];
+    return NULL;
+}
+
+static int condition_true(const ks_dra_binding_device *b, const char *type)
+{
+    const ks_dra_device_condition *c = find_condition(b, type);
+    return c && strcmp(c->status, "True") == 0;
+}
+
+/* Go's %q of s (the characters a condition message has: quotes, backslashes, controls). */
+static void quote(char *out, size_t n, const char *s)
+{
+    size_t o = 0;
+    if (n < 3)
+        return;
+    out[o++] = '"';
+    for (; *s && o + 5 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            out[o++] = '\\';
+            out[o++] = (char)ch;
+        } else if (ch == '\n' || ch == '\t' || ch == '\r') {
+            out[o++] = '\\';
+            out[o++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : 'r';
+        } else if (ch < 0x20) {
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+}
+
+/* isClaimReadyForBinding: ready when every binding condition of every device is true and no
+ * failure condition is; BC_FAILED with upstream's error in err when one is. */
+static bc_state claim_binding_state(const ks_resource_claim_view *v, char *err, size_t errlen)
+{
+    const ks_dra_binding_device *bd;
+    uint32_t n = binding_devices(v, &bd);
+    if (!v->allocated)
+        return BC_PENDING;
+    for (uint32_t i = 0; i < n; i++) {
+        const ks_dra_binding_device *b = &bd[i];
+        if (!b->has_status)
+            return BC_PENDING;
+        for (uint32_t k = 0; k < b->nfailure_conditions; k++) {
+            const ks_dra_device_condition *c = find_condition(b, b->failure_conditions[k]);
+            if (c && strcmp(c->status, "True") == 0) {
+                char q[600];
+                quote(q, sizeof(q), c->message);
+                snprintf(err, errlen, "device binding failed: claim=%s, reason=%s, message=%s",
+                         symstr(v->name), c->reason, q);
+                return BC_FAILED;
+            }
+        }
+        for (uint32_t k = 0; k < b->nconditions; k++)
+            if (!condition_true(b, b->conditions[k]))
+                return BC_PENDING;
+    }
+    return BC_READY;
+}
+
+/* isClaimTimeout: allocated with binding conditions longer than bindingTimeout ago. */
+static int claim_binding_timed_out(const ks_resource_claim_view *v, int64_t timeout_ns)
+{
+    const ks_dra_binding_device *bd;
+    if (!v->allocated || binding_devices(v, &bd) == 0 || v->allocation_unix == 0)
+        return 0;
+    return (int64_t)time(NULL) > v->allocation_unix + timeout_ns / 1000000000LL;
+}
+
 static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const ks_node_info *ni,
                           ks_status *st)
 {
@@ -607,6 +714,14 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
                 unavailable[nunavailable++] = i;
             continue;
         }
+        /* An allocated claim whose binding failed, or has waited past bindingTimeout: PostFilter
+         * may deallocate it, so that other devices are tried. */
+        char err[700];
+        bc_state bs = v->allocated ? claim_binding_state(v, err, sizeof(err)) : BC_READY;
+        if ((bs == BC_FAILED ||
+             (bs == BC_PENDING && claim_binding_timed_out(v, pl->binding_timeout_ns))) &&
+            nunavailable < sizeof(unavailable) / sizeof(unavailable[0]))
+            unavailable[nunavailable++] = i;
     }
     ks_dra_allocation *alloc = NULL;
     /* The claims to allocate, the node's variant of the special claim last. (A pod whose
@@ -868,11 +983,93 @@ static ks_code dra_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod
     return s->nclaims == 0 && !s->ext_claim ? KS_SKIP : KS_SUCCESS;
 }
 
+/* isPodReadyForBinding over the claims as the store has them now: 1 ready, 0 pending, -1 with
+ * the error (a failure condition, or a claim past bindingTimeout) in err. */
+static int pod_ready_for_binding(const dra_plugin *pl, ks_cycle *cycle, const dra_state *s,
+                                 char *err, size_t errlen)
+{
+    for (size_t i = 0; i < s->nclaims; i++) {
+        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(s->claims[i]);
+        const ks_resource_claim *now = ks_resource_claim_get(cycle, v0->ns, symstr(v0->name));
+        if (!now) {
+            snprintf(err, errlen, "resourceclaim.resource.k8s.io \"%s\" not found",
+                     symstr(v0->name));
+            return -1;
+        }
+        const ks_resource_claim_view *v = ks_resource_claim_view_of(now);
+        bc_state bs = claim_binding_state(v, err, errlen);
+        int timed_out = bs == BC_PENDING && claim_binding_timed_out(v, pl->binding_timeout_ns);
+        if (timed_out)
+            snprintf(err, errlen, "device binding timeout: claim=%s", symstr(v->name));
+        ks_resource_claim_release(now);
+        if (bs == BC_FAILED || timed_out)
+            return -1;
+        if (bs == BC_PENDING)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether a claim of the pod, as PreBind left it, has a device with binding conditions
+ * (hasBindingConditions). */
+static int pod_has_binding_conditions(ks_cycle *cycle, const dra_state *s)
+{
+    int has = 0;
+    for (size_t i = 0; i < s->nclaims && !has; i++) {
+        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(s->claims[i]);
+        const ks_resource_claim *now = ks_resource_claim_get(cycle, v0->ns, symstr(v0->name));
+        const ks_dra_binding_device *bd;
+        has = now && binding_devices(ks_resource_claim_view_of(now), &bd) > 0;
+        ks_resource_claim_release(now);
+    }
+    return has;
+}
+
+/* PreBind's wait for binding conditions: wait.PollUntilContextTimeout(5s, bindingTimeout,
+ * immediate), after a BindingConditionsPending event. In `simulate` nothing changes the
+ * in-memory cluster while it waits: one that is not ready at once ends as the wait would. */
+static ks_code wait_binding_conditions(const dra_plugin *pl, ks_cycle *cycle, const ks_pod *pod,
+                                       ks_sym node, const dra_state *s, ks_status *st)
+{
+    char note[512], err[800];
+    snprintf(note, sizeof(note), "waiting for binding conditions for device on node %s",
+             symstr(node));
+    if (KS_HOST_HAS(pod_event))
+        ks_pod_event(cycle, pod, "Normal", "BindingConditionsPending", note);
+    int simulated = (ks_source_flags(cycle) & KS_SOURCE_SIMULATED) != 0;
+    int64_t deadline = monotonic_ns() + pl->binding_timeout_ns;
+    for (;;) {
+        int r = pod_ready_for_binding(pl, cycle, s, err, sizeof(err));
+        if (r > 0)
+            return KS_SUCCESS;
+        if (r < 0) {
+            ks_status_reason(st, err);
+            return KS_ERROR;
+        }
+        int64_t left = deadline - monotonic_ns();
+        if (simulated || left <= 0) {
+            ks_status_reason(st, "device binding timeout: context deadline exceeded");
+            return KS_ERROR;
+        }
+        int slept = ks_binding_sleep(cycle, left < 5000000000LL ? left : 5000000000LL);
+        if (slept == KS_ENOTFOUND) {
+            ks_status_reasonf(st, "pod \"%s\" not found", symstr(ks_pod_name(pod)));
+            return KS_ERROR;
+        }
+        if (slept != 0) {
+            ks_status_reason(st, "context canceled");
+            return KS_ERROR;
+        }
+    }
+}
+
+static ks_code extended_pre_bind(ks_cycle *cycle, const ks_pod *pod, dra_state *s,
+                                 const dra_ext_variant *ext, ks_status *st);
+
 static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                             ks_status *st)
 {
-    (void)self;
-    (void)node;
+    dra_plugin *pl = self;
     dra_state *s = state_or_error(cycle, st);
     if (!s)
         return KS_ERROR;
@@ -898,8 +1095,18 @@ static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_s
      * created with a generated name, then bound as a user claim, then named in the pod's
      * status. */
     const dra_ext_variant *ext = s->reserved_ext;
-    if (!s->ext_claim || !ext)
-        return KS_SUCCESS;
+    if (s->ext_claim && ext && extended_pre_bind(cycle, pod, s, ext, st) != KS_SUCCESS)
+        return KS_ERROR;
+    if (s->nclaims == 0 || !pod_has_binding_conditions(cycle, s))
+        return KS_SUCCESS; /* nothing to wait for: the pod is bound now */
+    return wait_binding_conditions(pl, cycle, pod, node, s, st);
+}
+
+/* bindClaim for the claim of the pod's extended resources (isExtendedResourceClaim): created
+ * with a generated name, then bound as a user claim, then named in the pod's status. */
+static ks_code extended_pre_bind(ks_cycle *cycle, const ks_pod *pod, dra_state *s,
+                                 const dra_ext_variant *ext, ks_status *st)
+{
     if (!s->ext_real) {
         const ks_resource_claim *created = NULL;
         if (ks_dra_extended_claim_create(cycle, pod, ext->claim, &created, st) != KS_SUCCESS) {

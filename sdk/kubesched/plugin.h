@@ -1077,6 +1077,22 @@ typedef struct ks_dra_request_view {
     const char *const *subrequest_names;
     const char *const *subrequest_classes;
 } ks_dra_request_view;
+/* ABI 1.11: one condition of status.devices[].conditions (a metav1.Condition). */
+typedef struct ks_dra_device_condition {
+    const char *type, *status, *reason, *message; /* "" when absent */
+} ks_dra_device_condition;
+/* ABI 1.11: an allocated device (status.allocation.devices.results) that has binding conditions
+ * (DRADeviceBindingConditions), with what status.devices says of it (the entry of the same
+ * driver, pool and device). Borrowed(claim). */
+typedef struct ks_dra_binding_device {
+    const char *driver, *pool, *device;
+    uint32_t nconditions, nfailure_conditions;
+    const char *const *conditions;         /* bindingConditions */
+    const char *const *failure_conditions; /* bindingFailureConditions */
+    int32_t has_status;                    /* status.devices has the device */
+    uint32_t nstatus_conditions;
+    const ks_dra_device_condition *status_conditions;
+} ks_dra_binding_device;
 /* What the scheduler reads of a ResourceClaim. Borrowed(claim); grows at its end. */
 typedef struct ks_resource_claim_view {
     uint32_t size; /* sizeof(ks_resource_claim_view) of the host */
@@ -1093,6 +1109,10 @@ typedef struct ks_resource_claim_view {
     uint32_t nalloc_terms;
     const ks_node_selector_term *alloc_terms;
     const char *json; /* the whole object as compact JSON */
+    /* --- ABI 1.11 (size > offsetof(ks_resource_claim_view, nbinding_devices)) --- */
+    uint32_t nbinding_devices; /* the allocated devices with binding conditions */
+    const ks_dra_binding_device *binding_devices;
+    int64_t allocation_unix; /* status.allocation.allocationTimestamp, Unix seconds; 0: absent */
 } ks_resource_claim_view;
 /* One allocated device (DeviceRequestAllocationResult), borrowed from its ks_dra_allocation. */
 typedef struct ks_dra_device_result {

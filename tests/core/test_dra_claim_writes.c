@@ -109,9 +109,11 @@ static void message(ks_status *s, char *out, size_t n) { ks__status_message(s, o
 Test(dra_claim_writes, reserves_an_allocated_claim_with_one_status_update)
 {
     const ks_resource_claim *c = file_claim(CLAIM("5", FIN, ALLOCATED));
-    script s = {.n = 1, .body = {CLAIM("6", FIN, ALLOCATED ",\"reservedFor\":[{\"resource\":"
-                                                           "\"pods\",\"name\":\"p\",\"uid\":"
-                                                           "\"uid-p\"}]")}};
+    script s = {.n = 1,
+                .body = {CLAIM("6", FIN,
+                               ALLOCATED ",\"reservedFor\":[{\"resource\":"
+                                         "\"pods\",\"name\":\"p\",\"uid\":"
+                                         "\"uid-p\"}]")}};
     ks_dra_claim_io io = {fake_request, &s};
     ks_dra_change chg = {0};
     ks_status stt;

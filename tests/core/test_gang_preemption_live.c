@@ -22,7 +22,9 @@
 #include "sched/cache.h"
 #include "sched/features.h"
 #include "sched/host_api.h"
+#include "sched/sched_families.h"
 #include "sched/scheduler.h"
+#include "util/metrics.h"
 
 static struct {
     ks_config *cfg;
@@ -34,6 +36,8 @@ static struct {
     char victims[256], uid[64], member[64];
     char messages[4][512], nominated[4][64], failed_pod[4][64];
     pthread_mutex_t mu;
+    ks_metrics *r; /* GenericWorkload's families are registered: the gate is on */
+    ks_sched_metrics m;
 } W;
 
 static ks_code source_bind(void *ctx, const ks_pod *pod, ks_sym node, ks_status *st)
@@ -102,7 +106,10 @@ static void setup(void)
     W.reg = th_registry_new();
     cr_assert_eq(ks__config_default(W.reg, &W.cfg, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(ks__config_plan(W.cfg, W.reg, &W.plans, err, sizeof(err)), 0, "%s", err);
-    ks_scheduler_opts o = {.cfg = W.cfg,
+    W.r = ks__metrics_create();
+    cr_assert_eq(ks__metrics_register_scheduler(W.r, &W.m), 0);
+    ks_scheduler_opts o = {.metrics = &W.m,
+                           .cfg = W.cfg,
                            .plans = W.plans,
                            .seed = 1,
                            .binding_workers = 2,
@@ -121,7 +128,15 @@ static void teardown(void)
     ks__config_plans_free(W.plans, W.cfg->nprofiles);
     ks__config_free(W.cfg);
     ks__registry_free(W.reg);
+    ks__metrics_destroy(W.r);
     pthread_mutex_destroy(&W.mu);
+}
+
+/* A pod group attempt's count by result, for the default profile. */
+static double group_attempts(const char *result)
+{
+    return ks__metrics_value(
+        KS_METRICS_WITH(W.m.podgroup_schedule_attempts, result, "default-scheduler"));
 }
 
 TestSuite(gang_preemption_live, .init = setup, .fini = teardown);
@@ -223,6 +238,24 @@ Test(gang_preemption_live, the_gang_evicts_as_a_podgroup_and_is_bound_once_the_v
     cr_expect_eq(W.reports, 1, "one preemption, observed once");
     cr_expect_eq(W.reported_victims, 2);
     cr_expect_eq(W.nominations, 1, "the other member's nomination");
+    /* GenericWorkload's metrics, as upstream's podGroupCycle and executor record them */
+    cr_expect_eq(group_attempts("waiting_on_preemption"), 1);
+    cr_expect_eq(group_attempts("unschedulable"), 0);
+    cr_expect_eq(ks__metrics_count(KS_METRICS_WITH(W.m.podgroup_scheduling_attempt_duration,
+                                                   "waiting_on_preemption", "default-scheduler")),
+                 1);
+    cr_expect_eq(ks__metrics_count(KS_METRICS_SOLO(W.m.podgroup_scheduling_algorithm_duration)), 1);
+    cr_expect_eq(ks__metrics_value(KS_METRICS_WITH(W.m.workload_preemption_attempts, "Success")),
+                 1);
+    cr_expect_eq(ks__metrics_count(KS_METRICS_SOLO(W.m.workload_preemption_victims)), 1);
+    cr_expect_eq(ks__metrics_sum(KS_METRICS_SOLO(W.m.workload_preemption_victims)), 2);
+    cr_expect_eq(ks__metrics_count(W.m.preemption_victims_solo), 0, "not a pod's preemption");
+    cr_expect_eq(ks__metrics_count(
+                     KS_METRICS_WITH(W.m.preemption_evaluation_duration, "podgroup", "Success")),
+                 1);
+    cr_expect_eq(
+        ks__metrics_count(KS_METRICS_WITH(W.m.preemption_workload_disruptions, "podgroup")), 0,
+        "the victims are single pods, no pod group is disrupted");
 
     /* the deletions arrive: the gang moves and is bound whole, with no second preemption */
     cr_assert_eq(ks__scheduler_on_pod_delete(W.s, low1), 0);
@@ -236,6 +269,7 @@ Test(gang_preemption_live, the_gang_evicts_as_a_podgroup_and_is_bound_once_the_v
     }
     cr_expect_eq(W.binds, 2, "both members bound");
     cr_expect_eq(W.group_evictions, 2, "no second preemption");
+    cr_expect_eq(group_attempts("scheduled"), 1);
     cr_expect_eq(node_cpu("n1"), 800);
     cr_expect_eq(node_cpu("n2"), 800);
     ks__pod_unref(low1);

@@ -582,3 +582,89 @@ Test(informer, required_resource_404_is_an_error_and_not_synced, .init = setup, 
     cr_expect(!W.nodes.absent);
     cr_expect(strncmp(l.srv.target[0], "/api/v1/nodes?", 14) == 0, "%s", l.srv.target[0]);
 }
+
+/* --- Dynamic Resource Allocation ------------------------------------------------------------ */
+
+#define CLAIM(rv, status)                                                                          \
+    "{\"kind\":\"ResourceClaim\",\"apiVersion\":\"resource.k8s.io/v1\",\"metadata\":{\"name\":"    \
+    "\"c\",\"namespace\":\"default\",\"uid\":\"claim-uid\",\"resourceVersion\":\"" rv "\"},"       \
+    "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":"       \
+    "\"gpu\"}}]}},\"status\":{" status "}}"
+#define ALLOCATED                                                                                  \
+    "\"allocation\":{\"devices\":{\"results\":[{\"request\":\"r\",\"driver\":\"d\",\"pool\":"      \
+    "\"p\",\"device\":\"x\"}]}}"
+
+static int claim_allocated(const char *rv)
+{
+    const ks_resource_claim *c = ks__dra_claim(
+        ks__store_draobj(ks__scheduler_store(W.src.sched), KS_DK_RESOURCE_CLAIM, "default/c"));
+    cr_assert_not_null(c);
+    cr_expect_str_eq(c->h.resource_version, rv);
+    int allocated = c->allocated;
+    ks__draobj_unref((ks__draobj *)&c->h);
+    return allocated;
+}
+
+/* The claim watch files claims as upstream's assume cache: PreBind's answer (rv 7) filed first,
+ * the watch's copy of what that write replaced (rv 6) does not take it back; a newer one does. */
+Test(informer, claim_watch_copies_no_newer_than_the_store_are_ignored, .init = setup,
+     .fini = teardown)
+{
+    ks_informer claims = {0};
+    informer_init(&claims, "ResourceClaim", "/apis/resource.k8s.io/v1/resourceclaims", INF_STORE);
+    claims.api_version = "resource.k8s.io/v1";
+    cr_assert_eq(ks__informer_event(&claims, "ADDED", json(CLAIM("5", ))), 0);
+    cr_expect_eq(claim_allocated("5"), 0);
+    char err[256];
+    cJSON *answer = json(CLAIM("7", ALLOCATED));
+    ks_dra_change chg;
+    cr_assert_eq(
+        ks__store_assume_dra(ks__scheduler_store(W.src.sched), answer, &chg, err, sizeof(err)), 0,
+        "%s", err);
+    ks__draobj_unref(chg.old_obj);
+    ks__draobj_unref(chg.new_obj);
+    cJSON_Delete(answer);
+    cr_assert_eq(ks__informer_event(&claims, "MODIFIED", json(CLAIM("6", ))), 0);
+    cr_expect_eq(claim_allocated("7"), 1, "the older watch copy did not take the allocation back");
+    cr_assert_eq(ks__informer_event(&claims, "MODIFIED", json(CLAIM("8", ))), 0);
+    cr_expect_eq(claim_allocated("8"), 0, "a newer one is filed");
+    cr_assert_eq(ks__informer_event(&claims, "DELETED", json(CLAIM("9", ))), 0);
+    cr_expect_null(
+        ks__store_draobj(ks__scheduler_store(W.src.sched), KS_DK_RESOURCE_CLAIM, "default/c"));
+    ks__informer_clear(&claims);
+    ks__strmap_destroy(&claims.known);
+}
+
+#define FORBIDDEN_STATUS                                                                           \
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":"               \
+    "\"devicetaintrules.resource.k8s.io is forbidden: User \\\"system:kube-scheduler\\\" cannot "  \
+    "list resource \\\"devicetaintrules\\\"\",\"reason\":\"Forbidden\",\"code\":403}"
+#define GROUPS_WITH_RESOURCE                                                                       \
+    "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"resource.k8s.io\","  \
+    "\"versions\":[{\"groupVersion\":\"resource.k8s.io/v1\",\"version\":\"v1\"}]}]}"
+
+/* DeviceTaintRules, which the role of a v1.35 or v1.36 API server does not grant: a 403 on the
+ * list leaves kubesched without them (synced, said once as a warning), not retrying forever. */
+Test(informer, devicetaintrule_403_is_absent_and_said_once, .init = setup, .fini = teardown)
+{
+    ks_informer rules = {0};
+    informer_init(&rules, "DeviceTaintRule", "/apis/resource.k8s.io/v1/devicetaintrules",
+                  INF_STORE);
+    rules.api_version = "resource.k8s.io/v1";
+    rules.without = "DeviceTaintRules do not taint devices";
+    rules.absent_if_forbidden = 1;
+    live_inf l = {
+        .srv = {.n = 2, .status = {200, 403}, .body = {GROUPS_WITH_RESOURCE, FORBIDDEN_STATUS}}};
+    live_start(&l, &rules);
+    int synced = live_wait(&l, is_synced);
+    live_stop(&l);
+    cr_expect(synced);
+    cr_expect(rules.absent);
+    const char *log = log_text();
+    cr_expect_eq(count_of(log, "DeviceTaintRule informer: GET /apis/resource.k8s.io/v1/"
+                               "devicetaintrules"),
+                 1, "%s", log);
+    cr_expect(strstr(log, "without it DeviceTaintRules do not taint devices"), "%s", log);
+    ks__informer_clear(&rules);
+    ks__strmap_destroy(&rules.known);
+}

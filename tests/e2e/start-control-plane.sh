@@ -3,7 +3,7 @@
 # etcd + kube-apiserver (RBAC, no admission ServiceAccount, no inflight limits, no APF, no
 # endpoint reconciler: since v1.37 it refuses a loopback --advertise-address), and
 # with --with-scheduler the upstream kube-scheduler as default-scheduler. No kubelet and no
-# controller-manager: Nodes are plain objects that tests create. Admission TaintNodesByCondition
+# controller-manager unless asked for: Nodes are plain objects that tests create. Admission TaintNodesByCondition
 # is off: it taints every new Node node.kubernetes.io/not-ready:NoSchedule, and with no node
 # lifecycle controller nothing would ever remove that taint.
 #
@@ -24,6 +24,12 @@
 #                     controller (persistentvolume-binder: binds claims, asks external
 #                     provisioners; leader election off, as system:kube-controller-manager;
 #                     build it with build-control-plane.sh kube-controller-manager)
+#   --with-resourceclaim-controller  also start kube-controller-manager with its ResourceClaim
+#                     controller (resourceclaim-controller: makes a pod's claims from its
+#                     ResourceClaimTemplates, writes pod.status.resourceClaimStatuses, drops the
+#                     reservedFor entries of pods that are gone, deallocates and deletes claims
+#                     no longer used); with --with-controller-manager too, one
+#                     kube-controller-manager runs both controllers
 #   --keep            with CMD: keep DIR (logs) after stopping
 #   --dir DIR         use DIR (must not exist or be empty) instead of a new mktemp dir
 # Env: KUBESCHED_E2E_BIN_DIR (default: the cache dir build-control-plane.sh uses),
@@ -57,6 +63,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 with_scheduler=0
 with_kcm=0
+with_rc=0
 keep=0
 dir=
 cmd=()
@@ -64,10 +71,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --with-scheduler) with_scheduler=1 ;;
     --with-controller-manager) with_kcm=1 ;;
+    --with-resourceclaim-controller) with_rc=1 ;;
     --keep) keep=1 ;;
     --dir) dir=$2; shift ;;
     --) shift; cmd=("$@"); break ;;
-    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,51p' "$0"; exit 0 ;;
     *) echo "start-control-plane: unknown argument: $1" >&2; exit 2 ;;
   esac
   shift
@@ -78,7 +86,7 @@ bin_dir=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e
 api_bin_dir=${KUBESCHED_E2E_APISERVER_BIN_DIR:-$bin_dir}
 need=("$bin_dir/etcd" "$api_bin_dir/kube-apiserver")
 [ "$with_scheduler" = 0 ] || need+=("$bin_dir/kube-scheduler")
-[ "$with_kcm" = 0 ] || need+=("$bin_dir/kube-controller-manager")
+[ "$with_kcm$with_rc" = 00 ] || need+=("$bin_dir/kube-controller-manager")
 for b in "${need[@]}"; do
   if [ ! -x "$b" ]; then
     echo "start-control-plane: $b missing; run tests/e2e/build-control-plane.sh first" \
@@ -302,20 +310,31 @@ if [ "$with_scheduler" = 1 ]; then
   wait_for kube-scheduler "https://127.0.0.1:$sched_port/healthz" -k
 fi
 
-# ---- kube-controller-manager (optional): the PersistentVolume controller only ----------------
+# ---- kube-controller-manager (optional): the PersistentVolume and/or ResourceClaim controller --
+# Without service account credentials every controller talks as system:kube-controller-manager,
+# which the bootstrap policy does not let run these controllers: bind that user each
+# controller's own ClusterRole.
+kcm_controllers=()
 if [ "$with_kcm" = 1 ]; then
-  # Without service account credentials every controller talks as system:kube-controller-manager,
-  # which the bootstrap policy does not let run the PV controller: bind it the controller's role.
   KUBECONFIG="$dir/admin.kubeconfig" kubectl create clusterrolebinding e2e-kcm-pv-binder \
     --clusterrole=system:controller:persistent-volume-binder \
     --user=system:kube-controller-manager >/dev/null
+  kcm_controllers+=(persistentvolume-binder)
+fi
+if [ "$with_rc" = 1 ]; then
+  KUBECONFIG="$dir/admin.kubeconfig" kubectl create clusterrolebinding e2e-kcm-resource-claim \
+    --clusterrole=system:controller:resource-claim-controller \
+    --user=system:kube-controller-manager >/dev/null
+  kcm_controllers+=(resourceclaim-controller)
+fi
+if [ ${#kcm_controllers[@]} -gt 0 ]; then
   kcm_port=$(free_port)
   start_proc kube-controller-manager "$bin_dir/kube-controller-manager" \
     --kubeconfig="$dir/kcm.kubeconfig" \
     --authentication-kubeconfig="$dir/kcm.kubeconfig" \
     --authorization-kubeconfig="$dir/kcm.kubeconfig" \
     --leader-elect=false --use-service-account-credentials=false \
-    --controllers=persistentvolume-binder \
+    --controllers="$(IFS=,; echo "${kcm_controllers[*]}")" \
     --pvclaimbinder-sync-period=2s \
     --bind-address=127.0.0.1 --secure-port="$kcm_port" \
     --cert-dir="$dir/kcm-certs"

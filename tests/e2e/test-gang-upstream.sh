@@ -21,7 +21,9 @@
 #      plane without the flags): one log line, no informer, synced at once, no warning;
 #   7. workload-aware preemption (run before 5): a high-priority gang of 2 evicts two
 #      low-priority pods on each side; the same victims, DisruptionTarget conditions, Preempted
-#      events, nominations and member conditions; bound whole once the victims are gone.
+#      events, nominations and member conditions; bound whole once the victims are gone;
+#   8. GenericWorkload's metric families on both /metrics: the same HELP and TYPE, kube-scheduler's
+#      series all in kubesched's, the same victims of the one workload preemption.
 # Usage: tests/e2e/test-gang-upstream.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -250,6 +252,33 @@ for s in ks up; do
   if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l pre=$s-pre -o json | jq '[.items[] | select(.metadata.name | startswith(\"hi-\")) | select((.spec.nodeName // \"\") != \"\")] | length')\" = 2 ]"; then
     ok "$who: the high-priority gang is bound whole once its victims are gone"
   else bad "$who: the high-priority gang was not bound after its victims went"; fi
+done
+
+# ---- 8: GenericWorkload's metric families, next to kube-scheduler's -----------------------------
+# The families kubesched declares (not preemption_execution_duration_seconds nor
+# preemption_pdb_violations_total): the same HELP and TYPE, the same series (results; the profile
+# label dropped, the two profiles are named differently), and the one preemption's victims.
+ksm=$(ks_metrics main)
+upm=$(curl -sk --cert "$E2E_DIR/pki/admin.crt" --key "$E2E_DIR/pki/admin.key" "https://127.0.0.1:$up_port/metrics")
+wl='scheduler_(podgroup_schedule|podgroup_scheduling|workload_preemption|preemption_workload|preemption_evaluation)'
+heads() { grep -E "^# (HELP|TYPE) $wl" <<<"$1" | sort; }
+series() { grep -E "^$wl[a-z_]*(_total|_count)\{" <<<"$1" | sed -E 's/ [^ ]+$//; s/,?profile="[^"]*"//; s/\{,/{/' | sort -u; }
+mval() { awk -v s="$2" 'index($0, s " ") == 1 { print $NF; found = 1 } END { if (!found) print "absent" }' <<<"$1"; }
+if [ -n "$(heads "$upm")" ] && diff <(heads "$ksm") <(heads "$upm" | grep -vE 'preemption_execution_duration|preemption_pdb_violations') >/dev/null; then
+  ok "GenericWorkload's families: the same HELP and TYPE as kube-scheduler's ($(heads "$ksm" | grep -c '^# TYPE'))"
+else bad "GenericWorkload's families differ:"; diff <(heads "$ksm") <(heads "$upm") | head -10; fi
+# Every series of kube-scheduler's is kubesched's too. A retry that meets a transient state (a
+# victim not yet gone) may add a result on one side only: an extra one of kubesched's is shown.
+up_series=$(series "$upm" | grep -vE 'preemption_execution_duration|preemption_pdb_violations')
+missing=$(comm -13 <(series "$ksm") <(echo "$up_series"))
+if [ -n "$up_series" ] && [ -z "$missing" ]; then
+  ok "kube-scheduler's series are kubesched's: $(sed -E 's/^scheduler_//' <<<"$up_series" | tr '\n' ' ')"
+else bad "series of kube-scheduler's that kubesched lacks: $missing"; fi
+extra=$(comm -23 <(series "$ksm") <(echo "$up_series"))
+[ -z "$extra" ] || note "kubesched's only (a retry in a transient state): $extra"
+for m in scheduler_workload_preemption_victims_count scheduler_workload_preemption_victims_sum; do
+  [ "$(mval "$ksm" "$m")" = "$(mval "$upm" "$m")" ] && [ "$(mval "$ksm" "$m")" != absent ] &&
+    ok "$m: $(mval "$ksm" "$m") on both sides" || bad "$m: kubesched $(mval "$ksm" "$m"), kube-scheduler $(mval "$upm" "$m")"
 done
 
 # ---- 5: the gate off: no PodGroup informer -------------------------------------------------------

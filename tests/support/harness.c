@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,14 +33,20 @@ static size_t ncleanups, cap_cleanups;
 static ks_strmap bound;           /* pod uid -> node name (strdup) */
 static ks_loaded_module *in_tree; /* the in-tree module, so that its plugins have their ks_host */
 
+/* Tests may make objects from several threads at once (dra_alloc's concurrent_calls). */
+static pthread_mutex_t cleanups_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static void defer(void (*fn)(void *), void *p)
 {
+    pthread_mutex_lock(&cleanups_mu);
     if (ncleanups == cap_cleanups) {
         cap_cleanups = cap_cleanups ? cap_cleanups * 2 : 64;
         cleanups = realloc(cleanups, cap_cleanups * sizeof(*cleanups));
-        cr_assert_not_null(cleanups);
     }
-    cleanups[ncleanups++] = (cleanup){fn, p};
+    if (cleanups)
+        cleanups[ncleanups++] = (cleanup){fn, p};
+    pthread_mutex_unlock(&cleanups_mu);
+    cr_assert_not_null(cleanups);
 }
 
 static ks_code harness_bind(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/dra_objects.h"
 #include "api/intern.h"
@@ -445,6 +446,144 @@ Test(dynamic_resources, wrong_topology_reserved_elsewhere_is_not_deallocated)
     char r[512];
     cr_assert_eq(th_post_filter(p, c, pod_with_claim_name(), r, sizeof(r)), KS_UNSCHEDULABLE);
     cr_assert_str_eq(r, "");
+}
+
+/* ---- binding conditions (upstream's bound-claim-with-*-binding* cases) ---------------------- */
+
+/* The claim allocated on worker's instance-1, whose result carries bindingConditions
+ * [attached] and bindingFailureConditions [failed], allocated at `at`, with status.devices
+ * conditions `conds` for the device (NULL: no status.devices entry). */
+static void binding_claim(th_cluster *c, const char *at, const char *conds)
+{
+    char extra[2048], devs[1024] = "";
+    if (conds)
+        snprintf(devs, sizeof(devs),
+                 ",'devices':[{'driver':'" DRIVER "','pool':'worker','device':'instance-1',"
+                 "'conditions':[%s]}]",
+                 conds);
+    snprintf(extra, sizeof(extra),
+             ",'status':{'allocation':{'allocationTimestamp':'%s','devices':{'results':[{"
+             "'request':'req-1','driver':'" DRIVER "','pool':'worker','device':'instance-1',"
+             "'bindingConditions':['attached'],'bindingFailureConditions':['failed']}]},"
+             "'nodeSelector':{'nodeSelectorTerms':[{'matchFields':[{'key':'metadata.name',"
+             "'operator':'In','values':['worker']}]}]}}%s}",
+             at, devs);
+    claim(c, "my-pod-claim", "claim-uid", extra);
+}
+
+#define COND(type, status)                                                                         \
+    "{'type':'" type "','status':'" status "','reason':'R','message':'m \\\"x\\\"',"               \
+    "'lastTransitionTime':'2026-01-01T00:00:00Z'}"
+
+/* An RFC 3339 time `ago` seconds before now. */
+static const char *ago(int secs)
+{
+    static char buf[32];
+    time_t t = time(NULL) - secs;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+/* "bound-claim-with-succeeded-binding-conditions": every condition true, none failed: PreBind
+ * reserves the claim and does not wait. */
+Test(dynamic_resources, bound_claim_with_succeeded_binding_conditions)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    binding_claim(c, ago(5), COND("attached", "True") "," COND("failed", "False"));
+    th_plugin *p = plugin();
+    char r[512];
+    ks_code preflight;
+    cr_assert_eq(th_pre_bind(p, c, pod_with_claim_name(), "worker", &preflight, r, sizeof(r)),
+                 KS_SUCCESS, "%s", r);
+    const ks_resource_claim *cl = stored_claim(c, "my-pod-claim");
+    cr_assert_eq(cl->nreserved_for, 1);
+    ks__draobj_unref((ks__draobj *)&cl->h);
+}
+
+/* "bound-claim-with-failed-binding": a failure condition is true: the claim is unavailable on
+ * the node, and PostFilter deallocates it. */
+Test(dynamic_resources, bound_claim_with_failed_binding)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    binding_claim(c, ago(5), COND("failed", "True"));
+    th_plugin *p = plugin();
+    char r[512], pr[512];
+    ks_code pre;
+    cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr),
+                                 r, sizeof(r)),
+                 UU);
+    cr_assert_str_eq(r, "resourceclaim not available on the node");
+    cr_assert_eq(th_post_filter(p, c, pod_with_claim_name(), r, sizeof(r)), KS_UNSCHEDULABLE);
+    cr_assert_str_eq(r, "deallocation of ResourceClaim completed");
+}
+
+/* "bound-claim-with-timed-out-binding": not ready, allocated longer than bindingTimeout (600s)
+ * ago: unavailable. The same claim allocated a moment ago is still waited for. */
+Test(dynamic_resources, bound_claim_with_timed_out_binding)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    binding_claim(c, ago(10 * 60 + 5), "");
+    th_plugin *p = plugin();
+    char r[512], pr[512];
+    ks_code pre;
+    cr_assert_eq(th_filter_steps(p, c, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr),
+                                 r, sizeof(r)),
+                 UU);
+    cr_assert_str_eq(r, "resourceclaim not available on the node");
+    th_cluster *c2 = cluster();
+    device_class(c2);
+    binding_claim(c2, ago(5), "");
+    cr_assert_eq(th_filter_steps(p, c2, pod_with_claim_name(), "worker", NULL, &pre, pr, sizeof(pr),
+                                 r, sizeof(r)),
+                 KS_SUCCESS, "%s", r);
+}
+
+/* "bound-claim-with-mixed-binding-conditions" and "prebind-fail-with-binding-timeout": one
+ * condition still false: PreBind waits, and in `simulate` (nothing changes the in-memory cluster
+ * meanwhile) the wait ends as upstream's does at bindingTimeout. */
+Test(dynamic_resources, prebind_waits_for_pending_binding_conditions)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    binding_claim(c, ago(5), COND("attached", "False"));
+    th_plugin *p = plugin();
+    char r[512];
+    ks_code preflight;
+    cr_assert_eq(th_pre_bind(p, c, pod_with_claim_name(), "worker", &preflight, r, sizeof(r)),
+                 KS_ERROR);
+    cr_assert_str_eq(r, "device binding timeout: context deadline exceeded");
+}
+
+/* "bind-claim-with-binding-conditions": the device of a fabric slice carries binding
+ * conditions; PreBind writes the allocation with them (and the pod in reservedFor), then waits,
+ * and no driver reports the device attached: the wait's timeout. */
+Test(dynamic_resources, bind_claim_with_binding_conditions)
+{
+    th_cluster *c = cluster();
+    device_class(c);
+    slice(c, "fabric-slice", "worker",
+          "[{'name':'instance-1','bindingConditions':['attached'],"
+          "'bindingFailureConditions':['failed'],'bindsToNode':true}]");
+    claim(c, "my-pod-claim", "claim-uid", NULL);
+    th_plugin *p = plugin();
+    char r[512];
+    ks_code preflight;
+    cr_assert_eq(th_pre_bind(p, c, pod_with_claim_name(), "worker", &preflight, r, sizeof(r)),
+                 KS_ERROR);
+    cr_assert_str_eq(r, "device binding timeout: context deadline exceeded");
+    const ks_resource_claim *cl = stored_claim(c, "my-pod-claim");
+    cr_assert(cl->allocated);
+    /* reserved before the wait (bindClaim), and out again after the failure (Unreserve) */
+    cr_assert_eq(cl->nreserved_for, 0);
+    cr_assert_eq(cl->view.nbinding_devices, 1);
+    cr_assert_str_eq(cl->view.binding_devices[0].conditions[0], "attached");
+    cr_assert_eq(cl->view.binding_devices[0].has_status, 0);
+    ks__draobj_unref((ks__draobj *)&cl->h);
 }
 
 /* Two pods, one device: the first one's Reserve puts its allocation in flight, the second cannot
