@@ -62,9 +62,9 @@
  * (SteadyStateClusterResourceClaimTemplate: empty, half, full, selector_empty, match_empty at 500
  * nodes, 60-64 pods/s, pods deleted and created as others are scheduled), which simulate cannot
  * run; the selector and match variants run here in burst at any size, without a threshold. The
- * DRAExtendedResource ones (dra/extendedresource, 70-130 pods/s) are the extended variants. The two batching
- * shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream runs them at 20000 /
- * 20000) use upstream's scheduler-config-no-topology.yaml (the default profile with
+ * DRAExtendedResource ones (dra/extendedresource, 70-130 pods/s) are the extended variants. The two
+ * batching shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream runs them at
+ * 20000 / 20000) use upstream's scheduler-config-no-topology.yaml (the default profile with
  * PodTopologySpread defaultingType List and no default constraints, so that pods can be signed) and
  * label every --batch-size consecutive pods (default 10) with signature=signature-label-<i /
  * batch-size>, as upstream's signatureBatchSize. Opportunistic batching is on; --feature-gates
