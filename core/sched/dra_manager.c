@@ -262,7 +262,7 @@ typedef struct idxv {
 struct dra_pool {
     ks_sym node; /* the nodeName all its slices name; KS_SYM_ABSENT: not node-local */
     idxv slices; /* indexes into a->slices, ascending */
-    idxv excl, shared, capacity; /* indexes into the state's arrays */
+    idxv excl, shared, capacity; /* indexes into the state's arrays; excl's in a->excl_index */
 };
 
 static int idxv_add(idxv *x, size_t i)
@@ -279,79 +279,156 @@ static int idxv_add(idxv *x, size_t i)
     return 0;
 }
 
-/* "driver\x1fpool" (truncated to n - 1 bytes), without snprintf: built for every allocated
- * device of the cluster in each cycle. */
-static void pool_key(char *k, size_t n, const char *driver, const char *pool)
+/* The pools of an allocator by driver and pool name: open addressing over an FNV-1a hash of
+ * both names, looked up for every allocated device of the cluster in each cycle (no key is
+ * built, no string copied). */
+typedef struct pool_slot {
+    uint64_t hash;
+    const char *driver, *pool;
+    struct dra_pool *p; /* NULL: free */
+} pool_slot;
+
+typedef struct pool_map {
+    pool_slot *slots;
+    size_t mask;
+} pool_map;
+
+static uint64_t pool_hash(const char *driver, const char *pool)
 {
-    size_t a = strlen(driver), b = strlen(pool);
-    if (a > n - 1)
-        a = n - 1;
-    memcpy(k, driver, a);
-    size_t at = a;
-    if (at < n - 1)
-        k[at++] = '\x1f';
-    if (b > n - 1 - at)
-        b = n - 1 - at;
-    memcpy(k + at, pool, b);
-    k[at + b] = '\0';
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *c = (const unsigned char *)driver; *c; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    h = (h ^ 0x1f) * 1099511628211ULL; /* '\x1f' never occurs in a DNS subdomain */
+    for (const unsigned char *c = (const unsigned char *)pool; *c; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    return h;
+}
+
+/* The slot of (driver, pool): its pool, or the free slot where it goes. */
+static pool_slot *pool_slot_of(const pool_map *m, const char *driver, const char *pool)
+{
+    uint64_t h = pool_hash(driver, pool);
+    for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
+        pool_slot *s = &m->slots[i];
+        if (!s->p || (s->hash == h && !strcmp(s->driver, driver) && !strcmp(s->pool, pool))) {
+            s->hash = h;
+            return s;
+        }
+    }
+}
+
+static struct dra_pool *pool_find(const pool_map *m, const char *driver, const char *pool)
+{
+    return pool_slot_of(m, driver, pool)->p;
 }
 
 static void pools_free(struct ks_dra_allocator *a)
 {
     for (size_t i = 0; i < a->npools; i++) {
         free(a->pools[i].slices.v);
-        free(a->pools[i].excl.v);
         free(a->pools[i].shared.v);
         free(a->pools[i].capacity.v);
     }
     free(a->pools);
+    free(a->excl_index);
+    free(a->by_node);
+}
+
+typedef struct node_pool {
+    ks_sym node;
+    size_t pool;
+} node_pool;
+
+static int cmp_node_pool(const void *x, const void *y)
+{
+    const node_pool *a = x, *b = y;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    return a->pool < b->pool ? -1 : a->pool > b->pool;
+}
+
+/* a->by_node: the pools of no single node first (in pool order), then the others by node. */
+static int order_pools_by_node(struct ks_dra_allocator *a)
+{
+    node_pool *v = malloc((a->npools + 1) * sizeof(*v));
+    a->by_node = malloc((a->npools + 1) * sizeof(size_t));
+    if (!v || !a->by_node) {
+        free(v);
+        return KS_ENOMEM;
+    }
+    size_t n = 0;
+    a->nglobal_pools = 0;
+    for (size_t i = 0; i < a->npools; i++)
+        if (a->pools[i].node == KS_SYM_ABSENT)
+            a->by_node[a->nglobal_pools++] = i;
+        else
+            v[n++] = (node_pool){a->pools[i].node, i};
+    qsort(v, n, sizeof(*v), cmp_node_pool);
+    for (size_t i = 0; i < n; i++)
+        a->by_node[a->nglobal_pools + i] = v[i].pool;
+    free(v);
+    return 0;
 }
 
 /* Groups the slices by pool and files the allocated state's devices under their pools (a device
  * of no pool the allocator sees cannot matter to it). */
 static int index_pools(struct ks_dra_allocator *a)
 {
-    ks_strmap by_key;
-    char key[1024];
+    size_t cap = 16;
+    while (cap < 2 * (a->nslices + 1))
+        cap *= 2;
+    pool_map m = {calloc(cap, sizeof(pool_slot)), cap - 1};
     int rc = 0;
-    ks__strmap_init(&by_key);
     a->pools = calloc(a->nslices + 1, sizeof(*a->pools));
-    if (!a->pools)
+    if (!a->pools || !m.slots)
         rc = KS_ENOMEM;
     for (size_t i = 0; !rc && i < a->nslices; i++) {
         const ks_resource_slice *sl = ks__dra_slice(a->slices[i]);
-        pool_key(key, sizeof(key), sl->driver, sl->pool_name);
-        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        pool_slot *slot = pool_slot_of(&m, sl->driver, sl->pool_name);
         ks_sym node = sl->node.has_node_name && sl->node.node_name != KS_SYM_EMPTY
                           ? sl->node.node_name
                           : KS_SYM_ABSENT;
+        struct dra_pool *p = slot->p;
         if (!p) {
-            p = &a->pools[a->npools++];
+            p = slot->p = &a->pools[a->npools++];
+            slot->driver = sl->driver;
+            slot->pool = sl->pool_name;
             p->node = node;
-            void *old;
-            rc = ks__strmap_put(&by_key, key, p, &old);
         } else if (p->node != node) {
             p->node = KS_SYM_ABSENT;
         }
-        if (!rc)
-            rc = idxv_add(&p->slices, i);
+        rc = idxv_add(&p->slices, i);
     }
-    for (size_t i = 0; !rc && i < a->state.ndevices; i++) {
-        pool_key(key, sizeof(key), a->state.devices[i].driver, a->state.devices[i].pool);
-        struct dra_pool *p = ks__strmap_get(&by_key, key);
-        rc = p ? idxv_add(&p->excl, i) : 0;
+    /* The exclusive devices are most of them (every allocated claim's): counted per pool first,
+     * then filed into one buffer, rather than grown pool by pool. */
+    struct dra_pool **of = rc ? NULL : malloc((a->state.ndevices + 1) * sizeof(*of));
+    if (!rc && !of)
+        rc = KS_ENOMEM;
+    for (size_t i = 0; !rc && i < a->state.ndevices; i++)
+        if ((of[i] = pool_find(&m, a->state.devices[i].driver, a->state.devices[i].pool)))
+            of[i]->excl.cap++;
+    if (!rc && !(a->excl_index = malloc((a->state.ndevices + 1) * sizeof(size_t))))
+        rc = KS_ENOMEM;
+    for (size_t i = 0, at = 0; !rc && i < a->npools; i++) {
+        a->pools[i].excl.v = a->excl_index + at;
+        at += a->pools[i].excl.cap;
     }
+    for (size_t i = 0; !rc && i < a->state.ndevices; i++)
+        if (of[i])
+            of[i]->excl.v[of[i]->excl.n++] = i;
+    free(of);
     for (size_t i = 0; !rc && i < a->state.nshared; i++) {
-        pool_key(key, sizeof(key), a->state.shared[i].driver, a->state.shared[i].pool);
-        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        struct dra_pool *p = pool_find(&m, a->state.shared[i].driver, a->state.shared[i].pool);
         rc = p ? idxv_add(&p->shared, i) : 0;
     }
     for (size_t i = 0; !rc && i < a->state.ncapacity; i++) {
-        pool_key(key, sizeof(key), a->state.capacity[i].id.driver, a->state.capacity[i].id.pool);
-        struct dra_pool *p = ks__strmap_get(&by_key, key);
+        struct dra_pool *p =
+            pool_find(&m, a->state.capacity[i].id.driver, a->state.capacity[i].id.pool);
         rc = p ? idxv_add(&p->capacity, i) : 0;
     }
-    ks__strmap_destroy(&by_key);
+    free(m.slots);
+    if (!rc)
+        rc = order_pools_by_node(a);
     return rc;
 }
 
@@ -381,14 +458,38 @@ static void node_input_free(node_input *ni)
     free(ni->order);
 }
 
+/* The pools a node's Allocate reads: those of no single node, then the node's own (found by
+ * bisection in the pools ordered by node, not by a walk over every pool of the cluster). */
+typedef struct node_pools {
+    const size_t *global, *own;
+    size_t nglobal, nown;
+} node_pools;
+
+static node_pools pools_of(const struct ks_dra_allocator *a, ks_sym node)
+{
+    node_pools np = {a->by_node, NULL, a->nglobal_pools, 0};
+    size_t lo = a->nglobal_pools, hi = a->npools; /* by_node: the global ones first */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->pools[a->by_node[mid]].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    np.own = a->by_node + lo;
+    while (lo + np.nown < a->npools && a->pools[a->by_node[lo + np.nown]].node == node)
+        np.nown++;
+    return np;
+}
+
 static int node_input_build(const struct ks_dra_allocator *a, ks_sym node, node_input *ni)
 {
     size_t ns = 0, ne = 0, nsh = 0, nc = 0;
     memset(ni, 0, sizeof(*ni));
-    for (size_t i = 0; i < a->npools; i++) {
-        const struct dra_pool *p = &a->pools[i];
-        if (p->node != KS_SYM_ABSENT && p->node != node)
-            continue;
+    node_pools np = pools_of(a, node);
+    for (size_t j = 0; j < np.nglobal + np.nown; j++) {
+        const struct dra_pool *p =
+            &a->pools[j < np.nglobal ? np.global[j] : np.own[j - np.nglobal]];
         ns += p->slices.n;
         ne += p->excl.n;
         nsh += p->shared.n;
@@ -404,10 +505,9 @@ static int node_input_build(const struct ks_dra_allocator *a, ks_sym node, node_
         return KS_ENOMEM;
     }
     ns = ne = nsh = nc = 0;
-    for (size_t i = 0; i < a->npools; i++) {
-        const struct dra_pool *p = &a->pools[i];
-        if (p->node != KS_SYM_ABSENT && p->node != node)
-            continue;
+    for (size_t j = 0; j < np.nglobal + np.nown; j++) {
+        const struct dra_pool *p =
+            &a->pools[j < np.nglobal ? np.global[j] : np.own[j - np.nglobal]];
         for (size_t k = 0; k < p->slices.n; k++)
             ni->order[ns++] = p->slices.v[k];
         for (size_t k = 0; k < p->excl.n; k++)

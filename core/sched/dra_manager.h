@@ -58,6 +58,9 @@ struct ks_dra_allocator {
      * the cluster per node. */
     struct dra_pool *pools;
     size_t npools;
+    size_t *excl_index; /* the pools' exclusive devices' indexes, one buffer for all */
+    size_t *by_node;    /* pool indexes: the nglobal_pools of no single node, then by node */
+    size_t nglobal_pools;
 };
 
 int ks__dra_claim_pending(ks_dra_manager *m, const char *uid);
