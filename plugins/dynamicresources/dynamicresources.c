@@ -38,8 +38,7 @@
  *
  * Messages and codes are upstream's word for word (statusUnschedulable is
  * UnschedulableAndUnresolvable there). Not ported: the binding-conditions metric families,
- * PodGroup-owned claims, binding conditions of the devices of the claim for extended resources
- * (PreBind waits for the user's claims' only).
+ * PodGroup-owned claims.
  *
  * Threads: PreEnqueue on the event thread; Filter and Score on the workers (the state's mutex
  * guards its per-node results and unavailable claims); the rest on the scheduling thread, PreBind
@@ -985,11 +984,23 @@ static ks_code dra_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod
 
 /* isPodReadyForBinding over the claims as the store has them now: 1 ready, 0 pending, -1 with
  * the error (a failure condition, or a claim past bindingTimeout) in err. */
+/* The pod's claims as PreBind saw them (claims.all()): the user's, then the claim for extended
+ * resources once it exists in the cluster. */
+static size_t bound_claims(const dra_state *s)
+{
+    return s->nclaims + (s->ext_claim && s->ext_real ? 1 : 0);
+}
+
+static const ks_resource_claim *bound_claim(const dra_state *s, size_t i)
+{
+    return i < s->nclaims ? s->claims[i] : s->ext_claim;
+}
+
 static int pod_ready_for_binding(const dra_plugin *pl, ks_cycle *cycle, const dra_state *s,
                                  char *err, size_t errlen)
 {
-    for (size_t i = 0; i < s->nclaims; i++) {
-        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(s->claims[i]);
+    for (size_t i = 0; i < bound_claims(s); i++) {
+        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(bound_claim(s, i));
         const ks_resource_claim *now = ks_resource_claim_get(cycle, v0->ns, symstr(v0->name));
         if (!now) {
             snprintf(err, errlen, "resourceclaim.resource.k8s.io \"%s\" not found",
@@ -1015,8 +1026,8 @@ static int pod_ready_for_binding(const dra_plugin *pl, ks_cycle *cycle, const dr
 static int pod_has_binding_conditions(ks_cycle *cycle, const dra_state *s)
 {
     int has = 0;
-    for (size_t i = 0; i < s->nclaims && !has; i++) {
-        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(s->claims[i]);
+    for (size_t i = 0; i < bound_claims(s) && !has; i++) {
+        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(bound_claim(s, i));
         const ks_resource_claim *now = ks_resource_claim_get(cycle, v0->ns, symstr(v0->name));
         const ks_dra_binding_device *bd;
         has = now && binding_devices(ks_resource_claim_view_of(now), &bd) > 0;
@@ -1097,7 +1108,7 @@ static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_s
     const dra_ext_variant *ext = s->reserved_ext;
     if (s->ext_claim && ext && extended_pre_bind(cycle, pod, s, ext, st) != KS_SUCCESS)
         return KS_ERROR;
-    if (s->nclaims == 0 || !pod_has_binding_conditions(cycle, s))
+    if (bound_claims(s) == 0 || !pod_has_binding_conditions(cycle, s))
         return KS_SUCCESS; /* nothing to wait for: the pod is bound now */
     return wait_binding_conditions(pl, cycle, pod, node, s, st);
 }

@@ -725,6 +725,26 @@ Test(dra_extended, live_mode_creates_the_claim_through_the_api)
     cr_assert_not(ks__dra_claim_pending(th_cluster_hooks(c)->dra, "1234/<extended-resources>"));
 }
 
+/* A device with binding conditions allocated to the claim for extended resources: PreBind
+ * creates and binds the claim, then waits for the conditions as for a user's claim (in simulate
+ * no driver reports them: the wait's timeout), and Unreserve deletes the claim. */
+Test(dra_extended, binding_conditions_of_the_extended_claim_are_waited_for)
+{
+    th_cluster *c = cluster_with(WORKER, KS_SOURCE_SIMULATED);
+    classes(c, 0);
+    th_cluster_add_object(c, "{'apiVersion':'resource.k8s.io/v1','kind':'ResourceSlice','metadata'"
+                             ":{'name':'fabric-slice'},'spec':{'driver':'" DRIVER "','nodeName':"
+                             "'worker','pool':{'name':'worker','generation':1,'resourceSliceCount'"
+                             ":1},'devices':[{'name':'instance-1','bindingConditions':['attached'],"
+                             "'bindingFailureConditions':['failed'],'bindsToNode':true}]}}");
+    char r[512];
+    ks_code preflight;
+    cr_assert_eq(th_pre_bind(plugin(), c, POD_WITH_GPU, "worker", &preflight, r, sizeof(r)),
+                 KS_ERROR);
+    cr_assert_str_eq(r, "device binding timeout: context deadline exceeded");
+    cr_assert_eq(extended_claims(c, NULL, 0), 0, "Unreserve deletes the created claim");
+}
+
 /* The extended resource cache's tie rule: the newest class wins, then the smallest name. */
 Test(dra_extended, newest_class_then_smallest_name_wins)
 {
