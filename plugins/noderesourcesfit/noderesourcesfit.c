@@ -756,12 +756,30 @@ static ks_queueing_hint fit_after_assigned_pod_scale_down(void *self, const ks_p
     return relevant_resources_decreased(pod, ev->old_pod, ev->new_pod) ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
+/* upstream isSchedulableAfterDeviceClassEvent, as far as kubesched's DeviceClass events tell (they
+ * carry no objects): a class can only come to map a resource the pod requests if the pod requests
+ * an extended resource or a deviceclass.resource.kubernetes.io/ one; any other pod is skipped.
+ * Event thread; pure. */
+static ks_queueing_hint fit_after_device_class(void *self, const ks_pod *pod,
+                                               const ks_event_info *ev)
+{
+    (void)self;
+    (void)ev;
+    const ks_resources *req = ks_pod_requests(pod);
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        const char *n = ks_sym_str(req->scalar[i].name);
+        if (req->scalar[i].value != 0 && n &&
+            (ks_h_is_extended_resource(n) ||
+             strncmp(n, "deviceclass.resource.kubernetes.io/", 35) == 0))
+            return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
+
 /* upstream EventsToRegister (v1.37 defaults: InPlacePodVerticalScaling GA on, its
  * SchedulerPreemption alpha off, DRAExtendedResource GA): an assigned pod deleted or scaled down,
  * the pending pod itself scaled down (always Queue: isSchedulableAfterTargetPodScaleDown), a node
- * added or given more allocatable, a DeviceClass added or updated (upstream's hint compares the
- * classes' extendedResourceName; kubesched's DeviceClass events carry no objects, so any such
- * event queues the pod). */
+ * added or given more allocatable, a DeviceClass added or updated (fit_after_device_class). */
 static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
@@ -770,7 +788,7 @@ static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE}, fit_after_node_change},
         {{KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, fit_after_assigned_pod_scale_down},
         {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, NULL},
-        {{KS_RES_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, NULL},
+        {{KS_RES_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, fit_after_device_class},
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
