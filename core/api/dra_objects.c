@@ -1080,6 +1080,8 @@ static int parse_class(pctx *c, const cJSON *obj, ks_device_class *o)
         (rc = str_field(c, spec, "extendedResourceName", "spec", 1, &o->extended_resource_name,
                         NULL)))
         return rc;
+    o->creation_ns =
+        ks__parse_time_ns(cJSON_GetStringValue(get(get(obj, "metadata"), "creationTimestamp")));
     return 0;
 }
 
@@ -1378,6 +1380,12 @@ static int claim_view(pctx *c, const cJSON *meta, ks_resource_claim *o)
     v->size = sizeof(*v);
     v->deleting = o->deletion_requested;
     v->allocated = o->allocated;
+    o->extended_resource_claim =
+        cJSON_IsString(
+            get(get(meta, "annotations"), "resource.kubernetes.io/extended-resource-claim")) &&
+        strcmp(get(get(meta, "annotations"), "resource.kubernetes.io/extended-resource-claim")
+                   ->valuestring,
+               "true") == 0;
     cJSON_ArrayForEach(ref, get(meta, "ownerReferences"))
     {
         const cJSON *uid = get(ref, "uid");
@@ -1387,6 +1395,14 @@ static int claim_view(pctx *c, const cJSON *meta, ks_resource_claim *o)
                 return KS_ENOMEM;
             memcpy(u, uid->valuestring, strlen(uid->valuestring) + 1);
             v->controller_uid = u;
+            const cJSON *nm = get(ref, "name");
+            if (cJSON_IsString(nm)) {
+                char *cn = pool_array(c, strlen(nm->valuestring) + 1, 1);
+                if (!cn)
+                    return KS_ENOMEM;
+                memcpy(cn, nm->valuestring, strlen(nm->valuestring) + 1);
+                o->controller_name = cn;
+            }
             break;
         }
     }

@@ -212,6 +212,8 @@ typedef struct ks_device_class {
     uint32_t nconfig;
     const ks_dra_config *config;
     const char *extended_resource_name; /* NULL when absent */
+    int64_t creation_ns;                /* metadata.creationTimestamp (Unix ns), 0 when absent: the
+                                         * extended resource cache prefers the newest class */
 } ks_device_class;
 
 typedef enum ks_dra_alloc_mode {
@@ -295,6 +297,11 @@ typedef struct ks_resource_claim {
     /* What the SDK shows of it (ks_resource_claim_view_of): built with the rest (pool); uid is
      * metadata.uid, or "namespace/name" when the object has none (a hand-written cluster file). */
     ks_resource_claim_view view;
+    /* metadata.annotations[resource.kubernetes.io/extended-resource-claim] == "true"
+     * (DRAExtendedResource's claim), and the controller ownerReference's name (pool; NULL
+     * when none) */
+    int32_t extended_resource_claim;
+    const char *controller_name;
 } ks_resource_claim;
 
 typedef struct ks_device_taint_rule {

@@ -1282,6 +1282,7 @@ static int parse_containers_extra(const cJSON *spec, ks_pod *pod, parse_ctx *e)
 
 static void ks__pod_free_(ks_pod *pod);
 static int parse_resource_claims(const cJSON *spec, const cJSON *status, ks_pod *pod);
+static int parse_pod_containers(const cJSON *spec, ks_pod *pod);
 
 /* Pod (anti-)affinity and topology spread constraints: shared between identical specs. */
 static int parse_pod_affinity_and_spread(const cJSON *spec, ks_pod *pod, parse_ctx *e)
@@ -1367,7 +1368,7 @@ static int pod_from_json(const cJSON *obj, int checked, ks_pod **out, char *err,
         (rc = ks__pod_volumes_parse(get(spec, "volumes"), name, checked, &pod->volume_pool,
                                     &pod->syms, &pod->volumes, &pod->nvolumes, err, errlen)) ||
         (rc = pod_all_requests(spec, status, pod, &e)) ||
-        (rc = parse_resource_claims(spec, status, pod)))
+        (rc = parse_resource_claims(spec, status, pod)) || (rc = parse_pod_containers(spec, pod)))
         goto fail;
     {
         const cJSON *g;
@@ -1458,6 +1459,94 @@ static int parse_resource_claims(const cJSON *spec, const cJSON *status, ks_pod 
             }
         }
     }
+    return 0;
+}
+
+/* upstream schedutil.IsDRAExtendedResourceName without the quota-name check the API server makes:
+ * an extended resource (a '/' and not kubernetes.io/ native, not "requests.") or the implicit
+ * name of a DeviceClass. */
+static int dra_extended_name(const char *n)
+{
+    if (strncmp(n, "deviceclass.resource.kubernetes.io/", 35) == 0)
+        return 1;
+    return strchr(n, '/') && !strstr(n, "kubernetes.io/") && strncmp(n, "requests.", 9) != 0;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One container's scalar requests into c (pool), each with its index among all its request
+ * names sorted (createResourceRequestAndMappings' ridx) and Quantity.AsInt64(). */
+static int container_scalars(ks_pod *pod, const cJSON *reqs, ks_pod_container *c)
+{
+    int n = cJSON_GetArraySize(reqs);
+    if (n <= 0)
+        return 0;
+    const char **names = calloc((size_t)n, sizeof(*names));
+    ks_container_request *out =
+        ks__mempool_alloc(&pod->volume_pool, (size_t)n * sizeof(ks_container_request));
+    if (!names || !out) {
+        free(names);
+        return KS_ENOMEM;
+    }
+    const cJSON *it;
+    int k = 0;
+    cJSON_ArrayForEach(it, reqs) names[k++] = it->string;
+    qsort(names, (size_t)n, sizeof(*names), cmp_cstr);
+    for (int i = 0; i < n; i++) {
+        const char *rn = names[i];
+        if (!strcmp(rn, "cpu") || !strcmp(rn, "memory") || !strcmp(rn, "ephemeral-storage"))
+            continue;
+        char buf[64];
+        int64_t value = 0, milli = 0;
+        const char *text = quantity_text(get(reqs, rn), buf, sizeof(buf));
+        int64_t v = 0;
+        if (text && ks__quantity_parse(text, &value, &milli) == 0) {
+            if (milli == INT64_MAX || milli == INT64_MIN)
+                v = value; /* beyond milli-units: an integer */
+            else if (milli % 1000 == 0)
+                v = milli / 1000;
+        }
+        ks_sym sym = ks__intern(rn); /* resource names are pinned (parse_resource_list) */
+        out[c->nrequests++] = (ks_container_request){sym, i, v};
+    }
+    free(names);
+    c->requests = out;
+    return 0;
+}
+
+static int parse_pod_containers(const cJSON *spec, ks_pod *pod)
+{
+    static const char *const lists[] = {"initContainers", "containers"};
+    const cJSON *it, *r;
+    int wanted = 0, total = 0;
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(it, get(spec, lists[l]))
+        {
+            total++;
+            cJSON_ArrayForEach(r, get(get(it, "resources"), "requests")) wanted |=
+                r->string && dra_extended_name(r->string);
+        }
+    if (!wanted)
+        return 0;
+    pod->containers =
+        ks__mempool_alloc(&pod->volume_pool, (size_t)total * sizeof(ks_pod_container));
+    if (!pod->containers)
+        return KS_ENOMEM;
+    for (int l = 0; l < 2; l++)
+        cJSON_ArrayForEach(it, get(spec, lists[l]))
+        {
+            ks_pod_container *c = &pod->containers[pod->ncontainers++];
+            const char *policy = get_str(it, "restartPolicy");
+            memset(c, 0, sizeof(*c));
+            c->name = pool_str(pod, get_str(it, "name") ? get_str(it, "name") : "");
+            c->init = l == 0;
+            c->sidecar = l == 0 && policy && strcmp(policy, "Always") == 0;
+            if (!c->name || container_scalars(pod, get(get(it, "resources"), "requests"), c) != 0)
+                return KS_ENOMEM;
+        }
     return 0;
 }
 

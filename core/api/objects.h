@@ -83,6 +83,11 @@ struct ks_pod {
     /* spec.resourceClaims with status.resourceClaimStatuses (DynamicResources); in volume_pool */
     size_t nresource_claims;
     ks_pod_resource_claim *resource_claims;
+    /* The containers with their scalar requests (init containers first), only for a pod that
+     * requests an extended or deviceclass.resource.kubernetes.io/ resource (DynamicResources'
+     * claim for extended resources); in volume_pool */
+    size_t ncontainers;
+    ks_pod_container *containers;
 
     ks_node_affinity *node_affinity; /* NULL when spec.affinity.nodeAffinity is absent */
     void *affinity_storage;          /* owned arrays behind node_affinity */

@@ -43,6 +43,9 @@ typedef struct record {
     cJSON *victims;   /* [{"namespace","name","node"}] evicted for this attempt */
     cJSON *volumes;   /* [{"claim","persistentVolume"|"selectedNode"}] PreBind's writes */
     cJSON *claims;    /* [{"name","resourceClaim","allocation"}] the pod's ResourceClaims */
+    /* {"resourceClaim","requestMappings","allocation"}: the claim DynamicResources made for the
+     * pod's extended resources (status.extendedResourceClaimStatus and the claim's allocation) */
+    cJSON *ext_claim;
 } record;
 
 /* Compact JSON text being built (an explanation): grown by doubling, reused across cycles so
@@ -85,6 +88,9 @@ typedef struct sim {
     pthread_mutex_t write_mu;
     uint64_t last_rv;
     cJSON *volume_writes;
+    /* Pod status patches (sim_patch_pod_status: extendedResourceClaimStatus), {uid: status},
+     * guarded by mu, moved to the record when the pod is bound. */
+    cJSON *pod_status;
     /* --max-attempts: attempts per pod uid (scheduling thread), and the pods whose last
      * attempt reached the cap and failed, to be taken out of the queue after the cycle. */
     ks_strmap attempts;
@@ -254,6 +260,26 @@ static ks_code sim_patch_storage(void *ctx, const ks_pod *pod, ks_vol_kind kind,
         pthread_mutex_unlock(&s->mu);
     }
     return code;
+}
+
+/* ks_source_ops.patch_pod_status of the in-memory cluster: the pod's status merge patch
+ * (DynamicResources' extendedResourceClaimStatus) kept for its record. Binding thread. */
+static ks_code sim_patch_pod_status(void *ctx, const ks_pod *pod, const char *patch, ks_status *st)
+{
+    sim *s = ctx;
+    cJSON *p = cJSON_Parse(patch);
+    cJSON *status = cJSON_DetachItemFromObjectCaseSensitive(p, "status");
+    cJSON_Delete(p);
+    if (!cJSON_IsObject(status)) {
+        cJSON_Delete(status);
+        ks__status_add(st, "the pod status patch has no status object");
+        return KS_ERROR;
+    }
+    pthread_mutex_lock(&s->mu);
+    cJSON_DeleteItemFromObjectCaseSensitive(s->pod_status, pod->uid);
+    cJSON_AddItemToObject(s->pod_status, pod->uid, status);
+    pthread_mutex_unlock(&s->mu);
+    return KS_SUCCESS;
 }
 
 /* ---- records ------------------------------------------------------------------------------- */
@@ -704,6 +730,30 @@ static cJSON *claims_of(sim *s, const ks_pod *pod)
     return list;
 }
 
+/* The bound pod's claim for extended resources: {"resourceClaim", "requestMappings" (its
+ * status.extendedResourceClaimStatus), "allocation"}; NULL when PreBind wrote none. */
+static cJSON *ext_claim_of(sim *s, const ks_pod *pod, cJSON *status)
+{
+    cJSON *ers = cJSON_GetObjectItemCaseSensitive(status, "extendedResourceClaimStatus");
+    const char *name =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ers, "resourceClaimName"));
+    if (!name)
+        return NULL;
+    char key[600];
+    snprintf(key, sizeof(key), "%s/%s", ks__sym_str(pod->ns), name);
+    ks__draobj *o = ks__store_draobj(ks__scheduler_store(s->sched), KS_DK_RESOURCE_CLAIM, key);
+    cJSON *e = cJSON_CreateObject(), *obj = o ? cJSON_Parse(o->json) : NULL;
+    cJSON_AddStringToObject(e, "resourceClaim", name);
+    cJSON *maps = cJSON_DetachItemFromObjectCaseSensitive(ers, "requestMappings");
+    cJSON_AddItemToObject(e, "requestMappings", maps ? maps : cJSON_CreateArray());
+    cJSON *alloc = cJSON_DetachItemFromObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(obj, "status"), "allocation");
+    cJSON_AddItemToObject(e, "allocation", alloc ? alloc : cJSON_CreateNull());
+    cJSON_Delete(obj);
+    ks__draobj_unref(o);
+    return e;
+}
+
 static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char *profile,
                          const char *result, ks_sym node, const char *message)
 {
@@ -724,14 +774,18 @@ static void on_bind_done(void *ctx, uint64_t seq, const ks_pod *pod, const char 
     /* What PreBind wrote belongs to the attempt that bound the pod; a failed attempt's writes
      * are superseded by the next one's. */
     cJSON *writes = cJSON_DetachItemFromObjectCaseSensitive(s->volume_writes, pod->uid);
+    cJSON *status = cJSON_DetachItemFromObjectCaseSensitive(s->pod_status, pod->uid);
     if (r && strcmp(result, "Scheduled") == 0) {
         cJSON_Delete(r->volumes);
         r->volumes = writes;
         cJSON_Delete(r->claims);
         r->claims = claims_of(s, pod);
+        cJSON_Delete(r->ext_claim);
+        r->ext_claim = ext_claim_of(s, pod, status);
     } else {
         cJSON_Delete(writes);
     }
+    cJSON_Delete(status);
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -805,6 +859,10 @@ static cJSON *rec_json(record *r)
     if (r->claims) {
         cJSON_AddItemToObject(o, "claims", r->claims);
         r->claims = NULL;
+    }
+    if (r->ext_claim) {
+        cJSON_AddItemToObject(o, "extendedResourceClaim", r->ext_claim);
+        r->ext_claim = NULL;
     }
     return o;
 }
@@ -988,6 +1046,29 @@ static void print_table(sim *s, FILE *out)
                                                 dr ? dr : "", pl ? pl : "", dv ? dv : "");
                 }
                 sep = ", ";
+            }
+            if (off < sizeof(extra))
+                snprintf(extra + off, sizeof(extra) - off, "]");
+        }
+        if (r->ext_claim) { /* " [extended resources: claim -> driver/pool/device, ...]" */
+            size_t off = strlen(extra);
+            const char *name =
+                cJSON_GetStringValue(cJSON_GetObjectItem(r->ext_claim, "resourceClaim"));
+            const cJSON *d,
+                *res = cJSON_GetObjectItem(
+                    cJSON_GetObjectItem(cJSON_GetObjectItem(r->ext_claim, "allocation"), "devices"),
+                    "results");
+            if (off < sizeof(extra))
+                off += (size_t)snprintf(extra + off, sizeof(extra) - off,
+                                        " [extended resources: %s ->", name ? name : "");
+            cJSON_ArrayForEach(d, res)
+            {
+                const char *dr = cJSON_GetStringValue(cJSON_GetObjectItem(d, "driver"));
+                const char *pl = cJSON_GetStringValue(cJSON_GetObjectItem(d, "pool"));
+                const char *dv = cJSON_GetStringValue(cJSON_GetObjectItem(d, "device"));
+                if (off < sizeof(extra))
+                    off += (size_t)snprintf(extra + off, sizeof(extra) - off, " %s/%s/%s",
+                                            dr ? dr : "", pl ? pl : "", dv ? dv : "");
             }
             if (off < sizeof(extra))
                 snprintf(extra + off, sizeof(extra) - off, "]");
@@ -1433,7 +1514,7 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
     s.stats = stats;
     pthread_mutex_init(&s.mu, NULL);
     pthread_mutex_init(&s.write_mu, NULL);
-    if (!(s.volume_writes = cJSON_CreateObject())) {
+    if (!(s.volume_writes = cJSON_CreateObject()) || !(s.pod_status = cJSON_CreateObject())) {
         snprintf(err, errlen, "out of memory");
         rc = KS_ENOMEM;
         goto out;
@@ -1455,7 +1536,8 @@ int ks__simulate_run(const ks_simulate_opts *o, ks_simulate_stats *stats, char *
         .source = {.ctx = &s,
                    .bind = sim_bind,
                    .patch_storage = sim_patch_storage,
-                   .flags = KS_SOURCE_SIMULATED},
+                   .flags = KS_SOURCE_SIMULATED,
+                   .patch_pod_status = sim_patch_pod_status},
         .observer = {&s, on_cycle_done, on_bind_done, on_preempted, on_nominated},
     };
     if ((rc = ks__scheduler_new(&so, &s.sched, err, errlen)) != 0)
@@ -1527,8 +1609,10 @@ out:
         cJSON_Delete(s.recs[i].victims);
         cJSON_Delete(s.recs[i].volumes);
         cJSON_Delete(s.recs[i].claims);
+        cJSON_Delete(s.recs[i].ext_claim);
     }
     cJSON_Delete(s.volume_writes);
+    cJSON_Delete(s.pod_status);
     ks__strmap_destroy(&s.attempts);
     for (size_t i = 0; i < s.ncapped; i++) {
         free(s.capped[i].uid);

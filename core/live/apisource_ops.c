@@ -728,8 +728,12 @@ static ks_code api_claim_request(void *ctx, const char *method, ks_sym ns, ks_sy
 {
     ks_apisrc *s = ctx;
     char path[700], msg[1200];
-    snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s",
-             ks__sym_str(ns), ks__sym_str(name), status ? "/status" : "");
+    if (name == KS_SYM_ABSENT) /* the namespace's collection: a POST */
+        snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims",
+                 ks__sym_str(ns));
+    else
+        snprintf(path, sizeof(path), "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s%s",
+                 ks__sym_str(ns), ks__sym_str(name), status ? "/status" : "");
     if (!out) { /* only PATCH is queued: the effects thread's plugin patches */
         struct ks_effect *e = calloc(1, sizeof(*e));
         if (!e || !(e->path = strdup(path)) || !(e->message = strdup(body ? body : "{}"))) {
@@ -765,6 +769,36 @@ static ks_code api_claim_request(void *ctx, const char *method, ks_sym ns, ks_sy
     ks__api_response_free(&resp);
     if (ks__log_enabled(3) && strcmp(method, "GET") != 0)
         ks__log('I', "apisource", "%s %s", method, path);
+    return KS_SUCCESS;
+}
+
+/* ks_source_ops.patch_pod_status: DynamicResources' status.extendedResourceClaimStatus
+ * (upstream schedutil.PatchPodStatus, a strategic merge patch), synchronous on the binding
+ * thread. */
+static ks_code api_patch_pod_status(void *ctx, const ks_pod *pod, const char *patch, ks_status *st)
+{
+    ks_apisrc *s = ctx;
+    char path[600], msg[1200];
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", ks__sym_str(pod->ns),
+             ks__sym_str(pod->name));
+    ks_api *api = ks__apisrc_thread_api(s);
+    if (!api) {
+        ks__status_add(st, "out of memory");
+        return KS_ERROR;
+    }
+    ks_api_response resp = {0};
+    int rc =
+        ks__api_request(api, "PATCH", path, patch, "application/strategic-merge-patch+json", &resp);
+    if (rc != 0) {
+        api_failure_message(api, &resp, msg, sizeof(msg));
+        ks__log('E', "apisource", "PATCH %s: %s", path, ks__api_error(api));
+        ks__status_add(st, msg);
+        ks__api_response_free(&resp);
+        return KS_ERROR;
+    }
+    ks__api_response_free(&resp);
+    if (ks__log_enabled(3))
+        ks__log('I', "apisource", "PATCH %s", path);
     return KS_SUCCESS;
 }
 
@@ -830,6 +864,7 @@ ks_source_ops ks__apisrc_ops(ks_apisrc *s)
                          api_write_object,
                          api_plugin_event,
                          api_preempted_group,
-                         api_claim_request};
+                         api_claim_request,
+                         api_patch_pod_status};
     return ops;
 }

@@ -2364,3 +2364,120 @@ void ks_dra_alloc_output_free(ks_dra_alloc_output *out)
     out->results = NULL;
     out->nresults = 0;
 }
+
+/* ---- deviceMatchesClass (NodeResourcesFit's DRA-backed scoring) ------------------------------
+ */
+
+/* One attribute as CEL sees it, in m; false when it does not convert (an invalid semver, a type
+ * this version does not know). */
+static bool attr_value_in(ks_mempool *m, const ks_dra_attribute *at, ks_cel_value *v)
+{
+    memset(v, 0, sizeof(*v));
+    switch (at->type) {
+    case KS_DRA_ATTR_BOOL:
+        *v = ks_cel_bool(at->b);
+        return true;
+    case KS_DRA_ATTR_INT:
+        *v = ks_cel_int(at->i);
+        return true;
+    case KS_DRA_ATTR_STRING:
+        v->kind = KS_CEL_STRING;
+        v->s.ptr = at->s;
+        v->s.len = strlen(at->s);
+        return true;
+    case KS_DRA_ATTR_VERSION:
+        return ks_cel_semver_parse(m, at->s, strlen(at->s), v);
+    case KS_DRA_ATTR_BOOLS:
+    case KS_DRA_ATTR_INTS:
+    case KS_DRA_ATTR_STRINGS:
+    case KS_DRA_ATTR_VERSIONS: {
+        ks_cel_list *l = ks__mempool_alloc(m, sizeof(*l));
+        ks_cel_value *items = ks__mempool_alloc(m, sizeof(*items) * (at->n ? at->n : 1));
+        if (!l || !items)
+            return false;
+        for (uint32_t i = 0; i < at->n; i++) {
+            memset(&items[i], 0, sizeof(items[i]));
+            if (at->type == KS_DRA_ATTR_BOOLS)
+                items[i] = ks_cel_bool(at->bools[i]);
+            else if (at->type == KS_DRA_ATTR_INTS)
+                items[i] = ks_cel_int(at->ints[i]);
+            else if (at->type == KS_DRA_ATTR_STRINGS) {
+                items[i].kind = KS_CEL_STRING;
+                items[i].s.ptr = at->strs[i];
+                items[i].s.len = strlen(at->strs[i]);
+            } else if (!ks_cel_semver_parse(m, at->strs[i], strlen(at->strs[i]), &items[i]))
+                return false;
+        }
+        l->n = at->n;
+        l->items = items;
+        v->kind = KS_CEL_LIST;
+        v->list = l;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *slice,
+                                const ks_dra_device *d, const ks_device_class *cls)
+{
+    if (cls->nselectors == 0)
+        return 1;
+    ks_mempool m = {0};
+    int out = 1;
+    ks_cel_value dev;
+    bool built = false;
+    for (uint32_t i = 0; i < cls->nselectors && out == 1; i++) {
+        const cel_entry *e = cel_get(cel, cls->selectors[i].cel_expression);
+        if (!e || !e->prog) {
+            out = -1; /* out of memory, or the class's compile error */
+            break;
+        }
+        if (!built) {
+            /* The device's attributes and capacities are converted only when some selector of
+             * the class can read them: its text names the field, or builds a string at run time
+             * (a '+'). A class selecting by driver alone (the usual mapping of an extended
+             * resource) costs no quantity parsing per device and node. */
+            int need_attrs = 0, need_caps = 0;
+            for (uint32_t k = 0; k < cls->nselectors; k++) {
+                const char *x = cls->selectors[k].cel_expression;
+                int dyn = strchr(x, '+') != NULL;
+                need_attrs |= dyn || strstr(x, "attributes") != NULL;
+                need_caps |= dyn || strstr(x, "capacity") != NULL;
+            }
+            uint32_t nattrs = need_attrs ? d->nattributes : 0;
+            uint32_t ncaps = need_caps ? d->ncapacity : 0;
+            ks_cel_dra_entry *attrs = ks__mempool_alloc(&m, sizeof(*attrs) * (d->nattributes + 1));
+            ks_cel_dra_entry *caps = ks__mempool_alloc(&m, sizeof(*caps) * (d->ncapacity + 1));
+            if (!attrs || !caps) {
+                out = -1;
+                break;
+            }
+            for (uint32_t k = 0; k < nattrs && out == 1; k++) {
+                attrs[k].name = d->attributes[k].qname.name;
+                if (!attr_value_in(&m, &d->attributes[k], &attrs[k].value))
+                    out = -1;
+            }
+            for (uint32_t k = 0; k < ncaps && out == 1; k++) {
+                const char *t = d->capacity[k].value.text ? d->capacity[k].value.text : "0";
+                caps[k].name = d->capacity[k].qname.name;
+                if (!ks_cel_quantity_parse(&m, t, strlen(t), &caps[k].value))
+                    out = -1;
+            }
+            if (out != 1)
+                break;
+            dev = ks_cel_dra_device(&m, slice->driver, attrs, nattrs, caps, ncaps,
+                                    d->allow_multiple_allocations != 0);
+            built = true;
+        }
+        bool match = false;
+        ks_cel_error err = {0};
+        if (ks_cel_dra_matches(e->prog, &dev, &m, &match, NULL, &err) != 0)
+            out = -1;
+        else if (!match)
+            out = 0;
+    }
+    ks__mempool_free(&m);
+    return out;
+}

@@ -177,4 +177,11 @@ void ks_dra_alloc_output_free(ks_dra_alloc_output *out);
 /* structured.NodeMatches: nodeName, allNodes or a node selector, as a slice or device says. */
 bool ks_dra_node_matches(const ks_node *node, const ks_dra_node_selection *sel);
 
+/* upstream resourceAllocationScorer.deviceMatchesClass: whether device d of slice matches every
+ * CEL selector of cls (NodeResourcesFit's scoring of extended resources backed by DRA): 1, 0, or
+ * -1 when a selector does not compile or fails at run time (upstream logs it and counts the
+ * node's resource as 0). Any thread. */
+int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *slice,
+                                const ks_dra_device *d, const ks_device_class *cls);
+
 #endif

@@ -525,6 +525,56 @@ static int node_input_build(const struct ks_dra_allocator *a, ks_sym node, node_
     return 0;
 }
 
+static int ref_is(const ks_dra_device_ref *r, const ks_resource_slice *sl, const ks_dra_device *d)
+{
+    return strcmp(r->device, d->name) == 0 && strcmp(r->pool, sl->pool_name) == 0 &&
+           strcmp(r->driver, sl->driver) == 0;
+}
+
+int ks__dra_class_device_counts(const struct ks_dra_allocator *a, const ks_node *node,
+                                const char *class_name, int64_t *capacity, int64_t *allocated)
+{
+    *capacity = *allocated = 0;
+    const ks_device_class *cls = NULL;
+    for (size_t i = 0; i < a->nclasses && !cls; i++)
+        if (strcmp(a->classes[i]->key, class_name) == 0)
+            cls = ks__dra_class(a->classes[i]);
+    if (!cls || !node)
+        return 0;
+    node_input ni;
+    if (node_input_build(a, node->name, &ni) != 0)
+        return KS_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < ni.nslices && rc == 0; i++) {
+        const ks_resource_slice *sl = ni.slices[i];
+        /* calculateDRAResourceTotals: the slice's node selection, or each device's */
+        if (!sl->per_device_node_selection && !ks_dra_node_matches(node, &sl->node))
+            continue;
+        for (uint32_t k = 0; k < sl->ndevices; k++) {
+            const ks_dra_device *d = &sl->devices[k];
+            if (sl->per_device_node_selection && !ks_dra_node_matches(node, &d->node))
+                continue;
+            int m = ks_dra_device_matches_class(a->in.cel, sl, d, cls);
+            if (m < 0) { /* upstream logs the error and counts nothing for the node */
+                *capacity = *allocated = 0;
+                rc = KS_EINVAL;
+                break;
+            }
+            if (!m)
+                continue;
+            (*capacity)++;
+            int taken = 0;
+            for (size_t e = 0; e < ni.state.ndevices && !taken; e++)
+                taken = ref_is(&ni.state.devices[e], sl, d);
+            for (size_t e = 0; e < ni.state.nshared && !taken; e++)
+                taken = ref_is(&ni.state.shared[e], sl, d);
+            *allocated += taken;
+        }
+    }
+    node_input_free(&ni);
+    return rc;
+}
+
 struct ks_dra_allocator *ks__dra_allocator_new(ks_dra_manager *m, ks_store *st, char *err,
                                                size_t errlen)
 {

@@ -77,6 +77,12 @@ int ks__dra_allocate(struct ks_dra_allocator *a, const ks_node *node,
                      const ks_resource_claim *const *claims, size_t n, int64_t deadline_ns,
                      struct ks_dra_allocation **out, char *err, size_t errlen);
 void ks__dra_allocation_free(struct ks_dra_allocation *a);
+/* upstream calculateDRAResourceTotals over the allocator's slices and allocated state: how many
+ * devices of the node's slices match class_name (capacity) and how many of those are allocated
+ * or in flight. 0; KS_EINVAL (both 0) when a selector fails, as upstream counts nothing then;
+ * KS_ENOMEM. Any thread. */
+int ks__dra_class_device_counts(const struct ks_dra_allocator *a, const ks_node *node,
+                                const char *class_name, int64_t *capacity, int64_t *allocated);
 
 /* The claim of the store updated in place of claim: allocation (claim i of a; a NULL: keep the
  * claim's), pod added to reservedFor, the delete-protection finalizer (bind); or allocation and
@@ -95,6 +101,30 @@ ks_code ks__dra_claim_unreserve(ks_store *st, const ks_pod *pod, const ks_resour
 /* The AllocationResult of one claim's allocation as the API writes it (status.allocation),
  * for cJSON_Delete; NULL when out of memory. */
 cJSON *ks__dra_allocation_json(const ks_dra_alloc_result *r);
+
+/* ---- extended resources backed by DRA (dra_extended.c) -------------------------------------
+ * upstream DeviceClassResolver.GetDeviceClass: the class resource maps to (its pinned name), or
+ * KS_SYM_ABSENT. */
+ks_sym ks__dra_extended_resource_class(ks_store *st, ks_sym resource);
+/* findExtendedResourceClaim: a reference, or NULL. */
+const ks_resource_claim *ks__dra_extended_claim_find(ks_store *st, const ks_pod *pod);
+/* The in-memory "<extended-resources>" claim with reqs as its requests (a reference, not in the
+ * store), or NULL when out of memory. */
+const ks_resource_claim *ks__dra_extended_claim_new(const ks_pod *pod,
+                                                    const ks_dra_extended_request *reqs, size_t n);
+/* claim filed under a generated name (generateName plus a deterministic suffix); *created and
+ * *chg get references for the caller. */
+ks_code ks__dra_extended_claim_create(ks_store *st, const ks_pod *pod,
+                                      const ks_resource_claim *claim,
+                                      const ks_resource_claim **created, ks_dra_change *chg,
+                                      ks_status *stt);
+/* deleteClaim on the store: the claim removed (*chg gets the change). */
+ks_code ks__dra_claim_delete(ks_store *st, const ks_resource_claim *claim, ks_dra_change *chg,
+                             ks_status *stt);
+/* The pod status merge patch {"status":{"extendedResourceClaimStatus":{...}}}, malloc'd (free),
+ * NULL when out of memory. */
+char *ks__pod_extended_claim_status_patch(const char *claim_name,
+                                          const ks_extended_request_mapping *m, size_t n);
 
 /* ---- live mode (dra_claim_writes.c) ----------------------------------------------------------
  * The same writes against the API server, through the cluster source's claim_request
@@ -119,6 +149,17 @@ ks_code ks__dra_claim_bind_live(const ks_dra_claim_io *io, ks_store *st, const k
 ks_code ks__dra_claim_unreserve_live(const ks_dra_claim_io *io, ks_store *st, const ks_pod *pod,
                                      const ks_resource_claim *claim, ks_dra_change *chg,
                                      ks_status *stt);
+/* createExtendedResourceClaimInAPI: claim (the in-memory one) POSTed with generateName; the
+ * answer filed as the assume cache would (*chg), *created the filed claim (a reference).
+ * Upstream's messages. Synchronous: a binding thread. */
+ks_code ks__dra_extended_claim_create_live(const ks_dra_claim_io *io, ks_store *st,
+                                           const ks_resource_claim *claim,
+                                           const ks_resource_claim **created, ks_dra_change *chg,
+                                           ks_status *stt);
+/* deleteClaim: the finalizer removed with an Update (retried on conflicts from a fresh GET),
+ * then DELETE; a claim already gone is no error. Synchronous (the watch brings the deletion). */
+ks_code ks__dra_claim_delete_live(const ks_dra_claim_io *io, const ks_resource_claim *claim,
+                                  ks_status *stt);
 /* PostFilter's deallocation of the cycle's copy of claim (its resourceVersion as the
  * precondition), queued without waiting: KS_SUCCESS once queued. */
 ks_code ks__dra_claim_deallocate_live(const ks_dra_claim_io *io, const ks_resource_claim *claim,

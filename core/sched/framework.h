@@ -189,6 +189,11 @@ typedef struct ks_cycle_hooks {
     ks_code (*claim_request)(void *ctx, const char *method, ks_sym ns, ks_sym name, int status,
                              const char *content_type, const char *body, char **out,
                              int *http_status, ks_status *st);
+    /* ABI 1.11 (ctx: bind_ctx): a merge patch to the pod's status through the cluster source
+     * (DynamicResources' extendedResourceClaimStatus); NULL: the source writes no pod status.
+     * Binding threads. */
+    ks_code (*patch_pod_status)(void *ctx, const ks_pod *pod, const char *merge_patch,
+                                ks_status *st);
 } ks_cycle_hooks;
 
 /* Filter plugins on ni with the pods nominated there first (upstream

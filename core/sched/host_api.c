@@ -1043,16 +1043,16 @@ static int h_dra_remove_pending(ks_cycle *c, const char *uid)
 
 static void allocator_cleanup(void *a) { ks__dra_allocator_free(a); }
 static const ks_state_ops allocator_ops = {NULL, allocator_cleanup};
-static char allocator_key; /* the host's own cycle-state entry, one per allocator made */
 
 static ks_dra_allocator *h_dra_allocator_new(ks_cycle *c, char *err, size_t errlen)
 {
     ks_dra_allocator *a = ks__dra_allocator_new(dra_mgr(c), dra_store(c), err, errlen);
     if (!a || !c)
         return a;
-    /* Held by the cycle: a second allocator in one cycle (PreFilter run again by a dry run)
-     * replaces the first, whose allocations keep it alive by their own references. */
-    if (ks__cycle_write_impl(c, &allocator_key, a, &allocator_ops) != 0) {
+    /* Held by the cycle under its own address as the key: every allocator made in the cycle
+     * (DynamicResources' PreFilter, run again by a dry run; NodeResourcesFit's PreScore) lives
+     * until the cycle ends, and its allocations keep it alive longer by their own references. */
+    if (ks__cycle_write_impl(c, a, a, &allocator_ops) != 0) {
         ks__dra_allocator_free(a);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -1176,6 +1176,106 @@ static void h_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod, const ks_resou
         ks__status_message(&st, msg, sizeof(msg));
         ks__log('E', "DynamicResources", "unreserve: resourceclaim %s: %s", rc->h.key, msg);
     }
+}
+
+/* ---- ABI 1.11: extended resources backed by DRA -------------------------------------------- */
+
+static size_t h_pod_containers(const ks_pod *p, const ks_pod_container **o)
+{
+    *o = p->containers;
+    return p->ncontainers;
+}
+
+static ks_sym h_dra_extended_resource_class(ks_cycle *c, ks_sym resource)
+{
+    return ks__dra_extended_resource_class(dra_store(c), resource);
+}
+
+static const ks_resource_claim *h_dra_extended_claim_find(ks_cycle *c, const ks_pod *pod)
+{
+    return ks__dra_extended_claim_find(dra_store(c), pod);
+}
+
+static const ks_resource_claim *h_dra_extended_claim_new(ks_cycle *c, const ks_pod *pod,
+                                                         const ks_dra_extended_request *reqs,
+                                                         size_t n)
+{
+    (void)c;
+    return pod ? ks__dra_extended_claim_new(pod, reqs, n) : NULL;
+}
+
+static ks_code h_dra_extended_claim_create(ks_cycle *c, const ks_pod *pod,
+                                           const ks_resource_claim *rc,
+                                           const ks_resource_claim **created, ks_status *st)
+{
+    ks_dra_change chg = {NULL, NULL};
+    ks_dra_claim_io io;
+    *created = NULL;
+    switch (dra_write_target(c, &io)) {
+    case DRA_WRITES_STORE: {
+        ks_code code = ks__dra_extended_claim_create(dra_store(c), pod, rc, created, &chg, st);
+        if (code == KS_SUCCESS)
+            dra_changed(c, &chg);
+        return code;
+    }
+    case DRA_WRITES_API: {
+        ks_code code = ks__dra_extended_claim_create_live(&io, dra_store(c), rc, created, &chg, st);
+        if (code == KS_SUCCESS)
+            dra_changed(c, &chg);
+        return code;
+    }
+    default:
+        ks__status_add(st, "this cluster source does not write ResourceClaims");
+        return KS_ERROR;
+    }
+}
+
+static ks_code h_dra_claim_delete(ks_cycle *c, const ks_resource_claim *rc, ks_status *st)
+{
+    ks_dra_change chg = {NULL, NULL};
+    ks_dra_claim_io io;
+    switch (dra_write_target(c, &io)) {
+    case DRA_WRITES_STORE: {
+        ks_code code = ks__dra_claim_delete(dra_store(c), rc, &chg, st);
+        if (code == KS_SUCCESS)
+            dra_changed(c, &chg);
+        return code;
+    }
+    case DRA_WRITES_API: /* the watch brings the deletion */
+        return ks__dra_claim_delete_live(&io, rc, st);
+    default:
+        ks__status_add(st, "this cluster source does not write ResourceClaims");
+        return KS_ERROR;
+    }
+}
+
+static ks_code h_pod_extended_claim_status(ks_cycle *c, const ks_pod *pod, const char *claim_name,
+                                           const ks_extended_request_mapping *m, size_t n,
+                                           ks_status *st)
+{
+    if (!c || !c->hooks || !c->hooks->patch_pod_status) {
+        ks__status_add(st, "this cluster source does not write pod status");
+        return KS_ERROR;
+    }
+    char *patch = ks__pod_extended_claim_status_patch(claim_name, m, n);
+    if (!patch) {
+        ks__status_add(st, "out of memory");
+        return KS_ERROR;
+    }
+    ks_code code = c->hooks->patch_pod_status(c->hooks->bind_ctx, pod, patch, st);
+    free(patch);
+    return code;
+}
+
+static int h_dra_class_device_counts(ks_dra_allocator *a, const ks_node *node, ks_sym cls,
+                                     int64_t *capacity, int64_t *allocated)
+{
+    const char *name = ks__sym_str(cls);
+    if (!a || !name) {
+        *capacity = *allocated = 0;
+        return KS_EINVAL;
+    }
+    return ks__dra_class_device_counts(a, node, name, capacity, allocated);
 }
 
 static void h_pod_group_member_counts(ks_sym ns, ks_sym name, size_t *all, size_t *scheduled)
@@ -1352,6 +1452,15 @@ static const ks_host_api host_table = {
     .dra_claim_deallocate = h_dra_claim_deallocate,
     .dra_claim_unreserve = h_dra_claim_unreserve,
     .pod_group_member_counts = h_pod_group_member_counts,
+    /* ABI 1.11: extended resources backed by DRA */
+    .pod_containers = h_pod_containers,
+    .dra_extended_resource_class = h_dra_extended_resource_class,
+    .dra_extended_claim_find = h_dra_extended_claim_find,
+    .dra_extended_claim_new = h_dra_extended_claim_new,
+    .dra_extended_claim_create = h_dra_extended_claim_create,
+    .dra_claim_delete = h_dra_claim_delete,
+    .pod_extended_claim_status = h_pod_extended_claim_status,
+    .dra_class_device_counts = h_dra_class_device_counts,
 };
 
 void ks__host_init(void) { ks__objects_init(); }

@@ -198,6 +198,13 @@ static ks_code claim_request_through_source(void *ctx, const char *method, ks_sy
                                    http_status, st);
 }
 
+static ks_code pod_status_through_source(void *ctx, const ks_pod *pod, const char *patch,
+                                         ks_status *st)
+{
+    ks_scheduler *s = ctx;
+    return s->source.patch_pod_status(s->source.ctx, pod, patch, st);
+}
+
 static ks_code patch_through_source(void *ctx, const ks_pod *pod, int kind, ks_sym ns, ks_sym name,
                                     const char *patch, char *rv, ks_status *st)
 {
@@ -416,6 +423,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
     s->hooks.dra_ctx = s;
     if (s->source.claim_request)
         s->hooks.claim_request = claim_request_through_source;
+    if (s->source.patch_pod_status)
+        s->hooks.patch_pod_status = pod_status_through_source;
     s->bind_inline = o->bind_inline;
     s->nnn_for_expectation = ks__feature_enabled(KS_FEATURE_NOMINATED_NODE_NAME_FOR_EXPECTATION);
     if ((rc = ks__binding_start(s, o->binding_workers > 0 ? o->binding_workers : 16)) != 0)

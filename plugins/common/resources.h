@@ -95,4 +95,49 @@ static inline int ks_h_allocatable_requested(ks_h_res_kind kind, ks_sym name, in
     }
 }
 
+/* Whether a DeviceClass maps the resource (upstream shouldDelegateResourceToDRA's class lookup,
+ * IsDRAExtendedResourceName first: DRAExtendedResource is GA and locked on in v1.37). cycle may
+ * be NULL (hints, signatures). Looks the classes up: PreFilter, PreScore, hints, not per node. */
+static inline int ks_h_dra_mapped(ks_cycle *cycle, ks_sym name)
+{
+    const char *n = ks_sym_str(name);
+    if (!n || !KS_HOST_HAS(dra_extended_resource_class))
+        return 0;
+    if (!ks_h_is_extended_resource(n) && strncmp(n, "deviceclass.resource.kubernetes.io/", 35) != 0)
+        return 0; /* GetDeviceClass knows no other names */
+    return ks_dra_extended_resource_class(cycle, name) != KS_SYM_ABSENT;
+}
+
+/* The scorers' SignPod refusal: 1 with the status set when the pod requests a resource a
+ * DeviceClass maps. Any thread. */
+static inline int ks_h_sign_refuses_dra(const ks_pod *pod, ks_status *st)
+{
+    const ks_resources *req = ks_pod_requests(pod);
+    for (uint32_t i = 0; i < req->nscalar; i++)
+        if (req->scalar[i].value != 0 && ks_h_dra_mapped(NULL, req->scalar[i].name)) {
+            ks_status_reason(st, "signature disabled when dra extended resources are used in the "
+                                 "cluster");
+            return 1;
+        }
+    return 0;
+}
+
+/* calculateDRAExtendedResourceAllocatableRequest: for a resource the node's allocatable lacks
+ * (0) and that class cls maps, the node's devices of the class as capacity and the allocated ones
+ * as requested (plus req): 1 when the node has any, else 0 (the plain lookup applies). */
+static inline int ks_h_dra_allocatable_requested(ks_dra_allocator *dra, ks_sym cls, ks_sym name,
+                                                 int64_t req, const ks_node *node,
+                                                 const ks_resources *alloc, int64_t *capacity,
+                                                 int64_t *requested)
+{
+    int64_t cap, taken;
+    if (!dra || cls == KS_SYM_ABSENT || req == 0 || ks_resources_scalar(alloc, name) != 0)
+        return 0;
+    if (ks_dra_class_device_counts(dra, node, cls, &cap, &taken) != 0 || cap <= 0)
+        return 0;
+    *capacity = cap;
+    *requested = ks_h_wrap_add(taken, req);
+    return 1;
+}
+
 #endif

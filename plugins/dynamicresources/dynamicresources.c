@@ -27,9 +27,18 @@
  *               claim whose binding failed or timed out as unavailable (PostFilter may then
  *               deallocate it).
  *
+ * Extended resources backed by DRA (DRAExtendedResource, extendeddynamicresources.go): a pod
+ * that requests an extended resource a DeviceClass maps gets a special claim, found from an
+ * earlier cycle or made in memory ("<extended-resources>") in PreFilter; Filter gives each node
+ * its variant of the claim (one device request per container and resource that the node's
+ * allocatable lacks, createRequestsAndMappings) and allocates it with the user's claims; Reserve
+ * puts it in flight; PreBind creates it (generateName), binds it and writes the pod's
+ * status.extendedResourceClaimStatus; Unreserve and PostFilter delete a claim that exists.
+ * In live mode the claim is POSTed (generateName) and deleted through the API server.
+ *
  * Messages and codes are upstream's word for word (statusUnschedulable is
- * UnschedulableAndUnresolvable there). Not ported: extended resources backed by DRA
- * (DRAExtendedResource), the binding-conditions metric families, PodGroup-owned claims.
+ * UnschedulableAndUnresolvable there). Not ported: the binding-conditions metric families,
+ * PodGroup-owned claims.
  *
  * Threads: PreEnqueue on the event thread; Filter and Score on the workers (the state's mutex
  * guards its per-node results and unavailable claims); the rest on the scheduling thread, PreBind
@@ -45,6 +54,8 @@
 #include "../common/args.h"
 #include "../common/match.h"
 #include "../common/normalize.h"
+#include "../common/resources.h"
+#include "dynamicresources_int.h"
 
 #define FIRST_AVAILABLE_MAX 8 /* resourceapi.FirstAvailableDeviceRequestMaxSize */
 #define UU KS_UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -59,6 +70,7 @@ typedef struct dra_plugin {
 typedef struct node_alloc {
     ks_sym node;
     ks_dra_allocation *alloc;
+    const dra_ext_variant *ext; /* the special claim allocated here (result nallocate), or NULL */
 } node_alloc;
 
 /* upstream stateData; written in PreFilter, read-only afterwards but for the fields under mu. */
@@ -73,6 +85,15 @@ typedef struct dra_state {
     node_alloc *nodes;    /* open addressing by node symbol (nodeAllocations) */
     size_t ncap;
     ks_dra_allocation *reserved; /* the node's allocation Reserve made in flight */
+    const dra_ext_variant *reserved_ext;
+    /* draExtendedResource and the special claim (extendedResourceClaim()) */
+    size_t next;
+    dra_ext_res *ext;                   /* sorted by resource name */
+    const ks_resource_claim *ext_claim; /* referenced; NULL: none */
+    int ext_real;                       /* ext_claim exists in the cluster (a prior cycle's, or
+                                         * PreBind created it) */
+    char *ext_uid;                      /* the uid it was put in flight under (initial) */
+    dra_ext_variant *variants;          /* under mu */
 } dra_state;
 
 static char state_key;
@@ -86,6 +107,13 @@ static void state_free(void *p)
         ks_resource_claim_release(s->claims[i]);
     for (size_t i = 0; i < s->ncap; i++)
         ks_dra_allocation_free(s->nodes[i].alloc);
+    for (dra_ext_variant *v = s->variants, *nx; v; v = nx) {
+        nx = v->next;
+        dra_ext_variant_free(v);
+    }
+    ks_resource_claim_release(s->ext_claim);
+    ks_free(s->ext);
+    ks_free(s->ext_uid);
     pthread_mutex_destroy(&s->mu);
     ks_free(s->claims);
     ks_free(s->to_allocate);
@@ -262,6 +290,133 @@ static ks_code dra_pre_enqueue(void *self, const ks_pod *pod, ks_status *st)
     return KS_SUCCESS;
 }
 
+/* ---- extended resources backed by DRA (extendeddynamicresources.go) ---------------------------
+ */
+
+#define CLASS_PREFIX "deviceclass.resource.kubernetes.io/"
+#define MAX_EXT 64 /* extended resources per pod a node variant tells apart (bits of a mask) */
+
+/* schedutil.IsDRAExtendedResourceName */
+static int dra_extended_name(const char *n)
+{
+    return n && (ks_h_is_extended_resource(n) ||
+                 strncmp(n, CLASS_PREFIX, sizeof(CLASS_PREFIX) - 1) == 0);
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+    return strcmp(symstr(((const dra_ext_res *)a)->name), symstr(((const dra_ext_res *)b)->name));
+}
+
+/* preFilterExtendedResources: the pod's extended resources, and when one of them maps to a
+ * DeviceClass, the special claim (a prior cycle's, or a new in-memory one). */
+static ks_code pre_filter_ext(ks_cycle *cycle, const ks_pod *pod, dra_state *s, ks_status *st)
+{
+    const ks_resources *req = ks_pod_requests(pod);
+    int mapped = 0;
+    s->ext = ks_alloc((req->nscalar ? req->nscalar : 1) * sizeof(*s->ext));
+    if (!s->ext) {
+        ks_status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    for (uint32_t i = 0; i < req->nscalar && s->next < MAX_EXT; i++) {
+        const ks_scalar *sc = &req->scalar[i];
+        if (sc->value == 0 || !dra_extended_name(ks_sym_str(sc->name)))
+            continue;
+        ks_sym cls = ks_dra_extended_resource_class(cycle, sc->name);
+        s->ext[s->next++] = (dra_ext_res){sc->name, cls, sc->value};
+        mapped |= cls != KS_SYM_ABSENT;
+    }
+    if (!mapped) { /* hasDeviceClassMappedExtendedResource: none, nothing to do */
+        s->next = 0;
+        return KS_SUCCESS;
+    }
+    qsort(s->ext, s->next, sizeof(*s->ext), cmp_ext);
+    s->ext_claim = ks_dra_extended_claim_find(cycle, pod);
+    s->ext_real = s->ext_claim != NULL;
+    if (!s->ext_claim)
+        s->ext_claim = ks_dra_extended_claim_new(cycle, pod, NULL, 0);
+    const char *uid = s->ext_claim ? ks_resource_claim_view_of(s->ext_claim)->uid : NULL;
+    if (uid && (s->ext_uid = ks_alloc(strlen(uid) + 1)))
+        memcpy(s->ext_uid, uid, strlen(uid) + 1);
+    if (!s->ext_claim || !s->ext_uid) {
+        ks_status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
+/* The node variant of the special claim for mask, made on first use (under mu). NULL when out
+ * of memory. */
+static const dra_ext_variant *variant_for(dra_state *s, ks_cycle *cycle, const ks_pod *pod,
+                                          uint64_t mask)
+{
+    pthread_mutex_lock(&s->mu);
+    dra_ext_variant *v = s->variants;
+    while (v && v->mask != mask)
+        v = v->next;
+    if (!v && (v = ks_alloc(sizeof(*v)))) {
+        memset(v, 0, sizeof(*v));
+        v->mask = mask;
+        ks_dra_extended_request *reqs = NULL;
+        size_t n = 0;
+        if (dra_create_requests(pod, s->ext, s->next, mask, v, &reqs, &n) == KS_SUCCESS)
+            v->claim = ks_dra_extended_claim_new(cycle, pod, reqs, n);
+        ks_free(reqs);
+        v->next = s->variants; /* freed with the state, claim or not */
+        s->variants = v;
+        if (!v->claim)
+            v = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return v;
+}
+
+/* A node allocatable scalar: its value, *present whether the node lists it. */
+static int64_t allocatable_scalar(const ks_resources *r, ks_sym name, int *present)
+{
+    for (uint32_t i = 0; i < r->nscalar; i++)
+        if (r->scalar[i].name == name) {
+            *present = 1;
+            return r->scalar[i].value;
+        }
+    *present = 0;
+    return 0;
+}
+
+/* filterExtendedResources: the node's variant of the special claim in *out (NULL: nothing to
+ * allocate through DRA on this node), or a rejection. */
+static ks_code filter_ext(dra_state *s, ks_cycle *cycle, const ks_pod *pod, const ks_node *node,
+                          const dra_ext_variant **out, ks_status *st)
+{
+    *out = NULL;
+    const ks_resource_claim_view *v = ks_resource_claim_view_of(s->ext_claim);
+    /* The claim is from a prior scheduling cycle: PostFilter deletes it, and the pod retries. */
+    if (s->ext_real && v->nrequests > 0) {
+        ks_status_reason(st, "cannot schedule extended resource claim");
+        return UU;
+    }
+    const ks_resources *alloc = ks_node_allocatable(node);
+    uint64_t mask = 0;
+    for (size_t i = 0; i < s->next; i++) {
+        int present;
+        int64_t a = allocatable_scalar(alloc, s->ext[i].name, &present);
+        if (s->ext[i].cls != KS_SYM_ABSENT && a == 0) {
+            mask |= (uint64_t)1 << i; /* the node provides it through DRA */
+        } else if (!present) {
+            ks_status_reason(st, "cannot fit resource");
+            return UU;
+        }
+    }
+    if (!mask || v->allocated)
+        return KS_SUCCESS;
+    if (!(*out = variant_for(s, cycle, pod, mask))) {
+        ks_status_reason(st, "out of memory");
+        return KS_ERROR;
+    }
+    return KS_SUCCESS;
+}
+
 /* ---- PreFilter ---------------------------------------------------------------------------------
  */
 
@@ -299,10 +454,13 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
     (void)self;
     (void)result;
     const ks_pod_resource_claim *pcs;
+    const ks_pod_container *cs;
     size_t npc = ks_pod_resource_claims(pod, &pcs);
+    /* Only a pod that requests an extended resource has its containers listed. */
+    size_t ncont = KS_HOST_HAS(pod_containers) ? ks_pod_containers(pod, &cs) : 0;
     /* Most pods have no claims: one shared, empty, never-written state (nothing to clean up). */
     static dra_state no_claims;
-    if (npc == 0) {
+    if (npc == 0 && ncont == 0) {
         if (ks_cycle_write(cycle, &state_key, &no_claims, NULL) != 0) {
             ks_status_reason(st, "out of memory");
             return KS_ERROR;
@@ -330,7 +488,12 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         ks_status_reason(st, msg);
         return UU;
     }
-    if (s->nclaims == 0)
+    if (ncont > 0) {
+        ks_code code = pre_filter_ext(cycle, pod, s, st);
+        if (code != KS_SUCCESS)
+            return code;
+    }
+    if (s->nclaims == 0 && !s->ext_claim)
         return KS_SKIP;
     for (size_t i = 0; i < s->nclaims; i++) {
         const ks_resource_claim_view *v = ks_resource_claim_view_of(s->claims[i]);
@@ -366,7 +529,16 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
             }
         }
     }
-    if (s->nallocate > 0) {
+    /* The special claim is not validated here: it has no requests yet (or, from a prior cycle,
+     * Filter rejects it). */
+    int ext_to_allocate = s->ext_claim && !ks_resource_claim_view_of(s->ext_claim)->allocated;
+    if (ext_to_allocate && ks_dra_claim_pending(cycle, s->ext_uid)) {
+        const ks_resource_claim_view *v = ks_resource_claim_view_of(s->ext_claim);
+        ks_status_reasonf(st, "resource claim %s/%s is in the process of being allocated",
+                          symstr(v->ns), symstr(v->name));
+        return UU;
+    }
+    if (s->nallocate > 0 || ext_to_allocate) {
         char err[512];
         if (!(s->allocator = ks_dra_allocator_new(cycle, err, sizeof(err)))) {
             ks_status_reason(st, err);
@@ -380,7 +552,7 @@ static ks_code dra_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
             return KS_ERROR;
         }
         for (size_t i = 0; i < s->ncap; i++)
-            s->nodes[i] = (node_alloc){KS_SYM_ABSENT, NULL};
+            s->nodes[i] = (node_alloc){KS_SYM_ABSENT, NULL, NULL};
     }
     return KS_SUCCESS;
 }
@@ -395,11 +567,13 @@ static node_alloc *slot_locked(dra_state *s, ks_sym node)
     return NULL;
 }
 
-static ks_dra_allocation *node_allocation(dra_state *s, ks_sym node)
+static ks_dra_allocation *node_allocation(dra_state *s, ks_sym node, const dra_ext_variant **ext)
 {
     pthread_mutex_lock(&s->mu);
     node_alloc *a = s->ncap ? slot_locked(s, node) : NULL;
     ks_dra_allocation *r = a && a->node == node ? a->alloc : NULL;
+    if (ext)
+        *ext = r ? a->ext : NULL;
     pthread_mutex_unlock(&s->mu);
     return r;
 }
@@ -513,13 +687,21 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
                           ks_status *st)
 {
     dra_plugin *pl = self;
-    (void)pod;
     dra_state *s = state_or_error(cycle, st);
     if (!s)
         return KS_ERROR;
-    if (s->nclaims == 0)
+    if (s->nclaims == 0 && !s->ext_claim)
         return KS_SUCCESS;
     const ks_node *node = ks_node_info_node(ni);
+    const dra_ext_variant *ext = NULL;
+    if (s->ext_claim) {
+        ks_code code = filter_ext(s, cycle, pod, node, &ext, st);
+        if (code != KS_SUCCESS)
+            return code;
+        /* Extended resources the node's device plugins provide: nothing left to do here. */
+        if (!ext && s->nclaims == 0)
+            return KS_SUCCESS;
+    }
     size_t nunavailable = 0;
     size_t unavailable[64];
     for (size_t i = 0; i < s->nclaims; i++) {
@@ -541,11 +723,29 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
             unavailable[nunavailable++] = i;
     }
     ks_dra_allocation *alloc = NULL;
-    if (s->allocator) {
+    /* The claims to allocate, the node's variant of the special claim last. (A pod whose
+     * extended resources this node's device plugins provide allocates no special claim here;
+     * upstream passes the claim without requests on and finds no claim for it in Reserve.) */
+    const ks_resource_claim *input[32];
+    const ks_resource_claim **in = s->to_allocate;
+    size_t nin = s->nallocate;
+    if (ext) {
+        in = nin + 1 <= sizeof(input) / sizeof(input[0])
+                 ? input
+                 : ks_cycle_alloc(cycle, (nin + 1) * sizeof(*in));
+        if (!in) {
+            ks_status_reason(st, "out of memory");
+            return KS_ERROR;
+        }
+        if (nin)
+            memcpy(in, s->to_allocate, nin * sizeof(*in));
+        in[nin++] = ext->claim;
+    }
+    if (s->allocator && nin > 0) {
         char err[1024];
         int64_t deadline = pl->filter_timeout_ns ? monotonic_ns() + pl->filter_timeout_ns : 0;
-        int out = ks_dra_allocate_claims(s->allocator, node, s->to_allocate, s->nallocate, deadline,
-                                         &alloc, err, sizeof(err));
+        int out =
+            ks_dra_allocate_claims(s->allocator, node, in, nin, deadline, &alloc, err, sizeof(err));
         switch (out) {
         case KS_DRA_OUT_ALLOCATED:
             break;
@@ -577,12 +777,13 @@ static ks_code dra_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
         ks_status_reason(st, "resourceclaim not available on the node");
         return UU;
     }
-    if (s->allocator) {
+    if (alloc) {
         node_alloc *slot = slot_locked(s, ks_node_name(node));
         if (slot) {
             ks_dra_allocation_free(slot->alloc);
             slot->node = ks_node_name(node);
             slot->alloc = alloc;
+            slot->ext = ext;
             alloc = NULL;
         }
     }
@@ -608,7 +809,7 @@ static ks_code dra_post_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
      * message of a pod without claims carries no such fragment (tests/e2e/test-live-basic.sh
      * compares with kube-scheduler's): Unschedulable without a reason, which adds nothing to the
      * joined PostFilter message. */
-    if (s->nclaims == 0)
+    if (s->nclaims == 0 && !s->ext_claim)
         return KS_UNSCHEDULABLE;
     /* upstream iterates a map (random order) over the unavailable claims and takes the first
      * one reserved for no one but this pod. */
@@ -623,6 +824,14 @@ static ks_code dra_post_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
             ks_status_reason(st, "deallocation of ResourceClaim completed");
             return KS_UNSCHEDULABLE;
         }
+    }
+    /* The special claim of a prior cycle (reserved or allocated then) goes, and the pod starts
+     * anew once its deletion is seen. */
+    if (s->ext_claim && s->ext_real) {
+        if (ks_dra_claim_delete(cycle, s->ext_claim, st) != KS_SUCCESS)
+            return KS_ERROR;
+        ks_status_reason(st, "deletion of ResourceClaim completed");
+        return KS_UNSCHEDULABLE;
     }
     return KS_UNSCHEDULABLE; /* without a reason, as upstream's */
 }
@@ -643,8 +852,8 @@ static ks_code dra_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
     if (!s)
         return KS_ERROR;
     if (s->nclaims == 0 || !s->allocator)
-        return KS_SUCCESS;
-    ks_dra_allocation *a = node_allocation(s, ks_node_name(ks_node_info_node(ni)));
+        return KS_SUCCESS; /* (the special claim has no prioritized lists) */
+    ks_dra_allocation *a = node_allocation(s, ks_node_name(ks_node_info_node(ni)), NULL);
     if (!a)
         return KS_SUCCESS;
     int64_t total = 0;
@@ -699,10 +908,14 @@ static ks_code dra_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
     dra_state *s = state_or_error(cycle, st);
     if (!s)
         return KS_ERROR;
-    if (s->nclaims == 0 || s->nallocate == 0)
+    if (s->nclaims == 0 && !s->ext_claim)
         return KS_SUCCESS;
-    ks_dra_allocation *a = node_allocation(s, node);
+    const dra_ext_variant *ext = NULL;
+    ks_dra_allocation *a = node_allocation(s, node, &ext);
     if (!a) {
+        /* Only the special claim, which the node's device plugins made unnecessary. */
+        if (s->nallocate == 0)
+            return KS_SUCCESS;
         ks_status_reason(st, "claim allocation not found for node");
         return KS_ERROR;
     }
@@ -713,7 +926,13 @@ static ks_code dra_reserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sy
             return KS_ERROR;
         }
     }
+    if (ext && ks_dra_signal_pending(cycle, ext->claim, a, s->nallocate) != 0) {
+        ks_status_reasonf(st, "internal error, couldn't signal allocation for claim %s",
+                          symstr(ks_resource_claim_view_of(ext->claim)->name));
+        return KS_ERROR;
+    }
     s->reserved = a;
+    s->reserved_ext = ext;
     return KS_SUCCESS;
 }
 
@@ -722,7 +941,7 @@ static void dra_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
     (void)self;
     (void)node;
     dra_state *s = state_of(cycle);
-    if (!s || s->nclaims == 0)
+    if (!s || (s->nclaims == 0 && !s->ext_claim))
         return; /* (the shared state of pods without claims is never written) */
     /* In-flight allocations are dropped (the devices are free again for the next allocator), and
      * the pod leaves the reservedFor of the claims PreBind reserved before it failed. */
@@ -731,6 +950,20 @@ static void dra_unreserve(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym
         ks_dra_claim_unreserve(cycle, pod, s->claims[i]);
     }
     s->reserved = NULL;
+    /* unreserveExtendedResourceClaim: out of flight, and deleted once it exists (PreBind
+     * created it). */
+    if (s->ext_claim) {
+        ks_dra_remove_pending(cycle, s->ext_uid);
+        if (s->ext_real) {
+            ks_status *st = ks_status_new(cycle); /* borrowed(cycle) */
+            if (st && ks_dra_claim_delete(cycle, s->ext_claim, st) != KS_SUCCESS)
+                ks_log(0, "DynamicResources: delete resourceclaim %s/%s: %s",
+                       symstr(ks_resource_claim_view_of(s->ext_claim)->ns),
+                       symstr(ks_resource_claim_view_of(s->ext_claim)->name),
+                       ks_status_reason_count(st) ? ks_status_reason_at(st, 0) : "");
+        }
+    }
+    s->reserved_ext = NULL;
 }
 
 /* ---- PreBind -----------------------------------------------------------------------------------
@@ -746,16 +979,28 @@ static ks_code dra_pre_bind_pre_flight(void *self, ks_cycle *cycle, const ks_pod
     dra_state *s = state_or_error(cycle, st);
     if (!s)
         return KS_ERROR;
-    return s->nclaims == 0 ? KS_SKIP : KS_SUCCESS;
+    return s->nclaims == 0 && !s->ext_claim ? KS_SKIP : KS_SUCCESS;
 }
 
 /* isPodReadyForBinding over the claims as the store has them now: 1 ready, 0 pending, -1 with
  * the error (a failure condition, or a claim past bindingTimeout) in err. */
+/* The pod's claims as PreBind saw them (claims.all()): the user's, then the claim for extended
+ * resources once it exists in the cluster. */
+static size_t bound_claims(const dra_state *s)
+{
+    return s->nclaims + (s->ext_claim && s->ext_real ? 1 : 0);
+}
+
+static const ks_resource_claim *bound_claim(const dra_state *s, size_t i)
+{
+    return i < s->nclaims ? s->claims[i] : s->ext_claim;
+}
+
 static int pod_ready_for_binding(const dra_plugin *pl, ks_cycle *cycle, const dra_state *s,
                                  char *err, size_t errlen)
 {
-    for (size_t i = 0; i < s->nclaims; i++) {
-        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(s->claims[i]);
+    for (size_t i = 0; i < bound_claims(s); i++) {
+        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(bound_claim(s, i));
         const ks_resource_claim *now = ks_resource_claim_get(cycle, v0->ns, symstr(v0->name));
         if (!now) {
             snprintf(err, errlen, "resourceclaim.resource.k8s.io \"%s\" not found",
@@ -781,8 +1026,8 @@ static int pod_ready_for_binding(const dra_plugin *pl, ks_cycle *cycle, const dr
 static int pod_has_binding_conditions(ks_cycle *cycle, const dra_state *s)
 {
     int has = 0;
-    for (size_t i = 0; i < s->nclaims && !has; i++) {
-        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(s->claims[i]);
+    for (size_t i = 0; i < bound_claims(s) && !has; i++) {
+        const ks_resource_claim_view *v0 = ks_resource_claim_view_of(bound_claim(s, i));
         const ks_resource_claim *now = ks_resource_claim_get(cycle, v0->ns, symstr(v0->name));
         const ks_dra_binding_device *bd;
         has = now && binding_devices(ks_resource_claim_view_of(now), &bd) > 0;
@@ -829,6 +1074,9 @@ static ks_code wait_binding_conditions(const dra_plugin *pl, ks_cycle *cycle, co
     }
 }
 
+static ks_code extended_pre_bind(ks_cycle *cycle, const ks_pod *pod, dra_state *s,
+                                 const dra_ext_variant *ext, ks_status *st);
+
 static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                             ks_status *st)
 {
@@ -854,9 +1102,48 @@ static ks_code dra_pre_bind(void *self, ks_cycle *cycle, const ks_pod *pod, ks_s
         if (code != KS_SUCCESS)
             return KS_ERROR;
     }
-    if (s->nclaims == 0 || !pod_has_binding_conditions(cycle, s))
+    /* The special claim, when this node allocates it (bindClaim with isExtendedResourceClaim):
+     * created with a generated name, then bound as a user claim, then named in the pod's
+     * status. */
+    const dra_ext_variant *ext = s->reserved_ext;
+    if (s->ext_claim && ext && extended_pre_bind(cycle, pod, s, ext, st) != KS_SUCCESS)
+        return KS_ERROR;
+    if (bound_claims(s) == 0 || !pod_has_binding_conditions(cycle, s))
         return KS_SUCCESS; /* nothing to wait for: the pod is bound now */
     return wait_binding_conditions(pl, cycle, pod, node, s, st);
+}
+
+/* bindClaim for the claim of the pod's extended resources (isExtendedResourceClaim): created
+ * with a generated name, then bound as a user claim, then named in the pod's status. */
+static ks_code extended_pre_bind(ks_cycle *cycle, const ks_pod *pod, dra_state *s,
+                                 const dra_ext_variant *ext, ks_status *st)
+{
+    if (!s->ext_real) {
+        const ks_resource_claim *created = NULL;
+        if (ks_dra_extended_claim_create(cycle, pod, ext->claim, &created, st) != KS_SUCCESS) {
+            ks_dra_remove_pending(cycle, s->ext_uid);
+            return KS_ERROR;
+        }
+        /* Track the actual claim from now: Unreserve deletes it. */
+        ks_resource_claim_release(s->ext_claim);
+        s->ext_claim = created;
+        s->ext_real = 1;
+    }
+    ks_code code = ks_dra_claim_bind(cycle, pod, s->ext_claim, s->reserved, s->nallocate, st);
+    ks_dra_remove_pending(cycle, s->ext_uid);
+    if (code != KS_SUCCESS)
+        return KS_ERROR;
+    const char *cname = symstr(ks_resource_claim_view_of(s->ext_claim)->name);
+    if (ext->nmaps == 0) {
+        ks_status_reasonf(st,
+                          "nil or empty request mappings, no update of pod %s/%s "
+                          "ExtendedResourceClaimStatus",
+                          symstr(ks_pod_namespace(pod)), symstr(ks_pod_name(pod)));
+        return KS_ERROR;
+    }
+    if (ks_pod_extended_claim_status(cycle, pod, cname, ext->maps, ext->nmaps, st) != KS_SUCCESS)
+        return KS_ERROR;
+    return KS_SUCCESS;
 }
 
 /* ---- events, signatures ------------------------------------------------------------------------
@@ -887,8 +1174,10 @@ static ks_queueing_hint claim_hint(void *self, const ks_pod *pod, const ks_event
 {
     (void)self;
     const ks_resource_claim *oldc = ev->old_obj, *newc = ev->new_obj;
+    /* Deleted: only an allocated claim's devices come free (the deletion of PostFilter's stale
+     * claim for extended resources, say). */
     if (!newc)
-        return KS_QUEUE;
+        return !oldc || ks_resource_claim_view_of(oldc)->allocated ? KS_QUEUE : KS_QUEUE_SKIP;
     const ks_resource_claim_view *nv = ks_resource_claim_view_of(newc);
     const ks_resource_claim_view *ov = oldc ? ks_resource_claim_view_of(oldc) : NULL;
     uses_ctx u = {nv->uid, 0};
@@ -925,7 +1214,7 @@ static size_t dra_events(void *self, ks_cluster_event_hint *out, size_t cap)
         /* SchedulingQueueHint is on: no UpdateNodeTaint */
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_LABEL | KS_ACT_UPDATE_NODE_ALLOCATABLE},
          NULL},
-        {{KS_RES_RESOURCE_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, claim_hint},
+        {{KS_RES_RESOURCE_CLAIM, KS_ACT_ADD | KS_ACT_UPDATE_ANY | KS_ACT_DELETE}, claim_hint},
         {{KS_RES_POD, KS_ACT_UPDATE_POD_GENERATED_RESOURCE_CLAIM}, pod_hint},
         {{KS_RES_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, NULL},
         {{KS_RES_RESOURCE_SLICE, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, NULL},

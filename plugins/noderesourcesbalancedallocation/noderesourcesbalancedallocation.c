@@ -14,6 +14,10 @@
  *             = 50 + (50 + withPod - withoutPod) / 2 (v1.35+, range [50, 100]). No
  *             NormalizeScore.
  *
+ * A configured resource that a DeviceClass maps (extended resources backed by DRA) counts, on a
+ * node whose allocatable lacks it, the node's devices of the class and those allocated or in
+ * flight (getDRAPreScoredParams); such pods are not signable.
+ *
  * Args (pluginConfig, NodeResourcesBalancedAllocationArgs, declared below): resources [{name,
  * weight}]; absent or empty means cpu:1 and memory:1, an unset or 0 weight is 1 (kubesched fills
  * these defaults while it loads the configuration; create() applies the same ones when args are
@@ -41,9 +45,13 @@ typedef struct balanced {
     resource res[];
 } balanced;
 
-/* PreScore state (cycle arena): requests[i] is the pod's request for res[i]. */
+/* PreScore state (cycle arena): requests[i] is the pod's request for res[i]; cls[i] the
+ * DeviceClass that maps it (KS_SYM_ABSENT: none), with dra the devices and allocations of now
+ * when any does (getDRAPreScoredParams). */
 typedef struct prescore_state {
     size_t n;
+    ks_dra_allocator *dra; /* borrowed(cycle); NULL: no resource is backed by DRA */
+    ks_sym *cls;
     int64_t requests[];
 } prescore_state;
 
@@ -153,8 +161,27 @@ static ks_code balanced_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod
         return KS_ERROR;
     }
     s->n = b->n;
-    for (size_t i = 0; i < b->n; i++)
+    s->dra = NULL;
+    if (!(s->cls = ks_cycle_alloc(cycle, (b->n ? b->n : 1) * sizeof(*s->cls)))) {
+        ks_status_reason(st, "NodeResourcesBalancedAllocation: out of memory in PreScore");
+        return KS_ERROR;
+    }
+    int any_dra = 0;
+    for (size_t i = 0; i < b->n; i++) {
         s->requests[i] = pod_request(&b->res[i], req);
+        s->cls[i] = KS_SYM_ABSENT;
+        if (b->res[i].kind == KS_H_RES_SCALAR && ks_h_dra_mapped(cycle, b->res[i].name)) {
+            s->cls[i] = ks_dra_extended_resource_class(cycle, b->res[i].name);
+            any_dra = 1;
+        }
+    }
+    if (any_dra && KS_HOST_HAS(dra_class_device_counts)) {
+        char err[512];
+        if (!(s->dra = ks_dra_allocator_new(cycle, err, sizeof(err)))) {
+            ks_status_reason(st, err);
+            return KS_ERROR;
+        }
+    }
     if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
         ks_status_reason(st, "NodeResourcesBalancedAllocation: cannot write the PreScore state");
         return KS_ERROR;
@@ -168,11 +195,14 @@ static ks_code balanced_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod
  * allocated[i] + podRequest[i] and allocated[i] (the node's plain Requested) from the same
  * calculateResourceAllocatableRequest call, so one resource is left out of both scores or of
  * neither. */
-static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
-                    const ks_resources *used, int with_pod, double *f)
+static int fraction(const prescore_state *s, size_t i, const resource *r, const ks_node *node,
+                    const ks_resources *alloc, const ks_resources *used, int with_pod, double *f)
 {
-    int64_t capacity, requested;
-    if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used, used, &capacity,
+    int64_t req = s->requests[i], capacity = 0, requested = 0;
+    /* a resource backed by DRA on a node whose allocatable lacks it: the class's devices */
+    if (!(s->dra && ks_h_dra_allocatable_requested(s->dra, s->cls[i], r->name, req, node, alloc,
+                                                   &capacity, &requested)) &&
+        !ks_h_allocatable_requested(r->kind, r->name, req, alloc, used, used, &capacity,
                                     &requested))
         return 0;
     if (capacity == 0)
@@ -190,13 +220,13 @@ static int fraction(const resource *r, int64_t req, const ks_resources *alloc,
  * the population standard deviation for more. Two passes over the resources when there are more
  * than two fractions (the mean first), so that nothing is allocated. */
 static int64_t balanced_resource_score(const balanced *b, const prescore_state *s,
-                                       const ks_resources *alloc, const ks_resources *used,
-                                       int with_pod)
+                                       const ks_node *node, const ks_resources *alloc,
+                                       const ks_resources *used, int with_pod)
 {
     double first[2] = {0, 0}, total = 0, f;
     size_t nf = 0;
     for (size_t i = 0; i < b->n; i++) {
-        if (!fraction(&b->res[i], s->requests[i], alloc, used, with_pod, &f))
+        if (!fraction(s, i, &b->res[i], node, alloc, used, with_pod, &f))
             continue;
         if (nf < 2)
             first[nf] = f;
@@ -209,7 +239,7 @@ static int64_t balanced_resource_score(const balanced *b, const prescore_state *
     } else if (nf > 2) {
         double mean = total / (double)nf, sum = 0;
         for (size_t i = 0; i < b->n; i++)
-            if (fraction(&b->res[i], s->requests[i], alloc, used, with_pod, &f))
+            if (fraction(s, i, &b->res[i], node, alloc, used, with_pod, &f))
                 sum = sum + (f - mean) * (f - mean);
         std = sqrt(sum / (double)nf);
     }
@@ -233,8 +263,9 @@ static ks_code balanced_score(void *self, ks_cycle *cycle, const ks_pod *pod,
     }
     const ks_resources *alloc = ks_node_allocatable(ks_node_info_node(ni));
     const ks_resources *used = ks_node_info_requested(ni);
-    int64_t with_pod = balanced_resource_score(b, s, alloc, used, 1);
-    int64_t without_pod = balanced_resource_score(b, s, alloc, used, 0);
+    const ks_node *node = ks_node_info_node(ni);
+    int64_t with_pod = balanced_resource_score(b, s, node, alloc, used, 1);
+    int64_t without_pod = balanced_resource_score(b, s, node, alloc, used, 0);
     const int64_t half = KS_MAX_NODE_SCORE / 2;
     *score = half + (half + with_pod - without_pod) / 2;
     return KS_SUCCESS;
@@ -282,10 +313,13 @@ static int balanced_validate_args(const ks_args *args, ks_args_error *err)
     return 0;
 }
 
-/* upstream BalancedAllocation.SignPod: the pod's requests, the same fragment as Fit's. */
+/* upstream BalancedAllocation.SignPod: the pod's requests, the same fragment as Fit's; a pod
+ * requesting a resource a DeviceClass maps is not signable. */
 static ks_code balanced_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
 {
     (void)self;
+    if (ks_h_sign_refuses_dra(pod, st))
+        return KS_UNSCHEDULABLE;
     return ks_sign_resources(pod, sig, st);
 }
 

@@ -68,6 +68,8 @@ typedef struct scalar_check {
     ks_sym name;
     int64_t request;
     const char *reason; /* "Insufficient <name>", in the cycle arena */
+    int dra;            /* a DeviceClass maps it: left to DynamicResources on a node whose
+                         * allocatable lacks it (shouldDelegateResourceToDRA) */
 } scalar_check;
 
 /* PreFilter state, in the cycle arena; never changed after PreFilter (Filter workers share it, and
@@ -78,9 +80,13 @@ typedef struct prefilter_state {
     scalar_check scalar[];
 } prefilter_state;
 
-/* PreScore state: requests[i] is the pod's request for fit.res[i]. Arena, read-only after. */
+/* PreScore state: requests[i] is the pod's request for fit.res[i]; cls[i] the DeviceClass that
+ * maps it (KS_SYM_ABSENT: none), with dra the devices and allocations of now when any does
+ * (getDRAPreScoredParams). Arena, read-only after. */
 typedef struct prescore_state {
     size_t n;
+    ks_dra_allocator *dra; /* borrowed(cycle); NULL: no scoring resource is backed by DRA */
+    ks_sym *cls;
     int64_t requests[];
 } prescore_state;
 
@@ -391,6 +397,8 @@ static int not_checked(const fit *f, ks_sym sym)
     return 0;
 }
 
+static int dra_mapped(ks_cycle *cycle, ks_sym name) { return ks_h_dra_mapped(cycle, name); }
+
 /* pre_filter: scheduling thread, once per cycle. Strings are looked at here, never in Filter. */
 static ks_code fit_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
                               ks_prefilter_result *result, ks_status *st)
@@ -416,7 +424,8 @@ static ks_code fit_pre_filter(void *self, ks_cycle *cycle, const ks_pod *pod,
         if (!reason)
             goto nomem;
         snprintf(reason, len, "Insufficient %s", name ? name : "");
-        s->scalar[s->nscalar++] = (scalar_check){sc->name, sc->value, reason};
+        s->scalar[s->nscalar++] =
+            (scalar_check){sc->name, sc->value, reason, dra_mapped(cycle, sc->name)};
     }
     if (ks_cycle_write(cycle, &prefilter_key, s, NULL) != 0)
         goto nomem;
@@ -466,6 +475,8 @@ static ks_code fit_filter(void *self, ks_cycle *cycle, const ks_pod *pod, const 
     for (size_t i = 0; i < s->nscalar; i++) {
         const scalar_check *c = &s->scalar[i];
         int64_t a = ks_resources_scalar(alloc, c->name);
+        if (c->dra && a <= 0)
+            continue; /* no device plugin offers it here: DynamicResources' to allocate */
         if (c->request > a - ks_resources_scalar(used, c->name)) {
             ks_status_reason(st, c->reason);
             code = KS_UNSCHEDULABLE;
@@ -515,8 +526,28 @@ static ks_code fit_pre_score(void *self, ks_cycle *cycle, const ks_pod *pod,
         return KS_ERROR;
     }
     s->n = f->nres;
-    for (size_t i = 0; i < f->nres; i++)
+    s->dra = NULL;
+    s->cls = ks_cycle_alloc(cycle, (f->nres ? f->nres : 1) * sizeof(*s->cls));
+    if (!s->cls) {
+        ks_status_reason(st, "NodeResourcesFit: out of memory in PreScore");
+        return KS_ERROR;
+    }
+    int any_dra = 0;
+    for (size_t i = 0; i < f->nres; i++) {
         s->requests[i] = pod_request(&f->res[i], pod);
+        s->cls[i] = KS_SYM_ABSENT;
+        if (f->res[i].kind == KS_H_RES_SCALAR && dra_mapped(cycle, f->res[i].name)) {
+            s->cls[i] = ks_dra_extended_resource_class(cycle, f->res[i].name);
+            any_dra = 1;
+        }
+    }
+    if (any_dra && KS_HOST_HAS(dra_class_device_counts)) {
+        char err[512];
+        if (!(s->dra = ks_dra_allocator_new(cycle, err, sizeof(err)))) {
+            ks_status_reason(st, err);
+            return KS_ERROR;
+        }
+    }
     if (ks_cycle_write(cycle, &prescore_key, s, NULL) != 0) {
         ks_status_reason(st, "NodeResourcesFit: cannot write the PreScore state");
         return KS_ERROR;
@@ -575,9 +606,15 @@ static ks_code fit_score(void *self, ks_cycle *cycle, const ks_pod *pod, const k
     for (size_t i = 0; i < f->nres; i++) {
         const scored_resource *r = &f->res[i];
         int64_t req = s && i < s->n ? s->requests[i] : pod_request(r, pod);
-        int64_t capacity, requested;
-        if (!ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz, used, &capacity,
-                                        &requested))
+        int64_t capacity = 0, requested = 0;
+        /* calculateDRAExtendedResourceAllocatableRequest: a resource the node's allocatable
+         * lacks counts the node's devices of its class, and the allocated ones. */
+        if (s && s->dra)
+            (void)ks_h_dra_allocatable_requested(s->dra, s->cls[i], r->name, req,
+                                                 ks_node_info_node(ni), alloc, &capacity,
+                                                 &requested);
+        if (capacity == 0 && !ks_h_allocatable_requested(r->kind, r->name, req, alloc, used_nz,
+                                                         used, &capacity, &requested))
             continue;
         if (capacity == 0)
             continue;
@@ -608,7 +645,8 @@ static int64_t scalar_value(const ks_resources *r, ks_sym name)
 
 /* upstream isFit: whether the pod fits an empty node (a fresh NodeInfo with only the Node): room
  * for one pod, and each request (> 0) within the allocatable. Nothing is ignored here (upstream
- * passes no ignored resources), and no resource is handed to DRA (kubesched has none). */
+ * passes no ignored resources); a resource a DeviceClass maps and the node does not offer is
+ * DRA's (shouldDelegateResourceToDRA). */
 static int fits_empty_node(const ks_pod *pod, const ks_node *node)
 {
     const ks_resources *req = ks_pod_requests(pod), *alloc = ks_node_allocatable(node);
@@ -618,15 +656,17 @@ static int fits_empty_node(const ks_pod *pod, const ks_node *node)
         (req->memory > 0 && req->memory > alloc->memory) ||
         (req->ephemeral_storage > 0 && req->ephemeral_storage > alloc->ephemeral_storage))
         return 0;
-    for (uint32_t i = 0; i < req->nscalar; i++)
-        if (req->scalar[i].value > 0 &&
-            req->scalar[i].value > scalar_value(alloc, req->scalar[i].name))
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        int64_t a = scalar_value(alloc, req->scalar[i].name);
+        if (req->scalar[i].value > 0 && req->scalar[i].value > a &&
+            !(a <= 0 && dra_mapped(NULL, req->scalar[i].name)))
             return 0;
+    }
     return 1;
 }
 
 /* upstream haveAnyRequestedResourcesIncreased: more pods allowed, or more allocatable of a
- * resource the pod requests (> 0). */
+ * resource the pod requests (> 0), or such a resource the node leaves to DRA. */
 static int requested_resources_increased(const ks_pod *pod, const ks_node *old_node,
                                          const ks_node *new_node)
 {
@@ -638,10 +678,16 @@ static int requested_resources_increased(const ks_pod *pod, const ks_node *old_n
         (req->memory > 0 && n->memory > o->memory) ||
         (req->ephemeral_storage > 0 && n->ephemeral_storage > o->ephemeral_storage))
         return 1;
-    for (uint32_t i = 0; i < req->nscalar; i++)
-        if (req->scalar[i].value != 0 &&
-            scalar_value(n, req->scalar[i].name) > scalar_value(o, req->scalar[i].name))
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        if (req->scalar[i].value == 0)
+            continue;
+        int64_t now = scalar_value(n, req->scalar[i].name);
+        if (now > scalar_value(o, req->scalar[i].name))
             return 1;
+        /* a resource the modified node leaves to DRA (shouldDelegateResourceToDRA) */
+        if (now <= 0 && dra_mapped(NULL, req->scalar[i].name))
+            return 1;
+    }
     return 0;
 }
 
@@ -710,11 +756,30 @@ static ks_queueing_hint fit_after_assigned_pod_scale_down(void *self, const ks_p
     return relevant_resources_decreased(pod, ev->old_pod, ev->new_pod) ? KS_QUEUE : KS_QUEUE_SKIP;
 }
 
+/* upstream isSchedulableAfterDeviceClassEvent, as far as kubesched's DeviceClass events tell (they
+ * carry no objects): a class can only come to map a resource the pod requests if the pod requests
+ * an extended resource or a deviceclass.resource.kubernetes.io/ one; any other pod is skipped.
+ * Event thread; pure. */
+static ks_queueing_hint fit_after_device_class(void *self, const ks_pod *pod,
+                                               const ks_event_info *ev)
+{
+    (void)self;
+    (void)ev;
+    const ks_resources *req = ks_pod_requests(pod);
+    for (uint32_t i = 0; i < req->nscalar; i++) {
+        const char *n = ks_sym_str(req->scalar[i].name);
+        if (req->scalar[i].value != 0 && n &&
+            (ks_h_is_extended_resource(n) ||
+             strncmp(n, "deviceclass.resource.kubernetes.io/", 35) == 0))
+            return KS_QUEUE;
+    }
+    return KS_QUEUE_SKIP;
+}
+
 /* upstream EventsToRegister (v1.37 defaults: InPlacePodVerticalScaling GA on, its
- * SchedulerPreemption alpha off): an assigned pod deleted or scaled down, the pending pod itself
- * scaled down (always Queue: isSchedulableAfterTargetPodScaleDown), a node added or given more
- * allocatable. Upstream's DeviceClass Add|Update (DRAExtendedResource) is not registered:
- * kubesched has no DeviceClass events, and Fit hands no resource to DRA. */
+ * SchedulerPreemption alpha off, DRAExtendedResource GA): an assigned pod deleted or scaled down,
+ * the pending pod itself scaled down (always Queue: isSchedulableAfterTargetPodScaleDown), a node
+ * added or given more allocatable, a DeviceClass added or updated (fit_after_device_class). */
 static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
 {
     (void)self;
@@ -723,15 +788,18 @@ static size_t fit_events(void *self, ks_cluster_event_hint *out, size_t cap)
         {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE}, fit_after_node_change},
         {{KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, fit_after_assigned_pod_scale_down},
         {{KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN}, NULL},
+        {{KS_RES_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY}, fit_after_device_class},
     };
     return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
-/* upstream Fit.SignPod: the pod's requests (kubesched has no DRA-backed extended resources, the
- * one case upstream refuses). */
+/* upstream Fit.SignPod: the pod's requests; a pod requesting a resource a DeviceClass maps is
+ * not signable. Any thread. */
 static ks_code fit_sign(void *self, const ks_pod *pod, ks_signature *sig, ks_status *st)
 {
     (void)self;
+    if (ks_h_sign_refuses_dra(pod, st))
+        return KS_UNSCHEDULABLE;
     return ks_sign_resources(pod, sig, st);
 }
 

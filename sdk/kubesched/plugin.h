@@ -1128,6 +1128,38 @@ typedef enum ks_dra_outcome {
     KS_DRA_OUT_TIMEOUT = 4     /* the deadline passed (context.DeadlineExceeded) */
 } ks_dra_outcome;
 
+/* --- ABI 1.11: extended resources backed by DRA (DRAExtendedResource; upstream
+ * extendeddynamicresources.go) --- */
+/* One scalar resource a container requests (resources.requests), as createRequestsAndMappings
+ * reads it. Plain data; borrowed(pod). */
+typedef struct ks_container_request {
+    ks_sym name;          /* the resource name */
+    int32_t sorted_index; /* its position among all the container's requests (cpu and memory
+                           * too) sorted by name */
+    int64_t value;        /* Quantity.AsInt64(); 0 when the quantity is not an integer */
+} ks_container_request;
+/* One container of the pod, init containers first (spec order), then the containers: index i of
+ * this list is upstream's containerIndex. Plain data; borrowed(pod). */
+typedef struct ks_pod_container {
+    const char *name;
+    int32_t init;    /* from spec.initContainers */
+    int32_t sidecar; /* an init container with restartPolicy Always */
+    uint32_t nrequests;
+    const ks_container_request *requests; /* its scalar requests (not cpu, memory,
+                                           * ephemeral-storage), sorted by name */
+} ks_pod_container;
+/* One device request of the claim DynamicResources makes for a pod's extended resources
+ * (ExactDeviceRequest, allocationMode ExactCount). */
+typedef struct ks_dra_extended_request {
+    const char *name; /* "container-<i>-request-<j>" */
+    const char *device_class_name;
+    int64_t count;
+} ks_dra_extended_request;
+/* One entry of the pod's status.extendedResourceClaimStatus.requestMappings. */
+typedef struct ks_extended_request_mapping {
+    const char *container_name, *resource_name, *request_name;
+} ks_extended_request_mapping;
+
 /* ---------------------------------------------------------------------------------------------
  * The host function table. Plugins call the ks_... wrappers below, not the slots.
  * ------------------------------------------------------------------------------------------- */
@@ -1574,6 +1606,49 @@ typedef struct ks_host_api {
      * answers in O(1): a walk there made adding a gang of n pods O(n^2) pod references. *all and
      * *scheduled may be NULL. Any thread; no pod is referenced, no callback runs. */
     void (*pod_group_member_counts)(ks_sym ns, ks_sym name, size_t *all, size_t *scheduled);
+    /* --- ABI 1.11: extended resources backed by DRA (DRAExtendedResource; upstream
+     * extendeddynamicresources.go and NodeResourcesFit's shouldDelegateResourceToDRA) --- */
+    /* The pod's containers with their scalar requests, for a pod that requests an extended
+     * resource or a deviceclass.resource.kubernetes.io/ one (0 for any other pod). borrowed(pod);
+     * any thread. */
+    size_t (*pod_containers)(const ks_pod *pod, const ks_pod_container **out);
+    /* upstream DeviceClassResolver.GetDeviceClass: the DeviceClass an extended resource name maps
+     * to (spec.extendedResourceName, or the implicit deviceclass.resource.kubernetes.io/<class>;
+     * among classes naming the same resource, the newest by creationTimestamp, then the smallest
+     * name), as the class's interned name, or KS_SYM_ABSENT. Any thread; cycle may be NULL. */
+    ks_sym (*dra_extended_resource_class)(ks_cycle *cycle, ks_sym resource);
+    /* findExtendedResourceClaim: the claim in the pod's namespace annotated
+     * resource.kubernetes.io/extended-resource-claim: "true" whose controller is the pod, with a
+     * reference for the caller (resource_claim_release), or NULL. Scheduling thread. */
+    const ks_resource_claim *(*dra_extended_claim_find)(ks_cycle *cycle, const ks_pod *pod);
+    /* The in-memory claim for the pod's extended resources: name "<extended-resources>",
+     * generateName "<pod>-extended-resources-", the pod as controller, the annotation, and
+     * spec.devices.requests from reqs (none: no requests). Not in the store; a reference for the
+     * caller (resource_claim_release), or NULL when out of memory. Any thread. */
+    const ks_resource_claim *(*dra_extended_claim_new)(ks_cycle *cycle, const ks_pod *pod,
+                                                       const ks_dra_extended_request *reqs,
+                                                       size_t n);
+    /* PreBind's createExtendedResourceClaimInAPI: claim (from dra_extended_claim_new) created
+     * with a generated name (`simulate`: generateName plus a deterministic suffix); *created gets
+     * the stored claim with a reference for the caller. Live mode: KS_ERROR (not written yet).
+     * Binding thread. */
+    ks_code (*dra_extended_claim_create)(ks_cycle *cycle, const ks_pod *pod,
+                                         const ks_resource_claim *claim,
+                                         const ks_resource_claim **created, ks_status *st);
+    /* deleteClaim (PostFilter, Unreserve): the finalizer removed, then the claim deleted (a
+     * claim already gone is no error). Scheduling or binding thread. */
+    ks_code (*dra_claim_delete)(ks_cycle *cycle, const ks_resource_claim *claim, ks_status *st);
+    /* patchPodExtendedResourceClaimStatus: the pod's status.extendedResourceClaimStatus
+     * {requestMappings, resourceClaimName}. Binding thread. */
+    ks_code (*pod_extended_claim_status)(ks_cycle *cycle, const ks_pod *pod, const char *claim_name,
+                                         const ks_extended_request_mapping *mappings, size_t n,
+                                         ks_status *st);
+    /* NodeResourcesFit's scoring of a resource a DeviceClass maps (calculateDRAResourceTotals):
+     * how many devices of the node's ResourceSlices match the class (capacity) and how many of
+     * those the allocator's claims hold, allocated or in flight (allocated). 0; KS_EINVAL (both
+     * 0) when a selector of the class fails; KS_ENOMEM. Any thread (Score workers). */
+    int (*dra_class_device_counts)(ks_dra_allocator *a, const ks_node *node, ks_sym class_name,
+                                   int64_t *capacity, int64_t *allocated);
 } ks_host_api;
 
 /* ---------------------------------------------------------------------------------------------
@@ -2342,6 +2417,51 @@ static inline void ks_dra_claim_unreserve(ks_cycle *c, const ks_pod *pod,
                                           const ks_resource_claim *rc)
 {
     ks_host->dra_claim_unreserve(c, pod, rc);
+}
+
+/* ABI 1.11 wrappers (extended resources backed by DRA): check KS_HOST_HAS(pod_containers) first
+ * on a host that may be older. */
+static inline size_t ks_pod_containers(const ks_pod *p, const ks_pod_container **o)
+{
+    return ks_host->pod_containers(p, o);
+}
+static inline ks_sym ks_dra_extended_resource_class(ks_cycle *c, ks_sym resource)
+{
+    return ks_host->dra_extended_resource_class(c, resource);
+}
+static inline const ks_resource_claim *ks_dra_extended_claim_find(ks_cycle *c, const ks_pod *pod)
+{
+    return ks_host->dra_extended_claim_find(c, pod);
+}
+static inline const ks_resource_claim *ks_dra_extended_claim_new(ks_cycle *c, const ks_pod *pod,
+                                                                 const ks_dra_extended_request *r,
+                                                                 size_t n)
+{
+    return ks_host->dra_extended_claim_new(c, pod, r, n);
+}
+static inline ks_code ks_dra_extended_claim_create(ks_cycle *c, const ks_pod *pod,
+                                                   const ks_resource_claim *rc,
+                                                   const ks_resource_claim **created, ks_status *st)
+{
+    return ks_host->dra_extended_claim_create(c, pod, rc, created, st);
+}
+static inline ks_code ks_dra_claim_delete(ks_cycle *c, const ks_resource_claim *rc, ks_status *st)
+{
+    return ks_host->dra_claim_delete(c, rc, st);
+}
+static inline ks_code ks_pod_extended_claim_status(ks_cycle *c, const ks_pod *pod,
+                                                   const char *claim_name,
+                                                   const ks_extended_request_mapping *m, size_t n,
+                                                   ks_status *st)
+{
+    return ks_host->pod_extended_claim_status(c, pod, claim_name, m, n, st);
+}
+
+static inline int ks_dra_class_device_counts(ks_dra_allocator *a, const ks_node *node,
+                                             ks_sym class_name, int64_t *capacity,
+                                             int64_t *allocated)
+{
+    return ks_host->dra_class_device_counts(a, node, class_name, capacity, allocated);
 }
 
 /* Value of key in a label array sorted by key id (as the host hands them out), or KS_SYM_ABSENT. */

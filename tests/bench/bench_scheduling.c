@@ -52,22 +52,23 @@
  * each. --nodes-without-dra N adds N nodes without the driver (upstream's nodesWithoutDRA),
  * --dra-variant selector|match its "selector" and "match" workloads' claim template (a CEL
  * selector every device passes; five requests with matchAttribute
- * resource.kubernetes.io/pciRoot). Upstream creates the measured pods' claims with
- * kube-controller-manager's resourceclaim controller from ResourceClaimTemplate
- * test-claim-template; the bench writes each pod's claim as that controller would (one per pod,
- * named <pod>-resource-<5 characters>, owned by the pod, the template's spec) and sets the pod's
- * status.resourceClaimStatuses, so the measured loop has no controller in it. Upstream's other
- * DRA workloads with a threshold are steady-state ones (SteadyStateClusterResourceClaimTemplate:
- * empty, half, full, selector_empty, match_empty at 500 nodes, 60-64 pods/s, pods deleted and
- * created as others are scheduled), which simulate cannot run, and the DRAExtendedResource ones
- * (120-130 pods/s), which the plugin does not support; the selector and match variants run here
- * in burst at any size, without a threshold.
- * The two batching shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream
- * runs them at 20000 / 20000) use upstream's scheduler-config-no-topology.yaml (the default
- * profile with PodTopologySpread defaultingType List and no default constraints, so that pods
- * can be signed) and label every --batch-size consecutive pods (default 10) with
- * signature=signature-label-<i / batch-size>, as upstream's signatureBatchSize. Opportunistic
- * batching is on; --feature-gates OpportunisticBatching=false turns it off (upstream's
+ * resource.kubernetes.io/pciRoot); --dra-variant extended|extended-implicit|extended-scoring
+ * [--classes C] dra/extendedresource's workloads (see write_dra_extended). Upstream creates the
+ * measured pods' claims with kube-controller-manager's resourceclaim controller from
+ * ResourceClaimTemplate test-claim-template; the bench writes each pod's claim as that controller
+ * would (one per pod, named <pod>-resource-<5 characters>, owned by the pod, the template's spec)
+ * and sets the pod's status.resourceClaimStatuses, so the measured loop has no controller in it.
+ * Upstream's other DRA workloads with a threshold are steady-state ones
+ * (SteadyStateClusterResourceClaimTemplate: empty, half, full, selector_empty, match_empty at 500
+ * nodes, 60-64 pods/s, pods deleted and created as others are scheduled), which simulate cannot
+ * run; the selector and match variants run here in burst at any size, without a threshold. The
+ * DRAExtendedResource ones (dra/extendedresource, 70-130 pods/s) are the extended variants. The two
+ * batching shapes (upstream test/integration/scheduler_perf/batching, v1.37; upstream runs them at
+ * 20000 / 20000) use upstream's scheduler-config-no-topology.yaml (the default profile with
+ * PodTopologySpread defaultingType List and no default constraints, so that pods can be signed) and
+ * label every --batch-size consecutive pods (default 10) with signature=signature-label-<i /
+ * batch-size>, as upstream's signatureBatchSize. Opportunistic batching is on; --feature-gates
+ * OpportunisticBatching=false turns it off (upstream's
  * *_OpportunisticBatchingDisabled workloads).
  *
  * The volume shapes build what upstream's createPods op builds with persistentVolumeTemplatePath
@@ -141,6 +142,32 @@
  *   dra selector         (burst; upstream's selector workloads are steady-state)
  *                                                   none  226                   92 MiB
  *   dra match 500 / 0 / 1000  (burst; five devices per pod)  none  154          63 MiB
+ *
+ * dra/extendedresource (ExtendedResource, ExtendedResourceScoring), Release, 2026-12-02
+ * 13:13-13:15 UTC (after main's allocator set-up changes, 83fc4ba and 1d1da16), 2 cores shared
+ * (load average 1.6 to 2.2), each `build-rel/tests/bench_scheduling --shape dra --dra-variant V
+ * [--classes C] [--nodes N --init-pods I --pods P]`, two runs for the 500-node workloads:
+ *
+ *   variant / classes / N / I / P              upstream workload   threshold  pods/s    peak RSS
+ *   extended 25 500 2500 2500       Explicit_25classes_5000pods_500nodes  120  559, 558  100 MiB
+ *   extended 50 500 2500 2500       Explicit_50classes_5000pods_500nodes  130  544, 567  100 MiB
+ *   extended-implicit 25 500 2500 2500  Implicit_25classes_5000pods_500nodes
+ *                                                                          130  567, 562  101 MiB
+ *   extended-scoring 20 500 0 5000  ExtendedResourceScoring/5000pods_500nodes
+ *                                                                           70  409, 423   80 MiB
+ *   extended 25 200 1000 1000       Explicit_25classes_2000pods_200nodes  none  1231       42 MiB
+ *   extended 50 200 1000 1000       Explicit_50classes_2000pods_200nodes  none  1184       42 MiB
+ *   extended-implicit 25 200 1000 1000                                    none  1240       42 MiB
+ *   extended-scoring 10 200 0 2000  ExtendedResourceScoring/2000pods_200nodes  none  959  35 MiB
+ *
+ * (Per pod, as the dra shape: an allocator over the cluster's slices and allocated claims, and
+ * per node the allocation of a one-request claim; the scoring variant also counts each node's
+ * devices of the class in Score. Before main's allocator set-up changes, 12:54-12:57 UTC under
+ * load 2.9 to 3.8: 148-264 pods/s for the three 500-node ExtendedResource workloads and 174-190
+ * for the scoring one. Before deviceMatchesClass converted a device's attributes only for
+ * selectors that read them, the 200-node scoring workload ran at 330 pods/s instead of 604, most
+ * of it parsing every device's capacities. The claim-template dra shape, 200 / 1000 / 1000, is
+ * unchanged by this work: 1053-1116 pods/s here against 1062-1072 for main at 83fc4ba.)
  *
  * (About 4 ms per pod at 500 nodes, 8 us per node: each node's Filter builds the allocator over
  * that node's pool and the allocated devices, then runs the class's CEL on each free device.
@@ -488,6 +515,45 @@ static void write_volume(FILE *f, shape sh, const char *ns, int i)
  * matchAttribute resource.kubernetes.io/pciRoot, so a pod takes half a node). */
 static const char *dra_variant = "";
 static int nodes_without_dra;
+static int dra_classes = -1; /* --classes: the extended variants' DeviceClasses */
+
+/* The extended-resource variants (dra/extendedresource/performance-config.yaml and its scoring/
+ * sub-folder): "extended" (explicit example.com/gpu-<i> names), "extended-implicit"
+ * (deviceclass.resource.kubernetes.io/test-class-<i>), "extended-scoring" (every class maps
+ * example.com/gpu, NodeResourcesFit scores it). */
+static int dra_extended(void) { return !strncmp(dra_variant, "extended", 8); }
+
+/* Their workloads with a threshold or of 200+ nodes: variant, classes, nodes, init, pods. */
+static const struct {
+    const char *variant, *workload;
+    int classes, nodes, init, pods, threshold;
+} extended_workloads[] = {
+    {"extended", "ExtendedResource/Explicit_25classes_2000pods_200nodes", 25, 200, 1000, 1000, 0},
+    {"extended", "ExtendedResource/Explicit_25classes_5000pods_500nodes", 25, 500, 2500, 2500, 120},
+    {"extended", "ExtendedResource/Explicit_50classes_2000pods_200nodes", 50, 200, 1000, 1000, 0},
+    {"extended", "ExtendedResource/Explicit_50classes_5000pods_500nodes", 50, 500, 2500, 2500, 130},
+    {"extended-implicit", "ExtendedResource/Implicit_25classes_2000pods_200nodes", 25, 200, 1000,
+     1000, 0},
+    {"extended-implicit", "ExtendedResource/Implicit_25classes_5000pods_500nodes", 25, 500, 2500,
+     2500, 130},
+    {"extended-scoring", "ExtendedResourceScoring/2000pods_200nodes", 10, 200, 0, 2000, 0},
+    {"extended-scoring", "ExtendedResourceScoring/5000pods_500nodes", 20, 500, 0, 5000, 70},
+};
+
+/* dra/extendedresource/scoring/scheduler-config.yaml */
+static const char extended_scoring_config[] = "apiVersion: kubescheduler.config.k8s.io/v1\n"
+                                              "kind: KubeSchedulerConfiguration\n"
+                                              "profiles:\n"
+                                              "- schedulerName: default-scheduler\n"
+                                              "  pluginConfig:\n"
+                                              "  - name: NodeResourcesFit\n"
+                                              "    args:\n"
+                                              "      scoringStrategy:\n"
+                                              "        type: LeastAllocated\n"
+                                              "        resources:\n"
+                                              "        - {name: cpu, weight: 1}\n"
+                                              "        - {name: memory, weight: 1}\n"
+                                              "        - {name: example.com/gpu, weight: 1}\n";
 
 #define DRA_DRIVER "test-driver.cdi.k8s.io"
 
@@ -525,6 +591,105 @@ static void name_suffix(char out[6], unsigned i)
         x /= 27;
     }
     out[5] = '\0';
+}
+
+/* The extended resource a pod of index i requests (pod-with-extended-resource.yaml: .class-<i mod
+ * classes>; the scoring template: example.com/gpu). */
+static void extended_resource_of(char *out, size_t n, int i)
+{
+    if (!strcmp(dra_variant, "extended-scoring"))
+        snprintf(out, n, "example.com/gpu");
+    else if (!strcmp(dra_variant, "extended-implicit"))
+        snprintf(out, n, "deviceclass.resource.kubernetes.io/test-class-%d", i % dra_classes);
+    else
+        snprintf(out, n, "example.com/gpu-%d", i % dra_classes);
+}
+
+/*
+ * dra/extendedresource/performance-config.yaml (ExtendedResource) and scoring/ (ExtendedResource
+ * Scoring), v1.37.2, after write_dra's nodes and slices: the DeviceClasses
+ * (deviceclass-extended-resource.yaml: test-class-<i>, device.driver == the driver, and for the
+ * explicit variant extendedResourceName example.com/gpu-<i>; deviceclass-extended-resource-
+ * scoring.yaml: scoring-test-class-<i>, all naming example.com/gpu), the init pods in namespace
+ * init and the measured pods in namespace test (pod-with-extended-resource.yaml: one container
+ * requesting 1 of the variant's resource). Upstream's scheduler places the init pods before the
+ * measurement; here each is written bound, with the claim its PreBind would have made: allocated
+ * on a node picked at random among those with a free device (its first free device), reserved
+ * for the pod. Returns the number of objects written.
+ */
+static long write_dra_extended(FILE *f, int nodes, int init_pods, int pods, uint64_t seed)
+{
+    long objects = 0;
+    int scoring = !strcmp(dra_variant, "extended-scoring");
+    for (int c = 0; c < dra_classes; c++, objects++) {
+        fprintf(f,
+                ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                "{\"name\":\"%stest-class-%d\"},\"spec\":{\"selectors\":[{\"cel\":{"
+                "\"expression\":\"device.driver == \\\"" DRA_DRIVER "\\\"\"}}]",
+                scoring ? "scoring-" : "", c);
+        if (scoring)
+            fputs(",\"extendedResourceName\":\"example.com/gpu\"", f);
+        else if (!strcmp(dra_variant, "extended"))
+            fprintf(f, ",\"extendedResourceName\":\"example.com/gpu-%d\"", c);
+        fputs("}}\n", f);
+    }
+    int *free_nodes = malloc(sizeof(int) * (size_t)(nodes ? nodes : 1));
+    int *used = calloc((size_t)(nodes ? nodes : 1), sizeof(int));
+    int nfree = nodes;
+    for (int n = 0; n < nodes; n++)
+        free_nodes[n] = n;
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    char res[128], sfx[6];
+    for (int i = 0; i < init_pods && nfree > 0; i++, objects += 2) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int k = (int)(x % (uint64_t)nfree), n = free_nodes[k];
+        extended_resource_of(res, sizeof(res), i);
+        name_suffix(sfx, (unsigned)i);
+        fprintf(f,
+                ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{"
+                "\"name\":\"test-dra-%d-extended-resources-%s\",\"generateName\":"
+                "\"test-dra-%d-extended-resources-\",\"namespace\":\"init\",\"uid\":"
+                "\"init-ext-%d\",\"annotations\":{\"resource.kubernetes.io/"
+                "extended-resource-claim\":\"true\"},\"ownerReferences\":[{\"apiVersion\":\"v1\","
+                "\"kind\":\"Pod\",\"name\":\"test-dra-%d\",\"uid\":\"init-test-dra-%d\","
+                "\"controller\":true}],\"finalizers\":[\"resource.kubernetes.io/"
+                "delete-protection\"]},\"spec\":{\"devices\":{\"requests\":[{\"name\":"
+                "\"container-0-request-0\",\"exactly\":{\"deviceClassName\":\"%stest-class-%d\","
+                "\"allocationMode\":\"ExactCount\",\"count\":1}}]}},\"status\":{\"allocation\":{"
+                "\"devices\":{\"results\":[{\"request\":\"container-0-request-0\",\"driver\":"
+                "\"" DRA_DRIVER
+                "\",\"pool\":\"resourceslice-%d\",\"device\":\"basic-device-%d\"}]},"
+                "\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":"
+                "\"metadata.name\",\"operator\":\"In\",\"values\":[\"scheduler-perf-dra-%d\"]}]}"
+                "]}},\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"test-dra-%d\",\"uid\":"
+                "\"init-test-dra-%d\"}]}}\n",
+                i, sfx, i, i, i, i, scoring ? "scoring-" : "", scoring ? 0 : i % dra_classes, n,
+                used[n], n, i, i);
+        fprintf(f,
+                ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"test-dra-%d\","
+                "\"namespace\":\"init\",\"uid\":\"init-test-dra-%d\"},\"spec\":{\"nodeName\":"
+                "\"scheduler-perf-dra-%d\",\"containers\":[{\"image\":\"registry.k8s.io/"
+                "pause:3.9\",\"name\":\"pause\",\"resources\":{\"requests\":{\"%s\":\"1\"},"
+                "\"limits\":{\"%s\":\"1\"}}}]},\"status\":{\"extendedResourceClaimStatus\":{"
+                "\"requestMappings\":[{\"containerName\":\"pause\",\"resourceName\":\"%s\","
+                "\"requestName\":\"container-0-request-0\"}],\"resourceClaimName\":"
+                "\"test-dra-%d-extended-resources-%s\"}}}\n",
+                i, i, n, res, res, res, i, sfx);
+        if (++used[n] == 10)
+            free_nodes[k] = free_nodes[--nfree];
+    }
+    free(free_nodes);
+    free(used);
+    for (int i = 0; i < pods; i++, objects++) {
+        extended_resource_of(res, sizeof(res), i);
+        fprintf(f,
+                ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                "\"%s-%d\",\"namespace\":\"test\",\"uid\":\"test-%d\"},\"spec\":{\"containers\":"
+                "[{\"image\":\"registry.k8s.io/pause:3.9\",\"name\":\"pause\",\"resources\":{"
+                "\"requests\":{\"%s\":\"1\"},\"limits\":{\"%s\":\"1\"}}}]}}\n",
+                scoring ? "scoring-test-pod" : "test-dra", i, i, res, res);
+    }
+    return objects;
 }
 
 /*
@@ -589,6 +754,8 @@ static long write_dra(FILE *f, int nodes, int init_claims, int pods, uint64_t se
         fputs("]}}\n", f);
         objects += 2;
     }
+    if (dra_extended())
+        return objects + write_dra_extended(f, nodes, init_claims, pods, seed);
     fputs(",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
           "\"test-class\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == "
           "\\\"" DRA_DRIVER "\\\"\"}}]}}\n",
@@ -707,13 +874,19 @@ int main(int argc, char **argv)
             pods_per_gang = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
         else if (!strcmp(argv[i], "--gangs"))
             pods = -2 - atoi(argv[i + 1]); /* resolved below, once pods per gang is known */
+        else if (!strcmp(argv[i], "--classes"))
+            dra_classes = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
         else if (!strcmp(argv[i], "--nodes-without-dra"))
             nodes_without_dra = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--dra-variant")) {
             dra_variant = argv[i + 1];
             if (strcmp(dra_variant, "selector") && strcmp(dra_variant, "match") &&
-                strcmp(dra_variant, "basic")) {
-                fprintf(stderr, "bench: unknown --dra-variant %s (basic, selector, match)\n",
+                strcmp(dra_variant, "basic") && strcmp(dra_variant, "extended") &&
+                strcmp(dra_variant, "extended-implicit") &&
+                strcmp(dra_variant, "extended-scoring")) {
+                fprintf(stderr,
+                        "bench: unknown --dra-variant %s (basic, selector, match, extended, "
+                        "extended-implicit, extended-scoring)\n",
                         dra_variant);
                 return 2;
             }
@@ -751,6 +924,8 @@ int main(int argc, char **argv)
         pods = (-2 - pods) * pods_per_gang; /* --gangs */
     else if (pods < 0)
         pods = shapes[sh].pods;
+    if (dra_classes < 0) /* the 500-node workloads' */
+        dra_classes = !strcmp(dra_variant, "extended-scoring") ? 20 : 25;
     char path[] = "/tmp/kubesched-bench-XXXXXX.json";
     int fd = mkstemps(path, 5);
     if (fd < 0) {
@@ -861,6 +1036,9 @@ int main(int argc, char **argv)
                                       &cfg, err, sizeof(err))
          : sh == GANG
              ? ks__config_load_string(reg, gang_config, "gang.yaml", &cfg, err, sizeof(err))
+         : sh == DRA && !strcmp(dra_variant, "extended-scoring")
+             ? ks__config_load_string(reg, extended_scoring_config, "scheduler-config.yaml", &cfg,
+                                      err, sizeof(err))
          : isodemo_isolation
              ? ks__config_load_string(reg, isodemo_config, "isodemo.yaml", &cfg, err, sizeof(err))
              : ks__config_default(reg, &cfg, err, sizeof(err))) != 0 ||
@@ -887,16 +1065,22 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double total = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    const char *upstream_name = shapes[sh].upstream;
+    if (sh == DRA && dra_extended())
+        upstream_name = strcmp(dra_variant, "extended-scoring") ? "ExtendedResource"
+                                                                : "ExtendedResourceScoring";
     printf("%s nodes=%d init-pods=%d pods=%d parallelism=%d OpportunisticBatching=%s",
-           shapes[sh].upstream, nodes, init_pods, pods, cfg->parallelism,
+           upstream_name, nodes, init_pods, pods, cfg->parallelism,
            ks__feature_enabled(KS_FEATURE_OPPORTUNISTIC_BATCHING) ? "true" : "false");
     if (batching_shape)
         printf(" batch-size=%d", batch_size);
     if (isodemo_isolation)
         printf(" IsoDemo=%s", isodemo_isolation);
     if (sh == DRA)
-        printf(" initClaims=%d nodesWithoutDRA=%d variant=%s", init_pods, nodes_without_dra,
-               *dra_variant ? dra_variant : "basic");
+        printf(" %s=%d nodesWithoutDRA=%d variant=%s", dra_extended() ? "initPods" : "initClaims",
+               init_pods, nodes_without_dra, *dra_variant ? dra_variant : "basic");
+    if (sh == DRA && dra_extended())
+        printf(" classes=%d", dra_classes);
     printf("\n");
     printf("  scheduled %zu, unschedulable %zu, errors %zu", st.scheduled, st.unschedulable,
            st.errors);
@@ -930,9 +1114,23 @@ int main(int argc, char **argv)
             printf("  upstream threshold: none (%s/%s sets none)\n", shapes[sh].upstream,
                    upstream_workloads[k].workload);
     }
+    for (size_t k = 0; sh == DRA && dra_extended() && !nodes_without_dra &&
+                       k < sizeof(extended_workloads) / sizeof(extended_workloads[0]);
+         k++) {
+        if (strcmp(extended_workloads[k].variant, dra_variant) ||
+            extended_workloads[k].classes != dra_classes || extended_workloads[k].nodes != nodes ||
+            extended_workloads[k].init != init_pods || extended_workloads[k].pods != pods)
+            continue;
+        matched = 1;
+        if (extended_workloads[k].threshold)
+            printf("  upstream threshold (%s): %d pods/s\n", extended_workloads[k].workload,
+                   extended_workloads[k].threshold);
+        else
+            printf("  upstream threshold: none (%s sets none)\n", extended_workloads[k].workload);
+    }
     if (!matched)
         printf("  upstream threshold: none (no %s workload of 1000+ nodes has these sizes)\n",
-               shapes[sh].upstream);
+               upstream_name);
     printf("  total incl. loading the %ld objects: %.3f s\n", objects, total);
     printf("  peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
     ks__config_plans_free(plans, cfg->nprofiles);

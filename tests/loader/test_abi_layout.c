@@ -155,6 +155,10 @@ SA(sizeof(ks_plugin_desc) == 224);
     X(dra_remove_pending) X(dra_allocator_new) X(dra_allocate) X(dra_allocation_free) \
     X(dra_allocation_devices) X(dra_claim_bind) X(dra_claim_deallocate) X(dra_claim_unreserve) \
     X(pod_group_member_counts) \
+    /* ABI 1.11 */ \
+    X(pod_containers) X(dra_extended_resource_class) X(dra_extended_claim_find) \
+    X(dra_extended_claim_new) X(dra_extended_claim_create) X(dra_claim_delete) \
+    X(pod_extended_claim_status) X(dra_class_device_counts) \
 /* (end of the slots) */
 /* clang-format on */
 
@@ -167,16 +171,33 @@ enum {
 #define X(f) AT(ks_host_api, f, 16 + 8 * HOST_SLOT_##f);
 KS_HOST_SLOTS(X)
 #undef X
-SA(HOST_NSLOTS == 163); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
-                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +16 in 1.10 */
+SA(HOST_NSLOTS == 171); /* 68 in ABI 1.0, +8 in 1.1, +21 in 1.2, +5 in 1.4, +15 in 1.5, +2 in 1.6,
+                         * +5 in 1.7, +18 in 1.8, +5 in 1.9, +16 in 1.10, +8 in 1.11 */
 AT(ks_host_api, alloc, 16);
 AT(ks_host_api, free_, 24);
 AT(ks_host_api, strerror, 32);
 SA(sizeof(ks_host_api) == 16 + 8 * HOST_NSLOTS);
-SA(sizeof(ks_host_api) == 1320);
+SA(sizeof(ks_host_api) == 1384);
 AT(ks_pdb_info, selector, 8);
 AT(ks_pdb_info, disruptions_allowed, 40);
 SA(sizeof(ks_pdb_info) == 56);
+
+/* ---- ABI 1.11 plain data ------------------------------------------------------------------- */
+AT(ks_container_request, name, 0);
+AT(ks_container_request, sorted_index, 4);
+AT(ks_container_request, value, 8);
+SA(sizeof(ks_container_request) == 16);
+AT(ks_pod_container, name, 0);
+AT(ks_pod_container, init, 8);
+AT(ks_pod_container, sidecar, 12);
+AT(ks_pod_container, nrequests, 16);
+AT(ks_pod_container, requests, 24);
+SA(sizeof(ks_pod_container) == 32);
+AT(ks_dra_extended_request, device_class_name, 8);
+AT(ks_dra_extended_request, count, 16);
+SA(sizeof(ks_dra_extended_request) == 24);
+AT(ks_extended_request_mapping, request_name, 16);
+SA(sizeof(ks_extended_request_mapping) == 24);
 
 /* ---- ABI 1.1 plain data -------------------------------------------------------------------- */
 AT(ks_label_selector, present, 0);

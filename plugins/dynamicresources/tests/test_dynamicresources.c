@@ -1,6 +1,7 @@
 /*
  * DynamicResources: the cases of upstream's dynamicresources_test.go (TestPlugin) that fit
- * kubesched (no extended resources, no binding conditions, no API-server fakes), with upstream's
+ * kubesched (no binding conditions, no API-server fakes; extended resources backed by DRA:
+ * test_dynamicresources_extended.c), with upstream's
  * objects (pod "my-pod" with claim "my-pod-claim", class "my-resource-class", driver
  * "some-driver", node "worker"), codes and messages; plus the in-flight allocations a later pod
  * sees (Reserve without PreBind), PreBind's write to the in-memory claim, PostFilter's

@@ -32,11 +32,13 @@ static ks_node *node(const char *alloc)
 Test(node_resources_fit_hints, registers_v1_37_events)
 {
     ht_plugin(&ks_plugin_node_resources_fit, NULL);
-    cr_assert_eq(HT.n, 4);
+    cr_assert_eq(HT.n, 5);
     ht_expect_event(0, KS_RES_ASSIGNED_POD, KS_ACT_DELETE, 1);
     ht_expect_event(1, KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE, 1);
     ht_expect_event(2, KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_DOWN, 1);
     ht_expect_event(3, KS_RES_TARGET_POD, KS_ACT_UPDATE_POD_SCALE_DOWN, 0);
+    /* DRAExtendedResource (GA): a class may come to map a resource the pod requests */
+    ht_expect_event(4, KS_RES_DEVICE_CLASS, KS_ACT_ADD | KS_ACT_UPDATE_ANY, 1);
     cr_expect_not(ht_registered(KS_RES_ASSIGNED_POD, KS_ACT_UPDATE_POD_SCALE_UP),
                   "scale-up events need InPlacePodVerticalScalingSchedulerPreemption (alpha)");
     cr_expect_not(ht_registered(KS_RES_ASSIGNED_POD, KS_ACT_ADD));
@@ -105,4 +107,19 @@ Test(node_resources_fit_hints, node_change)
                  KS_QUEUE, "the extended resource appeared");
     cr_expect_eq(ht_node(gpu, KS_ACT_ADD, NULL, node("'pods':'10'")), KS_QUEUE_SKIP,
                  "no such extended resource");
+}
+
+/* isSchedulableAfterDeviceClassEvent: only a pod requesting an extended resource (or a class's
+ * implicit name) can come to fit because a class maps it. */
+Test(node_resources_fit_hints, device_class_event)
+{
+    ht_plugin(&ks_plugin_node_resources_fit, NULL);
+    cr_expect_eq(
+        ht_obj(pod("", "", "'example.com/gpu':'1'"), KS_RES_DEVICE_CLASS, KS_ACT_ADD, NULL, NULL),
+        KS_QUEUE, "an extended resource");
+    cr_expect_eq(ht_obj(pod("", "", "'deviceclass.resource.kubernetes.io/gpu':'1'"),
+                        KS_RES_DEVICE_CLASS, KS_ACT_UPDATE_ANY, NULL, NULL),
+                 KS_QUEUE, "a class's implicit name");
+    cr_expect_eq(ht_obj(pod("", "", "'cpu':'1'"), KS_RES_DEVICE_CLASS, KS_ACT_ADD, NULL, NULL),
+                 KS_QUEUE_SKIP, "cpu only");
 }
