@@ -34,7 +34,11 @@
 #   6. binding conditions: a device whose slice lists bindingConditions is allocated and the
 #      claim reserved in PreBind, which posts BindingConditionsPending (the same note from both)
 #      and does not bind the pod until the test, in the driver's place, reports the device
-#      attached in the claim's status.devices; then it is bound within the 5 s poll.
+#      attached in the claim's status.devices; then it is bound within the 5 s poll;
+#   7. an extended resource backed by DRA (a DeviceClass's extendedResourceName, no node with it
+#      in allocatable): the scheduler creates the claim for the pod's extended resources,
+#      allocates and reserves the device, writes the pod's extendedResourceClaimStatus and binds
+#      it; the claim and the status the same from both.
 # Then no unexpected error in kubesched's log.
 # Usage: tests/e2e/test-dra-live.sh
 # Env: those of lib.sh, but LIVE_TIMEOUT (each wait) defaults to 20 s here;
@@ -429,6 +433,65 @@ for s in $scheds; do
     ok "$s-bc: bound to $s-fab by $(sched_of $s) once attached ($((SECONDS - t_att)) s; the wait polls every 5 s)"
   else bad "$s-bc: not bound after its device was attached: node '$(node_of "$s-bc")', condition '$(pod_cond "$s-bc")'"; fi
 done
+
+# ---- 7. an extended resource backed by DRA --------------------------------------------------------
+# A DeviceClass maps ext.e2e.example.com/gpu (DRAExtendedResource, GA in v1.37); the pod asks for
+# one in its limits and names no claim; no node has it in allocatable. The scheduler creates the
+# claim in PreBind (generateName <pod>-extended-resources-, annotated, owned by the pod),
+# allocates and reserves the node's device, names it in the pod's
+# status.extendedResourceClaimStatus and binds the pod there.
+kubectl create -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: ext-e2e}
+spec:
+  extendedResourceName: ext.e2e.example.com/gpu
+  selectors:
+  - cel: {expression: 'device.driver == "ext.e2e.example.com"'}
+YAML
+for s in $scheds; do
+  mk_node "$s-ext" 4 32Gi 110 "owner=$s-ext"
+  slice "$s-ext-slice" "$s-ext" ext.e2e.example.com "$s-ext" "ext-0 ext-1"
+  cat <<YAML
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $s-er, namespace: default, labels: {app: dra}}
+spec:
+  schedulerName: $(sched_of $s)
+  nodeSelector: {owner: $s-ext}
+  containers:
+  - name: c
+    image: registry.k8s.io/pause:3.10
+    resources: {limits: {ext.e2e.example.com/gpu: "1"}}
+YAML
+done | kubectl create -f - >/dev/null || bad "could not create the extended-resource objects"
+# er_view POD S: the pod's extendedResourceClaimStatus and its claim, names made comparable
+er_view() {
+  local claim; claim=$(kubectl get pod "$1" -o json | jq -r '.status.extendedResourceClaimStatus.resourceClaimName // empty')
+  [ -n "$claim" ] || { echo "no extendedResourceClaimStatus"; return; }
+  { kubectl get pod "$1" -o json | jq -c --arg p "$2-" '.status.extendedResourceClaimStatus
+      | .resourceClaimName |= (sub("^" + $p; "S-") | sub("-[a-z0-9]{5}$"; "-XXXXX"))'
+    kubectl get resourceclaim "$claim" -o json | jq -S -c --arg p "$2-" '
+      def unp: if type == "string" and startswith($p) then "S-" + ltrimstr($p) else . end;
+      {generateName: (.metadata.generateName | unp), annotations: .metadata.annotations,
+       owner: [.metadata.ownerReferences[]? | {kind, name: (.name | unp), controller}],
+       finalizers: .metadata.finalizers, requests: .spec.devices.requests,
+       results: [.status.allocation.devices.results[]? | .pool |= unp],
+       reservedFor: [.status.reservedFor[]? | .name | unp]}'; } | tr '\n' ' '
+}
+declare -A er=()
+for s in $scheds; do
+  if wait_for "$T" is_bound "$s-er" && bound_to "$s-er" "$s-ext"; then
+    ok "$s-er: bound to $s-ext by $(sched_of $s), its extended resource allocated through DRA"
+  else bad "$s-er: node '$(node_of "$s-er")', condition '$(pod_cond "$s-er")'"; fi
+  er[$s]=$(er_view "$s-er" "$s")
+  grep -q '"resource.kubernetes.io/extended-resource-claim":"true"' <<<"${er[$s]}" &&
+    grep -q '"pool":"S-ext"' <<<"${er[$s]}" && grep -q '"reservedFor":\["S-er"\]' <<<"${er[$s]}" &&
+    ok "$s-er: the claim it made: annotated, owned by the pod, allocated on $s-ext, reserved for the pod" ||
+    bad "$s-er: ${er[$s]}"
+done
+same "the extended-resource claim and the pod's extendedResourceClaimStatus" "${er[ks]:-}" "${er[def]:-}"
 
 note "scenarios took $((SECONDS - t_begin)) s"
 ks_stop main
