@@ -131,22 +131,33 @@
  * PodGroup attempt at 5000 nodes. Per gang, ours is its three pods' cycles; the 1000-pod groups
  * cost what Coscheduling's design costs, every member listing and activating its 999 siblings.)
  *
- * dra, Release, 2026-12-02 11:00-11:03 UTC, 2 cores (load average 0.96, 1.28 and 3.00 before
- * the three 500-node runs, read by uptime and /proc/loadavg), each `build-rel/tests/
- * bench_scheduling --shape dra [--nodes N --init-pods C --pods P] [--dra-variant V]`:
+ * dra, Release, 2026-12-02 13:26-13:27 UTC, 2 cores, idle (load average 0.6 to 1.0), after the
+ * allocator set-up changes of 73d1d2f, 83fc4ba and 1d1da16, each `build-rel/tests/
+ * bench_scheduling --shape dra [--nodes N --init-pods C --pods P] [--dra-variant V]` (in
+ * brackets: 11:00-11:03 UTC, before them):
  *
  *   shape / variant      upstream workload (SchedulingWithResourceClaimTemplate/)
  *                                              threshold  kubesched pods/s      peak RSS
- *   dra                  5000pods_500nodes            56  242, 242, 239         90 MiB
- *   dra 200 / 1000 / 1000  2000pods_200nodes        none  635                   38 MiB
+ *   dra                  5000pods_500nodes            56  592, 581 (242, 239)   90 MiB
+ *   dra 200 / 1000 / 1000  2000pods_200nodes        none  1300 (635)            38 MiB
  *   dra selector         (burst; upstream's selector workloads are steady-state)
- *                                                   none  226                   92 MiB
- *   dra match 500 / 0 / 1000  (burst; five devices per pod)  none  154          63 MiB
+ *                                                   none  594 (226)             92 MiB
+ *   dra match 500 / 0 / 1000  (burst; five devices per pod)  none  436 (154)    63 MiB
+ *
+ * Upstream's SteadyStateClusterResourceClaimTemplate (empty, half, full _500nodes, thresholds 64,
+ * 60, 60) keeps 10 pods in flight, deleting and creating pods as they are scheduled, which
+ * `simulate` cannot do. Approximated from a warm start: the cost of pods 11 to 110 on 500 nodes
+ * with C devices already allocated (the mean of three runs each of --init-pods C --pods 10 and
+ * --pods 110, the difference over 100 pods), 13:27 UTC, idle: C 0 (empty) 0.57 ms per pod,
+ * about 1760 pods/s; C 2450 (half) 1.16 ms, about 860; C 4890 (the last 100 of the 5000
+ * devices: full) 1.85 ms, about 540. The first 10 pods cost 2.8 to 5.2 ms each (the first
+ * snapshot of 500 nodes, the selectors' first evaluations).
  *
  * dra/extendedresource (ExtendedResource, ExtendedResourceScoring), Release, 2026-12-02
  * 13:13-13:15 UTC (after main's allocator set-up changes, 83fc4ba and 1d1da16), 2 cores shared
  * (load average 1.6 to 2.2), each `build-rel/tests/bench_scheduling --shape dra --dra-variant V
- * [--classes C] [--nodes N --init-pods I --pods P]`, two runs for the 500-node workloads:
+ * [--classes C] [--nodes N --init-pods I --pods P]`, two runs for the 500-node workloads (once
+ * more at 13:27 UTC, idle, after 1d1da16: 566, 518, 579 and 440 pods/s in the table's order):
  *
  *   variant / classes / N / I / P              upstream workload   threshold  pods/s    peak RSS
  *   extended 25 500 2500 2500       Explicit_25classes_5000pods_500nodes  120  559, 558  100 MiB
@@ -169,9 +180,12 @@
  * of it parsing every device's capacities. The claim-template dra shape, 200 / 1000 / 1000, is
  * unchanged by this work: 1053-1116 pods/s here against 1062-1072 for main at 83fc4ba.)
  *
- * (About 4 ms per pod at 500 nodes, 8 us per node: each node's Filter builds the allocator over
- * that node's pool and the allocated devices, then runs the class's CEL on each free device.
- * perf, 200 / 1000 / 1000: strcmp 12%, strlen 6%, qsort 5%, malloc/free about 12%, the
+ * (Before the set-up changes: about 4 ms per pod at 500 nodes, 8 us per node: each node's
+ * Filter builds the allocator over that node's pool and the allocated devices, then runs the
+ * class's CEL on each free device. Since: the claims' allocated devices gathered unsorted and
+ * uncopied, pools hashed and ordered by node, each selector's result remembered per device on
+ * its slice; 1.7 ms per pod. perf then, 200 / 1000 / 1000: strcmp 12%, strlen 6%, qsort 5%,
+ * malloc/free about 12%, the
  * allocator's hash maps and its per-call device conversion (quantity parsing of each device's
  * capacities, 3%); CEL itself is small. After quantity()/semver() of literals were parsed once
  * at compile time, 11:08-11:09 UTC, load 1.5-1.6, old and new binaries side by side: selector
