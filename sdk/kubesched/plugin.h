@@ -1629,9 +1629,9 @@ typedef struct ks_host_api {
                                                        const ks_dra_extended_request *reqs,
                                                        size_t n);
     /* PreBind's createExtendedResourceClaimInAPI: claim (from dra_extended_claim_new) created
-     * with a generated name (`simulate`: generateName plus a deterministic suffix); *created gets
-     * the stored claim with a reference for the caller. Live mode: KS_ERROR (not written yet).
-     * Binding thread. */
+     * with a generated name (live mode: a POST with generateName, the answer filed in the store
+     * at once; `simulate`: generateName plus a deterministic suffix); *created gets the stored
+     * claim with a reference for the caller. Binding thread. */
     ks_code (*dra_extended_claim_create)(ks_cycle *cycle, const ks_pod *pod,
                                          const ks_resource_claim *claim,
                                          const ks_resource_claim **created, ks_status *st);
