@@ -1070,52 +1070,18 @@ static int consumed_from_request(actx *a, const ks_dra_exact_request *r, const k
 /* ---- selectors --------------------------------------------------------------------------------
  */
 
+static int attr_value_in(ks_mempool *m, const ks_dra_attribute *at, ks_cel_value *v);
+
+/* One attribute as DeviceMatches sees it, in the call's arena (out of memory: the call's
+ * longjmp); *ok false when it does not convert. */
 static ks_cel_value attr_value(actx *a, const ks_dra_attribute *at, bool *ok)
 {
-    ks_cel_value v = {0};
-    *ok = true;
-    switch (at->type) {
-    case KS_DRA_ATTR_BOOL:
-        return ks_cel_bool(at->b);
-    case KS_DRA_ATTR_INT:
-        return ks_cel_int(at->i);
-    case KS_DRA_ATTR_STRING:
-        v.kind = KS_CEL_STRING;
-        v.s.ptr = at->s;
-        v.s.len = strlen(at->s);
-        return v;
-    case KS_DRA_ATTR_VERSION:
-        if (!ks_cel_semver_parse(&a->arena, at->s, strlen(at->s), &v))
-            *ok = false;
-        return v;
-    case KS_DRA_ATTR_BOOLS:
-    case KS_DRA_ATTR_INTS:
-    case KS_DRA_ATTR_STRINGS:
-    case KS_DRA_ATTR_VERSIONS: {
-        ks_cel_list *l = amalloc(a, sizeof(*l));
-        ks_cel_value *items = amalloc(a, sizeof(*items) * (at->n ? at->n : 1));
-        for (uint32_t i = 0; i < at->n; i++) {
-            if (at->type == KS_DRA_ATTR_BOOLS)
-                items[i] = ks_cel_bool(at->bools[i]);
-            else if (at->type == KS_DRA_ATTR_INTS)
-                items[i] = ks_cel_int(at->ints[i]);
-            else if (at->type == KS_DRA_ATTR_STRINGS) {
-                items[i].kind = KS_CEL_STRING;
-                items[i].s.ptr = at->strs[i];
-                items[i].s.len = strlen(at->strs[i]);
-            } else if (!ks_cel_semver_parse(&a->arena, at->strs[i], strlen(at->strs[i]), &items[i]))
-                *ok = false;
-        }
-        l->n = at->n;
-        l->items = items;
-        v.kind = KS_CEL_LIST;
-        v.list = l;
-        return v;
-    }
-    default:
-        *ok = false;
-        return v;
-    }
+    ks_cel_value v;
+    int rc = attr_value_in(&a->arena, at, &v);
+    if (rc < 0)
+        longjmp(a->oom, 1);
+    *ok = rc > 0;
+    return v;
 }
 
 /* The device as DeviceMatches sees it, built once per device and call. NULL with msg on a
@@ -1165,14 +1131,14 @@ static void devid_str(const cand *c, char *buf, size_t n)
  * depends on the device alone (its driver, attributes, capacities), so one evaluation serves
  * every later cycle that meets the device; only successes are kept (an error is evaluated again,
  * to be reported in upstream's words). -1: not remembered. */
-static int memo_get(const cand *c, uint64_t id)
+static int memo_get(const ks_resource_slice *sl, const ks_dra_device *dev, uint64_t id)
 {
     uint64_t *m =
-        atomic_load_explicit(&((ks_resource_slice *)c->slice)->selector_memo, memory_order_acquire);
+        atomic_load_explicit(&((ks_resource_slice *)sl)->selector_memo, memory_order_acquire);
     if (!m)
         return -1;
     _Atomic uint64_t *w =
-        (_Atomic uint64_t *)&m[(size_t)(c->dev - c->slice->devices) * KS_DRA_SELECTOR_MEMO];
+        (_Atomic uint64_t *)&m[(size_t)(dev - sl->devices) * KS_DRA_SELECTOR_MEMO];
     for (int i = 0; i < KS_DRA_SELECTOR_MEMO; i++) {
         uint64_t v = atomic_load_explicit(&w[i], memory_order_relaxed);
         if (v == 0)
@@ -1183,9 +1149,10 @@ static int memo_get(const cand *c, uint64_t id)
     return -1;
 }
 
-static void memo_put(const cand *c, uint64_t id, bool match)
+static void memo_put(const ks_resource_slice *slice, const ks_dra_device *dev, uint64_t id,
+                     bool match)
 {
-    ks_resource_slice *sl = (ks_resource_slice *)c->slice;
+    ks_resource_slice *sl = (ks_resource_slice *)slice; /* the memo is the slice's mutable part */
     uint64_t *m = atomic_load_explicit(&sl->selector_memo, memory_order_acquire);
     if (!m) {
         uint64_t *fresh = calloc((size_t)sl->ndevices * KS_DRA_SELECTOR_MEMO, sizeof(*fresh));
@@ -1197,7 +1164,7 @@ static void memo_put(const cand *c, uint64_t id, bool match)
             free(fresh); /* another thread's won; m holds it */
     }
     _Atomic uint64_t *w =
-        (_Atomic uint64_t *)&m[(size_t)(c->dev - c->slice->devices) * KS_DRA_SELECTOR_MEMO];
+        (_Atomic uint64_t *)&m[(size_t)(dev - sl->devices) * KS_DRA_SELECTOR_MEMO];
     uint64_t word = id << 2 | (uint64_t)match << 1 | 1;
     for (int i = 0; i < KS_DRA_SELECTOR_MEMO; i++) {
         uint64_t v = 0;
@@ -1224,7 +1191,7 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
             return fail(a, "claim %s: selector #%u: CEL compile error: %s", a->claims[claim].kobj,
                         i, e->err);
         }
-        int memo = memo_get(c, e->id);
+        int memo = memo_get(c->slice, c->dev, e->id);
         if (memo == 0)
             return 0;
         if (memo == 1)
@@ -1246,7 +1213,7 @@ static int selectors_match(actx *a, int claim, const cand *c, const ks_device_cl
                              "or guarding the check with has() for optional fields");
                 dv = NULL;
             } else {
-                memo_put(c, e->id, match);
+                memo_put(c->slice, c->dev, e->id, match);
             }
         }
         if (!dv) {
@@ -2368,25 +2335,25 @@ void ks_dra_alloc_output_free(ks_dra_alloc_output *out)
 /* ---- deviceMatchesClass (NodeResourcesFit's DRA-backed scoring) ------------------------------
  */
 
-/* One attribute as CEL sees it, in m; false when it does not convert (an invalid semver, a type
- * this version does not know). */
-static bool attr_value_in(ks_mempool *m, const ks_dra_attribute *at, ks_cel_value *v)
+/* One attribute as CEL sees it, in m: 1, 0 when it does not convert (an invalid semver, a type
+ * this version does not know), -1 when out of memory. */
+static int attr_value_in(ks_mempool *m, const ks_dra_attribute *at, ks_cel_value *v)
 {
     memset(v, 0, sizeof(*v));
     switch (at->type) {
     case KS_DRA_ATTR_BOOL:
         *v = ks_cel_bool(at->b);
-        return true;
+        return 1;
     case KS_DRA_ATTR_INT:
         *v = ks_cel_int(at->i);
-        return true;
+        return 1;
     case KS_DRA_ATTR_STRING:
         v->kind = KS_CEL_STRING;
         v->s.ptr = at->s;
         v->s.len = strlen(at->s);
-        return true;
+        return 1;
     case KS_DRA_ATTR_VERSION:
-        return ks_cel_semver_parse(m, at->s, strlen(at->s), v);
+        return ks_cel_semver_parse(m, at->s, strlen(at->s), v) ? 1 : 0;
     case KS_DRA_ATTR_BOOLS:
     case KS_DRA_ATTR_INTS:
     case KS_DRA_ATTR_STRINGS:
@@ -2394,7 +2361,7 @@ static bool attr_value_in(ks_mempool *m, const ks_dra_attribute *at, ks_cel_valu
         ks_cel_list *l = ks__mempool_alloc(m, sizeof(*l));
         ks_cel_value *items = ks__mempool_alloc(m, sizeof(*items) * (at->n ? at->n : 1));
         if (!l || !items)
-            return false;
+            return -1;
         for (uint32_t i = 0; i < at->n; i++) {
             memset(&items[i], 0, sizeof(items[i]));
             if (at->type == KS_DRA_ATTR_BOOLS)
@@ -2406,16 +2373,16 @@ static bool attr_value_in(ks_mempool *m, const ks_dra_attribute *at, ks_cel_valu
                 items[i].s.ptr = at->strs[i];
                 items[i].s.len = strlen(at->strs[i]);
             } else if (!ks_cel_semver_parse(m, at->strs[i], strlen(at->strs[i]), &items[i]))
-                return false;
+                return 0;
         }
         l->n = at->n;
         l->items = items;
         v->kind = KS_CEL_LIST;
         v->list = l;
-        return true;
+        return 1;
     }
     default:
-        return false;
+        return 0;
     }
 }
 
@@ -2433,6 +2400,12 @@ int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *
         if (!e || !e->prog) {
             out = -1; /* out of memory, or the class's compile error */
             break;
+        }
+        /* the allocator's memo of this selector on this device serves here too */
+        int memo = memo_get(slice, d, e->id);
+        if (memo >= 0) {
+            out = memo;
+            continue;
         }
         if (!built) {
             /* The device's attributes and capacities are converted only when some selector of
@@ -2456,7 +2429,7 @@ int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *
             }
             for (uint32_t k = 0; k < nattrs && out == 1; k++) {
                 attrs[k].name = d->attributes[k].qname.name;
-                if (!attr_value_in(&m, &d->attributes[k], &attrs[k].value))
+                if (attr_value_in(&m, &d->attributes[k], &attrs[k].value) != 1)
                     out = -1;
             }
             for (uint32_t k = 0; k < ncaps && out == 1; k++) {
@@ -2473,9 +2446,12 @@ int ks_dra_device_matches_class(ks_dra_cel_cache *cel, const ks_resource_slice *
         }
         bool match = false;
         ks_cel_error err = {0};
-        if (ks_cel_dra_matches(e->prog, &dev, &m, &match, NULL, &err) != 0)
+        if (ks_cel_dra_matches(e->prog, &dev, &m, &match, NULL, &err) != 0) {
             out = -1;
-        else if (!match)
+            break;
+        }
+        memo_put(slice, d, e->id, match);
+        if (!match)
             out = 0;
     }
     ks__mempool_free(&m);

@@ -213,6 +213,10 @@ Test(node_resources_fit_dra, class_selectors_pick_the_devices_counted)
     cr_assert_eq(th_score(p, c, pod_requesting("'" DRA_RES "':'1'"), raw, NULL), KS_SUCCESS);
     cr_assert_eq(raw[0], 50, "node1: 1 of its 2 big devices"); /* MostAllocated: 1*100/2 */
     cr_assert_eq(raw[1], 100, "node2: 1 of its 1 big device");
+    /* once more: each selector's result now comes from the slices' memo, and counts the same */
+    cr_assert_eq(th_score(p, c, pod_requesting("'" DRA_RES "':'1'"), raw, NULL), KS_SUCCESS);
+    cr_assert_eq(raw[0], 50);
+    cr_assert_eq(raw[1], 100);
 }
 
 extern const ks_plugin_desc ks_plugin_node_resources_balanced_allocation;
