@@ -13,12 +13,14 @@
  *   - PostFilter: when a member cannot be placed, rejects the members waiting at Permit
  *     ("optimistic rejection in PostFilter") unless the group is already (nearly) complete;
  *   - Permit: a member waits (spec.scheduleTimeoutSeconds, else permitWaitingTimeSeconds) until
- *     minMember members are assigned, then the last one allows them all; a waiting member
- *     activates its siblings, so they are tried now rather than after their backoff;
+ *     minMember members are assigned, then the last one allows them all; the group's first
+ *     member to wait activates its siblings, so they are tried now rather than after their
+ *     backoff (unless the group is held after a rejection: kubesched's, see "the hold");
  *   - Unreserve: a member that fails (a Permit timeout, a failed binding) rejects the others.
- * Decisions and messages are those of scheduler-plugins' latest release (pkg/coscheduling). As
- * there, the PodGroup's status is the business of scheduler-plugins' controller, not of the
- * scheduler.
+ * Decisions and messages are those of scheduler-plugins' latest release (pkg/coscheduling),
+ * compared with its v0.30.6 build in tests/e2e/test-coscheduling-upstream.sh. As there, the
+ * PodGroup's status is the business of scheduler-plugins' controller, not of the scheduler.
+ * kubesched's own, for scheduler-plugins' known pains: more events (cs_events) and the hold.
  *
  *   profiles:
  *   - schedulerName: gang-scheduler
@@ -41,8 +43,9 @@
  *
  * Threads: create/destroy on the main thread; QueueSort under the queue lock (it reads the
  * PodGroup through the host, which is thread-safe); PreFilter, PostFilter, Permit and Reserve on
- * the scheduling thread; Unreserve on the scheduling or a binding thread. The two expiring sets
- * (groups that passed the resource check, groups backing off) are guarded by self->mu.
+ * the scheduling thread; Unreserve on the scheduling or a binding thread; the pod-delete hint
+ * on any thread, pure. The three expiring sets (groups that passed the resource check, groups
+ * backing off, groups held) are guarded by self->mu.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -63,6 +66,7 @@
 typedef struct expiring {
     char name[320]; /* "<namespace>/<name>" */
     int64_t until_ns;
+    int rejections; /* the held set only: PostFilter rejections in a row */
 } expiring;
 
 typedef struct expiring_set {
@@ -78,6 +82,7 @@ typedef struct cosched {
     pthread_mutex_t mu;
     expiring_set permitted;  /* upstream permittedPG: passed the resource check */
     expiring_set backed_off; /* upstream backedOffPG: failed recently */
+    expiring_set held;       /* kubesched's: rejected in PostFilter, no sibling activation */
 } cosched;
 
 /* ---- expiring sets (upstream's go-cache with a TTL per entry) ------------------------------ */
@@ -130,6 +135,64 @@ static void set_add(cosched *self, expiring_set *s, const char *name, int64_t tt
     snprintf(s->items[s->n].name, sizeof(s->items[s->n].name), "%s", name);
     s->items[s->n].until_ns = now + ttl_ns;
     s->n++;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/* ---- the hold after a rejection (kubesched's) ------------------------------------------------
+ *
+ * Since v1.33 (SchedulerPopFromBackoffQ) an idle scheduler takes pods from backoffQ before their
+ * backoff is over. For a group that cannot fit, upstream's Coscheduling then spins: PostFilter
+ * rejects the waiting members; forgetting them is an AssignedPodDelete that sends the member
+ * that failed Filter straight back; it now fits, waits at Permit as the group's first, and
+ * activates its siblings (in flight, they come back through backoffQ and are popped at once);
+ * one of them fails Filter, and so on, thousands of attempts a second on a quiet cluster. So a
+ * group rejected in PostFilter is held: for 1 s after its first rejection in a row, doubling up
+ * to 10 s (kube-scheduler's own pod backoff, which PopFromBackoffQ skips), its first member at
+ * Permit does not activate the siblings. They wait for an event instead (a node added or
+ * grown, a pod of another group deleted: cs_events), which is what can make room. Allowing the
+ * group at Permit ends the hold and the count. */
+
+#define HOLD_INITIAL_NS (1LL * NS_PER_S)
+#define HOLD_MAX_NS (10LL * NS_PER_S)
+
+static int64_t hold_ns(int rejections)
+{
+    int64_t d = HOLD_INITIAL_NS;
+    for (int i = 1; i < rejections && d < HOLD_MAX_NS; i++)
+        d *= 2;
+    return d < HOLD_MAX_NS ? d : HOLD_MAX_NS;
+}
+
+/* An entry this long past its hold is forgotten: the group starts again at 1 s. */
+#define HOLD_FORGET_NS (60LL * NS_PER_S)
+
+/* Counts one more rejection of the group in a row and holds it for its backoff from now. */
+static void hold_group(cosched *self, const char *full)
+{
+    int64_t now = ks_clock_now_ns();
+    expiring_set *s = &self->held;
+    int rejections = 1;
+    pthread_mutex_lock(&self->mu);
+    for (size_t i = 0; i < s->n; i++) {
+        if (!strcmp(s->items[i].name, full))
+            rejections = s->items[i].rejections + 1;
+        if (!strcmp(s->items[i].name, full) || s->items[i].until_ns + HOLD_FORGET_NS <= now)
+            s->items[i--] = s->items[--s->n];
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        expiring *items = realloc(s->items, cap * sizeof(*items));
+        if (!items) {
+            pthread_mutex_unlock(&self->mu);
+            return;
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    expiring *e = &s->items[s->n++];
+    snprintf(e->name, sizeof(e->name), "%s", full);
+    e->until_ns = now + hold_ns(rejections);
+    e->rejections = rejections;
     pthread_mutex_unlock(&self->mu);
 }
 
@@ -627,6 +690,7 @@ static ks_code cs_post_filter(void *p, ks_cycle *cycle, const ks_pod *pod,
         return KS_UNSCHEDULABLE;
     group_walk w = {self->label, ns, group, 0, "optimistic rejection in PostFilter"};
     ks_waiting_pods_each(cycle, walk_waiting, &w);
+    hold_group(self, full);
     if (self->backoff_ns > 0 && (int64_t)group_pods(self, cycle, ns, group) >= mm)
         set_add(self, &self->backed_off, full, self->backoff_ns);
     set_del(self, &self->permitted, full);
@@ -683,6 +747,7 @@ static ks_code cs_permit(void *p, ks_cycle *cycle, const ks_pod *pod, ks_sym nod
         ks_object_release(pg);
         group_walk w = {self->label, ns, group, 1, NULL};
         ks_waiting_pods_each(cycle, walk_waiting, &w);
+        set_del(self, &self->held, full);
         return KS_SUCCESS;
     }
     int64_t wait = self->schedule_timeout_ns, w2 = wait_time_ns(self, pg);
@@ -693,8 +758,15 @@ static ks_code cs_permit(void *p, ks_cycle *cycle, const ks_pod *pod, ks_sym nod
     if (ks_log_enabled(2))
         ks_log(2, "Pod is waiting to be scheduled to node pod=%s/%s nodeName=%s", ks_sym_str(ns),
                ks_sym_str(ks_pod_name(pod)), ks_sym_str(node));
-    activate_walk a = {cycle, ks_pod_uid(pod)};
-    ks_pods_each(cycle, ns, self->label, group, activate_sibling, &a);
+    /* upstream activates the siblings only from the group's first member at Permit (assigned
+     * 0: PermitState.Activate), so that they are tried now rather than after their backoff;
+     * kubesched's hold (above) skips that right after a rejection. */
+    if (assigned == 0 && !set_has(self, &self->held, full)) {
+        activate_walk a = {cycle, ks_pod_uid(pod)};
+        ks_pods_each(cycle, ns, self->label, group, activate_sibling, &a);
+    } else if (assigned == 0 && ks_log_enabled(4)) {
+        ks_log(4, "PodGroup %s is held after a rejection: siblings not activated", full);
+    }
     return KS_WAIT;
 }
 
@@ -721,21 +793,36 @@ static void cs_unreserve(void *p, ks_cycle *cycle, const ks_pod *pod, ks_sym nod
     set_del(self, &self->permitted, full);
 }
 
-/* upstream EventsToRegister: a Pod added (a member may complete its group) and a PodGroup added
- * or updated. kubesched adds a Node added or given more allocatable: a group whose members were
- * all turned away at Permit (a timeout, a rejection) waits for nothing scheduler-plugins
- * registers when the cluster grows, and sat in unschedulablePods until the 5-minute flush (its
- * users' "minute-long delays"); with it the group is tried again as soon as room appears. */
-static size_t cs_events(void *p, ks_cluster_event *out, size_t cap)
+/* A pod deleted from a node makes room, unless it is one of the group's own members: those
+ * are forgotten when the group is rejected, and must not send the group straight back (the
+ * spin the hold is for). Pure: reads the two pods only. */
+static ks_queueing_hint cs_pod_deleted(void *p, const ks_pod *pod, const ks_event_info *ev)
 {
     const cosched *self = p;
-    if (cap >= 3) {
-        out[0] = (ks_cluster_event){KS_RES_POD, KS_ACT_ADD};
-        out[1] =
-            (ks_cluster_event){ks_resource_event(self->pod_groups), KS_ACT_ADD | KS_ACT_UPDATE_ANY};
-        out[2] = (ks_cluster_event){KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE};
-    }
-    return 3;
+    const ks_pod *gone = ev->old_pod;
+    if (gone && ks_pod_namespace(gone) == ks_pod_namespace(pod) &&
+        group_label(self, gone) == group_label(self, pod))
+        return KS_QUEUE_SKIP;
+    return KS_QUEUE;
+}
+
+/* upstream EventsToRegister: a Pod added (a member may complete its group) and a PodGroup added
+ * or updated. kubesched adds what can make room for a group its members were turned away from
+ * at Permit (a timeout, a rejection), which scheduler-plugins leaves in unschedulablePods until
+ * the 5-minute flush (its users' "minute-long delays"): a Node added, given more allocatable, or
+ * relabelled or retainted, and a pod of another group deleted from a node. */
+static size_t cs_events(void *p, ks_cluster_event_hint *out, size_t cap)
+{
+    const cosched *self = p;
+    const ks_cluster_event_hint ev[] = {
+        {{KS_RES_POD, KS_ACT_ADD}, NULL},
+        {{ks_resource_event(self->pod_groups), KS_ACT_ADD | KS_ACT_UPDATE_ANY}, NULL},
+        {{KS_RES_NODE, KS_ACT_ADD | KS_ACT_UPDATE_NODE_ALLOCATABLE | KS_ACT_UPDATE_NODE_LABEL |
+                           KS_ACT_UPDATE_NODE_TAINT},
+         NULL},
+        {{KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, cs_pod_deleted},
+    };
+    return ks_event_hints_copy(ev, sizeof(ev) / sizeof(ev[0]), out, cap);
 }
 
 /* ---- create / destroy, args ---------------------------------------------------------------- */
@@ -748,6 +835,7 @@ static void cs_destroy(void *p)
     pthread_mutex_destroy(&self->mu);
     free(self->permitted.items);
     free(self->backed_off.items);
+    free(self->held.items);
     ks_free(self);
 }
 
@@ -807,7 +895,7 @@ static const ks_plugin_desc coscheduling_desc = {
     .reserve = cs_reserve,
     .unreserve = cs_unreserve,
     .permit = cs_permit,
-    .events_to_register = cs_events,
+    .events_with_hints = cs_events,
     .args_schema = &cs_args_schema,
     .validate_args = cs_validate_args,
 };

@@ -3,7 +3,8 @@
 # Usage: tests/e2e/stop-control-plane.sh [--keep] [DIR]
 #   DIR     the dir start-control-plane.sh printed (default: $KUBESCHED_E2E_DIR)
 #   --keep  stop the processes but keep DIR (logs, certs)
-# Stops kube-scheduler, then the kube-apiserver(s), then etcd (SIGTERM, SIGKILL after 10 s), only the
+# Stops a test's own processes (other pid files in DIR/pids; their command lines must name DIR),
+# then kube-scheduler, then the kube-apiserver(s), then etcd (SIGTERM, SIGKILL after 10 s), only the
 # pids recorded in DIR/pids and only while they still run the expected binary. Then checks
 # that no process whose command line names DIR is left, and fails if one is.
 set -uo pipefail
@@ -30,7 +31,11 @@ ours() { # pid binary: is pid still our process?
 stop_one() {
   local name=$1 f="$dir/pids/$1" pid i bin=$1
   [ -f "$f" ] || return 0
-  case "$name" in kube-apiserver*) bin=kube-apiserver ;; esac # DIR/start-apiserver --name
+  case "$name" in
+    kube-apiserver*) bin=kube-apiserver ;; # DIR/start-apiserver --name
+    provisioner|kube-scheduler|kube-controller-manager|etcd) ;;
+    *) bin="$dir/" ;; # a test's own process (e.g. sp-scheduler): its command line names DIR
+  esac
   pid=$(cat "$f")
   if ours "$pid" "$bin"; then
     kill -TERM "$pid" 2>/dev/null
@@ -48,7 +53,9 @@ stop_one() {
 
 # Extra API servers (DIR/start-apiserver --name kube-apiserver-2) go with the first one.
 extra=$(cd "$dir/pids" && ls -d kube-apiserver?* 2>/dev/null || true)
-for name in provisioner kube-scheduler kube-controller-manager $extra kube-apiserver etcd; do stop_one "$name"; done
+# A test's own processes (pid files of other names) go first: they are clients of the API server.
+own=$(cd "$dir/pids" && ls 2>/dev/null | grep -vxE 'provisioner|kube-scheduler|kube-controller-manager|kube-apiserver.*|etcd' || true)
+for name in $own provisioner kube-scheduler kube-controller-manager $extra kube-apiserver etcd; do stop_one "$name"; done
 
 left=
 for p in /proc/[0-9]*; do

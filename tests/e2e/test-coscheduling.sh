@@ -12,8 +12,8 @@
 #   6. a plugin's non-blocking writes (SDK 1.8, the test plugin tests/loader/fixtures/writer.c):
 #      ks_object_patch on a custom resource's status subresource and ks_pod_event reach the API
 #      server from PostBind.
-# kube-scheduler cannot be compared here: scheduler-plugins' Coscheduling exists only in a
-# kube-scheduler rebuilt with it, which the Go module proxy of this machine does not serve.
+# The comparison with scheduler-plugins' own kube-scheduler and controller is
+# test-coscheduling-upstream.sh.
 # Usage: tests/e2e/test-coscheduling.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
