@@ -196,3 +196,27 @@ if errors:
     sys.exit(1)
 print("ok: resnet bound together on", nodes, "; llama refused by its minResources")
 PY
+
+step "simulate examples/gang-upstream (the Workload API's PodGroups, GenericWorkload on)"
+"$kubesched" simulate --feature-gates GenericWorkload=true --config "$src/examples/gang-upstream/config.yaml" \
+    --cluster "$src/examples/gang-upstream/cluster.yaml" --output json > "$work/gang-upstream.json" \
+    || die "kubesched simulate failed on examples/gang-upstream"
+"$python" - "$work/gang-upstream.json" <<'PY'
+import json, sys
+out = json.load(open(sys.argv[1]))
+last = {p["name"]: p for p in out["pods"]}
+errors = []
+nodes = sorted(last[f"resnet-{i}"].get("node") or "-" for i in range(3))
+if nodes != ["gpu-1", "gpu-2", "gpu-3"]:
+    errors.append(f"resnet's 3 workers should be bound one per node, got {nodes}")
+for i in range(1, 4):
+    p = last[f"llama-{i}"]
+    if p["result"] != "Unschedulable" or "minCount (4) cannot be satisfied" not in p["message"]:
+        errors.append(f"llama-{i}: {p['result']} {p.get('message')!r}")
+if any(p["result"] == "Scheduled" and p["name"].startswith("llama") for p in out["pods"]):
+    errors.append("a llama worker was bound (the gang cannot fit)")
+if errors:
+    print("\n".join("FAIL: " + e for e in errors), file=sys.stderr)
+    sys.exit(1)
+print("ok: resnet's gang bound together on", nodes, "; llama's gang of 4 refused whole")
+PY
