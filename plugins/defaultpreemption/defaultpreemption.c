@@ -147,7 +147,9 @@ static const char *not_eligible(ks_cycle *cycle, const ks_pod *pod, const ks_fil
     size_t n = ks_node_info_pod_count(ni);
     for (size_t i = 0; i < n; i++) {
         const ks_pod *p = ks_node_info_pod_at(ni, i);
-        if (ks_pod_priority(p) < prio && terminating_by_preemption(p))
+        /* isPreemptionAllowed on NewPodVictim: a group member counts with its group's
+         * priority (GenericWorkload; the pod's own otherwise) */
+        if (dp_victim_priority(p, NULL) < prio && terminating_by_preemption(p))
             return "not eligible due to a terminating pod on the nominated node.";
     }
     return NULL;
@@ -238,10 +240,11 @@ static ks_code default_preemption_post_filter(void *self, ks_cycle *cycle, const
     dp_candidate *nonviolating = cands, *violating = cands + (want ? want : 1);
     int32_t nnv = 0, nv = 0;
     int64_t nexplicit = 0;
+    dp_groups groups = {0};
     for (size_t i = 0; i < np; i++) {
         const ks_node_info *ni = potential[((size_t)offset + i) % np];
         dp_dry_run r;
-        dp_select_victims(cycle, pod, ni, pdbs, npdbs, st, &r);
+        dp_select_victims(cycle, pod, ni, pdbs, npdbs, &groups, st, &r);
         if (r.code == KS_ERROR)
             return KS_ERROR; /* st holds the host's message */
         if (r.code != KS_SUCCESS) {
