@@ -47,8 +47,8 @@ static cJSON *run_with(const char *gates, const char *cluster)
 #define IN(group) "schedulingGroup: {podGroupName: " group "}"
 #define GROUPMODE(name, prio, mode)                                                                \
     "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: " name           \
-    ", namespace: default, uid: uid-" name "}\nspec: {priority: " prio                             \
-    ", disruptionMode: {" mode ": {}}, schedulingPolicy: {basic: {}}}\n"
+    ", namespace: default, uid: uid-" name "}\nspec: {priority: " prio ", disruptionMode: {" mode  \
+    ": {}}, schedulingPolicy: {basic: {}}}\n"
 #define GROUPALL(name, prio) GROUPMODE(name, prio, "all")
 #define GROUPSINGLE(name, prio) GROUPMODE(name, prio, "single")
 /* the preemptor: a lone pod (no group), so it goes through the pod PostFilter */
@@ -154,8 +154,8 @@ Test(pod_victims, workload_aware_pdb_prefer_non_violating_pod_group_disruption_m
 {
     expect(NODE("node1", "2") BOUND("g1-1", "node1", LOW, "1", "app: foo", IN("pg-violating"))
                BOUND("g2-1", "node1", MID, "1", "", IN("pg-non-violating"))
-                   GROUPALL("pg-violating", LOW) GROUPALL("pg-non-violating", MID) PDB_FOO_0
-                       PREEMPTOR(HIGH, "1"),
+                   GROUPALL("pg-violating", LOW) GROUPALL("pg-non-violating", MID)
+                       PDB_FOO_0 PREEMPTOR(HIGH, "1"),
            "g2-1", "node1");
 }
 
@@ -163,8 +163,8 @@ Test(pod_victims, workload_aware_pdb_prefer_non_violating_pod_group_disruption_m
 {
     expect(NODE("node1", "2") BOUND("g1-1", "node1", LOW, "1", "app: foo", IN("pg-violating"))
                BOUND("g2-1", "node1", MID, "1", "", IN("pg-non-violating"))
-                   GROUPSINGLE("pg-violating", LOW) GROUPSINGLE("pg-non-violating", MID) PDB_FOO_0
-                       PREEMPTOR(HIGH, "1"),
+                   GROUPSINGLE("pg-violating", LOW) GROUPSINGLE("pg-non-violating", MID)
+                       PDB_FOO_0 PREEMPTOR(HIGH, "1"),
            "g2-1", "node1");
 }
 
@@ -187,10 +187,9 @@ Test(pod_victims, failure_cannot_preempt_the_victim_with_higher_priority)
 
 Test(pod_victims, cross_node_pod_group_whole_pod_group_across_multiple_nodes_preempted)
 {
-    expect(NODE("node-a", "1") NODE("node-b", "1")
-               BOUND("pod-a", "node-a", LOW, "1", "", IN("pg1"))
-                   BOUND("pod-b", "node-b", LOW, "1", "", IN("pg1")) GROUPALL("pg1", LOW)
-                       PREEMPTOR(HIGH, "1"),
+    expect(NODE("node-a", "1") NODE("node-b", "1") BOUND("pod-a", "node-a", LOW, "1", "", IN("pg1"))
+               BOUND("pod-b", "node-b", LOW, "1", "", IN("pg1")) GROUPALL("pg1", LOW)
+                   PREEMPTOR(HIGH, "1"),
            "pod-a,pod-b", NULL);
 }
 
@@ -206,10 +205,9 @@ Test(pod_victims, group_priority_counts_not_its_pods)
 
 Test(pod_victims, disruption_mode_single_evicts_only_the_member_on_the_node)
 {
-    expect(NODE("node-a", "1") NODE("node-b", "1")
-               BOUND("pod-a", "node-a", LOW, "1", "", IN("pg1"))
-                   BOUND("pod-b", "node-b", MID, "1", "", IN("pg1")) GROUPSINGLE("pg1", LOW)
-                       PREEMPTOR(HIGH, "1"),
+    expect(NODE("node-a", "1") NODE("node-b", "1") BOUND("pod-a", "node-a", LOW, "1", "", IN("pg1"))
+               BOUND("pod-b", "node-b", MID, "1", "", IN("pg1")) GROUPSINGLE("pg1", LOW)
+                   PREEMPTOR(HIGH, "1"),
            "pod-a", NULL);
 }
 
@@ -241,9 +239,42 @@ Test(pod_victims, pdb_violations_of_a_unit_count_each_violating_pod)
 Test(pod_victims, gate_off_every_pod_alone)
 {
     /* without GenericWorkload the API drops schedulingGroup: each pod is its own victim */
-    expect_gated("", NODE("node-a", "1") NODE("node-b", "1")
-                         BOUND("pod-a", "node-a", LOW, "1", "", IN("pg1"))
-                             BOUND("pod-b", "node-b", MID, "1", "", IN("pg1")) GROUPALL("pg1", LOW)
-                                 PREEMPTOR(HIGH, "1"),
+    expect_gated("",
+                 NODE("node-a", "1") NODE("node-b", "1")
+                     BOUND("pod-a", "node-a", LOW, "1", "", IN("pg1"))
+                         BOUND("pod-b", "node-b", MID, "1", "", IN("pg1")) GROUPALL("pg1", LOW)
+                             PREEMPTOR(HIGH, "1"),
                  "pod-a", "node-a");
+}
+
+Test(pod_victims, preemptor_with_scheduling_group_victim_priority_overridden_by_pod_group)
+{
+    /* upstream TestPodEligibleToPreemptOthers "victim priority overridden by PodGroup": the
+     * terminating victim on the nominated node has its own priority above the preemptor's but a
+     * PodGroup priority below it, so it is an earlier preemption still under way: no new one */
+    cJSON *doc = run_with(
+        GATE,
+        NODE("only", "1") GROUPSINGLE(
+            "pg1",
+            "1") "---\napiVersion: v1\nkind: Pod\nmetadata: {name: going, namespace: default, "
+                 "deletionTimestamp: \"2024-01-01T00:10:00Z\"}\n"
+                 "spec:\n  nodeName: only\n  priority: 5000\n  " IN(
+                     "pg1") "\n"
+                            "  containers: [{name: c, image: x, resources: {requests: {cpu: "
+                            "800m}}}]\n"
+                            "status:\n  phase: Running\n  startTime: \"2024-01-01T00:00:00Z\"\n  "
+                            "conditions:\n"
+                            "  - {type: DisruptionTarget, status: \"True\", reason: "
+                            "PreemptionByScheduler}\n"
+                            "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: "
+                            "default}\nspec:\n"
+                            "  priority: 1000\n"
+                            "  containers: [{name: c, image: x, resources: {requests: {cpu: "
+                            "800m}}}]\n"
+                            "status: {nominatedNodeName: only}\n");
+    const char *msg = sim_field(sim_pod_entry(doc, "default", "p"), "message");
+    cr_expect(msg && strstr(msg, "preemption: not eligible due to a terminating pod on the "
+                                 "nominated node."),
+              "%s", msg ? msg : "(none)");
+    cJSON_Delete(doc);
 }
