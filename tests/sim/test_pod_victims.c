@@ -278,3 +278,30 @@ Test(pod_victims, preemptor_with_scheduling_group_victim_priority_overridden_by_
               "%s", msg ? msg : "(none)");
     cJSON_Delete(doc);
 }
+
+/* a 4-CPU node in zone1; extra: its spec */
+#define ZONE1_NODE(name, extra)                                                                    \
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: " name ", labels: {zone: zone1}}\n" extra   \
+    "status: {allocatable: {cpu: \"4\", memory: 64Gi, pods: \"110\"}}\n"
+/* the preemptor, refusing a zone that holds a pod labelled foo */
+#define ANTI_FOO_PREEMPTOR                                                                         \
+    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nspec:\n"             \
+    "  priority: " HIGH "\n  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuring"   \
+    "Execution: [{labelSelector: {matchExpressions: [{key: foo, operator: Exists}]}, "             \
+    "topologyKey: zone}]}}\n"                                                                      \
+    "  containers: [{name: c, image: x, resources: {requests: {cpu: \"1\"}}}]\n"
+
+Test(pod_victims, cross_node_pod_group_zone_anti_affinity_blocks_reprieve_via_prefilter_extension)
+{
+    /* The preemptor refuses zone1 while a pod labelled foo is there: pod-y on node-b, a member
+     * of pg1 with pod-x on node-a. node-b's taint leaves node-a (upstream's mainNode) as the one
+     * place: there the unit's remote member pod-y leaves only through the PreFilter extensions
+     * (InterPodAffinity's counts), which is what lets the preemptor fit; reprieving the unit
+     * brings pod-y back, so both are victims. */
+    expect(ZONE1_NODE("node-a", "")
+               ZONE1_NODE("node-b", "spec: {taints: [{key: k, value: v, effect: NoSchedule}]}\n")
+                   BOUND("pod-x", "node-a", LOW, "1", "", IN("pg1"))
+                       BOUND("pod-y", "node-b", LOW, "1", "foo: \"\"", IN("pg1"))
+                           GROUPALL("pg1", LOW) ANTI_FOO_PREEMPTOR,
+           "pod-x,pod-y", "node-a");
+}
