@@ -1,10 +1,18 @@
 /*
  * DefaultPreemption: the dry run on one node (upstream default_preemption.go
- * SelectVictimsOnNode, v1.34). On copies of the node and of the cycle state: remove every pod of
- * lower priority than the preemptor (telling the PreFilter plugins through RemovePod), check that
- * the preemptor then passes the Filter plugins, and add the removed pods back one at a time, most
+ * SelectVictimsOnNode). On copies of the node and of the cycle state: remove every pod of lower
+ * priority than the preemptor (telling the PreFilter plugins through RemovePod), check that the
+ * preemptor then passes the Filter plugins, and add the removed pods back one at a time, most
  * important first and PDB-violating ones before the others, keeping each that still lets the
  * preemptor fit. The rest are the victims.
+ *
+ * With GenericWorkload (v1.37.2), when a pod of the node names a scheduling group, the same runs
+ * on preemption units instead of pods (select_units): a unit is one pod, or every pod on the
+ * snapshot's nodes of a PodGroup whose disruptionMode is `all`; it has its PodGroup's priority,
+ * leaves and comes back whole, is ordered by MoreImportantVictim and counts one PDB violation
+ * per violating pod. Only the node's copy changes; a member on another node is told to the
+ * PreFilter extensions with that node's snapshot NodeInfo, as upstream. Without such a pod (and
+ * always while the gate is off, when the host names no group) the pod path runs as before.
  *
  * Scheduling thread only (inside PostFilter). Memory from the cycle arena; the copies are freed
  * with the cycle.

@@ -1,17 +1,21 @@
 /*
  * DefaultPreemption (upstream plugins/defaultpreemption/default_preemption.go and
- * framework/preemption/preemption.go Evaluator.Preempt, v1.34), PostFilter only: the scheduler
- * calls it when no node passed the Filter plugins.
+ * framework/preemption/preemption.go Evaluator.Preempt, v1.37.2), PostFilter only: the scheduler
+ * calls it when no node passed the Filter plugins. (A PodGroup preemptor's PodGroupPostFilter is
+ * the core's: core/sched/podgroup_preemption.c.)
  *
  *   1. Eligibility: preemptionPolicy Never, or a terminating lower-priority pod (evicted by an
- *      earlier preemption) still on the pod's nominated node, ends here (Unschedulable).
+ *      earlier preemption; a PodGroup member with its group's priority) still on the pod's
+ * nominated node, ends here (Unschedulable).
  *   2. Potential nodes: those whose Filter status is Unschedulable; UnschedulableAndUnresolvable
  *      ones cannot be helped by evicting pods.
  *   3. Dry run (candidates.c) on the potential nodes from a random offset, until
  *      numCandidates = max(n*minCandidateNodesPercentage/100, minCandidateNodesAbsolute) (at most
  *      n) candidates were found and one of them violates no PodDisruptionBudget.
  *   4. pickOneNodeForPreemption (select.c), then nominate that node and list its victims; the
- *      scheduler evicts them and retries the pod with status.nominatedNodeName.
+ *      scheduler evicts them and retries the pod with status.nominatedNodeName. With
+ *      GenericWorkload the victims of a disruptionMode-all PodGroup include its members on other
+ *      nodes (candidates.c); they are evicted with the rest.
  *   No candidate: Unschedulable "preemption: 0/N nodes are available: ...", a FitError over the
  *   dry-run statuses where the nodes not tried count as "Preemption is not helpful for
  *   scheduling".

@@ -2,7 +2,8 @@
  * DefaultPreemption, private header: the plain data the plugin's three files share.
  *
  *   defaultpreemption.c  the descriptor, args, eligibility, the candidate search and the message
- *   candidates.c         SelectVictimsOnNode: the dry run on one node (host calls)
+ *   candidates.c         SelectVictimsOnNode: the dry run on one node, on pods or (GenericWorkload)
+ *                        on preemption units (host calls)
  *   select.c             pure ordering and selection helpers (no host call, so the unit tests
  *                        exercise them on hand-made data)
  *
