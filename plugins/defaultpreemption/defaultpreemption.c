@@ -1,17 +1,21 @@
 /*
  * DefaultPreemption (upstream plugins/defaultpreemption/default_preemption.go and
- * framework/preemption/preemption.go Evaluator.Preempt, v1.34), PostFilter only: the scheduler
- * calls it when no node passed the Filter plugins.
+ * framework/preemption/preemption.go Evaluator.Preempt, v1.37.2), PostFilter only: the scheduler
+ * calls it when no node passed the Filter plugins. (A PodGroup preemptor's PodGroupPostFilter is
+ * the core's: core/sched/podgroup_preemption.c.)
  *
  *   1. Eligibility: preemptionPolicy Never, or a terminating lower-priority pod (evicted by an
- *      earlier preemption) still on the pod's nominated node, ends here (Unschedulable).
+ *      earlier preemption; a PodGroup member with its group's priority) still on the pod's
+ * nominated node, ends here (Unschedulable).
  *   2. Potential nodes: those whose Filter status is Unschedulable; UnschedulableAndUnresolvable
  *      ones cannot be helped by evicting pods.
  *   3. Dry run (candidates.c) on the potential nodes from a random offset, until
  *      numCandidates = max(n*minCandidateNodesPercentage/100, minCandidateNodesAbsolute) (at most
  *      n) candidates were found and one of them violates no PodDisruptionBudget.
  *   4. pickOneNodeForPreemption (select.c), then nominate that node and list its victims; the
- *      scheduler evicts them and retries the pod with status.nominatedNodeName.
+ *      scheduler evicts them and retries the pod with status.nominatedNodeName. With
+ *      GenericWorkload the victims of a disruptionMode-all PodGroup include its members on other
+ *      nodes (candidates.c); they are evicted with the rest.
  *   No candidate: Unschedulable "preemption: 0/N nodes are available: ...", a FitError over the
  *   dry-run statuses where the nodes not tried count as "Preemption is not helpful for
  *   scheduling".
@@ -147,7 +151,9 @@ static const char *not_eligible(ks_cycle *cycle, const ks_pod *pod, const ks_fil
     size_t n = ks_node_info_pod_count(ni);
     for (size_t i = 0; i < n; i++) {
         const ks_pod *p = ks_node_info_pod_at(ni, i);
-        if (ks_pod_priority(p) < prio && terminating_by_preemption(p))
+        /* isPreemptionAllowed on NewPodVictim: a group member counts with its group's
+         * priority (GenericWorkload; the pod's own otherwise) */
+        if (dp_victim_priority(p, NULL) < prio && terminating_by_preemption(p))
             return "not eligible due to a terminating pod on the nominated node.";
     }
     return NULL;
@@ -238,10 +244,11 @@ static ks_code default_preemption_post_filter(void *self, ks_cycle *cycle, const
     dp_candidate *nonviolating = cands, *violating = cands + (want ? want : 1);
     int32_t nnv = 0, nv = 0;
     int64_t nexplicit = 0;
+    dp_groups groups = {0};
     for (size_t i = 0; i < np; i++) {
         const ks_node_info *ni = potential[((size_t)offset + i) % np];
         dp_dry_run r;
-        dp_select_victims(cycle, pod, ni, pdbs, npdbs, st, &r);
+        dp_select_victims(cycle, pod, ni, pdbs, npdbs, &groups, st, &r);
         if (r.code == KS_ERROR)
             return KS_ERROR; /* st holds the host's message */
         if (r.code != KS_SUCCESS) {

@@ -83,6 +83,67 @@ void dp_pdb_violations(const dp_pod *pods, size_t n, const ks_pdb_info *pdbs, si
     }
 }
 
+int dp_more_important_victim(const dp_victim *a, const dp_victim *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority;
+    /* upstream victimRank: PodGroup 2 before Pod 1 (CompositePodGroup, 3, is not modelled) */
+    if (a->is_group != b->is_group)
+        return a->is_group > b->is_group;
+    if (a->npods != b->npods)
+        return a->npods > b->npods;
+    return a->earliest_start < b->earliest_start;
+}
+
+void dp_sort_victims(dp_victim *v, size_t n)
+{
+    /* Insertion sort, stable: the units of one node are few. */
+    for (size_t i = 1; i < n; i++) {
+        dp_victim x = v[i];
+        size_t j = i;
+        while (j > 0 && dp_more_important_victim(&x, &v[j - 1])) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+/* upstream podIsViolating: charges p to each matching budget in order and answers 1 at the first
+ * that goes below zero, leaving the budgets after it uncharged. */
+static int pod_violates(const dp_pod *p, const ks_pdb_info *pdbs, size_t npdbs, int32_t *allowed)
+{
+    if (p->nlabels == 0) /* a pod without labels matches no budget */
+        return 0;
+    for (size_t k = 0; k < npdbs; k++) {
+        const ks_pdb_info *pdb = &pdbs[k];
+        if (pdb->ns != p->ns)
+            continue;
+        /* a nil or empty selector matches nothing (upstream skips selector.Empty()) */
+        if (!pdb->selector.present ||
+            (pdb->selector.nmatch_labels == 0 && pdb->selector.nexprs == 0))
+            continue;
+        if (!ks_label_selector_matches(&pdb->selector, p->labels, p->nlabels))
+            continue;
+        if (in_disrupted(pdb, p->name)) /* already processed by the API server */
+            continue;
+        if (--allowed[k] < 0)
+            return 1;
+    }
+    return 0;
+}
+
+void dp_victims_pdb(dp_victim *v, size_t n, const ks_pdb_info *pdbs, size_t npdbs, int32_t *allowed)
+{
+    for (size_t k = 0; k < npdbs; k++)
+        allowed[k] = pdbs[k].disruptions_allowed;
+    for (size_t i = 0; i < n; i++) {
+        v[i].violate_count = 0;
+        for (size_t j = 0; j < v[i].npods; j++)
+            v[i].violate_count += pod_violates(&v[i].pods[j], pdbs, npdbs, allowed);
+    }
+}
+
 int64_t dp_earliest_start_of_highest(const dp_candidate *c)
 {
     if (c->nvictims == 0)

@@ -147,6 +147,142 @@ Test(default_preemption, pdb_any_matching_budget_below_zero_violates)
     cr_assert_eq(allowed[1], -1);
 }
 
+/* ---- preemption units (GenericWorkload): MoreImportantVictim ------------------------------- */
+
+/* A unit of n pods (upstream's victim{priority, pods, keyType}); the pods' own fields are unused
+ * by the ordering. */
+static dp_victim V(int32_t prio, int is_group, size_t npods, int64_t earliest)
+{
+    return (dp_victim){NULL, NULL, npods, prio, is_group, earliest, 0};
+}
+
+/* upstream preemption/util_test.go TestMoreImportantVictim (CompositePodGroup cases left out:
+ * kubesched has no CompositePodGroup) */
+Test(default_preemption, more_important_victim_upstream_cases)
+{
+    const int64_t now = 1000, before = 500;
+    struct {
+        const char *name;
+        dp_victim a, b;
+        int want;
+    } cases[] = {
+        {"vi1 has higher priority", V(20, 0, 1, now), V(10, 0, 1, now), 1},
+        {"vi2 has higher priority", V(10, 0, 1, now), V(20, 0, 1, now), 0},
+        {"vi1 is PG, vi2 is Pod, same priority", V(10, 1, 1, now), V(10, 0, 1, now), 1},
+        {"vi1 is Pod, vi2 is PG, same priority", V(10, 0, 1, now), V(10, 1, 1, now), 0},
+        {"both Pods, vi1 older", V(10, 0, 1, before), V(10, 0, 1, now), 1},
+        {"both Pods, vi2 older", V(10, 0, 1, now), V(10, 0, 1, before), 0},
+        {"both PGs, vi1 larger", V(10, 1, 2, now), V(10, 1, 1, before), 1},
+        {"both PGs, vi2 larger", V(10, 1, 1, before), V(10, 1, 2, now), 0},
+        {"both PGs, same size, vi1 older", V(10, 1, 2, before), V(10, 1, 2, now), 1},
+        {"both PGs, same size, vi2 older", V(10, 1, 2, now), V(10, 1, 2, before), 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_eq(dp_more_important_victim(&cases[i].a, &cases[i].b), cases[i].want, "%s",
+                     cases[i].name);
+}
+
+Test(default_preemption, sort_victims_is_stable_and_descending)
+{
+    dp_victim v[] = {V(5, 0, 1, 100), V(5, 1, 1, 300), V(5, 1, 3, 900), V(9, 0, 1, 50),
+                     V(5, 0, 1, 100)};
+    v[0].violate_count = 11; /* marks the first of two equal units */
+    dp_sort_victims(v, 5);
+    cr_assert_eq(v[0].priority, 9);
+    cr_assert_eq(v[1].npods, 3, "the larger group");
+    cr_assert(v[2].is_group && v[2].npods == 1);
+    cr_assert_eq(v[3].violate_count, 11, "equal units keep their order");
+    cr_assert(!v[4].is_group);
+}
+
+/* ---- FilterVictimsWithPDBViolation over units ---------------------------------------------- */
+
+static ks_label app_a_tier[] = {{1, 2}, {4, 5}}; /* app=a, tier=backend */
+static ks_label tier_backend[] = {{4, 5}};
+
+/* upstream preemption/util_test.go TestFilterVictimsWithPDBViolation */
+Test(default_preemption, filter_victims_with_pdb_violation_upstream_cases)
+{
+    dp_pod p1 = labeled(7, 100, app_a), p2 = labeled(7, 101, app_a), p3 = labeled(7, 102, app_a);
+    dp_pod none = labeled(7, 103, app_b), multi = labeled(7, 104, app_a_tier);
+    multi.nlabels = 2;
+    dp_pod group[] = {p2, p3};
+    ks_sym disrupted[] = {100};
+    int32_t allowed[2];
+    struct {
+        const char *name;
+        dp_pod *pods[2];
+        size_t npods[2];
+        size_t nv;
+        ks_pdb_info pdbs[2];
+        size_t npdbs;
+        int32_t want[2];
+    } cases[] = {
+        {"victim with no matching PDBs", {&none}, {1}, 1, {pdb(7, app_a, 0)}, 1, {0}},
+        {"victim matching PDB, adequate DisruptionsAllowed",
+         {&p1},
+         {1},
+         1,
+         {pdb(7, app_a, 1)},
+         1,
+         {0}},
+        {"victim matching PDB, no DisruptionsAllowed", {&p1}, {1}, 1, {pdb(7, app_a, 0)}, 1, {1}},
+        {"podgroup victim with multiple pods, all violating",
+         {group},
+         {2},
+         1,
+         {pdb(7, app_a, 0)},
+         1,
+         {2}},
+        {"podgroup victim with multiple pods, none violating",
+         {group},
+         {2},
+         1,
+         {pdb(7, app_a, 2)},
+         1,
+         {0}},
+        {"multiple victims matching the same PDB",
+         {&p1, &p2},
+         {1, 1},
+         2,
+         {pdb(7, app_a, 1)},
+         1,
+         {0, 1}},
+        {"pod in DisruptedPods is ignored", {&p1}, {1}, 1, {pdb(7, app_a, 0)}, 1, {0}},
+        {"PDB with empty selector", {&p1}, {1}, 1, {pdb(7, NULL, 0)}, 1, {0}},
+        {"Multiple PDBs", {&multi}, {1}, 1, {pdb(7, app_a, 1), pdb(7, tier_backend, 0)}, 2, {1}},
+    };
+    cases[6].pdbs[0].ndisrupted = 1;
+    cases[6].pdbs[0].disrupted = disrupted;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        dp_victim v[2];
+        for (size_t k = 0; k < cases[i].nv; k++) {
+            v[k] = V(0, cases[i].npods[k] > 1, cases[i].npods[k], 0);
+            v[k].pods = cases[i].pods[k];
+        }
+        dp_victims_pdb(v, cases[i].nv, cases[i].pdbs, cases[i].npdbs, allowed);
+        for (size_t k = 0; k < cases[i].nv; k++)
+            cr_expect_eq(v[k].violate_count, cases[i].want[k], "%s: victim %zu", cases[i].name, k);
+    }
+}
+
+Test(default_preemption, filter_victims_pod_stops_at_the_first_budget_it_breaks)
+{
+    /* v1.37.2 podIsViolating returns at the first budget below zero: the later ones are not
+     * charged for that pod, so the next pod still finds room in them */
+    dp_pod a = labeled(7, 100, app_a_tier), b = labeled(7, 101, tier_backend);
+    a.nlabels = 2;
+    ks_pdb_info pdbs[] = {pdb(7, app_a, 0), pdb(7, tier_backend, 1)};
+    int32_t allowed[2];
+    dp_victim v[] = {V(0, 0, 1, 0), V(0, 0, 1, 0)};
+    v[0].pods = &a;
+    v[1].pods = &b;
+    dp_victims_pdb(v, 2, pdbs, 2, allowed);
+    cr_assert_eq(v[0].violate_count, 1);
+    cr_assert_eq(v[1].violate_count, 0);
+    cr_assert_eq(allowed[1], 0);
+}
+
 /* ---- pickOneNodeForPreemption -------------------------------------------------------------- */
 
 static dp_candidate cand(ks_sym node, dp_pod *victims, size_t n, int64_t pdb_violations)
