@@ -52,37 +52,6 @@ static int in_disrupted(const ks_pdb_info *pdb, ks_sym name)
     return 0;
 }
 
-void dp_pdb_violations(const dp_pod *pods, size_t n, const ks_pdb_info *pdbs, size_t npdbs,
-                       int32_t *allowed, uint8_t *violating)
-{
-    for (size_t k = 0; k < npdbs; k++)
-        allowed[k] = pdbs[k].disruptions_allowed;
-    for (size_t i = 0; i < n; i++) {
-        const dp_pod *p = &pods[i];
-        violating[i] = 0;
-        /* A pod without labels matches no budget. */
-        if (p->nlabels == 0)
-            continue;
-        for (size_t k = 0; k < npdbs; k++) {
-            const ks_pdb_info *pdb = &pdbs[k];
-            if (pdb->ns != p->ns)
-                continue;
-            /* A nil selector matches nothing; so does an empty one (upstream skips
-             * selector.Empty()). */
-            if (!pdb->selector.present ||
-                (pdb->selector.nmatch_labels == 0 && pdb->selector.nexprs == 0))
-                continue;
-            if (!ks_label_selector_matches(&pdb->selector, p->labels, p->nlabels))
-                continue;
-            /* Already processed by the API server: counting it again would over-decrement. */
-            if (in_disrupted(pdb, p->name))
-                continue;
-            if (--allowed[k] < 0)
-                violating[i] = 1;
-        }
-    }
-}
-
 int dp_more_important_victim(const dp_victim *a, const dp_victim *b)
 {
     if (a->priority != b->priority)
@@ -142,6 +111,17 @@ void dp_victims_pdb(dp_victim *v, size_t n, const ks_pdb_info *pdbs, size_t npdb
         for (size_t j = 0; j < v[i].npods; j++)
             v[i].violate_count += pod_violates(&v[i].pods[j], pdbs, npdbs, allowed);
     }
+}
+
+/* upstream FilterVictimsWithPDBViolation with every victim a single pod (also v1.37.2's path
+ * without GenericWorkload): a pod stops being charged at the first budget it breaks. */
+void dp_pdb_violations(const dp_pod *pods, size_t n, const ks_pdb_info *pdbs, size_t npdbs,
+                       int32_t *allowed, uint8_t *violating)
+{
+    for (size_t k = 0; k < npdbs; k++)
+        allowed[k] = pdbs[k].disruptions_allowed;
+    for (size_t i = 0; i < n; i++)
+        violating[i] = (uint8_t)pod_violates(&pods[i], pdbs, npdbs, allowed);
 }
 
 int64_t dp_earliest_start_of_highest(const dp_candidate *c)

@@ -143,8 +143,25 @@ Test(default_preemption, pdb_any_matching_budget_below_zero_violates)
     uint8_t v[1];
     dp_pdb_violations(pods, 1, pdbs, 2, allowed, v);
     cr_assert_eq(v[0], 1);
-    cr_assert_eq(allowed[0], 2, "every matching budget is decremented");
+    cr_assert_eq(allowed[0], 2, "every matching budget up to the broken one is decremented");
     cr_assert_eq(allowed[1], -1);
+}
+
+/* v1.37.2's podIsViolating returns at the first budget the pod breaks: the budgets after it are
+ * not charged for that pod, so a later pod they select may still go without violating one. */
+Test(default_preemption, pdb_a_pod_stops_at_the_first_budget_it_breaks)
+{
+    static ks_label tier_x[] = {{5, 6}};               /* tier=x */
+    static ks_label app_a_tier_x[] = {{1, 2}, {5, 6}}; /* app=a, tier=x */
+    ks_pdb_info pdbs[] = {pdb(7, app_a, 0), pdb(7, tier_x, 1)};
+    dp_pod pods[] = {labeled(7, 100, app_a), labeled(7, 101, tier_x)};
+    pods[0].labels = app_a_tier_x, pods[0].nlabels = 2;
+    int32_t allowed[2];
+    uint8_t v[2];
+    dp_pdb_violations(pods, 2, pdbs, 2, allowed, v);
+    cr_assert_eq(v[0], 1, "the first pod breaks the app=a budget");
+    cr_assert_eq(v[1], 0, "the second budget was not charged for the first pod");
+    cr_assert_eq(allowed[1], 0);
 }
 
 /* ---- preemption units (GenericWorkload): MoreImportantVictim ------------------------------- */
