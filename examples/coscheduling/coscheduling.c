@@ -113,6 +113,23 @@ static void set_del(cosched *self, expiring_set *s, const char *name)
     pthread_mutex_unlock(&self->mu);
 }
 
+/* A new entry named name at the end of s (its other fields zero), NULL when out of memory. */
+static expiring *set_append_locked(expiring_set *s, const char *name)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        expiring *items = realloc(s->items, cap * sizeof(*items));
+        if (!items)
+            return NULL;
+        s->items = items;
+        s->cap = cap;
+    }
+    expiring *e = &s->items[s->n++];
+    memset(e, 0, sizeof(*e));
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    return e;
+}
+
 /* Adds name for ttl from now, replacing an entry of the same name; expired entries go. */
 static void set_add(cosched *self, expiring_set *s, const char *name, int64_t ttl_ns)
 {
@@ -122,19 +139,9 @@ static void set_add(cosched *self, expiring_set *s, const char *name, int64_t tt
     for (size_t i = 0; i < s->n; i++)
         if (s->items[i].until_ns <= now)
             s->items[i--] = s->items[--s->n];
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        expiring *items = realloc(s->items, cap * sizeof(*items));
-        if (!items) {
-            pthread_mutex_unlock(&self->mu);
-            return;
-        }
-        s->items = items;
-        s->cap = cap;
-    }
-    snprintf(s->items[s->n].name, sizeof(s->items[s->n].name), "%s", name);
-    s->items[s->n].until_ns = now + ttl_ns;
-    s->n++;
+    expiring *e = set_append_locked(s, name);
+    if (e)
+        e->until_ns = now + ttl_ns;
     pthread_mutex_unlock(&self->mu);
 }
 
@@ -179,20 +186,11 @@ static void hold_group(cosched *self, const char *full)
         if (!strcmp(s->items[i].name, full) || s->items[i].until_ns + HOLD_FORGET_NS <= now)
             s->items[i--] = s->items[--s->n];
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        expiring *items = realloc(s->items, cap * sizeof(*items));
-        if (!items) {
-            pthread_mutex_unlock(&self->mu);
-            return;
-        }
-        s->items = items;
-        s->cap = cap;
+    expiring *e = set_append_locked(s, full);
+    if (e) {
+        e->until_ns = now + hold_ns(rejections);
+        e->rejections = rejections;
     }
-    expiring *e = &s->items[s->n++];
-    snprintf(e->name, sizeof(e->name), "%s", full);
-    e->until_ns = now + hold_ns(rejections);
-    e->rejections = rejections;
     pthread_mutex_unlock(&self->mu);
 }
 

@@ -137,6 +137,19 @@ spec:
     resources: {requests: {cpu: "$cpu", memory: $mem}}
 YAML
 }
+# grant_scheduler NAME RULE...: a ClusterRole NAME with these rules (each a flow mapping, e.g.
+# "{apiGroups: [x.io], resources: [widgets], verbs: [get]}") bound to system:kube-scheduler, as
+# which kubesched and kube-scheduler talk here: what a chart or bootstrap role would grant them.
+grant_scheduler() {
+  local name=$1 r; shift
+  {
+    printf 'apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: %s}\nrules:\n' "$name"
+    for r in "$@"; do printf -- '- %s\n' "$r"; done
+    printf -- '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: %s}\n' "$name"
+    printf 'roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %s}\n' "$name"
+    printf 'subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}\n'
+  } | kubectl apply -f - >/dev/null
+}
 # pods_bound SELECTOR N: at least N pods matching the label selector have spec.nodeName.
 pods_bound() {
   [ "$(kubectl get pods -A -l "$1" -o json | jq '[.items[] | select((.spec.nodeName // "") != "")] | length')" -ge "$2" ]

@@ -38,20 +38,8 @@ kubectl apply -f "$sp_dir/podgroups-crd.yaml" >/dev/null &&
   ok "scheduler-plugins $sp_version's PodGroup CRD installed from its module" ||
   { bad "could not install the module's PodGroup CRD"; exit 1; }
 # both schedulers talk as system:kube-scheduler: read the PodGroups, as the chart grants kubesched
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-podgroups-reader}
-rules:
-- {apiGroups: [scheduling.x-k8s.io], resources: [podgroups], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-podgroups-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-podgroups-reader}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}
-YAML
+grant_scheduler e2e-podgroups-reader \
+  "{apiGroups: [scheduling.x-k8s.io], resources: [podgroups], verbs: [get, list, watch]}"
 
 # scheduler-plugins' controller (PodGroup and ElasticQuota reconcilers) as the admin; its
 # ElasticQuota reconciler wants its CRD too. Its pid file makes stop-control-plane.sh stop it (the

@@ -26,20 +26,8 @@ kubectl apply -f "$E2E_ROOT/examples/coscheduling/podgroup-crd.yaml" >/dev/null 
   kubectl wait --for=condition=Established crd/podgroups.scheduling.x-k8s.io --timeout=30s >/dev/null &&
   ok "PodGroup CRD installed" || { bad "could not install the PodGroup CRD"; exit 1; }
 # what the chart grants kubesched for the plugin: read the PodGroups
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-podgroups-reader}
-rules:
-- {apiGroups: [scheduling.x-k8s.io], resources: [podgroups], verbs: [get, list, watch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-podgroups-reader}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-podgroups-reader}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}
-YAML
+grant_scheduler e2e-podgroups-reader \
+  "{apiGroups: [scheduling.x-k8s.io], resources: [podgroups], verbs: [get, list, watch]}"
 
 cfg=$(ks_config "$profile" \
   "profiles:" \
@@ -137,21 +125,10 @@ spec:
     subresources: {status: {}}
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-widgets-writer}
-rules:
-- {apiGroups: [e2e.kubesched.io], resources: [widgets], verbs: [get, list, watch]}
-- {apiGroups: [e2e.kubesched.io], resources: [widgets/status], verbs: [patch]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-widgets-writer}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-widgets-writer}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}
 YAML
+grant_scheduler e2e-widgets-writer \
+  "{apiGroups: [e2e.kubesched.io], resources: [widgets], verbs: [get, list, watch]}" \
+  "{apiGroups: [e2e.kubesched.io], resources: [widgets/status], verbs: [patch]}"
 kubectl wait --for=condition=Established crd/widgets.e2e.kubesched.io --timeout=30s >/dev/null
 printf 'apiVersion: e2e.kubesched.io/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 1}\n' |
   kubectl create -f - >/dev/null
