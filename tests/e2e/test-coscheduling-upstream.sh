@@ -22,7 +22,9 @@
 #   5. too few members for minMember: the same PreFilter condition from both; lowering minMember
 #      lets both place it;
 #   6. minResources larger than the side's free room: the same "resource gap" condition from both
-#      (the quantities as Go prints them).
+#      (the quantities as Go prints them);
+#   7. QueueSort: two groups waiting for a node, the newer one's pods created first; a node with
+#      room for 3 members arrives: both bind the older group and no member of the newer one.
 # Usage: tests/e2e/test-coscheduling-upstream.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -94,7 +96,8 @@ ks_start main "$cfg"
 ks_wait_synced main || exit 1
 
 sides=(ks sp)
-# member NAME GROUP SIDE [CPU]: a pod of the group for that side's scheduler and nodes
+# member NAME GROUP SIDE [CPU] [POOL]: a pod of the group for that side's scheduler, on the nodes
+# labelled side=POOL (default: the side)
 member() {
   cat <<YAML
 ---
@@ -106,7 +109,7 @@ metadata:
   labels: {scheduling.x-k8s.io/pod-group: $2, gang: $2, e2e: "1"}
 spec:
   schedulerName: $3-scheduler
-  nodeSelector: {side: $3}
+  nodeSelector: {side: ${5:-$3}}
   containers:
   - name: c
     image: registry.k8s.io/pause:3.10
@@ -268,6 +271,41 @@ for s in "${sides[@]}"; do
   for i in 1 2; do member "rich-$s-$i" "rich-$s" "$s" 100m; done | kubectl create -f - >/dev/null
 done
 same_cond rich 1 "resource gap" "minResources beyond the free room"
+
+# ---- 7: QueueSort, the older group first --------------------------------------------------
+# Two groups of 2 whose pods wait for a node of their own pool; the newer group's pods are
+# created first. One node with room for 3 members arrives (one event, all four pods back in the
+# queue together): Coscheduling's QueueSort puts the older PodGroup's members first, so the
+# older group is bound and the newer one, with one slot for two members, not at all.
+for s in "${sides[@]}"; do pod_group "older-$s" 2 | kubectl create -f - >/dev/null; done
+sleep 1.1 # creationTimestamp has whole seconds
+for s in "${sides[@]}"; do
+  pod_group "newer-$s" 2 | kubectl create -f - >/dev/null
+  for g in newer older; do
+    for i in 1 2; do member "$g-$s-$i" "$g-$s" "$s" 800m "$s-q"; done | kubectl create -f - >/dev/null
+  done
+done
+for s in "${sides[@]}"; do
+  for p in newer-$s-1 newer-$s-2 older-$s-1 older-$s-2; do
+    wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pod $p -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].status}')\" = False ]" ||
+      bad "$p was never tried"
+  done
+done
+# Past every member's backoff (2 s after its 2nd attempt, at most), so that the node's event moves
+# all four to activeQ at once and QueueSort orders them. (Still backing off, they would come
+# back through backoffQ, which v1.37's queue pops early by backoff time first: the newer group's
+# members, tried first, would lead, in kubesched as in a v1.37 kube-scheduler.)
+sleep 3.5
+for s in "${sides[@]}"; do mk_node "$s-q" 2500m 4Gi 110 "side=$s-q" | kubectl create -f - >/dev/null; done
+for s in "${sides[@]}"; do
+  wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(kubectl get pods -l gang=older-$s -o json | jq '[.items[] | select((.spec.nodeName // \"\") != \"\")] | length')\" = 2 ]" &&
+    ok "$s: the older group is bound whole on the new node" ||
+    bad "$s: the older group was not bound ($(bound_count "older-$s")/2)"
+done
+sleep 3
+[ "$(bound_count newer-ks)" = 0 ] && [ "$(bound_count newer-sp)" = 0 ] &&
+  ok "neither side bound a member of the newer group (one slot left for two)" ||
+  bad "newer group bound: kubesched $(bound_count newer-ks), scheduler-plugins $(bound_count newer-sp)"
 
 ks_no_errors main
 exit 0
