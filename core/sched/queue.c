@@ -145,6 +145,10 @@ struct ks_queue {
     size_t nslots, nentries;
     ks_queue_counts counts;
     int kicked; /* ks__queue_kick: the next pop returns NULL */
+    /* The pod group of the pod last popped while its scheduling cycle runs (upstream
+     * lastPoppedEntityKey when that entity is a pod group): popped_group KS_SYM_ABSENT when none
+     * (an individual pod, or the cycle is over: ks__queue_cycle_end). Counts only. */
+    ks_sym popped_ns, popped_group;
     /* The last ks__queue_reprofile's remap, for the pods that were in flight then. */
     void (*remap)(void *ctx, ks_queued_pod *qp);
     void *remap_ctx;
@@ -383,6 +387,31 @@ static const entry_cause *cause_new(entry_cause *c, const char *event)
     return c;
 }
 
+/* What the pod_group hook says of e's pod (KS_QPG_NONE without the hook). */
+static int pod_group_of(const ks_queue *q, const qentry *e)
+{
+    if (!q->hooks.pod_group)
+        return KS_QPG_NONE;
+    return q->hooks.pod_group(q->hooks.ctx, e->qp.pod);
+}
+
+/* e now sits in where: the series of scheduler_queued_entities for that place and e's entity
+ * type exist from now on (upstream's recorder creates them at the entity's first Add). A member
+ * whose PodGroup is unknown is not queued as an entity upstream (incompletePodGroupPods). */
+static void note_ever(ks_queue *q, const qentry *e, ks_queue_where where)
+{
+    switch (pod_group_of(q, e)) {
+    case KS_QPG_NONE:
+        q->counts.ever |= 1u << where;
+        break;
+    case KS_QPG_MEMBER:
+        q->counts.ever_group |= 1u << where;
+        break;
+    default:
+        break;
+    }
+}
+
 /* Tells the incoming hook (metrics) that e entered where because of c. */
 static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const entry_cause *c)
 {
@@ -400,7 +429,7 @@ static void put_active(ks_queue *q, qentry *e, const entry_cause *c)
     assert(rc == 0); /* capacity reserved on add */
     e->qp.where = KS_Q_ACTIVE;
     q->counts.active++;
-    q->counts.ever |= 1u << KS_Q_ACTIVE;
+    note_ever(q, e, KS_Q_ACTIVE);
     if (e->qp.initial_attempt_ns == 0) /* upstream moveToActiveQ: InitialAttemptTimestamp */
         e->qp.initial_attempt_ns = now_ns(q);
     note_incoming(q, e, KS_Q_ACTIVE, c);
@@ -418,7 +447,7 @@ static void put_backoff(ks_queue *q, qentry *e, const entry_cause *c)
     assert(rc == 0);
     e->qp.where = KS_Q_BACKOFF;
     q->counts.backoff++;
-    q->counts.ever |= 1u << KS_Q_BACKOFF;
+    note_ever(q, e, KS_Q_BACKOFF);
     note_incoming(q, e, KS_Q_BACKOFF, c);
 }
 
@@ -439,7 +468,7 @@ static void put_parked(ks_queue *q, qentry *e, ks_queue_where where, const entry
         note_incoming(q, e, where, c); /* upstream counts only a pod new to the map */
     }
     e->qp.where = where;
-    q->counts.ever |= 1u << where;
+    note_ever(q, e, where);
     if (where == KS_Q_UNSCHEDULABLE)
         q->counts.unschedulable++;
     else
@@ -717,6 +746,7 @@ ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks)
     }
     if (hooks)
         q->hooks = *hooks;
+    q->popped_ns = q->popped_group = KS_SYM_ABSENT;
     if (!q->hooks.less)
         q->hooks.less = priority_sort_less;
     q->pop_from_backoff = !q->opts.no_pop_from_backoff;
@@ -976,8 +1006,19 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     dl_append(&q->flight, &e->mark.link);
     note_inflight(q, "PodPopped", +1); /* upstream PodPoppedInFlightEvent */
     q->counts.in_flight++;
+    /* upstream pops the member's whole group: the group is the last popped entity */
+    int member = pod_group_of(q, e) == KS_QPG_MEMBER;
+    q->popped_ns = member ? e->qp.pod->ns : KS_SYM_ABSENT;
+    q->popped_group = member ? e->qp.pod->scheduling_group : KS_SYM_ABSENT;
     unlock(q);
     return &e->qp;
+}
+
+void ks__queue_cycle_end(ks_queue *q)
+{
+    lock(q);
+    q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    unlock(q);
 }
 
 ks_queued_pod *ks__queue_take(ks_queue *q, const char *uid)
@@ -1284,6 +1325,89 @@ void ks__queue_counts(ks_queue *q, ks_queue_counts *out)
     lock(q);
     *out = q->counts;
     unlock(q);
+}
+
+/* One queued member of a pod group, for ks__queue_entity_counts. */
+typedef struct member_place {
+    ks_sym ns, group;
+    ks_queue_where where;
+} member_place;
+
+static int member_place_cmp(const void *a, const void *b)
+{
+    const member_place *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return 0;
+}
+
+/* The place of a group whose members sit in the places of bits `in` (1 << ks_queue_where): the
+ * one its pods would leave first (see ks_queue_entity_counts). */
+static ks_queue_where group_place(unsigned in)
+{
+    static const ks_queue_where order[] = {KS_Q_ACTIVE, KS_Q_BACKOFF, KS_Q_UNSCHEDULABLE,
+                                           KS_Q_GATED};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (in & (1u << order[i]))
+            return order[i];
+    return KS_Q_NONE;
+}
+
+int ks__queue_entity_counts(ks_queue *q, ks_queue_entity_counts *out)
+{
+    memset(out, 0, sizeof(*out));
+    lock(q);
+    member_place *m = NULL;
+    size_t nm = 0;
+    if (q->hooks.pod_group && q->nentries && !(m = malloc(q->nentries * sizeof(*m)))) {
+        out->ever = q->counts.ever;
+        out->ever_group = q->counts.ever_group;
+        unlock(q);
+        return KS_ENOMEM;
+    }
+    for (size_t i = 0; i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (!e || e->deleted || e->in_flight || e->qp.where == KS_Q_NONE)
+            continue;
+        ks_queue_where w = e->qp.where;
+        switch (pod_group_of(q, e)) {
+        case KS_QPG_NONE:
+            out->pods[w]++;
+            out->pod_entities[w]++;
+            break;
+        case KS_QPG_INCOMPLETE:
+            out->incomplete++;
+            break;
+        default:
+            if (e->qp.pod->ns == q->popped_ns && e->qp.pod->scheduling_group == q->popped_group)
+                out->pending++; /* joins its group when the group's cycle is over */
+            else if (nm < q->nentries)
+                m[nm++] = (member_place){e->qp.pod->ns, e->qp.pod->scheduling_group, w};
+            break;
+        }
+    }
+    /* One entity per group, in the place its members decide. */
+    if (nm)
+        qsort(m, nm, sizeof(*m), member_place_cmp);
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        unsigned in = 0;
+        for (; j < nm && !member_place_cmp(&m[i], &m[j]); j++)
+            in |= 1u << m[j].where;
+        ks_queue_where w = group_place(in);
+        out->pods[w] += j - i;
+        out->group_entities[w]++;
+        /* a group counted there was added there upstream, whichever way its members came */
+        q->counts.ever_group |= 1u << w;
+        i = j;
+    }
+    out->ever = q->counts.ever;
+    out->ever_group = q->counts.ever_group;
+    unlock(q);
+    free(m);
+    return 0;
 }
 
 void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx)

@@ -112,7 +112,17 @@ typedef struct ks_queue_hooks {
      * or -1 for "PodPopped" (a pod popped / done) or an event's label (recorded while pods were
      * in flight / dropped once no pod in flight predates it). May be NULL. */
     void (*inflight)(void *ctx, const char *event, int delta);
+    /* GenericWorkload (upstream isPodGroupMember and its workloadForest): KS_QPG_NONE for a pod
+     * that is its own scheduling entity, KS_QPG_MEMBER for a member of a pod group whose PodGroup
+     * the scheduler has (the queue counts the group's queued members as one entity),
+     * KS_QPG_INCOMPLETE for a member whose PodGroup it has not seen (upstream holds it in
+     * incompletePodGroupPods). Only the counts (ks__queue_entity_counts and the series they
+     * create) read it; members are queued pod by pod all the same. Called under the queue's
+     * lock. NULL (the gate off): every pod is its own entity. */
+    int (*pod_group)(void *ctx, const ks_pod *pod);
 } ks_queue_hooks;
+
+enum { KS_QPG_NONE = 0, KS_QPG_MEMBER = 1, KS_QPG_INCOMPLETE = 2 };
 
 typedef struct ks_queue_opts {
     int64_t initial_backoff_ns;   /* podInitialBackoffSeconds */
@@ -203,11 +213,36 @@ int64_t ks__queue_backoff_duration_ns(const ks_queue *q, const ks_queued_pod *qp
 
 typedef struct ks_queue_counts {
     size_t active, backoff, unschedulable, gated, in_flight;
-    /* Bit (1 << ks_queue_where) for each place that has ever held a pod (upstream's per-queue
-     * gauges of scheduler_queued_entities appear at the first pod they count). */
-    unsigned ever;
+    /* Bit (1 << ks_queue_where) for each place that has ever held a pod that is its own entity
+     * (every pod without the pod_group hook), and, in ever_group, a member of a pod group whose
+     * PodGroup was known: upstream's per-queue series of scheduler_queued_entities {type="pod"}
+     * and {type="podgroup"} appear at the first entity they count. */
+    unsigned ever, ever_group;
 } ks_queue_counts;
 void ks__queue_counts(ks_queue *q, ks_queue_counts *out);
+
+/* The queue as upstream v1.37's PriorityQueue counts it with GenericWorkload on, where the queued
+ * members of a pod group form one entity (QueuedPodGroupInfo) in one place: scheduler_pending_pods
+ * {queue} and scheduler_queued_entities {queue, type}. kubesched queues members pod by pod, so a
+ * group's place is the furthest along of its members' (active, then backoff, unschedulable,
+ * gated: the place from which upstream's group would be popped first). Members whose PodGroup is
+ * unknown are incomplete (upstream incompletePodGroupPods); the queued members of the group whose
+ * scheduling cycle runs now are pending (upstream pendingPodGroupPods, filled while the group is
+ * the last popped entity). Pods in flight count nowhere. Without the pod_group hook: every pod is
+ * an entity of its own (pod_entities[w] == pods[w]). */
+typedef struct ks_queue_entity_counts {
+    size_t pods[5];           /* by ks_queue_where (KS_Q_NONE unused): pods of the entities there */
+    size_t pod_entities[5];   /* pods that are their own entity */
+    size_t group_entities[5]; /* pod groups */
+    size_t incomplete, pending;
+    unsigned ever, ever_group; /* as ks_queue_counts, with the places counted now added */
+} ks_queue_entity_counts;
+/* 0, or KS_ENOMEM (out is then zero but for the ever bits). Any thread. */
+int ks__queue_entity_counts(ks_queue *q, ks_queue_entity_counts *out);
+/* The scheduling cycle of the pod last popped is over (upstream clears lastPoppedEntityKey when
+ * the attempted pod or pod group is added back): members of its group no longer count as
+ * pending. Any thread; the scheduler calls it after each cycle. */
+void ks__queue_cycle_end(ks_queue *q);
 
 /* Visits every pod in unschedulablePods and gated (under the lock) e.g. to report them. */
 void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx);

@@ -1463,6 +1463,9 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
         ks__podgroup_unref(g.pg);
     } else
         scheduling_cycle(s, fw, qp);
+    /* upstream AddAttemptedPodGroupIfNeeded / AddUnschedulablePodIfNotPresent: the cycle's
+     * entity is no longer the last popped one (its members stop counting as pending) */
+    ks__queue_cycle_end(s->queue);
     ks__binding_hold(s, 0);
     ks__sched_metrics_cycle_end(s, fw); /* qp may be gone; fw is not */
     ks__nominator_release(s);
