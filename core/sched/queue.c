@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 #include "util/clock.h"
@@ -379,11 +380,14 @@ typedef struct entry_cause {
     /* The pod was taken out of unschedulablePods before being requeued (upstream
      * movePodsToActiveOrBackoffQueue deletes it first), so parking it again is a new entry. */
     int unparked;
+    /* ks__queue_requeue_group: KS_QENTITY_PODGROUP for the member that counts the group as the
+     * entry, -1 for the others (their pods count, no entity), 0 otherwise (a pod entity). */
+    int group_entity;
 } entry_cause;
 
 static const entry_cause *cause_new(entry_cause *c, const char *event)
 {
-    *c = (entry_cause){event, KS_Q_NONE, 0};
+    *c = (entry_cause){event, KS_Q_NONE, 0, 0};
     return c;
 }
 
@@ -395,11 +399,21 @@ static int pod_group_of(const ks_queue *q, const qentry *e)
     return q->hooks.pod_group(q->hooks.ctx, e->qp.pod);
 }
 
+/* A member of the pod group whose scheduling cycle runs (upstream pendingPodGroupPods while the
+ * group is the last popped entity). */
+static int pending_member(const ks_queue *q, const qentry *e)
+{
+    return q->popped_group != KS_SYM_ABSENT && e->qp.pod->scheduling_group == q->popped_group &&
+           e->qp.pod->ns == q->popped_ns;
+}
+
 /* e now sits in where: the series of scheduler_queued_entities for that place and e's entity
  * type exist from now on (upstream's recorder creates them at the entity's first Add). A member
  * whose PodGroup is unknown is not queued as an entity upstream (incompletePodGroupPods). */
 static void note_ever(ks_queue *q, const qentry *e, ks_queue_where where)
 {
+    if (pending_member(q, e)) /* upstream holds it in pendingPodGroupPods, in no queue */
+        return;
     switch (pod_group_of(q, e)) {
     case KS_QPG_NONE:
         q->counts.ever |= 1u << where;
@@ -417,9 +431,16 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
 {
     if (!q->hooks.incoming || !c->event)
         return;
+    /* upstream: a member back from (or arriving during) its group's cycle waits in
+     * pendingPodGroupPods, which counts no entry; ks__queue_requeue_group counts the group */
+    if (pending_member(q, e))
+        return;
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
-    q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event,
-                      c->hinted == KS_Q_NONE || c->hinted != label);
+    int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
+    int entity = !is_new || c->group_entity < 0 ? KS_QENTITY_NONE
+                 : c->group_entity               ? c->group_entity
+                                                 : KS_QENTITY_POD;
+    q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event, entity);
 }
 
 static void put_active(ks_queue *q, qentry *e, const entry_cause *c)
@@ -443,6 +464,22 @@ static void put_backoff(ks_queue *q, qentry *e, const entry_cause *c)
     if (!e->error_backoff && q->pop_from_backoff)
         pthread_cond_broadcast(&q->cond); /* a blocked pop may take it at once */
     int rc = ks__heap_push(e->error_backoff ? &q->error_backoff : &q->backoff, e);
+    (void)rc;
+    assert(rc == 0);
+    e->qp.where = KS_Q_BACKOFF;
+    q->counts.backoff++;
+    note_ever(q, e, KS_Q_BACKOFF);
+    note_incoming(q, e, KS_Q_BACKOFF, c);
+}
+
+/* upstream moveToBackoffQ of a pod group: its QueueingParams name no plugin (the members carry
+ * them), so backoffQueue.add files it with the errors, which pop never takes before its expiry
+ * (SchedulerPopFromBackoffQ) and the periodic flush moves at expiry_ns. */
+static void put_backoff_group(ks_queue *q, qentry *e, int64_t expiry_ns, const entry_cause *c)
+{
+    e->backoff_expiry_ns = expiry_ns;
+    e->error_backoff = 1;
+    int rc = ks__heap_push(&q->error_backoff, e);
     (void)rc;
     assert(rc == 0);
     e->qp.where = KS_Q_BACKOFF;
@@ -513,7 +550,7 @@ static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, c
 static const entry_cause *cause_hinted(entry_cause *c, const char *event, strategy s, int unparked)
 {
     static const ks_queue_where queue_of[] = {KS_Q_UNSCHEDULABLE, KS_Q_BACKOFF, KS_Q_ACTIVE};
-    *c = (entry_cause){event, queue_of[s], unparked};
+    *c = (entry_cause){event, queue_of[s], unparked, 0};
     return c;
 }
 
@@ -1012,6 +1049,84 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     q->popped_group = member ? e->qp.pod->scheduling_group : KS_SYM_ABSENT;
     unlock(q);
     return &e->qp;
+}
+
+/* upstream calculateBackoffDuration for an entity of `size` pods: as a pod's, with a maximum
+ * multiplied by the square root of the size (a group waits longer than a pod, not size times). */
+static int64_t entity_backoff_ns(const ks_queue *q, int32_t n, size_t size)
+{
+    int64_t d = q->opts.initial_backoff_ns, max = q->opts.max_backoff_ns;
+    if (n <= 0 || d <= 0 || max <= 0)
+        return 0;
+    if (size > 1)
+        max = (int64_t)((double)max * sqrt((double)size));
+    for (int32_t i = 1; i < n && d < max; i++)
+        d = d > max - d ? max : d + d;
+    return d < max ? d : max;
+}
+
+static int group_member(const qentry *e, ks_sym ns, ks_sym group)
+{
+    return !e->deleted && !e->in_flight && e->qp.pod->scheduling_group == group &&
+           e->qp.pod->ns == ns &&
+           (e->qp.where == KS_Q_ACTIVE || e->qp.where == KS_Q_BACKOFF ||
+            e->qp.where == KS_Q_UNSCHEDULABLE);
+}
+
+size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int scheduled)
+{
+    lock(q);
+    /* the cycle is over: the members are no longer pending (their moves count below) */
+    q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    size_t n = 0;
+    int32_t count = 0;
+    for (size_t i = 0; i < q->nslots; i++) {
+        const qentry *e = q->slots[i];
+        if (!e || !group_member(e, ns, group))
+            continue;
+        n++;
+        /* the group's attempts are its members': the member tried most often counts them */
+        int32_t c = e->qp.consecutive_errors > 0 ? e->qp.consecutive_errors
+                                                 : e->qp.unschedulable_count;
+        count = c > count ? c : count;
+    }
+    int64_t now = now_ns(q);
+    /* upstream: the group's timestamp is now; expiry aligned down to the 1 s window of
+     * backoffQ's ordering when SchedulerPopFromBackoffQ is on */
+    int64_t backoff = entity_backoff_ns(q, count, n);
+    int64_t expiry = now + backoff;
+    if (q->pop_from_backoff)
+        expiry -= expiry % 1000000000LL;
+    size_t moved = 0, first = 1, active = 0;
+    for (size_t i = 0; n && i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (!e || !group_member(e, ns, group))
+            continue;
+        /* one entry of a "podgroup" entity, all its pods counted in queue_incoming_pods */
+        entry_cause c = {"ScheduleAttemptFailure", KS_Q_NONE, 0,
+                         first ? KS_QENTITY_PODGROUP : -1};
+        first = 0;
+        if (!pre_enqueue_admits(q, e)) {
+            e->qp.flushed = 0;
+            put_parked(q, e, KS_Q_GATED, &c);
+            continue;
+        }
+        detach(q, e);
+        /* upstream: a group that was scheduled comes back at once (requeueWithoutBackoff);
+         * otherwise isEntityBackingoff, true whenever it has a backoff (its expiry, aligned
+         * down, is never before the window now is in) */
+        if (!scheduled && backoff > 0) {
+            put_backoff_group(q, e, expiry, &c);
+        } else {
+            put_active(q, e, &c);
+            active++;
+        }
+        moved++;
+    }
+    if (active)
+        pthread_cond_broadcast(&q->cond);
+    unlock(q);
+    return moved;
 }
 
 void ks__queue_cycle_end(ks_queue *q)

@@ -103,9 +103,11 @@ typedef struct ks_queue_hooks {
      * as unschedulable, as upstream's one unschedulablePods map) because of event, upstream's
      * label ("UnscheduledPodAdd", "ScheduleAttemptFailure", "BackoffComplete", "NodeAdd", ...;
      * a static string). A move between unschedulable and gated is no entry. new_entity is what
-     * upstream v1.37 counts in scheduler_queue_incoming_entities_total: 0 when the move was
-     * decided by a queueing strategy (a hint) that names the queue the pod went to (upstream
-     * recordIncomingEntitiesMetrics), else 1. May be NULL. */
+     * upstream v1.37 counts in scheduler_queue_incoming_entities_total: KS_QENTITY_NONE when the
+     * move was decided by a queueing strategy (a hint) that names the queue the pod went to
+     * (upstream recordIncomingEntitiesMetrics), else KS_QENTITY_POD, or KS_QENTITY_PODGROUP for
+     * the one member that counts its group's entry (ks__queue_requeue_group). Members of the
+     * group whose cycle runs are not reported (upstream pendingPodGroupPods). May be NULL. */
     void (*incoming)(void *ctx, const ks_queued_pod *qp, int where, const char *event,
                      int new_entity);
     /* The in-flight list changed (upstream inFlightEvents, scheduler_inflight_events): delta +1
@@ -123,6 +125,8 @@ typedef struct ks_queue_hooks {
 } ks_queue_hooks;
 
 enum { KS_QPG_NONE = 0, KS_QPG_MEMBER = 1, KS_QPG_INCOMPLETE = 2 };
+/* The incoming hook's new_entity: no new entity, a new "pod" one, a new "podgroup" one. */
+enum { KS_QENTITY_NONE = 0, KS_QENTITY_POD = 1, KS_QENTITY_PODGROUP = 2 };
 
 typedef struct ks_queue_opts {
     int64_t initial_backoff_ns;   /* podInitialBackoffSeconds */
@@ -239,6 +243,16 @@ typedef struct ks_queue_entity_counts {
 } ks_queue_entity_counts;
 /* 0, or KS_ENOMEM (out is then zero but for the ever bits). Any thread. */
 int ks__queue_entity_counts(ks_queue *q, ks_queue_entity_counts *out);
+/* upstream AddAttemptedPodGroupIfNeeded, after the scheduling cycle of the pod group ns/group
+ * (the members are back from it, by ks__queue_requeue_failed or done, and arrivals wait
+ * queued): its members in activeQ, backoffQ or unschedulablePods move as one entity, without
+ * asking the hints. scheduled: the group was placed (its members left over go to activeQ); else
+ * the group backs off as an entity of that many pods (the maximum backoff times the square root
+ * of the size), counted by the attempts of its member tried most often, in backoffQ with the
+ * errors (pop does not take it before its expiry), or activeQ when it has no backoff. PreEnqueue
+ * first: a member it refuses is gated. Ends the cycle as ks__queue_cycle_end. Returns the members
+ * moved. Any thread. */
+size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int scheduled);
 /* The scheduling cycle of the pod last popped is over (upstream clears lastPoppedEntityKey when
  * the attempted pod or pod group is added back): members of its group no longer count as
  * pending. Any thread; the scheduler calls it after each cycle. */

@@ -101,6 +101,30 @@ failed_events() { # PREFIX: the distinct FailedScheduling messages of pods named
     jq -r --arg p "$1" '.items[] | select(.involvedObject.name | startswith($p)) | .message' | sort -u
 }
 
+up_metrics() { curl -sk --cert "$E2E_DIR/pki/admin.crt" --key "$E2E_DIR/pki/admin.key" "https://127.0.0.1:$up_port/metrics"; }
+# The queue's gauges of one scheduler's /metrics text: every series of scheduler_pending_pods
+# and scheduler_queued_entities, sorted ("name{labels} value").
+queue_series() { grep -E '^scheduler_(pending_pods|queued_entities)\{' <<<"$1" | sort; }
+# same_queue_gauges WHAT: polls both schedulers' queue gauges for up to 20 s (the two see the
+# same kind of state at slightly different moments: a retry in flight, a gauge refreshed each
+# second) until they are the same series with the same values; shows them either way.
+same_queue_gauges() {
+  local what=$1 t0=$SECONDS ksq upq
+  while :; do
+    ksq=$(queue_series "$(ks_metrics main)"); upq=$(queue_series "$(up_metrics)")
+    if [ -n "$upq" ] && [ "$ksq" = "$upq" ]; then
+      ok "$what: the same pending_pods and queued_entities series on both sides"
+      note "  non-zero: $(sed -E 's/^scheduler_//' <<<"$ksq" | grep -v ' 0$' | tr '\n' ' ')"
+      return 0
+    fi
+    [ $((SECONDS - t0)) -ge 20 ] && break
+    sleep 1
+  done
+  bad "$what: the queue gauges differ (< kubesched, > kube-scheduler):"
+  diff <(echo "$ksq") <(echo "$upq") | grep '^[<>]' | sed 's/^/#        /'
+  return 1
+}
+
 for s in ks up; do for i in 1 2 3; do mk_node "$s-n$i" 1 4Gi 110 "side=$s"; done; done | kubectl create -f - >/dev/null
 
 # ---- 1-2: four members, three slots, both schedulers --------------------------------------------
@@ -117,6 +141,8 @@ done
   bad "kubesched bound $partial_ks of its gang of 4"
 [ "$partial_up" = 0 ] && ok "kube-scheduler: the gang of 4 on 3 slots was never partly bound (15 s)" ||
   bad "kube-scheduler bound $partial_up of its gang of 4"
+# the gang waits as one pod group entity, its four members counted with it
+same_queue_gauges "a gang of 4 waiting on room for 3"
 note "kube-scheduler's PodScheduled conditions:"; conds g-up | sed 's/^/#        /'
 note "kube-scheduler's FailedScheduling messages:"; failed_events up- | sed 's/^/#        /'
 note "kubesched's PodScheduled conditions:"; conds g-ks | sed 's/^/#        /'
@@ -167,9 +193,17 @@ done
 
 # ---- 4: a gang whose PodGroup comes later --------------------------------------------------------
 for s in ks up; do for i in 1 2; do mk_node "$s-m$i" 1 4Gi 110 "side=$s-late"; done; done | kubectl create -f - >/dev/null
-{ for i in 1 2; do gang_pod "ksl-$i" kubesched late-ks ks-late; gang_pod "upl-$i" default-scheduler late-up up-late; done; } |
-  kubectl create -f - >/dev/null
+{ for i in 1 2; do gang_pod "ksl-$i" kubesched late-ks ks-late; gang_pod "upl-$i" default-scheduler late-up up-late; done
+  # and a gang with its PodGroup but fewer members than minCount (2 of 3)
+  pod_group few-ks 3; pod_group few-up 3
+  for i in 1 2; do gang_pod "ksf-$i" kubesched few-ks ks-late; gang_pod "upf-$i" default-scheduler few-up up-late; done
+} | kubectl create -f - >/dev/null
 sleep 5
+# members without their PodGroup: pending_pods{queue="incomplete"}; the group short of minCount:
+# gated as one pod group
+same_queue_gauges "a gang without its PodGroup, a gang short of minCount"
+kubectl delete pod ksf-1 ksf-2 upf-1 upf-2 --wait=false >/dev/null
+kubectl delete podgroup few-ks few-up --wait=false >/dev/null
 [ "$(bound_count late-ks)" = 0 ] && ok "kubesched holds back a gang whose PodGroup does not exist" ||
   bad "kubesched bound members of a gang without PodGroup"
 [ "$(bound_count late-up)" = 0 ] && ok "kube-scheduler holds back a gang whose PodGroup does not exist" ||
