@@ -438,8 +438,8 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
     int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
     int entity = !is_new || c->group_entity < 0 ? KS_QENTITY_NONE
-                 : c->group_entity               ? c->group_entity
-                                                 : KS_QENTITY_POD;
+                 : c->group_entity              ? c->group_entity
+                                                : KS_QENTITY_POD;
     q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event, entity);
 }
 
@@ -1086,8 +1086,8 @@ size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int schedul
             continue;
         n++;
         /* the group's attempts are its members': the member tried most often counts them */
-        int32_t c = e->qp.consecutive_errors > 0 ? e->qp.consecutive_errors
-                                                 : e->qp.unschedulable_count;
+        int32_t c =
+            e->qp.consecutive_errors > 0 ? e->qp.consecutive_errors : e->qp.unschedulable_count;
         count = c > count ? c : count;
     }
     int64_t now = now_ns(q);
@@ -1103,8 +1103,7 @@ size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int schedul
         if (!e || !group_member(e, ns, group))
             continue;
         /* one entry of a "podgroup" entity, all its pods counted in queue_incoming_pods */
-        entry_cause c = {"ScheduleAttemptFailure", KS_Q_NONE, 0,
-                         first ? KS_QENTITY_PODGROUP : -1};
+        entry_cause c = {"ScheduleAttemptFailure", KS_Q_NONE, 0, first ? KS_QENTITY_PODGROUP : -1};
         first = 0;
         if (!pre_enqueue_admits(q, e)) {
             e->qp.flushed = 0;

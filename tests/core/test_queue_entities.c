@@ -57,7 +57,7 @@ static int fit_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev
     if (qp->gating_plugin)
         return KS_QHINT_SKIP;
     return ev->event.resource == KS_RES_NODE && (qp->rejector_plugins & PL_FIT) ? KS_QHINT_QUEUE
-                                                                               : KS_QHINT_SKIP;
+                                                                                : KS_QHINT_SKIP;
 }
 
 static int test_profile_of(void *ctx, const ks_pod *pod)
@@ -289,4 +289,108 @@ Test(queue_entities, one_group_one_place)
     EXPECT_PLACE(c, KS_Q_BACKOFF, 2, 0, 1);
     EXPECT_PLACE(c, KS_Q_UNSCHEDULABLE, 0, 0, 0);
     cr_expect_eq(c.pending + c.incomplete, 0);
+}
+
+/* Records the incoming hook's calls: "where:event:entity " (entity: 0 none, 1 pod, 2 podgroup). */
+static char incoming[512];
+static void record_incoming(void *ctx, const ks_queued_pod *qp, int where, const char *event,
+                            int new_entity)
+{
+    (void)ctx, (void)qp;
+    size_t n = strlen(incoming);
+    snprintf(incoming + n, sizeof incoming - n, "%d:%s:%d ", where, event, new_entity);
+}
+
+/* Pops the group's first member and takes the others, as the PodGroup cycle does. */
+static size_t pop_group(ks_queued_pod **out, size_t n, const char *const *uids)
+{
+    size_t k = 0;
+    out[k] = ks__queue_pop(t.q, 0);
+    cr_assert_not_null(out[k]);
+    const char *first = out[k++]->pod->uid;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(uids[i], first) && (out[k] = ks__queue_take(t.q, uids[i])))
+            k++;
+    return k;
+}
+
+/* upstream AddAttemptedPodGroupIfNeeded: a group turned away backs off as one entity (its pods
+ * in backoffQ, out of pop's reach before the expiry, the maximum times sqrt(size)); members back
+ * from the cycle are pending until then, and the group's entry counts one podgroup entity. */
+Test(queue_entities, rejected_group_backs_off_as_one)
+{
+    podgroup_appears("g");
+    ks_queue_hooks h = {.pre_enqueue = gate_pre_enqueue,
+                        .worth_requeue = fit_worth,
+                        .profile_of = test_profile_of,
+                        .now_ns = fake_now,
+                        .incoming = record_incoming,
+                        .pod_group = test_pod_group};
+    static const ks_queue_opts opts = {.initial_backoff_ns = 1 * SEC,
+                                       .max_backoff_ns = 10 * SEC,
+                                       .max_unschedulable_ns = 300 * SEC};
+    t.q = ks__queue_new(&opts, &h);
+    cr_assert_not_null(t.q);
+    incoming[0] = '\0';
+    const char *uids[] = {"m1", "m2", "m3", "m4"};
+    for (size_t i = 0; i < 4; i++)
+        add(uids[i], "g", 0);
+    cr_expect_str_eq(incoming, "1:UnscheduledPodAdd:1 1:UnscheduledPodAdd:1 "
+                               "1:UnscheduledPodAdd:1 1:UnscheduledPodAdd:1 ");
+    for (int attempt = 1; attempt <= 5; attempt++) {
+        ks_queued_pod *qp[4];
+        cr_assert_eq(pop_group(qp, 4, uids), 4, "attempt %d takes the whole group", attempt);
+        incoming[0] = '\0';
+        for (size_t i = 0; i < 4; i++) {
+            qp[i]->rejector_plugins = PL_FIT;
+            ks__queue_requeue_failed(t.q, qp[i], 0);
+        }
+        ks_queue_entity_counts c = counts();
+        cr_expect_eq(c.pending, 4, "back from the attempt, pending: %zu", c.pending);
+        cr_expect_str_eq(incoming, "", "pending members count no entry");
+        cr_expect_eq(c.ever_group & BIT(KS_Q_UNSCHEDULABLE), 0);
+        /* on a whole second: the expiry is aligned down to one (SchedulerPopFromBackoffQ) */
+        t.now = (t.now / SEC + 1) * SEC;
+        cr_expect_eq(ks__queue_requeue_group(t.q, ks__intern("ns"), ks__intern("g"), 0), 4);
+        c = counts();
+        EXPECT_PLACE(c, KS_Q_BACKOFF, 4, 0, 1);
+        cr_expect_eq(c.pending, 0);
+        cr_expect_str_eq(incoming,
+                         "2:ScheduleAttemptFailure:2 2:ScheduleAttemptFailure:0 "
+                         "2:ScheduleAttemptFailure:0 2:ScheduleAttemptFailure:0 ",
+                         "attempt %d: %s", attempt, incoming);
+        cr_expect_null(ks__queue_pop(t.q, 0), "not popped before its expiry");
+        /* backoff 1, 2, 4, 8 s, then 16 s: over the pod maximum (10 s), under 10 * sqrt(4) */
+        int64_t want = attempt < 5 ? (1LL << (attempt - 1)) * SEC : 16 * SEC;
+        t.now += want - 1;
+        cr_expect_eq(ks__queue_flush_backoff(t.q), 0, "attempt %d: still backing off", attempt);
+        t.now += 1;
+        cr_expect_eq(ks__queue_flush_backoff(t.q), 4, "attempt %d: backoff of %lld s over", attempt,
+                     (long long)(want / SEC));
+    }
+    cr_expect_eq(counts().ever_group, BIT(KS_Q_ACTIVE) | BIT(KS_Q_BACKOFF),
+                 "no unschedulable podgroup series: upstream never parks a turned-away group");
+}
+
+/* A group placed in its cycle: its members left over (rejected, or arrived meanwhile) go to
+ * activeQ at once, without backoff. */
+Test(queue_entities, scheduled_group_leftovers_go_active)
+{
+    podgroup_appears("g");
+    start(1);
+    add("m1", "g", 0);
+    add("m2", "g", 0);
+    const char *uids[] = {"m1", "m2"};
+    ks_queued_pod *qp[2];
+    cr_assert_eq(pop_group(qp, 2, uids), 2);
+    ks__queue_done(t.q, qp[0]); /* placed */
+    add("m3", "g", 0);          /* arrives during the cycle */
+    qp[1]->rejector_plugins = PL_FIT;
+    ks__queue_requeue_failed(t.q, qp[1], 0);
+    cr_expect_eq(counts().pending, 2);
+    cr_expect_eq(ks__queue_requeue_group(t.q, ks__intern("ns"), ks__intern("g"), 1), 2);
+    ks_queue_entity_counts c = counts();
+    EXPECT_PLACE(c, KS_Q_ACTIVE, 2, 0, 1);
+    EXPECT_PLACE(c, KS_Q_UNSCHEDULABLE, 0, 0, 0);
+    cr_expect_eq(c.pending, 0);
 }
