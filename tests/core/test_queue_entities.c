@@ -355,6 +355,9 @@ Test(queue_entities, rejected_group_backs_off_as_one)
         c = counts();
         EXPECT_PLACE(c, KS_Q_BACKOFF, 4, 0, 1);
         cr_expect_eq(c.pending, 0);
+        /* activeQ's podgroup series came with the members' adds (no count saw them there) */
+        cr_expect_eq(c.ever_group, BIT(KS_Q_ACTIVE) | BIT(KS_Q_BACKOFF));
+        cr_expect_eq(c.ever, 0, "no pod entity series: every pod is a member");
         cr_expect_str_eq(incoming,
                          "2:ScheduleAttemptFailure:2 2:ScheduleAttemptFailure:0 "
                          "2:ScheduleAttemptFailure:0 2:ScheduleAttemptFailure:0 ",
