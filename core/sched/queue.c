@@ -426,6 +426,31 @@ static void note_ever(ks_queue *q, const qentry *e, ks_queue_where where)
     }
 }
 
+/* The pod groups a walk over many pods (a flush, an event) has moved a member of: upstream moves
+ * each group once, as one entity with all its pods, where kubesched moves its members one by
+ * one. Past its room a group counts again (an entity too many, never a pod too few). */
+typedef struct groups_moved {
+    ks_sym ns[32], group[32];
+    size_t n;
+} groups_moved;
+
+/* What e's move in such a walk counts as an entity: a pod of its own (0), its group's entry for
+ * the first member moved (KS_QENTITY_PODGROUP), nothing for the others (-1). */
+static int walk_entity(const ks_queue *q, const qentry *e, groups_moved *gm)
+{
+    if (pod_group_of(q, e) != KS_QPG_MEMBER)
+        return 0;
+    ks_sym ns = e->qp.pod->ns, group = e->qp.pod->scheduling_group;
+    for (size_t i = 0; i < gm->n; i++)
+        if (gm->ns[i] == ns && gm->group[i] == group)
+            return -1;
+    if (gm->n < sizeof(gm->ns) / sizeof(gm->ns[0])) {
+        gm->ns[gm->n] = ns;
+        gm->group[gm->n++] = group;
+    }
+    return KS_QENTITY_PODGROUP;
+}
+
 /* Tells the incoming hook (metrics) that e entered where because of c. */
 static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, const entry_cause *c)
 {
@@ -434,6 +459,9 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
     /* upstream: a member back from (or arriving during) its group's cycle waits in
      * pendingPodGroupPods, which counts no entry; ks__queue_requeue_group counts the group */
     if (pending_member(q, e))
+        return;
+    /* upstream keeps a member of an unknown PodGroup in incompletePodGroupPods: no queue */
+    if (pod_group_of(q, e) == KS_QPG_INCOMPLETE)
         return;
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
     int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
@@ -1314,6 +1342,7 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
 {
     size_t moved = 0;
     int activated = 0;
+    groups_moved gm = {.n = 0};
     for (dlink *l = q->parked.next, *next; l != &q->parked; l = next) {
         next = l->next;
         qentry *e = CONTAINER_OF(l, qentry, park);
@@ -1327,7 +1356,9 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
         if (s == Q_SKIP)
             continue;
         entry_cause c;
-        ks_queue_where w = requeue(q, e, s, now, cause_hinted(&c, event, s, 1));
+        cause_hinted(&c, event, s, 1);
+        c.group_entity = walk_entity(q, e, &gm);
+        ks_queue_where w = requeue(q, e, s, now, &c);
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
             moved++;
         if (w == KS_Q_ACTIVE)
@@ -1381,6 +1412,7 @@ size_t ks__queue_flush_backoff(ks_queue *q)
     lock(q);
     int64_t now = now_ns(q);
     size_t moved = 0;
+    groups_moved gm = {.n = 0};
     ks_heap *heaps[] = {&q->backoff, &q->error_backoff}; /* upstream's order */
     for (int h = 0; h < 2; h++)
         for (qentry *e; (e = ks__heap_peek(heaps[h])) && e->backoff_expiry_ns <= now;) {
@@ -1388,7 +1420,9 @@ size_t ks__queue_flush_backoff(ks_queue *q)
             q->counts.backoff--;
             e->qp.where = KS_Q_NONE;
             entry_cause c;
-            put_active(q, e, cause_new(&c, "BackoffComplete")); /* PreEnqueue ran on the way in */
+            cause_new(&c, "BackoffComplete");
+            c.group_entity = walk_entity(q, e, &gm);
+            put_active(q, e, &c); /* PreEnqueue ran on the way in */
             moved++;
         }
     if (moved)

@@ -332,6 +332,8 @@ Test(queue_entities, rejected_group_backs_off_as_one)
     t.q = ks__queue_new(&opts, &h);
     cr_assert_not_null(t.q);
     incoming[0] = '\0';
+    add("x1", "unknown", 1);
+    cr_expect_str_eq(incoming, "", "a member of an unknown PodGroup enters no queue: %s", incoming);
     const char *uids[] = {"m1", "m2", "m3", "m4"};
     for (size_t i = 0; i < 4; i++)
         add(uids[i], "g", 0);
@@ -368,8 +370,13 @@ Test(queue_entities, rejected_group_backs_off_as_one)
         t.now += want - 1;
         cr_expect_eq(ks__queue_flush_backoff(t.q), 0, "attempt %d: still backing off", attempt);
         t.now += 1;
+        incoming[0] = '\0';
         cr_expect_eq(ks__queue_flush_backoff(t.q), 4, "attempt %d: backoff of %lld s over", attempt,
                      (long long)(want / SEC));
+        cr_expect_str_eq(incoming,
+                         "1:BackoffComplete:2 1:BackoffComplete:0 1:BackoffComplete:0 "
+                         "1:BackoffComplete:0 ",
+                         "the group's backoff completes once: %s", incoming);
     }
     cr_expect_eq(counts().ever_group, BIT(KS_Q_ACTIVE) | BIT(KS_Q_BACKOFF),
                  "no unschedulable podgroup series: upstream never parks a turned-away group");
