@@ -150,6 +150,11 @@ struct ks_queue {
      * lastPoppedEntityKey when that entity is a pod group): popped_group KS_SYM_ABSENT when none
      * (an individual pod, or the cycle is over: ks__queue_cycle_end). Counts only. */
     ks_sym popped_ns, popped_group;
+    /* The group and place of the last member that entered a place on its own (an add, an
+     * update, an activation): the next member of that group entering there joins the entity
+     * (upstream addToPodGroupIfExists), so only the first counts the group's entry. */
+    ks_sym joined_ns, joined_group;
+    ks_queue_where joined_where;
     /* The last ks__queue_reprofile's remap, for the pods that were in flight then. */
     void (*remap)(void *ctx, ks_queued_pod *qp);
     void *remap_ctx;
@@ -461,10 +466,24 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
     if (pending_member(q, e))
         return;
     /* upstream keeps a member of an unknown PodGroup in incompletePodGroupPods: no queue */
-    if (pod_group_of(q, e) == KS_QPG_INCOMPLETE)
+    int pg = pod_group_of(q, e);
+    if (pg == KS_QPG_INCOMPLETE)
         return;
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
     int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
+    if (pg == KS_QPG_MEMBER && c->group_entity == 0) {
+        /* a member on its own: its group's entry, unless the member before it joined the same
+         * group in the same place (a gang's pods arrive together) */
+        const ks_pod *p = e->qp.pod;
+        int joins = q->joined_group == p->scheduling_group && q->joined_ns == p->ns &&
+                    q->joined_where == where;
+        q->joined_ns = p->ns;
+        q->joined_group = p->scheduling_group;
+        q->joined_where = where;
+        q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event,
+                          is_new && !joins ? KS_QENTITY_PODGROUP : KS_QENTITY_NONE);
+        return;
+    }
     int entity = !is_new || c->group_entity < 0 ? KS_QENTITY_NONE
                  : c->group_entity              ? c->group_entity
                                                 : KS_QENTITY_POD;
@@ -812,6 +831,7 @@ ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks)
     if (hooks)
         q->hooks = *hooks;
     q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    q->joined_ns = q->joined_group = KS_SYM_ABSENT;
     if (!q->hooks.less)
         q->hooks.less = priority_sort_less;
     q->pop_from_backoff = !q->opts.no_pop_from_backoff;

@@ -337,8 +337,10 @@ Test(queue_entities, rejected_group_backs_off_as_one)
     const char *uids[] = {"m1", "m2", "m3", "m4"};
     for (size_t i = 0; i < 4; i++)
         add(uids[i], "g", 0);
-    cr_expect_str_eq(incoming, "1:UnscheduledPodAdd:1 1:UnscheduledPodAdd:1 "
-                               "1:UnscheduledPodAdd:1 1:UnscheduledPodAdd:1 ");
+    cr_expect_str_eq(incoming,
+                     "1:UnscheduledPodAdd:2 1:UnscheduledPodAdd:0 1:UnscheduledPodAdd:0 "
+                     "1:UnscheduledPodAdd:0 ",
+                     "the first member's add is the group's entry: %s", incoming);
     for (int attempt = 1; attempt <= 5; attempt++) {
         ks_queued_pod *qp[4];
         cr_assert_eq(pop_group(qp, 4, uids), 4, "attempt %d takes the whole group", attempt);

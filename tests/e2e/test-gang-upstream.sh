@@ -143,6 +143,16 @@ done
   bad "kube-scheduler bound $partial_up of its gang of 4"
 # the gang waits as one pod group entity, its four members counted with it
 same_queue_gauges "a gang of 4 waiting on room for 3"
+# the entries counted so far, by queue, event and entity type: the same series (the counts
+# follow each side's retries, which the two need not have made as often at this moment)
+incoming_names() { grep -E '^scheduler_queue_incoming_(pods|entities)_total\{' <<<"$1" | sed 's/ [^ ]*$//' | sort; }
+ks_in=$(ks_metrics main); up_in=$(up_metrics)
+if [ -n "$(incoming_names "$up_in")" ] && [ "$(incoming_names "$ks_in")" = "$(incoming_names "$up_in")" ]; then
+  ok "the same queue_incoming_pods/entities series on both sides: $(incoming_names "$up_in" | grep -c .)"
+else bad "the queue_incoming series differ (< kubesched, > kube-scheduler):"
+  diff <(incoming_names "$ks_in") <(incoming_names "$up_in") | grep '^[<>]' | sed 's/^/#        /'; fi
+note "kubesched's podgroup entries: $(grep -E '^scheduler_queue_incoming_entities_total.*podgroup' <<<"$ks_in" | sed -E 's/^scheduler_queue_incoming_entities_total//' | tr '\n' ' ')"
+note "kube-scheduler's podgroup entries: $(grep -E '^scheduler_queue_incoming_entities_total.*podgroup' <<<"$up_in" | sed -E 's/^scheduler_queue_incoming_entities_total//' | tr '\n' ' ')"
 note "kube-scheduler's PodScheduled conditions:"; conds g-up | sed 's/^/#        /'
 note "kube-scheduler's FailedScheduling messages:"; failed_events up- | sed 's/^/#        /'
 note "kubesched's PodScheduled conditions:"; conds g-ks | sed 's/^/#        /'
