@@ -385,8 +385,10 @@ typedef struct entry_cause {
     /* The pod was taken out of unschedulablePods before being requeued (upstream
      * movePodsToActiveOrBackoffQueue deletes it first), so parking it again is a new entry. */
     int unparked;
-    /* ks__queue_requeue_group: KS_QENTITY_PODGROUP for the member that counts the group as the
-     * entry, -1 for the others (their pods count, no entity), 0 otherwise (a pod entity). */
+    /* For a member of a pod group: KS_QENTITY_PODGROUP when this entry counts its group's entry,
+     * -1 when another member's does (a group moved by ks__queue_requeue_group or by a walk: the
+     * pods count, the entity once); 0 leaves it to note_incoming (a pod's own entry, or a
+     * member's on its own). */
     int group_entity;
 } entry_cause;
 
@@ -1159,6 +1161,8 @@ size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int schedul
             continue;
         }
         detach(q, e);
+        if (scheduled) /* upstream resets the placed group's counts (its backoff starts over) */
+            e->qp.unschedulable_count = e->qp.consecutive_errors = 0;
         /* upstream: a group that was scheduled comes back at once (requeueWithoutBackoff);
          * otherwise isEntityBackingoff, true whenever it has a backoff (its expiry, aligned
          * down, is never before the window now is in) */
@@ -1549,7 +1553,7 @@ int ks__queue_entity_counts(ks_queue *q, ks_queue_entity_counts *out)
             out->incomplete++;
             break;
         default:
-            if (e->qp.pod->ns == q->popped_ns && e->qp.pod->scheduling_group == q->popped_group)
+            if (pending_member(q, e))
                 out->pending++; /* joins its group when the group's cycle is over */
             else if (nm < q->nentries)
                 m[nm++] = (member_place){e->qp.pod->ns, e->qp.pod->scheduling_group, w};
