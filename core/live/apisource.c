@@ -594,13 +594,13 @@ static void update_gauges(ks_apisrc *s)
         set_queue_gauges(s, &ec, KS_Q_BACKOFF, KS_METRICS_QUEUE_BACKOFF);
         set_queue_gauges(s, &ec, KS_Q_UNSCHEDULABLE, KS_METRICS_QUEUE_UNSCHEDULABLE);
         set_queue_gauges(s, &ec, KS_Q_GATED, KS_METRICS_QUEUE_GATED);
-        /* upstream's queue makes both series (at 0) when it starts, with the gate on */
-        if (ks__scheduler_generic_workload(s->sched)) {
-            ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_INCOMPLETE),
-                            (double)ec.incomplete);
-            ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_PENDING),
-                            (double)ec.pending);
-        }
+        /* upstream's queue makes both series when it starts, the gate on or off (its
+         * podGroupMemberPods are built either way): kube-scheduler v1.37.2 without the gate
+         * serves them at 0 too */
+        ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_INCOMPLETE),
+                        (double)ec.incomplete);
+        ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_PENDING),
+                        (double)ec.pending);
     }
     ks__cache_counts(ks__scheduler_cache(s->sched), &cc);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_NODES), (double)cc.nodes);

@@ -329,6 +329,13 @@ done
 cfg2=$(ks_config other)
 ks_start nogate "$cfg2"
 ks_wait_synced nogate || true
+# kube-scheduler v1.37.2 without the gate serves the six pending_pods series at 0 (its queue
+# makes podGroupMemberPods' two either way) and no queued_entities before an entity comes
+want_off=$(printf 'scheduler_pending_pods{queue="%s"} 0\n' active backoff gated incomplete pending unschedulable)
+nogate_gauges_off() { [ "$(queue_series "$(ks_metrics nogate)")" = "$want_off" ]; }
+if wait_for 5 nogate_gauges_off; then
+  ok "kubesched without the gate: the queue gauges kube-scheduler serves without it (6 pending_pods series at 0)"
+else bad "kubesched without the gate: queue gauges $(queue_series "$(ks_metrics nogate)" | tr '\n' ' ')"; fi
 if grep -qi "podgroup" "$(ks_log nogate)"; then bad "kubesched without the gate mentions PodGroups: $(grep -i podgroup "$(ks_log nogate)" | head -2)"
 else ok "kubesched without the gate does not watch PodGroups"; fi
 ks_stop nogate 2>/dev/null || true
