@@ -5,7 +5,9 @@
 # --runtime-config=scheduling.k8s.io/v1beta1=true; both schedulers with the gate on, each on its
 # own three nodes (label side=ks / side=up, 1 CPU each; a member asks 800m: one per node):
 #   1. a gang of 4 (scheduling.k8s.io/v1beta1 PodGroup, gang.minCount 4) on room for 3 is never
-#      partly bound by either scheduler (polled every 0.3 s for 15 s);
+#      partly bound by either scheduler (polled every 0.3 s for 15 s); meanwhile both queues say
+#      the same in scheduler_pending_pods and scheduler_queued_entities (the gang backs off as one
+#      podgroup entity of 4 pods) and have the same queue_incoming_pods/entities series;
 #   2. the PodScheduled conditions, FailedScheduling messages and PodGroupInitiallyScheduled
 #      conditions of both are the same ("pod group is unschedulable, minCount (4) cannot be
 #      satisfied: 3 scheduled, 0 remaining, pod group preemption: No preemption victims found
@@ -14,9 +16,12 @@
 #   3. a 4th node on each side: both gangs are bound whole, one member per node, and both
 #      PodGroups say PodGroupInitiallyScheduled=True;
 #   4. a gang whose PodGroup does not exist yet is held back by both (PreEnqueue) and bound by
-#      both once the PodGroup is created (a PodGroup Add event);
+#      both once the PodGroup is created (a PodGroup Add event); before that, with a gang short
+#      of minCount next to it, both queues' gauges are the same (pending_pods{queue="incomplete"}
+#      2; the short gang one gated podgroup entity of 2 pods);
 #   5. kubesched lists and watches scheduling.k8s.io/v1beta1 podgroups (its log), and without
-#      the gate does not (a second kubesched);
+#      the gate does not (a second kubesched), serving the queue gauges kube-scheduler serves
+#      without the gate;
 #   6. with the gate on against an API server that does not serve the group (a second control
 #      plane without the flags): one log line, no informer, synced at once, no warning;
 #   7. workload-aware preemption (run before 5): a high-priority gang of 2 evicts two
