@@ -473,9 +473,11 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
         return;
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
     int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
-    if (pg == KS_QPG_MEMBER && c->group_entity == 0) {
-        /* a member on its own: its group's entry, unless the member before it joined the same
-         * group in the same place (a gang's pods arrive together) */
+    if (pg == KS_QPG_MEMBER && c->group_entity >= 0) {
+        /* a member on its own, or the first of its group that a walk moves: its group's entry,
+         * unless the member before it entered the same place for the same group (a gang's pods
+         * arrive together; the last to arrive passes PreEnqueue and the event it is then brings
+         * the others: upstream's entity moved once) */
         const ks_pod *p = e->qp.pod;
         int joins = q->joined_group == p->scheduling_group && q->joined_ns == p->ns &&
                     q->joined_where == where;
@@ -1126,8 +1128,10 @@ static int group_member(const qentry *e, ks_sym ns, ks_sym group)
 size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int scheduled)
 {
     lock(q);
-    /* the cycle is over: the members are no longer pending (their moves count below) */
+    /* the cycle is over: the members are no longer pending (their moves count below, the
+     * group's entry always: upstream's group was out of every queue) */
     q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    q->joined_ns = q->joined_group = KS_SYM_ABSENT;
     size_t n = 0;
     int32_t count = 0;
     for (size_t i = 0; i < q->nslots; i++) {

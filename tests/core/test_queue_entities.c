@@ -406,3 +406,40 @@ Test(queue_entities, scheduled_group_leftovers_go_active)
     EXPECT_PLACE(c, KS_Q_UNSCHEDULABLE, 0, 0, 0);
     cr_expect_eq(c.pending, 0);
 }
+
+/* GangScheduling's hint for a gated member: another member's add may complete the gang. */
+static int gang_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *ev)
+{
+    (void)ctx;
+    return qp->gating_plugin && ev->event.resource == KS_RES_UNSCHEDULED_POD ? KS_QHINT_QUEUE
+                                                                             : KS_QHINT_SKIP;
+}
+
+/* A gang completed by its last member: the first member's add is the group's (gated) entry, the
+ * last one's the group's entry in activeQ, and the event that brings the first member after it
+ * moves the same entity: counted once (upstream: the last member joins the gated group, the
+ * event moves the group). */
+Test(queue_entities, a_gang_completed_by_its_last_member_enters_active_once)
+{
+    podgroup_appears("g");
+    ks_queue_hooks h = {.pre_enqueue = gate_pre_enqueue,
+                        .worth_requeue = gang_worth,
+                        .profile_of = test_profile_of,
+                        .now_ns = fake_now,
+                        .incoming = record_incoming,
+                        .pod_group = test_pod_group};
+    t.q = ks__queue_new(NULL, &h);
+    cr_assert_not_null(t.q);
+    incoming[0] = '\0';
+    ks_pod *m1 = add("m1", "g", 1); /* short of minCount: gated */
+    add("m2", "g", 0);              /* the last member: PreEnqueue admits it */
+    m1->ngates = 0;                 /* GangScheduling would now admit m1 too */
+    static const ks_cluster_event member_add = {KS_RES_UNSCHEDULED_POD, KS_ACT_ADD};
+    ks_event_info ev = {.event = member_add};
+    cr_expect_eq(ks__queue_move_on_event_info(t.q, &ev, NULL), 1);
+    cr_expect_str_eq(incoming, "3:UnscheduledPodAdd:2 1:UnscheduledPodAdd:2 1:UnscheduledPodAdd:0 ",
+                     "%s", incoming);
+    ks_queue_entity_counts c = counts();
+    EXPECT_PLACE(c, KS_Q_ACTIVE, 2, 0, 1);
+    cr_expect_eq(c.ever_group, BIT(KS_Q_ACTIVE) | BIT(KS_Q_GATED));
+}
