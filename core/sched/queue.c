@@ -150,11 +150,12 @@ struct ks_queue {
      * lastPoppedEntityKey when that entity is a pod group): popped_group KS_SYM_ABSENT when none
      * (an individual pod, or the cycle is over: ks__queue_cycle_end). Counts only. */
     ks_sym popped_ns, popped_group;
-    /* The group and place of the last member that entered a place on its own (an add, an
-     * update, an activation): the next member of that group entering there joins the entity
-     * (upstream addToPodGroupIfExists), so only the first counts the group's entry. */
+    /* The group of the last member whose entry was counted or joined: a member of that group
+     * entering a place on its own (an add, an update, an activation) joins the group's entity
+     * where it is (upstream addToPodGroupIfExists, which counts no new entity when the group
+     * stays in its queue), so it counts no entry. Metrics only: a cheap stand-in for "a member
+     * of its group is queued", wrong only when gangs' pods arrive interleaved. */
     ks_sym joined_ns, joined_group;
-    ks_queue_where joined_where;
     /* The last ks__queue_reprofile's remap, for the pods that were in flight then. */
     void (*remap)(void *ctx, ks_queued_pod *qp);
     void *remap_ctx;
@@ -474,16 +475,16 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
     int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
     if (pg == KS_QPG_MEMBER && c->group_entity >= 0) {
-        /* a member on its own, or the first of its group that a walk moves: its group's entry,
-         * unless the member before it entered the same place for the same group (a gang's pods
-         * arrive together; the last to arrive passes PreEnqueue and the event it is then brings
-         * the others: upstream's entity moved once) */
+        /* A member on its own: its group's entry unless it joins the group (see joined_group;
+         * a gang's last member, admitted to activeQ, joins upstream's gated group, which the
+         * event its add is then moves). The first member of its group that a walk moves: the
+         * group's entry (upstream re-evaluates the whole entity; a gated group that stays gated
+         * is re-added to unschedulableEntities and counted again). */
         const ks_pod *p = e->qp.pod;
-        int joins = q->joined_group == p->scheduling_group && q->joined_ns == p->ns &&
-                    q->joined_where == where;
+        int joins =
+            c->group_entity == 0 && q->joined_group == p->scheduling_group && q->joined_ns == p->ns;
         q->joined_ns = p->ns;
         q->joined_group = p->scheduling_group;
-        q->joined_where = where;
         q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event,
                           is_new && !joins ? KS_QENTITY_PODGROUP : KS_QENTITY_NONE);
         return;

@@ -415,10 +415,10 @@ static int gang_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *e
                                                                              : KS_QHINT_SKIP;
 }
 
-/* A gang completed by its last member: the first member's add is the group's (gated) entry, the
- * last one's the group's entry in activeQ, and the event that brings the first member after it
- * moves the same entity: counted once (upstream: the last member joins the gated group, the
- * event moves the group). */
+/* A gang completed by its last member: the first member's add is the group's (gated) entry; the
+ * last one, admitted to activeQ, joins the group (no entry); the event its add is moves the
+ * group to activeQ: one entry there (upstream: the last member joins the gated group, the event
+ * moves the group). */
 Test(queue_entities, a_gang_completed_by_its_last_member_enters_active_once)
 {
     podgroup_appears("g");
@@ -437,7 +437,7 @@ Test(queue_entities, a_gang_completed_by_its_last_member_enters_active_once)
     static const ks_cluster_event member_add = {KS_RES_UNSCHEDULED_POD, KS_ACT_ADD};
     ks_event_info ev = {.event = member_add};
     cr_expect_eq(ks__queue_move_on_event_info(t.q, &ev, NULL), 1);
-    cr_expect_str_eq(incoming, "3:UnscheduledPodAdd:2 1:UnscheduledPodAdd:2 1:UnscheduledPodAdd:0 ",
+    cr_expect_str_eq(incoming, "3:UnscheduledPodAdd:2 1:UnscheduledPodAdd:0 1:UnscheduledPodAdd:2 ",
                      "%s", incoming);
     ks_queue_entity_counts c = counts();
     EXPECT_PLACE(c, KS_Q_ACTIVE, 2, 0, 1);
