@@ -897,6 +897,61 @@ void ks__queue_free(ks_queue *q)
     free(q);
 }
 
+static ks_queue_where group_place(unsigned in);
+
+/* Where e's pod group waits (upstream's group is one entity in one place): the place of its
+ * queued members but e (group_place), KS_Q_NONE when none is queued or e is no member of a known
+ * group. *sib: one member there. A walk over the queue: only for members (GenericWorkload). */
+static ks_queue_where group_waits(ks_queue *q, const qentry *e, const qentry **sib)
+{
+    *sib = NULL;
+    if (pod_group_of(q, e) != KS_QPG_MEMBER || pending_member(q, e))
+        return KS_Q_NONE;
+    const qentry *by_place[5] = {NULL};
+    unsigned in = 0;
+    for (size_t i = 0; i < q->nslots; i++) {
+        const qentry *o = q->slots[i];
+        if (!o || o == e || o->deleted || o->in_flight || o->qp.where == KS_Q_NONE ||
+            o->qp.pod->scheduling_group != e->qp.pod->scheduling_group ||
+            o->qp.pod->ns != e->qp.pod->ns)
+            continue;
+        in |= 1u << o->qp.where;
+        by_place[o->qp.where] = o;
+    }
+    ks_queue_where w = group_place(in);
+    *sib = by_place[w];
+    return w;
+}
+
+/* upstream addPodGroupMember / addToPodGroupIfExists: a new member of a group that waits parked
+ * or backing off joins it there (the group stays where it is: a gated group is not re-examined
+ * until an event moves it, so its last member is not scheduled before the others are admitted).
+ * 1 when e was placed so, 0 when it goes the usual way (activeQ through PreEnqueue). */
+static int join_group(ks_queue *q, qentry *e, const entry_cause *c)
+{
+    const qentry *sib;
+    switch (group_waits(q, e, &sib)) {
+    case KS_Q_GATED: /* the group's gating plugin holds it too, until the group is admitted */
+        e->qp.gating_plugin = sib->qp.gating_plugin;
+        snprintf(e->qp.gated_message, sizeof(e->qp.gated_message), "%s", sib->qp.gated_message);
+        put_parked(q, e, KS_Q_GATED, c);
+        return 1;
+    case KS_Q_UNSCHEDULABLE: /* no rejector of its own: any event of interest moves it */
+        put_parked(q, e, KS_Q_UNSCHEDULABLE, c);
+        return 1;
+    case KS_Q_BACKOFF: /* backs off with the group (PreEnqueue first, as moveToBackoffQ) */
+        if (!pre_enqueue_admits(q, e)) {
+            put_parked(q, e, KS_Q_GATED, c);
+            return 1;
+        }
+        detach(q, e);
+        put_backoff_group(q, e, sib->backoff_expiry_ns, c);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
 {
     uint64_t h = hash_uid(pod->uid);
@@ -928,7 +983,10 @@ static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
     }
     ks__pod_ref(pod);
     entry_cause c;
-    if (requeue(q, e, Q_IMMEDIATELY, now, cause_new(&c, event)) == KS_Q_ACTIVE)
+    cause_new(&c, event);
+    if (join_group(q, e, &c))
+        return 0;
+    if (requeue(q, e, Q_IMMEDIATELY, now, &c) == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
     return 0;
 }

@@ -416,9 +416,9 @@ static int gang_worth(void *ctx, const ks_queued_pod *qp, const ks_event_info *e
 }
 
 /* A gang completed by its last member: the first member's add is the group's (gated) entry; the
- * last one, admitted to activeQ, joins the group (no entry); the event its add is moves the
- * group to activeQ: one entry there (upstream: the last member joins the gated group, the event
- * moves the group). */
+ * last one joins the gated group (no entry, and no pop of it alone before the others are
+ * admitted); the event its add is moves the group to activeQ: one entry there (upstream: the
+ * last member joins the gated group, the event moves the group). */
 Test(queue_entities, a_gang_completed_by_its_last_member_enters_active_once)
 {
     podgroup_appears("g");
@@ -432,14 +432,43 @@ Test(queue_entities, a_gang_completed_by_its_last_member_enters_active_once)
     cr_assert_not_null(t.q);
     incoming[0] = '\0';
     ks_pod *m1 = add("m1", "g", 1); /* short of minCount: gated */
-    add("m2", "g", 0);              /* the last member: PreEnqueue admits it */
-    m1->ngates = 0;                 /* GangScheduling would now admit m1 too */
+    add("m2", "g", 0);              /* the last member: PreEnqueue would admit it */
+    cr_expect_null(ks__queue_pop(t.q, 0), "it waits with its group");
+    EXPECT_PLACE(counts(), KS_Q_GATED, 2, 0, 1);
+    m1->ngates = 0; /* GangScheduling would now admit m1 too */
     static const ks_cluster_event member_add = {KS_RES_UNSCHEDULED_POD, KS_ACT_ADD};
     ks_event_info ev = {.event = member_add};
-    cr_expect_eq(ks__queue_move_on_event_info(t.q, &ev, NULL), 1);
-    cr_expect_str_eq(incoming, "3:UnscheduledPodAdd:2 1:UnscheduledPodAdd:0 1:UnscheduledPodAdd:2 ",
-                     "%s", incoming);
+    cr_expect_eq(ks__queue_move_on_event_info(t.q, &ev, NULL), 2);
+    cr_expect_str_eq(
+        incoming,
+        "3:UnscheduledPodAdd:2 3:UnscheduledPodAdd:0 1:UnscheduledPodAdd:2 1:UnscheduledPodAdd:0 ",
+        "%s", incoming);
     ks_queue_entity_counts c = counts();
     EXPECT_PLACE(c, KS_Q_ACTIVE, 2, 0, 1);
     cr_expect_eq(c.ever_group, BIT(KS_Q_ACTIVE) | BIT(KS_Q_GATED));
+}
+
+/* A member arriving while its group backs off joins it there, until the group's expiry
+ * (upstream addToPodGroupIfExists: the group stays in backoffQ), instead of being popped alone. */
+Test(queue_entities, a_member_joins_its_group_in_backoff)
+{
+    podgroup_appears("g");
+    start(1);
+    add("m1", "g", 0);
+    add("m2", "g", 0);
+    const char *uids[] = {"m1", "m2"};
+    ks_queued_pod *qp[2];
+    cr_assert_eq(pop_group(qp, 2, uids), 2);
+    for (size_t i = 0; i < 2; i++) {
+        qp[i]->rejector_plugins = PL_FIT;
+        ks__queue_requeue_failed(t.q, qp[i], 0);
+    }
+    t.now = (t.now / SEC + 1) * SEC;
+    cr_expect_eq(ks__queue_requeue_group(t.q, ks__intern("ns"), ks__intern("g"), 0), 2);
+    add("m3", "g", 0);
+    cr_expect_null(ks__queue_pop(t.q, 0), "m3 backs off with its group");
+    EXPECT_PLACE(counts(), KS_Q_BACKOFF, 3, 0, 1);
+    t.now += 1 * SEC; /* the group's first backoff: 1 s */
+    cr_expect_eq(ks__queue_flush_backoff(t.q), 3);
+    EXPECT_PLACE(counts(), KS_Q_ACTIVE, 3, 0, 1);
 }
