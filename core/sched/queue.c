@@ -1204,12 +1204,15 @@ size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int schedul
         count = c > count ? c : count;
     }
     int64_t now = now_ns(q);
-    /* upstream: the group's timestamp is now; expiry aligned down to the 1 s window of
-     * backoffQ's ordering when SchedulerPopFromBackoffQ is on */
+    /* upstream: the group's timestamp is now, its backoff time now + backoff aligned down to
+     * the 1 s window of backoffQ's ordering when SchedulerPopFromBackoffQ is on; the flush takes
+     * it once that window is over (isEntityBackingoff: not before the window now is in), so it
+     * leaves 1 s after its aligned backoff time (kube-scheduler v1.37.2 tries a gang of 4 again
+     * 1.25, 3 and 5 s after attempts at x.75, x.0, x.0) */
     int64_t backoff = entity_backoff_ns(q, count, n);
     int64_t expiry = now + backoff;
     if (q->pop_from_backoff)
-        expiry -= expiry % 1000000000LL;
+        expiry = expiry - expiry % 1000000000LL + 1000000000LL;
     size_t moved = 0, first = 1, active = 0;
     for (size_t i = 0; n && i < q->nslots; i++) {
         qentry *e = q->slots[i];

@@ -367,13 +367,14 @@ Test(queue_entities, rejected_group_backs_off_as_one)
                          "2:ScheduleAttemptFailure:0 2:ScheduleAttemptFailure:0 ",
                          "attempt %d: %s", attempt, incoming);
         cr_expect_null(ks__queue_pop(t.q, 0), "not popped before its expiry");
-        /* backoff 1, 2, 4, 8 s, then 16 s: over the pod maximum (10 s), under 10 * sqrt(4) */
-        int64_t want = attempt < 5 ? (1LL << (attempt - 1)) * SEC : 16 * SEC;
+        /* backoff 1, 2, 4, 8 s, then 16 s: over the pod maximum (10 s), under 10 * sqrt(4);
+         * the group leaves once the window of its (aligned) backoff time is over: 1 s later */
+        int64_t want = (attempt < 5 ? (1LL << (attempt - 1)) * SEC : 16 * SEC) + SEC;
         t.now += want - 1;
         cr_expect_eq(ks__queue_flush_backoff(t.q), 0, "attempt %d: still backing off", attempt);
         t.now += 1;
         incoming[0] = '\0';
-        cr_expect_eq(ks__queue_flush_backoff(t.q), 4, "attempt %d: backoff of %lld s over", attempt,
+        cr_expect_eq(ks__queue_flush_backoff(t.q), 4, "attempt %d: out after %lld s", attempt,
                      (long long)(want / SEC));
         cr_expect_str_eq(incoming,
                          "1:BackoffComplete:2 1:BackoffComplete:0 1:BackoffComplete:0 "
@@ -468,7 +469,7 @@ Test(queue_entities, a_member_joins_its_group_in_backoff)
     add("m3", "g", 0);
     cr_expect_null(ks__queue_pop(t.q, 0), "m3 backs off with its group");
     EXPECT_PLACE(counts(), KS_Q_BACKOFF, 3, 0, 1);
-    t.now += 1 * SEC; /* the group's first backoff: 1 s */
+    t.now += 2 * SEC; /* the group's first backoff, 1 s, and the rest of its window */
     cr_expect_eq(ks__queue_flush_backoff(t.q), 3);
     EXPECT_PLACE(counts(), KS_Q_ACTIVE, 3, 0, 1);
 }
