@@ -564,30 +564,44 @@ static int ready_synced(void *ctx)
     return atomic_load(&s->synced) != 0;
 }
 
-/* One queue's pods in scheduler_pending_pods {queue}, and in scheduler_queued_entities
- * {queue, type="pod"} once that queue has held a pod (upstream's recorder makes the entity series
- * at its first Add; every pod is its own entity while kubesched has no pod groups). */
-static void set_queue_gauges(ks_apisrc *s, const ks_queue_counts *qc, int where, const char *queue,
-                             size_t n)
+/* One queue's pods in scheduler_pending_pods {queue}, and its entities in
+ * scheduler_queued_entities {queue, type} once that queue has held an entity of the type
+ * (upstream's recorder makes an entity series at its first Add). Without GenericWorkload every
+ * pod is its own entity; with it, a pod group's queued members are one "podgroup" entity and only
+ * the other pods are "pod" ones (ks_queue_entity_counts). */
+static void set_queue_gauges(ks_apisrc *s, const ks_queue_entity_counts *ec, int where,
+                             const char *queue)
 {
-    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, queue), (double)n);
-    if (qc->ever & (1u << where))
+    ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, queue), (double)ec->pods[where]);
+    if (ec->ever & (1u << where))
         ks__metrics_set(KS_METRICS_WITH(s->m.queued_entities, queue, KS_METRICS_ENTITY_POD),
-                        (double)n);
+                        (double)ec->pod_entities[where]);
+    if (ec->ever_group & (1u << where))
+        ks__metrics_set(KS_METRICS_WITH(s->m.queued_entities, queue, KS_METRICS_ENTITY_PODGROUP),
+                        (double)ec->group_entities[where]);
 }
 
 /* The queue gauges and scheduler_cache_size {type}, refreshed every second. */
 static void update_gauges(ks_apisrc *s)
 {
-    ks_queue_counts qc;
+    ks_queue_entity_counts ec;
     ks_cache_counts cc;
     if (!s->metrics)
         return;
-    ks__queue_counts(ks__scheduler_queue(s->sched), &qc);
-    set_queue_gauges(s, &qc, KS_Q_ACTIVE, KS_METRICS_QUEUE_ACTIVE, qc.active);
-    set_queue_gauges(s, &qc, KS_Q_BACKOFF, KS_METRICS_QUEUE_BACKOFF, qc.backoff);
-    set_queue_gauges(s, &qc, KS_Q_UNSCHEDULABLE, KS_METRICS_QUEUE_UNSCHEDULABLE, qc.unschedulable);
-    set_queue_gauges(s, &qc, KS_Q_GATED, KS_METRICS_QUEUE_GATED, qc.gated);
+    /* out of memory: this second's values are skipped, the last ones stay */
+    if (ks__queue_entity_counts(ks__scheduler_queue(s->sched), &ec) == 0) {
+        set_queue_gauges(s, &ec, KS_Q_ACTIVE, KS_METRICS_QUEUE_ACTIVE);
+        set_queue_gauges(s, &ec, KS_Q_BACKOFF, KS_METRICS_QUEUE_BACKOFF);
+        set_queue_gauges(s, &ec, KS_Q_UNSCHEDULABLE, KS_METRICS_QUEUE_UNSCHEDULABLE);
+        set_queue_gauges(s, &ec, KS_Q_GATED, KS_METRICS_QUEUE_GATED);
+        /* upstream's queue makes both series when it starts, the gate on or off (its
+         * podGroupMemberPods are built either way): kube-scheduler v1.37.2 without the gate
+         * serves them at 0 too */
+        ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_INCOMPLETE),
+                        (double)ec.incomplete);
+        ks__metrics_set(KS_METRICS_WITH(s->m.pending_pods, KS_METRICS_QUEUE_PENDING),
+                        (double)ec.pending);
+    }
     ks__cache_counts(ks__scheduler_cache(s->sched), &cc);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_NODES), (double)cc.nodes);
     ks__metrics_set(KS_METRICS_WITH(s->m.cache_size, KS_METRICS_CACHE_PODS), (double)cc.pods);

@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 #include "util/clock.h"
@@ -145,6 +146,16 @@ struct ks_queue {
     size_t nslots, nentries;
     ks_queue_counts counts;
     int kicked; /* ks__queue_kick: the next pop returns NULL */
+    /* The pod group of the pod last popped while its scheduling cycle runs (upstream
+     * lastPoppedEntityKey when that entity is a pod group): popped_group KS_SYM_ABSENT when none
+     * (an individual pod, or the cycle is over: ks__queue_cycle_end). Counts only. */
+    ks_sym popped_ns, popped_group;
+    /* The group of the last member whose entry was counted or joined: a member of that group
+     * entering a place on its own (an add, an update, an activation) joins the group's entity
+     * where it is (upstream addToPodGroupIfExists, which counts no new entity when the group
+     * stays in its queue), so it counts no entry. Metrics only: a cheap stand-in for "a member
+     * of its group is queued", wrong only when gangs' pods arrive interleaved. */
+    ks_sym joined_ns, joined_group;
     /* The last ks__queue_reprofile's remap, for the pods that were in flight then. */
     void (*remap)(void *ctx, ks_queued_pod *qp);
     void *remap_ctx;
@@ -375,12 +386,77 @@ typedef struct entry_cause {
     /* The pod was taken out of unschedulablePods before being requeued (upstream
      * movePodsToActiveOrBackoffQueue deletes it first), so parking it again is a new entry. */
     int unparked;
+    /* For a member of a pod group: KS_QENTITY_PODGROUP when this entry counts its group's entry,
+     * -1 when another member's does (a group moved by ks__queue_requeue_group or by a walk: the
+     * pods count, the entity once); 0 leaves it to note_incoming (a pod's own entry, or a
+     * member's on its own). */
+    int group_entity;
 } entry_cause;
 
 static const entry_cause *cause_new(entry_cause *c, const char *event)
 {
-    *c = (entry_cause){event, KS_Q_NONE, 0};
+    *c = (entry_cause){event, KS_Q_NONE, 0, 0};
     return c;
+}
+
+/* What the pod_group hook says of e's pod (KS_QPG_NONE without the hook). */
+static int pod_group_of(const ks_queue *q, const qentry *e)
+{
+    if (!q->hooks.pod_group)
+        return KS_QPG_NONE;
+    return q->hooks.pod_group(q->hooks.ctx, e->qp.pod);
+}
+
+/* A member of the pod group whose scheduling cycle runs (upstream pendingPodGroupPods while the
+ * group is the last popped entity). */
+static int pending_member(const ks_queue *q, const qentry *e)
+{
+    return q->popped_group != KS_SYM_ABSENT && e->qp.pod->scheduling_group == q->popped_group &&
+           e->qp.pod->ns == q->popped_ns;
+}
+
+/* e now sits in where: the series of scheduler_queued_entities for that place and e's entity
+ * type exist from now on (upstream's recorder creates them at the entity's first Add). A member
+ * whose PodGroup is unknown is not queued as an entity upstream (incompletePodGroupPods). */
+static void note_ever(ks_queue *q, const qentry *e, ks_queue_where where)
+{
+    if (pending_member(q, e)) /* upstream holds it in pendingPodGroupPods, in no queue */
+        return;
+    switch (pod_group_of(q, e)) {
+    case KS_QPG_NONE:
+        q->counts.ever |= 1u << where;
+        break;
+    case KS_QPG_MEMBER:
+        q->counts.ever_group |= 1u << where;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The pod groups a walk over many pods (a flush, an event) has moved a member of: upstream moves
+ * each group once, as one entity with all its pods, where kubesched moves its members one by
+ * one. Past its room a group counts again (an entity too many, never a pod too few). */
+typedef struct groups_moved {
+    ks_sym ns[32], group[32];
+    size_t n;
+} groups_moved;
+
+/* What e's move in such a walk counts as an entity: a pod of its own (0), its group's entry for
+ * the first member moved (KS_QENTITY_PODGROUP), nothing for the others (-1). */
+static int walk_entity(const ks_queue *q, const qentry *e, groups_moved *gm)
+{
+    if (pod_group_of(q, e) != KS_QPG_MEMBER)
+        return 0;
+    ks_sym ns = e->qp.pod->ns, group = e->qp.pod->scheduling_group;
+    for (size_t i = 0; i < gm->n; i++)
+        if (gm->ns[i] == ns && gm->group[i] == group)
+            return -1;
+    if (gm->n < sizeof(gm->ns) / sizeof(gm->ns[0])) {
+        gm->ns[gm->n] = ns;
+        gm->group[gm->n++] = group;
+    }
+    return KS_QENTITY_PODGROUP;
 }
 
 /* Tells the incoming hook (metrics) that e entered where because of c. */
@@ -388,9 +464,35 @@ static void note_incoming(ks_queue *q, const qentry *e, ks_queue_where where, co
 {
     if (!q->hooks.incoming || !c->event)
         return;
+    /* upstream: a member back from (or arriving during) its group's cycle waits in
+     * pendingPodGroupPods, which counts no entry; ks__queue_requeue_group counts the group */
+    if (pending_member(q, e))
+        return;
+    /* upstream keeps a member of an unknown PodGroup in incompletePodGroupPods: no queue */
+    int pg = pod_group_of(q, e);
+    if (pg == KS_QPG_INCOMPLETE)
+        return;
     ks_queue_where label = where == KS_Q_GATED ? KS_Q_UNSCHEDULABLE : where;
-    q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event,
-                      c->hinted == KS_Q_NONE || c->hinted != label);
+    int is_new = c->hinted == KS_Q_NONE || c->hinted != label;
+    if (pg == KS_QPG_MEMBER && c->group_entity >= 0) {
+        /* A member on its own: its group's entry unless it joins the group (see joined_group;
+         * a gang's last member, admitted to activeQ, joins upstream's gated group, which the
+         * event its add is then moves). The first member of its group that a walk moves: the
+         * group's entry (upstream re-evaluates the whole entity; a gated group that stays gated
+         * is re-added to unschedulableEntities and counted again). */
+        const ks_pod *p = e->qp.pod;
+        int joins =
+            c->group_entity == 0 && q->joined_group == p->scheduling_group && q->joined_ns == p->ns;
+        q->joined_ns = p->ns;
+        q->joined_group = p->scheduling_group;
+        q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event,
+                          is_new && !joins ? KS_QENTITY_PODGROUP : KS_QENTITY_NONE);
+        return;
+    }
+    int entity = !is_new || c->group_entity < 0 ? KS_QENTITY_NONE
+                 : c->group_entity              ? c->group_entity
+                                                : KS_QENTITY_POD;
+    q->hooks.incoming(q->hooks.ctx, &e->qp, label, c->event, entity);
 }
 
 static void put_active(ks_queue *q, qentry *e, const entry_cause *c)
@@ -400,7 +502,7 @@ static void put_active(ks_queue *q, qentry *e, const entry_cause *c)
     assert(rc == 0); /* capacity reserved on add */
     e->qp.where = KS_Q_ACTIVE;
     q->counts.active++;
-    q->counts.ever |= 1u << KS_Q_ACTIVE;
+    note_ever(q, e, KS_Q_ACTIVE);
     if (e->qp.initial_attempt_ns == 0) /* upstream moveToActiveQ: InitialAttemptTimestamp */
         e->qp.initial_attempt_ns = now_ns(q);
     note_incoming(q, e, KS_Q_ACTIVE, c);
@@ -418,7 +520,23 @@ static void put_backoff(ks_queue *q, qentry *e, const entry_cause *c)
     assert(rc == 0);
     e->qp.where = KS_Q_BACKOFF;
     q->counts.backoff++;
-    q->counts.ever |= 1u << KS_Q_BACKOFF;
+    note_ever(q, e, KS_Q_BACKOFF);
+    note_incoming(q, e, KS_Q_BACKOFF, c);
+}
+
+/* upstream moveToBackoffQ of a pod group: its QueueingParams name no plugin (the members carry
+ * them), so backoffQueue.add files it with the errors, which pop never takes before its expiry
+ * (SchedulerPopFromBackoffQ) and the periodic flush moves at expiry_ns. */
+static void put_backoff_group(ks_queue *q, qentry *e, int64_t expiry_ns, const entry_cause *c)
+{
+    e->backoff_expiry_ns = expiry_ns;
+    e->error_backoff = 1;
+    int rc = ks__heap_push(&q->error_backoff, e);
+    (void)rc;
+    assert(rc == 0);
+    e->qp.where = KS_Q_BACKOFF;
+    q->counts.backoff++;
+    note_ever(q, e, KS_Q_BACKOFF);
     note_incoming(q, e, KS_Q_BACKOFF, c);
 }
 
@@ -439,7 +557,7 @@ static void put_parked(ks_queue *q, qentry *e, ks_queue_where where, const entry
         note_incoming(q, e, where, c); /* upstream counts only a pod new to the map */
     }
     e->qp.where = where;
-    q->counts.ever |= 1u << where;
+    note_ever(q, e, where);
     if (where == KS_Q_UNSCHEDULABLE)
         q->counts.unschedulable++;
     else
@@ -484,7 +602,7 @@ static ks_queue_where requeue(ks_queue *q, qentry *e, strategy s, int64_t now, c
 static const entry_cause *cause_hinted(entry_cause *c, const char *event, strategy s, int unparked)
 {
     static const ks_queue_where queue_of[] = {KS_Q_UNSCHEDULABLE, KS_Q_BACKOFF, KS_Q_ACTIVE};
-    *c = (entry_cause){event, queue_of[s], unparked};
+    *c = (entry_cause){event, queue_of[s], unparked, 0};
     return c;
 }
 
@@ -717,6 +835,8 @@ ks_queue *ks__queue_new(const ks_queue_opts *opts, const ks_queue_hooks *hooks)
     }
     if (hooks)
         q->hooks = *hooks;
+    q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    q->joined_ns = q->joined_group = KS_SYM_ABSENT;
     if (!q->hooks.less)
         q->hooks.less = priority_sort_less;
     q->pop_from_backoff = !q->opts.no_pop_from_backoff;
@@ -777,6 +897,61 @@ void ks__queue_free(ks_queue *q)
     free(q);
 }
 
+static ks_queue_where group_place(unsigned in);
+
+/* Where e's pod group waits (upstream's group is one entity in one place): the place of its
+ * queued members but e (group_place), KS_Q_NONE when none is queued or e is no member of a known
+ * group. *sib: one member there. A walk over the queue: only for members (GenericWorkload). */
+static ks_queue_where group_waits(ks_queue *q, const qentry *e, const qentry **sib)
+{
+    *sib = NULL;
+    if (pod_group_of(q, e) != KS_QPG_MEMBER || pending_member(q, e))
+        return KS_Q_NONE;
+    const qentry *by_place[5] = {NULL};
+    unsigned in = 0;
+    for (size_t i = 0; i < q->nslots; i++) {
+        const qentry *o = q->slots[i];
+        if (!o || o == e || o->deleted || o->in_flight || o->qp.where == KS_Q_NONE ||
+            o->qp.pod->scheduling_group != e->qp.pod->scheduling_group ||
+            o->qp.pod->ns != e->qp.pod->ns)
+            continue;
+        in |= 1u << o->qp.where;
+        by_place[o->qp.where] = o;
+    }
+    ks_queue_where w = group_place(in);
+    *sib = by_place[w];
+    return w;
+}
+
+/* upstream addPodGroupMember / addToPodGroupIfExists: a new member of a group that waits parked
+ * or backing off joins it there (the group stays where it is: a gated group is not re-examined
+ * until an event moves it, so its last member is not scheduled before the others are admitted).
+ * 1 when e was placed so, 0 when it goes the usual way (activeQ through PreEnqueue). */
+static int join_group(ks_queue *q, qentry *e, const entry_cause *c)
+{
+    const qentry *sib;
+    switch (group_waits(q, e, &sib)) {
+    case KS_Q_GATED: /* the group's gating plugin holds it too, until the group is admitted */
+        e->qp.gating_plugin = sib->qp.gating_plugin;
+        snprintf(e->qp.gated_message, sizeof(e->qp.gated_message), "%s", sib->qp.gated_message);
+        put_parked(q, e, KS_Q_GATED, c);
+        return 1;
+    case KS_Q_UNSCHEDULABLE: /* no rejector of its own: any event of interest moves it */
+        put_parked(q, e, KS_Q_UNSCHEDULABLE, c);
+        return 1;
+    case KS_Q_BACKOFF: /* backs off with the group (PreEnqueue first, as moveToBackoffQ) */
+        if (!pre_enqueue_admits(q, e)) {
+            put_parked(q, e, KS_Q_GATED, c);
+            return 1;
+        }
+        detach(q, e);
+        put_backoff_group(q, e, sib->backoff_expiry_ns, c);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
 {
     uint64_t h = hash_uid(pod->uid);
@@ -808,7 +983,10 @@ static int add_locked(ks_queue *q, ks_pod *pod, int64_t now, const char *event)
     }
     ks__pod_ref(pod);
     entry_cause c;
-    if (requeue(q, e, Q_IMMEDIATELY, now, cause_new(&c, event)) == KS_Q_ACTIVE)
+    cause_new(&c, event);
+    if (join_group(q, e, &c))
+        return 0;
+    if (requeue(q, e, Q_IMMEDIATELY, now, &c) == KS_Q_ACTIVE)
         pthread_cond_broadcast(&q->cond);
     return 0;
 }
@@ -976,8 +1154,103 @@ ks_queued_pod *ks__queue_pop(ks_queue *q, int block)
     dl_append(&q->flight, &e->mark.link);
     note_inflight(q, "PodPopped", +1); /* upstream PodPoppedInFlightEvent */
     q->counts.in_flight++;
+    /* upstream pops the member's whole group: the group is the last popped entity */
+    int member = pod_group_of(q, e) == KS_QPG_MEMBER;
+    q->popped_ns = member ? e->qp.pod->ns : KS_SYM_ABSENT;
+    q->popped_group = member ? e->qp.pod->scheduling_group : KS_SYM_ABSENT;
     unlock(q);
     return &e->qp;
+}
+
+/* upstream calculateBackoffDuration for an entity of `size` pods: as a pod's, with a maximum
+ * multiplied by the square root of the size (a group waits longer than a pod, not size times). */
+static int64_t entity_backoff_ns(const ks_queue *q, int32_t n, size_t size)
+{
+    int64_t d = q->opts.initial_backoff_ns, max = q->opts.max_backoff_ns;
+    if (n <= 0 || d <= 0 || max <= 0)
+        return 0;
+    if (size > 1)
+        max = (int64_t)((double)max * sqrt((double)size));
+    for (int32_t i = 1; i < n && d < max; i++)
+        d = d > max - d ? max : d + d;
+    return d < max ? d : max;
+}
+
+static int group_member(const qentry *e, ks_sym ns, ks_sym group)
+{
+    return !e->deleted && !e->in_flight && e->qp.pod->scheduling_group == group &&
+           e->qp.pod->ns == ns &&
+           (e->qp.where == KS_Q_ACTIVE || e->qp.where == KS_Q_BACKOFF ||
+            e->qp.where == KS_Q_UNSCHEDULABLE);
+}
+
+size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int scheduled)
+{
+    lock(q);
+    /* the cycle is over: the members are no longer pending (their moves count below, the
+     * group's entry always: upstream's group was out of every queue) */
+    q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    q->joined_ns = q->joined_group = KS_SYM_ABSENT;
+    size_t n = 0;
+    int32_t count = 0;
+    for (size_t i = 0; i < q->nslots; i++) {
+        const qentry *e = q->slots[i];
+        if (!e || !group_member(e, ns, group))
+            continue;
+        n++;
+        /* the group's attempts are its members': the member tried most often counts them */
+        int32_t c =
+            e->qp.consecutive_errors > 0 ? e->qp.consecutive_errors : e->qp.unschedulable_count;
+        count = c > count ? c : count;
+    }
+    int64_t now = now_ns(q);
+    /* upstream: the group's timestamp is now, its backoff time now + backoff aligned down to
+     * the 1 s window of backoffQ's ordering when SchedulerPopFromBackoffQ is on; the flush takes
+     * it once that window is over (isEntityBackingoff: not before the window now is in), so it
+     * leaves 1 s after its aligned backoff time (kube-scheduler v1.37.2 tries a gang of 4 again
+     * 1.25, 3 and 5 s after attempts at x.75, x.0, x.0) */
+    int64_t backoff = entity_backoff_ns(q, count, n);
+    int64_t expiry = now + backoff;
+    if (q->pop_from_backoff)
+        expiry = expiry - expiry % 1000000000LL + 1000000000LL;
+    size_t moved = 0, first = 1, active = 0;
+    for (size_t i = 0; n && i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (!e || !group_member(e, ns, group))
+            continue;
+        /* one entry of a "podgroup" entity, all its pods counted in queue_incoming_pods */
+        entry_cause c = {"ScheduleAttemptFailure", KS_Q_NONE, 0, first ? KS_QENTITY_PODGROUP : -1};
+        first = 0;
+        if (!pre_enqueue_admits(q, e)) {
+            e->qp.flushed = 0;
+            put_parked(q, e, KS_Q_GATED, &c);
+            continue;
+        }
+        detach(q, e);
+        if (scheduled) /* upstream resets the placed group's counts (its backoff starts over) */
+            e->qp.unschedulable_count = e->qp.consecutive_errors = 0;
+        /* upstream: a group that was scheduled comes back at once (requeueWithoutBackoff);
+         * otherwise isEntityBackingoff, true whenever it has a backoff (its expiry, aligned
+         * down, is never before the window now is in) */
+        if (!scheduled && backoff > 0) {
+            put_backoff_group(q, e, expiry, &c);
+        } else {
+            put_active(q, e, &c);
+            active++;
+        }
+        moved++;
+    }
+    if (active)
+        pthread_cond_broadcast(&q->cond);
+    unlock(q);
+    return moved;
+}
+
+void ks__queue_cycle_end(ks_queue *q)
+{
+    lock(q);
+    q->popped_ns = q->popped_group = KS_SYM_ABSENT;
+    unlock(q);
 }
 
 ks_queued_pod *ks__queue_take(ks_queue *q, const char *uid)
@@ -1159,6 +1432,7 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
 {
     size_t moved = 0;
     int activated = 0;
+    groups_moved gm = {.n = 0};
     for (dlink *l = q->parked.next, *next; l != &q->parked; l = next) {
         next = l->next;
         qentry *e = CONTAINER_OF(l, qentry, park);
@@ -1172,7 +1446,9 @@ static size_t move_parked(ks_queue *q, const ks_event_info *ev, const char *even
         if (s == Q_SKIP)
             continue;
         entry_cause c;
-        ks_queue_where w = requeue(q, e, s, now, cause_hinted(&c, event, s, 1));
+        cause_hinted(&c, event, s, 1);
+        c.group_entity = walk_entity(q, e, &gm);
+        ks_queue_where w = requeue(q, e, s, now, &c);
         if (w == KS_Q_ACTIVE || w == KS_Q_BACKOFF)
             moved++;
         if (w == KS_Q_ACTIVE)
@@ -1226,6 +1502,7 @@ size_t ks__queue_flush_backoff(ks_queue *q)
     lock(q);
     int64_t now = now_ns(q);
     size_t moved = 0;
+    groups_moved gm = {.n = 0};
     ks_heap *heaps[] = {&q->backoff, &q->error_backoff}; /* upstream's order */
     for (int h = 0; h < 2; h++)
         for (qentry *e; (e = ks__heap_peek(heaps[h])) && e->backoff_expiry_ns <= now;) {
@@ -1233,7 +1510,9 @@ size_t ks__queue_flush_backoff(ks_queue *q)
             q->counts.backoff--;
             e->qp.where = KS_Q_NONE;
             entry_cause c;
-            put_active(q, e, cause_new(&c, "BackoffComplete")); /* PreEnqueue ran on the way in */
+            cause_new(&c, "BackoffComplete");
+            c.group_entity = walk_entity(q, e, &gm);
+            put_active(q, e, &c); /* PreEnqueue ran on the way in */
             moved++;
         }
     if (moved)
@@ -1284,6 +1563,89 @@ void ks__queue_counts(ks_queue *q, ks_queue_counts *out)
     lock(q);
     *out = q->counts;
     unlock(q);
+}
+
+/* One queued member of a pod group, for ks__queue_entity_counts. */
+typedef struct member_place {
+    ks_sym ns, group;
+    ks_queue_where where;
+} member_place;
+
+static int member_place_cmp(const void *a, const void *b)
+{
+    const member_place *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return 0;
+}
+
+/* The place of a group whose members sit in the places of bits `in` (1 << ks_queue_where): the
+ * one its pods would leave first (see ks_queue_entity_counts). */
+static ks_queue_where group_place(unsigned in)
+{
+    static const ks_queue_where order[] = {KS_Q_ACTIVE, KS_Q_BACKOFF, KS_Q_UNSCHEDULABLE,
+                                           KS_Q_GATED};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (in & (1u << order[i]))
+            return order[i];
+    return KS_Q_NONE;
+}
+
+int ks__queue_entity_counts(ks_queue *q, ks_queue_entity_counts *out)
+{
+    memset(out, 0, sizeof(*out));
+    lock(q);
+    member_place *m = NULL;
+    size_t nm = 0;
+    if (q->hooks.pod_group && q->nentries && !(m = malloc(q->nentries * sizeof(*m)))) {
+        out->ever = q->counts.ever;
+        out->ever_group = q->counts.ever_group;
+        unlock(q);
+        return KS_ENOMEM;
+    }
+    for (size_t i = 0; i < q->nslots; i++) {
+        qentry *e = q->slots[i];
+        if (!e || e->deleted || e->in_flight || e->qp.where == KS_Q_NONE)
+            continue;
+        ks_queue_where w = e->qp.where;
+        switch (pod_group_of(q, e)) {
+        case KS_QPG_NONE:
+            out->pods[w]++;
+            out->pod_entities[w]++;
+            break;
+        case KS_QPG_INCOMPLETE:
+            out->incomplete++;
+            break;
+        default:
+            if (pending_member(q, e))
+                out->pending++; /* joins its group when the group's cycle is over */
+            else if (nm < q->nentries)
+                m[nm++] = (member_place){e->qp.pod->ns, e->qp.pod->scheduling_group, w};
+            break;
+        }
+    }
+    /* One entity per group, in the place its members decide. */
+    if (nm)
+        qsort(m, nm, sizeof(*m), member_place_cmp);
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        unsigned in = 0;
+        for (; j < nm && !member_place_cmp(&m[i], &m[j]); j++)
+            in |= 1u << m[j].where;
+        ks_queue_where w = group_place(in);
+        out->pods[w] += j - i;
+        out->group_entities[w]++;
+        /* a group counted there was added there upstream, whichever way its members came */
+        q->counts.ever_group |= 1u << w;
+        i = j;
+    }
+    out->ever = q->counts.ever;
+    out->ever_group = q->counts.ever_group;
+    unlock(q);
+    free(m);
+    return 0;
 }
 
 void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx)

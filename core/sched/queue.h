@@ -103,16 +103,30 @@ typedef struct ks_queue_hooks {
      * as unschedulable, as upstream's one unschedulablePods map) because of event, upstream's
      * label ("UnscheduledPodAdd", "ScheduleAttemptFailure", "BackoffComplete", "NodeAdd", ...;
      * a static string). A move between unschedulable and gated is no entry. new_entity is what
-     * upstream v1.37 counts in scheduler_queue_incoming_entities_total: 0 when the move was
-     * decided by a queueing strategy (a hint) that names the queue the pod went to (upstream
-     * recordIncomingEntitiesMetrics), else 1. May be NULL. */
+     * upstream v1.37 counts in scheduler_queue_incoming_entities_total: KS_QENTITY_NONE when the
+     * move was decided by a queueing strategy (a hint) that names the queue the pod went to
+     * (upstream recordIncomingEntitiesMetrics), else KS_QENTITY_POD, or KS_QENTITY_PODGROUP for
+     * the one member that counts its group's entry (ks__queue_requeue_group). Members of the
+     * group whose cycle runs are not reported (upstream pendingPodGroupPods). May be NULL. */
     void (*incoming)(void *ctx, const ks_queued_pod *qp, int where, const char *event,
                      int new_entity);
     /* The in-flight list changed (upstream inFlightEvents, scheduler_inflight_events): delta +1
      * or -1 for "PodPopped" (a pod popped / done) or an event's label (recorded while pods were
      * in flight / dropped once no pod in flight predates it). May be NULL. */
     void (*inflight)(void *ctx, const char *event, int delta);
+    /* GenericWorkload (upstream isPodGroupMember and its workloadForest): KS_QPG_NONE for a pod
+     * that is its own scheduling entity, KS_QPG_MEMBER for a member of a pod group whose PodGroup
+     * the scheduler has (the queue counts the group's queued members as one entity),
+     * KS_QPG_INCOMPLETE for a member whose PodGroup it has not seen (upstream holds it in
+     * incompletePodGroupPods). Only the counts (ks__queue_entity_counts and the series they
+     * create) read it; members are queued pod by pod all the same. Called under the queue's
+     * lock. NULL (the gate off): every pod is its own entity. */
+    int (*pod_group)(void *ctx, const ks_pod *pod);
 } ks_queue_hooks;
+
+enum { KS_QPG_NONE = 0, KS_QPG_MEMBER = 1, KS_QPG_INCOMPLETE = 2 };
+/* The incoming hook's new_entity: no new entity, a new "pod" one, a new "podgroup" one. */
+enum { KS_QENTITY_NONE = 0, KS_QENTITY_POD = 1, KS_QENTITY_PODGROUP = 2 };
 
 typedef struct ks_queue_opts {
     int64_t initial_backoff_ns;   /* podInitialBackoffSeconds */
@@ -203,11 +217,46 @@ int64_t ks__queue_backoff_duration_ns(const ks_queue *q, const ks_queued_pod *qp
 
 typedef struct ks_queue_counts {
     size_t active, backoff, unschedulable, gated, in_flight;
-    /* Bit (1 << ks_queue_where) for each place that has ever held a pod (upstream's per-queue
-     * gauges of scheduler_queued_entities appear at the first pod they count). */
-    unsigned ever;
+    /* Bit (1 << ks_queue_where) for each place that has ever held a pod that is its own entity
+     * (every pod without the pod_group hook), and, in ever_group, a member of a pod group whose
+     * PodGroup was known: upstream's per-queue series of scheduler_queued_entities {type="pod"}
+     * and {type="podgroup"} appear at the first entity they count. */
+    unsigned ever, ever_group;
 } ks_queue_counts;
 void ks__queue_counts(ks_queue *q, ks_queue_counts *out);
+
+/* The queue as upstream v1.37's PriorityQueue counts it with GenericWorkload on, where the queued
+ * members of a pod group form one entity (QueuedPodGroupInfo) in one place: scheduler_pending_pods
+ * {queue} and scheduler_queued_entities {queue, type}. kubesched queues members pod by pod, so a
+ * group's place is the furthest along of its members' (active, then backoff, unschedulable,
+ * gated: the place from which upstream's group would be popped first). Members whose PodGroup is
+ * unknown are incomplete (upstream incompletePodGroupPods); the queued members of the group whose
+ * scheduling cycle runs now are pending (upstream pendingPodGroupPods, filled while the group is
+ * the last popped entity). Pods in flight count nowhere. Without the pod_group hook: every pod is
+ * an entity of its own (pod_entities[w] == pods[w]). */
+typedef struct ks_queue_entity_counts {
+    size_t pods[5];           /* by ks_queue_where (KS_Q_NONE unused): pods of the entities there */
+    size_t pod_entities[5];   /* pods that are their own entity */
+    size_t group_entities[5]; /* pod groups */
+    size_t incomplete, pending;
+    unsigned ever, ever_group; /* as ks_queue_counts, with the places counted now added */
+} ks_queue_entity_counts;
+/* 0, or KS_ENOMEM (out is then zero but for the ever bits). Any thread. */
+int ks__queue_entity_counts(ks_queue *q, ks_queue_entity_counts *out);
+/* upstream AddAttemptedPodGroupIfNeeded, after the scheduling cycle of the pod group ns/group
+ * (the members are back from it, by ks__queue_requeue_failed or done, and arrivals wait
+ * queued): its members in activeQ, backoffQ or unschedulablePods move as one entity, without
+ * asking the hints. scheduled: the group was placed (its members left over go to activeQ); else
+ * the group backs off as an entity of that many pods (the maximum backoff times the square root
+ * of the size), counted by the attempts of its member tried most often, in backoffQ with the
+ * errors (pop does not take it before its expiry), or activeQ when it has no backoff. PreEnqueue
+ * first: a member it refuses is gated. Ends the cycle as ks__queue_cycle_end. Returns the members
+ * moved. Any thread. */
+size_t ks__queue_requeue_group(ks_queue *q, ks_sym ns, ks_sym group, int scheduled);
+/* The scheduling cycle of the pod last popped is over (upstream clears lastPoppedEntityKey when
+ * the attempted pod or pod group is added back): members of its group no longer count as
+ * pending. Any thread; the scheduler calls it after each cycle. */
+void ks__queue_cycle_end(ks_queue *q);
 
 /* Visits every pod in unschedulablePods and gated (under the lock) e.g. to report them. */
 void ks__queue_each_parked(ks_queue *q, void (*fn)(void *ctx, const ks_queued_pod *qp), void *ctx);

@@ -24,6 +24,11 @@
 #define KS_METRICS_OPERATION_BINDING "binding"
 #define KS_METRICS_OPERATION_PRIORITIZING_EXTENDER "prioritizing_extender"
 #define KS_METRICS_ENTITY_POD "pod"
+#define KS_METRICS_ENTITY_PODGROUP "podgroup"
+/* scheduler_pending_pods' two GenericWorkload queues: members of a pod group whose PodGroup is
+ * not known yet, and members waiting for their group's scheduling cycle to end. */
+#define KS_METRICS_QUEUE_INCOMPLETE "incomplete"
+#define KS_METRICS_QUEUE_PENDING "pending"
 
 /* The families upstream registers unconditionally (metricsList) plus the two that the
  * SchedulerQueueingHints gate (on since 1.32) adds. Labels in the order shown, which is the order
@@ -67,8 +72,9 @@ typedef struct ks_sched_metrics {
     ks_metric_family *get_node_hint_duration; /* hist {hinted, profile} Exp(0.00001,2,12) */
     ks_metric_family *store_schedule_results_duration; /* hist {profile} Exp(0.00001,2,12) */
     ks_metric_family *batch_rescore_duration;          /* hist {profile} Exp(0.00001,2,12) */
-    /* v1.37's entity families (pods not in a pod group count as "pod"; kubesched has no pod
-     * groups yet, so type is always KS_METRICS_ENTITY_POD). */
+    /* v1.37's entity families (pods not in a pod group count as "pod"; with GenericWorkload a
+     * pod group's queued members count as one "podgroup" in queued_entities; the incoming
+     * counters still count every pod as a "pod"). */
     ks_metric_family *queued_entities;           /* gauge {queue, type} */
     ks_metric_family *queue_incoming_entities;   /* counter {queue, event, type} */
     ks_metric_family *pod_scheduled_after_flush; /* counter */

@@ -168,9 +168,11 @@ void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, c
         if (i == sizeof(ms->incoming) / sizeof(ms->incoming[0])) {
             /* More labels than the table holds: resolve every time (correct, only slower). */
             ks__metrics_inc(KS_METRICS_WITH(s->metrics->queue_incoming_pods, queues[where], event));
-            if (new_entity)
-                ks__metrics_inc(KS_METRICS_WITH(s->metrics->queue_incoming_entities, queues[where],
-                                                event, KS_METRICS_ENTITY_POD));
+            if (new_entity != KS_QENTITY_NONE)
+                ks__metrics_inc(
+                    KS_METRICS_WITH(s->metrics->queue_incoming_entities, queues[where], event,
+                                    new_entity == KS_QENTITY_PODGROUP ? KS_METRICS_ENTITY_PODGROUP
+                                                                      : KS_METRICS_ENTITY_POD));
             return;
         }
         memset(&ms->incoming[i], 0, sizeof(ms->incoming[i]));
@@ -181,8 +183,14 @@ void ks__sched_metrics_incoming(void *ctx, const ks_queued_pod *qp, int where, c
     if (!*slot)
         *slot = KS_METRICS_WITH(s->metrics->queue_incoming_pods, queues[where], event);
     ks__metrics_inc(*slot);
-    if (!new_entity)
+    if (new_entity == KS_QENTITY_NONE)
         return;
+    if (new_entity ==
+        KS_QENTITY_PODGROUP) { /* a group's entry (GenericWorkload): rarer, resolved */
+        ks__metrics_inc(KS_METRICS_WITH(s->metrics->queue_incoming_entities, queues[where], event,
+                                        KS_METRICS_ENTITY_PODGROUP));
+        return;
+    }
     slot = &ms->incoming[i].entities_by_queue[where];
     if (!*slot)
         *slot = KS_METRICS_WITH(s->metrics->queue_incoming_entities, queues[where], event,

@@ -1432,6 +1432,9 @@ static void pod_group_cycle(ks_scheduler *s, ks_framework *fw, ks_queued_pod *qp
                                    r.code == KS_ERROR ? r.emsg : r.gmsg);
     }
     pod_group_attempt_metrics(s, fw, r.code, waiting, start);
+    /* upstream AddAttemptedPodGroupIfNeeded: the members back from the cycle (and those that
+     * came meanwhile) are requeued together, as the one entity upstream's queue holds */
+    ks__queue_requeue_group(s->queue, g->ns, g->name, r.code == KS_SUCCESS);
     for (size_t i = 0; i < m; i++) {
         cycle_release(&cs[i]);
         ks__pod_unref(cs[i].replaced);
@@ -1463,6 +1466,9 @@ int ks__scheduler_schedule_one(ks_scheduler *s, int block)
         ks__podgroup_unref(g.pg);
     } else
         scheduling_cycle(s, fw, qp);
+    /* upstream AddAttemptedPodGroupIfNeeded / AddUnschedulablePodIfNotPresent: the cycle's
+     * entity is no longer the last popped one (its members stop counting as pending) */
+    ks__queue_cycle_end(s->queue);
     ks__binding_hold(s, 0);
     ks__sched_metrics_cycle_end(s, fw); /* qp may be gone; fw is not */
     ks__nominator_release(s);

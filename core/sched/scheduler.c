@@ -171,6 +171,21 @@ int64_t ks__sched_now(ks_scheduler *s)
 
 static int64_t hook_now(void *ctx) { return ks__sched_now(ctx); }
 
+/* upstream isPodGroupMember (GenericWorkload on, spec.schedulingGroup set), and whether the
+ * PodGroup is known (upstream's queue keeps the members of an unknown one in
+ * incompletePodGroupPods). Set only with the gate on (s->podgroups). */
+static int hook_pod_group(void *ctx, const ks_pod *pod)
+{
+    ks_scheduler *s = ctx;
+    if (!s->podgroups || pod->scheduling_group == KS_SYM_ABSENT)
+        return KS_QPG_NONE;
+    ks_pod_group *pg = ks__podgroup_store_get(s->podgroups, pod->ns, pod->scheduling_group);
+    if (!pg)
+        return KS_QPG_INCOMPLETE;
+    ks__podgroup_unref(pg);
+    return KS_QPG_MEMBER;
+}
+
 static ks_code bind_through_source(void *ctx, ks_cycle *cycle, const ks_pod *pod, ks_sym node,
                                    ks_status *st)
 {
@@ -401,7 +416,8 @@ int ks__scheduler_new(const ks_scheduler_opts *o, ks_scheduler **out, char *err,
                          hook_profile_of,
                          hook_now,
                          o->metrics ? ks__sched_metrics_incoming : NULL,
-                         o->metrics ? ks__sched_metrics_inflight : NULL};
+                         o->metrics ? ks__sched_metrics_inflight : NULL,
+                         s->podgroups ? hook_pod_group : NULL};
     s->queue = ks__queue_new(&qo, &qh);
     if (!s->queue || ks__sched_metrics_init(s, o->metrics, o->plugin_metrics_sample_percent) != 0)
         goto fail;

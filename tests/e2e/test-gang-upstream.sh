@@ -5,7 +5,9 @@
 # --runtime-config=scheduling.k8s.io/v1beta1=true; both schedulers with the gate on, each on its
 # own three nodes (label side=ks / side=up, 1 CPU each; a member asks 800m: one per node):
 #   1. a gang of 4 (scheduling.k8s.io/v1beta1 PodGroup, gang.minCount 4) on room for 3 is never
-#      partly bound by either scheduler (polled every 0.3 s for 15 s);
+#      partly bound by either scheduler (polled every 0.3 s for 15 s); meanwhile both queues say
+#      the same in scheduler_pending_pods and scheduler_queued_entities (the gang backs off as one
+#      podgroup entity of 4 pods) and have the same queue_incoming_pods/entities series;
 #   2. the PodScheduled conditions, FailedScheduling messages and PodGroupInitiallyScheduled
 #      conditions of both are the same ("pod group is unschedulable, minCount (4) cannot be
 #      satisfied: 3 scheduled, 0 remaining, pod group preemption: No preemption victims found
@@ -14,9 +16,12 @@
 #   3. a 4th node on each side: both gangs are bound whole, one member per node, and both
 #      PodGroups say PodGroupInitiallyScheduled=True;
 #   4. a gang whose PodGroup does not exist yet is held back by both (PreEnqueue) and bound by
-#      both once the PodGroup is created (a PodGroup Add event);
+#      both once the PodGroup is created (a PodGroup Add event); before that, with a gang short
+#      of minCount next to it, both queues' gauges are the same (pending_pods{queue="incomplete"}
+#      2; the short gang one gated podgroup entity of 2 pods);
 #   5. kubesched lists and watches scheduling.k8s.io/v1beta1 podgroups (its log), and without
-#      the gate does not (a second kubesched);
+#      the gate does not (a second kubesched), serving the queue gauges kube-scheduler serves
+#      without the gate;
 #   6. with the gate on against an API server that does not serve the group (a second control
 #      plane without the flags): one log line, no informer, synced at once, no warning;
 #   7. workload-aware preemption (run before 5): a high-priority gang of 2 evicts two
@@ -101,6 +106,30 @@ failed_events() { # PREFIX: the distinct FailedScheduling messages of pods named
     jq -r --arg p "$1" '.items[] | select(.involvedObject.name | startswith($p)) | .message' | sort -u
 }
 
+up_metrics() { curl -sk --cert "$E2E_DIR/pki/admin.crt" --key "$E2E_DIR/pki/admin.key" "https://127.0.0.1:$up_port/metrics"; }
+# The queue's gauges of one scheduler's /metrics text: every series of scheduler_pending_pods
+# and scheduler_queued_entities, sorted ("name{labels} value").
+queue_series() { grep -E '^scheduler_(pending_pods|queued_entities)\{' <<<"$1" | sort; }
+# same_queue_gauges WHAT: polls both schedulers' queue gauges for up to 20 s (the two see the
+# same kind of state at slightly different moments: a retry in flight, a gauge refreshed each
+# second) until they are the same series with the same values; shows them either way.
+same_queue_gauges() {
+  local what=$1 t0=$SECONDS ksq upq
+  while :; do
+    ksq=$(queue_series "$(ks_metrics main)"); upq=$(queue_series "$(up_metrics)")
+    if [ -n "$upq" ] && [ "$ksq" = "$upq" ]; then
+      ok "$what: the same pending_pods and queued_entities series on both sides"
+      note "  non-zero: $(sed -E 's/^scheduler_//' <<<"$ksq" | grep -v ' 0$' | tr '\n' ' ')"
+      return 0
+    fi
+    [ $((SECONDS - t0)) -ge 20 ] && break
+    sleep 1
+  done
+  bad "$what: the queue gauges differ (< kubesched, > kube-scheduler):"
+  diff <(echo "$ksq") <(echo "$upq") | grep '^[<>]' | sed 's/^/#        /'
+  return 1
+}
+
 for s in ks up; do for i in 1 2 3; do mk_node "$s-n$i" 1 4Gi 110 "side=$s"; done; done | kubectl create -f - >/dev/null
 
 # ---- 1-2: four members, three slots, both schedulers --------------------------------------------
@@ -117,6 +146,18 @@ done
   bad "kubesched bound $partial_ks of its gang of 4"
 [ "$partial_up" = 0 ] && ok "kube-scheduler: the gang of 4 on 3 slots was never partly bound (15 s)" ||
   bad "kube-scheduler bound $partial_up of its gang of 4"
+# the gang waits as one pod group entity, its four members counted with it
+same_queue_gauges "a gang of 4 waiting on room for 3"
+# the entries counted so far, by queue, event and entity type: the same series (the counts
+# follow each side's retries, which the two need not have made as often at this moment)
+incoming_names() { grep -E '^scheduler_queue_incoming_(pods|entities)_total\{' <<<"$1" | sed 's/ [^ ]*$//' | sort; }
+ks_in=$(ks_metrics main); up_in=$(up_metrics)
+if [ -n "$(incoming_names "$up_in")" ] && [ "$(incoming_names "$ks_in")" = "$(incoming_names "$up_in")" ]; then
+  ok "the same queue_incoming_pods/entities series on both sides: $(incoming_names "$up_in" | grep -c .)"
+else bad "the queue_incoming series differ (< kubesched, > kube-scheduler):"
+  diff <(incoming_names "$ks_in") <(incoming_names "$up_in") | grep '^[<>]' | sed 's/^/#        /'; fi
+note "kubesched's podgroup entries: $(grep -E '^scheduler_queue_incoming_entities_total.*podgroup' <<<"$ks_in" | sed -E 's/^scheduler_queue_incoming_entities_total//' | tr '\n' ' ')"
+note "kube-scheduler's podgroup entries: $(grep -E '^scheduler_queue_incoming_entities_total.*podgroup' <<<"$up_in" | sed -E 's/^scheduler_queue_incoming_entities_total//' | tr '\n' ' ')"
 note "kube-scheduler's PodScheduled conditions:"; conds g-up | sed 's/^/#        /'
 note "kube-scheduler's FailedScheduling messages:"; failed_events up- | sed 's/^/#        /'
 note "kubesched's PodScheduled conditions:"; conds g-ks | sed 's/^/#        /'
@@ -167,9 +208,17 @@ done
 
 # ---- 4: a gang whose PodGroup comes later --------------------------------------------------------
 for s in ks up; do for i in 1 2; do mk_node "$s-m$i" 1 4Gi 110 "side=$s-late"; done; done | kubectl create -f - >/dev/null
-{ for i in 1 2; do gang_pod "ksl-$i" kubesched late-ks ks-late; gang_pod "upl-$i" default-scheduler late-up up-late; done; } |
-  kubectl create -f - >/dev/null
+{ for i in 1 2; do gang_pod "ksl-$i" kubesched late-ks ks-late; gang_pod "upl-$i" default-scheduler late-up up-late; done
+  # and a gang with its PodGroup but fewer members than minCount (2 of 3)
+  pod_group few-ks 3; pod_group few-up 3
+  for i in 1 2; do gang_pod "ksf-$i" kubesched few-ks ks-late; gang_pod "upf-$i" default-scheduler few-up up-late; done
+} | kubectl create -f - >/dev/null
 sleep 5
+# members without their PodGroup: pending_pods{queue="incomplete"}; the group short of minCount:
+# gated as one pod group
+same_queue_gauges "a gang without its PodGroup, a gang short of minCount"
+kubectl delete pod ksf-1 ksf-2 upf-1 upf-2 --wait=false >/dev/null
+kubectl delete podgroup few-ks few-up --wait=false >/dev/null
 [ "$(bound_count late-ks)" = 0 ] && ok "kubesched holds back a gang whose PodGroup does not exist" ||
   bad "kubesched bound members of a gang without PodGroup"
 [ "$(bound_count late-up)" = 0 ] && ok "kube-scheduler holds back a gang whose PodGroup does not exist" ||
@@ -285,6 +334,13 @@ done
 cfg2=$(ks_config other)
 ks_start nogate "$cfg2"
 ks_wait_synced nogate || true
+# kube-scheduler v1.37.2 without the gate serves the six pending_pods series at 0 (its queue
+# makes podGroupMemberPods' two either way) and no queued_entities before an entity comes
+want_off=$(printf 'scheduler_pending_pods{queue="%s"} 0\n' active backoff gated incomplete pending unschedulable)
+nogate_gauges_off() { [ "$(queue_series "$(ks_metrics nogate)")" = "$want_off" ]; }
+if wait_for 5 nogate_gauges_off; then
+  ok "kubesched without the gate: the queue gauges kube-scheduler serves without it (6 pending_pods series at 0)"
+else bad "kubesched without the gate: queue gauges $(queue_series "$(ks_metrics nogate)" | tr '\n' ' ')"; fi
 if grep -qi "podgroup" "$(ks_log nogate)"; then bad "kubesched without the gate mentions PodGroups: $(grep -i podgroup "$(ks_log nogate)" | head -2)"
 else ok "kubesched without the gate does not watch PodGroups"; fi
 ks_stop nogate 2>/dev/null || true
