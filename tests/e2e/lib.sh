@@ -150,6 +150,36 @@ grant_scheduler() {
     printf 'subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}\n'
   } | kubectl apply -f - >/dev/null
 }
+# gang_begin: for the tests of upstream's gang scheduling (GenericWorkload): grants
+# system:kube-scheduler what upstream's bootstrap role gives it when the API server has the gate
+# (read PodGroups, patch their status), checks that the API server serves the PodGroups (started
+# with GANG_APISERVER_FLAGS, which the test exports as KUBESCHED_E2E_APISERVER_FLAGS before
+# e2e_begin), and starts kube-scheduler with the gate as start-control-plane.sh starts it (its pid
+# file makes stop-control-plane.sh stop it). Sets up_port and k8s_version.
+GANG_APISERVER_FLAGS="--feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true"
+gang_begin() {
+  k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$E2E_HERE/kube/go.mod")
+  local up_bin=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}/kube-scheduler
+  grant_scheduler e2e-podgroups \
+    "{apiGroups: [scheduling.k8s.io], resources: [podgroups, workloads], verbs: [get, list, watch]}" \
+    "{apiGroups: [scheduling.k8s.io], resources: [podgroups/status], verbs: [patch, update]}" ||
+    bad "could not grant system:kube-scheduler the PodGroups"
+  # (discovery may lag the API server's start by a moment)
+  if wait_for 30 bash -c "kubectl api-resources --api-group=scheduling.k8s.io 2>/dev/null | grep -q '^podgroups '"; then
+    ok "the API server serves scheduling.k8s.io/v1beta1 podgroups"
+  else bad "the API server does not serve podgroups (GenericWorkload, runtime-config)"; exit 1; fi
+  up_port=$(free_port)
+  "$up_bin" --kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+    --authentication-kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+    --authorization-kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$up_port" \
+    --cert-dir="$E2E_DIR/scheduler-certs" --feature-gates=GenericWorkload=true -v=2 \
+    </dev/null >"$E2E_DIR/logs/kube-scheduler.log" 2>&1 &
+  echo $! >"$E2E_DIR/pids/kube-scheduler"
+  if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(curl -sk https://127.0.0.1:$up_port/healthz)\" = ok ]"; then
+    ok "kube-scheduler $k8s_version runs with --feature-gates=GenericWorkload=true"
+  else bad "kube-scheduler did not start"; tail -20 "$E2E_DIR/logs/kube-scheduler.log"; exit 1; fi
+}
 # pods_bound SELECTOR N: at least N pods matching the label selector have spec.nodeName.
 pods_bound() {
   [ "$(kubectl get pods -A -l "$1" -o json | jq '[.items[] | select((.spec.nodeName // "") != "")] | length')" -ge "$2" ]

@@ -32,45 +32,9 @@
 # Usage: tests/e2e/test-gang-upstream.sh (env: see lib.sh)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-export KUBESCHED_E2E_APISERVER_FLAGS="--feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true"
+export KUBESCHED_E2E_APISERVER_FLAGS=$GANG_APISERVER_FLAGS
 e2e_begin
-k8s_version=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$E2E_HERE/kube/go.mod")
-up_bin=${KUBESCHED_E2E_BIN_DIR:-${KUBESCHED_E2E_CACHE:-$HOME/.cache/kubesched-e2e}/$k8s_version}/kube-scheduler
-
-# what upstream's bootstrap ClusterRole system:kube-scheduler grants when the API server has
-# the gate (read PodGroups, patch their status), granted explicitly as a chart would have to
-kubectl apply -f - >/dev/null <<'YAML' || bad "could not grant system:kube-scheduler the PodGroups"
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-podgroups}
-rules:
-- {apiGroups: [scheduling.k8s.io], resources: [podgroups, workloads], verbs: [get, list, watch]}
-- {apiGroups: [scheduling.k8s.io], resources: [podgroups/status], verbs: [patch, update]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-podgroups}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-podgroups}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-scheduler}
-YAML
-if kubectl api-resources --api-group=scheduling.k8s.io 2>/dev/null | grep -q '^podgroups '; then
-  ok "the API server serves scheduling.k8s.io/v1beta1 podgroups"
-else bad "the API server does not serve podgroups (GenericWorkload, runtime-config)"; exit 1; fi
-
-# kube-scheduler v1.37.2 with the gate, as start-control-plane.sh starts it (its pid file makes
-# stop-control-plane.sh stop it)
-up_port=$(free_port)
-"$up_bin" --kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
-  --authentication-kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
-  --authorization-kubeconfig="$KUBESCHED_E2E_SCHEDULER_KUBECONFIG" \
-  --leader-elect=false --bind-address=127.0.0.1 --secure-port="$up_port" \
-  --cert-dir="$E2E_DIR/scheduler-certs" --feature-gates=GenericWorkload=true -v=2 \
-  </dev/null >"$E2E_DIR/logs/kube-scheduler.log" 2>&1 &
-echo $! >"$E2E_DIR/pids/kube-scheduler"
-if wait_for "$E2E_TIMEOUT" bash -c "[ \"\$(curl -sk https://127.0.0.1:$up_port/healthz)\" = ok ]"; then
-  ok "kube-scheduler $k8s_version runs with --feature-gates=GenericWorkload=true"
-else bad "kube-scheduler did not start"; tail -20 "$E2E_DIR/logs/kube-scheduler.log"; exit 1; fi
+gang_begin
 
 cfg=$(ks_config kubesched)
 ks_start main "$cfg" --feature-gates GenericWorkload=true
