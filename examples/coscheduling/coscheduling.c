@@ -798,8 +798,9 @@ static ks_queueing_hint cs_pod_deleted(void *p, const ks_pod *pod, const ks_even
 {
     const cosched *self = p;
     const ks_pod *gone = ev->old_pod;
-    if (gone && ks_pod_namespace(gone) == ks_pod_namespace(pod) &&
-        group_label(self, gone) == group_label(self, pod))
+    ks_sym group = group_label(self, pod);
+    if (gone && group != KS_SYM_ABSENT && ks_pod_namespace(gone) == ks_pod_namespace(pod) &&
+        group_label(self, gone) == group)
         return KS_QUEUE_SKIP;
     return KS_QUEUE;
 }

@@ -455,3 +455,44 @@ Test(coscheduling_unit, pod_group_backoff_time)
     cr_expect_eq(t.desc->pre_filter(t.self, c, pods[2], NULL, st), KS_SUCCESS);
     ks__cycle_free(c);
 }
+
+/* ---- kubesched's events: a pod leaving a node ------------------------------------------------ */
+
+/* The plugin's hint for an assigned pod's delete: a pod of another group (or of none) makes room,
+ * so the rejected member is queued; one of its own group does not (the group's own members are
+ * forgotten when it is rejected: that must not send it straight back). A member of a same-named
+ * group in another namespace is another group. */
+Test(coscheduling_unit, pod_delete_hint_skips_the_group_own_members)
+{
+    ks_cluster_event_hint ev[8];
+    size_t n = t.desc->events_with_hints(t.self, ev, 8);
+    ks_queueing_hint_fn hint = NULL;
+    for (size_t i = 0; i < n && i < 8; i++)
+        if (ev[i].event.resource == KS_RES_ASSIGNED_POD && (ev[i].event.actions & KS_ACT_DELETE))
+            hint = ev[i].hint;
+    cr_assert_not_null(hint, "no hint for an assigned pod's delete");
+    ks_pod *waiting = mk_pod("ns", "w", 0, "pg1", NULL);
+    ks_pod *lone = mk_pod("ns", "lone", 0, NULL, NULL);
+    struct {
+        ks_pod *gone;
+        ks_queueing_hint want;
+    } cases[] = {
+        {mk_pod("ns", "sibling", 0, "pg1", "node"), KS_QUEUE_SKIP},
+        {mk_pod("ns", "other", 0, "pg2", "node"), KS_QUEUE},
+        {mk_pod("ns", "plain", 0, NULL, "node"), KS_QUEUE},
+        {mk_pod("other-ns", "namesake", 0, "pg1", "node"), KS_QUEUE},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ks_event_info info = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE},
+                              .old_pod = cases[i].gone};
+        cr_expect_eq(hint(t.self, waiting, &info), cases[i].want, "case %zu", i);
+        ks__pod_unref(cases[i].gone);
+    }
+    /* a pod without a group is not Coscheduling's to hold back: any delete may help it */
+    ks_pod *plain_gone = mk_pod("ns", "plain2", 0, NULL, "node");
+    ks_event_info info = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = plain_gone};
+    cr_expect_eq(hint(t.self, lone, &info), KS_QUEUE);
+    ks__pod_unref(plain_gone);
+    ks__pod_unref(waiting);
+    ks__pod_unref(lone);
+}
