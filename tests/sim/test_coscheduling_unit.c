@@ -486,13 +486,10 @@ Test(coscheduling_unit, pod_delete_hint_skips_the_group_own_members)
         ks_event_info info = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE},
                               .old_pod = cases[i].gone};
         cr_expect_eq(hint(t.self, waiting, &info), cases[i].want, "case %zu", i);
-        ks__pod_unref(cases[i].gone);
     }
     /* a pod without a group is not Coscheduling's to hold back: any delete may help it */
     ks_pod *plain_gone = mk_pod("ns", "plain2", 0, NULL, "node");
     ks_event_info info = {.event = {KS_RES_ASSIGNED_POD, KS_ACT_DELETE}, .old_pod = plain_gone};
     cr_expect_eq(hint(t.self, lone, &info), KS_QUEUE);
-    ks__pod_unref(plain_gone);
-    ks__pod_unref(waiting);
-    ks__pod_unref(lone);
+    /* the pods are th_pod's: th_fini releases them */
 }
